@@ -1,0 +1,27 @@
+#pragma once
+// Subcommand handlers. Each parses its own options (Boost.Program_options), calls libraries and
+// prints; handlers take streams so tests run them in-process. See cli/main.cpp for the table.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace ppsim::cli {
+
+/// Process exit codes (spec model.md 8 and 10).
+enum ExitCode : int { kOk = 0, kUserError = 1, kInternalError = 2 };
+
+/// Arguments after the subcommand name.
+using Args = std::vector<std::string>;
+
+int run_simulate(const Args &args, std::ostream &out, std::ostream &err);
+int run_compare(const Args &args, std::ostream &out, std::ostream &err);
+int run_schedules(const Args &args, std::ostream &out, std::ostream &err);
+int run_export(const Args &args, std::ostream &out, std::ostream &err);
+int run_profile(const Args &args, std::ostream &out, std::ostream &err);
+
+/// Runs `handler`, turning ppsim::Error into "ppsim: error: <message>" + exit 1 and internal
+/// failures into exit 2, so every subcommand reports errors the same way.
+int guarded(int (*handler)(const Args &, std::ostream &, std::ostream &), const Args &args,
+            std::ostream &out, std::ostream &err);
+
+} // namespace ppsim::cli

@@ -1,0 +1,34 @@
+#pragma once
+// The one exception type for user errors (CONVENTIONS: file, line, field and a sentence).
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// A user error: bad input, impossible parameters, an order that cannot run. The CLI prints
+/// `what()` on one line and exits 1. Internal failures are not Errors (see assert.h).
+class Error : public std::runtime_error {
+public:
+  /// `file` and `field` may be empty and `line` 0 when they do not apply.
+  Error(std::string file, int line, std::string field, const std::string &sentence);
+  /// An error with no location (for example a generator's constraint on p and m).
+  explicit Error(const std::string &sentence) : Error("", 0, "", sentence) {}
+
+  [[nodiscard]] const std::string &file() const { return file_; }
+  [[nodiscard]] int line() const { return line_; }
+  [[nodiscard]] const std::string &field() const { return field_; }
+  /// The sentence alone, without the location prefix.
+  [[nodiscard]] const std::string &sentence() const { return sentence_; }
+
+private:
+  std::string file_;
+  int line_;
+  std::string field_;
+  std::string sentence_;
+};
+
+/// Returns the registry name closest to `name` by edit distance, or "" when none is close.
+std::string closest_name(const std::string &name, const std::vector<std::string> &candidates);
+
+} // namespace ppsim

@@ -1,0 +1,103 @@
+#include "sim/memory.h"
+
+#include <algorithm>
+
+namespace ppsim {
+namespace {
+
+// Relative slack when comparing sums of doubles with the cap (fractions such as 1/3 per chunk).
+constexpr double kCapTolerance = 1e-9;
+
+MemoryEffect sub_op_effect(const OpRef &op, const OpLocator &locator, const StageMemory &stage) {
+  const auto has = [&](OpKind kind) { return locator.contains(kind, op.stage, op.microbatch); };
+  // What B drops because RW or RBW will rebuild it before W (spec remat.md 1).
+  const auto dropped_after_b = [&]() {
+    if (has(OpKind::recompute_full_backward)) return stage.kept_after_b;
+    if (has(OpKind::recompute_weight_inputs)) return stage.weight_input_share;
+    return 0.0;
+  };
+  switch (op.kind) {
+  case OpKind::forward:
+    if (has(OpKind::recompute_forward)) {
+      return {stage.checkpoint, 0, stage.peak_checkpointed_forward};
+    }
+    return {stage.stored, 0, stage.peak_forward};
+  case OpKind::recompute_forward:
+    return {stage.stored - stage.checkpoint, 0, stage.peak_forward};
+  case OpKind::backward_input:
+    return {0, stage.stored - stage.kept_after_b + dropped_after_b(), stage.peak_backward_input};
+  case OpKind::backward_weight:
+    return {0, stage.kept_after_b - stage.kept_after_w, stage.peak_backward_weight};
+  case OpKind::backward_full:
+    return {0, stage.stored - stage.kept_after_w,
+            std::max(stage.peak_backward_input, stage.peak_backward_weight)};
+  case OpKind::recompute_weight_inputs:
+    return {stage.weight_input_share, 0, stage.peak_forward};
+  case OpKind::recompute_full_backward:
+    return {stage.kept_after_b, 0, std::max(stage.peak_forward, stage.peak_backward_input)};
+  case OpKind::overlapped:
+    break;
+  }
+  return {};
+}
+
+} // namespace
+
+std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocator &locator,
+                                         const MemoryTrack &track) {
+  std::vector<MemoryEffect> effects;
+  effects.reserve(schedule.op_count());
+  for (const auto &ops : schedule.device_ops) {
+    for (const Op &op : ops) {
+      MemoryEffect total;
+      for (int part = 0; part < op.sub_op_count(); ++part) {
+        const OpRef ref = op.sub_op(part);
+        const MemoryEffect one =
+            sub_op_effect(ref, locator, track.stages[static_cast<std::size_t>(ref.stage)]);
+        total.alloc += one.alloc;
+        total.release += one.release;
+        total.transient = std::max(total.transient, one.transient);
+      }
+      effects.push_back(total);
+    }
+  }
+  return effects;
+}
+
+MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Result &result,
+                          const MemoryTrack &track, bool with_timeline) {
+  const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
+  MemoryReport report;
+  report.devices.resize(schedule.device_ops.size());
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    const auto device = static_cast<std::size_t>(g);
+    DeviceMemory &memory = report.devices[device];
+    double resident = track.device_constant.empty() ? 0.0 : track.device_constant[device];
+    memory.peak = resident;
+    const std::size_t count = schedule.device_ops[device].size();
+    if (with_timeline) {
+      memory.timeline.reserve(2 * count + 1);
+      memory.timeline.push_back({Ticks{}, resident});
+    }
+    bool violated = false;
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto entry = static_cast<std::size_t>(locator.entry_offset(g)) + i;
+      const MemoryEffect &effect = effects[entry];
+      const double during = resident + effect.alloc + effect.transient;
+      memory.peak = std::max(memory.peak, during);
+      if (track.cap && !violated && during > *track.cap * (1 + kCapTolerance) + kCapTolerance) {
+        violated = true;
+        report.violations.push_back(
+            {g, static_cast<std::int32_t>(entry), result.start[entry], during, *track.cap});
+      }
+      resident += effect.alloc - effect.release;
+      if (with_timeline) {
+        memory.timeline.push_back({result.start[entry], resident + effect.release});
+        memory.timeline.push_back({result.end[entry], resident});
+      }
+    }
+  }
+  return report;
+}
+
+} // namespace ppsim

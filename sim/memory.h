@@ -1,0 +1,55 @@
+#pragma once
+// Memory along time (spec model.md 4 and 5.3): allocation at the start of the allocating op,
+// release at the end of the releasing op, transient peaks during an op.
+#include "sim/engine.h"
+#include "sim/op_locator.h"
+#include "sim/scenario.h"
+
+#include <optional>
+#include <vector>
+
+namespace ppsim {
+
+/// What one entry does to a device's resident memory.
+struct MemoryEffect {
+  double alloc = 0;      ///< added at the op's start
+  double release = 0;    ///< removed at the op's end
+  double transient = 0;  ///< extra held only while the op runs
+};
+
+/// Resident amount from `time` on (a step function).
+struct MemoryPoint {
+  Ticks time;
+  double resident = 0;
+};
+
+/// The first op on a device whose resident + alloc + transient exceeds the cap.
+struct Violation {
+  int device = 0;
+  std::int32_t entry = 0;
+  Ticks time;
+  double resident = 0;  ///< resident_before + alloc + transient at that op
+  double cap = 0;
+};
+
+struct DeviceMemory {
+  double peak = 0;                  ///< max over the device's ops of resident_before + alloc + transient
+  std::vector<MemoryPoint> timeline;///< filled only when asked for (plots, traces)
+};
+
+struct MemoryReport {
+  std::vector<DeviceMemory> devices;
+  std::vector<Violation> violations;  ///< at most one per device, when the track has a cap
+};
+
+/// The effect of every entry on `track` (recomputation decisions are read from the schedule:
+/// an F whose (s,j) has an R does not store; a B followed by RW/RBW drops what they rebuild).
+std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocator &locator,
+                                         const MemoryTrack &track);
+
+/// Walks each device's order (peaks are exact prefix sums, spec model.md 4) and, with
+/// `with_timeline`, records the step function over time from the engine's result.
+MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Result &result,
+                          const MemoryTrack &track, bool with_timeline);
+
+} // namespace ppsim

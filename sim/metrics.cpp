@@ -1,0 +1,76 @@
+#include "sim/metrics.h"
+
+#include "sim/validate.h"
+
+#include <algorithm>
+
+namespace ppsim {
+namespace {
+
+bool is_recompute(OpKind kind) {
+  return kind == OpKind::recompute_forward || kind == OpKind::recompute_weight_inputs ||
+         kind == OpKind::recompute_full_backward;
+}
+
+double ratio(Ticks numerator, Ticks denominator) {
+  return denominator.count() == 0 ? 0.0
+                                  : static_cast<double>(numerator.count()) /
+                                        static_cast<double>(denominator.count());
+}
+
+Metrics measure(const Scenario &scenario, const Schedule &schedule, const OpLocator &locator,
+                const Result &result, const MemoryReport &activations,
+                const std::optional<MemoryReport> &bytes) {
+  Metrics metrics;
+  metrics.devices.resize(schedule.device_ops.size());
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    const auto device = static_cast<std::size_t>(g);
+    const auto &ops = schedule.device_ops[device];
+    DeviceMetrics &stats = metrics.devices[device];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto entry = static_cast<std::size_t>(locator.entry_offset(g)) + i;
+      const Ticks duration = result.end[entry] - result.start[entry];
+      stats.busy += duration;
+      if (is_recompute(ops[i].kind())) stats.recompute += duration;
+    }
+    if (!ops.empty()) {
+      stats.start = result.start[static_cast<std::size_t>(locator.entry_offset(g))];
+      stats.end = result.end[static_cast<std::size_t>(locator.entry_offset(g + 1)) - 1];
+    }
+    stats.span = stats.end - stats.start;
+    stats.idle = stats.span - stats.busy;
+    stats.peak_activations = activations.devices[device].peak;
+    if (bytes) stats.peak_bytes = bytes->devices[device].peak;
+    metrics.makespan = std::max(metrics.makespan, stats.end);
+    metrics.max_span = std::max(metrics.max_span, stats.span);
+    metrics.ideal = std::max(metrics.ideal, stats.busy - stats.recompute);
+  }
+  metrics.bubble_ratio = ratio(metrics.makespan - metrics.ideal, metrics.makespan);
+  metrics.span_bubble_ratio = ratio(metrics.max_span - metrics.ideal, metrics.max_span);
+  const MemoryReport &capped =
+      scenario.memory_model == MemoryModel::bytes && bytes ? *bytes : activations;
+  metrics.violations = capped.violations;
+  metrics.feasible = metrics.violations.empty();
+  return metrics;
+}
+
+} // namespace
+
+Simulation simulate(const Scenario &scenario, const Schedule &schedule,
+                    const SimulateOptions &options) {
+  validate_schedule(scenario, schedule);
+  const Engine engine(scenario, schedule);
+  Simulation simulation;
+  simulation.result = engine.run();
+  simulation.activations = track_memory(schedule, engine.locator(), simulation.result,
+                                        scenario.activations, options.memory_timelines);
+  if (scenario.bytes) {
+    simulation.bytes = track_memory(schedule, engine.locator(), simulation.result, *scenario.bytes,
+                                    options.memory_timelines);
+  }
+  simulation.metrics = measure(scenario, schedule, engine.locator(), simulation.result,
+                               simulation.activations, simulation.bytes);
+  return simulation;
+}
+
+} // namespace ppsim

@@ -1,0 +1,47 @@
+#pragma once
+// Dense lookup from (kind, stage, microbatch) to the schedule entry that executes it.
+#include "sim/schedule.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace ppsim {
+
+/// Entries are numbered device by device: entry = entry_offset(g) + position in g's list.
+class OpLocator {
+public:
+  /// Indexes every sub-op of `schedule`; ids must already be in range (see validate.h).
+  /// Duplicates keep the first entry; `duplicate()` reports the first one found.
+  OpLocator(const Schedule &schedule, int stage_count, int microbatches);
+
+  static constexpr std::int32_t kAbsent = -1;
+
+  /// The entry executing `op`, or kAbsent.
+  [[nodiscard]] std::int32_t find(OpRef op) const;
+  [[nodiscard]] bool contains(OpKind kind, int stage, int microbatch) const {
+    return find(OpRef{kind, stage, microbatch}) != kAbsent;
+  }
+  [[nodiscard]] std::int32_t entry_offset(int device) const {
+    return device_offset_[static_cast<std::size_t>(device)];
+  }
+  [[nodiscard]] std::int32_t entry_count() const { return device_offset_.back(); }
+  /// Device that runs entry `entry`.
+  [[nodiscard]] int device_of(std::int32_t entry) const {
+    return entry_device_[static_cast<std::size_t>(entry)];
+  }
+  /// The first sub-op that appeared twice, if any.
+  [[nodiscard]] const std::vector<OpRef> &duplicates() const { return duplicates_; }
+
+private:
+  int stage_count_;
+  int microbatches_;
+  // One table of size stage_count * microbatches per kind that occurs (empty otherwise), so a
+  // schedule without recomputation pays only for F and B/W tables.
+  std::array<std::vector<std::int32_t>, kOpKindCount> entry_of_;
+  std::vector<std::int32_t> device_offset_;
+  std::vector<std::int32_t> entry_device_;
+  std::vector<OpRef> duplicates_;
+};
+
+} // namespace ppsim

@@ -1,0 +1,38 @@
+#include "sim/scenario.h"
+
+#include "sim/assert.h"
+
+namespace ppsim {
+namespace {
+
+Ticks single_duration(const Scenario &scenario, const OpRef &op) {
+  PPSIM_ASSERT(op.stage >= 0 && op.stage < scenario.stage_count());
+  const StageCosts &costs = scenario.stage_costs[static_cast<std::size_t>(op.stage)];
+  switch (op.kind) {
+  case OpKind::forward: return costs.forward;
+  case OpKind::backward_input: return costs.backward_input;
+  case OpKind::backward_weight: return costs.backward_weight;
+  case OpKind::backward_full: return costs.backward_input + costs.backward_weight;
+  case OpKind::recompute_forward: return costs.recompute_forward;
+  case OpKind::recompute_weight_inputs: return costs.recompute_weight_inputs;
+  case OpKind::recompute_full_backward: return costs.recompute_full_backward;
+  case OpKind::overlapped: break;
+  }
+  PPSIM_ASSERT(false && "an overlapped op has no single duration");
+  return Ticks{};
+}
+
+} // namespace
+
+Ticks op_duration(const Scenario &scenario, const Op &op) {
+  if (op.kind() != OpKind::overlapped) {
+    return single_duration(scenario, op.first);
+  }
+  if (scenario.overlap_duration) {
+    return *scenario.overlap_duration;
+  }
+  // No overlap gain by default: the two sub-ops back to back (F + B + W for an F;BW pair).
+  return single_duration(scenario, op.sub_op(0)) + single_duration(scenario, op.sub_op(1));
+}
+
+} // namespace ppsim

@@ -1,0 +1,89 @@
+#pragma once
+// The instance the engine times (spec model.md section 2): devices, stages and their placement,
+// per-stage costs in ticks, transfer times, memory model and cap. Plain data; the builders that
+// fill it from TOML, flags or cost files live in scenario_builder.h and io/.
+#include "sim/schedule.h"
+#include "sim/time.h"
+
+#include <optional>
+#include <vector>
+
+namespace ppsim {
+
+/// Durations of one stage's ops (per chunk for multi-chunk placements).
+struct StageCosts {
+  Ticks forward;
+  Ticks backward_input;
+  Ticks backward_weight;
+  Ticks recompute_forward;          ///< R, default F
+  Ticks recompute_weight_inputs;    ///< RW, default F
+  Ticks recompute_full_backward;    ///< RBW, default F + B
+};
+
+/// How one tracked quantity (count units or bytes) moves with one stage's ops
+/// (spec model.md 4.1-4.3): what F stores, what survives B and W, what RW recomputes, what a
+/// non-storing F keeps, and the transient peaks above the resident amount during each op.
+struct StageMemory {
+  double stored = 0;                ///< allocated at the start of a storing F (a_s, mem_f, M_f)
+  double kept_after_b = 0;          ///< still held after B for W (w_stash*a_s, M_b)
+  double kept_after_w = 0;          ///< still held after W (M_w, normally 0)
+  double weight_input_share = 0;    ///< part of kept_after_b that RW recomputes (M_ba)
+  double checkpoint = 0;            ///< kept by a non-storing F (M_in + M_out)
+  double peak_forward = 0;          ///< transient during F or R (Pk_f)
+  double peak_backward_input = 0;   ///< transient during B (Pk_b)
+  double peak_backward_weight = 0;  ///< transient during W (Pk_w)
+  double peak_checkpointed_forward = 0; ///< transient during a non-storing F (Pk_ckpt)
+};
+
+/// One memory quantity for every stage, plus what each device holds from start to end
+/// (2 x parameter bytes in the byte model, 0 in the count model).
+struct MemoryTrack {
+  std::vector<StageMemory> stages;
+  std::vector<double> device_constant;
+  std::optional<double> cap;  ///< K (count/zb unit) or bytes; none = uncapped
+};
+
+/// Which memory model the cap and the primary peak refer to (spec model.md 4).
+enum class MemoryModel { count, zb, bytes };
+
+/// When a forward recomputation may start (spec model.md 5.1, "Remat timing").
+enum class RematTiming { early, lumped };
+
+/// Link behaviour (spec model.md 5.2).
+struct LinkModel {
+  bool contention = false;  ///< one transfer at a time per ordered device pair
+  bool blocking = false;    ///< a transfer also occupies the sending device
+};
+
+struct Scenario {
+  int devices = 1;                 ///< p
+  int microbatches = 1;            ///< m per pipe
+  int chunks = 1;                  ///< v: stages per device and pipe
+  int pipes = 1;                   ///< 2 only for DualPipe (spec model.md 3.1)
+  std::vector<int> stage_device;   ///< pi(s) for every global stage
+  std::vector<StageCosts> stage_costs;
+  /// Transfer time across the boundary between stage s and s+1 of the same pipe, both ways
+  /// (the gradient to s has the size of s+1's input = s's output). Only charged between devices.
+  std::vector<Ticks> boundary_transfer;
+  LinkModel link;
+  std::optional<Ticks> overlap_duration;  ///< F&B of an OV op; default F + B + W of its sub-ops
+  RematTiming remat_timing = RematTiming::early;
+  MemoryModel memory_model = MemoryModel::count;
+  MemoryTrack activations;          ///< count (or zb) unit; always present
+  std::optional<MemoryTrack> bytes; ///< byte model, when byte sizes are known
+  TimeScale time_scale;
+
+  [[nodiscard]] int stage_count() const { return static_cast<int>(stage_device.size()); }
+  [[nodiscard]] int stages_per_pipe() const { return stage_count() / pipes; }
+  /// True when `stage` is the first stage of its pipe (no forward predecessor).
+  [[nodiscard]] bool is_pipe_entry(int stage) const { return stage % stages_per_pipe() == 0; }
+  /// True when `stage` is the last stage of its pipe (where the loss turns F into B).
+  [[nodiscard]] bool is_pipe_exit(int stage) const {
+    return stage % stages_per_pipe() == stages_per_pipe() - 1;
+  }
+};
+
+/// Duration of a schedule entry under the scenario's costs.
+Ticks op_duration(const Scenario &scenario, const Op &op);
+
+} // namespace ppsim

@@ -1,0 +1,268 @@
+#include "sim/scenario_builder.h"
+
+#include "sim/error.h"
+#include "sim/io/decimal.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace ppsim {
+namespace {
+
+template <typename T>
+T per_stage(const ScenarioInput &input, const std::string &key, const std::vector<T> &values,
+            int stage_count, int stage) {
+  if (values.size() == 1) return values.front();
+  if (values.size() != static_cast<std::size_t>(stage_count)) {
+    input.fail(key, fmt::format("expected 1 or {} values (one per stage), got {}", stage_count,
+                                values.size()));
+  }
+  return values[static_cast<std::size_t>(stage)];
+}
+
+double units_per_second(const ScenarioInput &input) {
+  if (input.time_unit == "s") return 1.0;
+  if (input.time_unit == "ms") return 1e3;
+  if (input.time_unit == "us") return 1e6;
+  input.fail("model.time_unit",
+             fmt::format("expected \"s\", \"ms\" or \"us\", got \"{}\"", input.time_unit));
+}
+
+struct RationalCosts {
+  Rational forward, backward_input, backward_weight, recompute, recompute_weight, recompute_full;
+};
+
+void build_times(const ScenarioInput &input, Scenario &scenario) {
+  const int stage_count = scenario.stage_count();
+  const std::int64_t divisor = input.costs_per_device ? scenario.chunks : 1;
+  std::vector<RationalCosts> costs(static_cast<std::size_t>(stage_count));
+  std::vector<Rational> transfers(static_cast<std::size_t>(stage_count), input.latency);
+  const auto value = [&](const char *key, const std::vector<Rational> &values, int s) {
+    const Rational r = per_stage(input, key, values, stage_count, s);
+    if (r.numerator < 0) {
+      input.fail(key, fmt::format("expected a non-negative duration, got {}/{}", r.numerator,
+                                  r.denominator));
+    }
+    return r / divisor;
+  };
+  try {
+    for (int s = 0; s < stage_count; ++s) {
+      RationalCosts &c = costs[static_cast<std::size_t>(s)];
+      c.forward = value("model.F", input.forward, s);
+      c.backward_input = value("model.B", input.backward_input, s);
+      c.backward_weight = value("model.W", input.backward_weight, s);
+      c.recompute = input.recompute_forward.empty() ? c.forward
+                                                    : value("model.R", input.recompute_forward, s);
+      c.recompute_weight = input.recompute_weight_inputs.empty()
+                               ? c.forward
+                               : value("model.RW", input.recompute_weight_inputs, s);
+      c.recompute_full = input.recompute_full_backward.empty()
+                             ? c.forward + c.backward_input
+                             : value("model.RBW", input.recompute_full_backward, s);
+      if (!input.bytes.output.empty() && std::isfinite(input.bandwidth_bytes_per_second)) {
+        const double bytes =
+            per_stage(input, "model.memory.out_bytes", input.bytes.output, stage_count, s);
+        const double seconds = bytes / input.bandwidth_bytes_per_second;
+        const auto serialization = rational_from_double(seconds * units_per_second(input));
+        if (!serialization) input.fail("cluster.link.bandwidth", "transfer time is not finite");
+        transfers[static_cast<std::size_t>(s)] = input.latency + *serialization;
+      }
+    }
+  } catch (const std::overflow_error &) {
+    throw Error("durations are too fine to represent exactly; use fewer decimal places");
+  }
+  std::vector<Rational> all;
+  all.reserve(7 * costs.size() + 2);
+  for (const RationalCosts &c : costs) {
+    all.insert(all.end(), {c.forward, c.backward_input, c.backward_weight, c.recompute,
+                           c.recompute_weight, c.recompute_full});
+  }
+  all.insert(all.end(), transfers.begin(), transfers.end());
+  if (input.overlap_fb) all.push_back(*input.overlap_fb);
+  scenario.time_scale = scale_for(all.data(), all.size());
+  const TimeScale &scale = scenario.time_scale;
+  for (const RationalCosts &c : costs) {
+    scenario.stage_costs.push_back({scale.to_ticks(c.forward), scale.to_ticks(c.backward_input),
+                                    scale.to_ticks(c.backward_weight), scale.to_ticks(c.recompute),
+                                    scale.to_ticks(c.recompute_weight),
+                                    scale.to_ticks(c.recompute_full)});
+  }
+  for (const Rational &t : transfers) scenario.boundary_transfer.push_back(scale.to_ticks(t));
+  if (input.overlap_fb) scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);
+}
+
+void build_memory(const ScenarioInput &input, Scenario &scenario) {
+  const int stage_count = scenario.stage_count();
+  const auto device_of = [&](int s) { return scenario.stage_device[static_cast<std::size_t>(s)]; };
+  const auto byte_value = [&](const char *key, const std::vector<double> &values, int s,
+                              double fallback) {
+    if (values.empty()) return fallback;
+    const double v = per_stage(input, key, values, stage_count, s);
+    if (!(v >= 0)) input.fail(key, fmt::format("expected a non-negative byte size, got {}", v));
+    return v;
+  };
+  const bool have_bytes = !input.bytes.activation.empty();
+  // a_s = act_s / sum of act on the device (spec model.md 4.1); uniform chunks give 1/v.
+  std::vector<double> device_activation(static_cast<std::size_t>(scenario.devices), 0.0);
+  std::vector<double> activation(static_cast<std::size_t>(stage_count), 1.0);
+  if (have_bytes) {
+    for (int s = 0; s < stage_count; ++s) {
+      activation[static_cast<std::size_t>(s)] =
+          byte_value("model.memory.act_bytes", input.bytes.activation, s, 0.0);
+    }
+  }
+  for (int s = 0; s < stage_count; ++s) {
+    device_activation[static_cast<std::size_t>(device_of(s))] += activation[static_cast<std::size_t>(s)];
+  }
+  if (!(input.w_stash >= 0 && input.w_stash <= 1)) {
+    input.fail("model.w_stash", fmt::format("expected a fraction in [0, 1], got {}", input.w_stash));
+  }
+  if (!(input.m_ba_fraction >= 0 && input.m_ba_fraction <= 1)) {
+    input.fail("model.memory.m_ba_fraction",
+               fmt::format("expected a fraction in [0, 1], got {}", input.m_ba_fraction));
+  }
+
+  MemoryTrack &count = scenario.activations;
+  count.device_constant.assign(static_cast<std::size_t>(scenario.devices), 0.0);
+  for (int s = 0; s < stage_count; ++s) {
+    const double share = device_activation[static_cast<std::size_t>(device_of(s))];
+    StageMemory stage;
+    stage.stored = share > 0 ? activation[static_cast<std::size_t>(s)] / share : 0.0;
+    stage.kept_after_b = input.w_stash * stage.stored;
+    if (input.memory_model == MemoryModel::zb) {
+      stage.stored = byte_value("model.memory.mem_f", input.zb_mem_f, s, stage.stored);
+      stage.kept_after_b = -byte_value("model.memory.mem_w", input.zb_mem_w, s, -input.w_stash * stage.stored);
+      if (stage.kept_after_b < 0 || stage.kept_after_b > stage.stored) {
+        input.fail("model.memory.mem_w", "expected -mem_f <= mem_w <= 0");
+      }
+    }
+    stage.weight_input_share = input.m_ba_fraction * stage.kept_after_b;
+    count.stages.push_back(stage);
+  }
+
+  std::vector<double> parameters(static_cast<std::size_t>(scenario.devices), 0.0);
+  if (have_bytes) {
+    MemoryTrack bytes;
+    for (int s = 0; s < stage_count; ++s) {
+      StageMemory stage;
+      stage.stored = activation[static_cast<std::size_t>(s)];
+      stage.kept_after_b = byte_value("model.memory.kept_after_b", input.bytes.kept_after_b, s,
+                                      input.w_stash * stage.stored);
+      stage.weight_input_share = input.m_ba_fraction * stage.kept_after_b;
+      stage.checkpoint = byte_value("model.memory.ckpt_bytes", input.bytes.checkpoint, s, 0.0);
+      stage.peak_forward = byte_value("model.memory.peak_f", input.bytes.peak_forward, s, 0.0);
+      stage.peak_backward_input = byte_value("model.memory.peak_b", input.bytes.peak_backward_input, s, 0.0);
+      stage.peak_backward_weight = byte_value("model.memory.peak_w", input.bytes.peak_backward_weight, s, 0.0);
+      stage.peak_checkpointed_forward = byte_value("model.memory.peak_ckpt", input.bytes.peak_checkpoint, s, 0.0);
+      bytes.stages.push_back(stage);
+      parameters[static_cast<std::size_t>(device_of(s))] +=
+          byte_value("model.memory.param_bytes", input.bytes.parameters, s, 0.0);
+    }
+    // Weights and their gradients stay resident all along (spec model.md 4.3).
+    for (const double p : parameters) bytes.device_constant.push_back(2 * p);
+    scenario.bytes = std::move(bytes);
+  }
+
+  if (input.cap_activations) {
+    if (!(*input.cap_activations > 0)) input.fail("cluster.K", "expected a positive cap");
+    count.cap = *input.cap_activations;
+  }
+  if (input.cap_bytes) {
+    if (!have_bytes) {
+      input.fail("cluster.memory", "a byte budget needs byte sizes (model.memory.act_bytes)");
+    }
+    if (input.memory_model == MemoryModel::bytes) {
+      scenario.bytes->cap = *input.cap_bytes;
+    } else if (!input.cap_activations) {
+      // K = (bytes - 2 params) / (one device's share of one microbatch's activation bytes),
+      // the strictest device deciding (spec model.md 10).
+      double k = std::numeric_limits<double>::infinity();
+      for (int g = 0; g < scenario.devices; ++g) {
+        const auto d = static_cast<std::size_t>(g);
+        if (device_activation[d] > 0) {
+          k = std::min(k, (*input.cap_bytes - 2 * parameters[d]) / device_activation[d]);
+        }
+      }
+      if (!(k > 0)) {
+        input.fail("cluster.memory", "the budget does not even hold the parameters and their gradients");
+      }
+      count.cap = k;
+    }
+  } else if (input.memory_model == MemoryModel::bytes && !have_bytes) {
+    input.fail("cluster.memory_model", "the byte model needs model.memory.act_bytes");
+  }
+}
+
+} // namespace
+
+SourceLocation ScenarioInput::locate(const std::string &key) const {
+  const auto found = origins.find(key);
+  if (found != origins.end()) return found->second;
+  return SourceLocation{"", 0, key};
+}
+
+void ScenarioInput::fail(const std::string &key, const std::string &sentence) const {
+  const SourceLocation where = locate(key);
+  throw Error(where.file, where.line, where.field, sentence);
+}
+
+Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placement, int chunks,
+                           int pipes) {
+  if (input.devices < 1) {
+    input.fail("cluster.devices", fmt::format("expected at least 1 device, got {}", input.devices));
+  }
+  if (input.microbatches < 1) {
+    input.fail("pipeline.microbatches",
+               fmt::format("expected at least 1 microbatch, got {}", input.microbatches));
+  }
+  Scenario scenario;
+  scenario.devices = input.devices;
+  scenario.chunks = chunks;
+  scenario.pipes = pipes;
+  scenario.microbatches = input.microbatches / pipes;
+  scenario.stage_device = std::move(placement);
+  scenario.link = LinkModel{input.contention, input.blocking};
+  scenario.remat_timing = input.remat_timing;
+  scenario.memory_model = input.memory_model;
+  build_times(input, scenario);
+  build_memory(input, scenario);
+  return scenario;
+}
+
+Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule) {
+  if (input.devices < 1) {
+    input.fail("cluster.devices", fmt::format("expected at least 1 device, got {}", input.devices));
+  }
+  const int chunks = input.chunks > 0 ? input.chunks : schedule.default_chunks;
+  if (input.chunks < 0) input.fail("pipeline.chunks", fmt::format("expected v >= 1, got {}", input.chunks));
+  int pipes = 1;
+  switch (schedule.placement) {
+  case PlacementKind::single_wave:
+  case PlacementKind::dual_pipe:
+    if (chunks != 1) {
+      input.fail("pipeline.chunks", fmt::format("schedule '{}' places one stage per device and "
+                                                "pipe, so v must be 1, got {}", schedule.name, chunks));
+    }
+    pipes = schedule.placement == PlacementKind::dual_pipe ? 2 : 1;
+    break;
+  case PlacementKind::round_robin:
+    break;
+  case PlacementKind::v_shape:
+    if (chunks % 2 != 0) {
+      input.fail("pipeline.chunks", fmt::format("schedule '{}' uses a V placement, so v must be "
+                                                "even, got {}", schedule.name, chunks));
+    }
+    break;
+  }
+  if (pipes == 2 && input.microbatches % 2 != 0) {
+    input.fail("pipeline.microbatches",
+               fmt::format("schedule '{}' splits the microbatches over two pipes, so m must be "
+                           "even, got {}", schedule.name, input.microbatches));
+  }
+  return build_scenario_on(input, make_placement(schedule.placement, input.devices, chunks), chunks,
+                           pipes);
+}
+
+} // namespace ppsim

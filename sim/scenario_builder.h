@@ -1,0 +1,81 @@
+#pragma once
+// The user's description of an instance (what a scenario file and the command-line flags say),
+// and the builder that turns it into the engine's Scenario for a given schedule.
+#include "sim/scenario.h"
+#include "sim/schedules/registry.h"
+#include "sim/time.h"
+
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// Where a field's value was written, so errors can point at it.
+struct SourceLocation {
+  std::string file;   ///< scenario file, or "" for a command-line flag
+  int line = 0;
+  std::string field;  ///< as the user wrote it: "pipeline.microbatches" or "-m"
+};
+
+/// Per-stage byte sizes of the byte model (spec model.md 4.3); empty vector = not given.
+/// Each vector holds 1 value (every stage) or S values.
+struct ByteSizesInput {
+  std::vector<double> activation;        ///< M_f ("act_bytes")
+  std::vector<double> kept_after_b;      ///< M_b; default w_stash * M_f
+  std::vector<double> checkpoint;        ///< M_in + M_out ("ckpt_bytes")
+  std::vector<double> parameters;        ///< "param_bytes"
+  std::vector<double> peak_forward, peak_backward_input, peak_backward_weight, peak_checkpoint;
+  std::vector<double> output;            ///< boundary message size ("out_bytes")
+};
+
+struct ScenarioInput {
+  std::string schedule = "1f1b";
+  std::string schedule_file;  ///< CSV import instead of a generator
+  int devices = 4;
+  int microbatches = 8;
+  int chunks = 0;              ///< 0 = the schedule's default v
+  int group_size = 0;          ///< 0 = p
+  bool costs_per_device = false;  ///< cost_unit = "device": values are divided by v
+  std::vector<Rational> forward{{1, 1}};
+  std::vector<Rational> backward_input{{1, 1}};
+  std::vector<Rational> backward_weight{{1, 1}};
+  std::vector<Rational> recompute_forward;        ///< empty = F
+  std::vector<Rational> recompute_weight_inputs;  ///< empty = F
+  std::vector<Rational> recompute_full_backward;  ///< empty = F + B
+  std::string time_unit = "ms";
+  Rational latency{0, 1};
+  double bandwidth_bytes_per_second = std::numeric_limits<double>::infinity();
+  bool contention = false;
+  bool blocking = false;
+  std::optional<Rational> overlap_fb;
+  MemoryModel memory_model = MemoryModel::count;
+  double w_stash = 1.0;
+  double m_ba_fraction = 14.0 / 32.0;  ///< M_ba / M_b of a GPT block (spec model.md 4.3)
+  std::vector<double> zb_mem_f;        ///< three-term model; empty = count units
+  std::vector<double> zb_mem_w;
+  std::optional<double> cap_activations;  ///< K
+  std::optional<double> cap_bytes;        ///< memory budget in bytes
+  ByteSizesInput bytes;
+  RematTiming remat_timing = RematTiming::early;
+  std::string remat_policy = "none";
+  std::map<std::string, SourceLocation> origins;  ///< field key -> where it was set
+
+  /// The recorded location of `key`, or the key itself when it kept its default.
+  [[nodiscard]] SourceLocation locate(const std::string &key) const;
+  /// Throws Error at `key`'s location.
+  [[noreturn]] void fail(const std::string &key, const std::string &sentence) const;
+};
+
+/// Builds the engine's Scenario for `schedule`: placement, ticks, transfers, memory tracks and
+/// caps. Throws Error naming the offending field for impossible values (p < 1, m < 1, negative
+/// costs, a list of the wrong length, v not allowed by the placement).
+Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule);
+
+/// Builds a Scenario on an explicit placement (CSV imports infer it from the rows).
+Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placement, int chunks,
+                           int pipes);
+
+} // namespace ppsim

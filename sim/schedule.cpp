@@ -1,0 +1,45 @@
+#include "sim/schedule.h"
+
+#include <fmt/format.h>
+
+namespace ppsim {
+
+std::string_view op_kind_token(OpKind kind) {
+  switch (kind) {
+  case OpKind::forward: return "F";
+  case OpKind::backward_input: return "B";
+  case OpKind::backward_weight: return "W";
+  case OpKind::backward_full: return "BW";
+  case OpKind::recompute_forward: return "R";
+  case OpKind::recompute_weight_inputs: return "RW";
+  case OpKind::recompute_full_backward: return "RBW";
+  case OpKind::overlapped: return "OV";
+  }
+  return "?";
+}
+
+OpRef Op::sub_op(int index) const {
+  if (kind() != OpKind::overlapped) {
+    return first;
+  }
+  return index == 0 ? OpRef{OpKind::forward, first.stage, first.microbatch} : second;
+}
+
+std::string describe(const OpRef &op) {
+  return fmt::format("{}({},{})", op_kind_token(op.kind), op.stage, op.microbatch);
+}
+
+std::string describe(const Op &op) {
+  if (op.kind() == OpKind::overlapped) {
+    return fmt::format("OV({};{})", describe(op.sub_op(0)), describe(op.sub_op(1)));
+  }
+  return describe(op.first);
+}
+
+std::size_t Schedule::op_count() const {
+  std::size_t count = 0;
+  for (const auto &ops : device_ops) count += ops.size();
+  return count;
+}
+
+} // namespace ppsim

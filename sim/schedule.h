@@ -1,0 +1,71 @@
+#pragma once
+// The schedule IR: what a generator produces and the engine replays (spec model.md 1, 8).
+// Generators include only this header; they never see the engine.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim {
+
+/// Kinds of compute op (spec model.md section 1).
+enum class OpKind : std::uint8_t {
+  forward,                    ///< F
+  backward_input,             ///< B: gradient w.r.t. the stage input
+  backward_weight,            ///< W: gradient w.r.t. the stage weights
+  backward_full,              ///< BW: B then W fused, duration B + W
+  recompute_forward,          ///< R: forward recomputation before B/BW
+  recompute_weight_inputs,    ///< RW: recompute what W needs, before W
+  recompute_full_backward,    ///< RBW: forward + B recomputation before W
+  overlapped,                 ///< OV: an F and a backward executed as one op (DualPipe)
+};
+inline constexpr int kOpKindCount = 8;
+
+/// Short ppsim token of a kind: "F", "B", "W", "BW", "R", "RW", "RBW", "OV".
+std::string_view op_kind_token(OpKind kind);
+
+/// One (kind, stage, microbatch) unit of work. Stage ids are global (`d*p + s` for DualPipe).
+struct OpRef {
+  OpKind kind = OpKind::forward;
+  std::int32_t stage = 0;
+  std::int32_t microbatch = 0;
+
+  friend bool operator==(const OpRef &, const OpRef &) = default;
+};
+
+/// An entry of a device's list: a single op, or for `overlapped` a forward (`first`) and a
+/// backward (`second`, B or BW) run together.
+struct Op {
+  OpRef first;
+  OpRef second{};  ///< only meaningful when first.kind == OpKind::overlapped
+
+  [[nodiscard]] OpKind kind() const { return first.kind; }
+  /// Builds a plain op.
+  static Op make(OpKind kind, int stage, int microbatch) {
+    return Op{OpRef{kind, stage, microbatch}, {}};
+  }
+  /// Builds an overlapped pair; `forward` must be an F and `backward` a B or BW.
+  static Op overlap(OpRef forward, OpRef backward) {
+    return Op{OpRef{OpKind::overlapped, forward.stage, forward.microbatch}, backward};
+  }
+  /// The sub-ops this entry executes: one, or two for an overlapped pair.
+  [[nodiscard]] int sub_op_count() const { return kind() == OpKind::overlapped ? 2 : 1; }
+  [[nodiscard]] OpRef sub_op(int index) const;
+
+  friend bool operator==(const Op &, const Op &) = default;
+};
+
+/// "F(2,3)", "BW(0,1)", "OV(F(0,7);BW(7,3))" - the form used in messages and reports.
+std::string describe(const Op &op);
+std::string describe(const OpRef &op);
+
+/// Per-device ordered op lists (device index = position).
+struct Schedule {
+  std::string name;
+  std::vector<std::vector<Op>> device_ops;
+
+  [[nodiscard]] int device_count() const { return static_cast<int>(device_ops.size()); }
+  [[nodiscard]] std::size_t op_count() const;
+};
+
+} // namespace ppsim

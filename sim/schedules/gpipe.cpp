@@ -1,0 +1,25 @@
+// GPipe / all-forward-all-backward (spec schedules.md 1; PyTorch ScheduleGPipe, ELF AFAB).
+#include "sim/schedules/families.h"
+#include "sim/schedules/op_lists.h"
+
+namespace ppsim::schedules {
+
+Schedule gpipe(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  Schedule schedule = empty_schedule(scenario);
+  for (int g = 0; g < scenario.devices; ++g) {
+    auto &ops = schedule.device_ops[static_cast<std::size_t>(g)];
+    const std::vector<int> stages = local_stages(scenario, g);
+    ops.reserve(2 * stages.size() * static_cast<std::size_t>(scenario.microbatches));
+    for (int j = 0; j < scenario.microbatches; ++j) {
+      for (const int s : stages) ops.push_back(Op::make(OpKind::forward, s, j));
+    }
+    for (int j = 0; j < scenario.microbatches; ++j) {
+      for (auto s = stages.rbegin(); s != stages.rend(); ++s) {
+        push_backward(ops, *s, j, false);
+      }
+    }
+  }
+  return schedule;
+}
+
+} // namespace ppsim::schedules

@@ -1,0 +1,67 @@
+#pragma once
+// Exact simulated time (spec model.md section 7).
+//
+// Every duration of a scenario is an exact rational number of the user's time unit. The
+// scenario builder picks one scale L (ticks per unit, the LCM of all denominators) so that
+// every duration becomes a whole number of ticks; the engine then adds and compares integers
+// only, and the oracles of spec oracles.md hold with ==.
+#include <compare>
+#include <cstdint>
+#include <string>
+
+namespace ppsim {
+
+/// A point or span of simulated time, as a whole number of ticks.
+class Ticks {
+public:
+  constexpr Ticks() = default;
+  constexpr explicit Ticks(std::int64_t count) : count_(count) {}
+
+  /// The raw tick count (for arithmetic outside this class, printing and hashing).
+  [[nodiscard]] constexpr std::int64_t count() const { return count_; }
+
+  constexpr Ticks &operator+=(Ticks other) { count_ += other.count_; return *this; }
+  constexpr Ticks &operator-=(Ticks other) { count_ -= other.count_; return *this; }
+  friend constexpr Ticks operator+(Ticks a, Ticks b) { return Ticks{a.count_ + b.count_}; }
+  friend constexpr Ticks operator-(Ticks a, Ticks b) { return Ticks{a.count_ - b.count_}; }
+  friend constexpr Ticks operator*(std::int64_t k, Ticks a) { return Ticks{k * a.count_}; }
+  friend constexpr auto operator<=>(Ticks, Ticks) = default;
+
+private:
+  std::int64_t count_ = 0;
+};
+
+/// An exact rational number of time units, as parsed from input (numerator / denominator > 0).
+struct Rational {
+  std::int64_t numerator = 0;
+  std::int64_t denominator = 1;
+
+  friend bool operator==(const Rational &, const Rational &) = default;
+};
+
+/// Reduces a rational to lowest terms; throws std::overflow_error past 64 bits.
+Rational normalized(Rational value);
+Rational operator+(Rational a, Rational b);
+Rational operator*(Rational a, Rational b);
+Rational operator/(Rational a, std::int64_t divisor);
+bool operator<(Rational a, Rational b);
+
+/// How ticks map to user time units: `ticks_per_unit` ticks make one unit. When the exact scale
+/// would exceed 2^40 ticks per unit, `exact` is false and durations are rounded to the nearest
+/// tick of a fixed fine scale (the flagged fallback of spec model.md 7).
+struct TimeScale {
+  std::int64_t ticks_per_unit = 1;
+  bool exact = true;
+
+  /// Converts an exact duration to ticks (rounded to nearest when the scale is inexact).
+  [[nodiscard]] Ticks to_ticks(Rational value) const;
+  /// The value in user units, for printing and JSON only.
+  [[nodiscard]] double to_units(Ticks t) const;
+  /// Shortest exact decimal when the value has one, else 9 significant digits.
+  [[nodiscard]] std::string format(Ticks t) const;
+};
+
+/// The scale that makes every given duration a whole number of ticks (spec model.md 7).
+TimeScale scale_for(const Rational *values, std::size_t count);
+
+} // namespace ppsim

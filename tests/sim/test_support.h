@@ -1,0 +1,48 @@
+#pragma once
+// Shared helpers for the sim tests: build a scenario from a few numbers and run a schedule.
+#include "sim/metrics.h"
+#include "sim/scenario_builder.h"
+#include "sim/schedules/registry.h"
+
+#include <string>
+#include <vector>
+
+namespace ppsim::testing {
+
+/// A uniform scenario: p devices, m microbatches, per-stage (per-chunk) F, B, W and latency c,
+/// each given as "n" or "n/d" exact strings.
+inline ScenarioInput uniform_input(int p, int m, Rational f, Rational b, Rational w,
+                                   Rational c = {0, 1}, int v = 0) {
+  ScenarioInput input;
+  input.devices = p;
+  input.microbatches = m;
+  input.chunks = v;
+  input.forward = {f};
+  input.backward_input = {b};
+  input.backward_weight = {w};
+  input.latency = c;
+  return input;
+}
+
+struct Run {
+  Scenario scenario;
+  Schedule schedule;
+  Simulation simulation;
+  /// Times converted to user units for readable oracle checks (exact for the oracles' values).
+  [[nodiscard]] double units(Ticks t) const { return scenario.time_scale.to_units(t); }
+};
+
+inline Run run_schedule(const std::string &name, const ScenarioInput &input,
+                        const GeneratorOptions &options = {}) {
+  Run run;
+  const ScheduleInfo &info = find_schedule(name);
+  run.scenario = build_scenario(input, info);
+  run.schedule = generate_schedule(info, run.scenario, options);
+  run.simulation = simulate(run.scenario, run.schedule, SimulateOptions{true});
+  return run;
+}
+
+/// Exact ticks of a rational time in a run's scale.
+inline Ticks ticks(const Run &run, Rational value) { return run.scenario.time_scale.to_ticks(value); }
+
+} // namespace ppsim::testing
