@@ -9,5 +9,21 @@ Schedule gpipe(const Scenario &scenario, const GeneratorOptions &options);
 // one_f_one_b.cpp (spec schedules.md 2)
 Schedule one_f_one_b(const Scenario &scenario, const GeneratorOptions &options);
 Schedule one_f_one_b_split(const Scenario &scenario, const GeneratorOptions &options);
+// interleaved.cpp (spec schedules.md 3-4)
+Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &options);
+Schedule looped_bfs(const Scenario &scenario, const GeneratorOptions &options);
+// hanayo.cpp (spec schedules.md 5)
+Schedule hanayo(const Scenario &scenario, const GeneratorOptions &options);
+// zero_bubble_handcrafted.cpp (spec schedules.md 6)
+Schedule zb_h1(const Scenario &scenario, const GeneratorOptions &options);
+Schedule zb_h2(const Scenario &scenario, const GeneratorOptions &options);
+// zb_v.cpp (spec schedules.md 8)
+Schedule zb_v(const Scenario &scenario, const GeneratorOptions &options);
+// dualpipe.cpp (spec schedules.md 12)
+Schedule dualpipe(const Scenario &scenario, const GeneratorOptions &options);
+Schedule dualpipev(const Scenario &scenario, const GeneratorOptions &options);
+// remat_schedules.cpp (spec schedules.md 13)
+Schedule allremat_1f1b(const Scenario &scenario, const GeneratorOptions &options);
+Schedule full_remat(const Scenario &scenario, const GeneratorOptions &options);
 
 } // namespace ppsim::schedules

@@ -1,0 +1,98 @@
+// Megatron interleaved 1F1B and looped BFS on the round-robin placement (spec schedules.md 3-4).
+// Sources: NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedules.py
+// (get_pp_rank_microbatches, get_schedule_table); PyTorch ScheduleLoopedBFS.
+#include "sim/error.h"
+#include "sim/schedules/families.h"
+#include "sim/schedules/megatron_table.h"
+#include "sim/schedules/op_lists.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ppsim::schedules {
+
+void check_megatron_group_size(int devices, int microbatches, int group_size) {
+  if (group_size > microbatches) {
+    throw Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is larger than the "
+                            "number of microbatches m = {}", group_size, microbatches));
+  }
+  if (group_size < devices) {
+    throw Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is smaller than the "
+                            "number of devices p = {}", group_size, devices));
+  }
+  const int remainder = microbatches % group_size;
+  if (remainder > 0 && remainder < devices) {
+    throw Error(fmt::format("schedule 'interleaved-1f1b': m mod g = {} (m = {}, g = {}) is "
+                            "between 1 and p - 1 = {}, which leaves dependency bubbles",
+                            remainder, microbatches, group_size, devices - 1));
+  }
+}
+
+std::vector<MicrobatchChunk> megatron_schedule_table(int microbatches, int chunks, int group_size) {
+  std::vector<MicrobatchChunk> table;
+  table.reserve(static_cast<std::size_t>(microbatches) * static_cast<std::size_t>(chunks));
+  for (int lo = 0; lo < microbatches; lo += group_size) {
+    const int hi = lo + group_size >= microbatches ? microbatches : lo + group_size;
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+      for (int mb = lo; mb < hi; ++mb) table.push_back({mb, chunk});
+    }
+  }
+  return table;
+}
+
+Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &options) {
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
+  const int v = scenario.chunks;
+  if (v < 2) {
+    throw Error(fmt::format("schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got {} "
+                            "(use '1f1b' for one chunk)", v));
+  }
+  const int g = options.group_size > 0 ? options.group_size : p;
+  check_megatron_group_size(p, m, g);
+  const std::vector<MicrobatchChunk> table = megatron_schedule_table(m, v, g);
+  const int total = m * v;
+  Schedule schedule = empty_schedule(scenario);
+  for (int r = 0; r < p; ++r) {
+    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
+    ops.reserve(2 * static_cast<std::size_t>(total));
+    const auto forward = [&](int k) {
+      const MicrobatchChunk &entry = table[static_cast<std::size_t>(k)];
+      ops.push_back(Op::make(OpKind::forward, entry.chunk * p + r, entry.microbatch));
+    };
+    const auto backward = [&](int k) {
+      const MicrobatchChunk &entry = table[static_cast<std::size_t>(k)];
+      push_backward(ops, (v - 1 - entry.chunk) * p + r, entry.microbatch, false);
+    };
+    const int warmup = std::min(2 * (p - 1 - r) + (v - 1) * g, total);
+    const int steady = total - warmup;
+    for (int k = 0; k < warmup; ++k) forward(k);
+    for (int k = 0; k < steady; ++k) {
+      forward(k + warmup);
+      backward(k);
+    }
+    for (int k = steady; k < total; ++k) backward(k);
+  }
+  return schedule;
+}
+
+Schedule looped_bfs(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
+  const int v = scenario.chunks;
+  Schedule schedule = empty_schedule(scenario);
+  for (int r = 0; r < p; ++r) {
+    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
+    ops.reserve(2 * static_cast<std::size_t>(m * v));
+    for (int chunk = 0; chunk < v; ++chunk) {
+      for (int j = 0; j < m; ++j) ops.push_back(Op::make(OpKind::forward, chunk * p + r, j));
+    }
+    // Backwards run chunk by chunk from the last, microbatches in decreasing order (PyTorch).
+    for (int chunk = v - 1; chunk >= 0; --chunk) {
+      for (int j = m - 1; j >= 0; --j) push_backward(ops, chunk * p + r, j, false);
+    }
+  }
+  return schedule;
+}
+
+} // namespace ppsim::schedules

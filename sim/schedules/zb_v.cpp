@@ -1,0 +1,79 @@
+// ZB-V fixed rule on the V placement (spec schedules.md 8, oracle O-11).
+// Source: PyTorch ScheduleZBVZeroBubble._calculate_single_rank_operations
+// (pytorch/pytorch torch/distributed/pipelining/schedules.py); the ZB authors note (PyTorch PR
+// #138444) that with F = B = W this rule is already zero-bubble.
+#include "sim/error.h"
+#include "sim/schedules/families.h"
+#include "sim/schedules/op_lists.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ppsim::schedules {
+namespace {
+
+/// Next-microbatch counters of one op kind on one stage; emits nothing past `m` (the rule is
+/// written for max(2p-1, m) microbatches and the surplus is dropped).
+struct Stream {
+  OpKind kind;
+  int stage;
+  int next = 0;
+
+  void emit(std::vector<Op> &ops, int microbatches) {
+    if (next < microbatches) ops.push_back(Op::make(kind, stage, next));
+    ++next;
+  }
+};
+
+} // namespace
+
+Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
+  if (scenario.chunks != 2) {
+    throw Error(fmt::format("schedule 'zb-v' needs exactly 2 stages per device (v = 2), got v = {}",
+                            scenario.chunks));
+  }
+  const int n = std::max(2 * p - 1, m);
+  Schedule schedule = empty_schedule(scenario);
+  for (int r = 0; r < p; ++r) {
+    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
+    ops.reserve(6 * static_cast<std::size_t>(m));
+    const int a = r;              // descending leg
+    const int b = 2 * p - 1 - r;  // ascending leg
+    Stream fa{OpKind::forward, a}, fb{OpKind::forward, b};
+    Stream ba{OpKind::backward_input, a}, bb{OpKind::backward_input, b};
+    Stream wa{OpKind::backward_weight, a}, wb{OpKind::backward_weight, b};
+    for (int k = 0; k < 2 * (p - r) - 1; ++k) fa.emit(ops, m);
+    for (int k = 0; k < r; ++k) {
+      fb.emit(ops, m);
+      fa.emit(ops, m);
+    }
+    for (int k = 0; k < p - r; ++k) {
+      fb.emit(ops, m);
+      bb.emit(ops, m);
+      wb.emit(ops, m);
+    }
+    while (fb.next < fa.next || fa.next < n) {
+      if (fa.next < n) fa.emit(ops, m);
+      ba.emit(ops, m);
+      wa.emit(ops, m);
+      fb.emit(ops, m);
+      bb.emit(ops, m);
+      wb.emit(ops, m);
+    }
+    for (int k = 0; k < r; ++k) {
+      ba.emit(ops, m);
+      bb.emit(ops, m);
+    }
+    for (int k = 0; k < p - r; ++k) {
+      ba.emit(ops, m);
+      wa.emit(ops, m);
+    }
+    while (wb.next < n) wb.emit(ops, m);
+    while (wa.next < n) wa.emit(ops, m);
+  }
+  return schedule;
+}
+
+} // namespace ppsim::schedules

@@ -1,0 +1,48 @@
+// ZB-H1 and ZB-H2, the handcrafted zero-bubble schedules (spec schedules.md 6).
+// Source: sail-sg/zero-bubble-pipeline-parallelism, branch arxiv,
+// megatron/core/pipeline_parallel/efficiency.py (get_hand_schedule); arXiv 2401.10241.
+#include "sim/schedules/families.h"
+#include "sim/schedules/op_lists.h"
+
+#include <algorithm>
+
+namespace ppsim::schedules {
+namespace {
+
+// Device r warms up with k(p-1-r) forwards, then runs F (while any remain), B, and from the
+// point where k(p-1) forwards were issued before it, the oldest pending W: r (H1) or 2r (H2)
+// weight gradients stay deferred during the steady state.
+Schedule handcrafted(const Scenario &scenario, int warmup_factor) {
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
+  Schedule schedule = empty_schedule(scenario);
+  for (int r = 0; r < p; ++r) {
+    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
+    ops.reserve(3 * static_cast<std::size_t>(m));
+    const int warmup = std::min(warmup_factor * (p - 1 - r), m);
+    int next_forward = 0;
+    int next_weight = 0;
+    for (; next_forward < warmup; ++next_forward) ops.push_back(Op::make(OpKind::forward, r, next_forward));
+    for (int i = 0; i < m; ++i) {
+      if (warmup + i < m) ops.push_back(Op::make(OpKind::forward, r, next_forward++));
+      ops.push_back(Op::make(OpKind::backward_input, r, i));
+      if (warmup + i >= warmup_factor * (p - 1)) {
+        ops.push_back(Op::make(OpKind::backward_weight, r, next_weight++));
+      }
+    }
+    while (next_weight < m) ops.push_back(Op::make(OpKind::backward_weight, r, next_weight++));
+  }
+  return schedule;
+}
+
+} // namespace
+
+Schedule zb_h1(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  return handcrafted(scenario, 1);
+}
+
+Schedule zb_h2(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  return handcrafted(scenario, 2);
+}
+
+} // namespace ppsim::schedules
