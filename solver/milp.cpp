@@ -1,0 +1,101 @@
+// Model building and validation shared by every backend and the LP writer.
+#include "solver/milp.h"
+
+#include "solver/check_model.h"
+#include "sim/error.h"
+
+#include <cmath>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+
+namespace ppsim::solver {
+
+int Model::add_variable(std::string name, double lower, double upper, VariableKind kind,
+                        double objective) {
+  const int index = static_cast<int>(variables.size());
+  if (name.empty()) name = "v" + std::to_string(index);
+  variables.push_back({std::move(name), lower, upper, kind, objective});
+  return index;
+}
+
+int Model::add_binary(std::string name, double objective) {
+  return add_variable(std::move(name), 0, 1, VariableKind::integer, objective);
+}
+
+int Model::add_constraint(std::string name, std::vector<Term> terms, Sense sense, double rhs) {
+  const int index = static_cast<int>(constraints.size());
+  if (name.empty()) name = "c" + std::to_string(index);
+  constraints.push_back({std::move(name), std::move(terms), sense, rhs});
+  return index;
+}
+
+const char *status_name(Status status) {
+  switch (status) {
+  case Status::optimal: return "optimal";
+  case Status::feasible: return "feasible";
+  case Status::infeasible: return "infeasible";
+  case Status::unbounded: return "unbounded";
+  case Status::no_solution: return "no_solution";
+  }
+  return "unknown";
+}
+
+namespace detail {
+namespace {
+
+bool is_valid_name(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (const char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+void check_name(std::string_view kind, const std::string &name,
+                std::unordered_set<std::string_view> &seen) {
+  if (!is_valid_name(name))
+    throw Error("invalid " + std::string(kind) + " name '" + name +
+                "': use letters, digits and '_', not starting with a digit");
+  if (!seen.insert(name).second)
+    throw Error("duplicate " + std::string(kind) + " name '" + name + "'");
+}
+
+} // namespace
+
+void check_model(const Model &model) {
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(model.variables.size());
+  for (const Variable &variable : model.variables) {
+    check_name("variable", variable.name, seen);
+    if (std::isnan(variable.lower) || std::isnan(variable.upper) ||
+        variable.lower == infinity || variable.upper == -infinity)
+      throw Error("variable '" + variable.name + "' has an invalid bound");
+    if (variable.lower > variable.upper)
+      throw Error("variable '" + variable.name + "' has lower bound above its upper bound");
+    if (!std::isfinite(variable.objective))
+      throw Error("variable '" + variable.name + "' has a non-finite objective coefficient");
+  }
+  seen.clear();
+  seen.reserve(model.constraints.size());
+  const int variable_count = static_cast<int>(model.variables.size());
+  if (variable_count == 0 && !model.constraints.empty())
+    throw Error("model has constraints but no variables");
+  for (const Constraint &constraint : model.constraints) {
+    check_name("constraint", constraint.name, seen);
+    if (std::isnan(constraint.rhs))
+      throw Error("constraint '" + constraint.name + "' has a NaN right-hand side");
+    for (const Term &term : constraint.terms) {
+      if (term.variable < 0 || term.variable >= variable_count)
+        throw Error("constraint '" + constraint.name + "' uses unknown variable index " +
+                    std::to_string(term.variable));
+      if (!std::isfinite(term.coefficient))
+        throw Error("constraint '" + constraint.name + "' has a non-finite coefficient");
+    }
+  }
+}
+
+} // namespace detail
+} // namespace ppsim::solver

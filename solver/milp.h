@@ -1,0 +1,104 @@
+#pragma once
+// A small mixed-integer linear program (MILP) model and its solver entry point, shared by the
+// exact optimum of bounds/ (spec bounds.md 8) and the rematerialization ILP of remat/ (spec
+// remat.md 2-3). The model is plain data; `solve` runs the COIN-OR CBC backend (solver/cbc.cpp),
+// and a later backend (HiGHS, a commercial solver) would only add another `solve`.
+//
+// Usage:
+//   ppsim::solver::Model model;
+//   const int x = model.add_variable("x", 0, 4, ppsim::solver::VariableKind::integer, 3.0);
+//   const int y = model.add_binary("y", 2.0);
+//   model.add_constraint("cap", {{x, 1.0}, {y, 2.0}}, ppsim::solver::Sense::less_equal, 5);
+//   model.objective_sense = ppsim::solver::ObjectiveSense::maximize;
+//   const ppsim::solver::Result result = ppsim::solver::solve(model, {.time_limit_seconds = 10});
+//   if (result.has_solution()) use(result.values[x]);
+#include <iosfwd>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace ppsim::solver {
+
+/// Bound value meaning "no bound" (lower `-infinity` or upper `+infinity`).
+inline constexpr double infinity = std::numeric_limits<double>::infinity();
+
+enum class VariableKind { continuous, integer };
+enum class Sense { less_equal, greater_equal, equal };
+enum class ObjectiveSense { minimize, maximize };
+
+struct Variable {
+  std::string name; ///< used in LP files; letters, digits and `_` only
+  double lower = 0;
+  double upper = infinity;
+  VariableKind kind = VariableKind::continuous;
+  double objective = 0; ///< objective coefficient
+};
+
+/// One term `coefficient * variable` of a linear expression; `variable` is an index.
+struct Term {
+  int variable = 0;
+  double coefficient = 0;
+};
+
+/// `sum(terms) sense rhs`. Repeated variables in `terms` are summed.
+struct Constraint {
+  std::string name;
+  std::vector<Term> terms;
+  Sense sense = Sense::less_equal;
+  double rhs = 0;
+};
+
+/// A MILP: variables (dense indices in insertion order), constraints, a linear objective.
+struct Model {
+  std::vector<Variable> variables;
+  std::vector<Constraint> constraints;
+  ObjectiveSense objective_sense = ObjectiveSense::minimize;
+
+  /// Adds a variable and returns its index. An empty name becomes `v<index>`.
+  int add_variable(std::string name, double lower, double upper, VariableKind kind,
+                   double objective = 0);
+  /// Adds an integer variable with bounds [0, 1].
+  int add_binary(std::string name, double objective = 0);
+  /// Adds a constraint and returns its index. An empty name becomes `c<index>`.
+  int add_constraint(std::string name, std::vector<Term> terms, Sense sense, double rhs);
+};
+
+struct Options {
+  double time_limit_seconds = 60; ///< wall-clock limit of the branch and bound
+  double relative_gap = 0;        ///< stop when (incumbent - bound) / |incumbent| <= this
+  bool log = false;               ///< let the backend print its log to stdout
+};
+
+enum class Status {
+  optimal,     ///< proven optimal within `relative_gap`
+  feasible,    ///< a solution was found, the limit stopped the proof
+  infeasible,  ///< proven to have no solution
+  unbounded,   ///< the relaxation is unbounded
+  no_solution, ///< the limit stopped the search before any solution was found
+};
+
+struct Result {
+  Status status = Status::no_solution;
+  double objective = 0;       ///< of the returned solution (valid when has_solution())
+  double best_bound = 0;      ///< proven bound on the optimum in the objective's direction
+  std::vector<double> values; ///< one per variable (empty when !has_solution())
+  double seconds = 0;         ///< wall-clock solve time
+
+  [[nodiscard]] bool has_solution() const {
+    return status == Status::optimal || status == Status::feasible;
+  }
+};
+
+/// Solves `model` with COIN-OR CBC. Integer variables are returned rounded to the nearest
+/// integer. Throws ppsim::Error when the model itself is malformed (bad index, lower > upper,
+/// NaN coefficient, invalid name).
+Result solve(const Model &model, const Options &options);
+
+/// Writes `model` in the CPLEX LP text format (readable by CBC, CPLEX, Gurobi, HiGHS, GLPK).
+/// Throws ppsim::Error on a malformed model, as `solve` does.
+void write_lp(const Model &model, std::ostream &out);
+
+/// Lowercase name of a status ("optimal", "feasible", ...), for messages and JSON.
+const char *status_name(Status status);
+
+} // namespace ppsim::solver
