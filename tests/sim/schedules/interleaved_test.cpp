@@ -1,0 +1,155 @@
+// Megatron interleaved 1F1B and looped BFS (spec schedules.md 3-4; oracles O-8, O-9, O-10, O-19).
+#include "sim/error.h"
+#include "sim/schedules/families.h"
+#include "sim/schedules/megatron_table.h"
+#include "tests/sim/schedules/oracle_support.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+
+using ppsim::Op;
+using ppsim::OpKind;
+using ppsim::testing::chunk_peaks;
+using ppsim::testing::per_device;
+using ppsim::testing::run_schedule;
+using ppsim::testing::uniform_input;
+using ppsim::schedules::MicrobatchChunk;
+
+namespace {
+
+std::vector<int> microbatch_row(const std::vector<MicrobatchChunk> &table) {
+  std::vector<int> row;
+  for (const MicrobatchChunk &entry : table) row.push_back(entry.microbatch);
+  return row;
+}
+
+std::vector<int> chunk_row(const std::vector<MicrobatchChunk> &table) {
+  std::vector<int> row;
+  for (const MicrobatchChunk &entry : table) row.push_back(entry.chunk);
+  return row;
+}
+
+ppsim::GeneratorOptions group(int g) {
+  ppsim::GeneratorOptions options;
+  options.group_size = g;
+  return options;
+}
+
+} // namespace
+
+TEST_CASE("O-9 Megatron schedule table") {
+  const auto odd = ppsim::schedules::megatron_schedule_table(5, 2, 3);  // p = 2, g = 3, m = 5
+  CHECK(microbatch_row(odd) == std::vector<int>{0, 1, 2, 0, 1, 2, 3, 4, 3, 4});
+  CHECK(chunk_row(odd) == std::vector<int>{0, 0, 0, 1, 1, 1, 0, 0, 1, 1});
+  const auto even = ppsim::schedules::megatron_schedule_table(4, 2, 2);  // p = 2, g = 2, m = 4
+  CHECK(microbatch_row(even) == std::vector<int>{0, 1, 0, 1, 2, 3, 2, 3});
+  CHECK(chunk_row(even) == std::vector<int>{0, 0, 1, 1, 0, 0, 1, 1});
+}
+
+TEST_CASE("O-9 / O-19 group-size errors, as Megatron's ValueError and RuntimeError") {
+  using ppsim::schedules::check_megatron_group_size;
+  CHECK_THROWS_WITH_AS(check_megatron_group_size(2, 4, 5),
+                       "schedule 'interleaved-1f1b': group size g = 5 is larger than the number "
+                       "of microbatches m = 4",
+                       ppsim::Error);
+  CHECK_THROWS_WITH_AS(check_megatron_group_size(4, 8, 3),
+                       "schedule 'interleaved-1f1b': group size g = 3 is smaller than the number "
+                       "of devices p = 4",
+                       ppsim::Error);
+  CHECK_THROWS_WITH_AS(check_megatron_group_size(4, 10, 4),
+                       "schedule 'interleaved-1f1b': m mod g = 2 (m = 10, g = 4) is between 1 and "
+                       "p - 1 = 3, which leaves dependency bubbles",
+                       ppsim::Error);
+  CHECK_NOTHROW(check_megatron_group_size(2, 5, 3));  // m mod g = 2 >= p
+  CHECK_NOTHROW(check_megatron_group_size(4, 8, 4));
+
+  // Through the generator: with the default g = p = 4, m = 10 is rejected; g = 5 accepts it.
+  const auto input = uniform_input(4, 10, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2);
+  CHECK_THROWS_AS(run_schedule("interleaved-1f1b", input), ppsim::Error);
+  const auto accepted = run_schedule("interleaved-1f1b", input, group(5));
+  CHECK(accepted.schedule.op_count() == 4u * 2 * 10 * 2);
+  CHECK_THROWS_WITH_AS(run_schedule("interleaved-1f1b",
+                                    uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 1)),
+                       "schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got 1 (use "
+                       "'1f1b' for one chunk)",
+                       ppsim::Error);
+}
+
+TEST_CASE("O-8 interleaved p=4 m=8, per-chunk F=B=W=1") {
+  // makespan v m (F+B+W) + (p-1)(F+B+W); device r ends 2r earlier; peak 2(p-1-r) + (v-1)g + 1.
+  const auto two = run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2));
+  CHECK(two.units(two.simulation.metrics.makespan) == 57);
+  CHECK(per_device(two, &ppsim::DeviceMetrics::end) == std::vector<double>{57, 55, 53, 51});
+  CHECK(chunk_peaks(two) == std::vector<double>{11, 9, 7, 5});
+  // O-10: 11 chunks on device 0 = 5.5 stage activations, Megatron's factor 1 + (p-1)/(pv) =
+  // 1.375 times p = 5.5.
+  CHECK(two.simulation.metrics.devices[0].peak_activations == 5.5);
+  const auto four = run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 4));
+  CHECK(four.units(four.simulation.metrics.makespan) == 105);
+  CHECK(per_device(four, &ppsim::DeviceMetrics::end) == std::vector<double>{105, 103, 101, 99});
+  CHECK(chunk_peaks(four) == std::vector<double>{19, 17, 15, 13});
+}
+
+TEST_CASE("interleaved full-stage row: p=4 m=8 v=2, F=1 B=2 per device, makespan 28.5") {
+  // Path bound m(F+B) + (p-1)(F+B)/v = 24 + 4.5 with full-stage costs, attained.
+  auto input = uniform_input(4, 8, {1, 1}, {2, 1}, {0, 1}, {0, 1}, 2);
+  input.costs_per_device = true;
+  const auto run = run_schedule("interleaved-1f1b", input);
+  CHECK(run.simulation.metrics.makespan == ppsim::testing::ticks(run, {57, 2}));
+  CHECK(chunk_peaks(run) == std::vector<double>{11, 9, 7, 5});
+}
+
+TEST_CASE("interleaved closed forms on a grid of p, v, m, g and costs") {
+  // g = p, m mod p = 0: makespan (v m + p - 1)(F+B+W) with per-chunk costs (schedules.md 3).
+  // Any admissible g: peak min(m v, 2(p-1-r) + (v-1)g + 1) chunks.
+  const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {1, 2, 0}, {2, 3, 1}, {1, 1, 2}};
+  int checked = 0;
+  for (int p = 1; p <= 4; ++p) {
+    for (int v = 2; v <= 4; ++v) {
+      for (int m = 1; m <= 4 * p; ++m) {
+        for (int g = p; g <= m; ++g) {
+          const int remainder = m % g;
+          if (remainder > 0 && remainder < p) continue;
+          for (const auto &[f, b, w] : costs) {
+            CAPTURE(p);
+            CAPTURE(v);
+            CAPTURE(m);
+            CAPTURE(g);
+            CAPTURE(f);
+            CAPTURE(b);
+            const auto run = run_schedule("interleaved-1f1b",
+                                          uniform_input(p, m, {f, 1}, {b, 1}, {w, 1}, {0, 1}, v),
+                                          group(g));
+            if (g == p && m % p == 0) {
+              CHECK(run.units(run.simulation.metrics.makespan) == (v * m + p - 1) * (f + b + w));
+            }
+            std::vector<double> peaks;
+            for (int r = 0; r < p; ++r) peaks.push_back(std::min(m * v, 2 * (p - 1 - r) + (v - 1) * g + 1));
+            CHECK(chunk_peaks(run) == peaks);
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  CHECK(checked > 300);
+}
+
+TEST_CASE("looped BFS: chunk by chunk forwards, reversed backwards, peak v m chunks") {
+  const auto run = run_schedule("looped-bfs", uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1}, {0, 1}, 2));
+  const std::vector<Op> device1{
+      Op::make(OpKind::forward, 1, 0),       Op::make(OpKind::forward, 1, 1),
+      Op::make(OpKind::forward, 3, 0),       Op::make(OpKind::forward, 3, 1),
+      Op::make(OpKind::backward_full, 3, 1), Op::make(OpKind::backward_full, 3, 0),
+      Op::make(OpKind::backward_full, 1, 1), Op::make(OpKind::backward_full, 1, 0)};
+  CHECK(run.schedule.device_ops[1] == device1);
+  for (int p = 1; p <= 4; ++p) {
+    for (int v = 1; v <= 3; ++v) {
+      const int m = 2 * p + 1;
+      const auto grid = run_schedule("looped-bfs", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}, {0, 1}, v));
+      CHECK(chunk_peaks(grid) == std::vector<double>(static_cast<std::size_t>(p), v * m));
+    }
+  }
+}

@@ -1,0 +1,47 @@
+#pragma once
+// Readers shared by the schedule oracle tests: per-device metrics in user units and peaks in
+// chunk-activation units (spec oracles.md: chunk units = K-unit peak x v).
+#include "tests/sim/test_support.h"
+
+#include <cmath>
+#include <vector>
+
+namespace ppsim::testing {
+
+/// One per-device metric (start, end, span, busy, idle) of a run, in user time units.
+inline std::vector<double> per_device(const Run &run, Ticks DeviceMetrics::*member) {
+  std::vector<double> values;
+  for (const DeviceMetrics &device : run.simulation.metrics.devices) {
+    values.push_back(run.units(device.*member));
+  }
+  return values;
+}
+
+/// Peak activations per device in chunk units (count 1 per chunk activation), rounded to the
+/// nearest 1e-9 so sums of 1/v fractions compare exactly.
+inline std::vector<double> chunk_peaks(const Run &run) {
+  std::vector<double> values;
+  const double chunks_per_device = run.scenario.stage_count() / run.scenario.devices;
+  for (const DeviceMetrics &device : run.simulation.metrics.devices) {
+    values.push_back(std::round(device.peak_activations * chunks_per_device * 1e9) / 1e9);
+  }
+  return values;
+}
+
+/// max over devices of (makespan - busy), the DualPipe README's per-device bubble.
+inline Ticks max_makespan_minus_busy(const Run &run) {
+  Ticks worst{0};
+  for (const DeviceMetrics &device : run.simulation.metrics.devices) {
+    worst = std::max(worst, run.simulation.metrics.makespan - device.busy);
+  }
+  return worst;
+}
+
+/// max over devices of (span - busy).
+inline Ticks max_idle(const Run &run) {
+  Ticks worst{0};
+  for (const DeviceMetrics &device : run.simulation.metrics.devices) worst = std::max(worst, device.idle);
+  return worst;
+}
+
+} // namespace ppsim::testing
