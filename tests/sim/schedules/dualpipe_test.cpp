@@ -10,6 +10,7 @@
 using ppsim::Op;
 using ppsim::OpKind;
 using ppsim::OpRef;
+using ppsim::testing::chunk_peaks;
 using ppsim::testing::run_schedule;
 using ppsim::testing::uniform_input;
 
@@ -80,6 +81,8 @@ TEST_CASE("DualPipeV README bubble (PP/2-1)(F&B + B - 3W) equals max(makespan - 
         const ppsim::Rational bubble{(p - 1) * (overlap.numerator - overlap.denominator),
                                      overlap.denominator};
         CHECK(ppsim::testing::max_makespan_minus_busy(run) == ppsim::testing::ticks(run, bubble));
+        // README activation per device: PP + 1 chunks.
+        CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), 2 * p + 1));
       }
     }
   }
@@ -88,7 +91,7 @@ TEST_CASE("DualPipeV README bubble (PP/2-1)(F&B + B - 3W) equals max(makespan - 
 TEST_CASE("DualPipe README bubble (PP/2-1)(F&B + B - 3W) equals max(makespan - busy)") {
   // PP = p devices, two pipes of p stages, m total microbatches (m/2 per pipe); same range of
   // F&B as for DualPipeV.
-  for (const int p : {4, 6, 8}) {
+  for (const int p : {2, 4, 6, 8}) {
     for (int m = 2 * p; m <= 4 * p; m += 2) {
       for (const ppsim::Rational overlap : {ppsim::Rational{2, 1}, {5, 2}, {3, 1}}) {
         CAPTURE(p);
@@ -98,6 +101,7 @@ TEST_CASE("DualPipe README bubble (PP/2-1)(F&B + B - 3W) equals max(makespan - b
         const ppsim::Rational bubble{(p / 2 - 1) * (overlap.numerator - overlap.denominator),
                                      overlap.denominator};
         CHECK(ppsim::testing::max_makespan_minus_busy(run) == ppsim::testing::ticks(run, bubble));
+        CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), p + 1));
       }
     }
   }
