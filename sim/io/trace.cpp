@@ -1,0 +1,180 @@
+#include "sim/io/trace.h"
+
+#include "sim/io/memory_steps.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <iterator>
+#include <numeric>
+#include <string_view>
+#include <tuple>
+
+namespace ppsim {
+namespace {
+
+// Chrome traces count microseconds; scenario times are in the user's unit, ms by default.
+constexpr double kMicrosecondsPerUnit = 1000.0;
+constexpr int kComputeTrack = 0;
+constexpr int kFirstSendTrack = 1;
+
+class TraceWriter {
+public:
+  TraceWriter(const Scenario &scenario, const Schedule &schedule, const Simulation &simulation)
+      : scale_(scenario.time_scale), schedule_(schedule), simulation_(simulation) {
+    std::int32_t offset = 0;
+    for (const auto &ops : schedule.device_ops) {
+      entry_offset_.push_back(offset);
+      offset += static_cast<std::int32_t>(ops.size());
+    }
+  }
+
+  std::string write() {
+    append_raw("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":");
+    append_string(schedule_.name);
+    append(",\"makespan_us\":{}}},\"traceEvents\":[", microseconds(simulation_.metrics.makespan));
+    const std::vector<std::size_t> transfers = transfers_by_sender();
+    auto next_transfer = transfers.begin();
+    for (int g = 0; g < schedule_.device_count(); ++g) {
+      metadata(g, "process_name", kComputeTrack, fmt::format("device {}", g));
+      metadata(g, "thread_name", kComputeTrack, "compute");
+      write_compute(g);
+      const auto sent_end = std::find_if(next_transfer, transfers.end(), [&](std::size_t k) {
+        return simulation_.result.transfers[k].from_device != g;
+      });
+      write_sends(g, next_transfer, sent_end);
+      next_transfer = sent_end;
+      write_counter(g, "activations", simulation_.activations);
+      if (simulation_.bytes) write_counter(g, "bytes", *simulation_.bytes);
+    }
+    append_raw("\n]}\n");
+    return fmt::to_string(out_);
+  }
+
+private:
+  template <typename... Args> void append(fmt::format_string<Args...> format, Args &&...args) {
+    fmt::format_to(std::back_inserter(out_), format, std::forward<Args>(args)...);
+  }
+
+  void append_raw(std::string_view text) { out_.append(text.data(), text.data() + text.size()); }
+
+  // Appends `text` as a JSON string literal (schedule names come from user files).
+  void append_string(std::string_view text) {
+    out_.push_back('"');
+    for (const char c : text) {
+      if (c == '"' || c == '\\') {
+        out_.push_back('\\');
+        out_.push_back(c);
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        append("\\u{:04x}", static_cast<unsigned>(c));
+      } else {
+        out_.push_back(c);
+      }
+    }
+    out_.push_back('"');
+  }
+
+  [[nodiscard]] double microseconds(Ticks t) const {
+    return scale_.to_units(t) * kMicrosecondsPerUnit;
+  }
+
+  void begin_event(char phase, std::string_view name, int device, int track) {
+    append("{}\n{{\"ph\":\"{}\",\"name\":", first_event_ ? "" : ",", phase);
+    first_event_ = false;
+    append_string(name);
+    append(",\"pid\":{},\"tid\":{}", device, track);
+  }
+
+  void metadata(int device, std::string_view kind, int track, std::string_view name) {
+    begin_event('M', kind, device, track);
+    append(",\"args\":{{\"name\":");
+    append_string(name);
+    append("}}}}");
+  }
+
+  void span(std::string_view name, int device, int track, Ticks start, Ticks end) {
+    begin_event('X', name, device, track);
+    append(",\"ts\":{},\"dur\":{}", microseconds(start), microseconds(end - start));
+  }
+
+  [[nodiscard]] const Op &op_of(std::int32_t entry, int device) const {
+    return schedule_.device_ops[static_cast<std::size_t>(device)]
+                               [static_cast<std::size_t>(entry - entry_offset_[static_cast<std::size_t>(device)])];
+  }
+
+  void write_compute(int g) {
+    const auto &ops = schedule_.device_ops[static_cast<std::size_t>(g)];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto entry = static_cast<std::size_t>(entry_offset_[static_cast<std::size_t>(g)]) + i;
+      const Op &op = ops[i];
+      span(describe(op), g, kComputeTrack, simulation_.result.start[entry],
+           simulation_.result.end[entry]);
+      append(",\"cat\":\"{}\",\"args\":{{\"kind\":\"{}\",\"stage\":{},\"microbatch\":{}",
+             op_kind_token(op.kind()), op_kind_token(op.kind()), op.first.stage,
+             op.first.microbatch);
+      if (op.kind() == OpKind::overlapped) append(",\"backward\":\"{}\"", describe(op.second));
+      append("}}}}");
+    }
+  }
+
+  // Transfer indices grouped by sending device, each group in order of start time.
+  [[nodiscard]] std::vector<std::size_t> transfers_by_sender() const {
+    const auto &transfers = simulation_.result.transfers;
+    std::vector<std::size_t> order(transfers.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const Transfer &x = transfers[a];
+      const Transfer &y = transfers[b];
+      return std::tie(x.from_device, x.start) < std::tie(y.from_device, y.start);
+    });
+    return order;
+  }
+
+  // Trace viewers need the slices of one track to nest, so a transfer that starts before the
+  // previous one on a lane has arrived goes to the first free lane (interval partitioning).
+  void write_sends(int g, std::vector<std::size_t>::const_iterator begin,
+                   std::vector<std::size_t>::const_iterator end) {
+    std::vector<Ticks> lane_free;
+    for (auto it = begin; it != end; ++it) {
+      const Transfer &transfer = simulation_.result.transfers[*it];
+      auto lane = std::find_if(lane_free.begin(), lane_free.end(),
+                               [&](Ticks free) { return free <= transfer.start; });
+      if (lane == lane_free.end()) lane = lane_free.insert(lane_free.end(), Ticks{});
+      *lane = transfer.end;
+      const int track = kFirstSendTrack + static_cast<int>(lane - lane_free.begin());
+      const std::string sent = describe(op_of(transfer.producer, g));
+      span(fmt::format("{} -> device {}", sent, transfer.to_device), g, track, transfer.start,
+           transfer.end);
+      append(",\"cat\":\"transfer\",\"args\":{{\"op\":\"{}\",\"to\":{},\"consumer\":\"{}\"}}}}",
+             sent, transfer.to_device, describe(op_of(transfer.consumer, transfer.to_device)));
+    }
+    for (std::size_t lane = 0; lane < lane_free.size(); ++lane) {
+      metadata(g, "thread_name", kFirstSendTrack + static_cast<int>(lane),
+               lane == 0 ? std::string("send") : fmt::format("send {}", lane + 1));
+    }
+  }
+
+  void write_counter(int g, std::string_view name, const MemoryReport &report) {
+    for (const MemoryPoint &point :
+         memory_steps(report.devices[static_cast<std::size_t>(g)].timeline)) {
+      begin_event('C', name, g, kComputeTrack);
+      append(",\"ts\":{},\"args\":{{\"{}\":{}}}}}", microseconds(point.time), name,
+             point.resident);
+    }
+  }
+
+  const TimeScale &scale_;
+  const Schedule &schedule_;
+  const Simulation &simulation_;
+  std::vector<std::int32_t> entry_offset_;
+  fmt::memory_buffer out_;
+  bool first_event_ = true;
+};
+
+} // namespace
+
+std::string chrome_trace_json(const Scenario &scenario, const Schedule &schedule,
+                              const Simulation &simulation) {
+  return TraceWriter(scenario, schedule, simulation).write();
+}
+
+} // namespace ppsim

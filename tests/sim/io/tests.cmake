@@ -1,0 +1,7 @@
+# Chrome trace and SVG Gantt writers; the trace test parses the JSON back with nlohmann-json.
+find_package(nlohmann_json 3 REQUIRED)
+ppsim_add_test(NAME sim_io_writers_tests
+  SOURCES
+    sim/io/trace_test.cpp
+    sim/io/svg_test.cpp
+  LIBS ppsim_sim nlohmann_json::nlohmann_json)
