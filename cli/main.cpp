@@ -1,1 +1,45 @@
-int main() { return 0; }
+// ppsim: the subcommand table and dispatch (CONVENTIONS example 12).
+#include "cli/commands.h"
+
+#include <fmt/format.h>
+#include <iostream>
+#include <string_view>
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  std::string_view description;
+  int (*run)(const ppsim::cli::Args &, std::ostream &, std::ostream &);
+};
+
+constexpr Command kCommands[] = {
+    {"simulate", "time one schedule on a scenario: makespan, bubbles, memory, SVG, trace, --explain",
+     ppsim::cli::run_simulate},
+    {"compare", "every schedule on one scenario side by side, under one or more memory caps",
+     ppsim::cli::run_compare},
+    {"schedules", "list the schedule generators", ppsim::cli::run_schedules},
+    {"export", "write a schedule as PyTorch pipelining CSV", ppsim::cli::run_export},
+};
+
+void print_usage(std::ostream &out) {
+  out << "usage: ppsim <command> [options]   (ppsim <command> --help for its options)\n\ncommands:\n";
+  for (const Command &command : kCommands) {
+    out << fmt::format("  {:<10} {}\n", command.name, command.description);
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
+    print_usage(argc < 2 ? std::cerr : std::cout);
+    return argc < 2 ? ppsim::cli::kUserError : ppsim::cli::kOk;
+  }
+  const ppsim::cli::Args args(argv + 2, argv + argc);
+  for (const Command &command : kCommands) {
+    if (command.name == argv[1]) return ppsim::cli::guarded(command.run, args, std::cout, std::cerr);
+  }
+  std::cerr << fmt::format("ppsim: error: unknown command '{}' (see 'ppsim --help')\n", argv[1]);
+  return ppsim::cli::kUserError;
+}

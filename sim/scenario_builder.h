@@ -61,6 +61,10 @@ struct ScenarioInput {
   ByteSizesInput bytes;
   RematTiming remat_timing = RematTiming::early;
   std::string remat_policy = "none";
+  double remat_time_limit_seconds = 60;  ///< ILP time limit
+  double remat_relative_gap = 0.03;      ///< ILP relative gap
+  std::string costs_file;                ///< per-layer cost file (profiler output)
+  std::vector<int> layers_per_stage;     ///< with costs_file; uniform split when empty
   std::map<std::string, SourceLocation> origins;  ///< field key -> where it was set
 
   /// The recorded location of `key`, or the key itself when it kept its default.

@@ -1,0 +1,95 @@
+#include "cli/scenario_options.h"
+
+#include "sim/error.h"
+#include "sim/io/scenario_toml.h"
+
+#include <fmt/format.h>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+namespace {
+
+struct FieldFlag {
+  const char *flag;   // program_options spelling ("p" becomes -p, "F" becomes --F)
+  const char *shown;  // as the user types it, for errors
+  const char *field;  // dotted scenario field
+  const char *help;
+};
+
+constexpr FieldFlag kFieldFlags[] = {
+    {"schedule", "--schedule", "pipeline.schedule", "schedule name (see 'ppsim schedules')"},
+    {"schedule-file", "--schedule-file", "pipeline.schedule_file", "PyTorch CSV schedule to import instead"},
+    {"p", "-p", "cluster.devices", "number of devices"},
+    {"m", "-m", "pipeline.microbatches", "number of microbatches"},
+    {"v", "-v", "pipeline.chunks", "chunks (stages) per device"},
+    {"group-size", "--group-size", "pipeline.group_size", "Megatron interleaved microbatch group size (default p)"},
+    {"F", "--F", "model.F", "forward time per stage (number, \"1/6\" or a list)"},
+    {"B", "--B", "model.B", "input-gradient backward time per stage"},
+    {"W", "--W", "model.W", "weight-gradient backward time per stage (0 if only the full backward is known)"},
+    {"R", "--R", "model.R", "recomputation time per stage (default F)"},
+    {"cost-unit", "--cost-unit", "model.cost_unit", "\"stage\" (default) or \"device\" (values divided by v)"},
+    {"comm", "--comm", "cluster.link.latency", "point-to-point latency between devices"},
+    {"bandwidth", "--bandwidth", "cluster.link.bandwidth", "link bandwidth such as 50GB/s (with out_bytes)"},
+    {"w-stash", "--w-stash", "model.w_stash", "fraction of an activation that B keeps for W"},
+    {"K", "--K", "cluster.K", "activation memory cap (count model, one device's share of a microbatch)"},
+    {"memory", "--memory", "cluster.memory", "memory budget in bytes such as 80GiB"},
+    {"memory-model", "--memory-model", "cluster.memory_model", "count, zb or bytes"},
+    {"overlap-fb", "--overlap-fb", "pipeline.overlap_fb", "duration of an overlapped F&B op (DualPipe)"},
+    {"remat", "--remat", "remat.policy", "recomputation policy"},
+    {"remat-timing", "--remat-timing", "remat.timing", "early or lumped"},
+};
+
+} // namespace
+
+void add_scenario_options(po::options_description &options) {
+  for (const FieldFlag &flag : kFieldFlags) {
+    options.add_options()(flag.flag, po::value<std::string>()->value_name("X"), flag.help);
+  }
+  options.add_options()("contention", po::bool_switch(), "links carry one transfer at a time per direction")(
+      "blocking", po::bool_switch(), "a transfer also occupies the sending device")(
+      "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "set any scenario field, e.g. --set cluster.link.latency=0.5");
+}
+
+void add_scenario_positional(po::options_description &options, po::positional_options_description &positional) {
+  options.add_options()("scenario", po::value<std::string>()->value_name("SCENARIO.toml"), "scenario file");
+  positional.add("scenario", 1);
+}
+
+ScenarioInput scenario_from_options(const po::variables_map &values) {
+  ScenarioInput input;
+  if (values.count("scenario")) input = read_scenario_file(values["scenario"].as<std::string>());
+  for (const FieldFlag &flag : kFieldFlags) {
+    if (values.count(flag.flag)) {
+      set_scenario_field_from_text(input, flag.field, values[flag.flag].as<std::string>(),
+                                   SourceLocation{"", 0, flag.shown});
+    }
+  }
+  if (values["contention"].as<bool>()) {
+    set_scenario_field_from_text(input, "cluster.link.contention", "true", {"", 0, "--contention"});
+  }
+  if (values["blocking"].as<bool>()) {
+    set_scenario_field_from_text(input, "cluster.link.blocking", "true", {"", 0, "--blocking"});
+  }
+  if (values.count("set")) {
+    for (const std::string &assignment : values["set"].as<std::vector<std::string>>()) {
+      const auto equals = assignment.find('=');
+      if (equals == std::string::npos) {
+        throw Error("", 0, "--set", fmt::format("expected KEY=VALUE, got \"{}\"", assignment));
+      }
+      const std::string key = assignment.substr(0, equals);
+      set_scenario_field_from_text(input, key, assignment.substr(equals + 1), {"", 0, key});
+    }
+  }
+  return input;
+}
+
+po::variables_map parse_command(const std::vector<std::string> &args, const po::options_description &options,
+                                const po::positional_options_description &positional) {
+  po::variables_map values;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), values);
+  po::notify(values);
+  return values;
+}
+
+} // namespace ppsim::cli

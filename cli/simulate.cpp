@@ -1,0 +1,75 @@
+// `ppsim simulate`: one scenario, one schedule -> metrics, and optionally a Gantt SVG, a
+// Chrome trace and the critical-path explanation.
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "cli/scenario_options.h"
+
+#include "sim/critical_path.h"
+#include "sim/error.h"
+#include "sim/io/report.h"
+#include "sim/io/run_setup.h"
+#include "sim/io/svg.h"
+#include "sim/io/trace.h"
+
+#include <fmt/format.h>
+#include <ostream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+
+int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
+  po::options_description options("ppsim simulate [SCENARIO.toml] [options]");
+  options.add_options()("help,h", "show this help")(
+      "format", po::value<std::string>()->default_value("text"), "text, json or csv")(
+      "svg", po::value<std::string>()->value_name("FILE"), "write a Gantt chart with memory curves")(
+      "trace", po::value<std::string>()->value_name("FILE"), "write a Chrome trace (Perfetto)")(
+      "explain", po::bool_switch(), "print the critical path and where the idle time goes");
+  add_scenario_options(options);
+  po::positional_options_description positional;
+  add_scenario_positional(options, positional);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n";
+    return kOk;
+  }
+  const std::string format = values["format"].as<std::string>();
+  if (format != "text" && format != "json" && format != "csv") {
+    throw Error("", 0, "--format", fmt::format("expected text, json or csv, got \"{}\"", format));
+  }
+
+  const ScenarioInput input = scenario_from_options(values);
+  const PreparedRun run = prepare_run(input);
+  const bool timelines = values.count("svg") || values.count("trace");
+  const Simulation simulation = simulate(run.scenario, run.schedule, SimulateOptions{timelines});
+
+  // Every output is produced before any file is written, so a failure leaves nothing behind.
+  const SimulationReport report{run.scenario, run.schedule, simulation, std::nullopt, run.warnings};
+  if (values.count("svg")) {
+    write_file_atomically(values["svg"].as<std::string>(),
+                          gantt_svg(run.scenario, run.schedule, simulation, GanttOptions{.time_unit = input.time_unit}));
+  }
+  if (values.count("trace")) {
+    write_file_atomically(values["trace"].as<std::string>(), chrome_trace_json(run.scenario, run.schedule, simulation));
+  }
+  if (format == "json") {
+    out << report_json(report);
+  } else if (format == "csv") {
+    out << report_csv_header() << "\n" << report_csv_row(report) << "\n";
+  } else {
+    out << report_text(report);
+  }
+  if (values["explain"].as<bool>()) {
+    const BubbleExplanation explanation = explain_bubbles(run.scenario, run.schedule, simulation.result);
+    if (!run.scenario.link.contention && !run.scenario.link.blocking &&
+        explanation.longest_path != simulation.metrics.makespan) {
+      err << fmt::format("ppsim: internal error: longest path {} differs from the makespan {}\n",
+                         run.scenario.time_scale.format(explanation.longest_path),
+                         run.scenario.time_scale.format(simulation.metrics.makespan));
+      return kInternalError;
+    }
+    (format == "text" ? out : err) << explanation_text(run.scenario, run.schedule, explanation);
+  }
+  return kOk;
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,160 @@
+#include "sim/io/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ppsim {
+namespace {
+
+double max_peak(const Metrics &metrics) {
+  double peak = 0;
+  for (const DeviceMetrics &device : metrics.devices) peak = std::max(peak, device.peak_activations);
+  return peak;
+}
+
+std::optional<double> max_peak_bytes(const Metrics &metrics) {
+  std::optional<double> peak;
+  for (const DeviceMetrics &device : metrics.devices) {
+    if (device.peak_bytes) peak = std::max(peak.value_or(0.0), *device.peak_bytes);
+  }
+  return peak;
+}
+
+std::optional<double> gap(const SimulationReport &report) {
+  if (!report.best_lower_bound || report.best_lower_bound->count() <= 0) return std::nullopt;
+  return static_cast<double>(report.simulation.metrics.makespan.count()) /
+             static_cast<double>(report.best_lower_bound->count()) -
+         1.0;
+}
+
+std::string violation_op(const SimulationReport &report, const Violation &violation) {
+  std::int32_t entry = violation.entry;
+  for (const auto &ops : report.schedule.device_ops) {
+    if (entry < static_cast<std::int32_t>(ops.size())) return describe(ops[static_cast<std::size_t>(entry)]);
+    entry -= static_cast<std::int32_t>(ops.size());
+  }
+  return "?";
+}
+
+std::string number(double value) { return fmt::format("{:.6g}", value); }
+
+} // namespace
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        out += fmt::format("\\u{:04x}", static_cast<int>(c));
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double value) { return std::isfinite(value) ? fmt::format("{}", value) : "null"; }
+
+std::string report_text(const SimulationReport &report) {
+  const Scenario &scenario = report.scenario;
+  const Metrics &metrics = report.simulation.metrics;
+  const TimeScale &scale = scenario.time_scale;
+  std::string out;
+  out += fmt::format("schedule {}  p={} m={} v={}\n", report.schedule.name, scenario.devices,
+                     scenario.microbatches * scenario.pipes, scenario.chunks);
+  out += fmt::format("makespan {}  max span {}  ideal {}  bubble {:.2f}%  span bubble {:.2f}%\n",
+                     scale.format(metrics.makespan), scale.format(metrics.max_span),
+                     scale.format(metrics.ideal), 100 * metrics.bubble_ratio,
+                     100 * metrics.span_bubble_ratio);
+  if (report.best_lower_bound) {
+    out += fmt::format("best lower bound {}  gap {:.2f}%\n", scale.format(*report.best_lower_bound),
+                       100 * gap(report).value_or(0.0));
+  }
+  const MemoryTrack &capped = scenario.memory_model == MemoryModel::bytes && scenario.bytes
+                                  ? *scenario.bytes
+                                  : scenario.activations;
+  out += fmt::format("memory: peak {} activations{}  feasible {}\n", number(max_peak(metrics)),
+                     capped.cap ? fmt::format(" (cap {})", number(*capped.cap)) : std::string(),
+                     metrics.feasible ? "yes" : "no");
+  out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n", "device", "start",
+                     "end", "span", "busy", "idle", "recompute", "peak act", "peak bytes");
+  for (std::size_t g = 0; g < metrics.devices.size(); ++g) {
+    const DeviceMetrics &d = metrics.devices[g];
+    out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n", g,
+                       scale.format(d.start), scale.format(d.end), scale.format(d.span),
+                       scale.format(d.busy), scale.format(d.idle), scale.format(d.recompute),
+                       number(d.peak_activations), d.peak_bytes ? number(*d.peak_bytes) : "-");
+  }
+  for (const Violation &violation : metrics.violations) {
+    out += fmt::format("over the cap: device {} at {} ({}): {} > {}\n", violation.device,
+                       violation_op(report, violation), scale.format(violation.time),
+                       number(violation.resident), number(violation.cap));
+  }
+  for (const std::string &warning : report.warnings) out += fmt::format("warning: {}\n", warning);
+  return out;
+}
+
+std::string report_json(const SimulationReport &report) {
+  const Scenario &scenario = report.scenario;
+  const Metrics &metrics = report.simulation.metrics;
+  const TimeScale &scale = scenario.time_scale;
+  const auto time = [&](Ticks t) { return json_number(scale.to_units(t)); };
+  std::vector<std::string> devices;
+  for (const DeviceMetrics &d : metrics.devices) {
+    devices.push_back(fmt::format(
+        "{{\"busy\": {}, \"idle\": {}, \"span\": {}, \"start\": {}, \"end\": {}, \"recompute_time\": {}, "
+        "\"peak_activations\": {}, \"peak_bytes\": {}}}",
+        time(d.busy), time(d.idle), time(d.span), time(d.start), time(d.end), time(d.recompute),
+        json_number(d.peak_activations), d.peak_bytes ? json_number(*d.peak_bytes) : "null"));
+  }
+  std::vector<std::string> violations;
+  for (const Violation &v : metrics.violations) {
+    violations.push_back(fmt::format("{{\"device\": {}, \"op\": {}, \"time\": {}, \"resident\": {}, \"cap\": {}}}",
+                                     v.device, json_string(violation_op(report, v)), time(v.time),
+                                     json_number(v.resident), json_number(v.cap)));
+  }
+  std::vector<std::string> warnings;
+  for (const std::string &w : report.warnings) warnings.push_back(json_string(w));
+  const std::optional<double> relative_gap = gap(report);
+  return fmt::format(
+      "{{\"schedule\": {}, \"p\": {}, \"m\": {}, \"v\": {}, \"feasible\": {}, \"makespan\": {}, "
+      "\"max_span\": {}, \"ideal\": {}, \"bubble_ratio\": {}, \"span_bubble_ratio\": {}, "
+      "\"best_lower_bound\": {}, \"gap\": {}, \"exact_time\": {}, \"devices\": [{}], \"violations\": [{}], "
+      "\"warnings\": [{}]}}\n",
+      json_string(report.schedule.name), scenario.devices, scenario.microbatches * scenario.pipes,
+      scenario.chunks, metrics.feasible ? "true" : "false", time(metrics.makespan), time(metrics.max_span),
+      time(metrics.ideal), json_number(metrics.bubble_ratio), json_number(metrics.span_bubble_ratio),
+      report.best_lower_bound ? time(*report.best_lower_bound) : "null",
+      relative_gap ? json_number(*relative_gap) : "null", scale.exact ? "true" : "false",
+      fmt::join(devices, ", "), fmt::join(violations, ", "), fmt::join(warnings, ", "));
+}
+
+std::string report_csv_header() {
+  return "schedule,p,m,v,feasible,makespan,max_span,ideal,bubble_ratio,span_bubble_ratio,"
+         "peak_activations,peak_bytes,best_lower_bound,gap";
+}
+
+std::string report_csv_row(const SimulationReport &report) {
+  const Scenario &scenario = report.scenario;
+  const Metrics &metrics = report.simulation.metrics;
+  const TimeScale &scale = scenario.time_scale;
+  const std::optional<double> bytes = max_peak_bytes(metrics);
+  const std::optional<double> relative_gap = gap(report);
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", report.schedule.name, scenario.devices,
+                     scenario.microbatches * scenario.pipes, scenario.chunks, metrics.feasible ? "true" : "false",
+                     scale.format(metrics.makespan), scale.format(metrics.max_span), scale.format(metrics.ideal),
+                     metrics.bubble_ratio, metrics.span_bubble_ratio, max_peak(metrics),
+                     bytes ? fmt::format("{}", *bytes) : "",
+                     report.best_lower_bound ? scale.format(*report.best_lower_bound) : "",
+                     relative_gap ? fmt::format("{}", *relative_gap) : "");
+}
+
+} // namespace ppsim

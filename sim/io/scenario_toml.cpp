@@ -1,0 +1,305 @@
+#include "sim/io/scenario_toml.h"
+
+#include "sim/error.h"
+#include "sim/io/decimal.h"
+#include "sim/io/toml_fields.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+namespace ppsim {
+namespace {
+
+// Reads values of one field, failing with the field's location and a sentence on bad types.
+class FieldReader {
+public:
+  FieldReader(const toml::node &value, const SourceLocation &where) : value_(value), where_(where) {}
+
+  [[noreturn]] void fail(const std::string &sentence) const {
+    throw Error(where_.file, where_.line, where_.field, sentence);
+  }
+
+  [[nodiscard]] std::string shown() const {
+    std::ostringstream text;
+    if (value_.is_string()) {
+      text << '"' << *value_.value<std::string>() << '"';
+    } else {
+      value_.visit([&text](const auto &node) { text << node; });
+    }
+    return text.str();
+  }
+
+  [[nodiscard]] std::int64_t integer(std::int64_t minimum) const {
+    const auto number = value_.value_exact<std::int64_t>();
+    if (!number) fail(fmt::format("expected an integer, got {}", shown()));
+    if (*number < minimum) fail(fmt::format("expected an integer >= {}, got {}", minimum, *number));
+    return *number;
+  }
+
+  [[nodiscard]] int small_integer(std::int64_t minimum) const {
+    const std::int64_t number = integer(minimum);
+    if (number > 1'000'000'000) fail(fmt::format("value {} is too large", number));
+    return static_cast<int>(number);
+  }
+
+  [[nodiscard]] bool boolean() const {
+    const auto flag = value_.value_exact<bool>();
+    if (!flag) fail(fmt::format("expected true or false, got {}", shown()));
+    return *flag;
+  }
+
+  [[nodiscard]] std::string string() const {
+    const auto text = value_.value_exact<std::string>();
+    if (!text) fail(fmt::format("expected a string, got {}", shown()));
+    return *text;
+  }
+
+  [[nodiscard]] std::string choice(std::initializer_list<const char *> allowed) const {
+    const std::string text = string();
+    for (const char *option : allowed) {
+      if (text == option) return text;
+    }
+    fail(fmt::format("expected one of {}, got \"{}\"", fmt::join(allowed, ", "), text));
+  }
+
+  // Durations: numbers, or strings holding exact decimals or fractions ("1/6").
+  [[nodiscard]] Rational rational(const toml::node &node) const {
+    std::optional<Rational> value;
+    if (const auto integer = node.value_exact<std::int64_t>()) {
+      value = Rational{*integer, 1};
+    } else if (const auto real = node.value_exact<double>()) {
+      value = rational_from_double(*real);
+    } else if (const auto text = node.value_exact<std::string>()) {
+      value = parse_rational(*text);
+    }
+    if (!value) fail(fmt::format("expected a number, got {}", shown()));
+    if (value->numerator < 0) fail(fmt::format("expected a non-negative number, got {}", shown()));
+    return *value;
+  }
+
+  [[nodiscard]] double real(const toml::node &node) const {
+    if (const auto number = node.value<double>()) return *number;
+    if (const auto text = node.value_exact<std::string>()) {
+      if (const auto value = parse_rational(*text)) {
+        return static_cast<double>(value->numerator) / static_cast<double>(value->denominator);
+      }
+    }
+    fail(fmt::format("expected a number, got {}", shown()));
+  }
+
+  [[nodiscard]] double fraction() const {
+    const double value = real(value_);
+    if (!(value >= 0 && value <= 1)) fail(fmt::format("expected a fraction in [0, 1], got {}", shown()));
+    return value;
+  }
+
+  [[nodiscard]] double bytes(const toml::node &node) const {
+    if (const auto number = node.value<double>()) {
+      if (*number >= 0) return *number;
+    } else if (const auto text = node.value_exact<std::string>()) {
+      if (const auto size = parse_byte_size(*text)) return *size;
+    }
+    fail(fmt::format("expected a byte size such as 80GiB, got {}", shown()));
+  }
+
+  // Scalar or list: one value for every stage, or one per stage.
+  template <typename T, typename Convert>
+  [[nodiscard]] std::vector<T> list(Convert convert) const {
+    std::vector<T> values;
+    if (const toml::array *array = value_.as_array()) {
+      if (array->empty()) fail("expected at least one value");
+      for (const toml::node &element : *array) values.push_back(convert(element));
+    } else {
+      values.push_back(convert(value_));
+    }
+    return values;
+  }
+
+  [[nodiscard]] std::vector<Rational> durations() const {
+    return list<Rational>([this](const toml::node &n) { return rational(n); });
+  }
+  [[nodiscard]] std::vector<double> byte_sizes() const {
+    return list<double>([this](const toml::node &n) { return bytes(n); });
+  }
+  [[nodiscard]] std::vector<double> reals() const {
+    return list<double>([this](const toml::node &n) { return real(n); });
+  }
+
+  [[nodiscard]] const toml::node &node() const { return value_; }
+
+private:
+  const toml::node &value_;
+  const SourceLocation &where_;
+};
+
+using Setter = std::function<void(ScenarioInput &, const FieldReader &)>;
+
+const std::map<std::string, Setter> &field_setters() {
+  static const std::map<std::string, Setter> setters{
+      {"model.cost_unit",
+       [](ScenarioInput &in, const FieldReader &r) { in.costs_per_device = r.choice({"stage", "device"}) == "device"; }},
+      {"model.F", [](ScenarioInput &in, const FieldReader &r) { in.forward = r.durations(); }},
+      {"model.B", [](ScenarioInput &in, const FieldReader &r) { in.backward_input = r.durations(); }},
+      {"model.W", [](ScenarioInput &in, const FieldReader &r) { in.backward_weight = r.durations(); }},
+      {"model.R", [](ScenarioInput &in, const FieldReader &r) { in.recompute_forward = r.durations(); }},
+      {"model.RW", [](ScenarioInput &in, const FieldReader &r) { in.recompute_weight_inputs = r.durations(); }},
+      {"model.RBW", [](ScenarioInput &in, const FieldReader &r) { in.recompute_full_backward = r.durations(); }},
+      {"model.time_unit",
+       [](ScenarioInput &in, const FieldReader &r) { in.time_unit = r.choice({"s", "ms", "us"}); }},
+      {"model.w_stash", [](ScenarioInput &in, const FieldReader &r) { in.w_stash = r.fraction(); }},
+      {"model.costs_file", [](ScenarioInput &in, const FieldReader &r) { in.costs_file = r.string(); }},
+      {"model.layers_per_stage",
+       [](ScenarioInput &in, const FieldReader &r) {
+         in.layers_per_stage = r.list<int>([&](const toml::node &n) {
+           return FieldReader(n, {}).small_integer(1);
+         });
+       }},
+      {"model.memory.act_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.activation = r.byte_sizes(); }},
+      {"model.memory.kept_after_b", [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_b = r.byte_sizes(); }},
+      {"model.memory.ckpt_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.checkpoint = r.byte_sizes(); }},
+      {"model.memory.param_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.parameters = r.byte_sizes(); }},
+      {"model.memory.peak_f", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_forward = r.byte_sizes(); }},
+      {"model.memory.peak_b", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_backward_input = r.byte_sizes(); }},
+      {"model.memory.peak_w", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_backward_weight = r.byte_sizes(); }},
+      {"model.memory.peak_ckpt", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_checkpoint = r.byte_sizes(); }},
+      {"model.memory.out_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.output = r.byte_sizes(); }},
+      {"model.memory.m_ba_fraction", [](ScenarioInput &in, const FieldReader &r) { in.m_ba_fraction = r.fraction(); }},
+      {"model.memory.mem_f", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_f = r.reals(); }},
+      {"model.memory.mem_w", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_w = r.reals(); }},
+      {"cluster.devices", [](ScenarioInput &in, const FieldReader &r) { in.devices = r.small_integer(1); }},
+      {"cluster.memory", [](ScenarioInput &in, const FieldReader &r) { in.cap_bytes = r.bytes(r.node()); }},
+      {"cluster.K",
+       [](ScenarioInput &in, const FieldReader &r) {
+         const double k = r.real(r.node());
+         if (!(k > 0)) r.fail(fmt::format("expected a positive memory cap, got {}", r.shown()));
+         in.cap_activations = k;
+       }},
+      {"cluster.memory_model",
+       [](ScenarioInput &in, const FieldReader &r) {
+         const std::string model = r.choice({"count", "zb", "bytes"});
+         in.memory_model = model == "count" ? MemoryModel::count
+                           : model == "zb"  ? MemoryModel::zb
+                                            : MemoryModel::bytes;
+       }},
+      {"cluster.link.latency", [](ScenarioInput &in, const FieldReader &r) { in.latency = r.rational(r.node()); }},
+      {"cluster.link.bandwidth",
+       [](ScenarioInput &in, const FieldReader &r) {
+         std::optional<double> bandwidth;
+         if (const auto text = r.node().value_exact<std::string>()) {
+           bandwidth = parse_bandwidth(*text);
+         } else if (const auto number = r.node().value<double>()) {
+           if (*number > 0) bandwidth = *number;
+         }
+         if (!bandwidth) r.fail(fmt::format("expected a bandwidth such as \"50GB/s\" or \"inf\", got {}", r.shown()));
+         in.bandwidth_bytes_per_second = *bandwidth;
+       }},
+      {"cluster.link.contention", [](ScenarioInput &in, const FieldReader &r) { in.contention = r.boolean(); }},
+      {"cluster.link.blocking", [](ScenarioInput &in, const FieldReader &r) { in.blocking = r.boolean(); }},
+      {"pipeline.schedule", [](ScenarioInput &in, const FieldReader &r) { in.schedule = r.string(); }},
+      {"pipeline.microbatches", [](ScenarioInput &in, const FieldReader &r) { in.microbatches = r.small_integer(1); }},
+      {"pipeline.chunks", [](ScenarioInput &in, const FieldReader &r) { in.chunks = r.small_integer(1); }},
+      {"pipeline.group_size", [](ScenarioInput &in, const FieldReader &r) { in.group_size = r.small_integer(1); }},
+      {"pipeline.overlap_fb", [](ScenarioInput &in, const FieldReader &r) { in.overlap_fb = r.rational(r.node()); }},
+      {"pipeline.schedule_file", [](ScenarioInput &in, const FieldReader &r) { in.schedule_file = r.string(); }},
+      {"remat.policy", [](ScenarioInput &in, const FieldReader &r) { in.remat_policy = r.string(); }},
+      {"remat.timing",
+       [](ScenarioInput &in, const FieldReader &r) {
+         in.remat_timing = r.choice({"early", "lumped"}) == "early" ? RematTiming::early : RematTiming::lumped;
+       }},
+      {"remat.time_limit",
+       [](ScenarioInput &in, const FieldReader &r) {
+         const double seconds = r.real(r.node());
+         if (!(seconds > 0)) r.fail(fmt::format("expected a positive number of seconds, got {}", r.shown()));
+         in.remat_time_limit_seconds = seconds;
+       }},
+      {"remat.gap", [](ScenarioInput &in, const FieldReader &r) { in.remat_relative_gap = r.fraction(); }},
+  };
+  return setters;
+}
+
+// Walks tables down to leaves, setting each leaf by its dotted key.
+void apply_table(ScenarioInput &input, const toml::table &table, const std::string &prefix,
+                 const std::string &source) {
+  for (const auto &[key, node] : table) {
+    const std::string dotted = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+    if (const toml::table *child = node.as_table()) {
+      apply_table(input, *child, dotted, source);
+      continue;
+    }
+    set_scenario_field(input, dotted, node,
+                       SourceLocation{source, static_cast<int>(node.source().begin.line), dotted});
+  }
+}
+
+std::string resolve(const std::string &path, const std::string &base_directory) {
+  if (path.empty() || base_directory.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base_directory) / path).lexically_normal().string();
+}
+
+} // namespace
+
+void set_scenario_field(ScenarioInput &input, const std::string &key, const toml::node &value,
+                        const SourceLocation &where) {
+  const auto &setters = field_setters();
+  const auto setter = setters.find(key);
+  if (setter == setters.end()) {
+    const std::string suggestion = closest_name(key, scenario_field_names());
+    throw Error(where.file, where.line, "",
+                suggestion.empty() ? fmt::format("unknown field '{}'", key)
+                                   : fmt::format("unknown field '{}', did you mean '{}'?", key, suggestion));
+  }
+  setter->second(input, FieldReader(value, where));
+  input.origins[key] = where;
+}
+
+void set_scenario_field_from_text(ScenarioInput &input, const std::string &key,
+                                  const std::string &text, const SourceLocation &where) {
+  // A bare word such as zb-h1 or 80GiB is not TOML; it is taken as the string it spells.
+  try {
+    const toml::table parsed = toml::parse("value = " + text);
+    if (parsed.size() == 1 && parsed.contains("value")) {
+      set_scenario_field(input, key, *parsed.get("value"), where);
+      return;
+    }
+  } catch (const toml::parse_error &) {
+    // not a TOML value: fall through to the plain string
+  }
+  const toml::value<std::string> as_string(text);
+  set_scenario_field(input, key, as_string, where);
+}
+
+std::vector<std::string> scenario_field_names() {
+  std::vector<std::string> names;
+  for (const auto &entry : field_setters()) names.push_back(entry.first);
+  return names;
+}
+
+ScenarioInput parse_scenario(std::string_view text, const std::string &source,
+                             const std::string &base_directory) {
+  toml::table parsed;
+  try {
+    parsed = toml::parse(text, source);
+  } catch (const toml::parse_error &error) {
+    throw Error(source, static_cast<int>(error.source().begin.line), "",
+                fmt::format("malformed TOML: {}", error.description()));
+  }
+  ScenarioInput input;
+  apply_table(input, parsed, "", source);
+  input.costs_file = resolve(input.costs_file, base_directory);
+  input.schedule_file = resolve(input.schedule_file, base_directory);
+  return input;
+}
+
+ScenarioInput read_scenario_file(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(path, 0, "", "cannot open the scenario file");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_scenario(text.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+} // namespace ppsim

@@ -1,0 +1,15 @@
+#pragma once
+// TOML-level field setter shared by the readers in io/ (scenario files, sweep files).
+#include "sim/scenario_builder.h"
+
+#include <string>
+#include <toml++/toml.h>
+
+namespace ppsim {
+
+/// Sets one dotted field ("pipeline.microbatches") from a TOML value; `where` is recorded as the
+/// field's origin for later errors. Throws Error for unknown fields and values of the wrong type.
+void set_scenario_field(ScenarioInput &input, const std::string &key, const toml::node &value,
+                        const SourceLocation &where);
+
+} // namespace ppsim

@@ -1,0 +1,204 @@
+#include "sim/io/torch_csv.h"
+
+#include "sim/error.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <fstream>
+#include <libfccp/csv.h>
+#include <set>
+#include <sstream>
+
+namespace ppsim {
+namespace {
+
+// Action kinds PyTorch uses for communication and sharding; ppsim derives transfers itself.
+constexpr std::string_view kIgnoredKinds[] = {"UNSHARD", "RESHARD", "REDUCE_GRAD", "SEND_F",
+                                              "RECV_F",  "SEND_B",  "RECV_B"};
+
+struct CellParser {
+  const std::string &source;
+  int line;
+  std::set<std::string> &dropped;
+
+  [[noreturn]] void fail(std::string_view cell, const std::string &why) const {
+    throw Error(source, line, "", fmt::format("action '{}': {}", cell, why));
+  }
+
+  // "<stage><kind><microbatch>"; returns false for ignored kinds.
+  bool parse_simple(std::string_view cell, std::string_view whole, OpRef &op) const {
+    std::size_t digits = 0;
+    while (digits < cell.size() && cell[digits] >= '0' && cell[digits] <= '9') ++digits;
+    if (digits == 0) fail(whole, "expected <stage><action><microbatch>, such as 2F0");
+    int stage = 0;
+    std::from_chars(cell.data(), cell.data() + digits, stage);
+    std::size_t kind_end = digits;
+    while (kind_end < cell.size() && !(cell[kind_end] >= '0' && cell[kind_end] <= '9')) ++kind_end;
+    const std::string_view kind = cell.substr(digits, kind_end - digits);
+    const std::string_view number = cell.substr(kind_end);
+    for (const std::string_view ignored : kIgnoredKinds) {
+      if (kind == ignored) {
+        dropped.insert(std::string(kind));
+        return false;
+      }
+    }
+    int microbatch = 0;
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), microbatch);
+    if (number.empty() || error != std::errc() || end != number.data() + number.size()) {
+      fail(whole, "expected a microbatch number after the action");
+    }
+    if (kind == "F") {
+      op = {OpKind::forward, stage, microbatch};
+    } else if (kind == "I") {
+      op = {OpKind::backward_input, stage, microbatch};
+    } else if (kind == "B") {
+      op = {OpKind::backward_full, stage, microbatch};
+    } else if (kind == "W") {
+      op = {OpKind::backward_weight, stage, microbatch};
+    } else {
+      fail(whole, fmt::format("unknown action '{}' (expected F, I, B, W or a communication action)", kind));
+    }
+    return true;
+  }
+
+  // Returns false when the cell holds nothing to compute.
+  bool parse(std::string_view cell, Op &op) const {
+    constexpr std::string_view overlap_suffix = ")OVERLAP_F_B";
+    if (cell.empty() || cell == "None") return false;
+    if (cell.front() == '(') {
+      if (cell.size() <= overlap_suffix.size() + 1 ||
+          cell.substr(cell.size() - overlap_suffix.size()) != overlap_suffix) {
+        fail(cell, "expected (<forward>;<backward>)OVERLAP_F_B");
+      }
+      const std::string_view inner = cell.substr(1, cell.size() - 1 - overlap_suffix.size());
+      const auto separator = inner.find(';');
+      if (separator == std::string_view::npos) fail(cell, "expected (<forward>;<backward>)OVERLAP_F_B");
+      OpRef forward;
+      OpRef backward;
+      if (!parse_simple(inner.substr(0, separator), cell, forward) ||
+          !parse_simple(inner.substr(separator + 1), cell, backward) || forward.kind != OpKind::forward ||
+          (backward.kind != OpKind::backward_full && backward.kind != OpKind::backward_input)) {
+        fail(cell, "an overlapped action pairs a forward with a backward");
+      }
+      op = Op::overlap(forward, backward);
+      return true;
+    }
+    OpRef single;
+    if (!parse_simple(cell, cell, single)) return false;
+    op = Op{single, {}};
+    return true;
+  }
+};
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '"' || text.front() == '\r')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '"' || text.back() == '\r')) text.remove_suffix(1);
+  return text;
+}
+
+std::string torch_action(const OpRef &op) {
+  switch (op.kind) {
+  case OpKind::forward: return fmt::format("{}F{}", op.stage, op.microbatch);
+  case OpKind::backward_input: return fmt::format("{}I{}", op.stage, op.microbatch);
+  case OpKind::backward_full: return fmt::format("{}B{}", op.stage, op.microbatch);
+  case OpKind::backward_weight: return fmt::format("{}W{}", op.stage, op.microbatch);
+  default: break;
+  }
+  throw Error(fmt::format("op {} has no PyTorch action (the torch CSV format has no recomputation)",
+                          describe(op)));
+}
+
+} // namespace
+
+ImportedSchedule parse_torch_csv(std::string_view text, const std::string &source) {
+  ImportedSchedule imported;
+  std::set<std::string> dropped;
+  io::LineReader reader(source, text.data(), text.data() + text.size());
+  int line = 0;
+  std::vector<int> stage_owner;
+  while (char *raw = reader.next_line()) {
+    ++line;
+    std::string_view row(raw);
+    auto &ops = imported.schedule.device_ops.emplace_back();
+    const int device = static_cast<int>(imported.schedule.device_ops.size()) - 1;
+    const CellParser parser{source, line, dropped};
+    while (true) {
+      const auto comma = row.find(',');
+      const std::string_view cell = trim(row.substr(0, comma));
+      Op op;
+      if (parser.parse(cell, op)) {
+        for (int part = 0; part < op.sub_op_count(); ++part) {
+          const OpRef ref = op.sub_op(part);
+          if (ref.stage >= static_cast<int>(stage_owner.size())) stage_owner.resize(static_cast<std::size_t>(ref.stage) + 1, -1);
+          int &owner = stage_owner[static_cast<std::size_t>(ref.stage)];
+          if (owner >= 0 && owner != device) {
+            throw Error(source, line, "",
+                        fmt::format("stage {} appears on device {} and device {}", ref.stage, owner, device));
+          }
+          owner = device;
+          imported.microbatches = std::max(imported.microbatches, ref.microbatch + 1);
+        }
+        ops.push_back(op);
+      }
+      if (comma == std::string_view::npos) break;
+      row.remove_prefix(comma + 1);
+    }
+  }
+  // A trailing empty row is a final newline, not a device.
+  while (!imported.schedule.device_ops.empty() && imported.schedule.device_ops.back().empty()) {
+    imported.schedule.device_ops.pop_back();
+  }
+  if (imported.schedule.device_ops.empty()) throw Error(source, 0, "", "the schedule has no actions");
+  for (std::size_t s = 0; s < stage_owner.size(); ++s) {
+    if (stage_owner[s] < 0) throw Error(source, 0, "", fmt::format("stage {} never appears", s));
+  }
+  imported.placement = stage_owner;
+  const int devices = imported.schedule.device_count();
+  imported.chunks = std::max(1, static_cast<int>(stage_owner.size()) / devices);
+  imported.dropped.assign(dropped.begin(), dropped.end());
+  imported.schedule.name = "file";
+  return imported;
+}
+
+ImportedSchedule read_torch_csv(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(path, 0, "", "cannot open the schedule file");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return parse_torch_csv(text.str(), path);
+}
+
+TorchCsvExport write_torch_csv(const Schedule &schedule, int microbatches) {
+  TorchCsvExport exported;
+  for (const auto &ops : schedule.device_ops) {
+    std::vector<std::string> cells;
+    cells.reserve(ops.size());
+    for (const Op &op : ops) {
+      if (op.kind() == OpKind::overlapped) {
+        cells.push_back(fmt::format("({};{})OVERLAP_F_B", torch_action(op.sub_op(0)), torch_action(op.sub_op(1))));
+      } else {
+        cells.push_back(torch_action(op.first));
+      }
+    }
+    exported.text += fmt::format("{}\n", fmt::join(cells, ","));
+  }
+  // Where PyTorch's own schedule classes would refuse the same parameters (oracles.md O-19).
+  const int p = schedule.device_count();
+  if (schedule.name == "1f1b" && microbatches < p) {
+    exported.warnings.push_back(fmt::format("PyTorch Schedule1F1B rejects m = {} < p = {}", microbatches, p));
+  }
+  if (schedule.name == "dualpipev" && microbatches < 2 * p) {
+    exported.warnings.push_back(fmt::format("PyTorch ScheduleDualPipeV rejects m = {} < 2p = {}", microbatches, 2 * p));
+  }
+  if (schedule.name == "interleaved-1f1b") {
+    const int rounds = std::max(1, microbatches / p);
+    if (microbatches % rounds != 0) {
+      exported.warnings.push_back(fmt::format(
+          "PyTorch ScheduleInterleaved1F1B rejects m = {} (not a multiple of {} rounds)", microbatches, rounds));
+    }
+  }
+  return exported;
+}
+
+} // namespace ppsim

@@ -1,0 +1,39 @@
+#pragma once
+// PyTorch pipelining CSV schedules (spec schedules.md 14; pytorch/pytorch
+// torch/distributed/pipelining/schedules.py `_dump_csv`, `_load_csv`, `_Action.from_str`).
+// One row per device, one action per cell: "2F0", "1I3" (input grad = ppsim B), "3B1" (full
+// backward = BW), "0W5", "(0F7;7B3)OVERLAP_F_B".
+#include "sim/schedule.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim {
+
+/// A schedule read from CSV, with what the rows imply about the instance.
+struct ImportedSchedule {
+  Schedule schedule;
+  std::vector<int> placement;        ///< pi(s), inferred from which row mentions each stage
+  int chunks = 1;                    ///< stages per device (v), when every device holds the same number
+  int microbatches = 0;              ///< 1 + the largest microbatch id
+  std::vector<std::string> dropped;  ///< non-compute action kinds that were ignored (SEND_F, ...)
+};
+
+/// Parses CSV text; errors name `source`, the line (= device row) and the offending cell.
+ImportedSchedule parse_torch_csv(std::string_view text, const std::string &source);
+
+/// Reads a CSV file (thin wrapper over parse_torch_csv).
+ImportedSchedule read_torch_csv(const std::string &path);
+
+/// A schedule written as PyTorch CSV, with warnings where PyTorch's own classes would reject it.
+struct TorchCsvExport {
+  std::string text;
+  std::vector<std::string> warnings;
+};
+
+/// Writes compute actions only, one row per device, no idle cells. Throws Error for ops PyTorch
+/// has no action for (R, RW, RBW). `p` and `m` are used for the PyTorch compatibility warnings.
+TorchCsvExport write_torch_csv(const Schedule &schedule, int microbatches);
+
+} // namespace ppsim

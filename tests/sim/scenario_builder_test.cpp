@@ -1,0 +1,65 @@
+// Building the engine's Scenario from user input: placements, exact ticks, cost units, errors.
+#include "sim/scenario_builder.h"
+
+#include "sim/error.h"
+#include "test_support.h"
+
+#include <doctest/doctest.h>
+
+using namespace ppsim;
+using ppsim::testing::uniform_input;
+
+TEST_CASE("per-device costs are split exactly over v chunks") {
+  // cost_unit = "device": a full-stage F of 1 over v = 6 chunks is 1/6 per chunk, exactly.
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1});
+  input.costs_per_device = true;
+  const std::vector<int> placement{0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
+  const Scenario scenario = build_scenario_on(input, placement, 6, 1);
+  CHECK(scenario.time_scale.exact);
+  Ticks six{};
+  for (int k = 0; k < 6; ++k) six += scenario.stage_costs[static_cast<std::size_t>(2 * k)].forward;
+  CHECK(six == scenario.time_scale.to_ticks({1, 1}));
+  // Count unit: each chunk is 1/v of the device's share.
+  CHECK(scenario.activations.stages[0].stored == doctest::Approx(1.0 / 6));
+}
+
+TEST_CASE("recompute costs default to F, F and F + B") {
+  const Scenario scenario =
+      build_scenario(uniform_input(2, 2, {1, 1}, {2, 1}, {3, 1}), find_schedule("1f1b"));
+  const StageCosts &costs = scenario.stage_costs[0];
+  CHECK(costs.recompute_forward == costs.forward);
+  CHECK(costs.recompute_weight_inputs == costs.forward);
+  CHECK(costs.recompute_full_backward == costs.forward + costs.backward_input);
+}
+
+TEST_CASE("impossible values name the field where they were written") {
+  ScenarioInput input = uniform_input(0, 2, {1, 1}, {1, 1}, {0, 1});
+  input.origins["cluster.devices"] = SourceLocation{"s.toml", 3, "cluster.devices"};
+  CHECK_THROWS_WITH_AS(build_scenario(input, find_schedule("1f1b")),
+                       "s.toml:3: field 'cluster.devices': expected at least 1 device, got 0", Error);
+  input = uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1});
+  input.forward = {{1, 1}, {2, 1}, {3, 1}};
+  CHECK_THROWS_WITH_AS(build_scenario(input, find_schedule("1f1b")),
+                       "field 'model.F': expected 1 or 2 values (one per stage), got 3", Error);
+  input = uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1});
+  input.chunks = 2;
+  CHECK_THROWS_WITH_AS(build_scenario(input, find_schedule("1f1b")),
+                       "field 'pipeline.chunks': schedule '1f1b' places one stage per device and pipe, so v "
+                       "must be 1, got 2",
+                       Error);
+  input = uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1});
+  input.cap_bytes = 1e9;
+  CHECK_THROWS_WITH_AS(build_scenario(input, find_schedule("1f1b")),
+                       "field 'cluster.memory': a byte budget needs byte sizes (model.memory.act_bytes)", Error);
+}
+
+TEST_CASE("a byte budget becomes a count cap K for the strictest device") {
+  // K = (bytes - 2 params) / act: device 0 holds 2x10 bytes of parameters, act 100 per stage.
+  ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
+  input.bytes.activation = {100};
+  input.bytes.parameters = {10, 50};
+  input.cap_bytes = 420;
+  const Scenario scenario = build_scenario(input, find_schedule("1f1b"));
+  REQUIRE(scenario.activations.cap.has_value());
+  CHECK(*scenario.activations.cap == doctest::Approx(3.2));  // device 1: (420 - 100) / 100
+}
