@@ -31,6 +31,7 @@ using ppsim::Ticks;
 struct Case {
   int p, m, v;
   ppsim::Rational f, b, w, c;
+  unsigned per_stage_seed = 0;  ///< nonzero: draw F, B, W per stage from this seed instead
 };
 
 const ppsim::StageCosts &costs_of(const Scenario &scenario, int stage) {
@@ -183,6 +184,7 @@ std::vector<Case> grid() {
         cases.push_back({p, m, v, {1, 1}, {1, 1}, {1, 1}, {0, 1}});
         cases.push_back({p, m, v, random_cost(rng, false), random_cost(rng, false),
                          random_cost(rng, true), random_cost(rng, true)});
+        cases.push_back({p, m, v, {}, {}, {}, random_cost(rng, true), static_cast<unsigned>(rng())});
       }
     }
   }
@@ -207,6 +209,20 @@ TEST_CASE("every registered schedule either rejects a case with Error or runs it
       // An OV op at least as long as either sub-op keeps the path bound valid (its F and
       // backward cannot end earlier than they would alone).
       input.overlap_fb = c.f + c.b + c.w;
+      if (c.per_stage_seed != 0) {
+        const int chunks = c.v > 0 ? c.v : info.default_chunks;
+        const int pipes = info.placement == ppsim::PlacementKind::dual_pipe ? 2 : 1;
+        std::mt19937 rng(c.per_stage_seed);
+        input.forward.clear();
+        input.backward_input.clear();
+        input.backward_weight.clear();
+        for (int s = 0; s < c.p * chunks * pipes; ++s) {
+          input.forward.push_back(random_cost(rng, false));
+          input.backward_input.push_back(random_cost(rng, false));
+          input.backward_weight.push_back(random_cost(rng, true));
+        }
+        input.overlap_fb = ppsim::Rational{12, 1};  // >= every F and every B + W drawn
+      }
       CAPTURE(info.name);
       CAPTURE(c.p);
       CAPTURE(c.m);
