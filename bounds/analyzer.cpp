@@ -1,0 +1,54 @@
+// compute_bounds: collects the bounds of lower_bounds.h that apply to the backward form.
+#include "bounds/analyzer.h"
+
+#include "bounds/closed_forms.h"
+
+#include <algorithm>
+
+namespace ppsim {
+
+BoundsOptions bounds_options_for(const ScheduleInfo &schedule, int group_size) {
+  return BoundsOptions{schedule.split_backward ? BackwardForm::split : BackwardForm::fused,
+                       schedule.name, group_size};
+}
+
+std::optional<Ticks> BoundsReport::find(const std::string &name) const {
+  for (const NamedBound &bound : lower_bounds)
+    if (bound.name == name) return bound.value;
+  return std::nullopt;
+}
+
+BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &options) {
+  BoundsReport report;
+  const BackwardForm form = options.backward;
+  report.lower_bounds.push_back({"LB0", lb0_chain(scenario, form), true});
+  report.lower_bounds.push_back({"LB1", lb1_device_path(scenario, form), true});
+  report.lb2_integer_scan = lb2_is_integer_scan(scenario);
+  if (const std::optional<Ticks> lb2 = lb2_memory_time(scenario, form)) {
+    report.lower_bounds.push_back({"LB2", *lb2, true});
+  } else {
+    report.cap_fits_one_activation = false;
+  }
+  if (form == BackwardForm::split) {
+    report.lower_bounds.push_back({"LB3", lb3_split_backward(scenario), true});
+    if (const std::optional<Ticks> lb3_mem = lb3_memory_time(scenario))
+      report.lower_bounds.push_back({"LB3_mem", *lb3_mem, true});
+  }
+  if (const std::optional<Ticks> span = span_lower_bound(scenario, form))
+    report.lower_bounds.push_back({"span_LB", *span, false});
+  for (const NamedBound &bound : report.lower_bounds)
+    if (bound.bounds_makespan)
+      report.best_lower_bound = std::max(report.best_lower_bound, bound.value);
+  if (!options.schedule.empty())
+    report.closed_form = closed_form_makespan(scenario, options.schedule, options.group_size);
+  return report;
+}
+
+double makespan_gap(Ticks makespan, const BoundsReport &report) {
+  if (report.best_lower_bound == Ticks{0}) return 0.0;
+  return static_cast<double>(makespan.count()) /
+             static_cast<double>(report.best_lower_bound.count()) -
+         1.0;
+}
+
+} // namespace ppsim

@@ -1,0 +1,291 @@
+// Lower bounds of spec bounds.md 2-5. Each device-level bound is a window
+// [earliest first start, makespan - shortest tail] that must contain the device's work and,
+// divided by the cap, its memory-time integral.
+#include "bounds/lower_bounds.h"
+
+#include "sim/assert.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace ppsim {
+namespace {
+
+std::size_t at(int index) { return static_cast<std::size_t>(index); }
+
+Ticks full_backward(const StageCosts &costs, BackwardForm form) {
+  return form == BackwardForm::fused ? costs.backward_input + costs.backward_weight
+                                     : costs.backward_input;
+}
+
+/// c_s X(s): the transfer between stage s and s+1 when they sit on different devices.
+Ticks crossing(const Scenario &scenario, int stage) {
+  if (scenario.is_pipe_exit(stage)) return Ticks{0};
+  if (scenario.stage_device[at(stage)] == scenario.stage_device[at(stage + 1)]) return Ticks{0};
+  if (at(stage) >= scenario.boundary_transfer.size()) return Ticks{0};
+  return scenario.boundary_transfer[at(stage)];
+}
+
+/// Ceiling of a non-negative tick value computed in floating point, forgiving the rounding
+/// error of the division by K (1e-9 relative), so exact integers stay exact.
+Ticks ceil_ticks(double value) {
+  const double tolerance = 1e-9 * std::max(1.0, std::abs(value));
+  return Ticks{static_cast<std::int64_t>(std::ceil(value - tolerance))};
+}
+
+/// Stages of every device, in stage order.
+std::vector<std::vector<int>> stages_by_device(const Scenario &scenario) {
+  std::vector<std::vector<int>> stages(at(scenario.devices));
+  for (int s = 0; s < scenario.stage_count(); ++s) stages[at(scenario.stage_device[at(s)])].push_back(s);
+  return stages;
+}
+
+struct Window {
+  Ticks head;  ///< min PF over the device's stages
+  Ticks tail;  ///< min PB over the device's stages
+};
+
+Window window_of(const PathProfile &profile, const std::vector<int> &stages) {
+  Window window{Ticks{std::numeric_limits<std::int64_t>::max()},
+                Ticks{std::numeric_limits<std::int64_t>::max()}};
+  for (const int s : stages) {
+    window.head = std::min(window.head, profile.forward_prefix[at(s)]);
+    window.tail = std::min(window.tail, profile.backward_suffix[at(s)]);
+  }
+  return window;
+}
+
+/// Which lifespans and busy time a memory-time bound uses.
+enum class MemoryTimeVariant {
+  lb2,       ///< busy F + Bf, lifespans with Bf (bounds.md 4)
+  with_w,    ///< busy F + B + W, W-stash share held while W runs (bounds.md 5)
+};
+
+/// The memory-time minimum of every device, or nullopt when the cap is below one activation.
+/// Without a cap the value is the plain busy time.
+std::optional<std::vector<double>> device_memory_time(const Scenario &scenario, BackwardForm form,
+                                                      const PathProfile &profile,
+                                                      MemoryTimeVariant variant) {
+  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
+  const std::optional<double> cap = scenario.activations.cap;
+  const int m = scenario.microbatches;
+  std::vector<double> values(at(scenario.devices), 0.0);
+  std::vector<MemoryTimeStage> device_stages;
+  for (int g = 0; g < scenario.devices; ++g) {
+    device_stages.clear();
+    for (const int s : stages[at(g)]) {
+      const StageCosts &costs = scenario.stage_costs[at(s)];
+      const StageMemory &memory = scenario.activations.stages[at(s)];
+      const double bf = static_cast<double>(full_backward(costs, form).count());
+      MemoryTimeStage stage;
+      stage.unit = memory.stored;
+      stage.recompute = static_cast<double>(costs.recompute_forward.count());
+      stage.busy = static_cast<double>(costs.forward.count()) + bf;
+      stage.kept_lifespan = static_cast<double>(profile.kept_lifespan[at(s)].count());
+      stage.recomputed_lifespan = stage.recompute + bf;
+      if (variant == MemoryTimeVariant::with_w) {
+        const double w = static_cast<double>(costs.backward_weight.count());
+        const double w_stash = memory.stored > 0 ? memory.kept_after_b / memory.stored : 0.0;
+        if (form == BackwardForm::split) {
+          stage.busy += w;
+          stage.kept_lifespan += w_stash * w;
+          stage.recomputed_lifespan += w_stash * w;
+        }
+      }
+      if (cap && stage.unit > *cap) return std::nullopt;
+      device_stages.push_back(stage);
+    }
+    if (!cap) {
+      for (const MemoryTimeStage &stage : device_stages) values[at(g)] += m * stage.busy;
+    } else if (device_stages.size() == 1) {
+      values[at(g)] = memory_time_integer(m, device_stages.front(), *cap);
+    } else {
+      values[at(g)] = memory_time_relaxed(m, device_stages, *cap);
+    }
+  }
+  return values;
+}
+
+} // namespace
+
+PathProfile path_profile(const Scenario &scenario, BackwardForm form) {
+  const int stage_count = scenario.stage_count();
+  PathProfile profile;
+  profile.forward_prefix.assign(at(stage_count), Ticks{0});
+  profile.backward_suffix.assign(at(stage_count), Ticks{0});
+  profile.kept_lifespan.assign(at(stage_count), Ticks{0});
+  for (int s = 0; s < stage_count; ++s) {
+    if (scenario.is_pipe_entry(s)) continue;
+    const StageCosts &previous = scenario.stage_costs[at(s - 1)];
+    const Ticks hop = crossing(scenario, s - 1);
+    profile.forward_prefix[at(s)] = profile.forward_prefix[at(s - 1)] + previous.forward + hop;
+    profile.backward_suffix[at(s)] =
+        profile.backward_suffix[at(s - 1)] + full_backward(previous, form) + hop;
+  }
+  for (int s = stage_count - 1; s >= 0; --s) {
+    const StageCosts &costs = scenario.stage_costs[at(s)];
+    Ticks lifespan = costs.forward + full_backward(costs, form);
+    if (!scenario.is_pipe_exit(s))
+      lifespan += profile.kept_lifespan[at(s + 1)] + 2 * crossing(scenario, s);
+    profile.kept_lifespan[at(s)] = lifespan;
+  }
+  return profile;
+}
+
+Ticks lb0_chain(const Scenario &scenario, BackwardForm form) {
+  const PathProfile profile = path_profile(scenario, form);
+  // The chain of a pipe is L of its entry stage: every F, every backward, two crossings each.
+  Ticks best{0};
+  for (int s = 0; s < scenario.stage_count(); s += scenario.stages_per_pipe())
+    best = std::max(best, profile.kept_lifespan[at(s)]);
+  return best;
+}
+
+Ticks lb1_device_path(const Scenario &scenario, BackwardForm form) {
+  const PathProfile profile = path_profile(scenario, form);
+  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
+  Ticks best{0};
+  for (int g = 0; g < scenario.devices; ++g) {
+    if (stages[at(g)].empty()) continue;
+    Ticks busy{0};
+    for (const int s : stages[at(g)]) {
+      const StageCosts &costs = scenario.stage_costs[at(s)];
+      busy += costs.forward + full_backward(costs, form);
+    }
+    const Window window = window_of(profile, stages[at(g)]);
+    best = std::max(best, window.head + window.tail + scenario.microbatches * busy);
+  }
+  return best;
+}
+
+bool lb2_is_integer_scan(const Scenario &scenario) {
+  for (const std::vector<int> &stages : stages_by_device(scenario))
+    if (stages.size() > 1) return false;
+  return true;
+}
+
+std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form) {
+  const PathProfile profile = path_profile(scenario, form);
+  const std::optional<std::vector<double>> values =
+      device_memory_time(scenario, form, profile, MemoryTimeVariant::lb2);
+  if (!values) return std::nullopt;
+  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
+  Ticks best = lb1_device_path(scenario, form);
+  for (int g = 0; g < scenario.devices; ++g) {
+    if (stages[at(g)].empty()) continue;
+    const Window window = window_of(profile, stages[at(g)]);
+    best = std::max(best, window.head + window.tail + ceil_ticks((*values)[at(g)]));
+  }
+  return best;
+}
+
+Ticks lb3_split_backward(const Scenario &scenario) {
+  const PathProfile profile = path_profile(scenario, BackwardForm::split);
+  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
+  Ticks best{0};
+  for (int g = 0; g < scenario.devices; ++g) {
+    if (stages[at(g)].empty()) continue;
+    Ticks busy{0};
+    for (const int s : stages[at(g)]) {
+      const StageCosts &costs = scenario.stage_costs[at(s)];
+      busy += costs.forward + costs.backward_input + costs.backward_weight;
+    }
+    best = std::max(best, window_of(profile, stages[at(g)]).head + scenario.microbatches * busy);
+  }
+  for (int s = 0; s < scenario.stage_count(); s += scenario.stages_per_pipe())
+    best = std::max(best, profile.kept_lifespan[at(s)] + scenario.stage_costs[at(s)].backward_weight);
+  return best;
+}
+
+std::optional<Ticks> lb3_memory_time(const Scenario &scenario) {
+  const PathProfile profile = path_profile(scenario, BackwardForm::split);
+  const std::optional<std::vector<double>> values =
+      device_memory_time(scenario, BackwardForm::split, profile, MemoryTimeVariant::with_w);
+  if (!values) return std::nullopt;
+  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
+  Ticks best{0};
+  for (int g = 0; g < scenario.devices; ++g) {
+    if (stages[at(g)].empty()) continue;
+    best = std::max(best, window_of(profile, stages[at(g)]).head + ceil_ticks((*values)[at(g)]));
+  }
+  return best;
+}
+
+std::optional<Ticks> span_lower_bound(const Scenario &scenario, BackwardForm form) {
+  const PathProfile profile = path_profile(scenario, form);
+  const std::optional<std::vector<double>> values =
+      device_memory_time(scenario, form, profile, MemoryTimeVariant::with_w);
+  if (!values) return std::nullopt;
+  Ticks best{0};
+  for (const double value : *values) best = std::max(best, ceil_ticks(value));
+  return best;
+}
+
+double memory_time_integer(int microbatches, const MemoryTimeStage &stage, double cap) {
+  PPSIM_ASSERT(cap > 0 && microbatches >= 0);
+  const double m = microbatches;
+  const auto value = [&](double kept) {
+    const double busy = m * stage.busy + (m - kept) * stage.recompute;
+    const double memory =
+        stage.unit * (kept * stage.kept_lifespan + (m - kept) * stage.recomputed_lifespan);
+    return std::max(busy, memory / cap);
+  };
+  // busy(x) decreases and M(x)/K increases with x, so the maximum is quasi-convex and its
+  // integer minimum is at an end of [0, m] or next to the real crossing x*.
+  const double busy_all_recomputed = m * (stage.busy + stage.recompute);
+  const double memory_all_recomputed = stage.unit * m * stage.recomputed_lifespan;
+  const double memory_slope = stage.unit * (stage.kept_lifespan - stage.recomputed_lifespan);
+  const double denominator = cap * stage.recompute + memory_slope;
+  double best = std::min(value(0), value(m));
+  if (denominator > 0) {
+    const double crossing = (cap * busy_all_recomputed - memory_all_recomputed) / denominator;
+    const double low = std::clamp(std::floor(crossing), 0.0, m);
+    const double high = std::clamp(std::ceil(crossing), 0.0, m);
+    best = std::min({best, value(low), value(high)});
+  }
+  return best;
+}
+
+double memory_time_relaxed(int microbatches, std::span<const MemoryTimeStage> stages, double cap) {
+  PPSIM_ASSERT(cap > 0 && microbatches >= 0);
+  const double m = microbatches;
+  // x = 0 everywhere: busy A, memory-time C; raising x_s by one trades r_s of busy for d_s.
+  double busy = 0, memory = 0;
+  struct Trade {
+    double busy_saved, memory_added;
+  };
+  std::vector<Trade> trades;
+  for (const MemoryTimeStage &stage : stages) {
+    busy += m * (stage.busy + stage.recompute);
+    memory += m * stage.unit * stage.recomputed_lifespan;
+    const double slope = stage.unit * (stage.kept_lifespan - stage.recomputed_lifespan);
+    if (slope <= 0) {
+      // Keeping costs no memory-time here: keep every microbatch (x_s = m).
+      busy -= m * stage.recompute;
+      memory += m * slope;
+    } else if (stage.recompute > 0) {
+      trades.push_back({stage.recompute, slope});
+    }
+  }
+  if (busy <= memory / cap) return memory / cap;
+  // Fractional knapsack: cheapest memory per unit of busy saved first (bounds.md 4.2).
+  std::sort(trades.begin(), trades.end(), [](const Trade &a, const Trade &b) {
+    return a.memory_added * b.busy_saved < b.memory_added * a.busy_saved;
+  });
+  for (const Trade &trade : trades) {
+    const double busy_after = busy - m * trade.busy_saved;
+    const double memory_after = memory + m * trade.memory_added;
+    if (busy_after > memory_after / cap) {
+      busy = busy_after;
+      memory = memory_after;
+      continue;
+    }
+    const double kept = (cap * busy - memory) / (cap * trade.busy_saved + trade.memory_added);
+    return busy - kept * trade.busy_saved;
+  }
+  return std::max(busy, memory / cap);
+}
+
+} // namespace ppsim

@@ -1,0 +1,189 @@
+// Lower bounds of spec bounds.md 2-5 against the exact oracles of oracles.md 2 and 8, and the
+// memory-time minimizers against brute force.
+#include "bounds/analyzer.h"
+#include "bounds/lower_bounds.h"
+#include "tests/sim/test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+
+using ppsim::BackwardForm;
+using ppsim::Ticks;
+using ppsim::testing::uniform_input;
+
+namespace {
+
+ppsim::Scenario scenario_for(const std::string &schedule, ppsim::ScenarioInput input,
+                             std::optional<double> cap = std::nullopt) {
+  input.cap_activations = cap;
+  return ppsim::build_scenario(input, ppsim::find_schedule(schedule));
+}
+
+// Unsplit single-wave scenario with full backward B (W = 0), as in oracles.md 8.
+ppsim::Scenario single_wave(int p, int m, int f, int b, std::optional<double> cap) {
+  return scenario_for("1f1b", uniform_input(p, m, {f, 1}, {b, 1}, {0, 1}), cap);
+}
+
+} // namespace
+
+TEST_CASE("LB2 oracle table (oracles.md 8)") {
+  // bounds.md 4.1: T_LB2(K) = max((m+p-1)(F+Bf), max_i i(F+Bf) + min_x max(m(F+Bf) + (m-x)r,
+  // [x(p-i)(F+Bf) + (m-x)(r+Bf)]/K)), r = F, c = 0, single wave.
+  struct Row {
+    int p, m, f, b;
+    int by_cap[5];  // K = 1, 2, 3, 4, K >= p (no cap)
+  };
+  const Row rows[] = {
+      {2, 2, 1, 1, {6, 6, 6, 6, 6}},       {2, 4, 1, 1, {11, 10, 10, 10, 10}},
+      {2, 6, 1, 1, {16, 14, 14, 14, 14}},  {2, 8, 1, 1, {22, 18, 18, 18, 18}},
+      {2, 16, 1, 1, {43, 34, 34, 34, 34}}, {2, 2, 1, 2, {9, 9, 9, 9, 9}},
+      {2, 4, 1, 2, {15, 15, 15, 15, 15}},  {2, 6, 1, 2, {23, 21, 21, 21, 21}},
+      {2, 8, 1, 2, {30, 27, 27, 27, 27}},  {2, 16, 1, 2, {60, 51, 51, 51, 51}},
+  };
+  for (const Row &row : rows) {
+    for (int k = 0; k < 5; ++k) {
+      const std::optional<double> cap = k < 4 ? std::optional<double>(k + 1) : std::nullopt;
+      CAPTURE(row.m);
+      CAPTURE(row.b);
+      CAPTURE(k);
+      const ppsim::Scenario scenario = single_wave(row.p, row.m, row.f, row.b, cap);
+      CHECK(ppsim::lb2_memory_time(scenario, BackwardForm::fused) == Ticks{row.by_cap[k]});
+    }
+  }
+}
+
+TEST_CASE("LB2 worked example of bounds.md 4.1 and the all-remat comparison rows") {
+  // p = 2, m = 4, F = Bf = 1, K = 1: LB1 = 10, device 0 gives 11 at x = 1, LB2 = 11; all-remat
+  // 1F1B runs in m(2F+B) + (p-1)(F+B) - 2F = 12 (oracles.md 8).
+  const ppsim::Scenario scenario = single_wave(2, 4, 1, 1, 1.0);
+  CHECK(ppsim::lb1_device_path(scenario, BackwardForm::fused) == Ticks{10});
+  CHECK(ppsim::lb2_memory_time(scenario, BackwardForm::fused) == Ticks{11});
+  const ppsim::BoundsReport report =
+      ppsim::compute_bounds(scenario, {BackwardForm::fused, "allremat-1f1b", 0});
+  CHECK(report.best_lower_bound == Ticks{11});
+  CHECK(report.closed_form == Ticks{12});
+  CHECK(ppsim::makespan_gap(Ticks{12}, report) == doctest::Approx(1.0 / 11));
+  const ppsim::Scenario heavier = single_wave(2, 4, 1, 2, 1.0);
+  CHECK(ppsim::lb2_memory_time(heavier, BackwardForm::fused) == Ticks{15});
+}
+
+TEST_CASE("LB0 and LB1 on the 1F1B oracles (oracles.md 1)") {
+  // LB1 = (m+p-1)(F+Bf) with c = 0 is attained by 1F1B: p = 4, m = 8, F = B = W = 1 -> 33.
+  const ppsim::Scenario unit = scenario_for("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  CHECK(ppsim::lb0_chain(unit, BackwardForm::fused) == Ticks{12});
+  CHECK(ppsim::lb1_device_path(unit, BackwardForm::fused) == Ticks{33});
+  // With c = 1/2 the chain pays 2(p-1)c = 3 more; GPipe reaches LB1 + 2(p-1)c = 36 (O-2).
+  const ppsim::Scenario latency =
+      scenario_for("gpipe", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {1, 2}));
+  CHECK(latency.time_scale.to_units(ppsim::lb0_chain(latency, BackwardForm::fused)) == 15);
+  CHECK(latency.time_scale.to_units(ppsim::lb1_device_path(latency, BackwardForm::fused)) == 36);
+}
+
+TEST_CASE("LB3 check: ZB-H2 attains (p-1)F + m(F+B+W) (oracles.md 2)") {
+  const ppsim::Scenario scenario =
+      scenario_for("zb-h2", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  CHECK(ppsim::lb3_split_backward(scenario) == Ticks{27});
+  const ppsim::BoundsReport report =
+      ppsim::compute_bounds(scenario, ppsim::bounds_options_for(ppsim::find_schedule("zb-h2")));
+  CHECK(report.best_lower_bound == Ticks{27});
+  CHECK(report.find("LB3") == Ticks{27});
+  // Split form: LB1 uses Bf = B, so (m+p-1)(F+B) = 22; the span bound is m(F+B+W) = 24.
+  CHECK(report.find("LB1") == Ticks{22});
+  CHECK(report.find("span_LB") == Ticks{24});
+  CHECK(report.closed_form == Ticks{27});
+  const ppsim::Simulation simulation =
+      ppsim::simulate(scenario, ppsim::generate_schedule(ppsim::find_schedule("zb-h2"), scenario, {}));
+  CHECK(simulation.metrics.makespan == report.best_lower_bound);
+  CHECK(simulation.metrics.max_span == *report.find("span_LB"));
+}
+
+TEST_CASE("memory_time_integer equals a brute-force scan over x") {
+  std::mt19937 random(4);
+  std::uniform_int_distribution<int> small(0, 6);
+  for (int trial = 0; trial < 500; ++trial) {
+    ppsim::MemoryTimeStage stage;
+    stage.busy = 1 + small(random);
+    stage.recompute = small(random);
+    stage.unit = 1;
+    stage.recomputed_lifespan = stage.recompute + small(random);
+    stage.kept_lifespan = small(random) + 1 + (trial % 2 == 0 ? stage.recomputed_lifespan : 0);
+    const int m = 1 + small(random) * 3;
+    const double cap = 0.5 + small(random);
+    double best = 1e300;
+    for (int x = 0; x <= m; ++x) {
+      const double busy = m * stage.busy + (m - x) * stage.recompute;
+      const double memory = x * stage.kept_lifespan + (m - x) * stage.recomputed_lifespan;
+      best = std::min(best, std::max(busy, memory / cap));
+    }
+    CHECK(ppsim::memory_time_integer(m, stage, cap) == doctest::Approx(best));
+  }
+}
+
+TEST_CASE("memory_time_relaxed is at most the integer minimum and matches the LP on a grid") {
+  // Two stages: the LP value is the minimum over the real box, so it is <= the best integer
+  // point and >= the best point of a fine grid minus the grid's resolution effect.
+  std::mt19937 random(7);
+  std::uniform_int_distribution<int> small(1, 6);
+  for (int trial = 0; trial < 200; ++trial) {
+    ppsim::MemoryTimeStage stages[2];
+    for (ppsim::MemoryTimeStage &stage : stages) {
+      stage.busy = small(random);
+      stage.recompute = small(random);
+      stage.unit = 0.5;
+      stage.recomputed_lifespan = stage.recompute + small(random);
+      stage.kept_lifespan = stage.recomputed_lifespan + small(random) * 2 - 4;
+    }
+    const int m = small(random);
+    const double cap = small(random) * 0.5;
+    const auto value = [&](double x0, double x1) {
+      double busy = 0, memory = 0;
+      const double xs[2] = {x0, x1};
+      for (int s = 0; s < 2; ++s) {
+        busy += m * stages[s].busy + (m - xs[s]) * stages[s].recompute;
+        memory += stages[s].unit *
+                  (xs[s] * stages[s].kept_lifespan + (m - xs[s]) * stages[s].recomputed_lifespan);
+      }
+      return std::max(busy, memory / cap);
+    };
+    double best_integer = 1e300, best_grid = 1e300;
+    for (int a = 0; a <= 100 * m; ++a) {
+      for (int b = 0; b <= 100 * m; b += 1) {
+        const double v = value(a / 100.0, b / 100.0);
+        best_grid = std::min(best_grid, v);
+        if (a % 100 == 0 && b % 100 == 0) best_integer = std::min(best_integer, v);
+      }
+    }
+    const double relaxed = ppsim::memory_time_relaxed(m, stages, cap);
+    CHECK(relaxed <= best_integer + 1e-9);
+    CHECK(relaxed <= best_grid + 1e-9);
+    CHECK(relaxed >= best_grid - 0.05 * 12);
+  }
+}
+
+TEST_CASE("without a cap LB2 equals LB1; a cap below one activation leaves LB2 out") {
+  const ppsim::Scenario free = single_wave(3, 5, 1, 2, std::nullopt);
+  CHECK(ppsim::lb2_memory_time(free, BackwardForm::fused) ==
+        ppsim::lb1_device_path(free, BackwardForm::fused));
+  const ppsim::Scenario tiny = single_wave(3, 5, 1, 2, 0.5);
+  CHECK_FALSE(ppsim::lb2_memory_time(tiny, BackwardForm::fused).has_value());
+  const ppsim::BoundsReport report = ppsim::compute_bounds(tiny, {});
+  CHECK_FALSE(report.cap_fits_one_activation);
+  CHECK_FALSE(report.find("LB2").has_value());
+}
+
+TEST_CASE("multi-chunk placements use the LP relaxation (bounds.md 4.2)") {
+  // Interleaved p = 4, v = 2, m = 8, per-chunk F = B = W = 1 (Bf = 2), a_s = 1/2: LB1 = 57,
+  // the makespan of O-8. At K = 1 device 3 (stages 3 and 7, PF = 3, PB = 6) decides:
+  // A = m sum(F + Bf + r) = 64, C = m sum a (r + Bf) = 24; d_7 = a(L_7 - r - Bf) = 0, so x_7 = m
+  // for free (busy 56); d_3 = (15 - 3)/2 = 6, crossing t = (56 - 24)/(1 + 6) = 32/7,
+  // value 56 - 32/7 = 51.43 -> 52, bound 3 + 6 + 52 = 61. At K = 2 memory no longer binds.
+  ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2);
+  const ppsim::Scenario tight = scenario_for("interleaved-1f1b", input, 1.0);
+  const ppsim::Scenario loose = scenario_for("interleaved-1f1b", input, 2.0);
+  CHECK_FALSE(ppsim::lb2_is_integer_scan(tight));
+  CHECK(ppsim::lb1_device_path(tight, BackwardForm::fused) == Ticks{57});
+  CHECK(ppsim::lb2_memory_time(tight, BackwardForm::fused) == Ticks{61});
+  CHECK(ppsim::lb2_memory_time(loose, BackwardForm::fused) == Ticks{57});
+}

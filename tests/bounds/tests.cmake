@@ -1,0 +1,4 @@
+ppsim_add_test(NAME bounds_tests
+  SOURCES
+    bounds/lower_bounds_test.cpp
+  LIBS ppsim_bounds)
