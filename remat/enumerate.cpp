@@ -1,0 +1,84 @@
+#include "remat/enumerate.h"
+
+#include "sim/engine.h"
+#include "sim/error.h"
+#include "sim/op_locator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ppsim {
+namespace {
+
+// The options of one (s,j): forward none/full, times backward none/activations/full when split.
+RematDecision option(int index, bool split) {
+  RematDecision d;
+  d.forward = index % 2 == 1 ? ForwardRemat::full : ForwardRemat::none;
+  if (split) d.backward = static_cast<BackwardRemat>(index / 2);
+  return d;
+}
+
+Ticks max_span(const Scenario &scenario, const Schedule &schedule) {
+  const Engine engine(scenario, schedule);
+  const Result result = engine.run();
+  Ticks worst;
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    const std::int32_t first = engine.locator().entry_offset(g);
+    const std::int32_t last = engine.locator().entry_offset(g + 1) - 1;
+    if (last < first) continue;
+    worst = std::max(worst, result.end[static_cast<std::size_t>(last)] -
+                                result.start[static_cast<std::size_t>(first)]);
+  }
+  return worst;
+}
+
+} // namespace
+
+std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario,
+                                                     const Schedule &base,
+                                                     std::int64_t max_plans) {
+  const MemoryTrack &track = budget_track(scenario);
+  const OpLocator locator(base, scenario.stage_count(), scenario.microbatches);
+  const int stages = scenario.stage_count();
+  const int m = scenario.microbatches;
+  std::vector<int> radix;
+  std::int64_t total = 1;
+  for (int s = 0; s < stages; ++s) {
+    for (int j = 0; j < m; ++j) {
+      radix.push_back(locator.contains(OpKind::backward_weight, s, j) ? 6 : 2);
+      total *= radix.back();
+      if (total > max_plans) {
+        throw Error(fmt::format("too many remat plans to enumerate (more than {})", max_plans));
+      }
+    }
+  }
+  std::optional<EnumeratedOptimum> best;
+  std::vector<int> digits(radix.size(), 0);
+  RematPlan plan(stages, m);
+  for (std::int64_t tried = 0; tried < total; ++tried) {
+    for (std::size_t k = 0; k < digits.size(); ++k) {
+      plan.at(static_cast<int>(k) / m, static_cast<int>(k) % m) = option(digits[k], radix[k] == 6);
+    }
+    const Schedule schedule = apply_plan(base, plan);
+    const std::vector<double> peaks = device_peaks(scenario, schedule, track);
+    const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](double peak) {
+      return peak <= *track.cap * (1 + 1e-9) + 1e-9;
+    });
+    if (fits) {
+      const Ticks span = max_span(scenario, schedule);
+      if (!best || span < best->max_span ||
+          (span == best->max_span && plan.recompute_count() < best->plan.recompute_count())) {
+        best = EnumeratedOptimum{plan, span, 0};
+      }
+    }
+    for (std::size_t k = 0; k < digits.size(); ++k) {  // next plan (mixed-radix increment)
+      if (++digits[k] < radix[k]) break;
+      digits[k] = 0;
+    }
+  }
+  if (best) best->plans_tried = total;
+  return best;
+}
+
+} // namespace ppsim

@@ -1,0 +1,27 @@
+#pragma once
+// Exhaustive search over remat plans for tiny instances: the reference the ILP is tested
+// against (remat.md 3, acceptance tests). Every (s,j) takes each of its options (2 for a fused
+// backward, 6 for a split one), each plan is replayed by the engine, and the smallest max span
+// under the budget wins.
+#include "remat/plan.h"
+#include "sim/scenario.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace ppsim {
+
+struct EnumeratedOptimum {
+  RematPlan plan;
+  Ticks max_span;          ///< replayed slowest device span
+  std::int64_t plans_tried = 0;
+};
+
+/// The best plan under budget_track(scenario)'s cap (ties: fewer recomputed ops, then the
+/// first in enumeration order), or nothing when no plan fits. Throws Error past `max_plans`
+/// candidate plans, so a test cannot hang on an instance that is too large.
+std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario,
+                                                     const Schedule &base,
+                                                     std::int64_t max_plans = 2'000'000);
+
+} // namespace ppsim

@@ -1,0 +1,261 @@
+#include "remat/plan.h"
+
+#include "sim/assert.h"
+#include "sim/error.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+namespace ppsim {
+namespace {
+
+bool is_recompute(OpKind kind) {
+  return kind == OpKind::recompute_forward || kind == OpKind::recompute_weight_inputs ||
+         kind == OpKind::recompute_full_backward;
+}
+
+std::string trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+} // namespace
+
+RematPlan::RematPlan(int stages, int microbatches)
+    : stages_(stages), microbatches_(microbatches),
+      decisions_(static_cast<std::size_t>(stages) * static_cast<std::size_t>(microbatches)) {}
+
+const RematDecision &RematPlan::at(int stage, int microbatch) const {
+  PPSIM_ASSERT(stage >= 0 && stage < stages_ && microbatch >= 0 && microbatch < microbatches_);
+  return decisions_[static_cast<std::size_t>(stage * microbatches_ + microbatch)];
+}
+
+RematDecision &RematPlan::at(int stage, int microbatch) {
+  PPSIM_ASSERT(stage >= 0 && stage < stages_ && microbatch >= 0 && microbatch < microbatches_);
+  return decisions_[static_cast<std::size_t>(stage * microbatches_ + microbatch)];
+}
+
+int RematPlan::forward_count() const {
+  int count = 0;
+  for (const RematDecision &d : decisions_) count += d.forward == ForwardRemat::full ? 1 : 0;
+  return count;
+}
+
+int RematPlan::weight_input_count() const {
+  int count = 0;
+  for (const RematDecision &d : decisions_) count += d.backward == BackwardRemat::activations;
+  return count;
+}
+
+int RematPlan::full_backward_count() const {
+  int count = 0;
+  for (const RematDecision &d : decisions_) count += d.backward == BackwardRemat::full;
+  return count;
+}
+
+int RematPlan::recompute_count() const {
+  return forward_count() + weight_input_count() + full_backward_count();
+}
+
+RematPlan empty_plan(const Scenario &scenario) {
+  return RematPlan(scenario.stage_count(), scenario.microbatches);
+}
+
+Schedule apply_plan(const Schedule &base, const RematPlan &plan) {
+  Schedule result;
+  result.name = base.name;
+  result.device_ops.resize(base.device_ops.size());
+  // Each decision must land on exactly one op; count what was placed to catch the rest.
+  int placed = 0;
+  const auto decision = [&](const OpRef &ref) -> const RematDecision * {
+    if (ref.stage < 0 || ref.stage >= plan.stages() || ref.microbatch < 0 ||
+        ref.microbatch >= plan.microbatches()) {
+      throw Error(fmt::format("the remat plan covers {} stages and {} microbatches, but the "
+                              "schedule contains {}",
+                              plan.stages(), plan.microbatches(), describe(ref)));
+    }
+    return &plan.at(ref.stage, ref.microbatch);
+  };
+  for (std::size_t g = 0; g < base.device_ops.size(); ++g) {
+    std::vector<Op> &ops = result.device_ops[g];
+    ops.reserve(base.device_ops[g].size() * 2);
+    for (const Op &op : base.device_ops[g]) {
+      for (int part = 0; part < op.sub_op_count(); ++part) {
+        const OpRef ref = op.sub_op(part);
+        if (is_recompute(ref.kind)) {
+          throw Error(fmt::format("schedule '{}' already contains {}; remat applies to a base "
+                                  "schedule without recomputation",
+                                  base.name, describe(ref)));
+        }
+        const RematDecision &d = *decision(ref);
+        switch (ref.kind) {
+        case OpKind::backward_input:
+        case OpKind::backward_full:
+          if (d.forward == ForwardRemat::full) {
+            ops.push_back(Op::make(OpKind::recompute_forward, ref.stage, ref.microbatch));
+            ++placed;
+          }
+          if (ref.kind == OpKind::backward_full && d.backward != BackwardRemat::none) {
+            throw Error(fmt::format("backward remat of stage {} microbatch {} needs a split "
+                                    "backward (B and W), but schedule '{}' runs {}",
+                                    ref.stage, ref.microbatch, base.name, describe(ref)));
+          }
+          break;
+        case OpKind::backward_weight:
+          if (d.backward == BackwardRemat::activations) {
+            ops.push_back(Op::make(OpKind::recompute_weight_inputs, ref.stage, ref.microbatch));
+            ++placed;
+          } else if (d.backward == BackwardRemat::full) {
+            ops.push_back(Op::make(OpKind::recompute_full_backward, ref.stage, ref.microbatch));
+            ++placed;
+          }
+          break;
+        default:
+          break;
+        }
+      }
+      ops.push_back(op);
+    }
+  }
+  if (placed != plan.recompute_count()) {
+    throw Error(fmt::format("the remat plan asks for {} recomputations but schedule '{}' has "
+                            "backward ops for only {} of them",
+                            plan.recompute_count(), base.name, placed));
+  }
+  return result;
+}
+
+RematPlan plan_of(const Schedule &schedule, int stages, int microbatches) {
+  RematPlan plan(stages, microbatches);
+  for (const auto &ops : schedule.device_ops) {
+    for (const Op &op : ops) {
+      const OpRef &ref = op.first;
+      if (!is_recompute(ref.kind)) continue;
+      RematDecision &d = plan.at(ref.stage, ref.microbatch);
+      if (ref.kind == OpKind::recompute_forward) d.forward = ForwardRemat::full;
+      if (ref.kind == OpKind::recompute_weight_inputs) d.backward = BackwardRemat::activations;
+      if (ref.kind == OpKind::recompute_full_backward) d.backward = BackwardRemat::full;
+    }
+  }
+  return plan;
+}
+
+RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,
+                         int microbatches) {
+  RematPlan plan(stages, microbatches);
+  int line_number = 0;
+  bool header_seen = false;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', begin), text.size());
+    const std::string line = trim(text.substr(begin, end - begin));
+    begin = end + 1;
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(trim(cell));
+    const auto fail = [&](const std::string &field, const std::string &sentence) {
+      throw Error(source, line_number, field, sentence);
+    };
+    if (!header_seen) {
+      if (cells != std::vector<std::string>{"stage", "microbatch", "fwd", "bwd"}) {
+        fail("", "expected the header 'stage,microbatch,fwd,bwd'");
+      }
+      header_seen = true;
+      continue;
+    }
+    if (cells.size() != 4) fail("", fmt::format("expected 4 columns, got {}", cells.size()));
+    const auto index = [&](const std::string &cell, const char *field, int limit) {
+      int value = -1;
+      try {
+        std::size_t used = 0;
+        value = std::stoi(cell, &used);
+        if (used != cell.size()) value = -1;
+      } catch (const std::exception &) {
+        value = -1;
+      }
+      if (value < 0 || value >= limit) {
+        fail(field, fmt::format("expected an integer in 0..{}, got \"{}\"", limit - 1, cell));
+      }
+      return value;
+    };
+    RematDecision &d = plan.at(index(cells[0], "stage", stages),
+                               index(cells[1], "microbatch", microbatches));
+    if (cells[2] == "none") {
+      d.forward = ForwardRemat::none;
+    } else if (cells[2] == "full") {
+      d.forward = ForwardRemat::full;
+    } else {
+      fail("fwd", fmt::format("expected none or full, got \"{}\"", cells[2]));
+    }
+    if (cells[3] == "none") {
+      d.backward = BackwardRemat::none;
+    } else if (cells[3] == "activations") {
+      d.backward = BackwardRemat::activations;
+    } else if (cells[3] == "full") {
+      d.backward = BackwardRemat::full;
+    } else {
+      fail("bwd", fmt::format("expected none, activations or full, got \"{}\"", cells[3]));
+    }
+  }
+  if (!header_seen) throw Error(source, 1, "", "expected the header 'stage,microbatch,fwd,bwd'");
+  return plan;
+}
+
+std::string format_plan_csv(const RematPlan &plan) {
+  std::string text = "stage,microbatch,fwd,bwd\n";
+  static constexpr const char *kBackward[] = {"none", "activations", "full"};
+  for (int s = 0; s < plan.stages(); ++s) {
+    for (int j = 0; j < plan.microbatches(); ++j) {
+      const RematDecision &d = plan.at(s, j);
+      if (d == RematDecision{}) continue;
+      text += fmt::format("{},{},{},{}\n", s, j, d.forward == ForwardRemat::full ? "full" : "none",
+                          kBackward[static_cast<int>(d.backward)]);
+    }
+  }
+  return text;
+}
+
+} // namespace ppsim
+
+#include "sim/memory.h"
+#include "sim/op_locator.h"
+
+#include <algorithm>
+
+namespace ppsim {
+
+const MemoryTrack &budget_track(const Scenario &scenario) {
+  const MemoryTrack &track = scenario.memory_model == MemoryModel::bytes && scenario.bytes
+                                 ? *scenario.bytes
+                                 : scenario.activations;
+  if (!track.cap) throw Error("remat needs a memory budget: give --K or --memory");
+  return track;
+}
+
+std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule,
+                                 const MemoryTrack &track) {
+  const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
+  const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
+  std::vector<double> peaks;
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    double resident = track.device_constant.empty()
+                          ? 0.0
+                          : track.device_constant[static_cast<std::size_t>(g)];
+    double peak = resident;
+    const std::size_t count = schedule.device_ops[static_cast<std::size_t>(g)].size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const MemoryEffect &e = effects[static_cast<std::size_t>(locator.entry_offset(g)) + i];
+      peak = std::max(peak, resident + e.alloc + e.transient);
+      resident += e.alloc - e.release;
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+} // namespace ppsim

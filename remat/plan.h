@@ -1,0 +1,86 @@
+#pragma once
+// Remat decisions per (stage, microbatch) and their application to a schedule (spec remat.md 1
+// and 6, model.md 4.1 and 5.1): a forward option inserts R right before B/BW, a backward option
+// inserts RW or RBW right before W. The memory consequences (non-storing F, what B drops) are
+// read from the schedule by the engine's memory model (sim/memory.h).
+#include "sim/scenario.h"
+#include "sim/schedule.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim {
+
+/// ELF option `full_fwd` (ppsim op R) or none.
+enum class ForwardRemat : std::uint8_t { none, full };
+/// ELF options `activations_bwd` (RW) and `full_bwd` (RBW), or none; split backward only.
+enum class BackwardRemat : std::uint8_t { none, activations, full };
+
+struct RematDecision {
+  ForwardRemat forward = ForwardRemat::none;
+  BackwardRemat backward = BackwardRemat::none;
+
+  friend bool operator==(const RematDecision &, const RematDecision &) = default;
+};
+
+/// One decision per (stage, microbatch) of one scenario.
+class RematPlan {
+public:
+  RematPlan() = default;
+  /// A plan with no recomputation for `stages` x `microbatches`.
+  RematPlan(int stages, int microbatches);
+
+  [[nodiscard]] int stages() const { return stages_; }
+  [[nodiscard]] int microbatches() const { return microbatches_; }
+  [[nodiscard]] const RematDecision &at(int stage, int microbatch) const;
+  RematDecision &at(int stage, int microbatch);
+
+  /// Number of R, RW and RBW ops the plan inserts.
+  [[nodiscard]] int forward_count() const;
+  [[nodiscard]] int weight_input_count() const;
+  [[nodiscard]] int full_backward_count() const;
+  [[nodiscard]] int recompute_count() const;
+
+  friend bool operator==(const RematPlan &, const RematPlan &) = default;
+
+private:
+  int stages_ = 0;
+  int microbatches_ = 0;
+  std::vector<RematDecision> decisions_;
+};
+
+/// The plan of `scenario`'s size that recomputes nothing.
+RematPlan empty_plan(const Scenario &scenario);
+
+/// Inserts the plan's R/RW/RBW ops into `base` (which must carry none). Throws Error when a
+/// backward option targets an (s,j) whose backward is a fused BW (remat.md 1: backward options
+/// exist for split schedules only).
+Schedule apply_plan(const Schedule &base, const RematPlan &plan);
+
+/// Reads the decisions already present in a schedule (the inverse of apply_plan).
+RematPlan plan_of(const Schedule &schedule, int stages, int microbatches);
+
+/// Parses the CSV of remat.md 6: header `stage,microbatch,fwd,bwd`, then one row per (s,j) with
+/// `fwd` in {none, full} and `bwd` in {none, activations, full}; unlisted pairs recompute
+/// nothing. Errors name `source` and the line.
+RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,
+                         int microbatches);
+/// The CSV text of a plan (only rows with a decision), readable by parse_plan_csv.
+std::string format_plan_csv(const RematPlan &plan);
+
+} // namespace ppsim
+
+namespace ppsim {
+
+/// The memory track whose cap the remat decisions must respect: bytes in the byte model, the
+/// count (or zb) track otherwise. Throws Error when that track has no cap.
+const MemoryTrack &budget_track(const Scenario &scenario);
+
+/// Per-device peak of `track` for a validated schedule. Peaks depend on the device orders only
+/// (model.md 4: prefix sums of resident + alloc + transient), so no timing run is needed.
+std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule,
+                                 const MemoryTrack &track);
+
+} // namespace ppsim

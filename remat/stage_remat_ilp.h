@@ -1,0 +1,70 @@
+#pragma once
+// The StageRemat ILP, ppsim form (spec remat.md 3; reference: ELF, topal-team/elf
+// `elf/scheduling/ilp.py`, and HAL hal-05151601): for a fixed base schedule, choose per
+// (stage, microbatch) forward remat x (R), backward activation remat y (RW) and full backward
+// remat z (RBW) so that every device's memory stays under the budget and the slowest device
+// span is minimal. Recompute ops have explicit positions (R right before B/BW, RW/RBW right
+// before W), each rank's first op is pinned to its ASAP time, and memory increments are those
+// of the engine's memory model, so the replayed span equals the ILP objective.
+#include "remat/plan.h"
+#include "sim/metrics.h"
+#include "solver/milp.h"
+
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// The MILP and where its decision variables are (index -1: the option does not exist).
+struct StageRematModel {
+  solver::Model model;
+  std::vector<int> forward_variable;      ///< x per (s,j), index s*m + j
+  std::vector<int> weight_input_variable; ///< y per (s,j) (split backward only)
+  std::vector<int> full_backward_variable;///< z per (s,j) (split backward only)
+  int span_variable = -1;                 ///< Tmax, in ticks
+  /// False when some rank's first op could not be pinned (remat.md 3(a)): the objective is
+  /// then only a bound on the replay, which is reported separately.
+  bool first_ops_pinned = true;
+
+  /// The plan encoded by a solution's values.
+  [[nodiscard]] RematPlan plan_from(const std::vector<double> &values, int stages,
+                                    int microbatches) const;
+};
+
+/// Builds the model for `base` (no R/RW/RBW yet) under the cap of budget_track(scenario).
+/// Throws Error for schedules the formulation cannot express (overlapped ops, link contention
+/// or blocking sends) and when no budget is set.
+StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule &base);
+
+/// The smallest peak the remat options can reach: per device the better of "every option on"
+/// with RW or with RBW as the backward option, then the largest over devices (remat.md 3,
+/// message of an infeasible budget).
+double minimum_remat_peak(const Scenario &scenario, const Schedule &base);
+
+struct IlpOptions {
+  double time_limit_seconds = 60;
+  double relative_gap = 0.03;
+};
+
+/// A solved and replayed plan.
+struct RematSolution {
+  solver::Status status = solver::Status::no_solution;
+  RematPlan plan;
+  Schedule schedule;     ///< base with the plan's ops inserted
+  Simulation simulation; ///< engine replay of `schedule`
+  double objective = 0;  ///< ILP Tmax in ticks
+  double best_bound = 0; ///< solver bound on Tmax in ticks
+  double seconds = 0;    ///< solver wall-clock time
+  bool first_ops_pinned = true;
+};
+
+/// Solves the ILP and replays the chosen plan. Throws Error "cannot fit schedule 'X' within
+/// budget Y; minimum with full remat is Z" when no plan fits, and an Error naming the time
+/// limit when the solver stopped before finding any plan.
+RematSolution solve_stage_remat(const Scenario &scenario, const Schedule &base,
+                                const IlpOptions &options);
+
+/// "2.5" in the count unit, "1073741824 bytes" in the byte model: how budgets are printed.
+std::string format_budget(const Scenario &scenario, double amount);
+
+} // namespace ppsim

@@ -1,0 +1,108 @@
+// Remat plans and their replay (spec remat.md 1 and 6, model.md 4.1 and 5.1).
+#include "remat/plan.h"
+
+#include "sim/error.h"
+#include "tests/sim/test_support.h"
+
+#include <doctest/doctest.h>
+
+using namespace ppsim;
+using ppsim::testing::uniform_input;
+
+namespace {
+
+struct Base {
+  Scenario scenario;
+  Schedule schedule;
+};
+
+Base base(const std::string &name, const ScenarioInput &input) {
+  const ScheduleInfo &info = find_schedule(name);
+  Base b;
+  b.scenario = build_scenario(input, info);
+  b.schedule = generate_schedule(info, b.scenario, {});
+  return b;
+}
+
+std::vector<std::string> device_tokens(const Schedule &schedule, int device) {
+  std::vector<std::string> tokens;
+  for (const Op &op : schedule.device_ops[static_cast<std::size_t>(device)]) {
+    tokens.push_back(describe(op));
+  }
+  return tokens;
+}
+
+} // namespace
+
+TEST_CASE("apply_plan puts R right before B and RW/RBW right before W") {
+  const Base b = base("1f1b-split", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
+  RematPlan plan = empty_plan(b.scenario);
+  plan.at(0, 0) = {ForwardRemat::full, BackwardRemat::activations};
+  plan.at(0, 1).backward = BackwardRemat::full;
+  const Schedule schedule = apply_plan(b.schedule, plan);
+  CHECK(device_tokens(schedule, 0) ==
+        std::vector<std::string>{"F(0,0)", "F(0,1)", "R(0,0)", "B(0,0)", "RW(0,0)", "W(0,0)",
+                                 "B(0,1)", "RBW(0,1)", "W(0,1)"});
+  CHECK(schedule.device_ops[1] == b.schedule.device_ops[1]);
+  CHECK(plan.forward_count() == 1);
+  CHECK(plan.weight_input_count() == 1);
+  CHECK(plan.full_backward_count() == 1);
+  CHECK(plan_of(schedule, 2, 2) == plan);
+  // The engine accepts the result and runs every inserted op.
+  const Simulation simulation = simulate(b.scenario, schedule);
+  CHECK(simulation.metrics.devices[0].recompute.count() > 0);
+}
+
+TEST_CASE("full remat of 1F1B at K = 1 reproduces the all-remat oracle (oracles.md 8)") {
+  // Early timing, R = F: makespan m(2F+B) + (p-1)(F+B) - 2F, peak 1 on every device.
+  for (const auto &[b_cost, makespan] : {std::pair{1, 12}, std::pair{2, 17}}) {
+    ScenarioInput input = uniform_input(2, 4, {1, 1}, {b_cost, 1}, {0, 1});
+    input.cap_activations = 1;
+    const Base b = base("1f1b", input);
+    RematPlan plan = empty_plan(b.scenario);
+    for (int j = 0; j < 4; ++j) plan.at(0, j).forward = ForwardRemat::full;
+    const Simulation simulation = simulate(b.scenario, apply_plan(b.schedule, plan));
+    CHECK(b.scenario.time_scale.to_units(simulation.metrics.makespan) == makespan);
+    CHECK(simulation.metrics.feasible);
+    CHECK(simulation.metrics.devices[0].peak_activations == 1);
+    CHECK(simulation.metrics.devices[1].peak_activations == 1);
+    CHECK(device_peaks(b.scenario, apply_plan(b.schedule, plan), b.scenario.activations) ==
+          std::vector<double>{1, 1});
+  }
+}
+
+TEST_CASE("backward options need a split backward") {
+  const Base b = base("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
+  RematPlan plan = empty_plan(b.scenario);
+  plan.at(1, 0).backward = BackwardRemat::activations;
+  CHECK_THROWS_WITH_AS(apply_plan(b.schedule, plan),
+                       "backward remat of stage 1 microbatch 0 needs a split backward (B and W), "
+                       "but schedule '1f1b' runs BW(1,0)",
+                       Error);
+  CHECK_THROWS_WITH_AS(apply_plan(b.schedule, RematPlan(1, 2)),
+                       "the remat plan covers 1 stages and 2 microbatches, but the schedule "
+                       "contains F(1,0)",
+                       Error);
+}
+
+TEST_CASE("remat CSV round trip and errors (remat.md 6)") {
+  RematPlan plan(2, 3);
+  plan.at(0, 2) = {ForwardRemat::full, BackwardRemat::full};
+  plan.at(1, 0).backward = BackwardRemat::activations;
+  const std::string text = format_plan_csv(plan);
+  CHECK(text == "stage,microbatch,fwd,bwd\n0,2,full,full\n1,0,none,activations\n");
+  CHECK(parse_plan_csv(text, "plan.csv", 2, 3) == plan);
+  CHECK_THROWS_WITH_AS(parse_plan_csv("stage,microbatch,fwd,bwd\n0,3,full,none\n", "plan.csv", 2, 3),
+                       "plan.csv:2: field 'microbatch': expected an integer in 0..2, got \"3\"",
+                       Error);
+  CHECK_THROWS_WITH_AS(parse_plan_csv("stage,microbatch,fwd,bwd\n0,1,half,none\n", "plan.csv", 2, 3),
+                       "plan.csv:2: field 'fwd': expected none or full, got \"half\"", Error);
+  CHECK_THROWS_WITH_AS(parse_plan_csv("s,j\n", "plan.csv", 2, 3),
+                       "plan.csv:1: expected the header 'stage,microbatch,fwd,bwd'", Error);
+}
+
+TEST_CASE("budget_track needs a cap") {
+  const Base b = base("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
+  CHECK_THROWS_WITH_AS(budget_track(b.scenario),
+                       "remat needs a memory budget: give --K or --memory", Error);
+}

@@ -1,0 +1,160 @@
+// The StageRemat ILP, ppsim form (spec remat.md 3): exact against exhaustive enumeration on
+// tiny instances, objective == replayed span, budget respected, infeasible-budget message.
+#include "remat/stage_remat_ilp.h"
+
+#include "remat/enumerate.h"
+#include "sim/error.h"
+#include "tests/sim/test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+using namespace ppsim;
+using ppsim::testing::uniform_input;
+
+namespace {
+
+struct Base {
+  Scenario scenario;
+  Schedule schedule;
+};
+
+Base base(const std::string &name, const ScenarioInput &input) {
+  const ScheduleInfo &info = find_schedule(name);
+  Base b;
+  b.scenario = build_scenario(input, info);
+  b.schedule = generate_schedule(info, b.scenario, {});
+  return b;
+}
+
+constexpr IlpOptions kExact{60, 0};
+
+// Solves, then checks the acceptance properties of remat.md 3 on the replay.
+RematSolution solve_and_check(const Base &b) {
+  const RematSolution solution = solve_stage_remat(b.scenario, b.schedule, kExact);
+  CHECK(solution.status == solver::Status::optimal);
+  CHECK(solution.first_ops_pinned);
+  CHECK(static_cast<double>(solution.simulation.metrics.max_span.count()) ==
+        doctest::Approx(solution.objective).epsilon(1e-6));
+  CHECK(solution.simulation.metrics.feasible);
+  const MemoryTrack &track = budget_track(b.scenario);
+  for (const double peak : device_peaks(b.scenario, solution.schedule, track)) {
+    CHECK(peak <= *track.cap + 1e-9);
+  }
+  return solution;
+}
+
+// The ILP optimum equals the enumerated optimum (both replayed by the engine), or both say
+// that no plan fits.
+void check_against_enumeration(const Base &b) {
+  const auto best = enumerate_best_plan(b.scenario, b.schedule);
+  if (!best) {
+    CHECK_THROWS_AS(solve_stage_remat(b.scenario, b.schedule, kExact), Error);
+    return;
+  }
+  const RematSolution solution = solve_and_check(b);
+  CHECK(solution.simulation.metrics.max_span == best->max_span);
+}
+
+} // namespace
+
+TEST_CASE("ILP == exhaustive enumeration, count model, p = 2") {
+  struct Case {
+    const char *schedule;
+    int m;
+  };
+  for (const Case c : {Case{"1f1b-split", 2}, Case{"zb-h1", 2}, Case{"zb-h2", 2},
+                       Case{"1f1b", 3}, Case{"gpipe", 3}, Case{"1f1b-split", 3}}) {
+    for (const double k : {0.5, 1.0, 1.25, 1.5, 2.0, 3.0}) {
+      CAPTURE(c.schedule);
+      CAPTURE(c.m);
+      CAPTURE(k);
+      ScenarioInput input = uniform_input(2, c.m, {1, 1}, {2, 1}, {1, 1});
+      input.cap_activations = k;
+      input.w_stash = 0.75;
+      check_against_enumeration(base(c.schedule, input));
+    }
+  }
+}
+
+TEST_CASE("ILP == exhaustive enumeration, lumped timing and transfers") {
+  for (const double k : {1.0, 1.5}) {
+    CAPTURE(k);
+    ScenarioInput input = uniform_input(2, 2, {2, 1}, {3, 1}, {1, 1}, {1, 2});
+    input.cap_activations = k;
+    input.remat_timing = RematTiming::lumped;
+    check_against_enumeration(base("zb-h1", input));
+  }
+}
+
+TEST_CASE("ILP == exhaustive enumeration, byte model with checkpoints and transient peaks") {
+  // Byte sizes make every accounting term of remat.md 3(c) matter: checkpoint, M_ba share,
+  // parameters and the transient peaks of F, B, W and the checkpointed forward.
+  for (const double budget : {1900.0, 2300.0, 2700.0}) {
+    CAPTURE(budget);
+    ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+    input.memory_model = MemoryModel::bytes;
+    input.bytes.activation = {1000};
+    input.bytes.kept_after_b = {600};
+    input.bytes.checkpoint = {100};
+    input.bytes.parameters = {50};
+    input.bytes.peak_forward = {80};
+    input.bytes.peak_backward_input = {120};
+    input.bytes.peak_backward_weight = {40};
+    input.bytes.peak_checkpoint = {30};
+    input.cap_bytes = budget;
+    check_against_enumeration(base("zb-h2", input));
+  }
+}
+
+TEST_CASE("ILP on ZB-H2 p = 4 m = 8 under a budget that forces remat") {
+  ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 4;
+  const Base b = base("zb-h2", input);
+  const RematSolution solution = solve_and_check(b);
+  CHECK(solution.plan.recompute_count() > 0);
+  // Remat costs time: the optimum lies between the uncapped span and the full-remat span.
+  const Simulation free_run = simulate(b.scenario, b.schedule);
+  CHECK(free_run.metrics.max_span <= solution.simulation.metrics.max_span);
+  CHECK_FALSE(free_run.metrics.feasible);
+}
+
+TEST_CASE("infeasible budget names the minimum reachable with full remat") {
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 0.5;
+  const Base b = base("1f1b", input);
+  // Unsplit: every F checkpointed; the minimum is one activation alive during R..BW.
+  CHECK(minimum_remat_peak(b.scenario, b.schedule) == 1);
+  CHECK_THROWS_WITH_AS(solve_stage_remat(b.scenario, b.schedule, kExact),
+                       "cannot fit schedule '1f1b' within budget 0.5; minimum with full remat is 1",
+                       Error);
+}
+
+TEST_CASE("LP output names the variables of remat.md 3") {
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 1.5;
+  const Base b = base("1f1b-split", input);
+  const StageRematModel built = build_stage_remat_model(b.scenario, b.schedule);
+  std::ostringstream lp;
+  solver::write_lp(built.model, lp);
+  for (const char *name : {"x_0_1", "y_1_0", "z_0_0", "E_0_0_f", "E_1_1_w", "E_0_1_rbw", "Tmax"}) {
+    CAPTURE(name);
+    CHECK(lp.str().find(name) != std::string::npos);
+  }
+  // 2 x (x, y, z) per (s,j) of split stages.
+  int binaries = 0;
+  for (const solver::Variable &v : built.model.variables) binaries += v.kind == solver::VariableKind::integer;
+  CHECK(binaries == 3 * 2 * 2);
+}
+
+TEST_CASE("the ILP rejects what it cannot model") {
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 2;
+  input.contention = true;
+  const Base b = base("1f1b", input);
+  CHECK_THROWS_WITH_AS(build_stage_remat_model(b.scenario, b.schedule),
+                       "the remat ILP assumes independent links: turn off link contention and "
+                       "blocking sends",
+                       Error);
+}
