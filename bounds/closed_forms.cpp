@@ -56,7 +56,8 @@ std::optional<Ticks> closed_form_makespan(const Scenario &scenario, std::string_
     return v * m * full + 2 * (p - 1) * std::max(u->f, u->b + u->w);
   }
   if (schedule == "zb-h1") {
-    if (m < p) return std::nullopt;
+    // The W-filled drain matches the formula only while W fits in both F and B slots.
+    if (m < p || u->w > std::min(u->f, u->b)) return std::nullopt;
     return m * full + (p - 1) * (u->f + u->b - u->w);
   }
   const bool all_equal = u->f == u->b && u->b == u->w;

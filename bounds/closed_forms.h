@@ -17,7 +17,7 @@ namespace ppsim {
 /// - 1f1b: `(m+p-1)(F+B+W)`; 1f1b-split: `m(F+B+W) + (p-1)(F+B)`;
 /// - interleaved-1f1b (g = p, m mod p = 0): `(vm+p-1)(F+B+W)` (Megatron);
 /// - hanayo (m >= p): `vm(F+Bf) + 2(p-1) max(F, Bf)` (full-stage form of bounds.md 7);
-/// - zb-h1 (m >= p): `m(F+B+W) + (p-1)(F+B-W)` (ZB paper, arXiv 2401.10241);
+/// - zb-h1 (m >= p, W <= min(F, B)): `m(F+B+W) + (p-1)(F+B-W)` (ZB paper, arXiv 2401.10241);
 /// - zb-h2 (m >= 2p-1, F = B = W): `(p-1)F + m(F+B+W)`;
 /// - zb-v (m >= 2p-1, F = B = W): `(p-1)F + 2m(F+B+W)`;
 /// - allremat-1f1b (m >= 2, F <= Bf, R = F, early remat): `m(2F+Bf) + (p-1)(F+Bf) - 2F`.
