@@ -1,0 +1,34 @@
+#pragma once
+// Lifespan memory predictor for periodic schedules (spec bounds.md 6; PPCM, arXiv 2405.15362):
+// if microbatch k runs the same block shifted by k*T, an activation resident for a lifespan l
+// overlaps at most ceil(l / T) microbatches at any instant, so
+// `peak_i <= sum over the device's activation parts of ceil(l / T) * size`, with equality in
+// the stable phase when m is large. ppsim also evaluates the exact periodic count: the resident
+// amount at time t of a schedule whose every microbatch repeats the measured one shifted by kT,
+// maximized over t; it is what the stable phase of a periodic schedule reaches, and is below the
+// sum of ceilings when the parts of a device (two V chunks) do not peak at the same phase.
+#include "sim/engine.h"
+#include "sim/scenario.h"
+#include "sim/schedule.h"
+#include "sim/time.h"
+
+#include <vector>
+
+namespace ppsim {
+
+struct MemoryPrediction {
+  Ticks period;                        ///< T, measured on the first stage's forwards
+  int reference_microbatch = 0;        ///< the microbatch whose lifespans were measured
+  std::vector<double> predicted_peak;  ///< per device: max over t of the periodic count
+  std::vector<double> lifespan_bound;  ///< per device: sum of ceil(l / T) * size (bounds.md 6)
+};
+
+/// Measures T = start F(0, j+1) - start F(0, j) and each stage's lifespans (from the start of
+/// F(s,j), or R(s,j) when recomputed, to the end of the B/BW that releases the unstashed share
+/// and of the W/BW that releases the stashed share) on microbatch j = m/2 of a timed schedule,
+/// and returns the predicted peak and the lifespan bound of every device. Throws Error when m < 2 or T <= 0 (the
+/// schedule is not periodic).
+MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedule &schedule,
+                                          const Result &timing);
+
+} // namespace ppsim
