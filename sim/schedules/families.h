@@ -19,6 +19,12 @@ Schedule zb_h1(const Scenario &scenario, const GeneratorOptions &options);
 Schedule zb_h2(const Scenario &scenario, const GeneratorOptions &options);
 // zb_v.cpp (spec schedules.md 8)
 Schedule zb_v(const Scenario &scenario, const GeneratorOptions &options);
+// zb_auto.cpp (spec schedules.md 7): one generator, caps --K X, p and 2p
+Schedule zb_auto(const Scenario &scenario, const GeneratorOptions &options);
+Schedule zb_1p(const Scenario &scenario, const GeneratorOptions &options);
+Schedule zb_2p(const Scenario &scenario, const GeneratorOptions &options);
+// zb_v_greedy.cpp (spec schedules.md 9)
+Schedule zb_v_greedy(const Scenario &scenario, const GeneratorOptions &options);
 // dualpipe.cpp (spec schedules.md 12)
 Schedule dualpipe(const Scenario &scenario, const GeneratorOptions &options);
 Schedule dualpipev(const Scenario &scenario, const GeneratorOptions &options);

@@ -1,0 +1,27 @@
+#pragma once
+// The greedy generators that time ops while they order them (spec schedules.md intro, 7, 9).
+// Their internal end times are exposed so tests can check they equal the engine's ASAP times.
+#include "sim/scenario.h"
+#include "sim/schedule.h"
+#include "sim/time.h"
+
+#include <vector>
+
+namespace ppsim::schedules {
+
+/// A generated order with the generator's own end time of every entry (same shape as
+/// `schedule.device_ops`).
+struct TimedSchedule {
+  Schedule schedule;
+  std::vector<std::vector<Ticks>> end;
+};
+
+/// ZB automatic heuristic (spec schedules.md 7) with a cap of `cap_share` stage activations
+/// per stage (`cap_share * mem_f[s]`); best of the 8 flag combinations by max span.
+TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share);
+
+/// ZB-V greedy (spec schedules.md 9) with a cap of `cap_share` device shares of activations per
+/// device (`cap_share * (mem_f[a] + mem_f[b])`).
+TimedSchedule zb_v_greedy_timed(const Scenario &scenario, double cap_share);
+
+} // namespace ppsim::schedules

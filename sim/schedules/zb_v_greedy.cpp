@@ -1,0 +1,320 @@
+// ZB-V greedy (spec schedules.md 9): the V placement scheduled by the zero-bubble greedy with a
+// memory cap, refined with "approved bubbles" and the best of four W-filling flag settings.
+// Source: sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
+// scheduler/zbv.py (PipelineGraph.try_v_schedule, create_schedule); arXiv 2401.10241 section 6.
+#include "sim/assert.h"
+#include "sim/error.h"
+#include "sim/schedules/families.h"
+#include "sim/schedules/greedy.h"
+#include "sim/schedules/op_lists.h"
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <fmt/format.h>
+#include <optional>
+
+namespace ppsim::schedules {
+namespace {
+
+/// The six node types of device i, numbered as in spec 9 / zbv.py (`cat * 2 + chunk`).
+enum Type : int { kFa = 0, kFb = 1, kBb = 2, kBa = 3, kWb = 4, kWa = 5 };
+constexpr int kTypes = 6;
+
+/// One pass of try_v_schedule with fixed flags and approved-bubble vector.
+class VGreedyRun {
+public:
+  VGreedyRun(const Scenario &scenario, const std::vector<double> &cap, bool fill_b, bool fill_f,
+             const std::vector<std::int64_t> *approved)
+      : p_(scenario.devices), m_(scenario.microbatches), fill_b_(fill_b), fill_f_(fill_f),
+        cap_(&cap), cur_(static_cast<std::size_t>(p_), 0), mem_now_(static_cast<std::size_t>(p_), 0.0),
+        bub_(static_cast<std::size_t>(p_), 0), pending_(static_cast<std::size_t>(p_)),
+        order_(static_cast<std::size_t>(p_)), order_end_(static_cast<std::size_t>(p_)) {
+    const std::size_t cells = static_cast<std::size_t>(p_) * kTypes;
+    count_.assign(cells, 0);
+    end_.assign(cells * static_cast<std::size_t>(m_), -1);
+    cost_.resize(cells);
+    mem_.resize(cells);
+    stage_.resize(cells);
+    for (int i = 0; i < p_; ++i) {
+      const int a = i;
+      const int b = 2 * p_ - 1 - i;
+      const std::array<int, kTypes> stages{a, b, b, a, b, a};
+      for (int type = 0; type < kTypes; ++type) {
+        const int s = stages[static_cast<std::size_t>(type)];
+        const StageCosts &costs = scenario.stage_costs[static_cast<std::size_t>(s)];
+        const StageMemory &memory = scenario.activations.stages[static_cast<std::size_t>(s)];
+        const std::size_t cell = index(i, type);
+        stage_[cell] = s;
+        if (type <= kFb) {
+          cost_[cell] = costs.forward.count();
+          mem_[cell] = memory.stored;
+        } else if (type <= kBa) {
+          cost_[cell] = costs.backward_input.count();
+          mem_[cell] = -(memory.stored - memory.kept_after_b);
+        } else {
+          cost_[cell] = costs.backward_weight.count();
+          mem_[cell] = -memory.kept_after_b;
+        }
+      }
+    }
+    for (const Ticks t : scenario.boundary_transfer) comm_.push_back(t.count());
+    if (approved != nullptr) {
+      approved_ = *approved;
+      max_approved_ = *std::max_element(approved_.begin(), approved_.end());
+    }
+    run();
+  }
+
+  [[nodiscard]] std::int64_t max_bubble() const { return max_bubble_; }
+  [[nodiscard]] const std::vector<std::int64_t> &bubbles() const { return bub_; }
+
+  [[nodiscard]] TimedSchedule result(const Scenario &scenario) const {
+    constexpr std::array<OpKind, kTypes> kinds{OpKind::forward,        OpKind::forward,
+                                               OpKind::backward_input, OpKind::backward_input,
+                                               OpKind::backward_weight, OpKind::backward_weight};
+    TimedSchedule timed;
+    timed.schedule = empty_schedule(scenario);
+    timed.end.resize(static_cast<std::size_t>(p_));
+    for (int i = 0; i < p_; ++i) {
+      const auto device = static_cast<std::size_t>(i);
+      for (std::size_t k = 0; k < order_[device].size(); ++k) {
+        const auto [type, mb] = order_[device][k];
+        timed.schedule.device_ops[device].push_back(
+            Op::make(kinds[static_cast<std::size_t>(type)], stage_[index(i, type)], mb));
+        timed.end[device].push_back(Ticks{order_end_[device][k]});
+      }
+    }
+    return timed;
+  }
+
+private:
+  [[nodiscard]] std::size_t index(int i, int type) const {
+    return static_cast<std::size_t>(i) * kTypes + static_cast<std::size_t>(type);
+  }
+  [[nodiscard]] int count(int i, int type) const { return count_[index(i, type)]; }
+  [[nodiscard]] std::int64_t end(int i, int type, int mb) const {
+    return end_[index(i, type) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb)];
+  }
+  [[nodiscard]] bool placed(int i, int type, int mb) const { return mb < m_ && end(i, type, mb) >= 0; }
+  std::int64_t &cur(int i) { return cur_[static_cast<std::size_t>(i)]; }
+
+  /// The device holding the cross-device input of `type` on device i (-1 when none):
+  /// Fa and Bb flow to i+1, Fb and Ba to i-1 (spec 9).
+  [[nodiscard]] int source_device(int i, int type) const {
+    if (type == kFa || type == kBb) return i > 0 ? i - 1 : -1;
+    if (type == kFb || type == kBa) return i + 1 < p_ ? i + 1 : -1;
+    return -1;
+  }
+  /// Arrival time of the cross-device input of the next `type` node on device i.
+  [[nodiscard]] std::int64_t arrival(int i, int type) const {
+    const int from = source_device(i, type);
+    const int mb = count(i, type);
+    PPSIM_ASSERT(placed(from, type, mb));
+    const int boundary = std::min(stage_[index(from, type)], stage_[index(i, type)]);
+    return end(from, type, mb) + comm_[static_cast<std::size_t>(boundary)];
+  }
+
+  [[nodiscard]] std::int64_t max_stage_bubble(int i) const {
+    if (approved_.empty()) return max_bubble_;
+    return std::max(max_bubble_, max_approved_ - approved_[static_cast<std::size_t>(i)]);
+  }
+
+  void put(int type, int i) {
+    const std::size_t cell = index(i, type);
+    const int mb = count_[cell];
+    PPSIM_ASSERT(mb < m_);
+    // The reference asserts the cap on every put; here that is the user error.
+    if (over_cap(i, mem_[cell])) throw cannot_fit_memory(i);
+    const std::int64_t no_bubble = cur(i) + cost_[cell];
+    std::int64_t t = no_bubble;
+    if (source_device(i, type) >= 0) t = std::max(t, arrival(i, type) + cost_[cell]);
+    if (count(i, kFa) > 0) {
+      bub_[static_cast<std::size_t>(i)] += t - no_bubble;
+      max_bubble_ = std::max(max_bubble_, bub_[static_cast<std::size_t>(i)]);
+    }
+    end_[cell * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb)] = t;
+    cur(i) = t;
+    mem_now_[static_cast<std::size_t>(i)] += mem_[cell];
+    ++count_[cell];
+    order_[static_cast<std::size_t>(i)].push_back({type, mb});
+    order_end_[static_cast<std::size_t>(i)].push_back(t);
+    if (type == kBb) pending_[static_cast<std::size_t>(i)].push_back(kWb);
+    if (type == kBa) pending_[static_cast<std::size_t>(i)].push_back(kWa);
+  }
+
+  [[nodiscard]] bool has_pending(int i) const { return !pending_[static_cast<std::size_t>(i)].empty(); }
+
+  void put_w(int i) {
+    auto &queue = pending_[static_cast<std::size_t>(i)];
+    const int type = queue.front();
+    queue.pop_front();
+    put(type, i);
+  }
+
+  [[nodiscard]] bool over_cap(int i, double delta) const {
+    const double cap = (*cap_)[static_cast<std::size_t>(i)];
+    return mem_now_[static_cast<std::size_t>(i)] + delta > cap + 1e-9 * std::max(1.0, cap);
+  }
+
+  static Error cannot_fit_memory(int device) {
+    return Error(fmt::format("schedule 'zb-v-greedy' cannot fit memory on device {}: the cap "
+                             "leaves no room for the next op",
+                             device));
+  }
+
+  /// Flushes W's until `delta` fits under the device cap.
+  void make_room(int i, double delta) {
+    while (over_cap(i, delta)) {
+      if (!has_pending(i)) throw cannot_fit_memory(i);
+      put_w(i);
+    }
+  }
+
+  /// W-filling before a node of `type` whose input crosses devices (spec 9 phase 2 step 3).
+  void fill_w(int i, int type, bool fill_when_over) {
+    if (source_device(i, type) < 0) return;
+    const std::int64_t arr = arrival(i, type);
+    while (has_pending(i) && arr >= cur(i) + cost_[index(i, pending_[static_cast<std::size_t>(i)].front())]) {
+      put_w(i);
+    }
+    if (has_pending(i) && arr - cur(i) > max_stage_bubble(i) - bub_[static_cast<std::size_t>(i)] &&
+        fill_when_over) {
+      put_w(i);
+    }
+  }
+
+  void warm_up() {
+    for (int i = 0; i < p_; ++i) put(kFa, i);
+    for (int i = p_ - 1; i >= 0; --i) {
+      if (i < p_ - 1) {
+        const std::int64_t arr = arrival(i, kFb);
+        // #Fa(0) is the largest Fa count, so it bounds every device's puts below m (the
+        // reference checks device i only and would overrun m on device 0 when m is small).
+        while (mem_now_[static_cast<std::size_t>(i)] + mem_[index(i, kFa)] * (2 + 2 * i) <=
+                   (*cap_)[static_cast<std::size_t>(i)] &&
+               cur(i) + cost_[index(i, kFa)] <= arr && count(0, kFa) < m_) {
+          for (int j = 0; j <= i; ++j) put(kFa, j);
+        }
+      }
+      put(kFb, i);
+    }
+    int type = kFa;
+    for (int i = 1; i < p_; ++i) {
+      while (count(i, kFa) + count(i, kFb) < count(i - 1, kFa) + count(i - 1, kFb) ||
+             (count(i, kFb) <= count(i - 1, kFb) && count(i - 1, kFb) < m_)) {
+        for (int j = p_ - 1; j >= i; --j) {
+          if (count(j, type) < m_) put(type, j);
+        }
+        type = type == kFa ? kFb : kFa;
+      }
+    }
+  }
+
+  void steady() {
+    std::vector<int> choose_ba, choose_bb;
+    for (int round = 0; round < 2 * m_; ++round) {
+      for (int i = 0; i < p_; ++i) make_room(i, std::max(mem_[index(i, kBb)], mem_[index(i, kBa)]));
+      choose_ba.clear();
+      choose_bb.clear();
+      for (int i = 0; i < p_; ++i) {
+        if (count(i, kBa) >= count(i, kBb)) {
+          choose_bb.push_back(i);
+        } else if (i == p_ - 1 || placed(i + 1, kBa, count(i, kBa)) || count(i, kBb) >= m_) {
+          choose_ba.push_back(i);
+        } else {
+          choose_bb.push_back(i);
+        }
+      }
+      for (auto it = choose_ba.rbegin(); it != choose_ba.rend(); ++it) {
+        fill_w(*it, kBa, true);
+        put(kBa, *it);
+      }
+      for (const int i : choose_bb) {
+        fill_w(i, kBb, fill_b_);
+        put(kBb, i);
+      }
+      for (int i = 0; i < p_; ++i) {
+        if (count(i, kFb) >= m_) continue;
+        int type = -1;
+        if (count(i, kFb) >= count(i, kFa)) {
+          type = kFa;
+        } else if (i == p_ - 1 || placed(i + 1, kFb, count(i, kFb))) {
+          type = kFb;
+        } else if (count(i, kFa) < m_ && (i == 0 || placed(i - 1, kFa, count(i, kFa)))) {
+          type = kFa;
+        }
+        if (type < 0) continue;
+        make_room(i, mem_[index(i, type)]);
+        fill_w(i, type, fill_f_);
+        put(type, i);
+      }
+    }
+  }
+
+  void run() {
+    warm_up();
+    steady();
+    for (int i = 0; i < p_; ++i) {
+      while (has_pending(i)) put_w(i);
+    }
+  }
+
+  int p_;
+  int m_;
+  bool fill_b_;
+  bool fill_f_;
+  const std::vector<double> *cap_;  ///< per device, same unit as mem_f
+  std::vector<std::int64_t> cost_;
+  std::vector<double> mem_;
+  std::vector<int> stage_;
+  std::vector<std::int64_t> comm_;
+  std::vector<int> count_;
+  std::vector<std::int64_t> end_;  ///< -1 = not placed
+  std::vector<std::int64_t> cur_;
+  std::vector<double> mem_now_;
+  std::vector<std::int64_t> bub_;
+  std::int64_t max_bubble_ = 0;  ///< bubbles only grow, so the running max is max_j bub[j]
+  std::vector<std::int64_t> approved_;
+  std::int64_t max_approved_ = 0;
+  std::vector<std::deque<int>> pending_;
+  std::vector<std::vector<std::pair<int, int>>> order_;
+  std::vector<std::vector<std::int64_t>> order_end_;
+};
+
+} // namespace
+
+TimedSchedule zb_v_greedy_timed(const Scenario &scenario, double cap_share) {
+  if (scenario.chunks != 2 || scenario.pipes != 1) {
+    throw Error(fmt::format(
+        "schedule 'zb-v-greedy' needs exactly 2 stages per device (v = 2), got v = {}", scenario.chunks));
+  }
+  const int p = scenario.devices;
+  std::vector<double> cap;
+  for (int i = 0; i < p; ++i) {
+    const double share = scenario.activations.stages[static_cast<std::size_t>(i)].stored +
+                         scenario.activations.stages[static_cast<std::size_t>(2 * p - 1 - i)].stored;
+    cap.push_back(cap_share * share);
+  }
+  std::optional<VGreedyRun> best;
+  for (const bool fill_b : {true, false}) {
+    for (const bool fill_f : {true, false}) {
+      // Refinement: rerun with the previous pass's bubbles as the approved vector while the max
+      // bubble strictly decreases (the recursion of try_v_schedule, unrolled).
+      VGreedyRun current(scenario, cap, fill_b, fill_f, nullptr);
+      while (true) {
+        VGreedyRun next(scenario, cap, fill_b, fill_f, &current.bubbles());
+        if (!(next.max_bubble() < current.max_bubble())) break;
+        current = std::move(next);
+      }
+      if (!best || current.max_bubble() < best->max_bubble()) best.emplace(std::move(current));
+    }
+  }
+  return best->result(scenario);
+}
+
+Schedule zb_v_greedy(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  return zb_v_greedy_timed(scenario, scenario.activations.cap.value_or(scenario.devices)).schedule;
+}
+
+} // namespace ppsim::schedules

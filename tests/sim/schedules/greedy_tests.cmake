@@ -1,0 +1,6 @@
+# Greedy and search schedule generators (spec schedules.md 7, 9-11).
+ppsim_add_test(NAME sim_schedules_greedy_tests
+  SOURCES
+    sim/schedules/zb_auto_test.cpp
+    sim/schedules/zb_v_greedy_test.cpp
+  LIBS ppsim_sim)

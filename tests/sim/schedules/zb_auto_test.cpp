@@ -1,0 +1,101 @@
+// ZB automatic heuristic (spec schedules.md 7; sail-sg zb.py manual_order / initial_solution).
+#include "greedy_support.h"
+#include "sim/error.h"
+#include "sim/schedules/greedy.h"
+#include "../test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+using namespace ppsim;
+using ppsim::testing::run_schedule;
+using ppsim::testing::uniform_input;
+
+namespace {
+
+Scenario zb_scenario(const ScenarioInput &input) { return build_scenario(input, find_schedule("zb-auto")); }
+
+/// Device r's op tokens, "F0 B0 W0 ..." (microbatch after the kind letter).
+std::string row(const Schedule &schedule, int device) {
+  std::string text;
+  for (const Op &op : schedule.device_ops[static_cast<std::size_t>(device)]) {
+    if (!text.empty()) text += ' ';
+    text += std::string(op_kind_token(op.kind())) + std::to_string(op.first.microbatch);
+  }
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("zb-2p reaches the zero span bubble m(F+B+W) at p=4 m=8 unit costs") {
+  // bounds.md 5: max span >= m(F+B+W) = 24 per device, and ZB-2P reaches it.
+  const auto run = run_schedule("zb-2p", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  CHECK(run.units(run.simulation.metrics.max_span) == 24);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices) CHECK(device.peak_activations <= 8);
+}
+
+TEST_CASE("zb-1p keeps 1F1B memory and is zb-auto with K = p") {
+  // Cap p * mem_f per stage (schedules.md 7): with F = B = W the heuristic finds ZB-H1's
+  // (p-1)(F+B-W) = 3 span bubble, max span 27.
+  const auto run = run_schedule("zb-1p", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  CHECK(run.units(run.simulation.metrics.max_span) == 27);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices) CHECK(device.peak_activations <= 4);
+  ScenarioInput with_k = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  with_k.cap_activations = 4;
+  const auto automatic = run_schedule("zb-auto", with_k);
+  CHECK(automatic.schedule.device_ops == run.schedule.device_ops);
+}
+
+TEST_CASE("zb-auto internal end times equal the engine's ASAP times and respect the cap") {
+  std::mt19937 random(20240110);
+  std::uniform_int_distribution<int> cost(1, 6);
+  for (const int p : {1, 2, 3, 4, 6}) {
+    for (const int m : {1, 2, p, 2 * p + 1, 3 * p}) {
+      for (const double k : {1.0, 2.0, 1.0 * p, 2.0 * p, 3.0 * m}) {
+        ScenarioInput input = uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}, {cost(random) % 2, 2});
+        input.forward.clear();
+        input.backward_input.clear();
+        input.backward_weight.clear();
+        for (int s = 0; s < p; ++s) {
+          input.forward.push_back({cost(random), 1});
+          input.backward_input.push_back({cost(random), 1});
+          input.backward_weight.push_back({cost(random), 1});
+        }
+        input.w_stash = 0.5;  // the authors' unit tests: mem = (2, -1, -1)
+        const Scenario scenario = zb_scenario(input);
+        CAPTURE(p);
+        CAPTURE(m);
+        CAPTURE(k);
+        const schedules::TimedSchedule timed = schedules::zb_auto_timed(scenario, k);
+        CHECK(testing::engine_ends(scenario, timed.schedule) == timed.end);
+        const Simulation simulation = simulate(scenario, timed.schedule);
+        for (const DeviceMetrics &device : simulation.metrics.devices) {
+          CHECK(device.peak_activations <= k + 1e-9);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("zb-auto without a cap uses 3m activations and accepts m < p") {
+  const auto run = run_schedule("zb-auto", uniform_input(6, 2, {1, 1}, {1, 1}, {1, 1}));
+  CHECK(run.schedule.op_count() == 6u * 2u * 3u);
+  // Two microbatches cannot fill a 6-deep pipeline: the span is the chain of one microbatch
+  // through every stage and back (5F + 6B + 1W after device 0's first F) plus the second.
+  CHECK(run.simulation.metrics.feasible);
+}
+
+TEST_CASE("zb-auto cannot fit memory: user error naming the stage") {
+  ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 0.5;
+  CHECK_THROWS_WITH_AS(run_schedule("zb-auto", input),
+                       "schedule 'zb-auto' cannot fit memory on stage 0: a cap of 0.5 stored "
+                       "activations leaves no room for the next op",
+                       Error);
+  // With w_stash = 1 a B frees nothing, so K = 1 can only run F B W strictly in turn; 1.5 with
+  // w_stash 0 leaves no W to flush when the second F needs room after B released everything.
+  input.cap_activations = 1;
+  const auto run = run_schedule("zb-auto", input);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices) CHECK(device.peak_activations == 1);
+}

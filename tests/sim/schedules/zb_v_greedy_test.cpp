@@ -1,0 +1,85 @@
+// ZB-V greedy (spec schedules.md 9; sail-sg zbv.py try_v_schedule / create_schedule).
+#include "../test_support.h"
+#include "greedy_support.h"
+#include "sim/error.h"
+#include "sim/schedules/greedy.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+
+using namespace ppsim;
+using ppsim::testing::run_schedule;
+using ppsim::testing::uniform_input;
+
+namespace {
+
+Scenario v_scenario(const ScenarioInput &input) {
+  return build_scenario(input, find_schedule("zb-v-greedy"));
+}
+
+} // namespace
+
+TEST_CASE("O-11 ZB-V greedy p=4 m=8 unit costs: max span 48 = 2m(F+B+W) under cap 2p chunks") {
+  // oracles.md 4: the greedy with cap 2p chunks (K = p) and mem = (2, -1, -1) per chunk
+  // (w_stash = 0.5) reaches the same max span as the fixed rule.
+  ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  input.w_stash = 0.5;
+  const auto run = run_schedule("zb-v-greedy", input);
+  CHECK(run.units(run.simulation.metrics.max_span) == 48);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices) {
+    CHECK(device.peak_activations <= 4.0);  // K = p = 4 device shares = 8 chunks
+  }
+}
+
+TEST_CASE("zb-v-greedy internal end times equal the engine's ASAP times and respect the cap") {
+  std::mt19937 random(20241022);
+  std::uniform_int_distribution<int> cost(1, 5);
+  for (const int p : {1, 2, 3, 4, 5}) {
+    for (const int m : {1, 2, p, 2 * p, 2 * p + 1, 3 * p}) {
+      for (const double k : {1.0 * p, 1.5 * p, 2.0 * p}) {
+        const int f = cost(random), b = cost(random), w = cost(random);
+        ScenarioInput input = uniform_input(p, m, {f, 1}, {b, 1}, {w, 1}, {cost(random) % 2, 2});
+        input.w_stash = 0.5;
+        input.cap_activations = k;
+        const Scenario scenario = v_scenario(input);
+        CAPTURE(p);
+        CAPTURE(m);
+        CAPTURE(k);
+        const schedules::TimedSchedule timed = schedules::zb_v_greedy_timed(scenario, k);
+        CHECK(testing::engine_ends(scenario, timed.schedule) == timed.end);
+        const Simulation simulation = simulate(scenario, timed.schedule);
+        for (const DeviceMetrics &device : simulation.metrics.devices) {
+          CHECK(device.peak_activations <= k + 1e-9);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("zb-v-greedy with F = B = W never beats the 2m(F+B+W) span bound and reaches it at K = p") {
+  for (const int p : {2, 3, 4, 6}) {
+    for (const int m : {2 * p, 3 * p}) {
+      const auto run = run_schedule("zb-v-greedy", uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}));
+      CAPTURE(p);
+      CAPTURE(m);
+      CHECK(run.units(run.simulation.metrics.max_span) >= 6 * m);
+    }
+  }
+  const auto run = run_schedule("zb-v-greedy", uniform_input(4, 12, {1, 1}, {1, 1}, {1, 1}));
+  CHECK(run.units(run.simulation.metrics.max_span) == 72);
+}
+
+TEST_CASE("zb-v-greedy rejects v != 2 and caps below one forward") {
+  ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  input.chunks = 4;
+  CHECK_THROWS_WITH_AS(run_schedule("zb-v-greedy", input),
+                       "schedule 'zb-v-greedy' needs exactly 2 stages per device (v = 2), got v = 4",
+                       Error);
+  input.chunks = 2;
+  input.cap_activations = 0.25;  // half a chunk: not even the first forward fits
+  CHECK_THROWS_WITH_AS(run_schedule("zb-v-greedy", input),
+                       "schedule 'zb-v-greedy' cannot fit memory on device 0: the cap leaves no "
+                       "room for the next op",
+                       Error);
+}
