@@ -30,7 +30,7 @@ int run_export(const Args &args, std::ostream &out, std::ostream &err) {
     throw Error("", 0, "--to", fmt::format("expected torch-csv, got \"{}\"", values["to"].as<std::string>()));
   }
   const PreparedRun run = prepare_run(scenario_from_options(values));
-  const TorchCsvExport exported = write_torch_csv(run.schedule, run.scenario.microbatches * run.scenario.pipes);
+  const TorchCsvExport exported = write_torch_csv(run.scenario, run.schedule);
   for (const std::string &warning : exported.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
   if (values.count("output")) {
     write_file_atomically(values["output"].as<std::string>(), exported.text);

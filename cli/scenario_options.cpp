@@ -10,7 +10,7 @@ namespace po = boost::program_options;
 namespace {
 
 struct FieldFlag {
-  const char *flag;   // program_options spelling ("p" becomes -p, "F" becomes --F)
+  const char *flag;   // program_options spelling ("devices,p": --devices and -p; "F": --F)
   const char *shown;  // as the user types it, for errors
   const char *field;  // dotted scenario field
   const char *help;
@@ -19,9 +19,9 @@ struct FieldFlag {
 constexpr FieldFlag kFieldFlags[] = {
     {"schedule", "--schedule", "pipeline.schedule", "schedule name (see 'ppsim schedules')"},
     {"schedule-file", "--schedule-file", "pipeline.schedule_file", "PyTorch CSV schedule to import instead"},
-    {"p", "-p", "cluster.devices", "number of devices"},
-    {"m", "-m", "pipeline.microbatches", "number of microbatches"},
-    {"v", "-v", "pipeline.chunks", "chunks (stages) per device"},
+    {"devices,p", "-p", "cluster.devices", "number of devices"},
+    {"microbatches,m", "-m", "pipeline.microbatches", "number of microbatches"},
+    {"chunks,v", "-v", "pipeline.chunks", "chunks (stages) per device"},
     {"group-size", "--group-size", "pipeline.group_size", "Megatron interleaved microbatch group size (default p)"},
     {"F", "--F", "model.F", "forward time per stage (number, \"1/6\" or a list)"},
     {"B", "--B", "model.B", "input-gradient backward time per stage"},
@@ -60,8 +60,9 @@ ScenarioInput scenario_from_options(const po::variables_map &values) {
   ScenarioInput input;
   if (values.count("scenario")) input = read_scenario_file(values["scenario"].as<std::string>());
   for (const FieldFlag &flag : kFieldFlags) {
-    if (values.count(flag.flag)) {
-      set_scenario_field_from_text(input, flag.field, values[flag.flag].as<std::string>(),
+    const std::string name = std::string(flag.flag).substr(0, std::string(flag.flag).find(','));
+    if (values.count(name)) {
+      set_scenario_field_from_text(input, flag.field, values[name].as<std::string>(),
                                    SourceLocation{"", 0, flag.shown});
     }
   }

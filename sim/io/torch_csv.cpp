@@ -157,7 +157,7 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
   const int devices = imported.schedule.device_count();
   imported.chunks = std::max(1, static_cast<int>(stage_owner.size()) / devices);
   imported.dropped.assign(dropped.begin(), dropped.end());
-  imported.schedule.name = "file";
+  imported.schedule.name = "file:" + source;
   return imported;
 }
 
@@ -169,7 +169,12 @@ ImportedSchedule read_torch_csv(const std::string &path) {
   return parse_torch_csv(text.str(), path);
 }
 
-TorchCsvExport write_torch_csv(const Schedule &schedule, int microbatches) {
+TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule) {
+  if (scenario.pipes != 1) {
+    throw Error(fmt::format("schedule '{}' runs {} pipes, which the torch CSV format cannot express",
+                            schedule.name, scenario.pipes));
+  }
+  const int microbatches = scenario.microbatches;
   TorchCsvExport exported;
   for (const auto &ops : schedule.device_ops) {
     std::vector<std::string> cells;

@@ -3,6 +3,7 @@
 // torch/distributed/pipelining/schedules.py `_dump_csv`, `_load_csv`, `_Action.from_str`).
 // One row per device, one action per cell: "2F0", "1I3" (input grad = ppsim B), "3B1" (full
 // backward = BW), "0W5", "(0F7;7B3)OVERLAP_F_B".
+#include "sim/scenario.h"
 #include "sim/schedule.h"
 
 #include <string>
@@ -20,7 +21,8 @@ struct ImportedSchedule {
   std::vector<std::string> dropped;  ///< non-compute action kinds that were ignored (SEND_F, ...)
 };
 
-/// Parses CSV text; errors name `source`, the line (= device row) and the offending cell.
+/// Parses CSV text; errors name `source`, the line (= device row) and the offending cell. The
+/// schedule is named "file:<source>".
 ImportedSchedule parse_torch_csv(std::string_view text, const std::string &source);
 
 /// Reads a CSV file (thin wrapper over parse_torch_csv).
@@ -32,8 +34,8 @@ struct TorchCsvExport {
   std::vector<std::string> warnings;
 };
 
-/// Writes compute actions only, one row per device, no idle cells. Throws Error for ops PyTorch
-/// has no action for (R, RW, RBW). `p` and `m` are used for the PyTorch compatibility warnings.
-TorchCsvExport write_torch_csv(const Schedule &schedule, int microbatches);
+/// Writes compute actions only, one row per device, no idle cells. Throws Error for what the
+/// format cannot express: ops with no PyTorch action (R, RW, RBW) and two-pipe schedules.
+TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule);
 
 } // namespace ppsim
