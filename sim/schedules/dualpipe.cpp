@@ -19,17 +19,21 @@ class DualRow {
 public:
   DualRow(std::vector<Op> &ops, int first, int second) : ops_(ops), stage_{first, second} {}
 
-  void forward(int which) { ops_.push_back(Op::make(OpKind::forward, stage_[which], next_f_[which]++)); }
+  void forward(int which) {
+    ops_.push_back(Op::make(OpKind::forward, stage_[which], next_f_[which]++));
+  }
   /// B (input gradient, its W queued) when `zero_bubble`, else the full backward BW.
   void backward(int which, bool zero_bubble) {
     const OpKind kind = zero_bubble ? OpKind::backward_input : OpKind::backward_full;
     const int j = next_b_[which]++;
     ops_.push_back(Op::make(kind, stage_[which], j));
-    if (zero_bubble) pending_w_.push_back(OpRef{OpKind::backward_weight, stage_[which], j});
+    if (zero_bubble)
+      pending_w_.push_back(OpRef{OpKind::backward_weight, stage_[which], j});
   }
   /// The oldest queued weight gradient; nothing when the queue is empty (as in the source).
   void weight() {
-    if (pending_w_.empty()) return;
+    if (pending_w_.empty())
+      return;
     ops_.push_back(Op{pending_w_.front(), {}});
     pending_w_.pop_front();
   }
@@ -53,18 +57,22 @@ private:
 void dual_row(std::vector<Op> &ops, int ranks, int rank, int microbatches, int first, int second) {
   DualRow row(ops, first, second);
   const int tail = ranks - rank - 1;
-  for (int k = 0; k < 2 * tail; ++k) row.forward(0);                        // 1
-  for (int k = 0; k <= rank; ++k) {                                          // 2
+  // 1-2: warm-up forwards, then pairs on both stages.
+  for (int k = 0; k < 2 * tail; ++k)
+    row.forward(0);
+  for (int k = 0; k <= rank; ++k) {
     row.forward(0);
     row.forward(1);
   }
-  for (int k = 0; k < tail; ++k) {                                           // 3
+  // 3: zero-bubble backwards of the turned-back stage, each W popped at once.
+  for (int k = 0; k < tail; ++k) {
     row.backward(1, true);
     row.weight();
     row.forward(1);
   }
-  for (int i = 0; i < microbatches - 2 * ranks + rank + 1; ++i) {            // 4
-    if (i == 0 && rank == ranks - 1) {  // the middle device starts without overlap
+  // 4: steady state of overlapped pairs; the middle device starts without overlap.
+  for (int i = 0; i < microbatches - 2 * ranks + rank + 1; ++i) {
+    if (i == 0 && rank == ranks - 1) {
       row.forward(0);
       row.backward(1, false);
     } else {
@@ -72,23 +80,29 @@ void dual_row(std::vector<Op> &ops, int ranks, int rank, int microbatches, int f
     }
     row.overlapped(1, 0);
   }
-  for (int k = 0; k < tail; ++k) {                                           // 5
+  // 5: the last forwards of stage 1, overlapped with backwards of stage 0.
+  for (int k = 0; k < tail; ++k) {
     row.backward(1, false);
     row.overlapped(1, 0);
   }
-  bool zero_bubble = false;                                                  // 6
+  // 6: backward pairs, switching to split B halfway (before the s1 op for odd ranks).
+  bool zero_bubble = false;
   for (int i = 0; i <= rank; ++i) {
     const bool switch_now = i == (rank + 1) / 2;
-    if (switch_now && rank % 2 == 1) zero_bubble = true;
+    if (switch_now && rank % 2 == 1)
+      zero_bubble = true;
     row.backward(1, zero_bubble);
-    if (switch_now && rank % 2 == 0) zero_bubble = true;
+    if (switch_now && rank % 2 == 0)
+      zero_bubble = true;
     row.backward(0, zero_bubble);
   }
-  for (int k = 0; k < tail; ++k) {                                           // 7
+  // 7-8: drain the queued weight gradients.
+  for (int k = 0; k < tail; ++k) {
     row.weight();
     row.backward(0, true);
   }
-  for (int k = 0; k <= rank; ++k) row.weight();                              // 8
+  for (int k = 0; k <= rank; ++k)
+    row.weight();
 }
 
 } // namespace
@@ -98,11 +112,13 @@ Schedule dualpipev(const Scenario &scenario, const GeneratorOptions & /*options*
   const int m = scenario.microbatches;
   if (scenario.chunks != 2) {
     throw Error(fmt::format("schedule 'dualpipev' needs exactly 2 stages per device (v = 2), got "
-                            "v = {}", scenario.chunks));
+                            "v = {}",
+                            scenario.chunks));
   }
   if (m < 2 * p) {
     throw Error(fmt::format("schedule 'dualpipev' needs m >= 2p = {} microbatches (the number of "
-                            "stages), got m = {}", 2 * p, m));
+                            "stages), got m = {}",
+                            2 * p, m));
   }
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
@@ -113,7 +129,7 @@ Schedule dualpipev(const Scenario &scenario, const GeneratorOptions & /*options*
 
 Schedule dualpipe(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   const int p = scenario.devices;
-  const int total = scenario.microbatches * scenario.pipes;  // the builder splits m over 2 pipes
+  const int total = scenario.microbatches * scenario.pipes; // the builder splits m over 2 pipes
   if (scenario.pipes != 2) {
     throw Error("schedule 'dualpipe' needs the two-pipe placement");
   }
@@ -122,7 +138,8 @@ Schedule dualpipe(const Scenario &scenario, const GeneratorOptions & /*options*/
   }
   if (total < 2 * p) {
     throw Error(fmt::format("schedule 'dualpipe' needs m >= 2p = {} microbatches in total, got "
-                            "m = {}", 2 * p, total));
+                            "m = {}",
+                            2 * p, total));
   }
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {

@@ -14,11 +14,11 @@ Schedule hanayo(const Scenario &scenario, const GeneratorOptions & /*options*/) 
   const int p = scenario.devices;
   const int m = scenario.microbatches;
   if (scenario.chunks < 2 || scenario.chunks % 2 != 0) {
-    throw Error(fmt::format("schedule 'hanayo' needs an even v = 2 x waves, got v = {}",
-                            scenario.chunks));
+    throw Error(
+        fmt::format("schedule 'hanayo' needs an even v = 2 x waves, got v = {}", scenario.chunks));
   }
   const int waves = scenario.chunks / 2;
-  const int per_leg = m * waves;  // forwards of descending legs = backwards of ascending legs
+  const int per_leg = m * waves; // forwards of descending legs = backwards of ascending legs
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
     auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
@@ -36,7 +36,8 @@ Schedule hanayo(const Scenario &scenario, const GeneratorOptions & /*options*/) 
                              ascending_backwards % m));
       ++ascending_backwards;
     };
-    for (int j = 0; j < descending_forwards; ++j) ops.push_back(Op::make(OpKind::forward, leg(0), j));
+    for (int j = 0; j < descending_forwards; ++j)
+      ops.push_back(Op::make(OpKind::forward, leg(0), j));
     for (int w = 0; w < waves; ++w) {
       for (int j = 0; j < m; ++j) {
         ops.push_back(Op::make(OpKind::forward, leg(2 * w + 1), j));
@@ -52,7 +53,8 @@ Schedule hanayo(const Scenario &scenario, const GeneratorOptions & /*options*/) 
     for (int w = 0; w < waves; ++w) {
       for (int j = 0; j < m; ++j) {
         ops.push_back(Op::make(OpKind::backward_full, leg(2 * waves - 2 - 2 * w), j));
-        if (ascending_backwards < per_leg) next_ascending_backward();
+        if (ascending_backwards < per_leg)
+          next_ascending_backward();
       }
     }
   }

@@ -14,11 +14,13 @@ namespace ppsim::schedules {
 void check_megatron_group_size(int devices, int microbatches, int group_size) {
   if (group_size > microbatches) {
     throw Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is larger than the "
-                            "number of microbatches m = {}", group_size, microbatches));
+                            "number of microbatches m = {}",
+                            group_size, microbatches));
   }
   if (group_size < devices) {
     throw Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is smaller than the "
-                            "number of devices p = {}", group_size, devices));
+                            "number of devices p = {}",
+                            group_size, devices));
   }
   const int remainder = microbatches % group_size;
   if (remainder > 0 && remainder < devices) {
@@ -34,7 +36,8 @@ std::vector<MicrobatchChunk> megatron_schedule_table(int microbatches, int chunk
   for (int lo = 0; lo < microbatches; lo += group_size) {
     const int hi = lo + group_size >= microbatches ? microbatches : lo + group_size;
     for (int chunk = 0; chunk < chunks; ++chunk) {
-      for (int mb = lo; mb < hi; ++mb) table.push_back({mb, chunk});
+      for (int mb = lo; mb < hi; ++mb)
+        table.push_back({mb, chunk});
     }
   }
   return table;
@@ -46,7 +49,8 @@ Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &opti
   const int v = scenario.chunks;
   if (v < 2) {
     throw Error(fmt::format("schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got {} "
-                            "(use '1f1b' for one chunk)", v));
+                            "(use '1f1b' for one chunk)",
+                            v));
   }
   const int g = options.group_size > 0 ? options.group_size : p;
   check_megatron_group_size(p, m, g);
@@ -66,12 +70,14 @@ Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &opti
     };
     const int warmup = std::min(2 * (p - 1 - r) + (v - 1) * g, total);
     const int steady = total - warmup;
-    for (int k = 0; k < warmup; ++k) forward(k);
+    for (int k = 0; k < warmup; ++k)
+      forward(k);
     for (int k = 0; k < steady; ++k) {
       forward(k + warmup);
       backward(k);
     }
-    for (int k = steady; k < total; ++k) backward(k);
+    for (int k = steady; k < total; ++k)
+      backward(k);
   }
   return schedule;
 }
@@ -85,11 +91,13 @@ Schedule looped_bfs(const Scenario &scenario, const GeneratorOptions & /*options
     auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
     ops.reserve(2 * static_cast<std::size_t>(m * v));
     for (int chunk = 0; chunk < v; ++chunk) {
-      for (int j = 0; j < m; ++j) ops.push_back(Op::make(OpKind::forward, chunk * p + r, j));
+      for (int j = 0; j < m; ++j)
+        ops.push_back(Op::make(OpKind::forward, chunk * p + r, j));
     }
     // Backwards run chunk by chunk from the last, microbatches in decreasing order (PyTorch).
     for (int chunk = v - 1; chunk >= 0; --chunk) {
-      for (int j = m - 1; j >= 0; --j) push_backward(ops, chunk * p + r, j, false);
+      for (int j = m - 1; j >= 0; --j)
+        push_backward(ops, chunk * p + r, j, false);
     }
   }
   return schedule;

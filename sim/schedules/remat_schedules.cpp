@@ -14,7 +14,8 @@ void recompute_all_but_last_device(Schedule &schedule) {
     with_recompute.reserve(schedule.device_ops[g].size() * 3 / 2);
     for (const Op &op : schedule.device_ops[g]) {
       if (op.kind() == OpKind::backward_full || op.kind() == OpKind::backward_input) {
-        with_recompute.push_back(Op::make(OpKind::recompute_forward, op.first.stage, op.first.microbatch));
+        with_recompute.push_back(
+            Op::make(OpKind::recompute_forward, op.first.stage, op.first.microbatch));
       }
       with_recompute.push_back(op);
     }

@@ -20,7 +20,8 @@ struct Stream {
   int next = 0;
 
   void emit(std::vector<Op> &ops, int microbatches) {
-    if (next < microbatches) ops.push_back(Op::make(kind, stage, next));
+    if (next < microbatches)
+      ops.push_back(Op::make(kind, stage, next));
     ++next;
   }
 };
@@ -39,12 +40,13 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   for (int r = 0; r < p; ++r) {
     auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
     ops.reserve(6 * static_cast<std::size_t>(m));
-    const int a = r;              // descending leg
-    const int b = 2 * p - 1 - r;  // ascending leg
+    const int a = r;             // descending leg
+    const int b = 2 * p - 1 - r; // ascending leg
     Stream fa{OpKind::forward, a}, fb{OpKind::forward, b};
     Stream ba{OpKind::backward_input, a}, bb{OpKind::backward_input, b};
     Stream wa{OpKind::backward_weight, a}, wb{OpKind::backward_weight, b};
-    for (int k = 0; k < 2 * (p - r) - 1; ++k) fa.emit(ops, m);
+    for (int k = 0; k < 2 * (p - r) - 1; ++k)
+      fa.emit(ops, m);
     for (int k = 0; k < r; ++k) {
       fb.emit(ops, m);
       fa.emit(ops, m);
@@ -55,7 +57,8 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
       wb.emit(ops, m);
     }
     while (fb.next < fa.next || fa.next < n) {
-      if (fa.next < n) fa.emit(ops, m);
+      if (fa.next < n)
+        fa.emit(ops, m);
       ba.emit(ops, m);
       wa.emit(ops, m);
       fb.emit(ops, m);
@@ -70,8 +73,10 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
       ba.emit(ops, m);
       wa.emit(ops, m);
     }
-    while (wb.next < n) wb.emit(ops, m);
-    while (wa.next < n) wa.emit(ops, m);
+    while (wb.next < n)
+      wb.emit(ops, m);
+    while (wa.next < n)
+      wa.emit(ops, m);
   }
   return schedule;
 }

@@ -22,15 +22,18 @@ Schedule handcrafted(const Scenario &scenario, int warmup_factor) {
     const int warmup = std::min(warmup_factor * (p - 1 - r), m);
     int next_forward = 0;
     int next_weight = 0;
-    for (; next_forward < warmup; ++next_forward) ops.push_back(Op::make(OpKind::forward, r, next_forward));
+    for (; next_forward < warmup; ++next_forward)
+      ops.push_back(Op::make(OpKind::forward, r, next_forward));
     for (int i = 0; i < m; ++i) {
-      if (warmup + i < m) ops.push_back(Op::make(OpKind::forward, r, next_forward++));
+      if (warmup + i < m)
+        ops.push_back(Op::make(OpKind::forward, r, next_forward++));
       ops.push_back(Op::make(OpKind::backward_input, r, i));
       if (warmup + i >= warmup_factor * (p - 1)) {
         ops.push_back(Op::make(OpKind::backward_weight, r, next_weight++));
       }
     }
-    while (next_weight < m) ops.push_back(Op::make(OpKind::backward_weight, r, next_weight++));
+    while (next_weight < m)
+      ops.push_back(Op::make(OpKind::backward_weight, r, next_weight++));
   }
   return schedule;
 }

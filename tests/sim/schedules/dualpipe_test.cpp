@@ -22,10 +22,14 @@ OpRef torch_action(const std::string &text) {
   const int stage = std::stoi(text.substr(0, letter));
   const int microbatch = std::stoi(text.substr(letter + 1));
   switch (text[letter]) {
-  case 'F': return {OpKind::forward, stage, microbatch};
-  case 'I': return {OpKind::backward_input, stage, microbatch};
-  case 'B': return {OpKind::backward_full, stage, microbatch};
-  default: return {OpKind::backward_weight, stage, microbatch};
+  case 'F':
+    return {OpKind::forward, stage, microbatch};
+  case 'I':
+    return {OpKind::backward_input, stage, microbatch};
+  case 'B':
+    return {OpKind::backward_full, stage, microbatch};
+  default:
+    return {OpKind::backward_weight, stage, microbatch};
   }
 }
 
@@ -114,7 +118,8 @@ TEST_CASE("DualPipe places phase 0 on its own side's pipe and phase 1 on the oth
   CHECK(run.schedule.device_ops[1].front() == Op::make(OpKind::forward, 1, 0));
   CHECK(run.schedule.device_ops[2].front() == Op::make(OpKind::forward, 5, 0));
   bool runs_six = false;
-  for (const Op &op : run.schedule.device_ops[1]) runs_six = runs_six || op.first.stage == 6;
+  for (const Op &op : run.schedule.device_ops[1])
+    runs_six = runs_six || op.first.stage == 6;
   CHECK(runs_six);
 }
 
@@ -133,5 +138,5 @@ TEST_CASE("O-19 DualPipe and DualPipeV constraints") {
                        "schedule 'dualpipe' needs m >= 2p = 8 microbatches in total, got m = 6",
                        ppsim::Error);
   CHECK_THROWS_AS(run_schedule("dualpipe", uniform_input(4, 9, {1, 1}, {1, 1}, {1, 1})),
-                  ppsim::Error);  // odd m: the scenario builder cannot split it over two pipes
+                  ppsim::Error); // odd m: the scenario builder cannot split it over two pipes
 }

@@ -62,7 +62,8 @@ TEST_CASE("Hanayo closed forms on a grid of p, m, waves and unequal costs") {
           CHECK(run.simulation.metrics.makespan == ppsim::testing::ticks(run, expected));
           if (p <= 6) {
             std::vector<double> peaks;
-            for (int r = 0; r < p; ++r) peaks.push_back(2 * waves * m - (p - 1 - r));
+            for (int r = 0; r < p; ++r)
+              peaks.push_back(2 * waves * m - (p - 1 - r));
             CHECK(chunk_peaks(run) == peaks);
           }
           ++checked;

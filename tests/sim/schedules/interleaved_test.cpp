@@ -11,23 +11,25 @@
 
 using ppsim::Op;
 using ppsim::OpKind;
+using ppsim::schedules::MicrobatchChunk;
 using ppsim::testing::chunk_peaks;
 using ppsim::testing::per_device;
 using ppsim::testing::run_schedule;
 using ppsim::testing::uniform_input;
-using ppsim::schedules::MicrobatchChunk;
 
 namespace {
 
 std::vector<int> microbatch_row(const std::vector<MicrobatchChunk> &table) {
   std::vector<int> row;
-  for (const MicrobatchChunk &entry : table) row.push_back(entry.microbatch);
+  for (const MicrobatchChunk &entry : table)
+    row.push_back(entry.microbatch);
   return row;
 }
 
 std::vector<int> chunk_row(const std::vector<MicrobatchChunk> &table) {
   std::vector<int> row;
-  for (const MicrobatchChunk &entry : table) row.push_back(entry.chunk);
+  for (const MicrobatchChunk &entry : table)
+    row.push_back(entry.chunk);
   return row;
 }
 
@@ -40,10 +42,10 @@ ppsim::GeneratorOptions group(int g) {
 } // namespace
 
 TEST_CASE("O-9 Megatron schedule table") {
-  const auto odd = ppsim::schedules::megatron_schedule_table(5, 2, 3);  // p = 2, g = 3, m = 5
+  const auto odd = ppsim::schedules::megatron_schedule_table(5, 2, 3); // p = 2, g = 3, m = 5
   CHECK(microbatch_row(odd) == std::vector<int>{0, 1, 2, 0, 1, 2, 3, 4, 3, 4});
   CHECK(chunk_row(odd) == std::vector<int>{0, 0, 0, 1, 1, 1, 0, 0, 1, 1});
-  const auto even = ppsim::schedules::megatron_schedule_table(4, 2, 2);  // p = 2, g = 2, m = 4
+  const auto even = ppsim::schedules::megatron_schedule_table(4, 2, 2); // p = 2, g = 2, m = 4
   CHECK(microbatch_row(even) == std::vector<int>{0, 1, 0, 1, 2, 3, 2, 3});
   CHECK(chunk_row(even) == std::vector<int>{0, 0, 1, 1, 0, 0, 1, 1});
 }
@@ -62,7 +64,7 @@ TEST_CASE("O-9 / O-19 group-size errors, as Megatron's ValueError and RuntimeErr
                        "schedule 'interleaved-1f1b': m mod g = 2 (m = 10, g = 4) is between 1 and "
                        "p - 1 = 3, which leaves dependency bubbles",
                        ppsim::Error);
-  CHECK_NOTHROW(check_megatron_group_size(2, 5, 3));  // m mod g = 2 >= p
+  CHECK_NOTHROW(check_megatron_group_size(2, 5, 3)); // m mod g = 2 >= p
   CHECK_NOTHROW(check_megatron_group_size(4, 8, 4));
 
   // Through the generator: with the default g = p = 4, m = 10 is rejected; g = 5 accepts it.
@@ -70,23 +72,25 @@ TEST_CASE("O-9 / O-19 group-size errors, as Megatron's ValueError and RuntimeErr
   CHECK_THROWS_AS(run_schedule("interleaved-1f1b", input), ppsim::Error);
   const auto accepted = run_schedule("interleaved-1f1b", input, group(5));
   CHECK(accepted.schedule.op_count() == 4u * 2 * 10 * 2);
-  CHECK_THROWS_WITH_AS(run_schedule("interleaved-1f1b",
-                                    uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 1)),
-                       "schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got 1 (use "
-                       "'1f1b' for one chunk)",
-                       ppsim::Error);
+  CHECK_THROWS_WITH_AS(
+      run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 1)),
+      "schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got 1 (use "
+      "'1f1b' for one chunk)",
+      ppsim::Error);
 }
 
 TEST_CASE("O-8 interleaved p=4 m=8, per-chunk F=B=W=1") {
   // makespan v m (F+B+W) + (p-1)(F+B+W); device r ends 2r earlier; peak 2(p-1-r) + (v-1)g + 1.
-  const auto two = run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2));
+  const auto two =
+      run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2));
   CHECK(two.units(two.simulation.metrics.makespan) == 57);
   CHECK(per_device(two, &ppsim::DeviceMetrics::end) == std::vector<double>{57, 55, 53, 51});
   CHECK(chunk_peaks(two) == std::vector<double>{11, 9, 7, 5});
   // O-10: 11 chunks on device 0 = 5.5 stage activations, Megatron's factor 1 + (p-1)/(pv) =
   // 1.375 times p = 5.5.
   CHECK(two.simulation.metrics.devices[0].peak_activations == 5.5);
-  const auto four = run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 4));
+  const auto four =
+      run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 4));
   CHECK(four.units(four.simulation.metrics.makespan) == 105);
   CHECK(per_device(four, &ppsim::DeviceMetrics::end) == std::vector<double>{105, 103, 101, 99});
   CHECK(chunk_peaks(four) == std::vector<double>{19, 17, 15, 13});
@@ -111,7 +115,8 @@ TEST_CASE("interleaved closed forms on a grid of p, v, m, g and costs") {
       for (int m = 1; m <= 4 * p; ++m) {
         for (int g = p; g <= m; ++g) {
           const int remainder = m % g;
-          if (remainder > 0 && remainder < p) continue;
+          if (remainder > 0 && remainder < p)
+            continue;
           for (const auto &[f, b, w] : costs) {
             CAPTURE(p);
             CAPTURE(v);
@@ -119,14 +124,15 @@ TEST_CASE("interleaved closed forms on a grid of p, v, m, g and costs") {
             CAPTURE(g);
             CAPTURE(f);
             CAPTURE(b);
-            const auto run = run_schedule("interleaved-1f1b",
-                                          uniform_input(p, m, {f, 1}, {b, 1}, {w, 1}, {0, 1}, v),
-                                          group(g));
+            const auto run =
+                run_schedule("interleaved-1f1b",
+                             uniform_input(p, m, {f, 1}, {b, 1}, {w, 1}, {0, 1}, v), group(g));
             if (g == p && m % p == 0) {
               CHECK(run.units(run.simulation.metrics.makespan) == (v * m + p - 1) * (f + b + w));
             }
             std::vector<double> peaks;
-            for (int r = 0; r < p; ++r) peaks.push_back(std::min(m * v, 2 * (p - 1 - r) + (v - 1) * g + 1));
+            for (int r = 0; r < p; ++r)
+              peaks.push_back(std::min(m * v, 2 * (p - 1 - r) + (v - 1) * g + 1));
             CHECK(chunk_peaks(run) == peaks);
             ++checked;
           }
@@ -138,7 +144,8 @@ TEST_CASE("interleaved closed forms on a grid of p, v, m, g and costs") {
 }
 
 TEST_CASE("looped BFS: chunk by chunk forwards, reversed backwards, peak v m chunks") {
-  const auto run = run_schedule("looped-bfs", uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1}, {0, 1}, 2));
+  const auto run =
+      run_schedule("looped-bfs", uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1}, {0, 1}, 2));
   const std::vector<Op> device1{
       Op::make(OpKind::forward, 1, 0),       Op::make(OpKind::forward, 1, 1),
       Op::make(OpKind::forward, 3, 0),       Op::make(OpKind::forward, 3, 1),
@@ -148,7 +155,8 @@ TEST_CASE("looped BFS: chunk by chunk forwards, reversed backwards, peak v m chu
   for (int p = 1; p <= 4; ++p) {
     for (int v = 1; v <= 3; ++v) {
       const int m = 2 * p + 1;
-      const auto grid = run_schedule("looped-bfs", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}, {0, 1}, v));
+      const auto grid =
+          run_schedule("looped-bfs", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}, {0, 1}, v));
       CHECK(chunk_peaks(grid) == std::vector<double>(static_cast<std::size_t>(p), v * m));
     }
   }

@@ -40,7 +40,8 @@ inline Ticks max_makespan_minus_busy(const Run &run) {
 /// max over devices of (span - busy).
 inline Ticks max_idle(const Run &run) {
   Ticks worst{0};
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) worst = std::max(worst, device.idle);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    worst = std::max(worst, device.idle);
   return worst;
 }
 

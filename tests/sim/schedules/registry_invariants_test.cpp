@@ -34,7 +34,7 @@ using ppsim::Ticks;
 struct Case {
   int p, m, v;
   ppsim::Rational f, b, w, c;
-  unsigned per_stage_seed = 0;  ///< nonzero: draw F, B, W per stage from this seed instead
+  unsigned per_stage_seed = 0; ///< nonzero: draw F, B, W per stage from this seed instead
 };
 
 const ppsim::StageCosts &costs_of(const Scenario &scenario, int stage) {
@@ -47,7 +47,8 @@ int device_of(const Scenario &scenario, int stage) {
 
 /// Transfer charged on the edge between `from` and `to` (adjacent stages of one pipe).
 Ticks edge_delay(const Scenario &scenario, int from, int to) {
-  if (device_of(scenario, from) == device_of(scenario, to)) return Ticks{0};
+  if (device_of(scenario, from) == device_of(scenario, to))
+    return Ticks{0};
   return scenario.boundary_transfer[static_cast<std::size_t>(std::min(from, to))];
 }
 
@@ -62,11 +63,13 @@ std::vector<OpRef> producers(const Scenario &scenario, const ppsim::OpLocator &l
   };
   switch (op.kind) {
   case OpKind::forward:
-    if (scenario.is_pipe_entry(op.stage)) return {};
+    if (scenario.is_pipe_entry(op.stage))
+      return {};
     return {OpRef{OpKind::forward, op.stage - 1, op.microbatch}};
   case OpKind::backward_input:
   case OpKind::backward_full:
-    if (scenario.is_pipe_exit(op.stage)) return {OpRef{OpKind::forward, op.stage, op.microbatch}};
+    if (scenario.is_pipe_exit(op.stage))
+      return {OpRef{OpKind::forward, op.stage, op.microbatch}};
     return {backward_of(op.stage + 1)};
   case OpKind::backward_weight:
     return {OpRef{OpKind::backward_input, op.stage, op.microbatch}};
@@ -92,15 +95,16 @@ Ticks path_bound(const Scenario &scenario, const Schedule &schedule,
   std::vector<Ticks> head(static_cast<std::size_t>(scenario.stage_count()));
   std::vector<Ticks> tail(static_cast<std::size_t>(scenario.stage_count()));
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    if (s % per_pipe == 0) continue;
+    if (s % per_pipe == 0)
+      continue;
     const auto u = static_cast<std::size_t>(s);
     const ppsim::StageCosts &before = costs_of(scenario, s - 1);
     bool any_split = false;
     for (int j = 0; j < scenario.microbatches && !any_split; ++j) {
       any_split = locator.contains(OpKind::backward_input, s - 1, j);
     }
-    const Ticks backward = any_split ? before.backward_input
-                                     : before.backward_input + before.backward_weight;
+    const Ticks backward =
+        any_split ? before.backward_input : before.backward_input + before.backward_weight;
     head[u] = head[u - 1] + before.forward + edge_delay(scenario, s - 1, s);
     tail[u] = tail[u - 1] + backward + edge_delay(scenario, s - 1, s);
   }
@@ -115,12 +119,16 @@ Ticks path_bound(const Scenario &scenario, const Schedule &schedule,
     Ticks min_head{-1};
     Ticks min_tail{-1};
     for (int s = 0; s < scenario.stage_count(); ++s) {
-      if (device_of(scenario, s) != g) continue;
+      if (device_of(scenario, s) != g)
+        continue;
       const auto u = static_cast<std::size_t>(s);
-      if (min_head < Ticks{0} || head[u] < min_head) min_head = head[u];
-      if (min_tail < Ticks{0} || tail[u] < min_tail) min_tail = tail[u];
+      if (min_head < Ticks{0} || head[u] < min_head)
+        min_head = head[u];
+      if (min_tail < Ticks{0} || tail[u] < min_tail)
+        min_tail = tail[u];
     }
-    if (min_head < Ticks{0}) continue;  // device without stages
+    if (min_head < Ticks{0})
+      continue; // device without stages
     best = std::max(best, min_head + busy + (has_weight_op ? Ticks{0} : min_tail));
   }
   return best;
@@ -133,16 +141,17 @@ void check_invariants(const Scenario &scenario, const Schedule &schedule,
   // Every sub-op exactly once; the forward and backward counts of spec model.md 8.
   std::set<std::tuple<int, int, int>> seen;
   std::size_t forwards = 0;
-  std::size_t backward_units = 0;  // BW counts 2, B and W count 1 each
+  std::size_t backward_units = 0; // BW counts 2, B and W count 1 each
   for (const auto &ops : schedule.device_ops) {
     for (const Op &op : ops) {
       for (int part = 0; part < op.sub_op_count(); ++part) {
         const OpRef ref = op.sub_op(part);
         CHECK(seen.insert({static_cast<int>(ref.kind), ref.stage, ref.microbatch}).second);
         forwards += ref.kind == OpKind::forward;
-        backward_units += ref.kind == OpKind::backward_full ? 2
-                          : (ref.kind == OpKind::backward_input ||
-                             ref.kind == OpKind::backward_weight) ? 1 : 0;
+        backward_units +=
+            ref.kind == OpKind::backward_full                                             ? 2
+            : (ref.kind == OpKind::backward_input || ref.kind == OpKind::backward_weight) ? 1
+                                                                                          : 0;
       }
     }
   }
@@ -155,16 +164,19 @@ void check_invariants(const Scenario &scenario, const Schedule &schedule,
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto entry = static_cast<std::size_t>(locator.entry_offset(g)) + i;
       CHECK(result.end[entry] == result.start[entry] + ppsim::op_duration(scenario, ops[i]));
-      if (i > 0) CHECK(result.start[entry] >= result.end[entry - 1]);  // one op at a time
+      if (i > 0)
+        CHECK(result.start[entry] >= result.end[entry - 1]); // one op at a time
       for (int part = 0; part < ops[i].sub_op_count(); ++part) {
         const OpRef ref = ops[i].sub_op(part);
         for (const OpRef &producer : producers(scenario, locator, ref)) {
           const std::int32_t from = locator.find(producer);
           CHECK(from != ppsim::OpLocator::kAbsent);
-          if (from == ppsim::OpLocator::kAbsent) continue;
-          const Ticks ready = result.end[static_cast<std::size_t>(from)] +
-                              (producer.stage == ref.stage ? Ticks{0}
-                                                           : edge_delay(scenario, producer.stage, ref.stage));
+          if (from == ppsim::OpLocator::kAbsent)
+            continue;
+          const Ticks ready =
+              result.end[static_cast<std::size_t>(from)] +
+              (producer.stage == ref.stage ? Ticks{0}
+                                           : edge_delay(scenario, producer.stage, ref.stage));
           CHECK(result.start[entry] >= ready);
         }
       }
@@ -200,7 +212,8 @@ std::vector<Case> grid() {
         cases.push_back({p, m, v, {1, 1}, {1, 1}, {1, 1}, {0, 1}});
         cases.push_back({p, m, v, random_cost(rng, false), random_cost(rng, false),
                          random_cost(rng, true), random_cost(rng, true)});
-        cases.push_back({p, m, v, {}, {}, {}, random_cost(rng, true), static_cast<unsigned>(rng())});
+        cases.push_back(
+            {p, m, v, {}, {}, {}, random_cost(rng, true), static_cast<unsigned>(rng())});
       }
     }
   }
@@ -237,16 +250,16 @@ TEST_CASE("every registered schedule either rejects a case with Error or runs it
           input.backward_input.push_back(random_cost(rng, false));
           input.backward_weight.push_back(random_cost(rng, true));
         }
-        input.overlap_fb = ppsim::Rational{12, 1};  // >= every F and every B + W drawn
+        input.overlap_fb = ppsim::Rational{12, 1}; // >= every F and every B + W drawn
       }
       CAPTURE(info.name);
       CAPTURE(c.p);
       CAPTURE(c.m);
       CAPTURE(c.v);
-      const std::string costs = fmt::format("F={}/{} B={}/{} W={}/{} c={}/{} per-stage seed {}",
-                                            c.f.numerator, c.f.denominator, c.b.numerator,
-                                            c.b.denominator, c.w.numerator, c.w.denominator,
-                                            c.c.numerator, c.c.denominator, c.per_stage_seed);
+      const std::string costs =
+          fmt::format("F={}/{} B={}/{} W={}/{} c={}/{} per-stage seed {}", c.f.numerator,
+                      c.f.denominator, c.b.numerator, c.b.denominator, c.w.numerator,
+                      c.w.denominator, c.c.numerator, c.c.denominator, c.per_stage_seed);
       CAPTURE(costs);
       Scenario scenario;
       Schedule schedule;
@@ -254,19 +267,19 @@ TEST_CASE("every registered schedule either rejects a case with Error or runs it
         scenario = ppsim::build_scenario(input, info);
         schedule = ppsim::generate_schedule(info, scenario, {});
       } catch (const ppsim::Error &) {
-        continue;  // parameters the schedule's definition rejects
+        continue; // parameters the schedule's definition rejects
       } catch (const std::exception &internal) {
-        FAIL_CHECK(std::string(internal.what()));  // not a user error: a generator bug
+        FAIL_CHECK(std::string(internal.what())); // not a user error: a generator bug
         continue;
       }
       ++accepted;
       ppsim::Simulation first;
-      try {  // an accepted case must validate and run (no deadlock)
+      try { // an accepted case must validate and run (no deadlock)
         ppsim::validate_schedule(scenario, schedule);
         first = ppsim::simulate(scenario, schedule);
       } catch (const ppsim::Error &error) {
         FAIL_CHECK(std::string(error.what()));
-        continue;  // keep checking the other cases and schedules
+        continue; // keep checking the other cases and schedules
       }
       check_invariants(scenario, schedule, first);
       const Schedule again = ppsim::generate_schedule(info, scenario, {});
@@ -274,13 +287,13 @@ TEST_CASE("every registered schedule either rejects a case with Error or runs it
       const ppsim::Simulation second = ppsim::simulate(scenario, again);
       CHECK(second.result.start == first.result.start);
       CHECK(second.result.end == first.result.end);
-      if (!has_recomputation(schedule)) {  // PyTorch has no action for R, RW, RBW
+      if (!has_recomputation(schedule)) { // PyTorch has no action for R, RW, RBW
         const ppsim::TorchCsvExport csv = ppsim::write_torch_csv(schedule, scenario.microbatches);
         const ppsim::ImportedSchedule imported = ppsim::parse_torch_csv(csv.text, "export");
         CHECK(imported.schedule.device_ops == schedule.device_ops);
       }
     }
     CAPTURE(info.name);
-    CHECK(accepted > 0);  // the grid exercises every schedule
+    CHECK(accepted > 0); // the grid exercises every schedule
   }
 }

@@ -53,14 +53,13 @@ TEST_CASE("all-remat 1F1B closed form on a grid (m >= 2, F <= B), fits K = 1") {
 
 TEST_CASE("all-remat 1F1B inserts R right before each backward except on the last device") {
   const auto run = run_schedule("allremat-1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1}));
-  const std::vector<Op> first{Op::make(OpKind::forward, 0, 0),
-                              Op::make(OpKind::forward, 0, 1),
-                              Op::make(OpKind::recompute_forward, 0, 0),
-                              Op::make(OpKind::backward_full, 0, 0),
-                              Op::make(OpKind::recompute_forward, 0, 1),
-                              Op::make(OpKind::backward_full, 0, 1)};
+  const std::vector<Op> first{
+      Op::make(OpKind::forward, 0, 0),           Op::make(OpKind::forward, 0, 1),
+      Op::make(OpKind::recompute_forward, 0, 0), Op::make(OpKind::backward_full, 0, 0),
+      Op::make(OpKind::recompute_forward, 0, 1), Op::make(OpKind::backward_full, 0, 1)};
   const std::vector<Op> last{Op::make(OpKind::forward, 1, 0), Op::make(OpKind::backward_full, 1, 0),
-                             Op::make(OpKind::forward, 1, 1), Op::make(OpKind::backward_full, 1, 1)};
+                             Op::make(OpKind::forward, 1, 1),
+                             Op::make(OpKind::backward_full, 1, 1)};
   CHECK(run.schedule.device_ops[0] == first);
   CHECK(run.schedule.device_ops[1] == last);
 }
@@ -68,7 +67,8 @@ TEST_CASE("all-remat 1F1B inserts R right before each backward except on the las
 TEST_CASE("full remat: AFAB with R on devices 0..p-2, F/BW pairs on the last device") {
   const auto run = run_schedule("full-remat", uniform_input(3, 3, {1, 1}, {2, 1}, {0, 1}));
   std::vector<Op> first;
-  for (int j = 0; j < 3; ++j) first.push_back(Op::make(OpKind::forward, 0, j));
+  for (int j = 0; j < 3; ++j)
+    first.push_back(Op::make(OpKind::forward, 0, j));
   for (int j = 0; j < 3; ++j) {
     first.push_back(Op::make(OpKind::recompute_forward, 0, j));
     first.push_back(Op::make(OpKind::backward_full, 0, j));

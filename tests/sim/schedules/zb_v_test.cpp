@@ -31,7 +31,8 @@ TEST_CASE("ZB-V closed forms for F = B = W and m >= 2p-1, p <= 6") {
         CAPTURE(m);
         const auto run = run_schedule("zb-v", uniform_input(p, m, {unit, 1}, {unit, 1}, {unit, 1}));
         std::vector<double> starts;
-        for (int r = 0; r < p; ++r) starts.push_back(r * unit);
+        for (int r = 0; r < p; ++r)
+          starts.push_back(r * unit);
         CHECK(per_device(run, &DeviceMetrics::start) == starts);
         CHECK(per_device(run, &DeviceMetrics::span) ==
               std::vector<double>(static_cast<std::size_t>(p), 6 * m * unit));

@@ -55,7 +55,8 @@ TEST_CASE("O-4 ZB-H1 p=4 m=8 F=B=W=1") {
   const auto three_term = run_schedule("zb-h1", transformer);
   const std::vector<double> expected{4, 127.0 / 37, 106.0 / 37, 85.0 / 37};
   for (std::size_t r = 0; r < expected.size(); ++r) {
-    CHECK(three_term.simulation.metrics.devices[r].peak_activations == doctest::Approx(expected[r]));
+    CHECK(three_term.simulation.metrics.devices[r].peak_activations ==
+          doctest::Approx(expected[r]));
   }
 }
 
@@ -76,7 +77,8 @@ TEST_CASE("O-5 ZB-H2 p=4 m=8 F=B=W=1: zero span bubble") {
 TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
   // max(span - busy) = (p-1)(F+B-W) on device 0; makespan m(F+B+W) + (p-1)(F+B-W);
   // peak min(p, m) (schedules.md 6).
-  const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {3, 2, 1}, {2, 3, 2}, {2, 2, 0}};
+  const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1},
+                                              {3, 2, 1}, {2, 3, 2}, {2, 2, 0}};
   for (int p = 1; p <= 6; ++p) {
     for (int m = p; m <= 3 * p; ++m) {
       for (const auto &[f, b, w] : costs) {
@@ -86,7 +88,8 @@ TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
         CAPTURE(b);
         CAPTURE(w);
         const auto run = run_schedule("zb-h1", uniform_input(p, m, {f, 1}, {b, 1}, {w, 1}));
-        CHECK(run.units(run.simulation.metrics.makespan) == m * (f + b + w) + (p - 1) * (f + b - w));
+        CHECK(run.units(run.simulation.metrics.makespan) ==
+              m * (f + b + w) + (p - 1) * (f + b - w));
         CHECK(run.units(max_idle(run)) == (p - 1) * (f + b - w));
         CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), std::min(p, m)));
       }
@@ -97,7 +100,8 @@ TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
 TEST_CASE("ZB-H2 closed forms on a grid (m >= 2p-1)") {
   // max(span - busy) = max(0, (p-1)(F+B-2W)); device r starts at rF; peak min(2p-1, m);
   // F = B = W: makespan (p-1)F + m(F+B+W) (schedules.md 6).
-  const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {3, 2, 1}, {1, 1, 2}, {2, 2, 2}};
+  const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1},
+                                              {3, 2, 1}, {1, 1, 2}, {2, 2, 2}};
   for (int p = 1; p <= 6; ++p) {
     for (int m = 2 * p - 1; m <= 3 * p; ++m) {
       for (const auto &[f, b, w] : costs) {
@@ -109,9 +113,11 @@ TEST_CASE("ZB-H2 closed forms on a grid (m >= 2p-1)") {
         const auto run = run_schedule("zb-h2", uniform_input(p, m, {f, 1}, {b, 1}, {w, 1}));
         CHECK(run.units(max_idle(run)) == std::max(0, (p - 1) * (f + b - 2 * w)));
         std::vector<double> starts;
-        for (int r = 0; r < p; ++r) starts.push_back(r * f);
+        for (int r = 0; r < p; ++r)
+          starts.push_back(r * f);
         CHECK(per_device(run, &DeviceMetrics::start) == starts);
-        CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), std::min(2 * p - 1, m)));
+        CHECK(chunk_peaks(run) ==
+              std::vector<double>(static_cast<std::size_t>(p), std::min(2 * p - 1, m)));
         if (f == b && b == w) {
           CHECK(run.units(run.simulation.metrics.makespan) == (p - 1) * f + m * (f + b + w));
         }
