@@ -1,5 +1,6 @@
 // DualPipeV and DualPipe (spec schedules.md 12; oracle O-16, README closed forms, O-19 errors).
 #include "sim/error.h"
+#include "sim/schedules/families.h"
 #include "tests/sim/schedules/oracle_support.h"
 
 #include <doctest/doctest.h>
@@ -139,4 +140,9 @@ TEST_CASE("O-19 DualPipe and DualPipeV constraints") {
                        ppsim::Error);
   CHECK_THROWS_AS(run_schedule("dualpipe", uniform_input(4, 9, {1, 1}, {1, 1}, {1, 1})),
                   ppsim::Error); // odd m: the scenario builder cannot split it over two pipes
+  // Called directly on a one-pipe scenario (the registry always builds two pipes).
+  const ppsim::Scenario one_pipe = ppsim::build_scenario(
+      uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}), ppsim::find_schedule("dualpipev"));
+  CHECK_THROWS_WITH_AS(ppsim::schedules::dualpipe(one_pipe, {}),
+                       "schedule 'dualpipe' needs the two-pipe placement", ppsim::Error);
 }
