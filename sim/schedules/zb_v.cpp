@@ -2,6 +2,7 @@
 // Source: PyTorch ScheduleZBVZeroBubble._calculate_single_rank_operations
 // (pytorch/pytorch torch/distributed/pipelining/schedules.py); the ZB authors note (PyTorch PR
 // #138444) that with F = B = W this rule is already zero-bubble.
+#include "sim/assert.h"
 #include "sim/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
@@ -45,13 +46,14 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
     Stream fa{OpKind::forward, a}, fb{OpKind::forward, b};
     Stream ba{OpKind::backward_input, a}, bb{OpKind::backward_input, b};
     Stream wa{OpKind::backward_weight, a}, wb{OpKind::backward_weight, b};
+    // Steps 1-7 of spec schedules.md 8.
     for (int k = 0; k < 2 * (p - r) - 1; ++k)
       fa.emit(ops, m);
     for (int k = 0; k < r; ++k) {
       fb.emit(ops, m);
       fa.emit(ops, m);
     }
-    for (int k = 0; k < p - r; ++k) {
+    for (int k = 0; k < p - r; ++k) { // W right after its B until the cool-down
       fb.emit(ops, m);
       bb.emit(ops, m);
       wb.emit(ops, m);
@@ -65,7 +67,7 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
       bb.emit(ops, m);
       wb.emit(ops, m);
     }
-    for (int k = 0; k < r; ++k) {
+    for (int k = 0; k < r; ++k) { // cool-down: B only, their W deferred
       ba.emit(ops, m);
       bb.emit(ops, m);
     }
@@ -77,6 +79,7 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
       wb.emit(ops, m);
     while (wa.next < n)
       wa.emit(ops, m);
+    PPSIM_ASSERT(fa.next == n && fb.next == n && ba.next == n && bb.next == n);
   }
   return schedule;
 }
