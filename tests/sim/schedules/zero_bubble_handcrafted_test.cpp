@@ -76,7 +76,7 @@ TEST_CASE("O-5 ZB-H2 p=4 m=8 F=B=W=1: zero span bubble") {
 
 TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
   // max(span - busy) = (p-1)(F+B-W) on device 0; makespan m(F+B+W) + (p-1)(F+B-W);
-  // peak min(p, m) (schedules.md 6).
+  // peak min(p, m); max outstanding (F-B, B-W) on device r = (p-r, r+1) (schedules.md 6).
   const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1},
                                               {3, 2, 1}, {2, 3, 2}, {2, 2, 0}};
   for (int p = 1; p <= 6; ++p) {
@@ -92,6 +92,10 @@ TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
               m * (f + b + w) + (p - 1) * (f + b - w));
         CHECK(run.units(max_idle(run)) == (p - 1) * (f + b - w));
         CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), std::min(p, m)));
+        std::vector<std::pair<int, int>> outstanding; // (F-B, B-W) = (p-r, r+1)
+        for (int r = 0; r < p; ++r)
+          outstanding.emplace_back(p - r, r + 1);
+        CHECK(max_outstanding(run.schedule) == outstanding);
       }
     }
   }
