@@ -10,4 +10,3 @@ ppsim_add_test(NAME sim_schedules_tests
     sim/schedules/remat_schedules_test.cpp
   LIBS ppsim_sim)
 include(${CMAKE_CURRENT_LIST_DIR}/greedy_tests.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/greedy_tests.cmake)
