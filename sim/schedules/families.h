@@ -25,6 +25,9 @@ Schedule zb_1p(const Scenario &scenario, const GeneratorOptions &options);
 Schedule zb_2p(const Scenario &scenario, const GeneratorOptions &options);
 // zb_v_greedy.cpp (spec schedules.md 9)
 Schedule zb_v_greedy(const Scenario &scenario, const GeneratorOptions &options);
+// v_family.cpp (spec schedules.md 10)
+Schedule v_min(const Scenario &scenario, const GeneratorOptions &options);
+Schedule v_half(const Scenario &scenario, const GeneratorOptions &options);
 // dualpipe.cpp (spec schedules.md 12)
 Schedule dualpipe(const Scenario &scenario, const GeneratorOptions &options);
 Schedule dualpipev(const Scenario &scenario, const GeneratorOptions &options);

@@ -24,4 +24,11 @@ TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share);
 /// device (`cap_share * (mem_f[a] + mem_f[b])`).
 TimedSchedule zb_v_greedy_timed(const Scenario &scenario, double cap_share);
 
+/// The stable pattern of a controllable-memory V schedule (spec schedules.md 10).
+enum class VPattern { min, half };
+
+/// V-Min or V-Half (spec schedules.md 10): the order built with unit costs, timed with the
+/// scenario's costs.
+TimedSchedule v_family_timed(const Scenario &scenario, VPattern pattern);
+
 } // namespace ppsim::schedules

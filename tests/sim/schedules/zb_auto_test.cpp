@@ -16,16 +16,6 @@ namespace {
 
 Scenario zb_scenario(const ScenarioInput &input) { return build_scenario(input, find_schedule("zb-auto")); }
 
-/// Device r's op tokens, "F0 B0 W0 ..." (microbatch after the kind letter).
-std::string row(const Schedule &schedule, int device) {
-  std::string text;
-  for (const Op &op : schedule.device_ops[static_cast<std::size_t>(device)]) {
-    if (!text.empty()) text += ' ';
-    text += std::string(op_kind_token(op.kind())) + std::to_string(op.first.microbatch);
-  }
-  return text;
-}
-
 } // namespace
 
 TEST_CASE("zb-2p reaches the zero span bubble m(F+B+W) at p=4 m=8 unit costs") {

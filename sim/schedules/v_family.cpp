@@ -1,0 +1,290 @@
+// V-Min and V-Half (spec schedules.md 10): controllable-memory stable patterns on the V
+// placement, squeezed and reordered without raising the peak.
+// Source: sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
+// scheduler/zbv_greedy.py ("implementation of vhalf and vmin schedules of PPCM");
+// arXiv 2405.15362 sections 3-4.
+#include "sim/assert.h"
+#include "sim/error.h"
+#include "sim/schedules/families.h"
+#include "sim/schedules/greedy.h"
+#include "sim/schedules/op_lists.h"
+
+#include <algorithm>
+#include <array>
+#include <fmt/format.h>
+#include <tuple>
+
+namespace ppsim::schedules {
+namespace {
+
+/// Pass types of device i with the grid letters of spec 10: 0 Fa [F], 1 Fb [f], 2 Bb [B],
+/// 3 Ba [b], 4 W(b) [W], 5 W(a) [w]. While W's are "shared" (one list, index 4), the k-th W
+/// belongs to the k-th B or b of the device in slot order.
+enum Type : int { kFa = 0, kFb = 1, kBb = 2, kBa = 3, kWb = 4, kWa = 5 };
+
+/// slots[type][microbatch] of one device; 4 lists (no W), 5 (shared W) or 6 (split W).
+using DeviceSlots = std::vector<std::vector<std::int64_t>>;
+using Slots = std::vector<DeviceSlots>;
+
+std::int64_t last_slot(const DeviceSlots &device) {
+  std::int64_t last = 0;
+  for (const auto &list : device) {
+    if (!list.empty()) last = std::max(last, list.back());
+  }
+  return last;
+}
+
+/// Step 2, place_w: a pending W goes to every free slot (W(b) first when split); the rest
+/// follow the last slot.
+void place_w(DeviceSlots &device, bool split) {
+  PPSIM_ASSERT(device.size() == 4);
+  const std::int64_t bound = last_slot(device);
+  std::vector<int> occupant(static_cast<std::size_t>(bound) + 1, -1);
+  for (int type = 0; type < 4; ++type) {
+    for (const std::int64_t slot : device[static_cast<std::size_t>(type)]) occupant[static_cast<std::size_t>(slot)] = type;
+  }
+  device.resize(split ? 6 : 5);
+  std::array<int, 2> pending{0, 0};
+  for (std::int64_t t = 0; t <= bound; ++t) {
+    const int type = occupant[static_cast<std::size_t>(t)];
+    if (type == kBb || type == kBa) {
+      ++pending[split ? static_cast<std::size_t>(type - kBb) : 0];
+    } else if (type < 0) {
+      for (std::size_t w = 0; w < 2; ++w) {
+        if (pending[w] > 0) {
+          device[kWb + w].push_back(t);
+          --pending[w];
+          break;
+        }
+      }
+    }
+  }
+  std::int64_t next = bound + 1;
+  for (std::size_t w = 0; w < 2; ++w) {
+    for (; pending[w] > 0; --pending[w]) device[kWb + w].push_back(next++);
+  }
+}
+
+/// Step 3: peak of F minus W along the device's slots; without W lists every free slot
+/// releases one pending B/b (a greedy W placement).
+int device_peak(const DeviceSlots &device) {
+  const bool has_w = device.size() > 4;
+  const std::int64_t bound = last_slot(device);
+  std::vector<int> occupant(static_cast<std::size_t>(bound) + 1, -1);
+  for (std::size_t type = 0; type < device.size(); ++type) {
+    for (const std::int64_t slot : device[type]) occupant[static_cast<std::size_t>(slot)] = static_cast<int>(type);
+  }
+  int current = 0, peak = 0, pending = 0;
+  for (const int type : occupant) {
+    if (type == kFa || type == kFb) {
+      ++current;
+    } else if (type == kBb || type == kBa) {
+      ++pending;
+    } else if (type >= kWb) {
+      --current;
+    } else if (!has_w && pending > 0) {
+      --current;
+      --pending;
+    }
+    peak = std::max(peak, current);
+  }
+  return peak;
+}
+
+/// One pass, for ordering by (slot, device, type, microbatch) as the reference does.
+struct Pass {
+  std::int64_t slot;
+  int device, type, microbatch;
+  friend auto operator<=>(const Pass &, const Pass &) = default;
+};
+
+std::vector<Pass> passes_in_slot_order(const Slots &slots) {
+  std::vector<Pass> passes;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    for (std::size_t type = 0; type < slots[i].size(); ++type) {
+      for (std::size_t mb = 0; mb < slots[i][type].size(); ++mb) {
+        passes.push_back({slots[i][type][mb], static_cast<int>(i), static_cast<int>(type), static_cast<int>(mb)});
+      }
+    }
+  }
+  std::sort(passes.begin(), passes.end());
+  return passes;
+}
+
+/// Durations and latencies for the ASAP re-timing ("squeeze"): unit costs with c = 0 while
+/// building, the scenario's costs at the end.
+struct PassCosts {
+  std::vector<std::array<std::int64_t, 6>> duration;  ///< per device and type
+  std::vector<std::array<std::int64_t, 6>> latency;   ///< arrival delay of the type's input
+};
+
+PassCosts unit_costs(int p) {
+  PassCosts costs;
+  costs.duration.assign(static_cast<std::size_t>(p), {1, 1, 1, 1, 1, 1});
+  costs.latency.assign(static_cast<std::size_t>(p), {0, 0, 0, 0, 0, 0});
+  return costs;
+}
+
+PassCosts scenario_costs(const Scenario &scenario) {
+  const int p = scenario.devices;
+  PassCosts costs = unit_costs(p);
+  for (int i = 0; i < p; ++i) {
+    const int a = i, b = 2 * p - 1 - i;
+    const auto &ca = scenario.stage_costs[static_cast<std::size_t>(a)];
+    const auto &cb = scenario.stage_costs[static_cast<std::size_t>(b)];
+    costs.duration[static_cast<std::size_t>(i)] = {ca.forward.count(),         cb.forward.count(),
+                                                   cb.backward_input.count(),  ca.backward_input.count(),
+                                                   cb.backward_weight.count(), ca.backward_weight.count()};
+    auto boundary = [&](int s) { return s >= 0 && s + 1 < scenario.stage_count() ? scenario.boundary_transfer[static_cast<std::size_t>(s)].count() : 0; };
+    // Fa from stage a-1, Fb from b-1, Bb from b+1 (boundary b), Ba from a+1 (boundary a).
+    costs.latency[static_cast<std::size_t>(i)] = {boundary(a - 1), boundary(b - 1), boundary(b), boundary(a), 0, 0};
+  }
+  return costs;
+}
+
+/// ASAP timing of the slot order (reference eager_execution_time): a pass starts after its
+/// device's previous pass, the same type of the same microbatch on the neighbour it flows from,
+/// the previous type of the same microbatch on this device (the turns), and returns the start
+/// and end of every pass, shaped like `slots`.
+std::pair<Slots, Slots> squeeze(const Slots &slots, const PassCosts &costs) {
+  const int p = static_cast<int>(slots.size());
+  Slots start = slots, end = slots;
+  std::vector<std::int64_t> device_free(static_cast<std::size_t>(p), 0);
+  auto end_of = [&](int i, int type, int mb) {
+    return end[static_cast<std::size_t>(i)][static_cast<std::size_t>(type)][static_cast<std::size_t>(mb)];
+  };
+  for (const Pass &pass : passes_in_slot_order(slots)) {
+    const auto i = static_cast<std::size_t>(pass.device);
+    const auto type = static_cast<std::size_t>(pass.type);
+    std::int64_t ready = device_free[i];
+    const int from = (pass.type == kFa || pass.type == kBb) ? pass.device - 1
+                     : (pass.type == kFb || pass.type == kBa) ? pass.device + 1 : -1;
+    if (from >= 0 && from < p) ready = std::max(ready, end_of(from, pass.type, pass.microbatch) + costs.latency[i][type]);
+    if (pass.type > kFa && pass.type < kWb) ready = std::max(ready, end_of(pass.device, pass.type - 1, pass.microbatch));
+    const std::int64_t finish = ready + costs.duration[i][type];
+    start[i][type][static_cast<std::size_t>(pass.microbatch)] = ready;
+    end[i][type][static_cast<std::size_t>(pass.microbatch)] = finish;
+    device_free[i] = finish;
+  }
+  return {std::move(start), std::move(end)};
+}
+
+/// Step 4: move each pass outside the stable phase to the earliest free slot that keeps the
+/// device peak within the current max peak, then re-time with unit costs.
+Slots reorder(Slots slots, bool consider_w) {
+  if (consider_w) {
+    for (DeviceSlots &device : slots) place_w(device, false);
+  }
+  int cap = 0;
+  for (const DeviceSlots &device : slots) cap = std::max(cap, device_peak(device));
+  const int m = static_cast<int>(slots[0][kFa].size());
+  std::vector<std::vector<char>> occupied;
+  for (const DeviceSlots &device : slots) occupied.emplace_back(static_cast<std::size_t>(last_slot(device)) + 1, 0);
+  int phase = 0;
+  for (const Pass &pass : passes_in_slot_order(slots)) {
+    DeviceSlots &device = slots[static_cast<std::size_t>(pass.device)];
+    std::int64_t &slot = device[static_cast<std::size_t>(pass.type)][static_cast<std::size_t>(pass.microbatch)];
+    if (pass.type == kBa && pass.device == 0 && phase == 0) phase = 1;
+    const bool keep = phase == 1 || (phase == 0 && !consider_w);
+    if (phase == 1 && pass.type == kFa && pass.microbatch == m - 1) phase = 2;
+    if (!keep) {
+      std::int64_t lo = -1;
+      auto at = [&](int i, int type, int mb) { return slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(type)][static_cast<std::size_t>(mb)]; };
+      if ((pass.type == kFa || pass.type == kBb) && pass.device > 0) lo = std::max(lo, at(pass.device - 1, pass.type, pass.microbatch));
+      if ((pass.type == kFb || pass.type == kBa) && pass.device + 1 < static_cast<int>(slots.size())) {
+        lo = std::max(lo, at(pass.device + 1, pass.type, pass.microbatch));
+      }
+      if (pass.type > kFa && pass.type < kWb) lo = std::max(lo, at(pass.device, pass.type - 1, pass.microbatch));
+      if (pass.type == kWb) {
+        std::vector<std::int64_t> backwards = device[kBb];
+        backwards.insert(backwards.end(), device[kBa].begin(), device[kBa].end());
+        std::nth_element(backwards.begin(), backwards.begin() + pass.microbatch, backwards.end());
+        lo = std::max(lo, backwards[static_cast<std::size_t>(pass.microbatch)]);
+      }
+      if (pass.microbatch > 0) lo = std::max(lo, at(pass.device, pass.type, pass.microbatch - 1));
+      const std::int64_t old = slot;
+      bool moved = false;
+      for (std::int64_t t = lo + 1; t < old && !moved; ++t) {
+        if (occupied[static_cast<std::size_t>(pass.device)][static_cast<std::size_t>(t)]) continue;
+        slot = t;
+        moved = device_peak(device) <= cap;
+      }
+      if (!moved) slot = old;
+    }
+    occupied[static_cast<std::size_t>(pass.device)][static_cast<std::size_t>(slot)] = 1;
+  }
+  if (!consider_w) {
+    for (DeviceSlots &device : slots) place_w(device, false);
+  }
+  return squeeze(slots, unit_costs(static_cast<int>(slots.size()))).first;
+}
+
+/// Step 1: slot of microbatch 0 of types 0..3 on device i; microbatch j adds 6j.
+std::array<int, 4> stable_pattern(VPattern pattern, int p, int i) {
+  if (pattern == VPattern::min) {
+    const int d = p % 3 == 0 ? 2 : 0;
+    return {i, 2 * p - 1 - i, 2 * p + d + i, 4 * p + d - 1 - i};
+  }
+  const int d = p % 2 == 0 ? 3 : 0;
+  return {2 * i, 3 * p - i - 2, 3 * p + d + 2 * i - 1, 6 * p + d - i - 2};
+}
+
+DeviceSlots without_w(DeviceSlots device) {
+  device.resize(4);
+  return device;
+}
+
+const char *pattern_name(VPattern pattern) { return pattern == VPattern::min ? "v-min" : "v-half"; }
+
+} // namespace
+
+TimedSchedule v_family_timed(const Scenario &scenario, VPattern pattern) {
+  if (scenario.chunks != 2 || scenario.pipes != 1) {
+    throw Error(fmt::format("schedule '{}' needs exactly 2 stages per device (v = 2), got v = {}",
+                            pattern_name(pattern), scenario.chunks));
+  }
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
+  Slots slots(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) {
+    const std::array<int, 4> first = stable_pattern(pattern, p, i);
+    for (const int slot : first) {
+      std::vector<std::int64_t> list;
+      for (int j = 0; j < m; ++j) list.push_back(slot + 6 * j);
+      slots[static_cast<std::size_t>(i)].push_back(std::move(list));
+    }
+  }
+  // Step 5: reorder with W's, drop them, reorder again, then split the W's per chunk.
+  Slots r1 = reorder(slots, true);
+  for (DeviceSlots &device : r1) device = without_w(std::move(device));
+  Slots r2 = reorder(r1, false);
+  for (DeviceSlots &device : r2) {
+    device = without_w(std::move(device));
+    place_w(device, true);
+  }
+  // Step 6: the device order is the slot order; time it with the real costs.
+  const auto timing = squeeze(r2, scenario_costs(scenario));
+  constexpr std::array<OpKind, 6> kinds{OpKind::forward,        OpKind::forward,
+                                        OpKind::backward_input, OpKind::backward_input,
+                                        OpKind::backward_weight, OpKind::backward_weight};
+  TimedSchedule timed;
+  timed.schedule = empty_schedule(scenario);
+  timed.end.resize(static_cast<std::size_t>(p));
+  for (const Pass &pass : passes_in_slot_order(r2)) {
+    const int stage = (pass.type == kFa || pass.type == kBa || pass.type == kWa) ? pass.device : 2 * p - 1 - pass.device;
+    const auto i = static_cast<std::size_t>(pass.device);
+    timed.schedule.device_ops[i].push_back(Op::make(kinds[static_cast<std::size_t>(pass.type)], stage, pass.microbatch));
+    timed.end[i].push_back(Ticks{timing.second[i][static_cast<std::size_t>(pass.type)][static_cast<std::size_t>(pass.microbatch)]});
+  }
+  return timed;
+}
+
+Schedule v_min(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  return v_family_timed(scenario, VPattern::min).schedule;
+}
+
+Schedule v_half(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  return v_family_timed(scenario, VPattern::half).schedule;
+}
+
+} // namespace ppsim::schedules
