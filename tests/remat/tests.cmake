@@ -3,4 +3,8 @@ ppsim_add_test(NAME remat_tests
     remat/plan_test.cpp
     remat/stage_remat_ilp_test.cpp
     remat/rotor_test.cpp
+    remat/baselines_test.cpp
+    remat/policy_test.cpp
+    remat/auto_mode_test.cpp
+    remat/enumerate_test.cpp
   LIBS ppsim_remat)

@@ -1,0 +1,97 @@
+#include "remat/auto_mode.h"
+
+#include "sim/error.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace ppsim {
+namespace {
+
+AutoCandidate solve_candidate(const ScenarioInput &input, const std::string &name,
+                              const IlpOptions &options) {
+  const auto start = std::chrono::steady_clock::now();
+  AutoCandidate candidate{name, "", "", std::nullopt, 0, 0};
+  ScenarioInput with_schedule = input;
+  with_schedule.schedule = name;
+  Scenario scenario;
+  Schedule base;
+  try {
+    const ScheduleInfo &info = find_schedule(name);
+    scenario = build_scenario(with_schedule, info);
+    base = generate_schedule(info, scenario, {});
+  } catch (const Error &error) {
+    candidate.status = "incompatible";
+    candidate.note = error.sentence();
+    return candidate;
+  }
+  try {
+    RematSolution solution = solve_stage_remat(scenario, base, options);
+    candidate.status = solver::status_name(solution.status);
+    for (const double peak : device_peaks(scenario, solution.schedule, budget_track(scenario))) {
+      candidate.peak = std::max(candidate.peak, peak);
+    }
+    candidate.solution = std::move(solution);
+  } catch (const Error &error) {
+    candidate.status = error.sentence().starts_with("cannot fit") ? "infeasible" : "error";
+    candidate.note = error.sentence();
+  }
+  candidate.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return candidate;
+}
+
+} // namespace
+
+std::vector<std::string> default_auto_candidates() {
+  static const char *const kDefaults[] = {"gpipe", "1f1b",   "1f1b-split", "zb-h1",
+                                          "zb-h2", "zb-v",   "v-half",     "v-min",
+                                          "hanayo", "interleaved-1f1b", "full-remat"};
+  std::vector<std::string> names;
+  for (const char *name : kDefaults) {
+    const auto &registry = schedule_registry();
+    if (std::any_of(registry.begin(), registry.end(),
+                    [&](const ScheduleInfo &info) { return info.name == name; })) {
+      names.emplace_back(name);
+    }
+  }
+  return names;
+}
+
+std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
+                                          const std::vector<std::string> &candidates,
+                                          const IlpOptions &options, int threads) {
+  std::vector<AutoCandidate> results(candidates.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&]() {
+    for (std::size_t k = next++; k < candidates.size(); k = next++) {
+      results[k] = solve_candidate(input, candidates[k], options);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<int>(threads, static_cast<int>(candidates.size())); ++t) {
+    pool.emplace_back(work);
+  }
+  work();
+  for (std::thread &thread : pool) thread.join();
+
+  std::vector<std::size_t> order(candidates.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const AutoCandidate &x = results[a];
+    const AutoCandidate &y = results[b];
+    if (x.solved() != y.solved()) return x.solved();
+    if (!x.solved()) return false;
+    const Ticks span_x = x.solution->simulation.metrics.max_span;
+    const Ticks span_y = y.solution->simulation.metrics.max_span;
+    if (span_x != span_y) return span_x < span_y;
+    return x.solution->plan.recompute_count() < y.solution->plan.recompute_count();
+  });
+  std::vector<AutoCandidate> ranked;
+  for (const std::size_t k : order) ranked.push_back(std::move(results[k]));
+  return ranked;
+}
+
+} // namespace ppsim

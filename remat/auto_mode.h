@@ -1,0 +1,35 @@
+#pragma once
+// Auto mode (spec remat.md 4, after ELF's AutoScheduler): for one budget, solve the StageRemat
+// ILP for every candidate base schedule, replay each plan and rank the schedules; which one
+// wins changes with the budget once remat is allowed.
+#include "remat/stage_remat_ilp.h"
+#include "sim/scenario_builder.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// remat.md 4 default list, restricted to the schedules registered in this build.
+std::vector<std::string> default_auto_candidates();
+
+struct AutoCandidate {
+  std::string schedule;
+  std::string status;   ///< solver status, or "infeasible", "incompatible", "error"
+  std::string note;     ///< the error sentence when not solved
+  std::optional<RematSolution> solution;
+  double peak = 0;      ///< largest device peak of the budget track in the replay
+  double seconds = 0;   ///< build + solve + replay
+
+  [[nodiscard]] bool solved() const { return solution.has_value(); }
+};
+
+/// Candidates ranked: solved first by replayed max span, then fewer recomputed ops, then
+/// candidate order; unsolved ones follow in candidate order. `threads` > 1 solves candidates in
+/// parallel (the ranking does not depend on it).
+std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
+                                          const std::vector<std::string> &candidates,
+                                          const IlpOptions &options, int threads = 1);
+
+} // namespace ppsim

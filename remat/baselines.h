@@ -1,0 +1,58 @@
+#pragma once
+// Remat baselines the ILP is compared with (issue 5; remat.md 6): no remat, full forward remat,
+// selective (attention-only) remat and a greedy policy.
+#include "remat/plan.h"
+#include "sim/metrics.h"
+#include "sim/scenario_builder.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// remat.md 6 `full`: every (s,j) with pi(s) != p-1 recomputes its forward (R before B/BW).
+RematPlan full_forward_plan(const Scenario &scenario);
+
+/// Selective recomputation (Korthikanti et al., arXiv 2205.05198, section 4.2): only the
+/// attention core (QK^T, softmax, dropout, attention over V) is dropped and recomputed. Per
+/// layer it stores 5as/(34h+5as) of the activation and costs s/(6h+s) of the forward FLOPs
+/// (4bs^2h of 24bsh^2 + 4bs^2h). Defaults: GPT-3 175B, s = 2048, h = 12288, a = 96.
+struct SelectiveOptions {
+  std::int64_t sequence_length = 2048;
+  std::int64_t hidden_size = 12288;
+  std::int64_t attention_heads = 96;
+
+  [[nodiscard]] double memory_fraction() const;  ///< 5as / (34h + 5as)
+  [[nodiscard]] Rational time_fraction() const;  ///< s / (6h + s)
+};
+
+/// The scenario under selective remat, derived for ppsim: R costs time_fraction() of the
+/// recompute cost and a non-storing F keeps (1 - memory_fraction()) of the activation, on every
+/// stage. Pair it with selective_plan (R on every (s,j)).
+Scenario selective_scenario(const ScenarioInput &input, const ScheduleInfo &schedule,
+                            const SelectiveOptions &options);
+RematPlan selective_plan(const Scenario &scenario);
+
+/// Greedy policy, derived for ppsim: while a device exceeds the cap, add the single option
+/// (R, RW, or RW -> RBW) of one of its (s,j) that removes the most over-cap memory (summed over
+/// its op positions) per unit of added recompute time; ties go to the lowest (s, j, option).
+/// Nothing when no option reduces the excess any more.
+std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base);
+
+/// One policy's plan and its replay.
+struct RematOutcome {
+  std::string policy;     ///< "none", "full", "selective", "greedy", "ilp"
+  bool found = false;     ///< false: the policy produced no plan (greedy stuck, ILP failed)
+  std::string note;       ///< why not found
+  Scenario scenario;      ///< the scenario it ran under (selective changes costs)
+  RematPlan plan;
+  Schedule schedule;
+  Simulation simulation;
+};
+
+/// Runs none, full, selective and greedy on `input` with schedule `input.schedule`.
+std::vector<RematOutcome> run_baselines(const ScenarioInput &input,
+                                        const SelectiveOptions &selective = {});
+
+} // namespace ppsim

@@ -1,0 +1,79 @@
+// Remat baselines (issue 5, remat.md 6): full forward, selective, greedy.
+#include "remat/baselines.h"
+
+#include "remat/stage_remat_ilp.h"
+#include "tests/sim/test_support.h"
+
+#include <doctest/doctest.h>
+
+using namespace ppsim;
+using ppsim::testing::uniform_input;
+
+namespace {
+
+const RematOutcome &outcome(const std::vector<RematOutcome> &all, const std::string &policy) {
+  for (const RematOutcome &o : all) {
+    if (o.policy == policy) return o;
+  }
+  FAIL("missing policy " << policy);
+  return all.front();
+}
+
+} // namespace
+
+TEST_CASE("full forward remat skips the last device and meets the all-remat oracle") {
+  // oracles.md 8: 1F1B p = 2, m = 4, F = B = 1, K = 1, early timing: makespan 12.
+  ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
+  input.cap_activations = 1;
+  const std::vector<RematOutcome> all = run_baselines(input);
+  const RematOutcome &full = outcome(all, "full");
+  CHECK(full.plan.forward_count() == 4);
+  CHECK(full.plan.at(1, 0).forward == ForwardRemat::none);
+  CHECK(full.scenario.time_scale.to_units(full.simulation.metrics.makespan) == 12);
+  CHECK(full.simulation.metrics.feasible);
+  CHECK_FALSE(outcome(all, "none").simulation.metrics.feasible);
+}
+
+TEST_CASE("selective remat drops the attention share at a fraction of the forward cost") {
+  const SelectiveOptions gpt3;
+  CHECK(gpt3.memory_fraction() == doctest::Approx(80.0 / 114));  // 5as/h = 80 for GPT-3
+  CHECK(gpt3.time_fraction() == Rational{1, 37});                // 2048 / (6*12288 + 2048)
+  ScenarioInput input = uniform_input(2, 2, {37, 1}, {37, 1}, {0, 1});
+  input.cap_activations = 2;
+  const std::vector<RematOutcome> all = run_baselines(input);
+  const RematOutcome &selective = outcome(all, "selective");
+  const Scenario &scenario = selective.scenario;
+  CHECK(scenario.time_scale.to_units(scenario.stage_costs[0].recompute_forward) == 1);
+  // Device 0 keeps 34/114 of two activations and rebuilds 80/114 of one during R(0,0).
+  CHECK(selective.simulation.metrics.devices[0].peak_activations ==
+        doctest::Approx(2 * 34.0 / 114 + 80.0 / 114));
+  CHECK(selective.plan.forward_count() == 4);
+}
+
+TEST_CASE("greedy fits the budget and never beats the ILP") {
+  for (const double k : {2.0, 3.0, 4.0}) {
+    CAPTURE(k);
+    ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+    input.schedule = "zb-h2";
+    input.cap_activations = k;
+    const ScheduleInfo &info = find_schedule("zb-h2");
+    const Scenario scenario = build_scenario(input, info);
+    const Schedule base = generate_schedule(info, scenario, {});
+    const std::optional<RematPlan> greedy = greedy_plan(scenario, base);
+    REQUIRE(greedy);
+    const Simulation run = simulate(scenario, apply_plan(base, *greedy));
+    CHECK(run.metrics.feasible);
+    CHECK(greedy->recompute_count() > 0);
+    const RematSolution ilp = solve_stage_remat(scenario, base, {60, 0});
+    CHECK(ilp.simulation.metrics.max_span <= run.metrics.max_span);
+  }
+}
+
+TEST_CASE("greedy reports when no option helps") {
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 0.5;
+  const std::vector<RematOutcome> all = run_baselines(input);
+  const RematOutcome &greedy = outcome(all, "greedy");
+  CHECK_FALSE(greedy.found);
+  CHECK(greedy.note == "no single option reduces the excess memory");
+}
