@@ -195,6 +195,18 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
   }
 }
 
+// p and m as a user may have written them (flags and files check their types, not the values
+// a sweep or a program may set).
+void check_counts(const ScenarioInput &input) {
+  if (input.devices < 1) {
+    input.fail("cluster.devices", fmt::format("expected at least 1 device, got {}", input.devices));
+  }
+  if (input.microbatches < 1) {
+    input.fail("pipeline.microbatches",
+               fmt::format("expected at least 1 microbatch, got {}", input.microbatches));
+  }
+}
+
 } // namespace
 
 SourceLocation ScenarioInput::locate(const std::string &key) const {
@@ -210,13 +222,7 @@ void ScenarioInput::fail(const std::string &key, const std::string &sentence) co
 
 Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placement, int chunks,
                            int pipes) {
-  if (input.devices < 1) {
-    input.fail("cluster.devices", fmt::format("expected at least 1 device, got {}", input.devices));
-  }
-  if (input.microbatches < 1) {
-    input.fail("pipeline.microbatches",
-               fmt::format("expected at least 1 microbatch, got {}", input.microbatches));
-  }
+  check_counts(input);
   Scenario scenario;
   scenario.devices = input.devices;
   scenario.chunks = chunks;
@@ -232,9 +238,7 @@ Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placemen
 }
 
 Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule) {
-  if (input.devices < 1) {
-    input.fail("cluster.devices", fmt::format("expected at least 1 device, got {}", input.devices));
-  }
+  check_counts(input);
   const int chunks = input.chunks > 0 ? input.chunks : schedule.default_chunks;
   if (input.chunks < 0) input.fail("pipeline.chunks", fmt::format("expected v >= 1, got {}", input.chunks));
   int pipes = 1;
