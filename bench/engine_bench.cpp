@@ -42,7 +42,7 @@ void report(benchmark::State &state, const Instance &instance) {
   state.counters["ops"] = static_cast<double>(ops);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  state.counters["peak_rss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+  state.counters["peak_rss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0; // KiB on Linux
 }
 
 void BM_engine_construct(benchmark::State &state) {

@@ -13,8 +13,10 @@ namespace ppsim {
 inline std::vector<MemoryPoint> memory_steps(const std::vector<MemoryPoint> &timeline) {
   std::vector<MemoryPoint> steps;
   for (const MemoryPoint &point : timeline) {
-    if (!steps.empty() && steps.back().time == point.time) steps.pop_back();
-    if (steps.empty() || steps.back().resident != point.resident) steps.push_back(point);
+    if (!steps.empty() && steps.back().time == point.time)
+      steps.pop_back();
+    if (steps.empty() || steps.back().resident != point.resident)
+      steps.push_back(point);
   }
   return steps;
 }

@@ -8,25 +8,26 @@
 #include <fmt/format.h>
 #include <iterator>
 #include <string_view>
+#include <utility>
 
 namespace ppsim {
 namespace {
 
 struct KindStyle {
   std::string_view fill;
-  bool dark_label;  // light fills take dark microbatch labels
+  bool dark_label; // light fills take dark microbatch labels
 };
 
 // Indexed by OpKind. Recomputation kinds share a purple family so they read as one category.
 constexpr std::array<KindStyle, kOpKindCount> kKindStyles{{
-    {"#4c78a8", false},  // F
-    {"#f58518", false},  // B
-    {"#54a24b", false},  // W
-    {"#e45756", false},  // BW
-    {"#9d4f96", false},  // R
-    {"#d6a5cf", true},   // RW
-    {"#6b3a73", false},  // RBW
-    {"#72b7b2", true},   // OV
+    {"#4c78a8", false}, // F
+    {"#f58518", false}, // B
+    {"#54a24b", false}, // W
+    {"#e45756", false}, // BW
+    {"#9d4f96", false}, // R
+    {"#d6a5cf", true},  // RW
+    {"#6b3a73", false}, // RBW
+    {"#72b7b2", true},  // OV
 }};
 
 constexpr double kMarginLeft = 96;
@@ -34,21 +35,36 @@ constexpr double kMarginRight = 24;
 constexpr double kPlotTop = 64;
 constexpr double kRowGap = 4;
 constexpr double kAxisHeight = 44;
-constexpr double kLabelPadding = 4;    // free pixels a microbatch label needs around it
-constexpr double kCharWidthEm = 0.62;  // average digit width of sans-serif, in font sizes
-constexpr double kInsetMinWidth = 4;   // boxes this wide get a hairline gap to their neighbours
+constexpr double kLabelPadding = 4;   // free pixels a microbatch label needs around it
+constexpr double kCharWidthEm = 0.62; // average digit width of sans-serif, in font sizes
+constexpr double kInsetMinWidth = 4;  // boxes this wide get a hairline gap to their neighbours
 constexpr int kTargetTickSpacingPx = 100;
 
-// Escapes text for XML character data and attribute values.
+// Escapes text for XML character data and attribute values. XML 1.0 cannot carry control
+// characters other than tab and line breaks at all, so those become '?'.
 std::string xml_escaped(std::string_view text) {
   std::string escaped;
   for (const char c : text) {
     switch (c) {
-    case '&': escaped += "&amp;"; break;
-    case '<': escaped += "&lt;"; break;
-    case '>': escaped += "&gt;"; break;
-    case '"': escaped += "&quot;"; break;
-    default: escaped += c;
+    case '&':
+      escaped += "&amp;";
+      break;
+    case '<':
+      escaped += "&lt;";
+      break;
+    case '>':
+      escaped += "&gt;";
+      break;
+    case '"':
+      escaped += "&quot;";
+      break;
+    case '\t':
+    case '\n':
+    case '\r':
+      escaped += c;
+      break;
+    default:
+      escaped += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
     }
   }
   return escaped;
@@ -74,7 +90,8 @@ public:
     for (const DeviceMemory &device : simulation.activations.devices) {
       memory_scale_ = std::max(memory_scale_, device.peak);
     }
-    if (scenario.activations.cap) memory_scale_ = std::max(memory_scale_, *scenario.activations.cap);
+    if (scenario.activations.cap)
+      memory_scale_ = std::max(memory_scale_, *scenario.activations.cap);
   }
 
   std::string write() {
@@ -91,7 +108,8 @@ public:
     append("<text class=\"title\" x=\"{}\" y=\"22\">{}</text>\n", kMarginLeft, title);
     write_legend();
     write_axis();
-    for (int g = 0; g < schedule_.device_count(); ++g) write_device(g);
+    for (int g = 0; g < schedule_.device_count(); ++g)
+      write_device(g);
     append("</svg>\n");
     return fmt::to_string(out_);
   }
@@ -102,13 +120,11 @@ private:
   }
 
   [[nodiscard]] double x_of(Ticks t) const {
-    return kMarginLeft + static_cast<double>(t.count()) / static_cast<double>(makespan_) *
-                             options_.plot_width_px;
+    return kMarginLeft +
+           static_cast<double>(t.count()) / static_cast<double>(makespan_) * options_.plot_width_px;
   }
   [[nodiscard]] double row_y(int g) const { return kPlotTop + g * row_pitch_; }
-  [[nodiscard]] double axis_y() const {
-    return row_y(schedule_.device_count()) - kRowGap + 2;
-  }
+  [[nodiscard]] double axis_y() const { return row_y(schedule_.device_count()) - kRowGap + 2; }
 
   [[nodiscard]] std::string title_text() const {
     const Metrics &metrics = simulation_.metrics;
@@ -144,13 +160,15 @@ private:
   void write_legend() {
     std::array<bool, kOpKindCount> used{};
     for (const auto &ops : schedule_.device_ops) {
-      for (const Op &op : ops) used[static_cast<std::size_t>(op.kind())] = true;
+      for (const Op &op : ops)
+        used[static_cast<std::size_t>(op.kind())] = true;
     }
     double x = kMarginLeft;
     const double y = 40;
     append("<g class=\"legend\">\n");
     for (int k = 0; k < kOpKindCount; ++k) {
-      if (!used[static_cast<std::size_t>(k)]) continue;
+      if (!used[static_cast<std::size_t>(k)])
+        continue;
       const std::string_view token = op_kind_token(static_cast<OpKind>(k));
       append("<rect class=\"swatch {0}\" x=\"{1}\" y=\"{2}\" width=\"12\" height=\"12\"/>"
              "<text x=\"{3}\" y=\"{4}\">{0}</text>\n",
@@ -177,8 +195,9 @@ private:
     const double step = nice_step(makespan_units * kTargetTickSpacingPx / options_.plot_width_px);
     const double bottom = axis_y();
     const double right = kMarginLeft + options_.plot_width_px;
-    append("<g class=\"axis\">\n<line class=\"tick\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n",
-           kMarginLeft, bottom, right);
+    append(
+        "<g class=\"axis\">\n<line class=\"tick\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n",
+        kMarginLeft, bottom, right);
     for (int k = 0; k * step <= makespan_units * (1 + 1e-12); ++k) {
       const double x = kMarginLeft + k * step / makespan_units * options_.plot_width_px;
       append("<line class=\"grid\" x1=\"{0:.2f}\" y1=\"{1}\" x2=\"{0:.2f}\" y2=\"{2}\"/>"
@@ -193,17 +212,20 @@ private:
   void write_device(int g) {
     const double top = row_y(g);
     const double height = options_.row_height_px;
-    append("<g class=\"device\" id=\"device-{}\">\n"
-           "<text class=\"device-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">device {}</text>\n",
-           g, kMarginLeft - 6, top + height / 2 + 4, g);
+    append(
+        "<g class=\"device\" id=\"device-{}\">\n"
+        "<text class=\"device-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">device {}</text>\n",
+        g, kMarginLeft - 6, top + height / 2 + 4, g);
     const auto &ops = schedule_.device_ops[static_cast<std::size_t>(g)];
     std::size_t entry = 0;
-    for (int d = 0; d < g; ++d) entry += schedule_.device_ops[static_cast<std::size_t>(d)].size();
+    for (int d = 0; d < g; ++d)
+      entry += schedule_.device_ops[static_cast<std::size_t>(d)].size();
     for (const Op &op : ops) {
       write_op(op, simulation_.result.start[entry], simulation_.result.end[entry], top);
       ++entry;
     }
-    if (options_.memory_curves) write_memory(g, top + height + 1);
+    if (options_.memory_curves)
+      write_memory(g, top + height + 1);
     append("</g>\n");
   }
 
@@ -216,11 +238,11 @@ private:
            "<title>{} [{}, {}]</title></rect>\n",
            token, x + inset, top, width - 2 * inset, options_.row_height_px, describe(op),
            scenario_.time_scale.format(start), scenario_.time_scale.format(end));
-    const std::string label =
-        op.kind() == OpKind::overlapped
-            ? fmt::format("{};{}", op.first.microbatch, op.second.microbatch)
-            : fmt::format("{}", op.first.microbatch);
-    if (width < static_cast<double>(label.size()) * kCharWidthEm * font_px_ + kLabelPadding) return;
+    const std::string label = op.kind() == OpKind::overlapped
+                                  ? fmt::format("{};{}", op.first.microbatch, op.second.microbatch)
+                                  : fmt::format("{}", op.first.microbatch);
+    if (width < static_cast<double>(label.size()) * kCharWidthEm * font_px_ + kLabelPadding)
+      return;
     append("<text class=\"mb{}\" x=\"{:.2f}\" y=\"{:.1f}\">{}</text>\n",
            kKindStyles[static_cast<std::size_t>(op.kind())].dark_label ? " dark" : "",
            x + width / 2, top + options_.row_height_px / 2.0 + font_px_ * 0.35, label);
@@ -237,14 +259,15 @@ private:
     };
     append("<rect class=\"band\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n"
            "<text class=\"peak\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">peak {:.4g}</text>\n",
-           kMarginLeft, top, options_.plot_width_px, band_height_ - 1, kMarginLeft - 6,
-           bottom - 1, memory.peak);
+           kMarginLeft, top, options_.plot_width_px, band_height_ - 1, kMarginLeft - 6, bottom - 1,
+           memory.peak);
     if (scenario_.activations.cap) {
       append("<line class=\"cap\" x1=\"{0}\" y1=\"{1:.2f}\" x2=\"{2}\" y2=\"{1:.2f}\"/>\n",
              kMarginLeft, y_of(*scenario_.activations.cap), right);
     }
     const std::vector<MemoryPoint> steps = memory_steps(memory.timeline);
-    if (steps.empty()) return;
+    if (steps.empty())
+      return;
     append("<polyline class=\"memory\" points=\"{:.2f},{:.2f}", x_of(steps.front().time),
            y_of(steps.front().resident));
     for (std::size_t i = 1; i < steps.size(); ++i) {
@@ -259,7 +282,7 @@ private:
   const Schedule &schedule_;
   const Simulation &simulation_;
   const GanttOptions &options_;
-  std::int64_t makespan_;  // ticks, at least 1 so empty schedules do not divide by zero
+  std::int64_t makespan_; // ticks, at least 1 so empty schedules do not divide by zero
   double band_height_;
   double row_pitch_;
   double font_px_;

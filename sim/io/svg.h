@@ -9,10 +9,10 @@
 namespace ppsim {
 
 struct GanttOptions {
-  int plot_width_px = 1200;         ///< width of the time axis; the document adds margins
-  int row_height_px = 20;           ///< height of one device's op boxes
-  bool memory_curves = true;        ///< draw each device's activation curve under its row
-  std::string time_unit = "ms";     ///< printed on the time axis and in the title
+  int plot_width_px = 1200;     ///< width of the time axis; the document adds margins
+  int row_height_px = 20;       ///< height of one device's op boxes
+  bool memory_curves = true;    ///< draw each device's activation curve under its row
+  std::string time_unit = "ms"; ///< printed on the time axis and in the title
 };
 
 /// One row per device with a box per op coloured by kind (microbatch labels where the box is

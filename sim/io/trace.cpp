@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <iterator>
-#include <numeric>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 namespace ppsim {
 namespace {
@@ -44,7 +44,8 @@ public:
       write_sends(g, next_transfer, sent_end);
       next_transfer = sent_end;
       write_counter(g, "activations", simulation_.activations);
-      if (simulation_.bytes) write_counter(g, "bytes", *simulation_.bytes);
+      if (simulation_.bytes)
+        write_counter(g, "bytes", *simulation_.bytes);
     }
     append_raw("\n]}\n");
     return fmt::to_string(out_);
@@ -97,8 +98,8 @@ private:
   }
 
   [[nodiscard]] const Op &op_of(std::int32_t entry, int device) const {
-    return schedule_.device_ops[static_cast<std::size_t>(device)]
-                               [static_cast<std::size_t>(entry - entry_offset_[static_cast<std::size_t>(device)])];
+    return schedule_.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(
+        entry - entry_offset_[static_cast<std::size_t>(device)])];
   }
 
   void write_compute(int g) {
@@ -111,16 +112,21 @@ private:
       append(",\"cat\":\"{}\",\"args\":{{\"kind\":\"{}\",\"stage\":{},\"microbatch\":{}",
              op_kind_token(op.kind()), op_kind_token(op.kind()), op.first.stage,
              op.first.microbatch);
-      if (op.kind() == OpKind::overlapped) append(",\"backward\":\"{}\"", describe(op.second));
+      if (op.kind() == OpKind::overlapped)
+        append(",\"backward\":\"{}\"", describe(op.second));
       append("}}}}");
     }
   }
 
-  // Transfer indices grouped by sending device, each group in order of start time.
+  // Indices of the transfers that take time, grouped by sending device, each group in order of
+  // start time. Instant transfers (no latency) would only double the trace with empty slices.
   [[nodiscard]] std::vector<std::size_t> transfers_by_sender() const {
     const auto &transfers = simulation_.result.transfers;
-    std::vector<std::size_t> order(transfers.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::vector<std::size_t> order;
+    for (std::size_t k = 0; k < transfers.size(); ++k) {
+      if (transfers[k].end > transfers[k].start)
+        order.push_back(k);
+    }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       const Transfer &x = transfers[a];
       const Transfer &y = transfers[b];
@@ -138,7 +144,8 @@ private:
       const Transfer &transfer = simulation_.result.transfers[*it];
       auto lane = std::find_if(lane_free.begin(), lane_free.end(),
                                [&](Ticks free) { return free <= transfer.start; });
-      if (lane == lane_free.end()) lane = lane_free.insert(lane_free.end(), Ticks{});
+      if (lane == lane_free.end())
+        lane = lane_free.insert(lane_free.end(), Ticks{});
       *lane = transfer.end;
       const int track = kFirstSendTrack + static_cast<int>(lane - lane_free.begin());
       const std::string sent = describe(op_of(transfer.producer, g));
@@ -157,8 +164,7 @@ private:
     for (const MemoryPoint &point :
          memory_steps(report.devices[static_cast<std::size_t>(g)].timeline)) {
       begin_event('C', name, g, kComputeTrack);
-      append(",\"ts\":{},\"args\":{{\"{}\":{}}}}}", microseconds(point.time), name,
-             point.resident);
+      append(",\"ts\":{},\"args\":{{\"{}\":{}}}}}", microseconds(point.time), name, point.resident);
     }
   }
 

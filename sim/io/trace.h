@@ -11,8 +11,9 @@ namespace ppsim {
 
 /// The trace of `simulation`: one process per device ("device g") with a "compute" track of
 /// `X` events (args kind, stage, microbatch), "send" tracks with the point-to-point transfers
-/// the device sends (overlapping transfers go to further lanes "send 2", ...), and `C` counter
-/// events "activations" (and "bytes" when the byte model is tracked) from the memory timelines.
+/// the device sends that take time (overlapping ones go to further lanes "send 2", ...), and
+/// `C` counter events "activations" (and "bytes" when the byte model is tracked) from the
+/// memory timelines.
 /// Times are in microseconds with one scenario time unit (ms by default) = 1000 us. Memory
 /// counters need a simulation run with SimulateOptions{true}; without timelines they are omitted.
 std::string chrome_trace_json(const Scenario &scenario, const Schedule &schedule,

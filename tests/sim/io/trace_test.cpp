@@ -24,7 +24,8 @@ json parse_trace(const testing::Run &run) {
 std::vector<json> events(const json &trace, const std::string &phase, int tid = -1) {
   std::vector<json> selected;
   for (const json &event : trace.at("traceEvents")) {
-    if (event.at("ph") == phase && (tid < 0 || event.at("tid") == tid)) selected.push_back(event);
+    if (event.at("ph") == phase && (tid < 0 || event.at("tid") == tid))
+      selected.push_back(event);
   }
   return selected;
 }
@@ -60,7 +61,7 @@ TEST_CASE("trace: one X event per op on the compute track with times in microsec
       CHECK(event.at("name") == describe(op));
       CHECK(event.at("ts") == 1000 * run.units(run.simulation.result.start[entry]));
       CHECK(event.at("dur") == 1000 * run.units(run.simulation.result.end[entry] -
-                                                 run.simulation.result.start[entry]));
+                                                run.simulation.result.start[entry]));
       CHECK(event.at("args").at("kind") == op_kind_token(op.kind()));
       CHECK(event.at("args").at("stage") == op.first.stage);
       CHECK(event.at("args").at("microbatch") == op.first.microbatch);
@@ -78,16 +79,24 @@ TEST_CASE("trace: one process per device with named compute tracks") {
   const json trace = parse_trace(run);
   std::map<int, std::string> processes;
   for (const json &event : events(trace, "M")) {
-    if (event.at("name") == "process_name") processes[event.at("pid")] = event.at("args").at("name");
+    if (event.at("name") == "process_name")
+      processes[event.at("pid")] = event.at("args").at("name");
   }
   CHECK(processes == std::map<int, std::string>{{0, "device 0"}, {1, "device 1"}, {2, "device 2"}});
   const auto names = thread_names(trace);
-  for (int g = 0; g < 3; ++g) CHECK(names.at({g, 0}) == "compute");
+  for (int g = 0; g < 3; ++g)
+    CHECK(names.at({g, 0}) == "compute");
+  // Without latency transfers are instantaneous: no send tracks, only compute.
+  CHECK(!run.simulation.result.transfers.empty());
+  CHECK(names.size() == 3);
+  CHECK(events(trace, "X").size() == run.schedule.op_count());
   std::set<int> pids;
-  for (const json &event : events(trace, "X")) pids.insert(event.at("pid").get<int>());
+  for (const json &event : events(trace, "X"))
+    pids.insert(event.at("pid").get<int>());
   CHECK(pids == std::set<int>{0, 1, 2});
   CHECK(trace.at("otherData").at("schedule") == "gpipe");
-  CHECK(trace.at("otherData").at("makespan_us") == 1000 * run.units(run.simulation.metrics.makespan));
+  CHECK(trace.at("otherData").at("makespan_us") ==
+        1000 * run.units(run.simulation.metrics.makespan));
 }
 
 TEST_CASE("trace: memory counters follow the ops (resident = forwards started - backwards ended)") {
@@ -98,11 +107,13 @@ TEST_CASE("trace: memory counters follow the ops (resident = forwards started - 
   REQUIRE(!counters.empty());
   for (int g = 0; g < 4; ++g) {
     CAPTURE(g);
-    std::vector<std::pair<double, double>> steps;  // (ts, activations)
+    std::vector<std::pair<double, double>> steps; // (ts, activations)
     for (const json &counter : counters) {
-      if (counter.at("pid") != g) continue;
+      if (counter.at("pid") != g)
+        continue;
       CHECK(counter.at("name") == "activations");
-      if (!steps.empty()) CHECK(counter.at("ts").get<double>() > steps.back().first);
+      if (!steps.empty())
+        CHECK(counter.at("ts").get<double>() > steps.back().first);
       steps.emplace_back(counter.at("ts"), counter.at("args").at("activations"));
     }
     REQUIRE(!steps.empty());
@@ -112,11 +123,14 @@ TEST_CASE("trace: memory counters follow the ops (resident = forwards started - 
       // Count model, single wave: each F holds one unit from its start to its BW's end.
       double expected = 0;
       for (const json &op : ops) {
-        if (op.at("pid") != g) continue;
+        if (op.at("pid") != g)
+          continue;
         const double start = op.at("ts");
         const double end = start + op.at("dur").get<double>();
-        if (op.at("args").at("kind") == "F" && start <= ts) expected += 1;
-        if (op.at("args").at("kind") == "BW" && end <= ts) expected -= 1;
+        if (op.at("args").at("kind") == "F" && start <= ts)
+          expected += 1;
+        if (op.at("args").at("kind") == "BW" && end <= ts)
+          expected -= 1;
       }
       CAPTURE(ts);
       CHECK(value == expected);
@@ -150,13 +164,15 @@ TEST_CASE("trace: transfers are X events on the sender's send tracks, never over
   const json trace = parse_trace(run);
   std::vector<json> sends;
   for (const json &event : events(trace, "X")) {
-    if (event.at("tid") != 0) sends.push_back(event);
+    if (event.at("tid") != 0)
+      sends.push_back(event);
   }
   REQUIRE(sends.size() == run.simulation.result.transfers.size());
-  REQUIRE(sends.size() == 8);  // 4 forwards 0 -> 1 and 4 gradients 1 -> 0
+  REQUIRE(sends.size() == 8); // 4 forwards 0 -> 1 and 4 gradients 1 -> 0
   const json *first = nullptr;
   for (const json &send : sends) {
-    if (send.at("name") == "F(0,0) -> device 1") first = &send;
+    if (send.at("name") == "F(0,0) -> device 1")
+      first = &send;
   }
   REQUIRE(first != nullptr);
   CHECK(first->at("pid") == 0);
@@ -168,7 +184,8 @@ TEST_CASE("trace: transfers are X events on the sender's send tracks, never over
   for (const json &send : sends) {
     const std::pair<int, int> track{send.at("pid"), send.at("tid")};
     const double start = send.at("ts");
-    if (lane_end.contains(track)) CHECK(start >= lane_end[track]);
+    if (lane_end.contains(track))
+      CHECK(start >= lane_end[track]);
     lane_end[track] = start + send.at("dur").get<double>();
   }
   const auto names = thread_names(trace);
@@ -186,7 +203,8 @@ TEST_CASE("trace: overlapped ops name their backward, schedule names are escaped
   CHECK(trace.at("otherData").at("schedule") == run.schedule.name);
   int overlapped = 0;
   for (const json &event : events(trace, "X", 0)) {
-    if (event.at("args").at("kind") != "OV") continue;
+    if (event.at("args").at("kind") != "OV")
+      continue;
     ++overlapped;
     const std::string name = event.at("name");
     const std::string backward = event.at("args").at("backward");
