@@ -1,0 +1,44 @@
+#pragma once
+// Exact optimum on tiny instances (spec bounds.md 8): a time-indexed ILP solved with CBC through
+// solver/milp.h, seeded with the best registered schedule as horizon. It exists to validate the
+// bounds and the schedules (`ppsim optimal`), so it refuses instances past a size limit.
+#include "bounds/lower_bounds.h"
+#include "sim/scenario.h"
+#include "sim/schedule.h"
+#include "sim/time.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ppsim {
+
+struct ExactOptions {
+  double time_limit_seconds = 60;
+  /// Size guard: maximum number of start-time binaries z_{o,t}; past it exact_optimum throws.
+  std::int64_t max_start_variables = 20000;
+  /// Skip the ILP when the best registered schedule already meets the best lower bound.
+  bool stop_when_bound_met = true;
+};
+
+struct ExactResult {
+  Ticks makespan;           ///< of `schedule`; the optimum when `proven_optimal`
+  Ticks lower_bound;        ///< proven bound on the optimum (= makespan when proven)
+  bool proven_optimal = false;
+  Schedule schedule;        ///< per-device orders reaching `makespan` (R ops = recomputation)
+  std::string method;       ///< "ilp", "ilp (time limit)" or "lower bound met"
+  std::string incumbent;    ///< registered schedule (or "serial") that gave the horizon
+  std::int64_t start_variables = 0;  ///< z_{o,t} binaries of the ILP (0 when skipped)
+  double solve_seconds = 0;
+};
+
+/// The minimum makespan over every schedule of `scenario` whose backward has form `form`, with
+/// per-(s,j) recomputation allowed when a cap is set (count or zb activation track, cap K, remat
+/// timing of the scenario, no contention). Model of bounds.md 8: start-time binaries per op
+/// and tick, keep binaries y_{s,j}, residency u_{s,j,t}, device capacity and memory per tick;
+/// windows tightened by the path quantities of bounds.md 1; microbatches of the entry stage start
+/// in increasing order (a relabeling, so valid). Throws Error past `max_start_variables`, for
+/// the byte memory model, and when the cap is below one activation.
+ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
+                          const ExactOptions &options = {});
+
+} // namespace ppsim
