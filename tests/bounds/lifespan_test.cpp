@@ -2,6 +2,9 @@
 // registry: every schedule whose stable phase repeats one microbatch block must be predicted
 // exactly; the others (GPipe, looped BFS, Hanayo, zb-auto, full-remat, interleaved groups)
 // keep memory growing with m or repeat per group of microbatches and are not periodic here.
+// V-Min is left out: for p = 2 and p = 5 its stable phase alternates between microbatch
+// patterns (peaks 1.5 and 3 where one measured microbatch predicts 1 and 2.5), so one
+// microbatch is not its period.
 #include "bounds/lifespan.h"
 #include "sim/error.h"
 #include "tests/sim/test_support.h"
@@ -16,7 +19,7 @@ using ppsim::testing::uniform_input;
 TEST_CASE("the predictor equals the simulated peak on periodic registered schedules") {
   const std::set<std::string> periodic{"1f1b",  "1f1b-split",  "zb-h1",    "zb-h2",
                                        "zb-1p", "zb-2p",       "zb-v",     "zb-v-greedy",
-                                       "v-min", "v-half",      "dualpipe", "dualpipev",
+                                       "v-auto", "v-half",      "dualpipe", "dualpipev",
                                        "allremat-1f1b"};
   int checked = 0;
   for (const ppsim::ScheduleInfo &info : ppsim::schedule_registry()) {
