@@ -28,6 +28,8 @@ Schedule zb_v_greedy(const Scenario &scenario, const GeneratorOptions &options);
 // v_family.cpp (spec schedules.md 10)
 Schedule v_min(const Scenario &scenario, const GeneratorOptions &options);
 Schedule v_half(const Scenario &scenario, const GeneratorOptions &options);
+// v_auto.cpp (spec schedules.md 11); the search itself is in v_auto.h
+Schedule v_auto(const Scenario &scenario, const GeneratorOptions &options);
 // dualpipe.cpp (spec schedules.md 12)
 Schedule dualpipe(const Scenario &scenario, const GeneratorOptions &options);
 Schedule dualpipev(const Scenario &scenario, const GeneratorOptions &options);

@@ -39,6 +39,8 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        PlacementKind::v_shape, 2, true, schedules::v_min},
       {"v-half", "controllable-memory V-Half: about 1/2 of 1F1B's activation memory (PPCM)",
        PlacementKind::v_shape, 2, true, schedules::v_half},
+      {"v-auto", "controllable-memory V schedule by building-block search, limit --K (default p)",
+       PlacementKind::v_shape, 2, true, schedules::v_auto},
       {"dualpipe", "DeepSeek DualPipe: two pipes in opposite directions with overlapped F&B ops",
        PlacementKind::dual_pipe, 1, true, schedules::dualpipe},
       {"dualpipev", "DualPipeV: DualPipe folded onto the V placement (PyTorch ScheduleDualPipeV)",

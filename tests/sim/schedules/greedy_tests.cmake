@@ -4,4 +4,5 @@ ppsim_add_test(NAME sim_schedules_greedy_tests
     sim/schedules/zb_auto_test.cpp
     sim/schedules/zb_v_greedy_test.cpp
     sim/schedules/v_family_test.cpp
+    sim/schedules/v_auto_test.cpp
   LIBS ppsim_sim)

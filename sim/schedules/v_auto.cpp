@@ -1,0 +1,725 @@
+// Building-block search (spec schedules.md 11): repeat a 6-slot building block, squeeze,
+// reorganise the warm-up, reorder greedily without raising the peak, and keep the frontier.
+// Source: arXiv 2405.15362 (Pipeline Parallelism with Controllable Memory) sections 3-4 and
+// appendix A; sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/
+// zerobubble/scheduler/v_auto_schedule.py (schedule, schedule_by_building_block).
+#include "sim/schedules/v_auto.h"
+
+#include "sim/error.h"
+#include "sim/schedules/families.h"
+#include "sim/schedules/op_lists.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <fmt/format.h>
+#include <map>
+#include <optional>
+#include <thread>
+
+namespace ppsim::schedules {
+namespace {
+
+constexpr int kPeriod = 6;  ///< slots of a building block
+/// Letters of the grid (spec 10/11): F = Fa, f = Fb, B = Bb, b = Ba, W = W(b), w = W(a).
+enum Letter : std::int8_t { kEmpty = -1, kF = 0, kf = 1, kB = 2, kb = 3, kW = 4, kw = 5 };
+constexpr int kLetters = 6;
+
+bool is_forward(int letter) { return letter == kF || letter == kf; }
+bool is_weight(int letter) { return letter == kW || letter == kw; }
+/// F, B, W are scanned devices ascending, f, b, w descending (the direction they flow).
+bool flows_down(int letter) { return letter % 2 == 0; }
+
+/// p rows of cells; a cell holds a letter or kEmpty.
+struct Grid {
+  int rows = 0;
+  int width = 0;
+  std::vector<std::int8_t> cells;
+
+  Grid(int p, int columns) : rows(p), width(columns), cells(static_cast<std::size_t>(p) * static_cast<std::size_t>(columns), kEmpty) {}
+  std::int8_t &at(int i, int j) { return cells[static_cast<std::size_t>(i) * static_cast<std::size_t>(width) + static_cast<std::size_t>(j)]; }
+  [[nodiscard]] std::int8_t at(int i, int j) const { return cells[static_cast<std::size_t>(i) * static_cast<std::size_t>(width) + static_cast<std::size_t>(j)]; }
+  void resize(int columns) {
+    Grid wider(rows, columns);
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < std::min(width, columns); ++j) wider.at(i, j) = at(i, j);
+    }
+    *this = std::move(wider);
+  }
+};
+
+/// Per device and letter: duration and latency of the letter's cross-device input.
+struct LetterCosts {
+  std::vector<std::array<std::int64_t, kLetters>> duration;
+  std::vector<std::array<std::int64_t, kLetters>> latency;
+};
+
+LetterCosts unit_costs(int p) {
+  LetterCosts costs;
+  costs.duration.assign(static_cast<std::size_t>(p), {1, 1, 1, 1, 1, 1});
+  costs.latency.assign(static_cast<std::size_t>(p), {0, 0, 0, 0, 0, 0});
+  return costs;
+}
+
+/// The stage a letter of device i works on: F, b, w on a = i; f, B, W on b = 2p-1-i.
+int letter_stage(int letter, int device, int p) {
+  return (letter == kF || letter == kb || letter == kw) ? device : 2 * p - 1 - device;
+}
+
+LetterCosts scenario_costs(const Scenario &scenario) {
+  const int p = scenario.devices;
+  LetterCosts costs = unit_costs(p);
+  auto boundary = [&](int s) {
+    return s >= 0 && s + 1 < scenario.stage_count() ? scenario.boundary_transfer[static_cast<std::size_t>(s)].count() : 0;
+  };
+  for (int i = 0; i < p; ++i) {
+    for (int letter = 0; letter < kLetters; ++letter) {
+      const int s = letter_stage(letter, i, p);
+      const StageCosts &c = scenario.stage_costs[static_cast<std::size_t>(s)];
+      costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)] =
+          is_forward(letter) ? c.forward.count() : is_weight(letter) ? c.backward_weight.count() : c.backward_input.count();
+    }
+    const int a = i, b = 2 * p - 1 - i;
+    // F from a-1, f from b-1, B from b+1 (boundary b), b from a+1 (boundary a).
+    costs.latency[static_cast<std::size_t>(i)] = {boundary(a - 1), boundary(b - 1), boundary(b), boundary(a), 0, 0};
+  }
+  return costs;
+}
+
+/// ASAP list schedule of the grid's order (spec 11 step 5): columns left to right, in each
+/// column F, B, W devices ascending then f, b, w descending; a cell starts after its device's
+/// previous cell and the same letter and microbatch on the neighbour it flows from (at the
+/// turns, the preceding letter on this device). Returns false when a dependency is missing or a
+/// letter occurs more than m times (the block is then rejected).
+struct Timing {
+  std::vector<std::int64_t> start;  ///< per cell, grid layout
+  std::vector<std::int64_t> end;
+  std::vector<std::int64_t> device_free;
+};
+
+bool asap(const Grid &grid, int m, const LetterCosts &costs, Timing &timing) {
+  const int p = grid.rows;
+  timing.start.assign(grid.cells.size(), -1);
+  timing.end.assign(grid.cells.size(), -1);
+  timing.device_free.assign(static_cast<std::size_t>(p), 0);
+  std::vector<int> count(static_cast<std::size_t>(p) * kLetters, 0);
+  // end_of[(letter * m + mb) * p + i]
+  std::vector<std::int64_t> end_of(static_cast<std::size_t>(kLetters) * static_cast<std::size_t>(m) * static_cast<std::size_t>(p), -1);
+  auto key = [&](int letter, int mb, int i) {
+    return (static_cast<std::size_t>(letter) * static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)) * static_cast<std::size_t>(p) + static_cast<std::size_t>(i);
+  };
+  for (int j = 0; j < grid.width; ++j) {
+    for (int direction = 0; direction < 2; ++direction) {
+      for (int step = 0; step < p; ++step) {
+        const int i = direction == 0 ? step : p - 1 - step;
+        const int letter = grid.at(i, j);
+        if (letter == kEmpty || flows_down(letter) != (direction == 0)) continue;
+        int &k = count[static_cast<std::size_t>(i) * kLetters + static_cast<std::size_t>(letter)];
+        if (k >= m) return false;
+        std::int64_t ready = timing.device_free[static_cast<std::size_t>(i)];
+        int from = -1, turn = -1;
+        if (letter == kF || letter == kB) {
+          if (i > 0) from = i - 1; else if (letter == kB) turn = kf;
+        } else if (letter == kf || letter == kb) {
+          if (i + 1 < p) from = i + 1; else turn = letter - 1;
+        }
+        if (from >= 0) {
+          const std::int64_t dependency = end_of[key(letter, k, from)];
+          if (dependency < 0) return false;
+          ready = std::max(ready, dependency + costs.latency[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)]);
+        }
+        if (turn >= 0) {
+          const std::int64_t dependency = end_of[key(turn, k, i)];
+          if (dependency < 0) return false;
+          ready = std::max(ready, dependency);
+        }
+        const std::int64_t finish = ready + costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)];
+        const std::size_t cell = static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j);
+        timing.start[cell] = ready;
+        timing.end[cell] = finish;
+        end_of[key(letter, k, i)] = finish;
+        timing.device_free[static_cast<std::size_t>(i)] = finish;
+        ++k;
+      }
+    }
+  }
+  return true;
+}
+
+/// Squeeze: re-lay the grid at its unit-time ASAP columns (order preserved).
+std::optional<Grid> squeeze(const Grid &grid, int m) {
+  Timing timing;
+  if (!asap(grid, m, unit_costs(grid.rows), timing)) return std::nullopt;
+  const std::int64_t width = *std::max_element(timing.device_free.begin(), timing.device_free.end());
+  Grid squeezed(grid.rows, static_cast<int>(width));
+  for (int i = 0; i < grid.rows; ++i) {
+    for (int j = 0; j < grid.width; ++j) {
+      const std::int64_t start = timing.start[static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j)];
+      if (start >= 0) squeezed.at(i, static_cast<int>(start)) = grid.at(i, j);
+    }
+  }
+  return squeezed;
+}
+
+/// Peak of F/f minus W/w along each row (chunk activations, W frees the chunk).
+std::vector<int> row_peaks(const Grid &grid) {
+  std::vector<int> peaks;
+  for (int i = 0; i < grid.rows; ++i) {
+    int current = 0, peak = 0;
+    for (int j = 0; j < grid.width; ++j) {
+      const int letter = grid.at(i, j);
+      if (is_forward(letter)) ++current;
+      if (is_weight(letter)) --current;
+      peak = std::max(peak, current);
+    }
+    peaks.push_back(peak);
+  }
+  return peaks;
+}
+
+int max_peak(const Grid &grid) {
+  const std::vector<int> peaks = row_peaks(grid);
+  return *std::max_element(peaks.begin(), peaks.end());
+}
+
+/// Step 1: W(b) and W(a) at the first free slot (cyclically) after B and b.
+void fill_w(std::array<int, kLetters> &block) {
+  std::array<bool, kPeriod> used{};
+  for (int letter = 0; letter < 4; ++letter) used[static_cast<std::size_t>(block[static_cast<std::size_t>(letter)])] = true;
+  for (const auto &[backward, weight] : {std::pair{kB, kW}, std::pair{kb, kw}}) {
+    for (int j = 0; j < kPeriod; ++j) {
+      const int slot = (block[static_cast<std::size_t>(backward)] + j) % kPeriod;
+      if (!used[static_cast<std::size_t>(slot)]) {
+        block[static_cast<std::size_t>(weight)] = slot;
+        used[static_cast<std::size_t>(slot)] = true;
+        break;
+      }
+    }
+  }
+}
+
+/// Step 2: device i+1's block moves (F, f, B, b) of device i by (k, -1, k, -1) mod 6, with
+/// k = offset0 for the first len0 transitions and offset1 after; nullopt on a collision.
+std::optional<std::vector<std::array<int, kLetters>>> building_block(std::array<int, kLetters> first, int offset0,
+                                                                    int offset1, int len0, int p) {
+  std::vector<std::array<int, kLetters>> block{first};
+  for (int i = 0; i + 1 < p; ++i) {
+    const int k = i < len0 ? offset0 : offset1;
+    const std::array<int, 4> shift{k, -1, k, -1};
+    std::array<int, kLetters> next{};
+    std::array<bool, kPeriod> used{};
+    for (std::size_t letter = 0; letter < 4; ++letter) {
+      const int slot = (block.back()[letter] + shift[letter] + kPeriod) % kPeriod;
+      if (used[static_cast<std::size_t>(slot)]) return std::nullopt;
+      used[static_cast<std::size_t>(slot)] = true;
+      next[letter] = slot;
+    }
+    fill_w(next);
+    block.push_back(next);
+  }
+  return block;
+}
+
+/// Step 4, repeat: each row is its block written 4p + m' + 1 times; keep for each letter
+/// exactly m' consecutive occurrences, chosen with one running column pointer.
+Grid repeat(const std::vector<std::array<int, kLetters>> &block, int m_red) {
+  const int p = static_cast<int>(block.size());
+  const int copies = 4 * p + m_red + 1;
+  Grid grid(p, kPeriod * copies);
+  for (int i = 0; i < p; ++i) {
+    for (int letter = 0; letter < kLetters; ++letter) {
+      for (int c = 0; c < copies; ++c) grid.at(i, kPeriod * c + block[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)]) = static_cast<std::int8_t>(letter);
+    }
+  }
+  auto clear_outside = [&](int i, int column) {
+    for (int j = column - kPeriod; j >= 0; j -= kPeriod) grid.at(i, j) = kEmpty;
+    for (int j = column + kPeriod * m_red; j < grid.width; j += kPeriod) grid.at(i, j) = kEmpty;
+  };
+  int index = kPeriod;
+  for (const int letter : {kF, kf, kB, kb}) {
+    for (int step = 0; step < p; ++step) {
+      const int i = flows_down(letter) ? step : p - 1 - step;
+      for (int j = 0; j < kPeriod; ++j) {
+        if (grid.at(i, index) != letter) {
+          ++index;
+          continue;
+        }
+        clear_outside(i, index);
+        ++index;
+        if (letter == kB || letter == kb) {
+          for (int k = 0; k < kPeriod; ++k) {
+            if (grid.at(i, index + k) == letter + 2) {
+              clear_outside(i, index + k);
+              break;
+            }
+          }
+        }
+        break;
+      }
+    }
+  }
+  return grid;
+}
+
+/// Step 6: rewrite each row's warm-up (everything before its first b) in the canonical
+/// F... (F f)... (B W f|F)... shape with per-device quotas; false if it overruns the row.
+bool reorganize_warmup(Grid &grid, int m_red) {
+  const int p = grid.rows;
+  const int peak = std::min(max_peak(grid), 2 * p);
+  for (int i = 0; i < p; ++i) {
+    const int quota_f = std::min({i + 1, peak / 2, m_red});
+    const int quota_fa = std::min(peak - quota_f, m_red);
+    std::array<int, kLetters> seen{};
+    for (int j = 0; j < grid.width && grid.at(i, j) != kb; ++j) {
+      if (grid.at(i, j) != kEmpty) ++seen[static_cast<std::size_t>(grid.at(i, j))];
+      grid.at(i, j) = kEmpty;
+    }
+    std::array<int, kLetters> written{};
+    int j = i;
+    auto write = [&](int letter, bool condition) {
+      if (j >= grid.width) return false;
+      if (condition) {
+        grid.at(i, j) = static_cast<std::int8_t>(letter);
+        ++written[static_cast<std::size_t>(letter)];
+      }
+      ++j;
+      return true;
+    };
+    auto left = [&](int letter) { return written[static_cast<std::size_t>(letter)] < seen[static_cast<std::size_t>(letter)]; };
+    auto fa_allowed = [&] { return written[kF] < quota_fa && left(kF); };
+    for (int k = 0; k < 2 * (p - 1 - i); ++k) {
+      if (!write(kF, fa_allowed())) return false;
+    }
+    for (int k = 0; k < i + 1; ++k) {
+      if (!write(kF, fa_allowed())) return false;
+      if (!write(kf, written[kf] < quota_f && left(kf))) return false;
+    }
+    while (left(kF) || left(kf) || left(kB) || left(kW)) {
+      if (!write(kB, left(kB))) return false;
+      if (!write(kW, left(kW))) return false;
+      const int last = left(kf) ? kf : kF;
+      if (!write(last, left(last))) return false;
+    }
+  }
+  return true;
+}
+
+/// Keeps the first m occurrences of every letter on each row.
+void remove_redundancy(Grid &grid, int m) {
+  for (int i = 0; i < grid.rows; ++i) {
+    std::array<int, kLetters> seen{};
+    for (int j = 0; j < grid.width; ++j) {
+      const int letter = grid.at(i, j);
+      if (letter != kEmpty && ++seen[static_cast<std::size_t>(letter)] > m) grid.at(i, j) = kEmpty;
+    }
+  }
+}
+
+/// Cool-down reorganisation (reference process_cooldown, between steps 7 and 8): after the
+/// last f, device i keeps its last (peak+1) div 2 b's and min(i+1, rest) B's in a tight
+/// staircase aligned on device 0's last f, drops the tail W's and refills them FIFO in the free
+/// cells after the last remaining W, then squeezes. Nullopt when the staircase leaves the grid.
+std::optional<Grid> reorganize_cooldown(Grid grid, int m) {
+  const int p = grid.rows;
+  const int peak = max_peak(grid);
+  const int limit_ba = std::min((peak + 1) / 2, m);
+  const int limit_bb = std::min(peak - limit_ba, m);
+  int anchor = -1;
+  for (int i = 0; i < p; ++i) {
+    int moved_bb = 0, moved_ba = 0, moved_wb = 0, moved_wa = 0, last_f = -1;
+    for (int j = grid.width - 1; j >= 0; --j) {
+      const int letter = grid.at(i, j);
+      if (letter == kf && last_f < 0) last_f = j;
+      if (letter == kB && moved_bb < i + 1 && moved_bb < limit_bb) {
+        grid.at(i, j) = kEmpty;
+        ++moved_bb;
+      }
+      if (letter == kb && moved_ba < limit_ba) {
+        grid.at(i, j) = kEmpty;
+        ++moved_ba;
+      }
+    }
+    for (int j = grid.width - 1; j >= 0; --j) {
+      if (moved_wb >= moved_bb && moved_wa >= moved_ba && moved_wb + moved_wa >= peak) break;
+      if (grid.at(i, j) == kW) {
+        grid.at(i, j) = kEmpty;
+        ++moved_wb;
+      } else if (grid.at(i, j) == kw) {
+        grid.at(i, j) = kEmpty;
+        ++moved_wa;
+      }
+    }
+    if (i == 0) anchor = last_f;
+    for (int k = 0; k < moved_ba; ++k) {
+      const int j = anchor - i + 2 * p - 2 * k;
+      if (j < 0 || j >= grid.width || grid.at(i, j) != kEmpty) return std::nullopt;
+      grid.at(i, j) = kb;
+    }
+    for (int k = 0; k < moved_bb; ++k) {
+      const int j = anchor + 1 + i - 2 * k;
+      if (j < 0 || j >= grid.width) return std::nullopt;
+      grid.at(i, j) = kB;
+    }
+  }
+  // Put the W's back: FIFO after the last remaining W/w, then appended.
+  std::vector<std::vector<std::int8_t>> rows(static_cast<std::size_t>(p));
+  std::size_t width = 0;
+  for (int i = 0; i < p; ++i) {
+    auto &row = rows[static_cast<std::size_t>(i)];
+    row.assign(grid.cells.begin() + static_cast<std::ptrdiff_t>(i) * grid.width,
+               grid.cells.begin() + static_cast<std::ptrdiff_t>(i + 1) * grid.width);
+    int last_w = -1;
+    for (int j = grid.width - 1; j >= 0 && last_w < 0; --j) {
+      if (is_weight(row[static_cast<std::size_t>(j)])) last_w = j;
+    }
+    int pending_w = 0, pending_ww = 0;
+    for (int j = 0; j < grid.width; ++j) {
+      std::int8_t &cell = row[static_cast<std::size_t>(j)];
+      if (cell == kB) ++pending_w;
+      if (cell == kb) ++pending_ww;
+      if (cell == kW) --pending_w;
+      if (cell == kw) --pending_ww;
+      if (cell == kEmpty && j > last_w) {
+        if (pending_w > 0) {
+          cell = kW;
+          --pending_w;
+        } else if (pending_ww > 0) {
+          cell = kw;
+          --pending_ww;
+        }
+      }
+    }
+    for (; pending_w > 0; --pending_w) row.push_back(kW);
+    for (; pending_ww > 0; --pending_ww) row.push_back(kw);
+    width = std::max(width, row.size());
+  }
+  Grid refilled(p, static_cast<int>(width));
+  for (int i = 0; i < p; ++i) {
+    const auto &row = rows[static_cast<std::size_t>(i)];
+    std::copy(row.begin(), row.end(), refilled.cells.begin() + static_cast<std::ptrdiff_t>(i) * refilled.width);
+  }
+  return squeeze(refilled, m);
+}
+
+/// Step 7: with few microbatches, move each device's first (limit - peak_i) W/w cells to the end
+/// of its row so the warm-up can use the memory.
+void release_w_in_warmup(Grid &grid, int limit) {
+  const std::vector<int> peaks = row_peaks(grid);
+  const int lowest = *std::min_element(peaks.begin(), peaks.end());
+  const int padding = std::max(0, limit - lowest);
+  const int width = grid.width;
+  grid.resize(width + padding);
+  for (int i = 0; i < grid.rows; ++i) {
+    int moved = 0;
+    for (int j = 0; j < width && peaks[static_cast<std::size_t>(i)] + moved < limit; ++j) {
+      if (is_weight(grid.at(i, j))) {
+        grid.at(i, width + moved) = grid.at(i, j);
+        grid.at(i, j) = kEmpty;
+        ++moved;
+      }
+    }
+  }
+}
+
+/// Step 8: fill each vacant cell with the first later pass of the device that may move there
+/// without raising the peak above `limit` and with its dependency already scanned.
+void reorder_greedily(Grid &grid, int m, int limit) {
+  const int p = grid.rows;
+  std::vector<std::array<int, kLetters>> last(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) {
+    last[static_cast<std::size_t>(i)].fill(-1);
+    for (int j = 0; j < grid.width; ++j) {
+      if (grid.at(i, j) != kEmpty) last[static_cast<std::size_t>(i)][static_cast<std::size_t>(grid.at(i, j))] = j;
+    }
+  }
+  std::vector<int> memory(static_cast<std::size_t>(p), 0);
+  std::vector<std::array<int, kLetters>> count(static_cast<std::size_t>(p), std::array<int, kLetters>{});
+  // column[(letter * m + mb) * p + i] of the scanned pass, -1 before
+  std::vector<int> column(static_cast<std::size_t>(kLetters) * static_cast<std::size_t>(m) * static_cast<std::size_t>(p), -1);
+  auto key = [&](int letter, int mb, int i) {
+    return (static_cast<std::size_t>(letter) * static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)) * static_cast<std::size_t>(p) + static_cast<std::size_t>(i);
+  };
+  auto scan = [&](int i, int j, int letter) {
+    int &k = count[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)];
+    if (k < m) column[key(letter, k, i)] = j;
+    ++k;
+    if (is_forward(letter)) ++memory[static_cast<std::size_t>(i)];
+    if (is_weight(letter)) --memory[static_cast<std::size_t>(i)];
+  };
+  for (int j = 0; j < grid.width; ++j) {
+    for (int i = 0; i < p; ++i) {
+      if (grid.at(i, j) != kEmpty) {
+        scan(i, j, grid.at(i, j));
+        continue;
+      }
+      std::array<bool, kLetters> available{};
+      int remaining = 0;
+      for (int letter = 0; letter < kLetters; ++letter) {
+        available[static_cast<std::size_t>(letter)] = last[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)] > j;
+        remaining += available[static_cast<std::size_t>(letter)] ? 1 : 0;
+      }
+      int delta = 0, running_max = 0;
+      const auto &counts = count[static_cast<std::size_t>(i)];
+      for (int k = j + 1; k < grid.width && remaining > 0; ++k) {
+        const int letter = grid.at(i, k);
+        if (is_forward(letter)) ++delta;
+        if (is_weight(letter)) --delta;
+        const int before = running_max;
+        running_max = std::max(running_max, delta);
+        if (letter == kEmpty || !available[static_cast<std::size_t>(letter)]) continue;
+        available[static_cast<std::size_t>(letter)] = false;
+        --remaining;
+        if (is_forward(letter) && memory[static_cast<std::size_t>(i)] + before >= limit) continue;
+        const int mb = counts[static_cast<std::size_t>(letter)];
+        auto scanned_before = [&](int from) {
+          if (mb >= m) return false;
+          const int at = column[key(letter, mb, from)];
+          return at >= 0 && at < j;
+        };
+        bool can_move = true;
+        if (letter == kF || letter == kB) {
+          if (i > 0) can_move = scanned_before(i - 1);
+          else if (letter == kB) can_move = counts[kf] > mb;
+        } else if (letter == kf || letter == kb) {
+          if (i + 1 < p) can_move = scanned_before(i + 1);
+          else can_move = counts[static_cast<std::size_t>(letter - 1)] > mb;
+        } else {
+          can_move = counts[static_cast<std::size_t>(letter - 2)] > mb;
+        }
+        if (!can_move) continue;
+        grid.at(i, j) = static_cast<std::int8_t>(letter);
+        grid.at(i, k) = kEmpty;
+        scan(i, j, letter);
+        break;
+      }
+    }
+  }
+}
+
+/// Step 9: W cells take the chunk of the B/b they release, in FIFO order; false when a row
+/// does not hold every letter exactly m times.
+bool relabel_w(Grid &grid, int m) {
+  for (int i = 0; i < grid.rows; ++i) {
+    std::array<int, kLetters> seen{};
+    std::vector<std::int8_t> queue;
+    std::size_t head = 0;
+    for (int j = 0; j < grid.width; ++j) {
+      const int letter = grid.at(i, j);
+      if (letter == kEmpty) continue;
+      ++seen[static_cast<std::size_t>(letter)];
+      if (letter == kB || letter == kb) queue.push_back(static_cast<std::int8_t>(letter + 2));
+      if (is_weight(letter)) {
+        if (head == queue.size()) return false;
+        grid.at(i, j) = queue[head++];
+      }
+    }
+    for (const int n : seen) {
+      if (n != m) return false;
+    }
+  }
+  return true;
+}
+
+/// Step 9: bubble of device i = (last non-empty column + 1) - passes - i; max over devices.
+int max_bubble(const Grid &grid) {
+  int worst = 0;
+  for (int i = 0; i < grid.rows; ++i) {
+    int length = 0, passes = 0;
+    for (int j = 0; j < grid.width; ++j) {
+      if (grid.at(i, j) != kEmpty) {
+        length = j + 1;
+        ++passes;
+      }
+    }
+    worst = std::max(worst, length - passes - i);
+  }
+  return worst;
+}
+
+struct BlockOutcome {
+  std::optional<Grid> grid;  ///< empty when the block is rejected
+  int peak = 0;
+};
+
+/// Steps 4-9 for one building block (reference schedule_by_building_block).
+BlockOutcome schedule_block(const std::vector<std::array<int, kLetters>> &block, int m, int cap) {
+  const int p = static_cast<int>(block.size());
+  const int m_red = std::max(m, 2 * p);
+  Grid grid = repeat(block, m_red);
+  int reference_peak = max_peak(grid);
+  if ((m == m_red && reference_peak > cap) || reference_peak > 2 * p) return {std::nullopt, reference_peak};
+  std::optional<Grid> squeezed = squeeze(grid, m_red);
+  if (!squeezed || !reorganize_warmup(*squeezed, m_red)) return {std::nullopt, reference_peak};
+  squeezed = squeeze(*squeezed, m_red);
+  if (!squeezed) return {std::nullopt, reference_peak};
+  int peak = max_peak(*squeezed);
+  if (peak > reference_peak) return {std::nullopt, reference_peak};
+  if (m < m_red) {
+    remove_redundancy(*squeezed, m);
+    if (m <= p && 2 * m <= cap) release_w_in_warmup(*squeezed, std::min(2 * p, peak));
+    squeezed = squeeze(*squeezed, m);
+    if (!squeezed) return {std::nullopt, reference_peak};
+    reference_peak = peak = max_peak(*squeezed);
+    if (peak > cap) return {std::nullopt, peak};
+  }
+  squeezed = reorganize_cooldown(std::move(*squeezed), m);
+  if (!squeezed) return {std::nullopt, peak};
+  reorder_greedily(*squeezed, m, max_peak(*squeezed));
+  if (!relabel_w(*squeezed, m)) return {std::nullopt, peak};
+  peak = max_peak(*squeezed);
+  if (peak > reference_peak) return {std::nullopt, reference_peak};
+  Timing timing;
+  if (!asap(*squeezed, m, unit_costs(p), timing)) return {std::nullopt, peak};
+  return {std::move(squeezed), peak};
+}
+
+/// Device 0's blocks: F at 0, f, B, b at distinct slots of 1..5, W's filled (60 patterns).
+std::vector<std::array<int, kLetters>> starting_patterns() {
+  std::vector<std::array<int, kLetters>> patterns;
+  for (int f = 1; f < kPeriod; ++f) {
+    for (int b = 1; b < kPeriod; ++b) {
+      for (int bb = 1; bb < kPeriod; ++bb) {
+        if (f == b || f == bb || b == bb) continue;
+        std::array<int, kLetters> pattern{0, f, b, bb, -1, -1};
+        fill_w(pattern);
+        patterns.push_back(pattern);
+      }
+    }
+  }
+  return patterns;
+}
+
+/// What one starting pattern contributes: its frontier and its best grid under real costs.
+struct PatternResult {
+  std::map<int, std::pair<int, std::int64_t>> frontier;  ///< peak -> (min bubble, min span)
+  std::optional<Grid> best;
+  std::int64_t best_span = 0;
+  int best_peak = 0;
+};
+
+std::int64_t max_span(const Grid &grid, int m, const LetterCosts &costs, Timing &timing) {
+  const bool ok = asap(grid, m, costs, timing);
+  (void)ok;
+  std::int64_t span = 0;
+  for (int i = 0; i < grid.rows; ++i) {
+    std::int64_t first = -1, last = 0;
+    for (int j = 0; j < grid.width; ++j) {
+      const std::size_t cell = static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j);
+      if (timing.start[cell] < 0) continue;
+      if (first < 0) first = timing.start[cell];
+      last = timing.end[cell];
+    }
+    span = std::max(span, last - first);
+  }
+  return span;
+}
+
+PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, int m, int limit, const LetterCosts &costs) {
+  PatternResult result;
+  Timing timing;
+  for (int k0 = 1; k0 < kPeriod; ++k0) {
+    for (int k1 = 1; k1 <= k0; ++k1) {
+      for (int len0 = 1; len0 < p; ++len0) {
+        const auto block = building_block(pattern, k0, k1, len0, p);
+        if (!block) continue;
+        BlockOutcome outcome = schedule_block(*block, m, std::min(2 * p, limit));
+        // The reference stops this offset pair at the first block over the limit.
+        if (outcome.peak > 2 * p || outcome.peak > limit) break;
+        if (!outcome.grid) continue;
+        const std::int64_t span = max_span(*outcome.grid, m, costs, timing);
+        const int bubble = max_bubble(*outcome.grid);
+        auto [entry, inserted] = result.frontier.try_emplace(outcome.peak, bubble, span);
+        if (!inserted) {
+          entry->second.first = std::min(entry->second.first, bubble);
+          entry->second.second = std::min(entry->second.second, span);
+        }
+        if (!result.best || span < result.best_span) {
+          result.best = std::move(outcome.grid);
+          result.best_span = span;
+          result.best_peak = outcome.peak;
+        }
+      }
+    }
+  }
+  return result;
+}
+
+} // namespace
+
+VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned threads) {
+  if (scenario.chunks != 2 || scenario.pipes != 1) {
+    throw Error(fmt::format("schedule 'v-auto' needs exactly 2 stages per device (v = 2), got v = {}", scenario.chunks));
+  }
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
+  if (p < 2) throw Error("schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)");
+  const LetterCosts costs = scenario_costs(scenario);
+  const std::vector<std::array<int, kLetters>> patterns = starting_patterns();
+  std::vector<PatternResult> results(patterns.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t k = next++; k < patterns.size(); k = next++) {
+      results[k] = search_pattern(patterns[k], p, m, limit_chunks, costs);
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread &thread : pool) thread.join();
+
+  // Merge in pattern order, so the first strictly better schedule wins whatever the threads.
+  std::map<int, std::pair<int, std::int64_t>> frontier;
+  const PatternResult *best = nullptr;
+  for (const PatternResult &result : results) {
+    for (const auto &[peak, point] : result.frontier) {
+      auto [entry, inserted] = frontier.try_emplace(peak, point);
+      if (!inserted) {
+        entry->second.first = std::min(entry->second.first, point.first);
+        entry->second.second = std::min(entry->second.second, point.second);
+      }
+    }
+    if (result.best && (best == nullptr || result.best_span < best->best_span)) best = &result;
+  }
+  if (best == nullptr) {
+    throw Error(fmt::format("schedule 'v-auto' found no building block within {} chunk activations "
+                            "per device (--K {})",
+                            limit_chunks, limit_chunks / 2.0));
+  }
+  VAutoResult out;
+  for (const auto &[peak, point] : frontier) out.frontier.push_back({peak, point.first, Ticks{point.second}});
+  out.best_peak_chunks = best->best_peak;
+  out.best_span = Ticks{best->best_span};
+  const Grid &grid = *best->best;
+  Timing timing;
+  max_span(grid, m, costs, timing);
+  constexpr std::array<OpKind, kLetters> kinds{OpKind::forward,        OpKind::forward,
+                                               OpKind::backward_input, OpKind::backward_input,
+                                               OpKind::backward_weight, OpKind::backward_weight};
+  out.best = empty_schedule(scenario);
+  out.best_end.resize(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) {
+    std::array<int, kLetters> seen{};
+    for (int j = 0; j < grid.width; ++j) {
+      const int letter = grid.at(i, j);
+      if (letter == kEmpty) continue;
+      const int mb = seen[static_cast<std::size_t>(letter)]++;
+      out.best.device_ops[static_cast<std::size_t>(i)].push_back(
+          Op::make(kinds[static_cast<std::size_t>(letter)], letter_stage(letter, i, p), mb));
+      out.best_end[static_cast<std::size_t>(i)].push_back(
+          Ticks{timing.end[static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j)]});
+    }
+  }
+  return out;
+}
+
+Schedule v_auto(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+  // --K is in device shares; the search limit M is in chunk activations (spec 11 heading).
+  const int p = scenario.devices;
+  const int limit = scenario.activations.cap ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9)) : 2 * p;
+  return v_auto_search(scenario, limit).best;
+}
+
+} // namespace ppsim::schedules

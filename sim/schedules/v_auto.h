@@ -1,0 +1,33 @@
+#pragma once
+// Building-block search for controllable-memory V schedules (spec schedules.md 11): every
+// building block is repeated, squeezed and reordered; the search yields the bubble-versus-memory
+// frontier and the best schedule under a memory limit. Used by `v-auto` and `ppsim frontier`.
+#include "sim/scenario.h"
+#include "sim/schedule.h"
+#include "sim/time.h"
+
+#include <vector>
+
+namespace ppsim::schedules {
+
+/// One point of the frontier: the least bubble any building block reaches at this peak.
+struct FrontierPoint {
+  int peak_chunks = 0;   ///< peak memory in chunk activations (K units x 2)
+  int bubble_slots = 0;  ///< max over devices of the bubble in unit slots (spec 11 step 9)
+  Ticks best_span;       ///< least max span under the scenario's costs among those blocks
+};
+
+struct VAutoResult {
+  std::vector<FrontierPoint> frontier;  ///< increasing peak
+  Schedule best;                        ///< least max span under the scenario's costs
+  std::vector<std::vector<Ticks>> best_end;  ///< its ASAP end times, shaped like device_ops
+  int best_peak_chunks = 0;
+  Ticks best_span;
+};
+
+/// Runs the search on `scenario` (V placement, v = 2, p >= 2) for a limit of
+/// `limit_chunks` chunk activations, over `threads` workers (0 = hardware concurrency). The
+/// result does not depend on the thread count. Throws Error when no block fits the limit.
+VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned threads = 0);
+
+} // namespace ppsim::schedules
