@@ -3,7 +3,32 @@
 ppsim_add_test(NAME cost_file_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/../sim/io/cost_file_test.cpp
   LIBS ppsim_sim)
-ppsim_add_test(NAME profiler_tests
-  SOURCES
-    ${CMAKE_CURRENT_LIST_DIR}/cost_model_test.cpp
-  LIBS ppsim_profiler)
+
+set(profiler_test_sources
+  ${CMAKE_CURRENT_LIST_DIR}/activity_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/attribution_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cost_model_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/driver_probe_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shared_library_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/stats_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lsan_suppressions.cpp)
+foreach(optional nsys_import reference_block)
+  if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${optional}_test.cpp)
+    list(APPEND profiler_test_sources ${CMAKE_CURRENT_LIST_DIR}/${optional}_test.cpp)
+  endif()
+endforeach()
+if(PPSIM_PROFILER_HAS_CUPTI)
+  list(APPEND profiler_test_sources
+    ${CMAKE_CURRENT_LIST_DIR}/collector_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cupti_loader_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/decoder_test.cpp)
+endif()
+# attribution_test decodes synthetic CUPTI buffers; without the headers it is skipped.
+if(NOT PPSIM_PROFILER_HAS_CUPTI)
+  list(REMOVE_ITEM profiler_test_sources ${CMAKE_CURRENT_LIST_DIR}/attribution_test.cpp)
+endif()
+ppsim_add_test(NAME profiler_tests SOURCES ${profiler_test_sources} LIBS ppsim_profiler)
+
+ppsim_add_test(NAME profile_command_tests
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/profile_test.cpp
+  LIBS ppsim_cli_lib ppsim_profiler)

@@ -1,0 +1,179 @@
+// `ppsim profile`: per-layer costs of a transformer block, measured on the GPU through CUPTI or,
+// with --analytic (or --allow-no-gpu on a machine without one), from the analytic model
+// (spec profiler.md). Parses options, calls the profiler library, writes the cost file.
+#include "cli/commands.h"
+#include "cli/output_file.h"
+
+#include "profiler/cost_model.h"
+#include "profiler/driver_probe.h"
+#include "sim/error.h"
+#include "sim/io/cost_file.h"
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <ostream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+namespace {
+
+po::options_description profile_options() {
+  po::options_description model("model (one transformer block, repeated --layers times)");
+  model.add_options()
+      ("model", po::value<std::string>()->default_value("gpt"), "block: gpt (LayerNorm, GeLU 4h) or llama (RMSNorm, SwiGLU, GQA)")
+      ("hidden", po::value<std::uint64_t>()->default_value(4096), "hidden size h")
+      ("heads", po::value<std::uint64_t>()->default_value(32), "attention heads a")
+      ("kv-heads", po::value<std::uint64_t>()->default_value(0), "KV heads g (llama; 0 = heads)")
+      ("ffn", po::value<std::uint64_t>()->default_value(0), "FFN size f (0 = 4h for gpt, 8h/3 rounded to 256 for llama)")
+      ("seq", po::value<std::uint64_t>()->default_value(2048), "sequence length s")
+      ("batch", po::value<std::uint64_t>()->default_value(1), "microbatch size b")
+      ("layers", po::value<int>()->default_value(4), "number of layers (rows)")
+      ("dtype", po::value<std::string>()->default_value("bf16"), "activation type: bf16 or fp16")
+      ("tp", po::value<std::uint64_t>()->default_value(1), "tensor-parallel size t (per-GPU shard; no communication)")
+      ("sequence-parallel", "Megatron sequence parallelism (shards norm and dropout regions)")
+      ("no-dropout", "no dropout masks in the stash")
+      ("causal-skip", "llama: attention skips masked tiles (halves attention FLOPs)");
+  po::options_description measure("measurement");
+  measure.add_options()
+      ("microbatches", po::value<int>()->default_value(1), "microbatches per repetition")
+      ("reps", po::value<int>()->default_value(20), "timed repetitions")
+      ("warmup", po::value<int>()->default_value(5), "untimed warm-up repetitions (>= 3)")
+      ("timer", po::value<std::string>()->default_value("cupti"), "cupti or cuda-events")
+      ("mode", po::value<std::string>()->default_value("isolated"), "isolated or sequence")
+      ("cupti-path", po::value<std::string>()->value_name("PATH"), "libcupti to try after libcupti.so.13 and libcupti.so")
+      ("driver-library", po::value<std::string>()->default_value("libcuda.so.1")->value_name("PATH"), "CUDA driver library to probe");
+  po::options_description analytic("analytic model");
+  analytic.add_options()
+      ("analytic", "write the analytic cost model; needs no GPU")
+      ("allow-no-gpu", "without a usable GPU, warn and write the analytic cost model")
+      ("device", po::value<std::string>()->default_value("h100"), "peak-throughput preset: h100, a100, ideal")
+      ("peak-tflops", po::value<double>(), "peak dense 16-bit TFLOP/s (overrides --device)")
+      ("efficiency", po::value<double>(), "fraction of the peak achieved (default 0.5)");
+  po::options_description output("output");
+  output.add_options()
+      ("help,h", "show this help")
+      ("output,o", po::value<std::string>()->value_name("FILE"), "write to FILE (atomically) instead of stdout")
+      ("format", po::value<std::string>(), "csv or json (default: from the extension of FILE, else csv)");
+  po::options_description all("ppsim profile [options]: per-layer F, B, W and recompute costs");
+  all.add(model).add(measure).add(analytic).add(output);
+  return all;
+}
+
+profiler::BlockShape shape_from(const po::variables_map &values) {
+  profiler::BlockShape shape;
+  const std::string model = values["model"].as<std::string>();
+  if (model == "gpt") {
+    shape.kind = profiler::BlockKind::gpt;
+  } else if (model == "llama") {
+    shape.kind = profiler::BlockKind::llama;
+  } else {
+    throw Error("", 0, "model", fmt::format("expected gpt or llama, got \"{}\"", model));
+  }
+  const std::string dtype = values["dtype"].as<std::string>();
+  if (dtype != "bf16" && dtype != "fp16") {
+    throw Error("", 0, "dtype", fmt::format("expected bf16 or fp16, got \"{}\"", dtype));
+  }
+  shape.hidden = values["hidden"].as<std::uint64_t>();
+  shape.heads = values["heads"].as<std::uint64_t>();
+  shape.kv_heads = values["kv-heads"].as<std::uint64_t>();
+  shape.ffn = values["ffn"].as<std::uint64_t>();
+  shape.seq = values["seq"].as<std::uint64_t>();
+  shape.batch = values["batch"].as<std::uint64_t>();
+  shape.tp = values["tp"].as<std::uint64_t>();
+  shape.sequence_parallel = values.count("sequence-parallel") > 0;
+  shape.dropout = values.count("no-dropout") == 0;
+  shape.causal_skip = values.count("causal-skip") > 0;
+  profiler::validate(shape);
+  return shape;
+}
+
+profiler::DeviceThroughput device_from(const po::variables_map &values) {
+  profiler::DeviceThroughput device = profiler::device_preset(values["device"].as<std::string>());
+  if (values.count("peak-tflops")) {
+    device.peak_tflops = values["peak-tflops"].as<double>();
+    device.name = "custom";
+  }
+  if (values.count("efficiency")) device.efficiency = values["efficiency"].as<double>();
+  if (!(device.peak_tflops > 0)) throw Error("", 0, "peak-tflops", "expected a positive number");
+  if (!(device.efficiency > 0) || device.efficiency > 1) {
+    throw Error("", 0, "efficiency", "expected a number in (0, 1]");
+  }
+  return device;
+}
+
+void check_measurement_options(const po::variables_map &values) {
+  if (values["reps"].as<int>() <= 0) throw Error("", 0, "reps", "expected a positive number");
+  if (values["warmup"].as<int>() < 0) throw Error("", 0, "warmup", "expected a non-negative number");
+  if (values["microbatches"].as<int>() <= 0) {
+    throw Error("", 0, "microbatches", "expected a positive number");
+  }
+  const std::string timer = values["timer"].as<std::string>();
+  if (timer != "cupti" && timer != "cuda-events") {
+    throw Error("", 0, "timer", fmt::format("expected cupti or cuda-events, got \"{}\"", timer));
+  }
+  const std::string mode = values["mode"].as<std::string>();
+  if (mode != "isolated" && mode != "sequence") {
+    throw Error("", 0, "mode", fmt::format("expected isolated or sequence, got \"{}\"", mode));
+  }
+}
+
+bool json_format(const po::variables_map &values) {
+  if (values.count("format")) {
+    const std::string format = values["format"].as<std::string>();
+    if (format != "csv" && format != "json") {
+      throw Error("", 0, "format", fmt::format("expected csv or json, got \"{}\"", format));
+    }
+    return format == "json";
+  }
+  if (!values.count("output")) return false;
+  const std::string path = values["output"].as<std::string>();
+  return path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+}
+
+} // namespace
+
+int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
+  const po::options_description options = profile_options();
+  po::variables_map values;
+  po::store(po::command_line_parser(args).options(options).run(), values);
+  po::notify(values);
+  if (values.count("help")) {
+    out << options << "\n";
+    return kOk;
+  }
+  const profiler::BlockShape shape = shape_from(values);
+  const profiler::DeviceThroughput device = device_from(values);
+  check_measurement_options(values);
+  const bool json = json_format(values);
+  const int layers = values["layers"].as<int>();
+
+  if (!values.count("analytic")) {
+    // Probe the driver before any CUPTI call: CUPTI itself reports "unknown error" (999) when
+    // there is no driver (spec 2.1).
+    const auto driver = profiler::system_driver(values["driver-library"].as<std::string>());
+    const profiler::DriverProbe probe = profiler::probe_driver(*driver);
+    if (!probe.ok() && values.count("allow-no-gpu")) {
+      err << fmt::format("ppsim: warning: {}; writing the analytic cost model (--allow-no-gpu)\n",
+                         probe.problem);
+    } else {
+      profiler::require_gpu(probe);
+      throw Error("measuring on the GPU is not available in this build of ppsim (the CUDA "
+                  "workload is not compiled in); use --analytic for the analytic cost model");
+    }
+  }
+
+  CostFile file = profiler::analytic_cost_file(shape, layers, device);
+  file.metadata.dtype = values["dtype"].as<std::string>();
+  file.metadata.mode = values["mode"].as<std::string>();
+  const std::string text = json ? write_cost_json(file) : write_cost_csv(file);
+  if (values.count("output")) {
+    const std::string path = values["output"].as<std::string>();
+    write_file_atomically(path, text);
+    out << fmt::format("ppsim: wrote {} analytic layer rows to {}\n", layers, path);
+  } else {
+    out << text;
+  }
+  return kOk;
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,81 @@
+#pragma once
+// Attribution of GPU work to phases (spec profiler.md 2.3): around each phase ppsim pushes an
+// external correlation id packing (pass, layer, microbatch, repetition); CUPTI links it to the
+// correlation id of every API call inside, and kernels carry that correlation id. The join is
+// correlation id -> external id -> phase, never timestamp overlap.
+#include "profiler/activity.h"
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim::profiler {
+
+/// CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, the kind ppsim pushes its ids under.
+inline constexpr std::uint32_t kPpsimExternalKind = 3;
+
+/// The measured passes, numbered as in the external id (spec 2.3).
+enum class Pass : std::uint8_t {
+  forward = 1,
+  backward_input = 2,
+  backward_weight = 3,
+  backward_total = 4,
+  recompute_full = 5,
+  recompute_selective = 6
+};
+
+/// "F", "B", "W", "BW", "R", "RS".
+std::string_view pass_code(Pass pass);
+/// The inverse of pass_code.
+std::optional<Pass> pass_from_code(std::string_view code);
+
+/// One measured phase: which pass of which layer for which microbatch, in which repetition.
+struct PhaseId {
+  Pass pass = Pass::forward;
+  std::uint16_t layer = 0;
+  std::uint16_t microbatch = 0;
+  std::uint16_t repetition = 0;
+
+  friend auto operator<=>(const PhaseId &, const PhaseId &) = default;
+};
+
+/// [63:56] schema = 1 | [55:48] pass | [47:32] layer | [31:16] microbatch | [15:0] repetition.
+std::uint64_t pack_phase_id(PhaseId phase);
+/// nullopt for ids of another schema or pass (foreign external ids).
+std::optional<PhaseId> unpack_phase_id(std::uint64_t external_id);
+
+/// The NVTX range mirroring a phase, "L03.B.mb0" (visible in Nsight Systems).
+std::string nvtx_range_name(PhaseId phase);
+/// Reads "L03.B.mb0" or the injection library's "3/B/0" (layer/pass/microbatch); repetition 0.
+std::optional<PhaseId> parse_range_name(std::string_view name);
+
+/// Per-phase metrics (spec 3).
+struct PhaseMetrics {
+  PhaseId phase;
+  std::uint64_t kernel_sum_ns = 0; ///< sum of kernel durations
+  std::uint64_t busy_union_ns = 0; ///< union of kernel, memcpy and memset intervals
+  std::uint64_t span_ns = 0;       ///< first start to last end
+  std::uint32_t n_kernels = 0;
+  std::uint64_t copy_bytes = 0;    ///< memcpy and memset bytes
+};
+
+/// Phases in id order, and what could not be attributed.
+struct Attribution {
+  std::vector<PhaseMetrics> phases;
+  std::uint64_t unattributed_busy_ns = 0;
+  std::uint32_t unattributed_activities = 0;
+  std::uint64_t attributed_busy_ns = 0;
+  std::uint32_t zero_timestamp_activities = 0; ///< excluded from every metric
+};
+
+/// Joins activities to phases. Links may arrive in any buffer order; when one correlation id has
+/// several ppsim links, the last recorded wins (CUPTI records only the innermost pushed id).
+Attribution attribute(const DecodedActivity &activity);
+
+/// Length of the union of half-open [start, end) intervals.
+std::uint64_t union_length_ns(std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals);
+
+} // namespace ppsim::profiler

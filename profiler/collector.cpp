@@ -1,0 +1,144 @@
+#include "profiler/collector.h"
+
+#include "profiler/decoder.h"
+#include "sim/assert.h"
+#include "sim/error.h"
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+
+namespace ppsim::profiler {
+namespace {
+
+// CUPTI's callbacks have no user-data argument: the active collector is found here.
+std::atomic<ActivityCollector *> active_collector{nullptr};
+
+constexpr std::align_val_t kBufferAlignment{8}; // CUPTI requires 8-byte aligned buffers
+
+} // namespace
+
+void ActivityCollector::AlignedDelete::operator()(std::uint8_t *buffer) const {
+  ::operator delete[](buffer, kBufferAlignment);
+}
+
+ActivityCollector::ActivityCollector(const CuptiApi &api, CollectorOptions options)
+    : api_(api), options_(options) {}
+
+ActivityCollector::~ActivityCollector() {
+  ActivityCollector *self = this;
+  active_collector.compare_exchange_strong(self, nullptr);
+}
+
+std::vector<CUpti_ActivityKind> ActivityCollector::kinds() const {
+  // RUNTIME and DRIVER both: external correlation only fires for launches with an API record,
+  // and cuBLASLt may launch through either (spec 2.2).
+  std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                        CUPTI_ACTIVITY_KIND_MEMCPY,
+                                        CUPTI_ACTIVITY_KIND_MEMSET,
+                                        CUPTI_ACTIVITY_KIND_RUNTIME,
+                                        CUPTI_ACTIVITY_KIND_DRIVER,
+                                        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                        CUPTI_ACTIVITY_KIND_OVERHEAD};
+  if (options_.memory_records) {
+    kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY2);
+    kinds.push_back(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+  }
+  return kinds;
+}
+
+void ActivityCollector::start() {
+  ActivityCollector *expected = nullptr;
+  if (!active_collector.compare_exchange_strong(expected, this) && expected != this) {
+    throw Error("another activity collector is already active in this process");
+  }
+  try {
+    check_cupti(api_.activity_register_callbacks(&on_request, &on_complete),
+                "cuptiActivityRegisterCallbacks");
+    for (const CUpti_ActivityKind kind : kinds()) {
+      check_cupti(api_.activity_enable(kind), "cuptiActivityEnable");
+      enabled_.push_back(kind);
+    }
+  } catch (...) {
+    for (const CUpti_ActivityKind kind : enabled_) api_.activity_disable(kind);
+    enabled_.clear();
+    active_collector.store(nullptr);
+    throw;
+  }
+}
+
+void ActivityCollector::flush() {
+  check_cupti(api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+}
+
+void ActivityCollector::stop() {
+  for (const CUpti_ActivityKind kind : enabled_) api_.activity_disable(kind);
+  enabled_.clear();
+  flush();
+  active_collector.store(nullptr);
+}
+
+DecodedActivity ActivityCollector::take() {
+  const std::lock_guard lock(mutex_);
+  DecodedActivity taken = std::move(decoded_);
+  decoded_ = DecodedActivity{};
+  return taken;
+}
+
+std::size_t ActivityCollector::overflow_buffers() const {
+  const std::lock_guard lock(mutex_);
+  return overflow_;
+}
+
+std::uint8_t *ActivityCollector::acquire_buffer() {
+  const std::lock_guard lock(mutex_);
+  Buffer buffer;
+  if (!free_buffers_.empty()) {
+    buffer = std::move(free_buffers_.back());
+    free_buffers_.pop_back();
+  } else {
+    // Never hand CUPTI a null buffer (it can crash before API version 27); past the pool bound
+    // allocate anyway and count it.
+    buffer.reset(static_cast<std::uint8_t *>(::operator new[](options_.buffer_bytes, kBufferAlignment)));
+    if (++allocated_ > options_.pool_buffers) ++overflow_;
+  }
+  std::uint8_t *raw = buffer.get();
+  lent_buffers_.push_back(std::move(buffer));
+  return raw;
+}
+
+void ActivityCollector::complete_buffer(CUcontext context, std::uint32_t stream_id,
+                                        std::uint8_t *buffer, std::size_t valid_size) {
+  const std::lock_guard lock(mutex_);
+  if (buffer != nullptr && valid_size > 0) {
+    decode_buffer(buffer, valid_size, api_.activity_get_next_record, decoded_);
+  }
+  std::size_t dropped = 0;
+  if (api_.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+    decoded_.dropped_records += dropped;
+  }
+  const auto lent = std::find_if(lent_buffers_.begin(), lent_buffers_.end(),
+                                 [&](const Buffer &candidate) { return candidate.get() == buffer; });
+  PPSIM_ASSERT(lent != lent_buffers_.end());
+  if (free_buffers_.size() < options_.pool_buffers) free_buffers_.push_back(std::move(*lent));
+  lent_buffers_.erase(lent);
+}
+
+void CUPTIAPI ActivityCollector::on_request(std::uint8_t **buffer, std::size_t *size,
+                                            std::size_t *max_records) {
+  ActivityCollector *self = active_collector.load();
+  PPSIM_ASSERT(self != nullptr);
+  *buffer = self->acquire_buffer();
+  *size = self->options_.buffer_bytes;
+  *max_records = 0; // as many as fit
+}
+
+void CUPTIAPI ActivityCollector::on_complete(CUcontext context, std::uint32_t stream_id,
+                                             std::uint8_t *buffer, std::size_t /*size*/,
+                                             std::size_t valid_size) {
+  ActivityCollector *self = active_collector.load();
+  PPSIM_ASSERT(self != nullptr);
+  self->complete_buffer(context, stream_id, buffer, valid_size);
+}
+
+} // namespace ppsim::profiler

@@ -1,0 +1,69 @@
+#pragma once
+// The CUPTI activity collector (spec profiler.md 1c, 2.2): hands CUPTI buffers from a bounded
+// pool, decodes completed buffers (copying the strings CUPTI owns), counts dropped records, and
+// enables the activity kinds attribution needs. CUPTI's buffer callbacks carry no user pointer,
+// so one collector at a time is active in a process (CUPTI's activity state is per process too).
+#include "profiler/activity.h"
+#include "profiler/cupti_api.h"
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace ppsim::profiler {
+
+/// Buffer sizes and the optional kinds.
+struct CollectorOptions {
+  std::size_t buffer_bytes = 8u << 20; ///< 4-8 MiB per CUPTI's guidance
+  std::size_t pool_buffers = 16;       ///< buffers kept for reuse; more are allocated if needed
+  bool memory_records = false;         ///< MEMORY2 and MEMORY_POOL (allocations in phases)
+};
+
+/// Collects activity through a CuptiApi table (the real libcupti or a test fake).
+class ActivityCollector {
+public:
+  explicit ActivityCollector(const CuptiApi &api, CollectorOptions options = {});
+  ~ActivityCollector();
+  ActivityCollector(const ActivityCollector &) = delete;
+  ActivityCollector &operator=(const ActivityCollector &) = delete;
+
+  /// Registers the buffer callbacks and enables the kinds; throws Error with CUPTI's sentence.
+  void start();
+  /// Forces CUPTI to complete every buffer (call after cudaDeviceSynchronize()).
+  void flush();
+  /// Disables the kinds and flushes; the collector can be started again.
+  void stop();
+  /// Moves out what was decoded so far.
+  DecodedActivity take();
+
+  /// The kinds start() enables, in order (never KERNEL, which serialises kernels).
+  [[nodiscard]] std::vector<CUpti_ActivityKind> kinds() const;
+  /// Buffers allocated beyond the pool bound (a hint to raise it or flush more often).
+  [[nodiscard]] std::size_t overflow_buffers() const;
+
+private:
+  static void CUPTIAPI on_request(std::uint8_t **buffer, std::size_t *size, std::size_t *max_records);
+  static void CUPTIAPI on_complete(CUcontext context, std::uint32_t stream_id, std::uint8_t *buffer,
+                                   std::size_t size, std::size_t valid_size);
+  std::uint8_t *acquire_buffer();
+  void complete_buffer(CUcontext context, std::uint32_t stream_id, std::uint8_t *buffer,
+                       std::size_t valid_size);
+
+  struct AlignedDelete {
+    void operator()(std::uint8_t *buffer) const;
+  };
+  using Buffer = std::unique_ptr<std::uint8_t, AlignedDelete>;
+
+  const CuptiApi &api_;
+  CollectorOptions options_;
+  mutable std::mutex mutex_;
+  std::vector<Buffer> free_buffers_;
+  std::vector<Buffer> lent_buffers_;
+  std::size_t allocated_ = 0;
+  std::size_t overflow_ = 0;
+  std::vector<CUpti_ActivityKind> enabled_;
+  DecodedActivity decoded_;
+};
+
+} // namespace ppsim::profiler

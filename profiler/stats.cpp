@@ -1,0 +1,126 @@
+#include "profiler/stats.h"
+
+#include "sim/assert.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+
+namespace ppsim::profiler {
+namespace {
+
+Rational ns_to_ms(std::uint64_t ns) {
+  return normalized({static_cast<std::int64_t>(ns), 1'000'000});
+}
+
+// Nearest-rank percentile: the smallest sample with at least p% of samples at or below it.
+std::uint64_t nearest_rank(const std::vector<std::uint64_t> &sorted, int percent) {
+  const std::size_t rank = (sorted.size() * static_cast<std::size_t>(percent) + 99) / 100;
+  return sorted[std::max<std::size_t>(rank, 1) - 1];
+}
+
+double to_double(Rational value) {
+  return static_cast<double>(value.numerator) / static_cast<double>(value.denominator);
+}
+
+} // namespace
+
+TimeSummary summarize_ns(std::vector<std::uint64_t> samples_ns) {
+  PPSIM_ASSERT(!samples_ns.empty());
+  std::sort(samples_ns.begin(), samples_ns.end());
+  const std::size_t n = samples_ns.size();
+  TimeSummary summary;
+  summary.samples = static_cast<int>(n);
+  if (n % 2 == 1) {
+    summary.median_ms = ns_to_ms(samples_ns[n / 2]);
+  } else {
+    const std::uint64_t sum = samples_ns[n / 2 - 1] + samples_ns[n / 2];
+    summary.median_ms = normalized({static_cast<std::int64_t>(sum), 2'000'000});
+  }
+  summary.p10_ms = ns_to_ms(nearest_rank(samples_ns, 10));
+  summary.p90_ms = ns_to_ms(nearest_rank(samples_ns, 90));
+  return summary;
+}
+
+std::vector<PassSummary> summarize_passes(const std::vector<PhaseMetrics> &phases, int warmup) {
+  struct Samples {
+    std::vector<std::uint64_t> busy;
+    std::uint64_t max_gap = 0;
+  };
+  std::map<std::pair<std::uint16_t, Pass>, Samples> grouped;
+  for (const PhaseMetrics &phase : phases) {
+    if (phase.phase.repetition < warmup) continue; // lazy loading, cuBLASLt heuristics
+    Samples &samples = grouped[{phase.phase.layer, phase.phase.pass}];
+    samples.busy.push_back(phase.busy_union_ns);
+    samples.max_gap = std::max(samples.max_gap, phase.span_ns - phase.busy_union_ns);
+  }
+  std::vector<PassSummary> result;
+  for (auto &[key, samples] : grouped) {
+    result.push_back({key.first, key.second, summarize_ns(std::move(samples.busy)), samples.max_gap});
+  }
+  return result;
+}
+
+void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummary> &passes,
+                        const std::string &source) {
+  for (const PassSummary &pass : passes) {
+    if (pass.layer >= rows.size()) continue;
+    CostRow &row = rows[pass.layer];
+    const TimeSummary &busy = pass.busy;
+    switch (pass.pass) {
+    case Pass::forward:
+      row.fwd_ms = busy.median_ms;
+      row.fwd_ms_p10 = busy.p10_ms;
+      row.fwd_ms_p90 = busy.p90_ms;
+      row.n_samples = busy.samples;
+      break;
+    case Pass::backward_input:
+      row.bwd_input_ms = busy.median_ms;
+      row.bwd_input_ms_p10 = busy.p10_ms;
+      row.bwd_input_ms_p90 = busy.p90_ms;
+      break;
+    case Pass::backward_weight:
+      row.bwd_weight_ms = busy.median_ms;
+      row.bwd_weight_ms_p10 = busy.p10_ms;
+      row.bwd_weight_ms_p90 = busy.p90_ms;
+      break;
+    case Pass::backward_total: row.bwd_total_ms = busy.median_ms; break;
+    case Pass::recompute_full: row.recompute_ms = busy.median_ms; break;
+    case Pass::recompute_selective: row.recompute_selective_ms = busy.median_ms; break;
+    }
+    row.source = source;
+  }
+}
+
+std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
+                                              const Attribution &attribution,
+                                              const std::vector<CostRow> &rows) {
+  std::vector<std::string> warnings;
+  if (activity.dropped_records > 0) {
+    warnings.push_back(fmt::format("CUPTI dropped {} records; raise the buffer size or flush more often",
+                                   activity.dropped_records));
+  }
+  if (attribution.zero_timestamp_activities > 0) {
+    warnings.push_back(fmt::format("{} kernels have no timestamps (CUPTI device buffers exhausted); "
+                                   "raise CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE",
+                                   attribution.zero_timestamp_activities));
+  }
+  const std::uint64_t total = attribution.attributed_busy_ns + attribution.unattributed_busy_ns;
+  if (total > 0 && attribution.unattributed_busy_ns * 100 > total) {
+    warnings.push_back(fmt::format("{:.1f}% of GPU time is not attributed to any phase",
+                                   100.0 * static_cast<double>(attribution.unattributed_busy_ns) /
+                                       static_cast<double>(total)));
+  }
+  for (const CostRow &row : rows) {
+    const double forward = to_double(row.fwd_ms);
+    const double recompute = to_double(row.recompute_ms);
+    if (forward > 0 && std::abs(recompute - forward) > 0.15 * forward) {
+      warnings.push_back(fmt::format("layer {}: recompute_ms {} is more than 15% off fwd_ms {}",
+                                     row.layer_id, format_rational(row.recompute_ms),
+                                     format_rational(row.fwd_ms)));
+    }
+  }
+  return warnings;
+}
+
+} // namespace ppsim::profiler

@@ -1,0 +1,45 @@
+#pragma once
+// Statistics over repetitions and the measured cost rows (spec profiler.md 3): the *_ms columns
+// are the median over repetitions of busy_union, with p10 and p90 beside it; warm-up
+// repetitions are discarded; run-time warnings go to the metadata.
+#include "profiler/attribution.h"
+#include "sim/io/cost_file.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ppsim::profiler {
+
+/// Median and nearest-rank p10/p90 of samples in ns, as exact milliseconds.
+struct TimeSummary {
+  Rational median_ms, p10_ms, p90_ms;
+  int samples = 0;
+
+  friend bool operator==(const TimeSummary &, const TimeSummary &) = default;
+};
+/// Throws InternalError on an empty sample (callers check).
+TimeSummary summarize_ns(std::vector<std::uint64_t> samples_ns);
+
+/// One (layer, pass) over every kept repetition and microbatch.
+struct PassSummary {
+  std::uint16_t layer = 0;
+  Pass pass = Pass::forward;
+  TimeSummary busy;         ///< of busy_union_ns
+  std::uint64_t span_minus_busy_ns = 0; ///< median-free max gap: flags launch-bound layers
+};
+
+/// Groups phases by (layer, pass), dropping repetitions below `warmup`.
+std::vector<PassSummary> summarize_passes(const std::vector<PhaseMetrics> &phases, int warmup);
+
+/// Writes measured medians and percentiles into `rows` (matched by layer id) and sets source and
+/// n_samples; rows keep their analytic bytes and FLOPs.
+void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummary> &passes,
+                        const std::string &source);
+
+/// The run-time warnings of spec 3 for the metadata.
+std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
+                                              const Attribution &attribution,
+                                              const std::vector<CostRow> &rows);
+
+} // namespace ppsim::profiler

@@ -1,0 +1,84 @@
+#pragma once
+// Synthetic CUPTI activity buffers for GPU-free tests (spec profiler.md 6.2): value-initialised
+// CUDA 13.0 record structs copied back to back into an 8-byte aligned buffer.
+#include <cupti.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace ppsim::profiler::testing {
+
+class ActivityBuffer {
+public:
+  template <typename Record> ActivityBuffer &add(const Record &record) {
+    const std::size_t offset = size_;
+    size_ += sizeof(Record);
+    storage_.resize((size_ + 7) / 8);
+    std::memcpy(reinterpret_cast<std::uint8_t *>(storage_.data()) + offset, &record, sizeof(Record));
+    return *this;
+  }
+  ActivityBuffer &kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
+                         const char *name = "gemm", std::uint32_t stream = 7) {
+    CUpti_ActivityKernel10 record{};
+    record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    record.correlationId = correlation;
+    record.start = start;
+    record.end = end;
+    record.streamId = stream;
+    record.deviceId = 0;
+    record.name = name;
+    return add(record);
+  }
+  ActivityBuffer &link(std::uint32_t correlation, std::uint64_t external,
+                       CUpti_ExternalCorrelationKind kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
+    CUpti_ActivityExternalCorrelation record{};
+    record.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+    record.externalKind = kind;
+    record.externalId = external;
+    record.correlationId = correlation;
+    return add(record);
+  }
+  ActivityBuffer &memcpy_record(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
+                                std::uint64_t bytes) {
+    CUpti_ActivityMemcpy6 record{};
+    record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    record.correlationId = correlation;
+    record.start = start;
+    record.end = end;
+    record.bytes = bytes;
+    return add(record);
+  }
+  ActivityBuffer &memset_record(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
+                                std::uint64_t bytes) {
+    CUpti_ActivityMemset4 record{};
+    record.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    record.correlationId = correlation;
+    record.start = start;
+    record.end = end;
+    record.bytes = bytes;
+    return add(record);
+  }
+  ActivityBuffer &api(std::uint32_t correlation, bool driver = false) {
+    CUpti_ActivityAPI record{};
+    record.kind = driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+    record.correlationId = correlation;
+    record.cbid = 211;
+    record.start = 1;
+    record.end = 2;
+    record.threadId = 42;
+    return add(record);
+  }
+  ActivityBuffer &raw_kind(std::uint32_t kind) { // an unknown or truncated record
+    return add(kind);
+  }
+
+  std::uint8_t *data() { return reinterpret_cast<std::uint8_t *>(storage_.data()); }
+  [[nodiscard]] std::size_t size() const { return size_; }
+
+private:
+  std::vector<std::uint64_t> storage_; // 8-byte alignment, as CUPTI requires
+  std::size_t size_ = 0;
+};
+
+} // namespace ppsim::profiler::testing

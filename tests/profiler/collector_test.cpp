@@ -1,0 +1,163 @@
+// Activity collector against a fake CuptiApi table (spec profiler.md 6.1): the fake stores the two
+// buffer callbacks; buffers are requested and completed from another thread, as CUPTI does.
+#include "profiler/collector.h"
+
+#include "activity_fixtures.h"
+#include "profiler/decoder.h"
+#include "sim/error.h"
+
+#include <algorithm>
+#include <cstring>
+#include <doctest/doctest.h>
+#include <thread>
+
+namespace ppsim::profiler {
+namespace {
+
+// CUPTI is a C API without user data: the fake's state is necessarily global.
+struct FakeCupti {
+  CUpti_BuffersCallbackRequestFunc request = nullptr;
+  CUpti_BuffersCallbackCompleteFunc complete = nullptr;
+  std::vector<CUpti_ActivityKind> enabled;
+  CUptiResult enable_result = CUPTI_SUCCESS;
+  CUpti_ActivityKind failing_kind = CUPTI_ACTIVITY_KIND_INVALID;
+  std::size_t dropped = 0;
+  int flushes = 0;
+  testing::ActivityBuffer pending; // what the next flush delivers
+};
+FakeCupti fake;
+
+CUptiResult fake_register(CUpti_BuffersCallbackRequestFunc request,
+                          CUpti_BuffersCallbackCompleteFunc complete) {
+  fake.request = request;
+  fake.complete = complete;
+  return CUPTI_SUCCESS;
+}
+CUptiResult fake_enable(CUpti_ActivityKind kind) {
+  if (kind == fake.failing_kind) return fake.enable_result;
+  fake.enabled.push_back(kind);
+  return CUPTI_SUCCESS;
+}
+CUptiResult fake_disable(CUpti_ActivityKind kind) {
+  std::erase(fake.enabled, kind);
+  return CUPTI_SUCCESS;
+}
+// Like CUPTI, a flush asks for a buffer, fills it and completes it on a CUPTI-owned thread.
+CUptiResult fake_flush(std::uint32_t flags) {
+  CHECK(flags == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  ++fake.flushes;
+  if (fake.pending.size() == 0) return CUPTI_SUCCESS;
+  std::thread worker([] {
+    std::uint8_t *buffer = nullptr;
+    std::size_t size = 0;
+    std::size_t max_records = 1;
+    fake.request(&buffer, &size, &max_records);
+    REQUIRE(buffer != nullptr);
+    CHECK(reinterpret_cast<std::uintptr_t>(buffer) % 8 == 0);
+    REQUIRE(size >= fake.pending.size());
+    std::memcpy(buffer, fake.pending.data(), fake.pending.size());
+    fake.complete(nullptr, 0, buffer, size, fake.pending.size());
+  });
+  worker.join();
+  fake.pending = {};
+  return CUPTI_SUCCESS;
+}
+CUptiResult fake_dropped(CUcontext, std::uint32_t, std::size_t *dropped) {
+  *dropped = fake.dropped;
+  return CUPTI_SUCCESS;
+}
+
+CuptiApi fake_api() {
+  fake = FakeCupti{};
+  CuptiApi api;
+  api.activity_register_callbacks = &fake_register;
+  api.activity_enable = &fake_enable;
+  api.activity_disable = &fake_disable;
+  api.activity_flush_all = &fake_flush;
+  api.activity_get_next_record = &next_record_by_size;
+  api.activity_get_num_dropped_records = &fake_dropped;
+  return api;
+}
+
+} // namespace
+
+TEST_CASE("start enables the kinds attribution needs, never the serialising KERNEL kind") {
+  const CuptiApi api = fake_api();
+  ActivityCollector collector(api);
+  collector.start();
+  const bool registered = fake.request != nullptr && fake.complete != nullptr;
+  CHECK(registered);
+  CHECK(fake.enabled == collector.kinds());
+  const auto has = [&](CUpti_ActivityKind kind) {
+    return std::find(fake.enabled.begin(), fake.enabled.end(), kind) != fake.enabled.end();
+  };
+  CHECK(has(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+  CHECK(has(CUPTI_ACTIVITY_KIND_RUNTIME));
+  CHECK(has(CUPTI_ACTIVITY_KIND_DRIVER));
+  CHECK(has(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
+  CHECK_FALSE(has(CUPTI_ACTIVITY_KIND_KERNEL));
+  CHECK_FALSE(has(CUPTI_ACTIVITY_KIND_MEMORY2));
+  collector.stop();
+  CHECK(fake.enabled.empty());
+}
+
+TEST_CASE("memory records are enabled on request") {
+  const CuptiApi api = fake_api();
+  ActivityCollector collector(api, CollectorOptions{1 << 16, 2, true});
+  collector.start();
+  CHECK(std::find(fake.enabled.begin(), fake.enabled.end(), CUPTI_ACTIVITY_KIND_MEMORY2) !=
+        fake.enabled.end());
+  collector.stop();
+}
+
+TEST_CASE("flushed buffers are decoded, dropped records counted, buffers reused") {
+  const CuptiApi api = fake_api();
+  ActivityCollector collector(api, CollectorOptions{1 << 16, 1, false});
+  collector.start();
+  fake.dropped = 3;
+  fake.pending.link(5, 99).kernel(5, 10, 20, "k1");
+  collector.flush();
+  fake.pending.kernel(6, 30, 45, "k2");
+  collector.flush();
+  DecodedActivity decoded = collector.take();
+  CHECK(decoded.gpu.size() == 2);
+  CHECK(decoded.links.size() == 1);
+  CHECK(decoded.dropped_records == 6);
+  CHECK(decoded.names.text(decoded.gpu[1].name_id) == "k2");
+  CHECK(collector.overflow_buffers() == 0); // the one pooled buffer was reused
+  CHECK(collector.take().gpu.empty());      // take() moves out
+  collector.stop();
+  CHECK(fake.flushes == 3);
+}
+
+TEST_CASE("CUPTI errors while enabling become one sentence and leave nothing enabled") {
+  const CuptiApi api = fake_api();
+  fake.failing_kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  fake.enable_result = CUPTI_ERROR_UNKNOWN; // what CUPTI 13.0 answers without a driver
+  ActivityCollector collector(api);
+  CHECK_THROWS_WITH_AS(collector.start(),
+                       "cuptiActivityEnable: CUPTI failed with an unknown error (often: no CUDA "
+                       "driver or device) (CUPTI error 999)",
+                       Error);
+  CHECK(fake.enabled.empty());
+  fake.enable_result = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  CHECK_THROWS_WITH_AS(collector.start(),
+                       "cuptiActivityEnable: another CUPTI client is attached (nsys, ncu, "
+                       "cuda-gdb, or a profiler in the program); use --timer=cuda-events or the "
+                       "nsys importer (CUPTI error 39)",
+                       Error);
+}
+
+TEST_CASE("only one collector is active at a time") {
+  const CuptiApi api = fake_api();
+  ActivityCollector first(api);
+  ActivityCollector second(api);
+  first.start();
+  CHECK_THROWS_WITH_AS(second.start(), "another activity collector is already active in this process",
+                       Error);
+  first.stop();
+  CHECK_NOTHROW(second.start());
+  second.stop();
+}
+
+} // namespace ppsim::profiler

@@ -1,0 +1,135 @@
+// Driver probe (spec profiler.md 2.1, 6.5): every failure becomes one sentence; the real probe
+// on a machine without a GPU says so.
+#include "profiler/driver_probe.h"
+
+#include "sim/error.h"
+
+#include <doctest/doctest.h>
+#include <filesystem>
+
+namespace ppsim::profiler {
+namespace {
+
+struct FakeDriver final : DriverApi {
+  std::string load_error;
+  int init_result = 0;
+  int count_result = 0;
+  int devices = 1;
+  int init_calls = 0;
+
+  std::string load() override { return load_error; }
+  int init(unsigned flags) override {
+    CHECK(flags == 0);
+    ++init_calls;
+    return init_result;
+  }
+  int device_count(int *count) override {
+    *count = devices;
+    return count_result;
+  }
+};
+
+std::string gpu_error(const DriverProbe &probe) {
+  try {
+    require_gpu(probe);
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST_CASE("a working driver with devices passes the probe") {
+  FakeDriver driver;
+  driver.devices = 2;
+  const DriverProbe probe = probe_driver(driver);
+  CHECK(probe.ok());
+  CHECK(probe.device_count == 2);
+  CHECK(gpu_error(probe) == "no error");
+}
+
+TEST_CASE("each driver failure maps to one sentence") {
+  FakeDriver absent;
+  absent.load_error = "libcuda.so.1: cannot open shared object file";
+  CHECK(probe_driver(absent).problem == "no NVIDIA driver: libcuda.so.1 not loadable");
+  CHECK(absent.init_calls == 0);
+
+  FakeDriver stub;
+  stub.init_result = 34;
+  CHECK(probe_driver(stub).problem ==
+        "only the CUDA stub driver was found (cuInit returned 34, CUDA_ERROR_STUB_LIBRARY)");
+
+  FakeDriver no_device;
+  no_device.init_result = 100;
+  CHECK(probe_driver(no_device).problem == "no CUDA device (cuInit returned 100, CUDA_ERROR_NO_DEVICE)");
+
+  FakeDriver zero;
+  zero.devices = 0;
+  CHECK(probe_driver(zero).problem == "no CUDA device");
+
+  FakeDriver mismatch;
+  mismatch.init_result = 803;
+  CHECK(probe_driver(mismatch).problem ==
+        "the NVIDIA kernel module and the driver library differ in version (cuInit returned 803)");
+
+  FakeDriver other;
+  other.init_result = 999;
+  CHECK(probe_driver(other).problem == "the CUDA driver failed to initialise (cuInit returned 999)");
+
+  FakeDriver count_fails;
+  count_fails.count_result = 3;
+  CHECK(probe_driver(count_fails).problem ==
+        "the CUDA driver could not count devices (cuDeviceGetCount returned 3)");
+}
+
+TEST_CASE("runtime error codes met while probing have sentences") {
+  CHECK(runtime_error_sentence(35) == "driver too old or absent (cudaErrorInsufficientDriver)");
+  CHECK(runtime_error_sentence(100) == "no CUDA device (cudaErrorNoDevice)");
+  CHECK(runtime_error_sentence(7) == "the CUDA runtime failed with error 7");
+}
+
+TEST_CASE("require_gpu says what is missing and what to do instead") {
+  FakeDriver absent;
+  absent.load_error = "missing";
+  CHECK(gpu_error(probe_driver(absent)) ==
+        "no NVIDIA driver: libcuda.so.1 not loadable; ppsim profile needs an NVIDIA GPU (use "
+        "--analytic, or --allow-no-gpu, for the analytic cost model)");
+}
+
+TEST_CASE("the real probe on this machine") {
+  const auto driver = system_driver();
+  const DriverProbe probe = probe_driver(*driver);
+  if (probe.ok()) {
+    MESSAGE("a CUDA device is present; the no-GPU message cannot be checked here");
+    CHECK(probe.device_count > 0);
+    return;
+  }
+  // Without a GPU the answer is one of the documented sentences, never a crash or CUPTI's 999.
+  const bool known = probe.problem == "no NVIDIA driver: libcuda.so.1 not loadable" ||
+                     probe.problem.rfind("only the CUDA stub driver", 0) == 0 ||
+                     probe.problem.rfind("no CUDA device", 0) == 0;
+  CHECK_MESSAGE(known, probe.problem);
+}
+
+TEST_CASE("the toolkit's stub libcuda is recognised as a stub") {
+  // The CUDA 13 toolkit ships lib/stubs/libcuda.so whose cuInit returns 34.
+  const char *const candidates[] = {"/usr/local/cuda/lib/stubs/libcuda.so",
+                                    "/usr/local/cuda/lib64/stubs/libcuda.so",
+                                    "/usr/local/cuda/targets/x86_64-linux/lib/stubs/libcuda.so"};
+  for (const char *path : candidates) {
+    if (!std::filesystem::exists(path)) continue;
+    const auto driver = system_driver(path);
+    CHECK(probe_driver(*driver).problem ==
+          "only the CUDA stub driver was found (cuInit returned 34, CUDA_ERROR_STUB_LIBRARY)");
+    return;
+  }
+  MESSAGE("no CUDA stub driver installed; skipped");
+}
+
+TEST_CASE("a library without the driver entry points is not a driver") {
+  const auto driver = system_driver("libm.so.6");
+  CHECK(driver->load() == "cuInit or cuDeviceGetCount is missing");
+}
+
+} // namespace ppsim::profiler

@@ -1,0 +1,112 @@
+// Repetition statistics and measured rows (spec profiler.md 3).
+#include "profiler/stats.h"
+
+#include <doctest/doctest.h>
+
+namespace ppsim::profiler {
+namespace {
+
+PhaseMetrics metrics(Pass pass, std::uint16_t layer, std::uint16_t repetition, std::uint64_t busy,
+                     std::uint16_t microbatch = 0) {
+  PhaseMetrics phase;
+  phase.phase = {pass, layer, microbatch, repetition};
+  phase.busy_union_ns = busy;
+  phase.span_ns = busy + 10 * repetition;
+  return phase;
+}
+
+} // namespace
+
+TEST_CASE("median, p10 and p90 of repetitions, exactly in milliseconds") {
+  // 1..10 us: median (5 + 6) / 2 = 5.5 us; nearest rank p10 = 1st = 1 us, p90 = 9th = 9 us.
+  std::vector<std::uint64_t> samples;
+  for (std::uint64_t i = 10; i >= 1; --i) samples.push_back(i * 1000);
+  const TimeSummary summary = summarize_ns(samples);
+  CHECK(summary.samples == 10);
+  CHECK(summary.median_ms == Rational{11, 2000});
+  CHECK(summary.p10_ms == Rational{1, 1000});
+  CHECK(summary.p90_ms == Rational{9, 1000});
+  const TimeSummary odd = summarize_ns({3000, 1000, 2000});
+  CHECK(odd.median_ms == Rational{1, 500});
+  CHECK(odd.p10_ms == Rational{1, 1000});
+  CHECK(odd.p90_ms == Rational{3, 1000});
+  CHECK(summarize_ns({7}).median_ms == Rational{7, 1000000});
+}
+
+TEST_CASE("warm-up repetitions are discarded and microbatches pooled per (layer, pass)") {
+  std::vector<PhaseMetrics> phases;
+  phases.push_back(metrics(Pass::forward, 0, 0, 999'000)); // cold: lazy loading
+  phases.push_back(metrics(Pass::forward, 0, 1, 888'000));
+  for (std::uint16_t rep = 2; rep < 5; ++rep) {
+    phases.push_back(metrics(Pass::forward, 0, rep, 1000 * rep, 0));
+    phases.push_back(metrics(Pass::forward, 0, rep, 1000 * rep + 500, 1));
+  }
+  phases.push_back(metrics(Pass::backward_input, 1, 3, 4000));
+  const auto passes = summarize_passes(phases, 2);
+  REQUIRE(passes.size() == 2);
+  CHECK(passes[0].layer == 0);
+  CHECK(passes[0].pass == Pass::forward);
+  CHECK(passes[0].busy.samples == 6);
+  CHECK(passes[0].busy.median_ms == Rational{13, 4000}); // (3000 + 3500) / 2 ns
+  CHECK(passes[0].busy.p90_ms == Rational{9, 2000});      // 4500 ns
+  CHECK(passes[0].span_minus_busy_ns == 40);
+  CHECK(passes[1].layer == 1);
+  CHECK(passes[1].busy.median_ms == Rational{1, 250});
+}
+
+TEST_CASE("measurements replace the modelled times and keep the bytes") {
+  std::vector<CostRow> rows(2);
+  rows[0].layer_id = 0;
+  rows[1].layer_id = 1;
+  rows[1].activation_bytes_full = 123;
+  std::vector<PhaseMetrics> phases;
+  for (std::uint16_t rep = 0; rep < 3; ++rep) {
+    phases.push_back(metrics(Pass::forward, 1, rep, 2000 + rep));
+    phases.push_back(metrics(Pass::backward_input, 1, rep, 3000));
+    phases.push_back(metrics(Pass::backward_weight, 1, rep, 1000));
+    phases.push_back(metrics(Pass::backward_total, 1, rep, 3900));
+    phases.push_back(metrics(Pass::recompute_full, 1, rep, 2100));
+    phases.push_back(metrics(Pass::recompute_selective, 1, rep, 300));
+  }
+  phases.push_back(metrics(Pass::forward, 9, 0, 1)); // a layer without a row is ignored
+  apply_measurements(rows, summarize_passes(phases, 0), "cupti");
+  const CostRow &row = rows[1];
+  CHECK(row.fwd_ms == Rational{2001, 1000000});
+  CHECK(row.fwd_ms_p10 == Rational{1, 500});
+  CHECK(row.fwd_ms_p90 == Rational{1001, 500000});
+  CHECK(row.bwd_input_ms == Rational{3, 1000});
+  CHECK(row.bwd_weight_ms == Rational{1, 1000});
+  CHECK(row.bwd_total_ms == Rational{39, 10000});
+  CHECK(row.recompute_ms == Rational{21, 10000});
+  CHECK(row.recompute_selective_ms == Rational{3, 10000});
+  CHECK(row.n_samples == 3);
+  CHECK(row.source == "cupti");
+  CHECK(row.activation_bytes_full == 123);
+  CHECK(rows[0].source == "synthetic");
+}
+
+TEST_CASE("run-time warnings: dropped records, zero timestamps, unattributed time, recompute drift") {
+  DecodedActivity activity;
+  activity.dropped_records = 4;
+  Attribution attribution;
+  attribution.zero_timestamp_activities = 2;
+  attribution.attributed_busy_ns = 980;
+  attribution.unattributed_busy_ns = 20;
+  std::vector<CostRow> rows(1);
+  rows[0].fwd_ms = {1, 1};
+  rows[0].recompute_ms = {6, 5};
+  const auto warnings = measurement_warnings(activity, attribution, rows);
+  REQUIRE(warnings.size() == 4);
+  CHECK(warnings[0] == "CUPTI dropped 4 records; raise the buffer size or flush more often");
+  CHECK(warnings[1] == "2 kernels have no timestamps (CUPTI device buffers exhausted); raise "
+                       "CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE");
+  CHECK(warnings[2] == "2.0% of GPU time is not attributed to any phase");
+  CHECK(warnings[3] == "layer 0: recompute_ms 1.2 is more than 15% off fwd_ms 1");
+  attribution.unattributed_busy_ns = 5; // 0.5%: below the 1% threshold
+  activity.dropped_records = 0;
+  attribution.zero_timestamp_activities = 0;
+  rows[0].recompute_ms = {11, 10};
+  CHECK(measurement_warnings(activity, attribution, rows).empty());
+}
+
+} // namespace ppsim::profiler
