@@ -137,24 +137,37 @@ std::string report_json(const SimulationReport &report) {
       fmt::join(devices, ", "), fmt::join(violations, ", "), fmt::join(warnings, ", "));
 }
 
-std::string report_csv_header() {
-  return "schedule,p,m,v,feasible,makespan,max_span,ideal,bubble_ratio,span_bubble_ratio,"
-         "peak_activations,peak_bytes,best_lower_bound,gap";
+std::vector<std::string> report_csv_columns() {
+  return {"schedule", "p", "m", "v", "feasible", "makespan", "max_span", "ideal", "bubble_ratio",
+          "span_bubble_ratio", "peak_activations", "peak_bytes", "best_lower_bound", "gap"};
 }
 
-std::string report_csv_row(const SimulationReport &report) {
+std::vector<std::string> report_csv_values(const SimulationReport &report) {
   const Scenario &scenario = report.scenario;
   const Metrics &metrics = report.simulation.metrics;
   const TimeScale &scale = scenario.time_scale;
   const std::optional<double> bytes = max_peak_bytes(metrics);
   const std::optional<double> relative_gap = gap(report);
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", report.schedule.name, scenario.devices,
-                     scenario.microbatches * scenario.pipes, scenario.chunks, metrics.feasible ? "true" : "false",
-                     scale.format(metrics.makespan), scale.format(metrics.max_span), scale.format(metrics.ideal),
-                     metrics.bubble_ratio, metrics.span_bubble_ratio, max_peak(metrics),
-                     bytes ? fmt::format("{}", *bytes) : "",
-                     report.best_lower_bound ? scale.format(*report.best_lower_bound) : "",
-                     relative_gap ? fmt::format("{}", *relative_gap) : "");
+  return {report.schedule.name,
+          fmt::format("{}", scenario.devices),
+          fmt::format("{}", scenario.microbatches * scenario.pipes),
+          fmt::format("{}", scenario.chunks),
+          metrics.feasible ? "true" : "false",
+          scale.format(metrics.makespan),
+          scale.format(metrics.max_span),
+          scale.format(metrics.ideal),
+          fmt::format("{}", metrics.bubble_ratio),
+          fmt::format("{}", metrics.span_bubble_ratio),
+          fmt::format("{}", max_peak(metrics)),
+          bytes ? fmt::format("{}", *bytes) : "",
+          report.best_lower_bound ? scale.format(*report.best_lower_bound) : "",
+          relative_gap ? fmt::format("{}", *relative_gap) : ""};
+}
+
+std::string report_csv_header() { return fmt::format("{}", fmt::join(report_csv_columns(), ",")); }
+
+std::string report_csv_row(const SimulationReport &report) {
+  return fmt::format("{}", fmt::join(report_csv_values(report), ","));
 }
 
 } // namespace ppsim

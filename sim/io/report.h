@@ -28,6 +28,9 @@ std::string report_json(const SimulationReport &report);
 /// Stable CSV columns for sweeps; report_csv_row has no trailing newline.
 std::string report_csv_header();
 std::string report_csv_row(const SimulationReport &report);
+/// The same columns as a list (names, and one report's values in that order), for sweeps.
+std::vector<std::string> report_csv_columns();
+std::vector<std::string> report_csv_values(const SimulationReport &report);
 
 /// A JSON string literal with escapes (shared by the JSON writers in io/).
 std::string json_string(std::string_view text);

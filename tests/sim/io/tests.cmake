@@ -5,3 +5,8 @@ ppsim_add_test(NAME sim_io_writers_tests
     sim/io/trace_test.cpp
     sim/io/svg_test.cpp
   LIBS ppsim_sim nlohmann_json::nlohmann_json)
+# Sweep files: expansion, ids, shards and results rows (issue 7).
+ppsim_add_test(NAME sim_io_sweep_tests
+  SOURCES
+    sim/io/sweep_test.cpp
+  LIBS ppsim_sim)

@@ -1,0 +1,1 @@
+target_sources(ppsim_sim PRIVATE ${CMAKE_CURRENT_LIST_DIR}/sweep.cpp)
