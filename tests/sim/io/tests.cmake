@@ -2,6 +2,7 @@
 find_package(nlohmann_json 3 REQUIRED)
 ppsim_add_test(NAME sim_io_writers_tests
   SOURCES
+    sim/io/memory_steps_test.cpp
     sim/io/trace_test.cpp
     sim/io/svg_test.cpp
   LIBS ppsim_sim nlohmann_json::nlohmann_json)
