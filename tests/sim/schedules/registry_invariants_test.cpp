@@ -257,9 +257,12 @@ TEST_CASE("every registered schedule either rejects a case with Error or runs it
       CAPTURE(c.m);
       CAPTURE(c.v);
       const std::string costs =
-          fmt::format("F={}/{} B={}/{} W={}/{} c={}/{} per-stage seed {}", c.f.numerator,
-                      c.f.denominator, c.b.numerator, c.b.denominator, c.w.numerator,
-                      c.w.denominator, c.c.numerator, c.c.denominator, c.per_stage_seed);
+          c.per_stage_seed != 0
+              ? fmt::format("per-stage F, B, W from seed {}, c={}/{}", c.per_stage_seed,
+                            c.c.numerator, c.c.denominator)
+              : fmt::format("F={}/{} B={}/{} W={}/{} c={}/{}", c.f.numerator, c.f.denominator,
+                            c.b.numerator, c.b.denominator, c.w.numerator, c.w.denominator,
+                            c.c.numerator, c.c.denominator);
       CAPTURE(costs);
       Scenario scenario;
       Schedule schedule;
