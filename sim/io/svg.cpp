@@ -92,6 +92,11 @@ public:
     }
     if (scenario.activations.cap)
       memory_scale_ = std::max(memory_scale_, *scenario.activations.cap);
+    // A stage's chunk on its device is the number of lower stages that device holds.
+    std::vector<int> chunks_seen(static_cast<std::size_t>(scenario.devices), 0);
+    for (const int device : scenario.stage_device) {
+      odd_chunk_.push_back(chunks_seen[static_cast<std::size_t>(device)]++ % 2 == 1);
+    }
   }
 
   std::string write() {
@@ -143,6 +148,7 @@ private:
            ".peak{{font-size:9px;fill:#666}}\n"
            ".mb{{font-size:{:.1f}px;fill:#fff;text-anchor:middle}}\n"
            ".mb.dark{{fill:#222}}\n"
+           ".odd{{fill-opacity:0.6}}\n"
            ".grid{{stroke:#e4e4e4;stroke-width:1}}\n"
            ".band{{fill:#f6f6f6}}\n"
            ".memory{{fill:none;stroke:#333;stroke-width:1}}\n"
@@ -184,7 +190,11 @@ private:
         append("<line class=\"cap\" x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>"
                "<text x=\"{3}\" y=\"{4}\">cap K = {5:.4g}</text>\n",
                x + 4, y + 6, x + 20, x + 24, y + 10, *scenario_.activations.cap);
+        x += 90;
       }
+    }
+    if (std::find(odd_chunk_.begin(), odd_chunk_.end(), true) != odd_chunk_.end()) {
+      append("<text x=\"{}\" y=\"{}\">paler boxes: odd chunks (1, 3, ...)</text>\n", x + 4, y + 10);
     }
     append("</g>\n");
   }
@@ -229,15 +239,19 @@ private:
     append("</g>\n");
   }
 
+  // A box per op; for multi-chunk placements, ops of odd chunks are paler so that a device's
+  // chunks can be told apart (an OV pair spans two stages and keeps the plain colour).
   void write_op(const Op &op, Ticks start, Ticks end, double top) {
     const std::string_view token = op_kind_token(op.kind());
+    const bool odd =
+        op.kind() != OpKind::overlapped && odd_chunk_[static_cast<std::size_t>(op.first.stage)];
     const double x = x_of(start);
     const double width = x_of(end) - x;
     const double inset = width >= kInsetMinWidth ? 0.5 : 0.0;
-    append("<rect class=\"op {}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\">"
+    append("<rect class=\"op {}{}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\">"
            "<title>{} [{}, {}]</title></rect>\n",
-           token, x + inset, top, width - 2 * inset, options_.row_height_px, describe(op),
-           scenario_.time_scale.format(start), scenario_.time_scale.format(end));
+           token, odd ? " odd" : "", x + inset, top, width - 2 * inset, options_.row_height_px,
+           describe(op), scenario_.time_scale.format(start), scenario_.time_scale.format(end));
     const std::string label = op.kind() == OpKind::overlapped
                                   ? fmt::format("{};{}", op.first.microbatch, op.second.microbatch)
                                   : fmt::format("{}", op.first.microbatch);
@@ -287,6 +301,7 @@ private:
   double row_pitch_;
   double font_px_;
   double memory_scale_ = 0;
+  std::vector<bool> odd_chunk_; // per stage
   fmt::memory_buffer out_;
 };
 

@@ -163,6 +163,21 @@ TEST_CASE("svg: microbatch labels where boxes are wide enough, none when too nar
   CHECK(count(large, "<polyline class=\"memory\"") == 64);
 }
 
+TEST_CASE("svg: odd chunks of multi-chunk placements are paler") {
+  const auto run = run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  REQUIRE(run.scenario.chunks == 2);
+  const std::string svg = svg_of(run);
+  // Round robin: stages 0-3 are chunk 0, stages 4-7 chunk 1, 8 x 4 forwards each.
+  CHECK(count(svg, "<rect class=\"op F\"") == 32);
+  CHECK(count(svg, "<rect class=\"op F odd\"") == 32);
+  CHECK(count(svg, "<rect class=\"op BW odd\"") == 32);
+  const std::size_t stage5 = svg.find("<title>F(5,0) [");
+  CHECK(svg.rfind("<rect class=\"op F odd\"", stage5) == svg.rfind("<rect ", stage5));
+  CHECK(svg.find(">paler boxes: odd chunks (1, 3, ...)</text>") != std::string::npos);
+  const auto single = run_schedule("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  CHECK(count(svg_of(single), " odd") == 0);
+}
+
 TEST_CASE("svg: overlapped ops are labelled with both microbatches") {
   const auto run = run_schedule("dualpipe", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   const std::string svg = svg_of(run);
