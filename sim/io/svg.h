@@ -15,8 +15,9 @@ struct GanttOptions {
   std::string time_unit = "ms"; ///< printed on the time axis and in the title
 };
 
-/// One row per device with a box per op coloured by kind (microbatch labels where the box is
-/// wide enough), a time axis, a legend, the schedule name and makespan in the title, and under
+/// One row per device with a box per op coloured by kind (paler for odd chunks of multi-chunk
+/// placements; microbatch labels where the box is wide enough; the op and its times as a
+/// tooltip), a time axis, a legend, the schedule name and makespan in the title, and under
 /// each row the device's activation memory as a step curve scaled to the largest peak (or cap
 /// K, drawn dashed). Curves need a simulation run with SimulateOptions{true}.
 std::string gantt_svg(const Scenario &scenario, const Schedule &schedule,
