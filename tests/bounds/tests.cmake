@@ -5,3 +5,8 @@ ppsim_add_test(NAME bounds_tests
     bounds/lifespan_test.cpp
     bounds/exact_test.cpp
   LIBS ppsim_bounds)
+# The `bounds` and `optimal` subcommands, run in-process (cli/bounds.cpp, cli/optimal.cpp).
+ppsim_add_test(NAME bounds_cli_tests
+  SOURCES
+    cli/bounds_test.cpp
+  LIBS ppsim_cli_lib)

@@ -1,0 +1,119 @@
+// `ppsim bounds`: the lower bounds of spec bounds.md for one scenario, the best of them and the
+// selected schedule's closed form (text, or JSON with the keys of spec model.md 10), and with
+// --predict-memory the lifespan predictor beside the simulated peaks (bounds.md 6).
+#include "cli/commands.h"
+#include "cli/run_pipeline.h"
+#include "cli/scenario_options.h"
+
+#include "bounds/analyzer.h"
+#include "bounds/lifespan.h"
+#include "sim/error.h"
+#include "sim/io/report.h"
+#include "sim/metrics.h"
+
+#include <fmt/format.h>
+#include <optional>
+#include <ostream>
+#include <vector>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+namespace {
+
+struct PeakComparison {
+  MemoryPrediction prediction;
+  std::vector<double> simulated;
+};
+
+std::string json_peaks(const std::vector<double> &values) {
+  std::vector<std::string> numbers;
+  for (const double value : values) numbers.push_back(json_number(value));
+  return fmt::format("[{}]", fmt::join(numbers, ", "));
+}
+
+std::string bounds_json(const Scenario &scenario, const BoundsReport &report,
+                        const std::optional<PeakComparison> &peaks) {
+  const auto time = [&](Ticks t) { return json_number(scenario.time_scale.to_units(t)); };
+  std::vector<std::string> bounds;
+  for (const NamedBound &bound : report.lower_bounds)
+    bounds.push_back(fmt::format("{}: {}", json_string(bound.name), time(bound.value)));
+  std::string text = fmt::format(
+      "{{\"lower_bounds\": {{{}}}, \"best_lower_bound\": {}, \"closed_form\": {}",
+      fmt::join(bounds, ", "), time(report.best_lower_bound),
+      report.closed_form ? time(*report.closed_form) : "null");
+  if (peaks) {
+    text += fmt::format(", \"memory_prediction\": {{\"period\": {}, \"predicted_peak\": {}, "
+                        "\"lifespan_bound\": {}, \"simulated_peak\": {}}}",
+                        time(peaks->prediction.period), json_peaks(peaks->prediction.predicted_peak),
+                        json_peaks(peaks->prediction.lifespan_bound), json_peaks(peaks->simulated));
+  }
+  return text + "}\n";
+}
+
+std::string bounds_text(const Scenario &scenario, const std::string &schedule,
+                        const BoundsReport &report, const std::optional<PeakComparison> &peaks) {
+  const TimeScale &scale = scenario.time_scale;
+  std::string text = fmt::format("lower bounds on the makespan (p = {}, m = {}, K = {}):\n",
+                                 scenario.devices, scenario.microbatches,
+                                 scenario.activations.cap ? fmt::format("{}", *scenario.activations.cap)
+                                                          : std::string("none"));
+  for (const NamedBound &bound : report.lower_bounds) {
+    std::string note;
+    if (bound.name == "LB2") note = report.lb2_integer_scan ? "  (integer scan)" : "  (LP relaxation)";
+    if (!bound.bounds_makespan) note = "  (largest per-device span, not the makespan)";
+    text += fmt::format("  {:<8} {}{}\n", bound.name, scale.format(bound.value), note);
+  }
+  if (!report.cap_fits_one_activation)
+    text += "  the cap is below one activation of some stage: no schedule fits\n";
+  text += fmt::format("best lower bound: {}\n", scale.format(report.best_lower_bound));
+  text += fmt::format("closed form ({}): {}\n", schedule,
+                      report.closed_form ? scale.format(*report.closed_form)
+                                         : std::string("none for this schedule and scenario"));
+  if (peaks) {
+    text += fmt::format("memory prediction (period {}, microbatch {}):\n",
+                        scale.format(peaks->prediction.period), peaks->prediction.reference_microbatch);
+    text += "  device  predicted  lifespan bound  simulated\n";
+    for (std::size_t g = 0; g < peaks->simulated.size(); ++g)
+      text += fmt::format("  {:<6}  {:<9}  {:<14}  {}\n", g, peaks->prediction.predicted_peak[g],
+                          peaks->prediction.lifespan_bound[g], peaks->simulated[g]);
+  }
+  return text;
+}
+
+} // namespace
+
+int run_bounds(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+  po::options_description options("ppsim bounds [SCENARIO.toml] [options]");
+  options.add_options()("help,h", "show this help")(
+      "format", po::value<std::string>()->default_value("text"), "text or json")(
+      "predict-memory", po::bool_switch(),
+      "simulate the schedule and compare the lifespan memory predictor with its peaks");
+  add_scenario_options(options);
+  po::positional_options_description positional;
+  add_scenario_positional(options, positional);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n";
+    return kOk;
+  }
+  const std::string format = values["format"].as<std::string>();
+  if (format != "text" && format != "json")
+    throw Error("", 0, "--format", fmt::format("expected text or json, got \"{}\"", format));
+
+  const ScenarioInput input = scenario_from_options(values);
+  const PreparedRun run = prepare_policy_run(input);
+  const BoundsReport report = bounds_for_run(input, run);
+  std::optional<PeakComparison> peaks;
+  if (values["predict-memory"].as<bool>()) {
+    const Simulation simulation = simulate(run.scenario, run.schedule);
+    PeakComparison comparison{predict_peak_activations(run.scenario, run.schedule, simulation.result), {}};
+    for (const DeviceMetrics &device : simulation.metrics.devices)
+      comparison.simulated.push_back(device.peak_activations);
+    peaks = std::move(comparison);
+  }
+  out << (format == "json" ? bounds_json(run.scenario, report, peaks)
+                           : bounds_text(run.scenario, run.schedule.name, report, peaks));
+  return kOk;
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,90 @@
+// `ppsim bounds` and `ppsim optimal` in-process (cli/bounds.cpp, cli/optimal.cpp): exact text
+// and JSON for the oracle rows of spec oracles.md 8, and the error paths.
+#include "cli/commands.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+Output run(int (*handler)(const ppsim::cli::Args &, std::ostream &, std::ostream &),
+           const ppsim::cli::Args &args) {
+  std::ostringstream out, err;
+  const int code = ppsim::cli::guarded(handler, args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const ppsim::cli::Args kOracle{"-p", "2", "-m", "4", "--F", "1", "--B", "1", "--W", "0",
+                               "--K", "1", "--schedule", "allremat-1f1b"};
+
+} // namespace
+
+TEST_CASE("bounds --format json has the keys of model.md 10") {
+  // p = 2, m = 4, F = Bf = 1, K = 1: LB0 = 4, LB1 = 10, LB2 = 11 (oracles.md 8), span bound 11
+  // (device 0 at x = 1: max(11, 10)), all-remat 1F1B closed form 12.
+  ppsim::cli::Args args = kOracle;
+  args.insert(args.end(), {"--format", "json"});
+  const Output output = run(ppsim::cli::run_bounds, args);
+  CHECK(output.code == 0);
+  CHECK(output.out == "{\"lower_bounds\": {\"LB0\": 4, \"LB1\": 10, \"LB2\": 11, \"span_LB\": 11}, "
+                      "\"best_lower_bound\": 11, \"closed_form\": 12}\n");
+}
+
+TEST_CASE("bounds text output") {
+  const Output output = run(ppsim::cli::run_bounds, kOracle);
+  CHECK(output.code == 0);
+  CHECK(output.out == "lower bounds on the makespan (p = 2, m = 4, K = 1):\n"
+                      "  LB0      4\n"
+                      "  LB1      10\n"
+                      "  LB2      11  (integer scan)\n"
+                      "  span_LB  11  (largest per-device span, not the makespan)\n"
+                      "best lower bound: 11\n"
+                      "closed form (allremat-1f1b): 12\n");
+}
+
+TEST_CASE("bounds for a split schedule list LB3 and --predict-memory compares peaks") {
+  const Output output = run(ppsim::cli::run_bounds,
+                            {"-p", "4", "-m", "16", "--schedule", "zb-h1", "--predict-memory",
+                             "--format", "json"});
+  CHECK(output.code == 0);
+  // ZB-H1, F = B = W = 1: LB3 = (p-1)F + m(F+B+W) = 51, closed form m(F+B+W) + (p-1)(F+B-W) = 51.
+  CHECK(output.out.find("\"LB3\": 51") != std::string::npos);
+  CHECK(output.out.find("\"best_lower_bound\": 51, \"closed_form\": 51") != std::string::npos);
+  CHECK(output.out.find("\"predicted_peak\": [4, 4, 4, 4], \"lifespan_bound\": [4, 4, 4, 4], "
+                        "\"simulated_peak\": [4, 4, 4, 4]") != std::string::npos);
+}
+
+TEST_CASE("bounds rejects a bad format") {
+  const Output output = run(ppsim::cli::run_bounds, {"--format", "xml"});
+  CHECK(output.code == 1);
+  CHECK(output.err == "ppsim: error: --format: expected text or json, got \"xml\"\n");
+}
+
+TEST_CASE("optimal finds the K = 1 optimum and prints the orders") {
+  ppsim::cli::Args args = kOracle;
+  args.insert(args.end(), {"--format", "json"});
+  const Output output = run(ppsim::cli::run_optimal, args);
+  CHECK(output.code == 0);
+  CHECK(output.out.find("{\"optimal_makespan\": 11, \"proven_optimal\": true, \"lower_bound\": 11, "
+                        "\"best_lower_bound\": 11, \"method\": \"ilp\", \"incumbent\": "
+                        "\"allremat-1f1b\"") == 0);
+  const Output text = run(ppsim::cli::run_optimal, kOracle);
+  CHECK(text.out.find("optimal makespan: 11\nbest lower bound: 11 (gap 0)\n") == 0);
+  CHECK(text.out.find("device 1: ") != std::string::npos);
+}
+
+TEST_CASE("optimal refuses instances past the size guard") {
+  const Output output = run(ppsim::cli::run_optimal, {"-p", "3", "-m", "4", "--F", "1", "--B", "1",
+                                                      "--W", "0", "--K", "1", "--max-variables", "100"});
+  CHECK(output.code == 1);
+  CHECK(output.err == "ppsim: error: instance too large for the exact optimum: 246 start-time "
+                      "variables (p = 3, m = 4, horizon 13 ticks), the limit is 100; use smaller p, "
+                      "m or coarser costs\n");
+}
