@@ -2,11 +2,11 @@
 // caps K, side by side; the best feasible one can be drawn as a Gantt chart.
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/run_pipeline.h"
 #include "cli/scenario_options.h"
 
 #include "sim/error.h"
 #include "sim/io/report.h"
-#include "sim/io/run_setup.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/io/svg.h"
 #include "sim/schedules/registry.h"
@@ -26,6 +26,7 @@ struct Row {
   std::optional<double> cap;
   std::optional<PreparedRun> run;
   std::optional<Simulation> simulation;
+  std::optional<BoundsReport> bounds;
   std::string unavailable;  // why the schedule cannot run here (its constraints)
 };
 
@@ -91,10 +92,11 @@ int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       input.schedule = name;
       input.schedule_file.clear();
       input.cap_activations = cap;
-      Row row{name, cap, std::nullopt, std::nullopt, ""};
+      Row row{name, cap, std::nullopt, std::nullopt, std::nullopt, ""};
       try {
-        row.run = prepare_run(input);
+        row.run = prepare_policy_run(input);
         row.simulation = simulate(row.run->scenario, row.run->schedule, SimulateOptions{values.count("svg") > 0});
+        row.bounds = bounds_for_run(input, *row.run);
       } catch (const Error &error) {
         row.unavailable = error.sentence();
         row.run.reset();
@@ -116,7 +118,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     out << "K," << report_csv_header() << ",unavailable\n";
     for (const Row &row : rows) {
       if (row.simulation) {
-        const SimulationReport report{row.run->scenario, row.run->schedule, *row.simulation, std::nullopt, {}};
+        const SimulationReport report{row.run->scenario, row.run->schedule, *row.simulation, row.bounds->best_lower_bound, {}};
         out << cap_text(row.cap) << "," << report_csv_row(report) << ",\n";
       } else {
         out << fmt::format("{},{},{},{},,,,,,,,,,,,\"{}\"\n", cap_text(row.cap), row.schedule, base.devices,
@@ -130,8 +132,8 @@ int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       if (first || row.cap != current) {
         out << fmt::format("{}memory cap K = {}  (p={} m={})\n", first ? "" : "\n", cap_text(row.cap), base.devices,
                            base.microbatches);
-        out << fmt::format("{:<16} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8}\n", "schedule", "makespan", "max span",
-                           "bubble", "span bub", "peak act", "fits K");
+        out << fmt::format("{:<16} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>10} {:>7}\n", "schedule", "makespan",
+                           "max span", "bubble", "span bub", "peak act", "fits K", "bound", "gap");
         current = row.cap;
         first = false;
       }
@@ -141,9 +143,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       }
       const Metrics &metrics = row.simulation->metrics;
       const TimeScale &scale = row.run->scenario.time_scale;
-      out << fmt::format("{:<16} {:>10} {:>10} {:>7.2f}% {:>7.2f}% {:>9.4g} {:>8}\n", row.schedule,
+      out << fmt::format("{:<16} {:>10} {:>10} {:>7.2f}% {:>7.2f}% {:>9.4g} {:>8} {:>10} {:>6.2f}%\n", row.schedule,
                          scale.format(metrics.makespan), scale.format(metrics.max_span), 100 * metrics.bubble_ratio,
-                         100 * metrics.span_bubble_ratio, max_peak(*row.simulation), metrics.feasible ? "yes" : "no");
+                         100 * metrics.span_bubble_ratio, max_peak(*row.simulation), metrics.feasible ? "yes" : "no",
+                         scale.format(row.bounds->best_lower_bound), 100 * makespan_gap(metrics.makespan, *row.bounds));
     }
   }
   if (values.count("svg")) {

@@ -2,12 +2,12 @@
 // Chrome trace and the critical-path explanation.
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/run_pipeline.h"
 #include "cli/scenario_options.h"
 
 #include "sim/critical_path.h"
 #include "sim/error.h"
 #include "sim/io/report.h"
-#include "sim/io/run_setup.h"
 #include "sim/io/svg.h"
 #include "sim/io/trace.h"
 
@@ -38,12 +38,13 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   }
 
   const ScenarioInput input = scenario_from_options(values);
-  const PreparedRun run = prepare_run(input);
+  const PreparedRun run = prepare_policy_run(input);
   const bool timelines = values.count("svg") || values.count("trace");
   const Simulation simulation = simulate(run.scenario, run.schedule, SimulateOptions{timelines});
 
   // Every output is produced before any file is written, so a failure leaves nothing behind.
-  const SimulationReport report{run.scenario, run.schedule, simulation, std::nullopt, run.warnings};
+  const BoundsReport bounds = bounds_for_run(input, run);
+  const SimulationReport report{run.scenario, run.schedule, simulation, bounds.best_lower_bound, run.warnings};
   if (values.count("svg")) {
     write_file_atomically(values["svg"].as<std::string>(),
                           gantt_svg(run.scenario, run.schedule, simulation, GanttOptions{.time_unit = input.time_unit}));

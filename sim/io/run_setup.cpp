@@ -31,9 +31,6 @@ PreparedRun import_run(const ScenarioInput &input) {
 } // namespace
 
 PreparedRun prepare_run(const ScenarioInput &input) {
-  if (input.remat_policy != "none") {
-    input.fail("remat.policy", fmt::format("unknown remat policy '{}' (available: none)", input.remat_policy));
-  }
   if (!input.schedule_file.empty()) return import_run(input);
   const ScheduleInfo *info = nullptr;
   try {

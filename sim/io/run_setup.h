@@ -17,7 +17,8 @@ struct PreparedRun {
 };
 
 /// Builds the scenario for the input's schedule (or schedule file), generates or imports the
-/// schedule and validates it. Throws Error with the location of the offending field or cell.
+/// schedule and validates it. The recomputation policy is applied by the caller (remat/ sits
+/// above sim/). Throws Error with the location of the offending field or cell.
 PreparedRun prepare_run(const ScenarioInput &input);
 
 } // namespace ppsim
