@@ -1,0 +1,36 @@
+#pragma once
+// Importer for Nsight Systems' NVTX GPU projection summary (spec profiler.md 6.9):
+// `nsys stats -r nvtx_gpu_proj_sum --format csv report.nsys-rep`, whose ranges are named like
+// ppsim's phases ("L03.B.mb0", or "3/B/0" from the injection library). The GPU projection is the
+// GPU time of the work launched inside each range, which is what ppsim measures with CUPTI.
+#include "profiler/stats.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim::profiler {
+
+/// One range row that names a ppsim phase.
+struct NsysRange {
+  PhaseId phase;                     ///< repetition 0
+  std::uint64_t total_projection_ns = 0;
+  std::uint64_t instances = 0;
+  std::uint64_t median_ns = 0;       ///< "Proj Med (ns)" if present, else total / instances
+  std::uint64_t min_ns = 0, max_ns = 0; ///< "Proj Min/Max (ns)" if present, else the median
+};
+
+/// The parsed report: ppsim ranges and how many other ranges were ignored.
+struct NsysImport {
+  std::vector<NsysRange> ranges;
+  std::size_t ignored_ranges = 0;
+};
+
+/// Parses the CSV text; throws Error naming `source`, line and column on malformed input.
+NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &source);
+
+/// Per (layer, pass) summaries for apply_measurements: instance-weighted over microbatches;
+/// p10 and p90 are the projection min and max (nsys reports no percentiles).
+std::vector<PassSummary> nsys_pass_summaries(const NsysImport &import);
+
+} // namespace ppsim::profiler

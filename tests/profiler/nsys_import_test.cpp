@@ -1,0 +1,86 @@
+// Nsight Systems importer (spec profiler.md 6.9) on `nvtx_gpu_proj_sum` CSV fixtures.
+#include "profiler/nsys_import.h"
+
+#include "sim/error.h"
+
+#include <doctest/doctest.h>
+
+namespace ppsim::profiler {
+namespace {
+
+const char *const kReport =
+    "Generating SQLite file report.sqlite from report.nsys-rep\n"
+    "Processing [report.sqlite] with [nvtx_gpu_proj_sum.py]... \n"
+    "\n"
+    "Range,Style,Total Proj Time (ns),Total Range Time (ns),Range Instances,Proj Avg (ns),"
+    "Proj Med (ns),Proj Min (ns),Proj Max (ns),Proj StdDev (ns),Total GPU Ops,Avg GPU Ops,"
+    "Avg Range Lvl,Avg Num Child\n"
+    ":L00.F.mb0,PushPop,20000,25000,10,2000.0,1900.0,1800,2600,10.0,120,12.0,0.0,0.0\n"
+    ":L00.F.mb1,PushPop,22000,25000,10,2200.0,2100.0,1700,2500,10.0,120,12.0,0.0,0.0\n"
+    "ppsim:L00.B.mb0,PushPop,40000,45000,10,4000.0,4000.0,3900,4100,1.0,200,20.0,0.0,0.0\n"
+    "\"optimizer, step\",PushPop,5000,5000,1,5000.0,5000.0,5000,5000,0.0,3,3.0,0.0,0.0\n"
+    "1/W/0,StartEnd,9000,9000,3,3000.0,3000.0,3000,3000,0.0,30,10.0,0.0,0.0\n";
+
+std::string error_of(const char *text) {
+  try {
+    parse_nsys_projection_csv(text, "proj.csv");
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+} // namespace
+
+TEST_CASE("ppsim ranges are read, banners and foreign ranges skipped") {
+  const NsysImport import = parse_nsys_projection_csv(kReport, "proj.csv");
+  REQUIRE(import.ranges.size() == 4);
+  CHECK(import.ignored_ranges == 1);
+  CHECK(import.ranges[0].phase == PhaseId{Pass::forward, 0, 0, 0});
+  CHECK(import.ranges[0].total_projection_ns == 20000);
+  CHECK(import.ranges[0].instances == 10);
+  CHECK(import.ranges[0].median_ns == 1900);
+  CHECK(import.ranges[2].phase == PhaseId{Pass::backward_input, 0, 0, 0});
+  CHECK(import.ranges[3].phase == PhaseId{Pass::backward_weight, 1, 0, 0});
+}
+
+TEST_CASE("microbatches pool into one (layer, pass) summary") {
+  const auto passes = nsys_pass_summaries(parse_nsys_projection_csv(kReport, "proj.csv"));
+  REQUIRE(passes.size() == 3);
+  CHECK(passes[0].layer == 0);
+  CHECK(passes[0].pass == Pass::forward);
+  CHECK(passes[0].busy.median_ms == Rational{1, 500}); // (1900 * 10 + 2100 * 10) / 20 ns
+  CHECK(passes[0].busy.p10_ms == Rational{17, 10000});
+  CHECK(passes[0].busy.p90_ms == Rational{13, 5000});
+  CHECK(passes[0].busy.samples == 20);
+  std::vector<CostRow> rows(2);
+  rows[1].layer_id = 1;
+  apply_measurements(rows, passes, "nsys_import");
+  CHECK(rows[0].bwd_input_ms == Rational{1, 250});
+  CHECK(rows[1].bwd_weight_ms == Rational{3, 1000});
+  CHECK(rows[1].source == "nsys_import");
+}
+
+TEST_CASE("without median columns the average is used") {
+  const NsysImport import = parse_nsys_projection_csv(
+      "Range,Total Proj Time (ns),Range Instances\nL02.R.mb0,900,3\n", "proj.csv");
+  REQUIRE(import.ranges.size() == 1);
+  CHECK(import.ranges[0].median_ns == 300);
+  CHECK(import.ranges[0].max_ns == 300);
+}
+
+TEST_CASE("malformed reports name the line and column") {
+  CHECK(error_of("Range,Total Proj Time (ns)\n") ==
+        "proj.csv:1: missing column 'Range Instances' (expected `nsys stats -r nvtx_gpu_proj_sum "
+        "--format csv`)");
+  CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,lots,1\n") ==
+        "proj.csv:2: field 'Total Proj Time (ns)': expected a non-negative number, got \"lots\"");
+  CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,1\n") ==
+        "proj.csv:2: expected 3 fields, got 2");
+  CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,10,0\n") ==
+        "proj.csv:2: field 'Range Instances': expected at least one instance");
+  CHECK(error_of("nothing here\n") == "proj.csv: no table with a 'Range' column (expected `nsys "
+                                      "stats -r nvtx_gpu_proj_sum --format csv`)");
+}
+
+} // namespace ppsim::profiler
