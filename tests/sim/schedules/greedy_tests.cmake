@@ -6,3 +6,7 @@ ppsim_add_test(NAME sim_schedules_greedy_tests
     sim/schedules/v_family_test.cpp
     sim/schedules/v_auto_test.cpp
   LIBS ppsim_sim)
+ppsim_add_test(NAME cli_frontier_tests
+  SOURCES
+    cli/frontier_test.cpp
+  LIBS ppsim_cli_lib)

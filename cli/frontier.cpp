@@ -1,0 +1,67 @@
+// `ppsim frontier`: the bubble-versus-memory frontier of the controllable-memory building-block
+// search (spec schedules.md 11, oracle O-13) for one scenario.
+#include "cli/commands.h"
+#include "cli/scenario_options.h"
+
+#include "sim/error.h"
+#include "sim/schedules/registry.h"
+#include "sim/schedules/v_auto.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <ostream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+
+int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+  po::options_description options("ppsim frontier [SCENARIO.toml] [options]");
+  options.add_options()("help,h", "show this help")(
+      "format", po::value<std::string>()->default_value("text"), "text or json")(
+      "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = all cores)");
+  add_scenario_options(options);
+  po::positional_options_description positional;
+  add_scenario_positional(options, positional);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n"
+        << "Prints, for every peak activation memory a V building block reaches (in chunk\n"
+        << "activations and in K units), the least bubble in unit slots and the best max span\n"
+        << "under the given costs. --K limits the peak (default: p, the 1F1B level).\n";
+    return kOk;
+  }
+  const std::string format = values["format"].as<std::string>();
+  if (format != "text" && format != "json") {
+    throw Error("", 0, "--format", fmt::format("expected text or json, got \"{}\"", format));
+  }
+  ScenarioInput input = scenario_from_options(values);
+  input.schedule = "v-auto";
+  const ScheduleInfo &info = find_schedule(input.schedule);
+  const Scenario scenario = build_scenario(input, info);
+  const int p = scenario.devices;
+  const int limit = scenario.activations.cap ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9)) : 2 * p;
+  const schedules::VAutoResult result = schedules::v_auto_search(scenario, limit, values["threads"].as<unsigned>());
+
+  if (format == "json") {
+    out << fmt::format("{{\"devices\": {}, \"microbatches\": {}, \"limit_chunks\": {}, \"frontier\": [", p,
+                       scenario.microbatches, limit);
+    for (std::size_t k = 0; k < result.frontier.size(); ++k) {
+      const schedules::FrontierPoint &point = result.frontier[k];
+      out << fmt::format("{}{{\"peak_chunks\": {}, \"peak_K\": {}, \"bubble_slots\": {}, \"max_span\": {}}}",
+                         k == 0 ? "" : ", ", point.peak_chunks, point.peak_chunks / 2.0, point.bubble_slots,
+                         scenario.time_scale.format(point.best_span));
+    }
+    out << "]}\n";
+    return kOk;
+  }
+  out << fmt::format("v-auto frontier, p = {}, m = {}, limit {} chunk activations\n", p,
+                     scenario.microbatches, limit);
+  out << fmt::format("{:>12}  {:>6}  {:>12}  {:>13}\n", "peak chunks", "peak K", "bubble slots", "best max span");
+  for (const schedules::FrontierPoint &point : result.frontier) {
+    out << fmt::format("{:>12}  {:>6}  {:>12}  {:>13}\n", point.peak_chunks, point.peak_chunks / 2.0,
+                       point.bubble_slots, scenario.time_scale.format(point.best_span));
+  }
+  return kOk;
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,53 @@
+// `ppsim frontier` in-process: the O-13 table and its error paths.
+#include "cli/commands.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+using ppsim::cli::run_frontier;
+
+namespace {
+
+struct Output {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Output frontier(const ppsim::cli::Args &args) {
+  std::ostringstream out, err;
+  const int code = ppsim::cli::guarded(run_frontier, args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+} // namespace
+
+TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
+  const Output text = frontier({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--threads", "2"});
+  CHECK(text.code == 0);
+  CHECK(text.out ==
+        "v-auto frontier, p = 4, m = 8, limit 8 chunk activations\n"
+        " peak chunks  peak K  bubble slots  best max span\n"
+        "           4       2            11             59\n"
+        "           5     2.5             8             56\n"
+        "           6       3             5             53\n"
+        "           7     3.5             3             51\n"
+        "           8       4             0             48\n");
+  const Output json = frontier({"-p", "4", "-m", "8", "--K", "3", "--format", "json"});
+  CHECK(json.code == 0);
+  CHECK(json.out ==
+        "{\"devices\": 4, \"microbatches\": 8, \"limit_chunks\": 6, \"frontier\": ["
+        "{\"peak_chunks\": 4, \"peak_K\": 2, \"bubble_slots\": 11, \"max_span\": 59}, "
+        "{\"peak_chunks\": 5, \"peak_K\": 2.5, \"bubble_slots\": 8, \"max_span\": 56}, "
+        "{\"peak_chunks\": 6, \"peak_K\": 3, \"bubble_slots\": 5, \"max_span\": 53}]}\n");
+}
+
+TEST_CASE("ppsim frontier errors") {
+  const Output format = frontier({"-p", "4", "--format", "yaml"});
+  CHECK(format.code == 1);
+  CHECK(format.err == "ppsim: error: field '--format': expected text or json, got \"yaml\"\n");
+  const Output single = frontier({"-p", "1", "-m", "4"});
+  CHECK(single.code == 1);
+  CHECK(single.err == "ppsim: error: schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)\n");
+}
