@@ -1,5 +1,6 @@
 #include "sim/io/trace.h"
 
+#include "sim/assert.h"
 #include "sim/io/memory_steps.h"
 
 #include <algorithm>
@@ -12,15 +13,25 @@
 namespace ppsim {
 namespace {
 
-// Chrome traces count microseconds; scenario times are in the user's unit, ms by default.
-constexpr double kMicrosecondsPerUnit = 1000.0;
+// Chrome traces count microseconds; scenario times are in the user's unit.
+double microseconds_per(std::string_view time_unit) {
+  if (time_unit == "s")
+    return 1e6;
+  if (time_unit == "us")
+    return 1.0;
+  PPSIM_ASSERT(time_unit == "ms"); // the scenario builder accepts only s, ms and us
+  return 1e3;
+}
+
 constexpr int kComputeTrack = 0;
 constexpr int kFirstSendTrack = 1;
 
 class TraceWriter {
 public:
-  TraceWriter(const Scenario &scenario, const Schedule &schedule, const Simulation &simulation)
-      : scale_(scenario.time_scale), schedule_(schedule), simulation_(simulation) {
+  TraceWriter(const Scenario &scenario, const Schedule &schedule, const Simulation &simulation,
+              std::string_view time_unit)
+      : scale_(scenario.time_scale), microseconds_per_unit_(microseconds_per(time_unit)),
+        schedule_(schedule), simulation_(simulation) {
     std::int32_t offset = 0;
     for (const auto &ops : schedule.device_ops) {
       entry_offset_.push_back(offset);
@@ -75,7 +86,7 @@ private:
   }
 
   [[nodiscard]] double microseconds(Ticks t) const {
-    return scale_.to_units(t) * kMicrosecondsPerUnit;
+    return scale_.to_units(t) * microseconds_per_unit_;
   }
 
   void begin_event(char phase, std::string_view name, int device, int track) {
@@ -169,6 +180,7 @@ private:
   }
 
   const TimeScale &scale_;
+  double microseconds_per_unit_;
   const Schedule &schedule_;
   const Simulation &simulation_;
   std::vector<std::int32_t> entry_offset_;
@@ -179,8 +191,8 @@ private:
 } // namespace
 
 std::string chrome_trace_json(const Scenario &scenario, const Schedule &schedule,
-                              const Simulation &simulation) {
-  return TraceWriter(scenario, schedule, simulation).write();
+                              const Simulation &simulation, std::string_view time_unit) {
+  return TraceWriter(scenario, schedule, simulation, time_unit).write();
 }
 
 } // namespace ppsim

@@ -6,6 +6,7 @@
 #include "sim/schedule.h"
 
 #include <string>
+#include <string_view>
 
 namespace ppsim {
 
@@ -14,9 +15,10 @@ namespace ppsim {
 /// the device sends that take time (overlapping ones go to further lanes "send 2", ...), and
 /// `C` counter events "activations" (and "bytes" when the byte model is tracked) from the
 /// memory timelines.
-/// Times are in microseconds with one scenario time unit (ms by default) = 1000 us. Memory
-/// counters need a simulation run with SimulateOptions{true}; without timelines they are omitted.
+/// Times are in microseconds, converted from the scenario's `time_unit` ("s", "ms" or "us", as
+/// ScenarioInput::time_unit). Memory counters need a simulation run with SimulateOptions{true};
+/// without timelines they are omitted.
 std::string chrome_trace_json(const Scenario &scenario, const Schedule &schedule,
-                              const Simulation &simulation);
+                              const Simulation &simulation, std::string_view time_unit = "ms");
 
 } // namespace ppsim

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -72,6 +73,23 @@ TEST_CASE("trace: one X event per op on the compute track with times in microsec
   const json &last = ops[run.schedule.device_ops[0].size() - 1];
   CHECK(last.at("name") == "BW(0,7)");
   CHECK(last.at("ts").get<double>() + last.at("dur").get<double>() == 33000);
+}
+
+TEST_CASE("trace: times follow the scenario's time unit") {
+  const auto run = run_schedule("1f1b", uniform_input(2, 2, {1, 1}, {3, 2}, {0, 1}));
+  const auto last_end = [&](std::string_view unit) {
+    const json trace =
+        json::parse(chrome_trace_json(run.scenario, run.schedule, run.simulation, unit));
+    double end = 0;
+    for (const json &op : events(trace, "X", 0)) {
+      end = std::max(end, op.at("ts").get<double>() + op.at("dur").get<double>());
+    }
+    return end;
+  };
+  // Makespan (m + p - 1)(F + B) = 3 * 2.5 = 7.5 units.
+  CHECK(last_end("ms") == 7500);
+  CHECK(last_end("s") == 7500000);
+  CHECK(last_end("us") == 7.5);
 }
 
 TEST_CASE("trace: one process per device with named compute tracks") {
