@@ -13,10 +13,10 @@ namespace {
 AutoCandidate solve_candidate(const ScenarioInput &input, const std::string &name,
                               const IlpOptions &options) {
   const auto start = std::chrono::steady_clock::now();
-  AutoCandidate candidate{name, "", "", std::nullopt, 0, 0};
+  AutoCandidate candidate{name, "", "", {}, std::nullopt, 0, 0};
   ScenarioInput with_schedule = input;
   with_schedule.schedule = name;
-  Scenario scenario;
+  Scenario &scenario = candidate.scenario;
   Schedule base;
   try {
     const ScheduleInfo &info = find_schedule(name);

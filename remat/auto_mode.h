@@ -18,6 +18,7 @@ struct AutoCandidate {
   std::string schedule;
   std::string status;   ///< solver status, or "infeasible", "incompatible", "error"
   std::string note;     ///< the error sentence when not solved
+  Scenario scenario;    ///< built for this schedule (placement, tick scale)
   std::optional<RematSolution> solution;
   double peak = 0;      ///< largest device peak of the budget track in the replay
   double seconds = 0;   ///< build + solve + replay

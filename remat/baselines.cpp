@@ -48,14 +48,15 @@ Rational SelectiveOptions::time_fraction() const {
   return normalized({sequence_length, 6 * hidden_size + sequence_length});
 }
 
-Scenario selective_scenario(const ScenarioInput &input, const ScheduleInfo &schedule,
+Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario,
                             const SelectiveOptions &options) {
   ScenarioInput selective = input;
   const std::vector<Rational> &full =
       input.recompute_forward.empty() ? input.forward : input.recompute_forward;
   selective.recompute_forward.clear();
   for (const Rational &r : full) selective.recompute_forward.push_back(r * options.time_fraction());
-  Scenario scenario = build_scenario(selective, schedule);
+  Scenario result =
+      build_scenario_on(selective, scenario.stage_device, scenario.chunks, scenario.pipes);
   const double kept = 1 - options.memory_fraction();
   const auto keep_all_but_attention = [&](MemoryTrack &track) {
     for (StageMemory &stage : track.stages) {
@@ -63,9 +64,9 @@ Scenario selective_scenario(const ScenarioInput &input, const ScheduleInfo &sche
       stage.peak_checkpointed_forward = stage.peak_forward;
     }
   };
-  keep_all_but_attention(scenario.activations);
-  if (scenario.bytes) keep_all_but_attention(*scenario.bytes);
-  return scenario;
+  keep_all_but_attention(result.activations);
+  if (result.bytes) keep_all_but_attention(*result.bytes);
+  return result;
 }
 
 RematPlan selective_plan(const Scenario &scenario) {
@@ -129,11 +130,8 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
   }
 }
 
-std::vector<RematOutcome> run_baselines(const ScenarioInput &input,
-                                        const SelectiveOptions &selective) {
-  const ScheduleInfo &info = find_schedule(input.schedule);
-  const Scenario scenario = build_scenario(input, info);
-  const Schedule base = generate_schedule(info, scenario, {});
+std::vector<RematOutcome> run_baselines(const ScenarioInput &input, const Scenario &scenario,
+                                        const Schedule &base, const SelectiveOptions &selective) {
   std::vector<RematOutcome> outcomes;
   const auto replay = [&](const std::string &policy, const Scenario &under,
                           const RematPlan &plan) {
@@ -144,7 +142,7 @@ std::vector<RematOutcome> run_baselines(const ScenarioInput &input,
   };
   replay("none", scenario, empty_plan(scenario));
   replay("full", scenario, full_forward_plan(scenario));
-  const Scenario selective_run = selective_scenario(input, info, selective);
+  const Scenario selective_run = selective_scenario(input, scenario, selective);
   replay("selective", selective_run, selective_plan(selective_run));
   if (const std::optional<RematPlan> greedy = greedy_plan(scenario, base)) {
     replay("greedy", scenario, *greedy);

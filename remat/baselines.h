@@ -29,8 +29,9 @@ struct SelectiveOptions {
 
 /// The scenario under selective remat, derived for ppsim: R costs time_fraction() of the
 /// recompute cost and a non-storing F keeps (1 - memory_fraction()) of the activation, on every
-/// stage. Pair it with selective_plan (R on every (s,j)).
-Scenario selective_scenario(const ScenarioInput &input, const ScheduleInfo &schedule,
+/// stage. `scenario` is the one built from `input` (its placement is kept). Pair it with
+/// selective_plan (R on every (s,j)).
+Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario,
                             const SelectiveOptions &options);
 RematPlan selective_plan(const Scenario &scenario);
 
@@ -51,8 +52,10 @@ struct RematOutcome {
   Simulation simulation;
 };
 
-/// Runs none, full, selective and greedy on `input` with schedule `input.schedule`.
-std::vector<RematOutcome> run_baselines(const ScenarioInput &input,
+/// Runs none, full, selective and greedy on `base`, the schedule of `scenario` (built from
+/// `input`).
+std::vector<RematOutcome> run_baselines(const ScenarioInput &input, const Scenario &scenario,
+                                        const Schedule &base,
                                         const SelectiveOptions &selective = {});
 
 } // namespace ppsim

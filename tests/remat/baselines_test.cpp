@@ -11,6 +11,12 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
+std::vector<RematOutcome> baselines_of(const ScenarioInput &input) {
+  const ScheduleInfo &info = find_schedule(input.schedule);
+  const Scenario scenario = build_scenario(input, info);
+  return run_baselines(input, scenario, generate_schedule(info, scenario, {}));
+}
+
 const RematOutcome &outcome(const std::vector<RematOutcome> &all, const std::string &policy) {
   for (const RematOutcome &o : all) {
     if (o.policy == policy) return o;
@@ -25,7 +31,7 @@ TEST_CASE("full forward remat skips the last device and meets the all-remat orac
   // oracles.md 8: 1F1B p = 2, m = 4, F = B = 1, K = 1, early timing: makespan 12.
   ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
   input.cap_activations = 1;
-  const std::vector<RematOutcome> all = run_baselines(input);
+  const std::vector<RematOutcome> all = baselines_of(input);
   const RematOutcome &full = outcome(all, "full");
   CHECK(full.plan.forward_count() == 4);
   CHECK(full.plan.at(1, 0).forward == ForwardRemat::none);
@@ -40,7 +46,7 @@ TEST_CASE("selective remat drops the attention share at a fraction of the forwar
   CHECK(gpt3.time_fraction() == Rational{1, 37});                // 2048 / (6*12288 + 2048)
   ScenarioInput input = uniform_input(2, 2, {37, 1}, {37, 1}, {0, 1});
   input.cap_activations = 2;
-  const std::vector<RematOutcome> all = run_baselines(input);
+  const std::vector<RematOutcome> all = baselines_of(input);
   const RematOutcome &selective = outcome(all, "selective");
   const Scenario &scenario = selective.scenario;
   CHECK(scenario.time_scale.to_units(scenario.stage_costs[0].recompute_forward) == 1);
@@ -72,7 +78,7 @@ TEST_CASE("greedy fits the budget and never beats the ILP") {
 TEST_CASE("greedy reports when no option helps") {
   ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 0.5;
-  const std::vector<RematOutcome> all = run_baselines(input);
+  const std::vector<RematOutcome> all = baselines_of(input);
   const RematOutcome &greedy = outcome(all, "greedy");
   CHECK_FALSE(greedy.found);
   CHECK(greedy.note == "no single option reduces the excess memory");

@@ -8,3 +8,8 @@ ppsim_add_test(NAME remat_tests
     remat/auto_mode_test.cpp
     remat/enumerate_test.cpp
   LIBS ppsim_remat)
+# `ppsim remat` in-process (cli/remat.cpp), next to the library it prints.
+ppsim_add_test(NAME remat_cli_tests
+  SOURCES
+    cli/remat_test.cpp
+  LIBS ppsim_cli_lib)

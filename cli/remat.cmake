@@ -1,0 +1,1 @@
+target_link_libraries(ppsim_cli_lib PUBLIC ppsim_remat)

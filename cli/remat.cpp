@@ -1,0 +1,154 @@
+// `ppsim remat`: for a budget (--K or --memory), the optimal forward/backward recomputation of
+// the StageRemat ILP beside the baselines (spec remat.md 3 and 6), or with --auto the ranking of
+// every candidate base schedule (remat.md 4).
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "cli/scenario_options.h"
+
+#include "remat/auto_mode.h"
+#include "remat/baselines.h"
+#include "remat/stage_remat_ilp.h"
+#include "sim/error.h"
+#include "sim/io/run_setup.h"
+#include "sim/io/svg.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+#include <sstream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+namespace {
+
+double largest_peak(const Scenario &scenario, const Schedule &schedule) {
+  const std::vector<double> peaks = device_peaks(scenario, schedule, budget_track(scenario));
+  return peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
+}
+
+std::string budget_line(const ScenarioInput &input, const Scenario &scenario) {
+  const char *model = scenario.memory_model == MemoryModel::bytes ? "byte model"
+                      : scenario.memory_model == MemoryModel::zb  ? "zb model"
+                                                                  : "count model";
+  return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing)\n",
+                     input.schedule, scenario.devices, scenario.microbatches, scenario.chunks,
+                     format_budget(scenario, *budget_track(scenario).cap), model,
+                     scenario.remat_timing == RematTiming::early ? "early" : "lumped");
+}
+
+constexpr const char *kRowFormat = "{:<10} {:<9} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}  {}\n";
+
+std::string plan_row(const std::string &policy, const std::string &status, const Scenario &scenario,
+                     const RematPlan &plan, const Schedule &schedule, const Simulation &simulation,
+                     const std::string &note) {
+  const TimeScale &scale = scenario.time_scale;
+  return fmt::format(kRowFormat, policy, status, scale.format(simulation.metrics.max_span),
+                     scale.format(simulation.metrics.makespan),
+                     format_budget(scenario, largest_peak(scenario, schedule)), plan.forward_count(),
+                     plan.weight_input_count(), plan.full_backward_count(), note);
+}
+
+int print_auto(const ScenarioInput &input, const po::variables_map &values,
+               const IlpOptions &ilp, std::ostream &out) {
+  std::vector<std::string> candidates = default_auto_candidates();
+  if (values.count("candidates")) {
+    candidates.clear();
+    std::stringstream list(values["candidates"].as<std::string>());
+    for (std::string name; std::getline(list, name, ',');) {
+      find_schedule(name);  // unknown names fail with a suggestion
+      candidates.push_back(name);
+    }
+  }
+  const std::vector<AutoCandidate> ranked =
+      rank_schedules(input, candidates, ilp, values["jobs"].as<int>());
+  out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8}\n", "rank",
+                     "schedule", "status", "max span", "peak", "R", "RW", "RBW", "solve s");
+  int rank = 0;
+  for (const AutoCandidate &c : ranked) {
+    if (!c.solved()) {
+      out << fmt::format("{:<4} {:<17} {:<12} {}\n", "-", c.schedule, c.status, c.note);
+      continue;
+    }
+    const RematSolution &s = *c.solution;
+    out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8.2f}\n", ++rank,
+                       c.schedule, c.status,
+                       c.scenario.time_scale.format(s.simulation.metrics.max_span),
+                       format_budget(c.scenario, c.peak),
+                       s.plan.forward_count(), s.plan.weight_input_count(),
+                       s.plan.full_backward_count(), c.seconds);
+  }
+  if (rank == 0) throw Error("no candidate schedule fits the budget");
+  out << fmt::format("winner: {}\n", ranked.front().schedule);
+  return kOk;
+}
+
+} // namespace
+
+int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+  po::options_description options("ppsim remat [SCENARIO.toml] --K k|--memory BYTES [options]");
+  options.add_options()("help,h", "show this help")(
+      "time-limit", po::value<double>()->value_name("S"), "ILP time limit in seconds (default 60)")(
+      "gap", po::value<double>()->value_name("G"), "ILP relative gap (default 0.03)")(
+      "lp", po::value<std::string>()->value_name("FILE"), "write the ILP in CPLEX LP format")(
+      "plan", po::value<std::string>()->value_name("FILE"), "write the optimal plan as CSV (remat.md 6)")(
+      "svg", po::value<std::string>()->value_name("FILE"), "write the Gantt chart of the optimal plan")(
+      "auto", po::bool_switch(), "solve every candidate schedule and rank them")(
+      "candidates", po::value<std::string>()->value_name("A,B,..."), "schedules for --auto")(
+      "jobs,j", po::value<int>()->default_value(1), "candidates solved in parallel with --auto");
+  add_scenario_options(options);
+  po::positional_options_description positional;
+  add_scenario_positional(options, positional);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n";
+    return kOk;
+  }
+  const ScenarioInput input = scenario_from_options(values);
+  IlpOptions ilp{input.remat_time_limit_seconds, input.remat_relative_gap};
+  if (values.count("time-limit")) ilp.time_limit_seconds = values["time-limit"].as<double>();
+  if (values.count("gap")) ilp.relative_gap = values["gap"].as<double>();
+  if (!(ilp.time_limit_seconds > 0)) throw Error("", 0, "--time-limit", "expected a positive number of seconds");
+  if (!(ilp.relative_gap >= 0)) throw Error("", 0, "--gap", "expected a non-negative gap");
+  if (values["auto"].as<bool>()) return print_auto(input, values, ilp, out);
+
+  const PreparedRun run = prepare_run(input);
+  const Scenario &scenario = run.scenario;
+  budget_track(scenario);  // a budget is required before anything is printed
+  if (values.count("lp")) {
+    std::ostringstream lp;
+    solver::write_lp(build_stage_remat_model(scenario, run.schedule).model, lp);
+    write_file_atomically(values["lp"].as<std::string>(), lp.str());
+  }
+  const RematSolution optimum = solve_stage_remat(scenario, run.schedule, ilp);
+  out << budget_line(input, scenario);
+  out << fmt::format(kRowFormat, "policy", "status", "max span", "makespan", "peak", "R", "RW",
+                     "RBW", "");
+  for (const RematOutcome &o : run_baselines(input, scenario, run.schedule)) {
+    if (!o.found) {
+      out << fmt::format(kRowFormat, o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
+      continue;
+    }
+    out << plan_row(o.policy, o.simulation.metrics.feasible ? "fits" : "over cap", o.scenario,
+                    o.plan, o.schedule, o.simulation, "");
+  }
+  const double ticks_per_unit = static_cast<double>(scenario.time_scale.ticks_per_unit);
+  const std::string note = fmt::format(
+      "objective {:.9g}, bound {:.9g}, {:.2f} s{}", optimum.objective / ticks_per_unit,
+      optimum.best_bound / ticks_per_unit, optimum.seconds,
+      optimum.first_ops_pinned ? "" : " (first ops not pinned)");
+  out << plan_row("ilp", solver::status_name(optimum.status), scenario, optimum.plan,
+                  optimum.schedule, optimum.simulation, note);
+  if (values.count("plan")) {
+    write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(optimum.plan));
+  }
+  if (values.count("svg")) {
+    const Simulation timed = simulate(scenario, optimum.schedule, SimulateOptions{true});
+    write_file_atomically(values["svg"].as<std::string>(),
+                          gantt_svg(scenario, optimum.schedule, timed,
+                                    GanttOptions{.time_unit = input.time_unit}));
+  }
+  return kOk;
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,79 @@
+// `ppsim remat` in-process: the table of baselines and the optimum, --auto, --lp/--plan files,
+// and the one-line errors.
+#include "cli/commands.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+using ppsim::cli::Args;
+
+namespace {
+
+struct Output {
+  int code = 0;
+  std::string out, err;
+};
+
+Output remat(const Args &args) {
+  std::ostringstream out, err;
+  const int code = ppsim::cli::guarded(ppsim::cli::run_remat, args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string read(const std::string &path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+TEST_CASE("ppsim remat prints the baselines beside the optimum") {
+  const Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "4", "--F", "1", "--B", "1",
+                          "--W", "0", "--K", "1", "--gap", "0", "--lp", "remat_cli.lp", "--plan",
+                          "remat_cli.csv"});
+  CHECK(o.code == 0);
+  CHECK(o.err.empty());
+  MESSAGE(o.out);
+  std::istringstream lines(o.out);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  REQUIRE(rows.size() == 7);
+  CHECK(rows[0] == "schedule 1f1b, p = 2, m = 4, v = 1, budget 1 (count model, early timing)");
+  CHECK(rows[2].starts_with("none       over cap"));
+  // oracles.md 8: full remat at K = 1 has makespan 12 and fits.
+  CHECK(rows[3].starts_with("full       fits      "));
+  CHECK(rows[3].find(" 12 ") != std::string::npos);
+  CHECK(rows[6].starts_with("ilp        optimal   "));
+  CHECK(read("remat_cli.lp").find("Tmax") != std::string::npos);
+  CHECK(read("remat_cli.csv").starts_with("stage,microbatch,fwd,bwd\n0,"));
+  std::remove("remat_cli.lp");
+  std::remove("remat_cli.csv");
+}
+
+TEST_CASE("ppsim remat --auto ranks the candidates") {
+  const Output o = remat({"--auto", "--candidates", "1f1b,zb-h2", "-p", "4", "-m", "8", "--K",
+                          "8", "--gap", "0"});
+  CHECK(o.code == 0);
+  CHECK(o.out.find("1    zb-h2") != std::string::npos);
+  CHECK(o.out.find("2    1f1b") != std::string::npos);
+  CHECK(o.out.ends_with("winner: zb-h2\n"));
+  MESSAGE(o.out);
+}
+
+TEST_CASE("ppsim remat errors") {
+  Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2", "--K", "0.5"});
+  CHECK(o.code == 1);
+  CHECK(o.err == "ppsim: error: cannot fit schedule '1f1b' within budget 0.5; minimum with full "
+                 "remat is 1\n");
+  o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2"});
+  CHECK(o.code == 1);
+  CHECK(o.err == "ppsim: error: remat needs a memory budget: give --K or --memory\n");
+  o = remat({"--auto", "--candidates", "1f1b", "-p", "2", "-m", "2", "--K", "0.5"});
+  CHECK(o.code == 1);
+  CHECK(o.err == "ppsim: error: no candidate schedule fits the budget\n");
+}
