@@ -20,10 +20,10 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err);
 int run_schedules(const Args &args, std::ostream &out, std::ostream &err);
 int run_export(const Args &args, std::ostream &out, std::ostream &err);
 int run_profile(const Args &args, std::ostream &out, std::ostream &err);
-int run_frontier(const Args &args, std::ostream &out, std::ostream &err);
 int run_sweep(const Args &args, std::ostream &out, std::ostream &err);
 int run_merge(const Args &args, std::ostream &out, std::ostream &err);
 int run_plot(const Args &args, std::ostream &out, std::ostream &err);
+int run_remat(const Args &args, std::ostream &out, std::ostream &err);
 int run_frontier(const Args &args, std::ostream &out, std::ostream &err);
 
 /// Runs `handler`, turning ppsim::Error into "ppsim: error: <message>" + exit 1 and internal
