@@ -145,7 +145,7 @@ TEST_CASE("option errors are one line naming the option") {
         "ppsim: error: field 'model': expected gpt or llama, got \"bert\"\n");
   CHECK(profile(with(kSmall, {"--analytic", "--efficiency", "1.5"})).err ==
         "ppsim: error: field 'efficiency': expected a number in (0, 1]\n");
-  CHECK(profile(with(kSmall, {"--analytic", "--layers", "0"})).err ==
+  CHECK(profile({"--analytic", "--hidden", "64", "--heads", "4", "--layers", "0"}).err ==
         "ppsim: error: field 'layers': expected a positive number of layers\n");
   CHECK(profile(with(kSmall, {"--analytic", "--timer", "nvml"})).err ==
         "ppsim: error: field 'timer': expected cupti or cuda-events, got \"nvml\"\n");
