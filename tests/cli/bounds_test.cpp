@@ -64,7 +64,7 @@ TEST_CASE("bounds for a split schedule list LB3 and --predict-memory compares pe
 TEST_CASE("bounds rejects a bad format") {
   const Output output = run(ppsim::cli::run_bounds, {"--format", "xml"});
   CHECK(output.code == 1);
-  CHECK(output.err == "ppsim: error: --format: expected text or json, got \"xml\"\n");
+  CHECK(output.err == "ppsim: error: field '--format': expected text or json, got \"xml\"\n");
 }
 
 TEST_CASE("optimal finds the K = 1 optimum and prints the orders") {
