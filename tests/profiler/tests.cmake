@@ -11,6 +11,7 @@ set(profiler_test_sources
   ${CMAKE_CURRENT_LIST_DIR}/driver_probe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shared_library_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stats_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/range_correlator_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lsan_suppressions.cpp)
 foreach(optional nsys_import reference_block)
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${optional}_test.cpp)
@@ -21,13 +22,19 @@ if(PPSIM_PROFILER_HAS_CUPTI)
   list(APPEND profiler_test_sources
     ${CMAKE_CURRENT_LIST_DIR}/collector_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cupti_loader_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/decoder_test.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/decoder_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/injection_test.cpp)
 endif()
 # attribution_test decodes synthetic CUPTI buffers; without the headers it is skipped.
 if(NOT PPSIM_PROFILER_HAS_CUPTI)
   list(REMOVE_ITEM profiler_test_sources ${CMAKE_CURRENT_LIST_DIR}/attribution_test.cpp)
 endif()
 ppsim_add_test(NAME profiler_tests SOURCES ${profiler_test_sources} LIBS ppsim_profiler)
+if(TARGET ppsim_cupti_inject)
+  add_dependencies(profiler_tests ppsim_cupti_inject)
+  target_compile_definitions(profiler_tests PRIVATE
+    PPSIM_INJECTION_LIBRARY="$<TARGET_FILE:ppsim_cupti_inject>")
+endif()
 
 ppsim_add_test(NAME profile_command_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/profile_test.cpp

@@ -1,0 +1,159 @@
+// The CUDA injection library (spec profiler.md 1, issue 6): loaded into any CUDA program with
+//   CUDA_INJECTION64_PATH=libppsim_cupti_inject.so NVTX_INJECTION64_PATH=libcupti.so.13 <program>
+// it collects kernels through CUPTI's Activity API, turns NVTX ranges named layer/pass/microbatch
+// ("3/B/0", or "L03.B.mb0") into external correlation ids, and at exit writes the per-layer times
+// (medians over the ranges' repetitions) to $PPSIM_COSTS_OUT (default ppsim_costs.csv; .json for
+// JSON). $PPSIM_WARMUP repetitions of each phase are discarded (default 0). Bytes and FLOPs are
+// left 0: merge with `ppsim profile --analytic` rows for those.
+#include "profiler/collector.h"
+#include "profiler/decoder.h"
+#include "profiler/range_correlator.h"
+#include "profiler/stats.h"
+#include "sim/error.h"
+#include "sim/io/cost_file.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <generated_nvtx_meta.h>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace ppsim::profiler {
+namespace {
+
+CuptiApi linked_api() {
+  CuptiApi api;
+  api.get_version = &cuptiGetVersion;
+  api.get_timestamp = &cuptiGetTimestamp;
+  api.activity_register_callbacks = &cuptiActivityRegisterCallbacks;
+  api.activity_enable = &cuptiActivityEnable;
+  api.activity_disable = &cuptiActivityDisable;
+  api.activity_flush_all = &cuptiActivityFlushAll;
+  api.activity_get_next_record = &cuptiActivityGetNextRecord;
+  api.activity_get_num_dropped_records = &cuptiActivityGetNumDroppedRecords;
+  api.activity_push_external_correlation_id = &cuptiActivityPushExternalCorrelationId;
+  api.activity_pop_external_correlation_id = &cuptiActivityPopExternalCorrelationId;
+  return api;
+}
+
+struct Injection {
+  CuptiApi api = linked_api();
+  std::unique_ptr<ActivityCollector> collector;
+  CUpti_SubscriberHandle subscriber = nullptr;
+};
+Injection *injection = nullptr; // the driver loads an injection library once per process
+
+RangeCorrelator &thread_correlator() {
+  thread_local RangeCorrelator correlator;
+  return correlator;
+}
+
+const char *pushed_name(CUpti_CallbackId id, const void *params) {
+  switch (id) {
+  case CUPTI_CBID_NVTX_nvtxRangePushA:
+    return static_cast<const nvtxRangePushA_params *>(params)->message;
+  case CUPTI_CBID_NVTX_nvtxRangePushEx: {
+    const nvtxEventAttributes_t *attributes = static_cast<const nvtxRangePushEx_params *>(params)->eventAttrib;
+    return attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII ? attributes->message.ascii : "";
+  }
+  case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+    const nvtxEventAttributes_t *attributes =
+        static_cast<const nvtxDomainRangePushEx_params *>(params)->core.eventAttrib;
+    return attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII ? attributes->message.ascii : "";
+  }
+  default:
+    return nullptr;
+  }
+}
+
+void CUPTIAPI on_nvtx(void *, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data) {
+  if (domain != CUPTI_CB_DOMAIN_NVTX || injection == nullptr) return;
+  const auto *nvtx = static_cast<const CUpti_NvtxData *>(data);
+  if (const char *name = pushed_name(id, nvtx->functionParams)) {
+    if (const auto external = thread_correlator().push(name)) {
+      injection->api.activity_push_external_correlation_id(kPpsimCorrelationKind, *external);
+    }
+  } else if (id == CUPTI_CBID_NVTX_nvtxRangePop || id == CUPTI_CBID_NVTX_nvtxDomainRangePop) {
+    if (thread_correlator().pop()) {
+      std::uint64_t popped = 0;
+      injection->api.activity_pop_external_correlation_id(kPpsimCorrelationKind, &popped);
+    }
+  }
+}
+
+void write_costs() {
+  if (injection == nullptr) return;
+  try {
+    injection->collector->stop(); // flushes every buffer
+    const DecodedActivity activity = injection->collector->take();
+    const Attribution attribution = attribute(activity);
+    const char *warmup_text = std::getenv("PPSIM_WARMUP");
+    const std::vector<PassSummary> passes =
+        summarize_passes(attribution.phases, warmup_text != nullptr ? std::atoi(warmup_text) : 0);
+    CostFile file;
+    std::size_t layers = 0;
+    for (const PassSummary &pass : passes) layers = std::max<std::size_t>(layers, pass.layer + 1u);
+    for (std::size_t layer = 0; layer < layers; ++layer) {
+      CostRow row;
+      row.layer_id = static_cast<int>(layer);
+      row.layer_name = "layer" + std::to_string(layer);
+      row.layer_type = "injected";
+      file.rows.push_back(row);
+    }
+    apply_measurements(file.rows, passes, "cupti");
+    file.metadata.timer = "cupti";
+    file.metadata.device = "injected";
+    file.metadata.dropped_records = static_cast<std::int64_t>(activity.dropped_records);
+    file.metadata.unattributed_kernel_ms = static_cast<double>(attribution.unattributed_busy_ns) / 1e6;
+    file.metadata.warnings = measurement_warnings(activity, attribution, file.rows);
+    if (file.rows.empty()) {
+      std::fprintf(stderr, "ppsim inject: no NVTX range named layer/pass/microbatch was seen; "
+                           "nothing written (is NVTX_INJECTION64_PATH set to libcupti?)\n");
+      return;
+    }
+    const char *path_text = std::getenv("PPSIM_COSTS_OUT");
+    const std::string path = path_text != nullptr ? path_text : "ppsim_costs.csv";
+    const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+    const std::string temporary = path + ".tmp";
+    {
+      std::ofstream out(temporary, std::ios::trunc);
+      out << (json ? write_cost_json(file) : write_cost_csv(file));
+      if (!out) throw Error(path, 0, "", "cannot write the cost file");
+    }
+    std::filesystem::rename(temporary, path);
+    std::fprintf(stderr, "ppsim inject: wrote %zu layers to %s\n", file.rows.size(), path.c_str());
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "ppsim inject: %s\n", error.what());
+  }
+}
+
+} // namespace
+} // namespace ppsim::profiler
+
+/// Called by the CUDA driver when CUDA_INJECTION64_PATH names this library; 1 = success.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  namespace profiler = ppsim::profiler;
+  static std::once_flag once;
+  static int result = 0;
+  std::call_once(once, [] {
+    auto state = std::make_unique<profiler::Injection>();
+    try {
+      state->collector = std::make_unique<profiler::ActivityCollector>(state->api);
+      state->collector->start();
+      profiler::check_cupti(cuptiSubscribe(&state->subscriber, &profiler::on_nvtx, nullptr),
+                            "cuptiSubscribe");
+      profiler::check_cupti(cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_NVTX),
+                            "cuptiEnableDomain");
+    } catch (const std::exception &error) {
+      std::fprintf(stderr, "ppsim inject: %s\n", error.what());
+      return;
+    }
+    profiler::injection = state.release();
+    std::atexit(&profiler::write_costs);
+    result = 1;
+  });
+  return result;
+}

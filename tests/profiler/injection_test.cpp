@@ -1,0 +1,29 @@
+// The injection library: it exports the entry point the CUDA driver calls, and without a driver
+// it declines (returns 0) with one line instead of crashing the host program.
+#include "profiler/driver_probe.h"
+#include "profiler/shared_library.h"
+
+#include <doctest/doctest.h>
+
+namespace ppsim::profiler {
+
+#ifdef PPSIM_INJECTION_LIBRARY
+TEST_CASE("the injection library exports InitializeInjection") {
+  std::string why;
+  auto library = SharedLibrary::open(PPSIM_INJECTION_LIBRARY, why);
+  REQUIRE_MESSAGE(library.has_value(), why);
+  auto *initialize = reinterpret_cast<int (*)()>(library->symbol("InitializeInjection"));
+  REQUIRE(reinterpret_cast<void *>(initialize) != nullptr);
+  CHECK(library->symbol("_ZN5ppsim8profiler15RangeCorrelator4pushESt17basic_string_viewIcSt11char_traitsIcEE") ==
+        nullptr); // internals stay hidden
+  if (probe_driver(*system_driver()).ok()) {
+    MESSAGE("a GPU is present: not initialising CUPTI inside the test process");
+    return;
+  }
+  // Without a driver CUPTI refuses the activity kinds (999): the library reports and declines.
+  CHECK(initialize() == 0);
+  CHECK(initialize() == 0); // once per process
+}
+#endif
+
+} // namespace ppsim::profiler
