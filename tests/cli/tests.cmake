@@ -3,3 +3,9 @@ ppsim_add_test(NAME cli_tests
     ${CMAKE_CURRENT_LIST_DIR}/cli_test.cpp
   LIBS ppsim_sim)
 add_dependencies(cli_tests ppsim)
+# ppsim sweep and merge end to end (issue 7).
+ppsim_add_test(NAME cli_sweep_tests
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/sweep_test.cpp
+  LIBS ppsim_sim)
+add_dependencies(cli_sweep_tests ppsim)

@@ -1,0 +1,61 @@
+// `ppsim merge`: joins the results of `ppsim sweep --shard i/N` runs into the file an unsharded
+// run would have written (rows in run order).
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "cli/scenario_options.h"
+
+#include "sim/error.h"
+#include "sim/io/sweep.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+
+int run_merge(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+  po::options_description options("ppsim merge SHARD.csv... [-o all.csv]");
+  options.add_options()("help,h", "show this help")(
+      "output,o", po::value<std::string>()->value_name("FILE"), "merged CSV (default: standard output)")(
+      "inputs", po::value<std::vector<std::string>>()->value_name("SHARD.csv"), "results of the shards");
+  po::positional_options_description positional;
+  positional.add("inputs", -1);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n";
+    return kOk;
+  }
+  if (!values.count("inputs")) throw Error("", 0, "", "missing the shard results (ppsim merge SHARD.csv... -o all.csv)");
+
+  std::string header;
+  std::map<std::size_t, std::pair<std::string, std::string>> rows;  // run -> (row, file that had it)
+  for (const std::string &path : values["inputs"].as<std::vector<std::string>>()) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw Error(path, 0, "", "cannot open the results file");
+    std::ostringstream text;
+    text << file.rdbuf();
+    const Results results = parse_results(text.str(), path);
+    if (header.empty()) header = results.header;
+    if (results.header != header) throw Error(path, 1, "", "the columns differ from the first file's");
+    for (const ResultsRow &row : results.rows) {
+      const auto [slot, inserted] = rows.emplace(row.run, std::make_pair(row.line, path));
+      if (!inserted) {
+        throw Error(path, row.line_number, "", fmt::format("run {} is also in {}", row.run, slot->second.second));
+      }
+    }
+  }
+  std::string content = header + "\n";
+  for (const auto &[run, row] : rows) content += row.first + "\n";
+  if (values.count("output")) {
+    write_file_atomically(values["output"].as<std::string>(), content);
+  } else {
+    out << content;
+  }
+  return kOk;
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,203 @@
+// `ppsim sweep`: runs every point of a sweep file (spec model.md 12) on all cores and writes one
+// CSV row per point, in run order whatever the thread count. With -o the rows are journaled to
+// OUT.partial as they finish, so `--resume` after a kill redoes only unfinished points; the
+// results file itself is only ever written whole.
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "cli/scenario_options.h"
+
+#include "bounds/analyzer.h"
+#include "remat/policy.h"
+#include "sim/error.h"
+#include "sim/io/run_setup.h"
+#include "sim/io/sweep.h"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+namespace {
+
+std::string read_text(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(path, 0, "", "cannot open the results file");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// The schedule of `input` with its remat policy applied (prepare_run knows only "none").
+PreparedRun prepare_point(const ScenarioInput &input) {
+  if (input.remat_policy == "none") return prepare_run(input);
+  ScenarioInput base = input;
+  base.remat_policy = "none";
+  PreparedRun run = prepare_run(base);
+  run.schedule = apply_remat_policy(run.scenario, run.schedule, input.remat_policy,
+                                    IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});
+  return run;
+}
+
+// Runs one point; user errors become the row's error column.
+std::string run_point(const Sweep &sweep, const SweepPoint &point) {
+  if (!point.error.empty()) return sweep_row(sweep, point, nullptr, point.error);
+  try {
+    const PreparedRun run = prepare_point(point.input);
+    const Simulation simulation = simulate(run.scenario, run.schedule);
+    // The bounds hold for schedules that respect the cap, so a run over it gets none (no gap).
+    std::optional<Ticks> bound;
+    if (point.input.schedule_file.empty() && simulation.metrics.feasible) {
+      const BoundsOptions options = bounds_options_for(find_schedule(point.input.schedule), point.input.group_size);
+      bound = compute_bounds(run.scenario, options).best_lower_bound;
+    }
+    const SimulationReport report{run.scenario, run.schedule, simulation, bound, run.warnings};
+    return sweep_row(sweep, point, &report, "");
+  } catch (const Error &error) {
+    return sweep_row(sweep, point, nullptr, error.what());
+  }
+}
+
+// Rows already finished (results file and journal), by run id; only with --resume.
+std::map<std::string, std::string> finished_rows(const std::string &output, const std::string &header) {
+  std::map<std::string, std::string> rows;
+  for (const std::string &path : {output, output + ".partial"}) {
+    if (!std::filesystem::exists(path)) continue;
+    const Results results = parse_results(read_text(path), path);
+    if (results.header != header) {
+      throw Error(path, 1, "", "the columns differ from this sweep's; remove the file or run without --resume");
+    }
+    for (const ResultsRow &row : results.rows) rows.emplace(row.id, row.line);
+  }
+  return rows;
+}
+
+// A one-line progress bar, redrawn at most ten times a second.
+class Progress {
+public:
+  Progress(std::ostream &err, bool enabled, std::size_t total) : err_(err), enabled_(enabled), total_(total) {}
+  void advance(std::size_t done) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done != total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    const std::size_t width = 40;
+    const std::size_t filled = total_ == 0 ? width : done * width / total_;
+    err_ << fmt::format("\r[{}{}] {}/{} points", std::string(filled, '#'), std::string(width - filled, ' '), done,
+                        total_)
+         << (done == total_ ? "\n" : "") << std::flush;
+  }
+
+private:
+  std::ostream &err_;
+  bool enabled_;
+  std::size_t total_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+} // namespace
+
+int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
+  po::options_description options("ppsim sweep SWEEP.toml [options]");
+  options.add_options()("help,h", "show this help")(
+      "output,o", po::value<std::string>()->value_name("FILE"), "results CSV (default: standard output)")(
+      "jobs,j", po::value<unsigned>()->value_name("N"), "worker threads (default: every core)")(
+      "shard", po::value<std::string>()->value_name("i/N"), "run only the points k with k mod N == i")(
+      "resume", "skip points whose run id is already in the output (or its .partial journal)")(
+      "sweep", po::value<std::string>()->value_name("SWEEP.toml"), "sweep file");
+  po::positional_options_description positional;
+  positional.add("sweep", 1);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n";
+    return kOk;
+  }
+  if (!values.count("sweep")) throw Error("", 0, "", "missing the sweep file (ppsim sweep SWEEP.toml)");
+  const std::string output = values.count("output") ? values["output"].as<std::string>() : "";
+  if (values.count("resume") && output.empty()) throw Error("", 0, "--resume", "needs an output file (-o)");
+  unsigned jobs = values.count("jobs") ? values["jobs"].as<unsigned>() : std::thread::hardware_concurrency();
+  if (jobs == 0) jobs = 1;
+  const Shard shard = values.count("shard") ? parse_shard(values["shard"].as<std::string>(), "--shard") : Shard{};
+
+  const Sweep sweep = read_sweep_file(values["sweep"].as<std::string>());
+  const std::string header = fmt::format("{}", fmt::join(sweep_columns(sweep), ","));
+  std::vector<std::size_t> indices;
+  for (std::size_t k = 0; k < sweep.size(); ++k) {
+    if (shard.contains(k)) indices.push_back(k);
+  }
+  const std::map<std::string, std::string> finished =
+      values.count("resume") ? finished_rows(output, header) : std::map<std::string, std::string>{};
+
+  // rows[i] is the row of indices[i]; a point left empty still has to run.
+  std::vector<std::string> rows(indices.size());
+  std::vector<std::size_t> pending;
+  std::optional<std::ofstream> journal;
+  if (!output.empty()) {
+    journal.emplace(output + ".partial", std::ios::binary | std::ios::trunc);
+    if (!*journal) throw Error(output + ".partial", 0, "", "cannot write the sweep journal");
+    *journal << header << '\n';
+  }
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    const auto done = finished.find(sweep.point(indices[i]).id);
+    if (done == finished.end()) {
+      pending.push_back(i);
+    } else {
+      rows[i] = done->second;
+      if (journal) *journal << rows[i] << '\n';
+    }
+  }
+  if (journal) journal->flush();
+
+  std::atomic<std::size_t> next{0};
+  std::mutex finished_mutex;  // guards the journal, the progress bar and `failure`
+  std::size_t completed = 0;
+  std::exception_ptr failure;
+  Progress progress(err, &err == &std::cerr && ::isatty(STDERR_FILENO) == 1, pending.size());
+  const auto worker = [&] {
+    for (std::size_t n = next++; n < pending.size(); n = next++) {
+      const std::size_t i = pending[n];
+      std::string row;
+      try {
+        row = run_point(sweep, sweep.point(indices[i]));
+      } catch (...) {  // an internal failure: stop every worker and report it (exit 2)
+        const std::lock_guard lock(finished_mutex);
+        if (!failure) failure = std::current_exception();
+        next = pending.size();
+        return;
+      }
+      const std::lock_guard lock(finished_mutex);
+      rows[i] = std::move(row);
+      if (journal) *journal << rows[i] << '\n' << std::flush;
+      progress.advance(++completed);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::min<std::size_t>(jobs, pending.size()); ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread &thread : threads) thread.join();
+  if (failure) std::rethrow_exception(failure);
+
+  std::string content = header + "\n";
+  for (const std::string &row : rows) content += row + "\n";
+  if (output.empty()) {
+    out << content;
+    return kOk;
+  }
+  write_file_atomically(output, content);
+  journal.reset();
+  std::filesystem::remove(output + ".partial");
+  return kOk;
+}
+
+} // namespace ppsim::cli
