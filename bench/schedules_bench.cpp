@@ -1,0 +1,54 @@
+// Greedy and search schedule generators (issue 3: zb-auto for p = 32, m = 256 in under 20 ms;
+// v-auto for p = 16, m = 64 in under 1 s; the Python references take about 0.7 s and 99 s).
+// Figures and commands: docs/performance.md, "Schedule generators".
+//
+// The scenario is built outside the timed region; each iteration runs the generator alone.
+// BM_v_auto's second argument is the thread count (0 = all cores).
+#include "sim/scenario_builder.h"
+#include "sim/schedules/greedy.h"
+#include "sim/schedules/registry.h"
+#include "sim/schedules/v_auto.h"
+
+#include <benchmark/benchmark.h>
+
+namespace {
+
+using namespace ppsim;
+
+Scenario uniform(const char *schedule, int p, int m) {
+  ScenarioInput input;
+  input.devices = p;
+  input.microbatches = m;
+  input.forward = {{1, 1}};
+  input.backward_input = {{1, 1}};
+  input.backward_weight = {{1, 1}};
+  return build_scenario(input, find_schedule(schedule));
+}
+
+void BM_zb_auto(benchmark::State &state) {
+  const Scenario scenario = uniform("zb-auto", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state) benchmark::DoNotOptimize(schedules::zb_auto_timed(scenario, scenario.devices));
+}
+BENCHMARK(BM_zb_auto)->Args({8, 64})->Args({32, 256})->Unit(benchmark::kMillisecond);
+
+void BM_zb_v_greedy(benchmark::State &state) {
+  const Scenario scenario = uniform("zb-v-greedy", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state) benchmark::DoNotOptimize(schedules::zb_v_greedy_timed(scenario, scenario.devices));
+}
+BENCHMARK(BM_zb_v_greedy)->Args({8, 64})->Args({32, 256})->Unit(benchmark::kMillisecond);
+
+void BM_v_half(benchmark::State &state) {
+  const Scenario scenario = uniform("v-half", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state) benchmark::DoNotOptimize(schedules::v_family_timed(scenario, schedules::VPattern::half));
+}
+BENCHMARK(BM_v_half)->Args({8, 64})->Args({16, 64})->Unit(benchmark::kMillisecond);
+
+void BM_v_auto(benchmark::State &state) {
+  const int p = static_cast<int>(state.range(0));
+  const Scenario scenario = uniform("v-auto", p, static_cast<int>(state.range(1)));
+  const auto threads = static_cast<unsigned>(state.range(2));
+  for (auto _ : state) benchmark::DoNotOptimize(schedules::v_auto_search(scenario, 2 * p, threads));
+}
+BENCHMARK(BM_v_auto)->Args({4, 8, 1})->Args({16, 64, 1})->Args({16, 64, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+} // namespace
