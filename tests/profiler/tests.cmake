@@ -6,6 +6,7 @@ ppsim_add_test(NAME cost_file_tests
 
 set(profiler_test_sources
   ${CMAKE_CURRENT_LIST_DIR}/activity_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/arena_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/attribution_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cost_model_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/driver_probe_test.cpp
@@ -39,3 +40,11 @@ endif()
 ppsim_add_test(NAME profile_command_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/profile_test.cpp
   LIBS ppsim_cli_lib ppsim_profiler)
+
+# GPU comparison of the workload kernels; exits 77 (skipped) without a CUDA device.
+if(TARGET ppsim_profiler_kernels)
+  add_executable(profiler_gpu_tests ${CMAKE_CURRENT_LIST_DIR}/block_kernels_test.cpp)
+  target_link_libraries(profiler_gpu_tests PRIVATE ppsim_profiler_kernels ppsim_profiler doctest::doctest)
+  add_test(NAME profiler_gpu_tests COMMAND profiler_gpu_tests)
+  set_tests_properties(profiler_gpu_tests PROPERTIES SKIP_RETURN_CODE 77)
+endif()
