@@ -50,7 +50,7 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
                           gantt_svg(run.scenario, run.schedule, simulation, GanttOptions{.time_unit = input.time_unit}));
   }
   if (values.count("trace")) {
-    write_file_atomically(values["trace"].as<std::string>(), chrome_trace_json(run.scenario, run.schedule, simulation));
+    write_file_atomically(values["trace"].as<std::string>(), chrome_trace_json(run.scenario, run.schedule, simulation, input.time_unit));
   }
   if (format == "json") {
     out << report_json(report);
