@@ -37,13 +37,20 @@ std::string budget_line(const ScenarioInput &input, const Scenario &scenario) {
                      scenario.remat_timing == RematTiming::early ? "early" : "lumped");
 }
 
-constexpr const char *kRowFormat = "{:<10} {:<9} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}  {}\n";
+constexpr const char *kRowFormat = "{:<10} {:<9} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}  {}";
+
+// One table row: the columns, the note, no trailing blanks when the note is empty.
+template <typename... Columns> std::string row(const Columns &...columns) {
+  std::string text = fmt::format(fmt::runtime(kRowFormat), columns...);
+  text.erase(text.find_last_not_of(' ') + 1);
+  return text + "\n";
+}
 
 std::string plan_row(const std::string &policy, const std::string &status, const Scenario &scenario,
                      const RematPlan &plan, const Schedule &schedule, const Simulation &simulation,
                      const std::string &note) {
   const TimeScale &scale = scenario.time_scale;
-  return fmt::format(kRowFormat, policy, status, scale.format(simulation.metrics.max_span),
+  return row(policy, status, scale.format(simulation.metrics.max_span),
                      scale.format(simulation.metrics.makespan),
                      format_budget(scenario, largest_peak(scenario, schedule)), plan.forward_count(),
                      plan.weight_input_count(), plan.full_backward_count(), note);
@@ -122,11 +129,10 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   }
   const RematSolution optimum = solve_stage_remat(scenario, run.schedule, ilp);
   out << budget_line(input, scenario);
-  out << fmt::format(kRowFormat, "policy", "status", "max span", "makespan", "peak", "R", "RW",
-                     "RBW", "");
+  out << row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
   for (const RematOutcome &o : run_baselines(input, scenario, run.schedule)) {
     if (!o.found) {
-      out << fmt::format(kRowFormat, o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
+      out << row(o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
       continue;
     }
     out << plan_row(o.policy, o.simulation.metrics.feasible ? "fits" : "over cap", o.scenario,

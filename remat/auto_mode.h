@@ -16,7 +16,9 @@ std::vector<std::string> default_auto_candidates();
 
 struct AutoCandidate {
   std::string schedule;
-  std::string status;   ///< solver status, or "infeasible", "incompatible", "error"
+  /// Solver status, "as generated" (the schedule already recomputes: replayed as is),
+  /// "infeasible", "incompatible" or "error".
+  std::string status;
   std::string note;     ///< the error sentence when not solved
   Scenario scenario;    ///< built for this schedule (placement, tick scale)
   std::optional<RematSolution> solution;

@@ -38,7 +38,6 @@ TEST_CASE("ppsim remat prints the baselines beside the optimum") {
                           "remat_cli.csv"});
   CHECK(o.code == 0);
   CHECK(o.err.empty());
-  MESSAGE(o.out);
   std::istringstream lines(o.out);
   std::vector<std::string> rows;
   for (std::string line; std::getline(lines, line);) rows.push_back(line);
@@ -62,7 +61,6 @@ TEST_CASE("ppsim remat --auto ranks the candidates") {
   CHECK(o.out.find("1    zb-h2") != std::string::npos);
   CHECK(o.out.find("2    1f1b") != std::string::npos);
   CHECK(o.out.ends_with("winner: zb-h2\n"));
-  MESSAGE(o.out);
 }
 
 TEST_CASE("ppsim remat errors") {

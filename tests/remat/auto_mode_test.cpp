@@ -47,3 +47,17 @@ TEST_CASE("auto mode reports incompatible and infeasible candidates") {
   }
   CHECK(default_auto_candidates().front() == "gpipe");
 }
+
+TEST_CASE("a schedule that already recomputes is replayed as generated") {
+  ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 1;
+  std::vector<AutoCandidate> ranked = rank_schedules(input, {"full-remat"}, {60, 0});
+  REQUIRE(ranked.front().solved());
+  CHECK(ranked.front().status == "as generated");
+  CHECK(ranked.front().peak == 1);
+  CHECK(ranked.front().solution->plan.forward_count() > 0);
+  input.cap_activations = 0.5;
+  ranked = rank_schedules(input, {"full-remat"}, {60, 0});
+  CHECK(ranked.front().status == "infeasible");
+  CHECK(ranked.front().note == "schedule 'full-remat' peaks at 1 over budget 0.5");
+}
