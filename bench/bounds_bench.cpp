@@ -23,7 +23,8 @@ ppsim::Scenario large_scenario(const char *schedule, int chunks) {
 void run(benchmark::State &state, const char *schedule, int chunks) {
   const ppsim::Scenario scenario = large_scenario(schedule, chunks);
   const ppsim::BoundsOptions options = ppsim::bounds_options_for(ppsim::find_schedule(schedule));
-  for (auto _ : state) benchmark::DoNotOptimize(ppsim::compute_bounds(scenario, options));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(ppsim::compute_bounds(scenario, options));
 }
 
 void BM_bounds_1f1b_p1024_m65536(benchmark::State &state) { run(state, "1f1b", 0); }

@@ -14,7 +14,8 @@ BoundsOptions bounds_options_for(const ScheduleInfo &schedule, int group_size) {
 
 std::optional<Ticks> BoundsReport::find(const std::string &name) const {
   for (const NamedBound &bound : lower_bounds)
-    if (bound.name == name) return bound.value;
+    if (bound.name == name)
+      return bound.value;
   return std::nullopt;
 }
 
@@ -45,7 +46,8 @@ BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &optio
 }
 
 double makespan_gap(Ticks makespan, const BoundsReport &report) {
-  if (report.best_lower_bound == Ticks{0}) return 0.0;
+  if (report.best_lower_bound == Ticks{0})
+    return 0.0;
   return static_cast<double>(makespan.count()) /
              static_cast<double>(report.best_lower_bound.count()) -
          1.0;

@@ -21,24 +21,24 @@ struct BoundsOptions {
   /// Backward form of the schedules compared with the bound (a split schedule can beat the
   /// fused bounds; see BackwardForm).
   BackwardForm backward = BackwardForm::fused;
-  std::string schedule;  ///< registry name for the closed form; empty = no closed form
-  int group_size = 0;    ///< Megatron g of that schedule (0 = p)
+  std::string schedule; ///< registry name for the closed form; empty = no closed form
+  int group_size = 0;   ///< Megatron g of that schedule (0 = p)
 };
 
 /// Options matching a registered schedule: its backward form and name.
 BoundsOptions bounds_options_for(const ScheduleInfo &schedule, int group_size = 0);
 
 struct NamedBound {
-  std::string name;      ///< JSON key: "LB0", "LB1", "LB2", "LB3", "LB3_mem", "span_LB"
+  std::string name; ///< JSON key: "LB0", "LB1", "LB2", "LB3", "LB3_mem", "span_LB"
   Ticks value;
-  bool bounds_makespan;  ///< false for span_LB, which bounds the largest per-device span
+  bool bounds_makespan; ///< false for span_LB, which bounds the largest per-device span
 };
 
 struct BoundsReport {
-  std::vector<NamedBound> lower_bounds;  ///< in the order above; LB3* only for split schedules
-  Ticks best_lower_bound;                ///< max of the makespan bounds
-  std::optional<Ticks> closed_form;      ///< makespan of the schedule by its closed form
-  bool lb2_integer_scan = true;          ///< LB2 exact integer scan (else LP relaxation)
+  std::vector<NamedBound> lower_bounds; ///< in the order above; LB3* only for split schedules
+  Ticks best_lower_bound;               ///< max of the makespan bounds
+  std::optional<Ticks> closed_form;     ///< makespan of the schedule by its closed form
+  bool lb2_integer_scan = true;         ///< LB2 exact integer scan (else LP relaxation)
   /// False when the cap is below one activation of some stage: no schedule fits, and the
   /// memory-time bounds are left out.
   bool cap_fits_one_activation = true;

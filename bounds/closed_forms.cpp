@@ -25,9 +25,12 @@ std::optional<Uniform> uniform_costs(const Scenario &scenario) {
   }
   Ticks c{0};
   for (std::size_t s = 0; s + 1 < scenario.stage_device.size(); ++s) {
-    if (scenario.stage_device[s] == scenario.stage_device[s + 1]) continue;
-    if (s >= scenario.boundary_transfer.size()) continue;
-    if (c != Ticks{0} && scenario.boundary_transfer[s] != c) return std::nullopt;
+    if (scenario.stage_device[s] == scenario.stage_device[s + 1])
+      continue;
+    if (s >= scenario.boundary_transfer.size())
+      continue;
+    if (c != Ticks{0} && scenario.boundary_transfer[s] != c)
+      return std::nullopt;
     c = std::max(c, scenario.boundary_transfer[s]);
   }
   return Uniform{first.forward, first.backward_input, first.backward_weight,
@@ -39,34 +42,44 @@ std::optional<Uniform> uniform_costs(const Scenario &scenario) {
 std::optional<Ticks> closed_form_makespan(const Scenario &scenario, std::string_view schedule,
                                           int group_size) {
   const std::optional<Uniform> u = uniform_costs(scenario);
-  if (!u || scenario.pipes != 1) return std::nullopt;
+  if (!u || scenario.pipes != 1)
+    return std::nullopt;
   const std::int64_t p = scenario.devices, m = scenario.microbatches, v = scenario.chunks;
   const Ticks full = u->f + u->b + u->w;
-  if (schedule == "gpipe") return (m + p - 1) * full + 2 * (p - 1) * u->c;
-  if (u->c != Ticks{0}) return std::nullopt;
-  if (schedule == "1f1b") return (m + p - 1) * full;
-  if (schedule == "1f1b-split") return m * full + (p - 1) * (u->f + u->b);
+  if (schedule == "gpipe")
+    return (m + p - 1) * full + 2 * (p - 1) * u->c;
+  if (u->c != Ticks{0})
+    return std::nullopt;
+  if (schedule == "1f1b")
+    return (m + p - 1) * full;
+  if (schedule == "1f1b-split")
+    return m * full + (p - 1) * (u->f + u->b);
   if (schedule == "interleaved-1f1b") {
     const std::int64_t g = group_size == 0 ? p : group_size;
-    if (g != p || m % p != 0) return std::nullopt;
+    if (g != p || m % p != 0)
+      return std::nullopt;
     return (v * m + p - 1) * full;
   }
   if (schedule == "hanayo") {
-    if (m < p) return std::nullopt;
+    if (m < p)
+      return std::nullopt;
     return v * m * full + 2 * (p - 1) * std::max(u->f, u->b + u->w);
   }
   if (schedule == "zb-h1") {
     // The W-filled drain matches the formula only while W fits in both F and B slots.
-    if (m < p || u->w > std::min(u->f, u->b)) return std::nullopt;
+    if (m < p || u->w > std::min(u->f, u->b))
+      return std::nullopt;
     return m * full + (p - 1) * (u->f + u->b - u->w);
   }
   const bool all_equal = u->f == u->b && u->b == u->w;
   if (schedule == "zb-h2") {
-    if (m < 2 * p - 1 || !all_equal) return std::nullopt;
+    if (m < 2 * p - 1 || !all_equal)
+      return std::nullopt;
     return (p - 1) * u->f + m * full;
   }
   if (schedule == "zb-v") {
-    if (m < 2 * p - 1 || !all_equal) return std::nullopt;
+    if (m < 2 * p - 1 || !all_equal)
+      return std::nullopt;
     return (p - 1) * u->f + 2 * m * full;
   }
   if (schedule == "allremat-1f1b") {

@@ -44,9 +44,11 @@ Schedule serial_schedule(const Scenario &scenario, BackwardForm form, bool recom
   const int per_pipe = scenario.stages_per_pipe();
   for (int j = 0; j < scenario.microbatches; ++j) {
     for (int pipe = 0; pipe < scenario.pipes; ++pipe) {
-      for (int s = pipe * per_pipe; s < (pipe + 1) * per_pipe; ++s) emit(OpKind::forward, s, j);
+      for (int s = pipe * per_pipe; s < (pipe + 1) * per_pipe; ++s)
+        emit(OpKind::forward, s, j);
       for (int s = (pipe + 1) * per_pipe - 1; s >= pipe * per_pipe; --s) {
-        if (recompute) emit(OpKind::recompute_forward, s, j);
+        if (recompute)
+          emit(OpKind::recompute_forward, s, j);
         if (form == BackwardForm::fused) {
           emit(OpKind::backward_full, s, j);
         } else {
@@ -74,8 +76,10 @@ Incumbent best_known_schedule(const Scenario &scenario, BackwardForm form, bool 
     throw Error("no schedule fits the memory cap: it is below one activation of some stage");
   best.makespan = serial.metrics.makespan;
   for (const ScheduleInfo &info : schedule_registry()) {
-    if (info.split_backward != (form == BackwardForm::split)) continue;
-    if ((info.placement == PlacementKind::dual_pipe) != (scenario.pipes == 2)) continue;
+    if (info.split_backward != (form == BackwardForm::split))
+      continue;
+    if ((info.placement == PlacementKind::dual_pipe) != (scenario.pipes == 2))
+      continue;
     if (make_placement(info.placement, scenario.devices, scenario.chunks) != scenario.stage_device)
       continue;
     try {
@@ -92,7 +96,8 @@ Incumbent best_known_schedule(const Scenario &scenario, BackwardForm form, bool 
 
 /// True when the cap can bind: some device could otherwise hold more than K.
 bool cap_can_bind(const Scenario &scenario) {
-  if (!scenario.activations.cap) return false;
+  if (!scenario.activations.cap)
+    return false;
   std::vector<double> all_resident(at(scenario.devices), 0.0);
   for (int s = 0; s < scenario.stage_count(); ++s)
     all_resident[at(scenario.stage_device[at(s)])] +=
@@ -114,7 +119,8 @@ public:
 
   [[nodiscard]] std::int64_t start_variables() const {
     std::int64_t count = 0;
-    for (const IlpOp &op : ops_) count += op.latest - op.earliest + 1;
+    for (const IlpOp &op : ops_)
+      count += op.latest - op.earliest + 1;
     return count;
   }
 
@@ -145,7 +151,8 @@ public:
         return a.start != b.start ? a.start < b.start : a.end < b.end;
       });
       std::vector<Op> ops;
-      for (const Placed &entry : device) ops.push_back(entry.op);
+      for (const Placed &entry : device)
+        ops.push_back(entry.op);
       schedule.device_ops.push_back(std::move(ops));
     }
     return schedule;
@@ -155,12 +162,18 @@ private:
   Ticks stage_duration(OpKind kind, int s) const {
     const StageCosts &costs = scenario_.stage_costs[at(s)];
     switch (kind) {
-    case OpKind::forward: return costs.forward;
-    case OpKind::backward_full: return costs.backward_input + costs.backward_weight;
-    case OpKind::backward_input: return costs.backward_input;
-    case OpKind::backward_weight: return costs.backward_weight;
-    case OpKind::recompute_forward: return costs.recompute_forward;
-    default: PPSIM_ASSERT(false);
+    case OpKind::forward:
+      return costs.forward;
+    case OpKind::backward_full:
+      return costs.backward_input + costs.backward_weight;
+    case OpKind::backward_input:
+      return costs.backward_input;
+    case OpKind::backward_weight:
+      return costs.backward_weight;
+    case OpKind::recompute_forward:
+      return costs.recompute_forward;
+    default:
+      PPSIM_ASSERT(false);
     }
     return Ticks{0};
   }
@@ -174,10 +187,11 @@ private:
   }
 
   void add_op(int kind_slot, OpKind kind, int s, int j, std::int64_t earliest, std::int64_t tail) {
-    IlpOp op{kind, s, j, scenario_.stage_device[at(s)], stage_duration(kind, s).count(), earliest,
-             0, 0};
+    IlpOp op{kind,     s, j, scenario_.stage_device[at(s)], stage_duration(kind, s).count(),
+             earliest, 0, 0};
     op.latest = horizon_ - op.duration - tail;
-    if (op.latest < op.earliest) empty_window_ = true;
+    if (op.latest < op.earliest)
+      empty_window_ = true;
     op_index_[at((kind_slot * scenario_.stage_count() + s) * scenario_.microbatches + j)] =
         static_cast<int>(ops_.size());
     ops_.push_back(op);
@@ -193,15 +207,16 @@ private:
     for (int s = 0; s < stages; ++s) {
       const StageCosts &costs = scenario_.stage_costs[at(s)];
       const int entry = (s / per_pipe) * per_pipe;
-      const std::int64_t last_w =
-          form_ == BackwardForm::split ? scenario_.stage_costs[at(entry)].backward_weight.count() : 0;
+      const std::int64_t last_w = form_ == BackwardForm::split
+                                      ? scenario_.stage_costs[at(entry)].backward_weight.count()
+                                      : 0;
       const std::int64_t backward = stage_duration(backward_kind(), s).count();
       const std::int64_t backward_tail =
           std::max(profile.backward_suffix[at(s)].count() + last_w,
                    form_ == BackwardForm::split ? costs.backward_weight.count() : 0);
       for (int j = 0; j < m; ++j) {
-        const std::int64_t forward_start =
-            profile.forward_prefix[at(s)].count() + j * scenario_.stage_costs[at(entry)].forward.count();
+        const std::int64_t forward_start = profile.forward_prefix[at(s)].count() +
+                                           j * scenario_.stage_costs[at(entry)].forward.count();
         const std::int64_t backward_start =
             forward_start + profile.kept_lifespan[at(s)].count() - backward;
         add_op(0, OpKind::forward, s, j, forward_start,
@@ -224,8 +239,8 @@ private:
   std::vector<solver::Term> start_terms(const IlpOp &op, double sign) const {
     std::vector<solver::Term> terms;
     for (std::int64_t t = op.earliest; t <= op.latest; ++t)
-      terms.push_back({op.first_variable + static_cast<int>(t - op.earliest),
-                       sign * static_cast<double>(t)});
+      terms.push_back(
+          {op.first_variable + static_cast<int>(t - op.earliest), sign * static_cast<double>(t)});
     return terms;
   }
 
@@ -242,13 +257,15 @@ private:
     std::vector<solver::Term> terms = start_terms(after, 1.0);
     const std::vector<solver::Term> minus = start_terms(before, -1.0);
     terms.insert(terms.end(), minus.begin(), minus.end());
-    if (keep) terms.push_back({*keep, static_cast<double>(horizon_)});
+    if (keep)
+      terms.push_back({*keep, static_cast<double>(horizon_)});
     model_.add_constraint("", std::move(terms), solver::Sense::greater_equal,
                           static_cast<double>(lag));
   }
 
   Ticks crossing(int s) const {
-    if (scenario_.is_pipe_exit(s) || scenario_.stage_device[at(s)] == scenario_.stage_device[at(s + 1)] ||
+    if (scenario_.is_pipe_exit(s) ||
+        scenario_.stage_device[at(s)] == scenario_.stage_device[at(s + 1)] ||
         at(s) >= scenario_.boundary_transfer.size())
       return Ticks{0};
     return scenario_.boundary_transfer[at(s)];
@@ -258,11 +275,12 @@ private:
     const int stages = scenario_.stage_count(), m = scenario_.microbatches;
     for (const IlpOp &op : ops_)
       for (std::int64_t t = op.earliest; t <= op.latest; ++t)
-        model_.add_binary(fmt::format("z_{}_{}_{}_{}", op_kind_token(op.kind), op.stage,
-                                      op.microbatch, t));
+        model_.add_binary(
+            fmt::format("z_{}_{}_{}_{}", op_kind_token(op.kind), op.stage, op.microbatch, t));
     std::vector<int> keep(at(stages * m), -1);
     for (int s = 0; s < stages && recompute_; ++s)
-      for (int j = 0; j < m; ++j) keep[at(s * m + j)] = model_.add_binary(fmt::format("y_{}_{}", s, j));
+      for (int j = 0; j < m; ++j)
+        keep[at(s * m + j)] = model_.add_binary(fmt::format("y_{}_{}", s, j));
     // Each op starts once; R exactly when the activation is not kept.
     for (const IlpOp &op : ops_) {
       std::vector<solver::Term> terms;
@@ -287,7 +305,8 @@ private:
           precedence(ops_[at(index(1, s + 1, j))], backward,
                      stage_duration(back, s + 1).count() + crossing(s).count());
         }
-        if (form_ == BackwardForm::split) precedence(backward, ops_[at(index(2, s, j))], backward.duration);
+        if (form_ == BackwardForm::split)
+          precedence(backward, ops_[at(index(2, s, j))], backward.duration);
         if (recompute_) {
           const IlpOp &recompute = ops_[at(index(3, s, j))];
           const int kept = keep[at(s * m + j)];
@@ -304,7 +323,8 @@ private:
                      stage_duration(OpKind::forward, s).count());
     }
     add_device_capacity();
-    if (recompute_) add_memory(keep);
+    if (recompute_)
+      add_memory(keep);
   }
 
   void add_device_capacity() {
@@ -312,7 +332,8 @@ private:
       for (std::int64_t t = 0; t < horizon_; ++t) {
         std::vector<solver::Term> terms;
         for (const IlpOp &op : ops_) {
-          if (op.device != g || op.duration == 0) continue;
+          if (op.device != g || op.duration == 0)
+            continue;
           for (std::int64_t tick = std::max(op.earliest, t - op.duration + 1);
                tick <= std::min(op.latest, t); ++tick)
             terms.push_back({op.first_variable + static_cast<int>(tick - op.earliest), 1.0});
@@ -328,7 +349,8 @@ private:
   void add_memory(const std::vector<int> &keep) {
     const int stages = scenario_.stage_count(), m = scenario_.microbatches;
     std::vector<std::vector<std::vector<solver::Term>>> per_device_tick(
-        at(scenario_.devices), std::vector<std::vector<solver::Term>>(at(static_cast<int>(horizon_))));
+        at(scenario_.devices),
+        std::vector<std::vector<solver::Term>>(at(static_cast<int>(horizon_))));
     for (int s = 0; s < stages; ++s) {
       const StageMemory &memory = scenario_.activations.stages[at(s)];
       struct Share {
@@ -346,7 +368,8 @@ private:
         const IlpOp &forward = ops_[at(index(0, s, j))];
         const IlpOp &recompute = ops_[at(index(3, s, j))];
         for (const Share &share : shares) {
-          if (share.size <= 0) continue;
+          if (share.size <= 0)
+            continue;
           const IlpOp &release = ops_[at(index(share.release_slot, s, j))];
           for (std::int64_t t = forward.earliest; t < release.latest + release.duration; ++t) {
             const int u = model_.add_variable("", 0, 1, solver::VariableKind::continuous);
@@ -382,7 +405,8 @@ private:
 
 } // namespace
 
-ExactResult exact_optimum(const Scenario &scenario, BackwardForm form, const ExactOptions &options) {
+ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
+                          const ExactOptions &options) {
   if (scenario.memory_model == MemoryModel::bytes)
     throw Error("the exact optimum supports the count and zb memory models, not bytes");
   const bool recompute = cap_can_bind(scenario);
@@ -404,11 +428,10 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form, const Exa
   // Decide "is there a schedule ending by H?" for H = LB, LB + 1, ... below the incumbent's
   // makespan: each question is a feasibility ILP whose windows shrink with H, which CBC answers
   // much faster than the optimization over the incumbent's horizon.
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration<double>(options.time_limit_seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options.time_limit_seconds);
   result.method = "ilp";
-  for (Ticks horizon = bounds.best_lower_bound; horizon < incumbent.makespan;
-       horizon += Ticks{1}) {
+  for (Ticks horizon = bounds.best_lower_bound; horizon < incumbent.makespan; horizon += Ticks{1}) {
     TimeIndexedIlp ilp(scenario, form, recompute, horizon);
     if (ilp.empty_window()) {
       result.lower_bound = horizon + Ticks{1};

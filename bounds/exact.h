@@ -21,13 +21,13 @@ struct ExactOptions {
 };
 
 struct ExactResult {
-  Ticks makespan;           ///< of `schedule`; the optimum when `proven_optimal`
-  Ticks lower_bound;        ///< proven bound on the optimum (= makespan when proven)
+  Ticks makespan;    ///< of `schedule`; the optimum when `proven_optimal`
+  Ticks lower_bound; ///< proven bound on the optimum (= makespan when proven)
   bool proven_optimal = false;
-  Schedule schedule;        ///< per-device orders reaching `makespan` (R ops = recomputation)
-  std::string method;       ///< "ilp", "ilp (time limit)" or "lower bound met"
-  std::string incumbent;    ///< registered schedule (or "serial") that gave the horizon
-  std::int64_t start_variables = 0;  ///< z_{o,t} binaries of the ILP (0 when skipped)
+  Schedule schedule;     ///< per-device orders reaching `makespan` (R ops = recomputation)
+  std::string method;    ///< "ilp", "ilp (time limit)" or "lower bound met"
+  std::string incumbent; ///< registered schedule (or "serial") that gave the horizon
+  std::int64_t start_variables = 0; ///< z_{o,t} binaries of the ILP (0 when skipped)
   double solve_seconds = 0;
 };
 

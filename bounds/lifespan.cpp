@@ -41,13 +41,13 @@ MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedu
   };
   MemoryPrediction prediction;
   prediction.reference_microbatch = m / 2;
-  const int j = (m - 1) / 2;  // j and j + 1 = m/2 both exist; the lifespans use j + 1 = m/2
+  const int j = (m - 1) / 2; // j and j + 1 = m/2 both exist; the lifespans use j + 1 = m/2
   const std::int32_t first = entry(OpKind::forward, 0, j);
   const std::int32_t next = entry(OpKind::forward, 0, j + 1);
   if (first == OpLocator::kAbsent || next == OpLocator::kAbsent)
     throw Error("the lifespan predictor needs the forwards of stage 0");
-  prediction.period = timing.start[static_cast<std::size_t>(next)] -
-                      timing.start[static_cast<std::size_t>(first)];
+  prediction.period =
+      timing.start[static_cast<std::size_t>(next)] - timing.start[static_cast<std::size_t>(first)];
   if (prediction.period <= Ticks{0})
     throw Error(fmt::format("schedule '{}' is not periodic: stage 0 starts microbatch {} no "
                             "later than microbatch {}",
@@ -58,7 +58,8 @@ MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedu
   for (int s = 0; s < scenario.stage_count(); ++s) {
     const StageMemory &memory = scenario.activations.stages[static_cast<std::size_t>(s)];
     std::int32_t allocating = entry(OpKind::recompute_forward, s, reference);
-    if (allocating == OpLocator::kAbsent) allocating = entry(OpKind::forward, s, reference);
+    if (allocating == OpLocator::kAbsent)
+      allocating = entry(OpKind::forward, s, reference);
     std::int32_t unstash = entry(OpKind::backward_full, s, reference);
     std::int32_t stash = unstash;
     if (unstash == OpLocator::kAbsent) {
@@ -82,8 +83,8 @@ MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedu
   for (const std::vector<Residency> &device : parts) {
     double bound = 0, peak = 0;
     for (const Residency &part : device) {
-      if (part.end > part.start) bound += part.size * static_cast<double>(
-                                              (part.end - part.start + period - 1) / period);
+      if (part.end > part.start)
+        bound += part.size * static_cast<double>((part.end - part.start + period - 1) / period);
       // The periodic count only rises where some copy starts, so its maximum is at a start.
       double resident = 0;
       for (const Residency &other : device)

@@ -22,9 +22,12 @@ Ticks full_backward(const StageCosts &costs, BackwardForm form) {
 
 /// c_s X(s): the transfer between stage s and s+1 when they sit on different devices.
 Ticks crossing(const Scenario &scenario, int stage) {
-  if (scenario.is_pipe_exit(stage)) return Ticks{0};
-  if (scenario.stage_device[at(stage)] == scenario.stage_device[at(stage + 1)]) return Ticks{0};
-  if (at(stage) >= scenario.boundary_transfer.size()) return Ticks{0};
+  if (scenario.is_pipe_exit(stage))
+    return Ticks{0};
+  if (scenario.stage_device[at(stage)] == scenario.stage_device[at(stage + 1)])
+    return Ticks{0};
+  if (at(stage) >= scenario.boundary_transfer.size())
+    return Ticks{0};
   return scenario.boundary_transfer[at(stage)];
 }
 
@@ -38,13 +41,14 @@ Ticks ceil_ticks(double value) {
 /// Stages of every device, in stage order.
 std::vector<std::vector<int>> stages_by_device(const Scenario &scenario) {
   std::vector<std::vector<int>> stages(at(scenario.devices));
-  for (int s = 0; s < scenario.stage_count(); ++s) stages[at(scenario.stage_device[at(s)])].push_back(s);
+  for (int s = 0; s < scenario.stage_count(); ++s)
+    stages[at(scenario.stage_device[at(s)])].push_back(s);
   return stages;
 }
 
 struct Window {
-  Ticks head;  ///< min PF over the device's stages
-  Ticks tail;  ///< min PB over the device's stages
+  Ticks head; ///< min PF over the device's stages
+  Ticks tail; ///< min PB over the device's stages
 };
 
 Window window_of(const PathProfile &profile, const std::vector<int> &stages) {
@@ -59,8 +63,8 @@ Window window_of(const PathProfile &profile, const std::vector<int> &stages) {
 
 /// Which lifespans and busy time a memory-time bound uses.
 enum class MemoryTimeVariant {
-  lb2,       ///< busy F + Bf, lifespans with Bf (bounds.md 4)
-  with_w,    ///< busy F + B + W, W-stash share held while W runs (bounds.md 5)
+  lb2,    ///< busy F + Bf, lifespans with Bf (bounds.md 4)
+  with_w, ///< busy F + B + W, W-stash share held while W runs (bounds.md 5)
 };
 
 /// The memory-time minimum of every device, or nullopt when the cap is below one activation.
@@ -94,11 +98,13 @@ std::optional<std::vector<double>> device_memory_time(const Scenario &scenario, 
           stage.recomputed_lifespan += w_stash * w;
         }
       }
-      if (cap && stage.unit > *cap) return std::nullopt;
+      if (cap && stage.unit > *cap)
+        return std::nullopt;
       device_stages.push_back(stage);
     }
     if (!cap) {
-      for (const MemoryTimeStage &stage : device_stages) values[at(g)] += m * stage.busy;
+      for (const MemoryTimeStage &stage : device_stages)
+        values[at(g)] += m * stage.busy;
     } else if (device_stages.size() == 1) {
       values[at(g)] = memory_time_integer(m, device_stages.front(), *cap);
     } else {
@@ -117,7 +123,8 @@ PathProfile path_profile(const Scenario &scenario, BackwardForm form) {
   profile.backward_suffix.assign(at(stage_count), Ticks{0});
   profile.kept_lifespan.assign(at(stage_count), Ticks{0});
   for (int s = 0; s < stage_count; ++s) {
-    if (scenario.is_pipe_entry(s)) continue;
+    if (scenario.is_pipe_entry(s))
+      continue;
     const StageCosts &previous = scenario.stage_costs[at(s - 1)];
     const Ticks hop = crossing(scenario, s - 1);
     profile.forward_prefix[at(s)] = profile.forward_prefix[at(s - 1)] + previous.forward + hop;
@@ -148,7 +155,8 @@ Ticks lb1_device_path(const Scenario &scenario, BackwardForm form) {
   const std::vector<std::vector<int>> stages = stages_by_device(scenario);
   Ticks best{0};
   for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty()) continue;
+    if (stages[at(g)].empty())
+      continue;
     Ticks busy{0};
     for (const int s : stages[at(g)]) {
       const StageCosts &costs = scenario.stage_costs[at(s)];
@@ -162,7 +170,8 @@ Ticks lb1_device_path(const Scenario &scenario, BackwardForm form) {
 
 bool lb2_is_integer_scan(const Scenario &scenario) {
   for (const std::vector<int> &stages : stages_by_device(scenario))
-    if (stages.size() > 1) return false;
+    if (stages.size() > 1)
+      return false;
   return true;
 }
 
@@ -170,11 +179,13 @@ std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form
   const PathProfile profile = path_profile(scenario, form);
   const std::optional<std::vector<double>> values =
       device_memory_time(scenario, form, profile, MemoryTimeVariant::lb2);
-  if (!values) return std::nullopt;
+  if (!values)
+    return std::nullopt;
   const std::vector<std::vector<int>> stages = stages_by_device(scenario);
   Ticks best = lb1_device_path(scenario, form);
   for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty()) continue;
+    if (stages[at(g)].empty())
+      continue;
     const Window window = window_of(profile, stages[at(g)]);
     best = std::max(best, window.head + window.tail + ceil_ticks((*values)[at(g)]));
   }
@@ -186,7 +197,8 @@ Ticks lb3_split_backward(const Scenario &scenario) {
   const std::vector<std::vector<int>> stages = stages_by_device(scenario);
   Ticks best{0};
   for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty()) continue;
+    if (stages[at(g)].empty())
+      continue;
     Ticks busy{0};
     for (const int s : stages[at(g)]) {
       const StageCosts &costs = scenario.stage_costs[at(s)];
@@ -195,7 +207,8 @@ Ticks lb3_split_backward(const Scenario &scenario) {
     best = std::max(best, window_of(profile, stages[at(g)]).head + scenario.microbatches * busy);
   }
   for (int s = 0; s < scenario.stage_count(); s += scenario.stages_per_pipe())
-    best = std::max(best, profile.kept_lifespan[at(s)] + scenario.stage_costs[at(s)].backward_weight);
+    best =
+        std::max(best, profile.kept_lifespan[at(s)] + scenario.stage_costs[at(s)].backward_weight);
   return best;
 }
 
@@ -203,11 +216,13 @@ std::optional<Ticks> lb3_memory_time(const Scenario &scenario) {
   const PathProfile profile = path_profile(scenario, BackwardForm::split);
   const std::optional<std::vector<double>> values =
       device_memory_time(scenario, BackwardForm::split, profile, MemoryTimeVariant::with_w);
-  if (!values) return std::nullopt;
+  if (!values)
+    return std::nullopt;
   const std::vector<std::vector<int>> stages = stages_by_device(scenario);
   Ticks best{0};
   for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty()) continue;
+    if (stages[at(g)].empty())
+      continue;
     best = std::max(best, window_of(profile, stages[at(g)]).head + ceil_ticks((*values)[at(g)]));
   }
   return best;
@@ -217,9 +232,11 @@ std::optional<Ticks> span_lower_bound(const Scenario &scenario, BackwardForm for
   const PathProfile profile = path_profile(scenario, form);
   const std::optional<std::vector<double>> values =
       device_memory_time(scenario, form, profile, MemoryTimeVariant::with_w);
-  if (!values) return std::nullopt;
+  if (!values)
+    return std::nullopt;
   Ticks best{0};
-  for (const double value : *values) best = std::max(best, ceil_ticks(value));
+  for (const double value : *values)
+    best = std::max(best, ceil_ticks(value));
   return best;
 }
 
@@ -269,7 +286,8 @@ double memory_time_relaxed(int microbatches, std::span<const MemoryTimeStage> st
       trades.push_back({stage.recompute, slope});
     }
   }
-  if (busy <= memory / cap) return memory / cap;
+  if (busy <= memory / cap)
+    return memory / cap;
   // Fractional knapsack: cheapest memory per unit of busy saved first (bounds.md 4.2).
   std::sort(trades.begin(), trades.end(), [](const Trade &a, const Trade &b) {
     return a.memory_added * b.busy_saved < b.memory_added * a.busy_saved;

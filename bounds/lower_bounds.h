@@ -70,11 +70,11 @@ std::optional<Ticks> span_lower_bound(const Scenario &scenario, BackwardForm for
 
 /// One stage of a device in the memory-time minimization (bounds.md 4), times in ticks.
 struct MemoryTimeStage {
-  double busy = 0;               ///< per microbatch, without recomputation (F + Bf [+ W])
-  double recompute = 0;          ///< r_s, added to busy for each recomputed microbatch
-  double unit = 0;               ///< a_s, memory of one activation
-  double kept_lifespan = 0;      ///< minimum residency of a kept activation
-  double recomputed_lifespan = 0;///< minimum residency of a recomputed one (>= r_s + Bf_s)
+  double busy = 0;                ///< per microbatch, without recomputation (F + Bf [+ W])
+  double recompute = 0;           ///< r_s, added to busy for each recomputed microbatch
+  double unit = 0;                ///< a_s, memory of one activation
+  double kept_lifespan = 0;       ///< minimum residency of a kept activation
+  double recomputed_lifespan = 0; ///< minimum residency of a recomputed one (>= r_s + Bf_s)
 };
 
 /// `min_{x in {0..m}} max(busy(x), M(x) / cap)` for one stage, exact over the integers (4.1).

@@ -27,7 +27,8 @@ struct PeakComparison {
 
 std::string json_peaks(const std::vector<double> &values) {
   std::vector<std::string> numbers;
-  for (const double value : values) numbers.push_back(json_number(value));
+  for (const double value : values)
+    numbers.push_back(json_number(value));
   return fmt::format("[{}]", fmt::join(numbers, ", "));
 }
 
@@ -37,15 +38,16 @@ std::string bounds_json(const Scenario &scenario, const BoundsReport &report,
   std::vector<std::string> bounds;
   for (const NamedBound &bound : report.lower_bounds)
     bounds.push_back(fmt::format("{}: {}", json_string(bound.name), time(bound.value)));
-  std::string text = fmt::format(
-      "{{\"lower_bounds\": {{{}}}, \"best_lower_bound\": {}, \"closed_form\": {}",
-      fmt::join(bounds, ", "), time(report.best_lower_bound),
-      report.closed_form ? time(*report.closed_form) : "null");
+  std::string text =
+      fmt::format("{{\"lower_bounds\": {{{}}}, \"best_lower_bound\": {}, \"closed_form\": {}",
+                  fmt::join(bounds, ", "), time(report.best_lower_bound),
+                  report.closed_form ? time(*report.closed_form) : "null");
   if (peaks) {
-    text += fmt::format(", \"memory_prediction\": {{\"period\": {}, \"predicted_peak\": {}, "
-                        "\"lifespan_bound\": {}, \"simulated_peak\": {}}}",
-                        time(peaks->prediction.period), json_peaks(peaks->prediction.predicted_peak),
-                        json_peaks(peaks->prediction.lifespan_bound), json_peaks(peaks->simulated));
+    text +=
+        fmt::format(", \"memory_prediction\": {{\"period\": {}, \"predicted_peak\": {}, "
+                    "\"lifespan_bound\": {}, \"simulated_peak\": {}}}",
+                    time(peaks->prediction.period), json_peaks(peaks->prediction.predicted_peak),
+                    json_peaks(peaks->prediction.lifespan_bound), json_peaks(peaks->simulated));
   }
   return text + "}\n";
 }
@@ -53,14 +55,17 @@ std::string bounds_json(const Scenario &scenario, const BoundsReport &report,
 std::string bounds_text(const Scenario &scenario, const std::string &schedule,
                         const BoundsReport &report, const std::optional<PeakComparison> &peaks) {
   const TimeScale &scale = scenario.time_scale;
-  std::string text = fmt::format("lower bounds on the makespan (p = {}, m = {}, K = {}):\n",
-                                 scenario.devices, scenario.microbatches,
-                                 scenario.activations.cap ? fmt::format("{}", *scenario.activations.cap)
-                                                          : std::string("none"));
+  std::string text =
+      fmt::format("lower bounds on the makespan (p = {}, m = {}, K = {}):\n", scenario.devices,
+                  scenario.microbatches,
+                  scenario.activations.cap ? fmt::format("{}", *scenario.activations.cap)
+                                           : std::string("none"));
   for (const NamedBound &bound : report.lower_bounds) {
     std::string note;
-    if (bound.name == "LB2") note = report.lb2_integer_scan ? "  (integer scan)" : "  (LP relaxation)";
-    if (!bound.bounds_makespan) note = "  (largest per-device span, not the makespan)";
+    if (bound.name == "LB2")
+      note = report.lb2_integer_scan ? "  (integer scan)" : "  (LP relaxation)";
+    if (!bound.bounds_makespan)
+      note = "  (largest per-device span, not the makespan)";
     text += fmt::format("  {:<8} {}{}\n", bound.name, scale.format(bound.value), note);
   }
   if (!report.cap_fits_one_activation)
@@ -70,8 +75,9 @@ std::string bounds_text(const Scenario &scenario, const std::string &schedule,
                       report.closed_form ? scale.format(*report.closed_form)
                                          : std::string("none for this schedule and scenario"));
   if (peaks) {
-    text += fmt::format("memory prediction (period {}, microbatch {}):\n",
-                        scale.format(peaks->prediction.period), peaks->prediction.reference_microbatch);
+    text +=
+        fmt::format("memory prediction (period {}, microbatch {}):\n",
+                    scale.format(peaks->prediction.period), peaks->prediction.reference_microbatch);
     text += "  device  predicted  lifespan bound  simulated\n";
     for (std::size_t g = 0; g < peaks->simulated.size(); ++g)
       text += fmt::format("  {:<6}  {:<9}  {:<14}  {}\n", g, peaks->prediction.predicted_peak[g],
@@ -106,7 +112,8 @@ int run_bounds(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   std::optional<PeakComparison> peaks;
   if (values["predict-memory"].as<bool>()) {
     const Simulation simulation = simulate(run.scenario, run.schedule);
-    PeakComparison comparison{predict_peak_activations(run.scenario, run.schedule, simulation.result), {}};
+    PeakComparison comparison{
+        predict_peak_activations(run.scenario, run.schedule, simulation.result), {}};
     for (const DeviceMetrics &device : simulation.metrics.devices)
       comparison.simulated.push_back(device.peak_activations);
     peaks = std::move(comparison);

@@ -22,7 +22,8 @@ std::vector<std::string> device_orders(const Schedule &schedule) {
   std::vector<std::string> rows;
   for (const std::vector<Op> &ops : schedule.device_ops) {
     std::vector<std::string> names;
-    for (const Op &op : ops) names.push_back(describe(op));
+    for (const Op &op : ops)
+      names.push_back(describe(op));
     rows.push_back(fmt::format("{}", fmt::join(names, " ")));
   }
   return rows;
@@ -34,9 +35,9 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim optimal [SCENARIO.toml] [options]");
   ExactOptions exact;
   options.add_options()("help,h", "show this help")(
-      "format", po::value<std::string>()->default_value("text"), "text or json")(
-      "time-limit", po::value<double>()->default_value(exact.time_limit_seconds),
-      "seconds for the ILP; past it the best schedule found is reported unproven")(
+      "format", po::value<std::string>()->default_value("text"),
+      "text or json")("time-limit", po::value<double>()->default_value(exact.time_limit_seconds),
+                      "seconds for the ILP; past it the best schedule found is reported unproven")(
       "max-variables", po::value<std::int64_t>()->default_value(exact.max_start_variables),
       "size guard: refuse instances whose ILP needs more start-time variables");
   add_scenario_options(options);
@@ -64,7 +65,8 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const std::vector<std::string> orders = device_orders(result.schedule);
   if (format == "json") {
     std::vector<std::string> rows;
-    for (const std::string &row : orders) rows.push_back(json_string(row));
+    for (const std::string &row : orders)
+      rows.push_back(json_string(row));
     out << fmt::format(
         "{{\"optimal_makespan\": {}, \"proven_optimal\": {}, \"lower_bound\": {}, "
         "\"best_lower_bound\": {}, \"method\": {}, \"incumbent\": {}, \"solve_seconds\": {}, "
@@ -84,7 +86,8 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                      makespan_gap(result.makespan, bounds));
   out << fmt::format("method: {}; horizon from: {}; {} start-time variables; {:.2f} s\n",
                      result.method, result.incumbent, result.start_variables, result.solve_seconds);
-  for (std::size_t g = 0; g < orders.size(); ++g) out << fmt::format("device {}: {}\n", g, orders[g]);
+  for (std::size_t g = 0; g < orders.size(); ++g)
+    out << fmt::format("device {}: {}\n", g, orders[g]);
   return kOk;
 }
 

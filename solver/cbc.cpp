@@ -37,7 +37,8 @@ CoinPackedVector merged_row(const std::vector<Term> &terms) {
     const int variable = sorted[i].variable;
     for (; i < sorted.size() && sorted[i].variable == variable; ++i)
       coefficient += sorted[i].coefficient;
-    if (coefficient != 0) row.insert(variable, coefficient);
+    if (coefficient != 0)
+      row.insert(variable, coefficient);
   }
   return row;
 }
@@ -66,17 +67,23 @@ void load(const Model &model, OsiClpSolverInterface &solver) {
   solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(), row_lower.data(),
                      row_upper.data());
   for (int i = 0; i < columns; ++i)
-    if (model.variables[i].kind == VariableKind::integer) solver.setInteger(i);
+    if (model.variables[i].kind == VariableKind::integer)
+      solver.setInteger(i);
 }
 
 Status status_of(const CbcModel &cbc) {
   const bool has_solution = cbc.bestSolution() != nullptr;
-  if (cbc.isProvenInfeasible()) return Status::infeasible;
-  if (cbc.isContinuousUnbounded()) return Status::unbounded;
+  if (cbc.isProvenInfeasible())
+    return Status::infeasible;
+  if (cbc.isContinuousUnbounded())
+    return Status::unbounded;
   // Status 0 = search completed; secondary status 2 = stopped because the gap was reached.
-  if (has_solution && (cbc.status() == 0 || cbc.secondaryStatus() == 2)) return Status::optimal;
-  if (has_solution) return Status::feasible;
-  if (cbc.status() == 0) return Status::infeasible;
+  if (has_solution && (cbc.status() == 0 || cbc.secondaryStatus() == 2))
+    return Status::optimal;
+  if (has_solution)
+    return Status::feasible;
+  if (cbc.status() == 0)
+    return Status::infeasible;
   return Status::no_solution;
 }
 
@@ -105,8 +112,8 @@ Result solve(const Model &model, const Options &options) {
     const std::string seconds = std::to_string(std::max(0.0, options.time_limit_seconds));
     const std::string gap = std::to_string(std::max(0.0, options.relative_gap));
     const std::string log_level = options.log ? "1" : "0";
-    const char *argv[] = {"ppsim",   "-log",       log_level.c_str(), "-timeMode", "elapsed",
-                          "-sec",    seconds.c_str(), "-ratioGap",    gap.c_str(), "-solve",
+    const char *argv[] = {"ppsim", "-log",          log_level.c_str(), "-timeMode", "elapsed",
+                          "-sec",  seconds.c_str(), "-ratioGap",       gap.c_str(), "-solve",
                           "-quit"};
     CbcMain1(static_cast<int>(std::size(argv)), argv, cbc, no_callback, data);
 
@@ -121,13 +128,12 @@ Result solve(const Model &model, const Options &options) {
       for (std::size_t i = 0; i < model.variables.size(); ++i)
         result.objective += model.variables[i].objective * result.values[i];
       result.best_bound = direction * cbc.getBestPossibleObjValue();
-      if (result.status == Status::optimal && direction * result.best_bound >
-                                                  direction * result.objective)
+      if (result.status == Status::optimal &&
+          direction * result.best_bound > direction * result.objective)
         result.best_bound = result.objective;
     }
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -14,19 +14,23 @@ void write_terms(std::ostream &out, const Model &model, const std::vector<Term> 
   bool first = true;
   for (const Term &term : terms) {
     const bool negative = term.coefficient < 0;
-    if (negative) out << " -";
-    else if (!first) out << " +";
+    if (negative)
+      out << " -";
+    else if (!first)
+      out << " +";
     out << ' ' << fmt::format("{}", negative ? -term.coefficient : term.coefficient) << ' '
         << model.variables[term.variable].name;
     first = false;
   }
   // An empty sum is written as zero times the first variable, which every reader accepts.
-  if (first) out << " 0 " << model.variables.front().name;
+  if (first)
+    out << " 0 " << model.variables.front().name;
 }
 
 void write_bound(std::ostream &out, const Variable &variable) {
   const bool default_bounds = variable.lower == 0 && variable.upper == infinity;
-  if (default_bounds) return;
+  if (default_bounds)
+    return;
   out << ' ';
   if (variable.lower == variable.upper) {
     out << variable.name << " = " << fmt::format("{}", variable.lower);
@@ -49,8 +53,10 @@ void write_lp(const Model &model, std::ostream &out) {
   out << " obj:";
   std::vector<Term> objective;
   for (int i = 0; i < static_cast<int>(model.variables.size()); ++i)
-    if (model.variables[i].objective != 0) objective.push_back({i, model.variables[i].objective});
-  if (!model.variables.empty()) write_terms(out, model, objective);
+    if (model.variables[i].objective != 0)
+      objective.push_back({i, model.variables[i].objective});
+  if (!model.variables.empty())
+    write_terms(out, model, objective);
   out << "\nSubject To\n";
   for (const Constraint &constraint : model.constraints) {
     out << ' ' << constraint.name << ':';
@@ -61,11 +67,14 @@ void write_lp(const Model &model, std::ostream &out) {
     out << ' ' << relation << ' ' << fmt::format("{}", constraint.rhs) << '\n';
   }
   out << "Bounds\n";
-  for (const Variable &variable : model.variables) write_bound(out, variable);
+  for (const Variable &variable : model.variables)
+    write_bound(out, variable);
   bool any_integer = false;
   for (const Variable &variable : model.variables) {
-    if (variable.kind != VariableKind::integer) continue;
-    if (!any_integer) out << "Generals\n";
+    if (variable.kind != VariableKind::integer)
+      continue;
+    if (!any_integer)
+      out << "Generals\n";
     any_integer = true;
     out << ' ' << variable.name << '\n';
   }

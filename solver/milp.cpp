@@ -1,8 +1,8 @@
 // Model building and validation shared by every backend and the LP writer.
 #include "solver/milp.h"
 
-#include "solver/check_model.h"
 #include "sim/error.h"
+#include "solver/check_model.h"
 
 #include <cmath>
 #include <string_view>
@@ -14,7 +14,8 @@ namespace ppsim::solver {
 int Model::add_variable(std::string name, double lower, double upper, VariableKind kind,
                         double objective) {
   const int index = static_cast<int>(variables.size());
-  if (name.empty()) name = "v" + std::to_string(index);
+  if (name.empty())
+    name = "v" + std::to_string(index);
   variables.push_back({std::move(name), lower, upper, kind, objective});
   return index;
 }
@@ -25,18 +26,24 @@ int Model::add_binary(std::string name, double objective) {
 
 int Model::add_constraint(std::string name, std::vector<Term> terms, Sense sense, double rhs) {
   const int index = static_cast<int>(constraints.size());
-  if (name.empty()) name = "c" + std::to_string(index);
+  if (name.empty())
+    name = "c" + std::to_string(index);
   constraints.push_back({std::move(name), std::move(terms), sense, rhs});
   return index;
 }
 
 const char *status_name(Status status) {
   switch (status) {
-  case Status::optimal: return "optimal";
-  case Status::feasible: return "feasible";
-  case Status::infeasible: return "infeasible";
-  case Status::unbounded: return "unbounded";
-  case Status::no_solution: return "no_solution";
+  case Status::optimal:
+    return "optimal";
+  case Status::feasible:
+    return "feasible";
+  case Status::infeasible:
+    return "infeasible";
+  case Status::unbounded:
+    return "unbounded";
+  case Status::no_solution:
+    return "no_solution";
   }
   return "unknown";
 }
@@ -45,11 +52,13 @@ namespace detail {
 namespace {
 
 bool is_valid_name(std::string_view name) {
-  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9'))
+    return false;
   for (const char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_';
-    if (!ok) return false;
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok)
+      return false;
   }
   return true;
 }
@@ -70,8 +79,8 @@ void check_model(const Model &model) {
   seen.reserve(model.variables.size());
   for (const Variable &variable : model.variables) {
     check_name("variable", variable.name, seen);
-    if (std::isnan(variable.lower) || std::isnan(variable.upper) ||
-        variable.lower == infinity || variable.upper == -infinity)
+    if (std::isnan(variable.lower) || std::isnan(variable.upper) || variable.lower == infinity ||
+        variable.upper == -infinity)
       throw Error("variable '" + variable.name + "' has an invalid bound");
     if (variable.lower > variable.upper)
       throw Error("variable '" + variable.name + "' has lower bound above its upper bound");

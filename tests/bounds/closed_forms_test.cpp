@@ -29,10 +29,11 @@ TEST_CASE("closed forms equal simulated makespans wherever they claim validity")
         scenario = ppsim::build_scenario(input, info);
         schedule = ppsim::generate_schedule(info, scenario, {});
       } catch (const ppsim::Error &) {
-        continue;  // outside the generator's range (m < 2p for DualPipeV, ...)
+        continue; // outside the generator's range (m < 2p for DualPipeV, ...)
       }
       const std::optional<Ticks> form = ppsim::closed_form_makespan(scenario, info.name);
-      if (!form) continue;
+      if (!form)
+        continue;
       CAPTURE(info.name);
       CAPTURE(p);
       CAPTURE(m);

@@ -43,7 +43,8 @@ void check_sandwich(const ppsim::ScenarioInput &input, const ppsim::Scenario &sc
   const ppsim::BoundsReport report = ppsim::compute_bounds(scenario, {form, "", 0});
   for (const ppsim::NamedBound &bound : report.lower_bounds) {
     CAPTURE(bound.name);
-    if (bound.bounds_makespan) CHECK(bound.value <= result.makespan);
+    if (bound.bounds_makespan)
+      CHECK(bound.value <= result.makespan);
   }
   for (const ppsim::ScheduleInfo &info : ppsim::schedule_registry()) {
     if (info.split_backward != (form == BackwardForm::split) ||
@@ -56,7 +57,8 @@ void check_sandwich(const ppsim::ScenarioInput &input, const ppsim::Scenario &sc
       continue;
     }
     CAPTURE(info.name);
-    if (run.simulation.metrics.feasible) CHECK(result.makespan <= run.simulation.metrics.makespan);
+    if (run.simulation.metrics.feasible)
+      CHECK(result.makespan <= run.simulation.metrics.makespan);
   }
   check_replay(scenario, result);
 }
@@ -70,7 +72,8 @@ TEST_CASE("K = 1 oracles: the optimum meets LB2 on p = 2 (oracles.md 8)") {
     ppsim::ScenarioInput input = uniform_input(2, 4, {1, 1}, {backward, 1}, {0, 1});
     input.cap_activations = 1.0;
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
-    const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
+    const ppsim::ExactResult result =
+        ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
     CHECK(result.proven_optimal);
     CHECK(result.method == "ilp");
     CHECK(result.makespan == Ticks{lb2});
@@ -95,10 +98,12 @@ TEST_CASE("random tiny instances: LB <= OPT <= every feasible schedule") {
       input.forward.push_back({cost(random), 1});
       input.backward_input.push_back({cost(random), 1});
     }
-    if (trial % 3 != 2) input.cap_activations = static_cast<double>(1 + trial % 2);
+    if (trial % 3 != 2)
+      input.cap_activations = static_cast<double>(1 + trial % 2);
     CAPTURE(trial);
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
-    const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
+    const ppsim::ExactResult result =
+        ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
     check_sandwich(input, scenario, BackwardForm::fused, result);
   }
 }
@@ -108,11 +113,11 @@ TEST_CASE("K >= m: the best lower bound is the optimum") {
   std::uniform_int_distribution<int> cost(1, 3);
   for (int trial = 0; trial < 4; ++trial) {
     const int p = 2 + trial % 2, m = 2 + trial % 3;
-    ppsim::ScenarioInput input =
-        uniform_input(p, m, {cost(random), 1}, {cost(random), 1}, {0, 1});
+    ppsim::ScenarioInput input = uniform_input(p, m, {cost(random), 1}, {cost(random), 1}, {0, 1});
     input.cap_activations = static_cast<double>(m);
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
-    const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
+    const ppsim::ExactResult result =
+        ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
     CAPTURE(trial);
     CHECK(result.makespan == ppsim::compute_bounds(scenario, {}).best_lower_bound);
     check_sandwich(input, scenario, BackwardForm::fused, result);
@@ -122,7 +127,8 @@ TEST_CASE("K >= m: the best lower bound is the optimum") {
 TEST_CASE("split backward: LB3 <= OPT <= ZB schedules") {
   ppsim::ScenarioInput input = uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1});
   const ppsim::Scenario scenario = scenario_for(input, "zb-h1");
-  const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::split, always_solve());
+  const ppsim::ExactResult result =
+      ppsim::exact_optimum(scenario, BackwardForm::split, always_solve());
   // (p-1)F + m(F+B+W) = 1 + 9 = 10 (bounds.md 5) is attained here.
   CHECK(result.makespan == Ticks{10});
   check_sandwich(input, scenario, BackwardForm::split, result);
@@ -143,9 +149,10 @@ TEST_CASE("size guard and errors") {
   input.cap_activations = 1.0;
   ppsim::ExactOptions options;
   options.max_start_variables = 100;
-  CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::fused, options),
-                    "instance too large for the exact optimum: 246 start-time variables (p = 3, "
-                    "m = 4, horizon 13 ticks), the limit is 100; use smaller p, m or coarser costs");
+  CHECK_THROWS_WITH(
+      ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::fused, options),
+      "instance too large for the exact optimum: 246 start-time variables (p = 3, "
+      "m = 4, horizon 13 ticks), the limit is 100; use smaller p, m or coarser costs");
   input.cap_activations = 0.5;
   CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::fused),
                     "no schedule fits the memory cap: it is below one activation of some stage");

@@ -17,19 +17,19 @@
 using ppsim::testing::uniform_input;
 
 TEST_CASE("the predictor equals the simulated peak on periodic registered schedules") {
-  const std::set<std::string> periodic{"1f1b",  "1f1b-split",  "zb-h1",    "zb-h2",
-                                       "zb-1p", "zb-2p",       "zb-v",     "zb-v-greedy",
-                                       "v-auto", "v-half",      "dualpipe", "dualpipev",
-                                       "allremat-1f1b"};
+  const std::set<std::string> periodic{"1f1b",     "1f1b-split", "zb-h1",        "zb-h2",  "zb-1p",
+                                       "zb-2p",    "zb-v",       "zb-v-greedy",  "v-auto", "v-half",
+                                       "dualpipe", "dualpipev",  "allremat-1f1b"};
   int checked = 0;
   for (const ppsim::ScheduleInfo &info : ppsim::schedule_registry()) {
-    if (periodic.count(info.name) == 0) continue;
+    if (periodic.count(info.name) == 0)
+      continue;
     for (const int p : {2, 3, 4}) {
       ppsim::testing::Run run;
       try {
         run = ppsim::testing::run_schedule(info.name, uniform_input(p, 32, {1, 1}, {1, 1}, {1, 1}));
       } catch (const ppsim::Error &) {
-        continue;  // outside the generator's range (odd p for DualPipe)
+        continue; // outside the generator's range (odd p for DualPipe)
       }
       const ppsim::MemoryPrediction prediction =
           ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.result);
@@ -37,14 +37,15 @@ TEST_CASE("the predictor equals the simulated peak on periodic registered schedu
       CAPTURE(p);
       CHECK(prediction.reference_microbatch == run.scenario.microbatches / 2);
       for (int g = 0; g < p; ++g) {
-        const double simulated = run.simulation.metrics.devices[static_cast<std::size_t>(g)].peak_activations;
+        const double simulated =
+            run.simulation.metrics.devices[static_cast<std::size_t>(g)].peak_activations;
         CHECK(prediction.predicted_peak[static_cast<std::size_t>(g)] == simulated);
         CHECK(prediction.lifespan_bound[static_cast<std::size_t>(g)] >= simulated);
       }
       ++checked;
     }
   }
-  CHECK(checked >= 9);  // at least 1f1b, 1f1b-split and zb-h1 at three sizes
+  CHECK(checked >= 9); // at least 1f1b, 1f1b-split and zb-h1 at three sizes
 }
 
 TEST_CASE("1F1B: period F + Bf and lifespan bound p - i (bounds.md 6)") {
@@ -72,6 +73,7 @@ TEST_CASE("ZB-V: two chunks that do not peak together make the ceiling sum loose
 TEST_CASE("predictor errors") {
   const ppsim::testing::Run one =
       ppsim::testing::run_schedule("1f1b", uniform_input(2, 1, {1, 1}, {1, 1}, {1, 1}));
-  CHECK_THROWS_WITH(ppsim::predict_peak_activations(one.scenario, one.schedule, one.simulation.result),
-                    "the lifespan predictor needs at least 2 microbatches to measure a period");
+  CHECK_THROWS_WITH(
+      ppsim::predict_peak_activations(one.scenario, one.schedule, one.simulation.result),
+      "the lifespan predictor needs at least 2 microbatches to measure a period");
 }

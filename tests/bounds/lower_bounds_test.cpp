@@ -33,7 +33,7 @@ TEST_CASE("LB2 oracle table (oracles.md 8)") {
   // [x(p-i)(F+Bf) + (m-x)(r+Bf)]/K)), r = F, c = 0, single wave.
   struct Row {
     int p, m, f, b;
-    int by_cap[5];  // K = 1, 2, 3, 4, K >= p (no cap)
+    int by_cap[5]; // K = 1, 2, 3, 4, K >= p (no cap)
   };
   const Row rows[] = {
       {2, 2, 1, 1, {6, 6, 6, 6, 6}},       {2, 4, 1, 1, {11, 10, 10, 10, 10}},
@@ -93,8 +93,8 @@ TEST_CASE("LB3 check: ZB-H2 attains (p-1)F + m(F+B+W) (oracles.md 2)") {
   CHECK(report.find("LB1") == Ticks{22});
   CHECK(report.find("span_LB") == Ticks{24});
   CHECK(report.closed_form == Ticks{27});
-  const ppsim::Simulation simulation =
-      ppsim::simulate(scenario, ppsim::generate_schedule(ppsim::find_schedule("zb-h2"), scenario, {}));
+  const ppsim::Simulation simulation = ppsim::simulate(
+      scenario, ppsim::generate_schedule(ppsim::find_schedule("zb-h2"), scenario, {}));
   CHECK(simulation.metrics.makespan == report.best_lower_bound);
   CHECK(simulation.metrics.max_span == *report.find("span_LB"));
 }
@@ -152,7 +152,8 @@ TEST_CASE("memory_time_relaxed is at most the integer minimum and matches the LP
       for (int b = 0; b <= 100 * m; b += 1) {
         const double v = value(a / 100.0, b / 100.0);
         best_grid = std::min(best_grid, v);
-        if (a % 100 == 0 && b % 100 == 0) best_integer = std::min(best_integer, v);
+        if (a % 100 == 0 && b % 100 == 0)
+          best_integer = std::min(best_integer, v);
       }
     }
     const double relaxed = ppsim::memory_time_relaxed(m, stages, cap);

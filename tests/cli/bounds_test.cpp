@@ -21,8 +21,8 @@ Output run(int (*handler)(const ppsim::cli::Args &, std::ostream &, std::ostream
   return {code, out.str(), err.str()};
 }
 
-const ppsim::cli::Args kOracle{"-p", "2", "-m", "4", "--F", "1", "--B", "1", "--W", "0",
-                               "--K", "1", "--schedule", "allremat-1f1b"};
+const ppsim::cli::Args kOracle{"-p", "2",   "-m", "4",   "--F", "1",          "--B",
+                               "1",  "--W", "0",  "--K", "1",   "--schedule", "allremat-1f1b"};
 
 } // namespace
 
@@ -50,9 +50,8 @@ TEST_CASE("bounds text output") {
 }
 
 TEST_CASE("bounds for a split schedule list LB3 and --predict-memory compares peaks") {
-  const Output output = run(ppsim::cli::run_bounds,
-                            {"-p", "4", "-m", "16", "--schedule", "zb-h1", "--predict-memory",
-                             "--format", "json"});
+  const Output output = run(ppsim::cli::run_bounds, {"-p", "4", "-m", "16", "--schedule", "zb-h1",
+                                                     "--predict-memory", "--format", "json"});
   CHECK(output.code == 0);
   // ZB-H1, F = B = W = 1: LB3 = (p-1)F + m(F+B+W) = 51, closed form m(F+B+W) + (p-1)(F+B-W) = 51.
   CHECK(output.out.find("\"LB3\": 51") != std::string::npos);
@@ -81,10 +80,12 @@ TEST_CASE("optimal finds the K = 1 optimum and prints the orders") {
 }
 
 TEST_CASE("optimal refuses instances past the size guard") {
-  const Output output = run(ppsim::cli::run_optimal, {"-p", "3", "-m", "4", "--F", "1", "--B", "1",
-                                                      "--W", "0", "--K", "1", "--max-variables", "100"});
+  const Output output =
+      run(ppsim::cli::run_optimal, {"-p", "3", "-m", "4", "--F", "1", "--B", "1", "--W", "0", "--K",
+                                    "1", "--max-variables", "100"});
   CHECK(output.code == 1);
-  CHECK(output.err == "ppsim: error: instance too large for the exact optimum: 246 start-time "
-                      "variables (p = 3, m = 4, horizon 13 ticks), the limit is 100; use smaller p, "
-                      "m or coarser costs\n");
+  CHECK(output.err ==
+        "ppsim: error: instance too large for the exact optimum: 246 start-time "
+        "variables (p = 3, m = 4, horizon 13 ticks), the limit is 100; use smaller p, "
+        "m or coarser costs\n");
 }

@@ -105,7 +105,8 @@ TEST_CASE("the time limit is honoured on a hard market-split instance") {
   std::uniform_int_distribution<int> coefficient(0, 99);
   solver::Model model;
   const int rows = 6, columns = 50;
-  for (int j = 0; j < columns; ++j) model.add_binary("x_" + std::to_string(j));
+  for (int j = 0; j < columns; ++j)
+    model.add_binary("x_" + std::to_string(j));
   for (int i = 0; i < rows; ++i) {
     std::vector<solver::Term> terms;
     double sum = 0;
@@ -126,7 +127,8 @@ TEST_CASE("the time limit is honoured on a hard market-split instance") {
   CHECK(result.seconds < 3.0);
   CHECK(result.status != Status::optimal);
   CHECK(result.status != Status::infeasible);
-  if (result.has_solution()) CHECK(result.best_bound <= result.objective);
+  if (result.has_solution())
+    CHECK(result.best_bound <= result.objective);
 }
 
 TEST_CASE("a relative gap stops early with a solution within the gap") {
@@ -148,6 +150,5 @@ TEST_CASE("a relative gap stops early with a solution within the gap") {
 TEST_CASE("malformed models are rejected before solving") {
   solver::Model model;
   model.add_variable("x", 2, 1, VariableKind::continuous);
-  CHECK_THROWS_WITH(solver::solve(model, {}),
-                    "variable 'x' has lower bound above its upper bound");
+  CHECK_THROWS_WITH(solver::solve(model, {}), "variable 'x' has lower bound above its upper bound");
 }

@@ -13,8 +13,8 @@ TEST_CASE("write_lp prints objective, rows, non-default bounds and integers") {
   solver::Model model;
   const int x = model.add_variable("x_0_1", 0, 4, VariableKind::integer, 3);
   const int y = model.add_binary("y", -2.5);
-  const int t = model.add_variable("Tmax", -solver::infinity, solver::infinity,
-                                   VariableKind::continuous, 0);
+  const int t =
+      model.add_variable("Tmax", -solver::infinity, solver::infinity, VariableKind::continuous, 0);
   const int z = model.add_variable("z", 1.5, solver::infinity, VariableKind::continuous);
   const int f = model.add_variable("f", 2, 2, VariableKind::continuous);
   model.add_constraint("cap", {{x, 1}, {y, -2}, {t, 0.125}}, Sense::less_equal, 5);
