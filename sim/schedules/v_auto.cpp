@@ -5,9 +5,11 @@
 // zerobubble/scheduler/v_auto_schedule.py (schedule, schedule_by_building_block).
 #include "sim/schedules/v_auto.h"
 
+#include "sim/schedules/v_grid.h"
+
+#include "sim/assert.h"
 #include "sim/error.h"
 #include "sim/schedules/families.h"
-#include "sim/schedules/op_lists.h"
 
 #include <algorithm>
 #include <array>
@@ -22,147 +24,9 @@
 namespace ppsim::schedules {
 namespace {
 
+using namespace ppsim::schedules::detail;
+
 constexpr int kPeriod = 6;  ///< slots of a building block
-/// Letters of the grid (spec 10/11): F = Fa, f = Fb, B = Bb, b = Ba, W = W(b), w = W(a).
-enum Letter : std::int8_t { kEmpty = -1, kF = 0, kf = 1, kB = 2, kb = 3, kW = 4, kw = 5 };
-constexpr int kLetters = 6;
-
-bool is_forward(int letter) { return letter == kF || letter == kf; }
-bool is_weight(int letter) { return letter == kW || letter == kw; }
-/// F, B, W are scanned devices ascending, f, b, w descending (the direction they flow).
-bool flows_down(int letter) { return letter % 2 == 0; }
-
-/// p rows of cells; a cell holds a letter or kEmpty.
-struct Grid {
-  int rows = 0;
-  int width = 0;
-  std::vector<std::int8_t> cells;
-
-  Grid(int p, int columns) : rows(p), width(columns), cells(static_cast<std::size_t>(p) * static_cast<std::size_t>(columns), kEmpty) {}
-  std::int8_t &at(int i, int j) { return cells[static_cast<std::size_t>(i) * static_cast<std::size_t>(width) + static_cast<std::size_t>(j)]; }
-  [[nodiscard]] std::int8_t at(int i, int j) const { return cells[static_cast<std::size_t>(i) * static_cast<std::size_t>(width) + static_cast<std::size_t>(j)]; }
-  void resize(int columns) {
-    Grid wider(rows, columns);
-    for (int i = 0; i < rows; ++i) {
-      for (int j = 0; j < std::min(width, columns); ++j) wider.at(i, j) = at(i, j);
-    }
-    *this = std::move(wider);
-  }
-};
-
-/// Per device and letter: duration and latency of the letter's cross-device input.
-struct LetterCosts {
-  std::vector<std::array<std::int64_t, kLetters>> duration;
-  std::vector<std::array<std::int64_t, kLetters>> latency;
-};
-
-LetterCosts unit_costs(int p) {
-  LetterCosts costs;
-  costs.duration.assign(static_cast<std::size_t>(p), {1, 1, 1, 1, 1, 1});
-  costs.latency.assign(static_cast<std::size_t>(p), {0, 0, 0, 0, 0, 0});
-  return costs;
-}
-
-/// The stage a letter of device i works on: F, b, w on a = i; f, B, W on b = 2p-1-i.
-int letter_stage(int letter, int device, int p) {
-  return (letter == kF || letter == kb || letter == kw) ? device : 2 * p - 1 - device;
-}
-
-LetterCosts scenario_costs(const Scenario &scenario) {
-  const int p = scenario.devices;
-  LetterCosts costs = unit_costs(p);
-  auto boundary = [&](int s) {
-    return s >= 0 && s + 1 < scenario.stage_count() ? scenario.boundary_transfer[static_cast<std::size_t>(s)].count() : 0;
-  };
-  for (int i = 0; i < p; ++i) {
-    for (int letter = 0; letter < kLetters; ++letter) {
-      const int s = letter_stage(letter, i, p);
-      const StageCosts &c = scenario.stage_costs[static_cast<std::size_t>(s)];
-      costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)] =
-          is_forward(letter) ? c.forward.count() : is_weight(letter) ? c.backward_weight.count() : c.backward_input.count();
-    }
-    const int a = i, b = 2 * p - 1 - i;
-    // F from a-1, f from b-1, B from b+1 (boundary b), b from a+1 (boundary a).
-    costs.latency[static_cast<std::size_t>(i)] = {boundary(a - 1), boundary(b - 1), boundary(b), boundary(a), 0, 0};
-  }
-  return costs;
-}
-
-/// ASAP list schedule of the grid's order (spec 11 step 5): columns left to right, in each
-/// column F, B, W devices ascending then f, b, w descending; a cell starts after its device's
-/// previous cell and the same letter and microbatch on the neighbour it flows from (at the
-/// turns, the preceding letter on this device). Returns false when a dependency is missing or a
-/// letter occurs more than m times (the block is then rejected).
-struct Timing {
-  std::vector<std::int64_t> start;  ///< per cell, grid layout
-  std::vector<std::int64_t> end;
-  std::vector<std::int64_t> device_free;
-};
-
-bool asap(const Grid &grid, int m, const LetterCosts &costs, Timing &timing) {
-  const int p = grid.rows;
-  timing.start.assign(grid.cells.size(), -1);
-  timing.end.assign(grid.cells.size(), -1);
-  timing.device_free.assign(static_cast<std::size_t>(p), 0);
-  std::vector<int> count(static_cast<std::size_t>(p) * kLetters, 0);
-  // end_of[(letter * m + mb) * p + i]
-  std::vector<std::int64_t> end_of(static_cast<std::size_t>(kLetters) * static_cast<std::size_t>(m) * static_cast<std::size_t>(p), -1);
-  auto key = [&](int letter, int mb, int i) {
-    return (static_cast<std::size_t>(letter) * static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)) * static_cast<std::size_t>(p) + static_cast<std::size_t>(i);
-  };
-  for (int j = 0; j < grid.width; ++j) {
-    for (int direction = 0; direction < 2; ++direction) {
-      for (int step = 0; step < p; ++step) {
-        const int i = direction == 0 ? step : p - 1 - step;
-        const int letter = grid.at(i, j);
-        if (letter == kEmpty || flows_down(letter) != (direction == 0)) continue;
-        int &k = count[static_cast<std::size_t>(i) * kLetters + static_cast<std::size_t>(letter)];
-        if (k >= m) return false;
-        std::int64_t ready = timing.device_free[static_cast<std::size_t>(i)];
-        int from = -1, turn = -1;
-        if (letter == kF || letter == kB) {
-          if (i > 0) from = i - 1; else if (letter == kB) turn = kf;
-        } else if (letter == kf || letter == kb) {
-          if (i + 1 < p) from = i + 1; else turn = letter - 1;
-        }
-        if (from >= 0) {
-          const std::int64_t dependency = end_of[key(letter, k, from)];
-          if (dependency < 0) return false;
-          ready = std::max(ready, dependency + costs.latency[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)]);
-        }
-        if (turn >= 0) {
-          const std::int64_t dependency = end_of[key(turn, k, i)];
-          if (dependency < 0) return false;
-          ready = std::max(ready, dependency);
-        }
-        const std::int64_t finish = ready + costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)];
-        const std::size_t cell = static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j);
-        timing.start[cell] = ready;
-        timing.end[cell] = finish;
-        end_of[key(letter, k, i)] = finish;
-        timing.device_free[static_cast<std::size_t>(i)] = finish;
-        ++k;
-      }
-    }
-  }
-  return true;
-}
-
-/// Squeeze: re-lay the grid at its unit-time ASAP columns (order preserved).
-std::optional<Grid> squeeze(const Grid &grid, int m) {
-  Timing timing;
-  if (!asap(grid, m, unit_costs(grid.rows), timing)) return std::nullopt;
-  const std::int64_t width = *std::max_element(timing.device_free.begin(), timing.device_free.end());
-  Grid squeezed(grid.rows, static_cast<int>(width));
-  for (int i = 0; i < grid.rows; ++i) {
-    for (int j = 0; j < grid.width; ++j) {
-      const std::int64_t start = timing.start[static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j)];
-      if (start >= 0) squeezed.at(i, static_cast<int>(start)) = grid.at(i, j);
-    }
-  }
-  return squeezed;
-}
-
 /// Peak of F/f minus W/w along each row (chunk activations, W frees the chunk).
 std::vector<int> row_peaks(const Grid &grid) {
   std::vector<int> peaks;
@@ -571,7 +435,7 @@ BlockOutcome schedule_block(const std::vector<std::array<int, kLetters>> &block,
   peak = max_peak(*squeezed);
   if (peak > reference_peak) return {std::nullopt, reference_peak};
   Timing timing;
-  if (!asap(*squeezed, m, unit_costs(p), timing)) return {std::nullopt, peak};
+  if (!time_grid(*squeezed, m, unit_letter_costs(p), timing)) return {std::nullopt, peak};
   return {std::move(squeezed), peak};
 }
 
@@ -600,8 +464,8 @@ struct PatternResult {
 };
 
 std::int64_t max_span(const Grid &grid, int m, const LetterCosts &costs, Timing &timing) {
-  const bool ok = asap(grid, m, costs, timing);
-  (void)ok;
+  const bool valid = time_grid(grid, m, costs, timing);  // the grid passed the unit timing
+  PPSIM_ASSERT(valid);
   std::int64_t span = 0;
   for (int i = 0; i < grid.rows; ++i) {
     std::int64_t first = -1, last = 0;
@@ -655,7 +519,7 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
   const int p = scenario.devices;
   const int m = scenario.microbatches;
   if (p < 2) throw Error("schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)");
-  const LetterCosts costs = scenario_costs(scenario);
+  const LetterCosts costs = scenario_letter_costs(scenario);
   const std::vector<std::array<int, kLetters>> patterns = starting_patterns();
   std::vector<PatternResult> results(patterns.size());
   std::atomic<std::size_t> next{0};
@@ -692,26 +556,9 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
   for (const auto &[peak, point] : frontier) out.frontier.push_back({peak, point.first, Ticks{point.second}});
   out.best_peak_chunks = best->best_peak;
   out.best_span = Ticks{best->best_span};
-  const Grid &grid = *best->best;
-  Timing timing;
-  max_span(grid, m, costs, timing);
-  constexpr std::array<OpKind, kLetters> kinds{OpKind::forward,        OpKind::forward,
-                                               OpKind::backward_input, OpKind::backward_input,
-                                               OpKind::backward_weight, OpKind::backward_weight};
-  out.best = empty_schedule(scenario);
-  out.best_end.resize(static_cast<std::size_t>(p));
-  for (int i = 0; i < p; ++i) {
-    std::array<int, kLetters> seen{};
-    for (int j = 0; j < grid.width; ++j) {
-      const int letter = grid.at(i, j);
-      if (letter == kEmpty) continue;
-      const int mb = seen[static_cast<std::size_t>(letter)]++;
-      out.best.device_ops[static_cast<std::size_t>(i)].push_back(
-          Op::make(kinds[static_cast<std::size_t>(letter)], letter_stage(letter, i, p), mb));
-      out.best_end[static_cast<std::size_t>(i)].push_back(
-          Ticks{timing.end[static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j)]});
-    }
-  }
+  TimedSchedule timed = timed_schedule(scenario, *best->best, m);
+  out.best = std::move(timed.schedule);
+  out.best_end = std::move(timed.end);
   return out;
 }
 

@@ -7,12 +7,13 @@
 #include "sim/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
-#include "sim/schedules/op_lists.h"
+#include "sim/schedules/v_grid.h"
 
 #include <algorithm>
 #include <array>
 #include <fmt/format.h>
-#include <tuple>
+#include <compare>
+#include <optional>
 
 namespace ppsim::schedules {
 namespace {
@@ -111,62 +112,32 @@ std::vector<Pass> passes_in_slot_order(const Slots &slots) {
   return passes;
 }
 
-/// Durations and latencies for the ASAP re-timing ("squeeze"): unit costs with c = 0 while
-/// building, the scenario's costs at the end.
-struct PassCosts {
-  std::vector<std::array<std::int64_t, 6>> duration;  ///< per device and type
-  std::vector<std::array<std::int64_t, 6>> latency;   ///< arrival delay of the type's input
-};
-
-PassCosts unit_costs(int p) {
-  PassCosts costs;
-  costs.duration.assign(static_cast<std::size_t>(p), {1, 1, 1, 1, 1, 1});
-  costs.latency.assign(static_cast<std::size_t>(p), {0, 0, 0, 0, 0, 0});
-  return costs;
+/// The slots as a grid (shared W's are letter W), for the squeeze of v_grid.h.
+detail::Grid to_grid(const Slots &slots) {
+  std::int64_t width = 0;
+  for (const DeviceSlots &device : slots) width = std::max(width, last_slot(device) + 1);
+  detail::Grid grid(static_cast<int>(slots.size()), static_cast<int>(width));
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    for (std::size_t type = 0; type < slots[i].size(); ++type) {
+      for (const std::int64_t slot : slots[i][type]) grid.at(static_cast<int>(i), static_cast<int>(slot)) = static_cast<std::int8_t>(type);
+    }
+  }
+  return grid;
 }
 
-PassCosts scenario_costs(const Scenario &scenario) {
-  const int p = scenario.devices;
-  PassCosts costs = unit_costs(p);
-  for (int i = 0; i < p; ++i) {
-    const int a = i, b = 2 * p - 1 - i;
-    const auto &ca = scenario.stage_costs[static_cast<std::size_t>(a)];
-    const auto &cb = scenario.stage_costs[static_cast<std::size_t>(b)];
-    costs.duration[static_cast<std::size_t>(i)] = {ca.forward.count(),         cb.forward.count(),
-                                                   cb.backward_input.count(),  ca.backward_input.count(),
-                                                   cb.backward_weight.count(), ca.backward_weight.count()};
-    auto boundary = [&](int s) { return s >= 0 && s + 1 < scenario.stage_count() ? scenario.boundary_transfer[static_cast<std::size_t>(s)].count() : 0; };
-    // Fa from stage a-1, Fb from b-1, Bb from b+1 (boundary b), Ba from a+1 (boundary a).
-    costs.latency[static_cast<std::size_t>(i)] = {boundary(a - 1), boundary(b - 1), boundary(b), boundary(a), 0, 0};
+/// Re-times the slots with unit costs and c = 0 (ASAP, "squeeze"): start times are the new slots.
+Slots squeeze(const Slots &slots, int m) {
+  const std::optional<detail::Grid> grid = detail::squeeze(to_grid(slots), m);
+  PPSIM_ASSERT(grid.has_value());
+  Slots squeezed(slots.size());
+  for (int i = 0; i < grid->rows; ++i) {
+    DeviceSlots &device = squeezed[static_cast<std::size_t>(i)];
+    device.resize(slots[static_cast<std::size_t>(i)].size());
+    for (int j = 0; j < grid->width; ++j) {
+      if (grid->at(i, j) != detail::kEmpty) device[static_cast<std::size_t>(grid->at(i, j))].push_back(j);
+    }
   }
-  return costs;
-}
-
-/// ASAP timing of the slot order (reference eager_execution_time): a pass starts after its
-/// device's previous pass, the same type of the same microbatch on the neighbour it flows from,
-/// the previous type of the same microbatch on this device (the turns), and returns the start
-/// and end of every pass, shaped like `slots`.
-std::pair<Slots, Slots> squeeze(const Slots &slots, const PassCosts &costs) {
-  const int p = static_cast<int>(slots.size());
-  Slots start = slots, end = slots;
-  std::vector<std::int64_t> device_free(static_cast<std::size_t>(p), 0);
-  auto end_of = [&](int i, int type, int mb) {
-    return end[static_cast<std::size_t>(i)][static_cast<std::size_t>(type)][static_cast<std::size_t>(mb)];
-  };
-  for (const Pass &pass : passes_in_slot_order(slots)) {
-    const auto i = static_cast<std::size_t>(pass.device);
-    const auto type = static_cast<std::size_t>(pass.type);
-    std::int64_t ready = device_free[i];
-    const int from = (pass.type == kFa || pass.type == kBb) ? pass.device - 1
-                     : (pass.type == kFb || pass.type == kBa) ? pass.device + 1 : -1;
-    if (from >= 0 && from < p) ready = std::max(ready, end_of(from, pass.type, pass.microbatch) + costs.latency[i][type]);
-    if (pass.type > kFa && pass.type < kWb) ready = std::max(ready, end_of(pass.device, pass.type - 1, pass.microbatch));
-    const std::int64_t finish = ready + costs.duration[i][type];
-    start[i][type][static_cast<std::size_t>(pass.microbatch)] = ready;
-    end[i][type][static_cast<std::size_t>(pass.microbatch)] = finish;
-    device_free[i] = finish;
-  }
-  return {std::move(start), std::move(end)};
+  return squeezed;
 }
 
 /// Step 4: move each pass outside the stable phase to the earliest free slot that keeps the
@@ -216,7 +187,7 @@ Slots reorder(Slots slots, bool consider_w) {
   if (!consider_w) {
     for (DeviceSlots &device : slots) place_w(device, false);
   }
-  return squeeze(slots, unit_costs(static_cast<int>(slots.size()))).first;
+  return squeeze(slots, m);
 }
 
 /// Step 1: slot of microbatch 0 of types 0..3 on device i; microbatch j adds 6j.
@@ -263,20 +234,7 @@ TimedSchedule v_family_timed(const Scenario &scenario, VPattern pattern) {
     place_w(device, true);
   }
   // Step 6: the device order is the slot order; time it with the real costs.
-  const auto timing = squeeze(r2, scenario_costs(scenario));
-  constexpr std::array<OpKind, 6> kinds{OpKind::forward,        OpKind::forward,
-                                        OpKind::backward_input, OpKind::backward_input,
-                                        OpKind::backward_weight, OpKind::backward_weight};
-  TimedSchedule timed;
-  timed.schedule = empty_schedule(scenario);
-  timed.end.resize(static_cast<std::size_t>(p));
-  for (const Pass &pass : passes_in_slot_order(r2)) {
-    const int stage = (pass.type == kFa || pass.type == kBa || pass.type == kWa) ? pass.device : 2 * p - 1 - pass.device;
-    const auto i = static_cast<std::size_t>(pass.device);
-    timed.schedule.device_ops[i].push_back(Op::make(kinds[static_cast<std::size_t>(pass.type)], stage, pass.microbatch));
-    timed.end[i].push_back(Ticks{timing.second[i][static_cast<std::size_t>(pass.type)][static_cast<std::size_t>(pass.microbatch)]});
-  }
-  return timed;
+  return detail::timed_schedule(scenario, to_grid(r2), m);
 }
 
 Schedule v_min(const Scenario &scenario, const GeneratorOptions & /*options*/) {
