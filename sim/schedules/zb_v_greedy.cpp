@@ -115,6 +115,17 @@ private:
     return end(from, type, mb) + comm_[static_cast<std::size_t>(boundary)];
   }
 
+  /// True when the next `type` node of device i exists and its input is placed (the turns
+  /// Fa -> Fb on device p-1, Fb -> Bb on device 0, Bb -> Ba on device p-1 are same-device).
+  [[nodiscard]] bool ready(int i, int type) const {
+    const int mb = count(i, type);
+    if (mb >= m_) return false;
+    const int from = source_device(i, type);
+    if (from >= 0) return placed(from, type, mb);
+    if (type == kFb || type == kBb || type == kBa) return count(i, type - 1) > mb;
+    return true;
+  }
+
   [[nodiscard]] std::int64_t max_stage_bubble(int i) const {
     if (approved_.empty()) return max_bubble_;
     return std::max(max_bubble_, max_approved_ - approved_[static_cast<std::size_t>(i)]);
@@ -199,21 +210,33 @@ private:
       }
       put(kFb, i);
     }
+    // With unequal per-stage costs (the reference assumes one F, B, W for all) a node's input
+    // may not be placed yet; such nodes wait for a later sweep or round.
     int type = kFa;
+    int idle_sweeps = 0;
     for (int i = 1; i < p_; ++i) {
       while (count(i, kFa) + count(i, kFb) < count(i - 1, kFa) + count(i - 1, kFb) ||
              (count(i, kFb) <= count(i - 1, kFb) && count(i - 1, kFb) < m_)) {
+        bool any = false;
         for (int j = p_ - 1; j >= i; --j) {
-          if (count(j, type) < m_) put(type, j);
+          if (!ready(j, type)) continue;
+          put(type, j);
+          any = true;
         }
         type = type == kFa ? kFb : kFa;
+        idle_sweeps = any ? 0 : idle_sweeps + 1;
+        if (idle_sweeps == 2) break;
       }
     }
   }
 
   void steady() {
     std::vector<int> choose_ba, choose_bb;
-    for (int round = 0; round < 2 * m_; ++round) {
+    // The reference runs 2m rounds, each putting one B per device; here rounds go on until every
+    // B is placed, which is the same whenever every chosen node is ready (uniform costs).
+    bool progress = true;
+    while (progress && !all_backwards_placed()) {
+      progress = false;
       for (int i = 0; i < p_; ++i) make_room(i, std::max(mem_[index(i, kBb)], mem_[index(i, kBa)]));
       choose_ba.clear();
       choose_bb.clear();
@@ -227,12 +250,16 @@ private:
         }
       }
       for (auto it = choose_ba.rbegin(); it != choose_ba.rend(); ++it) {
+        if (!ready(*it, kBa)) continue;
         fill_w(*it, kBa, true);
         put(kBa, *it);
+        progress = true;
       }
       for (const int i : choose_bb) {
+        if (!ready(i, kBb)) continue;
         fill_w(i, kBb, fill_b_);
         put(kBb, i);
+        progress = true;
       }
       for (int i = 0; i < p_; ++i) {
         if (count(i, kFb) >= m_) continue;
@@ -244,12 +271,21 @@ private:
         } else if (count(i, kFa) < m_ && (i == 0 || placed(i - 1, kFa, count(i, kFa)))) {
           type = kFa;
         }
-        if (type < 0) continue;
+        if (type < 0 || !ready(i, type)) continue;
         make_room(i, mem_[index(i, type)]);
         fill_w(i, type, fill_f_);
         put(type, i);
+        progress = true;
       }
     }
+    PPSIM_ASSERT(all_backwards_placed());
+  }
+
+  [[nodiscard]] bool all_backwards_placed() const {
+    for (int i = 0; i < p_; ++i) {
+      if (count(i, kBa) < m_ || count(i, kBb) < m_) return false;
+    }
+    return true;
   }
 
   void run() {

@@ -83,3 +83,29 @@ TEST_CASE("zb-v-greedy rejects v != 2 and caps below one forward") {
                        "room for the next op",
                        Error);
 }
+
+TEST_CASE("zb-v-greedy with unequal per-stage costs still places every node after its input") {
+  // The reference assumes one F, B, W for every stage; here a node whose input is not placed
+  // yet waits for a later round instead of reading an unset time.
+  std::mt19937 random(1893960161);
+  std::uniform_int_distribution<int> cost(1, 6);
+  for (const int p : {2, 3, 4, 5}) {
+    for (const int m : {2 * p, 2 * p + 3, 3 * p + 2}) {
+      ScenarioInput input = uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}, {cost(random) % 2, 2});
+      input.forward.clear();
+      input.backward_input.clear();
+      input.backward_weight.clear();
+      for (int s = 0; s < 2 * p; ++s) {
+        input.forward.push_back({cost(random), 3});
+        input.backward_input.push_back({cost(random), 3});
+        input.backward_weight.push_back({cost(random), 3});
+      }
+      const Scenario scenario = v_scenario(input);
+      CAPTURE(p);
+      CAPTURE(m);
+      const schedules::TimedSchedule timed = schedules::zb_v_greedy_timed(scenario, p);
+      CHECK(timed.schedule.op_count() == static_cast<std::size_t>(6 * p * m));
+      CHECK(testing::engine_ends(scenario, timed.schedule) == timed.end);
+    }
+  }
+}
