@@ -434,8 +434,6 @@ BlockOutcome schedule_block(const std::vector<std::array<int, kLetters>> &block,
   if (!relabel_w(*squeezed, m)) return {std::nullopt, peak};
   peak = max_peak(*squeezed);
   if (peak > reference_peak) return {std::nullopt, reference_peak};
-  Timing timing;
-  if (!time_grid(*squeezed, m, unit_letter_costs(p), timing)) return {std::nullopt, peak};
   return {std::move(squeezed), peak};
 }
 
@@ -463,14 +461,15 @@ struct PatternResult {
   int best_peak = 0;
 };
 
-std::int64_t max_span(const Grid &grid, int m, const LetterCosts &costs, Timing &timing) {
-  const bool valid = time_grid(grid, m, costs, timing);  // the grid passed the unit timing
-  PPSIM_ASSERT(valid);
+/// Max over devices of last end - first start under `costs`; nullopt when the grid's order
+/// misses a dependency (the reference's check_correctness; the timing checks the same order).
+std::optional<std::int64_t> max_span(const Grid &grid, int m, const LetterCosts &costs, Timing &timing) {
+  if (!time_grid(grid, m, costs, timing)) return std::nullopt;
   std::int64_t span = 0;
   for (int i = 0; i < grid.rows; ++i) {
     std::int64_t first = -1, last = 0;
     for (int j = 0; j < grid.width; ++j) {
-      const std::size_t cell = static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j);
+      const std::size_t cell = grid.index(i, j);
       if (timing.start[cell] < 0) continue;
       if (first < 0) first = timing.start[cell];
       last = timing.end[cell];
@@ -492,7 +491,9 @@ PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, in
         // The reference stops this offset pair at the first block over the limit.
         if (outcome.peak > 2 * p || outcome.peak > limit) break;
         if (!outcome.grid) continue;
-        const std::int64_t span = max_span(*outcome.grid, m, costs, timing);
+        const std::optional<std::int64_t> timed_span = max_span(*outcome.grid, m, costs, timing);
+        if (!timed_span) continue;
+        const std::int64_t span = *timed_span;
         const int bubble = max_bubble(*outcome.grid);
         auto [entry, inserted] = result.frontier.try_emplace(outcome.peak, bubble, span);
         if (!inserted) {
