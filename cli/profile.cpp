@@ -6,6 +6,7 @@
 
 #include "profiler/cost_model.h"
 #include "profiler/driver_probe.h"
+#include "profiler/gpu_profile.h"
 #include "sim/error.h"
 #include "sim/io/cost_file.h"
 
@@ -41,7 +42,8 @@ po::options_description profile_options() {
       ("timer", po::value<std::string>()->default_value("cupti"), "cupti or cuda-events")
       ("mode", po::value<std::string>()->default_value("isolated"), "isolated or sequence")
       ("cupti-path", po::value<std::string>()->value_name("PATH"), "libcupti to try after libcupti.so.13 and libcupti.so")
-      ("driver-library", po::value<std::string>()->default_value("libcuda.so.1")->value_name("PATH"), "CUDA driver library to probe");
+      ("driver-library", po::value<std::string>()->default_value("libcuda.so.1")->value_name("PATH"), "CUDA driver library to probe")
+      ("gpu-module", po::value<std::string>()->value_name("PATH"), "the GPU workload module (default: the one built with ppsim)");
   po::options_description analytic("analytic model");
   analytic.add_options()
       ("analytic", "write the analytic cost model; needs no GPU")
@@ -130,6 +132,19 @@ bool json_format(const po::variables_map &values) {
   return path.size() >= 5 && path.substr(path.size() - 5) == ".json";
 }
 
+int write_output(const po::variables_map &values, const CostFile &file, bool json, std::ostream &out,
+                 const char *kind) {
+  const std::string text = json ? write_cost_json(file) : write_cost_csv(file);
+  if (values.count("output")) {
+    const std::string path = values["output"].as<std::string>();
+    write_file_atomically(path, text);
+    out << fmt::format("ppsim: wrote {} {} layer rows to {}\n", file.rows.size(), kind, path);
+  } else {
+    out << text;
+  }
+  return kOk;
+}
+
 } // namespace
 
 int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
@@ -157,23 +172,28 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
                          probe.problem);
     } else {
       profiler::require_gpu(probe);
-      throw Error("measuring on the GPU is not available in this build of ppsim (the CUDA "
-                  "workload is not compiled in); use --analytic for the analytic cost model");
+      profiler::GpuProfileRequest request;
+      request.shape = shape;
+      request.layers = layers;
+      request.reps = values["reps"].as<int>();
+      request.warmup = values["warmup"].as<int>();
+      request.mode = values["mode"].as<std::string>();
+      if (values.count("cupti-path")) request.cupti_path = values["cupti-path"].as<std::string>();
+      request.device = device;
+      const std::string module = values.count("gpu-module") ? values["gpu-module"].as<std::string>()
+                                                            : profiler::default_gpu_module_path();
+      CostFile measured = profiler::run_gpu_profile(module, request);
+      for (const std::string &warning : measured.metadata.warnings) {
+        err << fmt::format("ppsim: warning: {}\n", warning);
+      }
+      return write_output(values, measured, json, out, "measured");
     }
   }
 
   CostFile file = profiler::analytic_cost_file(shape, layers, device);
   file.metadata.dtype = values["dtype"].as<std::string>();
   file.metadata.mode = values["mode"].as<std::string>();
-  const std::string text = json ? write_cost_json(file) : write_cost_csv(file);
-  if (values.count("output")) {
-    const std::string path = values["output"].as<std::string>();
-    write_file_atomically(path, text);
-    out << fmt::format("ppsim: wrote {} analytic layer rows to {}\n", layers, path);
-  } else {
-    out << text;
-  }
-  return kOk;
+  return write_output(values, file, json, out, "analytic");
 }
 
 } // namespace ppsim::cli

@@ -132,6 +132,20 @@ __global__ void causal_softmax_backward_kernel(const T *p, const T *dp, float *d
   }
 }
 
+__global__ void float_to_bf16_kernel(const float *in, __nv_bfloat16 *out, long long count) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    out[i] = __float2bfloat16(in[i]);
+  }
+}
+
+__global__ void add_inplace_kernel(__nv_bfloat16 *out, const __nv_bfloat16 *in, long long count) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    out[i] = __float2bfloat16(__bfloat162float(out[i]) + __bfloat162float(in[i]));
+  }
+}
+
 int grid_for(long long count) {
   const long long blocks = (count + kThreads - 1) / kThreads;
   return static_cast<int>(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
@@ -177,6 +191,16 @@ template <typename T>
 cudaError_t causal_softmax_backward(const T *p, const T *dp, float *ds, int matrices, int seq,
                                     float scale, cudaStream_t stream) {
   causal_softmax_backward_kernel<<<matrices * seq, kThreads, 0, stream>>>(p, dp, ds, seq, scale);
+  return cudaGetLastError();
+}
+
+cudaError_t add_inplace(__nv_bfloat16 *out, const __nv_bfloat16 *in, long long count, cudaStream_t stream) {
+  add_inplace_kernel<<<grid_for(count), kThreads, 0, stream>>>(out, in, count);
+  return cudaGetLastError();
+}
+
+cudaError_t float_to_bf16(const float *in, __nv_bfloat16 *out, long long count, cudaStream_t stream) {
+  float_to_bf16_kernel<<<grid_for(count), kThreads, 0, stream>>>(in, out, count);
   return cudaGetLastError();
 }
 

@@ -31,4 +31,9 @@ template <typename T>
 cudaError_t causal_softmax_backward(const T *p, const T *dp, float *ds, int matrices, int seq,
                                     float scale, cudaStream_t stream);
 
+/// out[i] += in[i] (residual gradients).
+cudaError_t add_inplace(__nv_bfloat16 *out, const __nv_bfloat16 *in, long long count, cudaStream_t stream);
+/// out[i] = bf16(in[i]) (the softmax gradient feeds bf16 matmuls).
+cudaError_t float_to_bf16(const float *in, __nv_bfloat16 *out, long long count, cudaStream_t stream);
+
 } // namespace ppsim::profiler::gpu

@@ -1,0 +1,37 @@
+#include "profiler/gpu_profile.h"
+
+#include "profiler/shared_library.h"
+#include "sim/error.h"
+
+#include <fmt/format.h>
+
+namespace ppsim::profiler {
+
+std::string default_gpu_module_path() {
+#ifdef PPSIM_GPU_MODULE_PATH
+  return PPSIM_GPU_MODULE_PATH;
+#else
+  return "";
+#endif
+}
+
+CostFile run_gpu_profile(const std::string &module_path, const GpuProfileRequest &request) {
+  if (module_path.empty()) {
+    throw Error("measuring on the GPU is not available in this build of ppsim (built without "
+                "nvcc); use --analytic for the analytic cost model");
+  }
+  std::string why;
+  // The CUDA libraries it pulls in must stay loaded until exit (their atexit handlers).
+  const auto module = SharedLibrary::open(module_path, why, /*keep_loaded=*/true);
+  if (!module) throw Error(fmt::format("the GPU workload module could not be loaded: {}", why));
+  const auto entry = reinterpret_cast<GpuProfileEntry>(module->symbol(kGpuProfileSymbol));
+  if (entry == nullptr) {
+    throw Error(fmt::format("{} does not export {}", module_path, kGpuProfileSymbol));
+  }
+  std::string cost_json;
+  std::string error;
+  if (entry(request, cost_json, error) != 0) throw Error(error);
+  return parse_cost_json(cost_json, "gpu measurement");
+}
+
+} // namespace ppsim::profiler
