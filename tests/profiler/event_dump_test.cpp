@@ -1,0 +1,64 @@
+// NDJSON event dump and replay (spec profiler.md 6.4): a dumped trace replays through
+// attribution and statistics to the same numbers.
+#include "profiler/event_dump.h"
+
+#include "profiler/attribution.h"
+#include "sim/error.h"
+
+#include <doctest/doctest.h>
+
+namespace ppsim::profiler {
+namespace {
+
+DecodedActivity sample() {
+  DecodedActivity activity;
+  const PhaseId forward{Pass::forward, 1, 0, 2};
+  activity.links.push_back({5, pack_phase_id(forward), kPpsimExternalKind});
+  activity.gpu.push_back({GpuActivityKind::kernel, 100, 180, 0, 7, 5, 0, 0, activity.names.intern("gemm")});
+  activity.gpu.push_back({GpuActivityKind::memcpy, 150, 200, 0, 8, 5, 0, 4096, 0});
+  activity.gpu.push_back({GpuActivityKind::kernel, 300, 310, 0, 7, 9, 3, 0, activity.names.intern("softmax \"x\"")});
+  activity.api_calls.push_back({true, 307, 90, 95, 11, 5});
+  activity.records = 6;
+  activity.dropped_records = 2;
+  activity.zero_timestamp_kernels = 1;
+  return activity;
+}
+
+} // namespace
+
+TEST_CASE("dump and replay give the same attribution") {
+  const DecodedActivity original = sample();
+  const std::string text = write_events_ndjson(original);
+  CHECK(text.rfind("{\"type\":\"gpu\",\"kind\":\"kernel\",\"start\":100,\"end\":180,", 0) == 0);
+  const DecodedActivity replayed = read_events_ndjson(text, "trace.ndjson");
+  REQUIRE(replayed.gpu.size() == 3);
+  CHECK(replayed.names.text(replayed.gpu[2].name_id) == "softmax \"x\"");
+  CHECK(replayed.gpu[1].bytes == 4096);
+  CHECK(replayed.gpu[2].graph_id == 3);
+  CHECK(replayed.api_calls.size() == 1);
+  CHECK(replayed.api_calls[0].driver);
+  CHECK(replayed.dropped_records == 2);
+  CHECK(replayed.zero_timestamp_kernels == 1);
+  const Attribution before = attribute(original);
+  const Attribution after = attribute(replayed);
+  REQUIRE(after.phases.size() == 1);
+  CHECK(after.phases[0].busy_union_ns == before.phases[0].busy_union_ns);
+  CHECK(after.phases[0].busy_union_ns == 100);
+  CHECK(after.phases[0].copy_bytes == 4096);
+  CHECK(after.unattributed_busy_ns == 10);
+  CHECK(write_events_ndjson(replayed) == text);
+}
+
+TEST_CASE("malformed lines name the line and field") {
+  CHECK_THROWS_WITH_AS(read_events_ndjson("\n{\"type\":\"gpu\",\"kind\":\"kernel\"}\n", "t.ndjson"),
+                       "t.ndjson:2: field 'name': missing", Error);
+  CHECK_THROWS_WITH_AS(read_events_ndjson("{\"type\":\"marker\"}\n", "t.ndjson"),
+                       "t.ndjson:1: field 'type': unknown event type 'marker'", Error);
+  CHECK_THROWS_WITH_AS(read_events_ndjson("not json\n", "t.ndjson"),
+                       "t.ndjson:1: expected one JSON object per line", Error);
+  CHECK_THROWS_WITH_AS(read_events_ndjson("{\"type\":\"link\",\"correlation\":\"x\",\"external_id\":1,\"external_kind\":3}",
+                                          "t.ndjson"),
+                       "t.ndjson:1: field 'correlation': unexpected value \"x\"", Error);
+}
+
+} // namespace ppsim::profiler
