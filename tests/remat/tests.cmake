@@ -13,3 +13,4 @@ ppsim_add_test(NAME remat_cli_tests
   SOURCES
     cli/remat_test.cpp
   LIBS ppsim_cli_lib)
+include(${CMAKE_CURRENT_LIST_DIR}/lynx_tests.cmake OPTIONAL)

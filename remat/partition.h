@@ -1,0 +1,59 @@
+#pragma once
+// Stage partitioning of a per-layer cost file (spec remat.md 8): consecutive layers into p
+// stages minimising the slowest stage, under a per-device memory limit that depends on the
+// stage's in-flight count (MadPipe-style dynamic program), optionally recomputation-aware
+// (a stage's time includes its exposed recomputation under reconstructed Lynx HEU, remat/lynx.h).
+#include "remat/lynx.h"
+#include "sim/io/cost_file.h"
+
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// A stage's time when it holds layers [first, first + count) as stage `stage`, or nullopt
+/// when that does not fit in memory.
+using StageTimeFn = std::function<std::optional<double>(int stage, int first, int count)>;
+
+/// A split into stages.
+struct Partition {
+  std::vector<int> layers_per_stage;
+  std::vector<double> stage_ms; ///< stage_time of each stage
+  double bottleneck_ms = 0;     ///< the largest stage_ms
+};
+
+/// The DP of spec remat.md 8: best[k][l] = min_n max(best[k-1][l-n], time_{k-1}(l-n, n)),
+/// O(p L^2) evaluations of `stage_time`, each pair asked once. Ties go to the split with
+/// fewer layers in the last stage. nullopt when no split fits.
+std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time);
+
+/// Microbatches whose activations stage `stage` of `stages` holds at its peak under `schedule`
+/// (spec remat.md 7, HEU step 4): 1f1b and 1f1b-split p - k, zb-h1 p, zb-h2 2p - 1, v-half
+/// (p + 2) div 2. Throws ppsim::Error for any other schedule.
+int in_flight_count(const std::string &schedule, int stages, int stage);
+
+enum class PartitionMode {
+  balanced,   ///< time F + B + W; a stage over the limit does not fit
+  remat_aware ///< plus exposed recomputation of the HEU policy that fits the limit
+};
+
+struct PartitionOptions {
+  int stages = 1;
+  std::string schedule = "1f1b";
+  PartitionMode mode = PartitionMode::balanced;
+  double memory_limit_bytes = std::numeric_limits<double>::infinity();
+  WindowModel windows;
+};
+
+/// The stage time of spec remat.md 8 for a cost file: sum of F + B + W of its layers plus, when
+/// remat-aware, the exposed recomputation; memory = parameters, gradients and optimizer states
+/// plus in-flight count times the layers' full activation stash.
+StageTimeFn stage_time_from_costs(const CostFile &costs, const PartitionOptions &options);
+
+/// partition_layers over a cost file; throws ppsim::Error when no split fits the limit.
+Partition partition_costs(const CostFile &costs, const PartitionOptions &options);
+
+} // namespace ppsim

@@ -1,0 +1,203 @@
+// The partitioning DP (spec remat.md 8) against brute force over all compositions, the memory
+// limit of the in-flight counts, and recomputation-aware splits.
+#include "remat/partition.h"
+
+#include "sim/error.h"
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <random>
+
+using namespace ppsim;
+
+namespace {
+
+// The least bottleneck over every split of `layers` into `stages` positive counts.
+double brute_force(int layers, int stages, const StageTimeFn &stage_time) {
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<int> counts;
+  const std::function<void(int, double)> recurse = [&](int first, double bottleneck) {
+    const int stage = static_cast<int>(counts.size());
+    if (stage == stages) {
+      if (first == layers) best = std::min(best, bottleneck);
+      return;
+    }
+    for (int n = 1; first + n <= layers; ++n) {
+      const std::optional<double> time = stage_time(stage, first, n);
+      if (!time) continue;
+      counts.push_back(n);
+      recurse(first + n, std::max(bottleneck, *time));
+      counts.pop_back();
+    }
+  };
+  recurse(0, 0);
+  return best;
+}
+
+CostFile random_costs(std::mt19937 &rng, int layers) {
+  std::uniform_int_distribution<int> ms(1, 9);
+  std::uniform_real_distribution<double> bytes(1, 10);
+  CostFile costs;
+  for (int l = 0; l < layers; ++l) {
+    CostRow row;
+    row.layer_id = l;
+    row.fwd_ms = {ms(rng), 1};
+    row.bwd_input_ms = {ms(rng), 1};
+    row.bwd_weight_ms = {ms(rng), 2};
+    row.recompute_ms = {ms(rng), 1};
+    row.recompute_selective_ms = {ms(rng), 4};
+    row.stored_input_bytes = 1;
+    row.activation_bytes_selective = 1 + bytes(rng);
+    row.activation_bytes_full = row.activation_bytes_selective + bytes(rng);
+    row.param_bytes = bytes(rng);
+    row.output_bytes = 1e6;
+    costs.rows.push_back(row);
+  }
+  return costs;
+}
+
+double stage_bytes(const CostFile &costs, int first, int count, int in_flight) {
+  double total = 0;
+  for (int l = first; l < first + count; ++l) {
+    total += costs.rows[l].param_bytes + in_flight * costs.rows[l].activation_bytes_full;
+  }
+  return total;
+}
+
+} // namespace
+
+TEST_CASE("DP equals brute force on random stage times, some stages not fitting") {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int layers = std::uniform_int_distribution<int>(1, 8)(rng);
+    const int stages = std::uniform_int_distribution<int>(1, layers)(rng);
+    std::vector<double> table(static_cast<std::size_t>(stages * layers * (layers + 1)));
+    for (double &value : table) value = std::uniform_int_distribution<int>(-3, 20)(rng);
+    int calls = 0;
+    const StageTimeFn stage_time = [&](int stage, int first, int count) -> std::optional<double> {
+      ++calls;
+      const double value = table[(stage * layers + first) * (layers + 1) + count];
+      if (value < 0) return std::nullopt;
+      return value;
+    };
+    const double expected = brute_force(layers, stages, stage_time);
+    calls = 0;
+    const std::optional<Partition> partition = partition_layers(layers, stages, stage_time);
+    CHECK(calls <= stages * layers * layers + stages); // O(p L^2), plus the final report
+    if (expected == std::numeric_limits<double>::infinity()) {
+      CHECK_FALSE(partition);
+      continue;
+    }
+    REQUIRE(partition);
+    CHECK(partition->bottleneck_ms == expected);
+    int first = 0;
+    for (int k = 0; k < stages; ++k) {
+      const int count = partition->layers_per_stage[k];
+      REQUIRE(count >= 1);
+      CHECK(partition->stage_ms[k] == *stage_time(k, first, count));
+      CHECK(partition->stage_ms[k] <= expected);
+      first += count;
+    }
+    CHECK(first == layers);
+  }
+}
+
+TEST_CASE("balanced: uniform layers split evenly") {
+  const StageTimeFn stage_time = [](int, int, int count) -> std::optional<double> { return 3.0 * count; };
+  const std::optional<Partition> partition = partition_layers(8, 4, stage_time);
+  REQUIRE(partition);
+  CHECK(partition->layers_per_stage == std::vector<int>{2, 2, 2, 2});
+  CHECK(partition->bottleneck_ms == 6);
+}
+
+TEST_CASE("1f1b memory limit: early stages take fewer layers") {
+  // 8 identical layers, 4 stages; activation 1 per layer and in-flight microbatch, no states.
+  CostFile costs;
+  for (int l = 0; l < 8; ++l) {
+    CostRow row;
+    row.layer_id = l;
+    row.fwd_ms = {1, 1};
+    row.bwd_input_ms = {1, 1};
+    row.bwd_weight_ms = {1, 1};
+    row.activation_bytes_full = 1;
+    costs.rows.push_back(row);
+  }
+  PartitionOptions options;
+  options.stages = 4;
+  CHECK(partition_costs(costs, options).layers_per_stage == std::vector<int>{2, 2, 2, 2});
+  // Stage k holds 4 - k microbatches: with 6 bytes, stages 0, 1, 2 fit at most 1, 2, 3 layers,
+  // so the bottleneck is 3 layers; ties go to fewer layers in the last stage.
+  options.memory_limit_bytes = 6;
+  const Partition limited = partition_costs(costs, options);
+  CHECK(limited.layers_per_stage == std::vector<int>{1, 2, 3, 2});
+  CHECK(limited.bottleneck_ms == 9);
+  options.memory_limit_bytes = 3;
+  CHECK_THROWS_WITH_AS(partition_costs(costs, options),
+                       "no split of 8 layers into 4 stages fits 3 bytes per device", Error);
+}
+
+TEST_CASE("balanced under a memory limit: DP equals brute force and respects the limit") {
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 100; ++trial) {
+    const int layers = std::uniform_int_distribution<int>(2, 7)(rng);
+    const CostFile costs = random_costs(rng, layers);
+    PartitionOptions options;
+    options.stages = std::uniform_int_distribution<int>(1, std::min(layers, 4))(rng);
+    options.schedule = trial % 2 ? "1f1b" : "zb-h2";
+    options.memory_limit_bytes = std::uniform_real_distribution<double>(10, 120)(rng);
+    const StageTimeFn stage_time = stage_time_from_costs(costs, options);
+    const double expected = brute_force(layers, options.stages, stage_time);
+    const std::optional<Partition> partition = partition_layers(layers, options.stages, stage_time);
+    REQUIRE(partition.has_value() == (expected != std::numeric_limits<double>::infinity()));
+    if (!partition) continue;
+    CHECK(partition->bottleneck_ms == expected);
+    for (int k = 0, first = 0; k < options.stages; first += partition->layers_per_stage[k], ++k) {
+      const int in_flight = in_flight_count(options.schedule, options.stages, k);
+      CHECK(stage_bytes(costs, first, partition->layers_per_stage[k], in_flight) <=
+            options.memory_limit_bytes);
+    }
+  }
+}
+
+TEST_CASE("remat-aware: fits where balanced cannot, pays exposed recomputation, brute force") {
+  std::mt19937 rng(13);
+  int rescued = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int layers = std::uniform_int_distribution<int>(2, 6)(rng);
+    const CostFile costs = random_costs(rng, layers);
+    PartitionOptions options;
+    options.stages = std::uniform_int_distribution<int>(1, std::min(layers, 3))(rng);
+    options.memory_limit_bytes = std::uniform_real_distribution<double>(10, 80)(rng);
+    options.mode = PartitionMode::remat_aware;
+    options.windows = {.tp = 2, .tp_bandwidth_gb_per_s = 1};
+    const StageTimeFn aware = stage_time_from_costs(costs, options);
+    options.mode = PartitionMode::balanced;
+    const StageTimeFn balanced = stage_time_from_costs(costs, options);
+    const std::optional<Partition> with_remat = partition_layers(layers, options.stages, aware);
+    const std::optional<Partition> without = partition_layers(layers, options.stages, balanced);
+    const double expected = brute_force(layers, options.stages, aware);
+    CHECK(with_remat.has_value() == (expected != std::numeric_limits<double>::infinity()));
+    if (with_remat) CHECK(with_remat->bottleneck_ms == expected);
+    if (without) {
+      // Every stage that fits without remat costs the same in both modes.
+      REQUIRE(with_remat);
+      CHECK(with_remat->bottleneck_ms <= without->bottleneck_ms);
+    } else if (with_remat) {
+      ++rescued;
+    }
+  }
+  CHECK(rescued > 0);
+}
+
+TEST_CASE("in-flight counts and errors") {
+  CHECK(in_flight_count("1f1b", 4, 0) == 4);
+  CHECK(in_flight_count("1f1b", 4, 3) == 1);
+  CHECK(in_flight_count("zb-h1", 4, 3) == 4);
+  CHECK(in_flight_count("zb-h2", 4, 3) == 7);
+  CHECK(in_flight_count("v-half", 4, 0) == 3);
+  CHECK_THROWS_WITH_AS(in_flight_count("zb-h22", 4, 0),
+                       "no in-flight count for schedule 'zb-h22', did you mean 'zb-h2'?", Error);
+  const StageTimeFn unit = [](int, int, int n) -> std::optional<double> { return n; };
+  CHECK_THROWS_WITH_AS(partition_layers(2, 3, unit), "cannot split 2 layers into 3 stages", Error);
+}
