@@ -50,7 +50,8 @@ void BM_rotor(benchmark::State &state) {
     a.x.push_back(size(rng));
     a.btmp.push_back(size(rng) / 4);
   }
-  for (int l = 0; l <= n; ++l) a.xbar.push_back(a.x[static_cast<std::size_t>(l)] + 2 * size(rng));
+  for (int l = 0; l <= n; ++l)
+    a.xbar.push_back(a.x[static_cast<std::size_t>(l)] + 2 * size(rng));
   const rotor::Chain chain = rotor::single_option_chain(a);
   for (auto _ : state) {
     const rotor::Table table(chain, slots);
@@ -60,5 +61,10 @@ void BM_rotor(benchmark::State &state) {
 
 } // namespace
 
-BENCHMARK(BM_stage_remat_ilp_zb_h2)->Arg(4)->Arg(5)->Arg(6)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_stage_remat_ilp_zb_h2)
+    ->Arg(4)
+    ->Arg(5)
+    ->Arg(6)
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 BENCHMARK(BM_rotor)->Args({64, 500})->Unit(benchmark::kMillisecond);

@@ -51,19 +51,19 @@ std::string plan_row(const std::string &policy, const std::string &status, const
                      const std::string &note) {
   const TimeScale &scale = scenario.time_scale;
   return row(policy, status, scale.format(simulation.metrics.max_span),
-                     scale.format(simulation.metrics.makespan),
-                     format_budget(scenario, largest_peak(scenario, schedule)), plan.forward_count(),
-                     plan.weight_input_count(), plan.full_backward_count(), note);
+             scale.format(simulation.metrics.makespan),
+             format_budget(scenario, largest_peak(scenario, schedule)), plan.forward_count(),
+             plan.weight_input_count(), plan.full_backward_count(), note);
 }
 
-int print_auto(const ScenarioInput &input, const po::variables_map &values,
-               const IlpOptions &ilp, std::ostream &out) {
+int print_auto(const ScenarioInput &input, const po::variables_map &values, const IlpOptions &ilp,
+               std::ostream &out) {
   std::vector<std::string> candidates = default_auto_candidates();
   if (values.count("candidates")) {
     candidates.clear();
     std::stringstream list(values["candidates"].as<std::string>());
     for (std::string name; std::getline(list, name, ',');) {
-      find_schedule(name);  // unknown names fail with a suggestion
+      find_schedule(name); // unknown names fail with a suggestion
       candidates.push_back(name);
     }
   }
@@ -81,11 +81,11 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values,
     out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8.2f}\n", ++rank,
                        c.schedule, c.status,
                        c.scenario.time_scale.format(s.simulation.metrics.max_span),
-                       format_budget(c.scenario, c.peak),
-                       s.plan.forward_count(), s.plan.weight_input_count(),
-                       s.plan.full_backward_count(), c.seconds);
+                       format_budget(c.scenario, c.peak), s.plan.forward_count(),
+                       s.plan.weight_input_count(), s.plan.full_backward_count(), c.seconds);
   }
-  if (rank == 0) throw Error("no candidate schedule fits the budget");
+  if (rank == 0)
+    throw Error("no candidate schedule fits the budget");
   out << fmt::format("winner: {}\n", ranked.front().schedule);
   return kOk;
 }
@@ -97,10 +97,12 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   options.add_options()("help,h", "show this help")(
       "time-limit", po::value<double>()->value_name("S"), "ILP time limit in seconds (default 60)")(
       "gap", po::value<double>()->value_name("G"), "ILP relative gap (default 0.03)")(
-      "lp", po::value<std::string>()->value_name("FILE"), "write the ILP in CPLEX LP format")(
-      "plan", po::value<std::string>()->value_name("FILE"), "write the optimal plan as CSV (remat.md 6)")(
-      "svg", po::value<std::string>()->value_name("FILE"), "write the Gantt chart of the optimal plan")(
-      "auto", po::bool_switch(), "solve every candidate schedule and rank them")(
+      "lp", po::value<std::string>()->value_name("FILE"),
+      "write the ILP in CPLEX LP format")("plan", po::value<std::string>()->value_name("FILE"),
+                                          "write the optimal plan as CSV (remat.md 6)")(
+      "svg", po::value<std::string>()->value_name("FILE"),
+      "write the Gantt chart of the optimal plan")("auto", po::bool_switch(),
+                                                   "solve every candidate schedule and rank them")(
       "candidates", po::value<std::string>()->value_name("A,B,..."), "schedules for --auto")(
       "jobs,j", po::value<int>()->default_value(1), "candidates solved in parallel with --auto");
   add_scenario_options(options);
@@ -113,15 +115,20 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   }
   const ScenarioInput input = scenario_from_options(values);
   IlpOptions ilp{input.remat_time_limit_seconds, input.remat_relative_gap};
-  if (values.count("time-limit")) ilp.time_limit_seconds = values["time-limit"].as<double>();
-  if (values.count("gap")) ilp.relative_gap = values["gap"].as<double>();
-  if (!(ilp.time_limit_seconds > 0)) throw Error("", 0, "--time-limit", "expected a positive number of seconds");
-  if (!(ilp.relative_gap >= 0)) throw Error("", 0, "--gap", "expected a non-negative gap");
-  if (values["auto"].as<bool>()) return print_auto(input, values, ilp, out);
+  if (values.count("time-limit"))
+    ilp.time_limit_seconds = values["time-limit"].as<double>();
+  if (values.count("gap"))
+    ilp.relative_gap = values["gap"].as<double>();
+  if (!(ilp.time_limit_seconds > 0))
+    throw Error("", 0, "--time-limit", "expected a positive number of seconds");
+  if (!(ilp.relative_gap >= 0))
+    throw Error("", 0, "--gap", "expected a non-negative gap");
+  if (values["auto"].as<bool>())
+    return print_auto(input, values, ilp, out);
 
   const PreparedRun run = prepare_run(input);
   const Scenario &scenario = run.scenario;
-  budget_track(scenario);  // a budget is required before anything is printed
+  budget_track(scenario); // a budget is required before anything is printed
   if (values.count("lp")) {
     std::ostringstream lp;
     solver::write_lp(build_stage_remat_model(scenario, run.schedule).model, lp);
@@ -139,10 +146,10 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                     o.plan, o.schedule, o.simulation, "");
   }
   const double ticks_per_unit = static_cast<double>(scenario.time_scale.ticks_per_unit);
-  const std::string note = fmt::format(
-      "objective {:.9g}, bound {:.9g}, {:.2f} s{}", optimum.objective / ticks_per_unit,
-      optimum.best_bound / ticks_per_unit, optimum.seconds,
-      optimum.first_ops_pinned ? "" : " (first ops not pinned)");
+  const std::string note =
+      fmt::format("objective {:.9g}, bound {:.9g}, {:.2f} s{}", optimum.objective / ticks_per_unit,
+                  optimum.best_bound / ticks_per_unit, optimum.seconds,
+                  optimum.first_ops_pinned ? "" : " (first ops not pinned)");
   out << plan_row("ilp", solver::status_name(optimum.status), scenario, optimum.plan,
                   optimum.schedule, optimum.simulation, note);
   if (values.count("plan")) {
@@ -150,9 +157,9 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   }
   if (values.count("svg")) {
     const Simulation timed = simulate(scenario, optimum.schedule, SimulateOptions{true});
-    write_file_atomically(values["svg"].as<std::string>(),
-                          gantt_svg(scenario, optimum.schedule, timed,
-                                    GanttOptions{.time_unit = input.time_unit}));
+    write_file_atomically(
+        values["svg"].as<std::string>(),
+        gantt_svg(scenario, optimum.schedule, timed, GanttOptions{.time_unit = input.time_unit}));
   }
   return kOk;
 }

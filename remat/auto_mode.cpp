@@ -21,14 +21,14 @@ void replay_as_generated(const Scenario &scenario, const Schedule &base, const R
   }
   if (candidate.peak > *track.cap * (1 + 1e-9) + 1e-9) {
     candidate.status = "infeasible";
-    candidate.note = fmt::format("schedule '{}' peaks at {} over budget {}", base.name,
-                                 format_budget(scenario, candidate.peak),
-                                 format_budget(scenario, *track.cap));
+    candidate.note =
+        fmt::format("schedule '{}' peaks at {} over budget {}", base.name,
+                    format_budget(scenario, candidate.peak), format_budget(scenario, *track.cap));
     return;
   }
   candidate.status = "as generated";
-  RematSolution solution{solver::Status::optimal, own, base, simulate(scenario, base), 0, 0, 0,
-                         true};
+  RematSolution solution{
+      solver::Status::optimal, own, base, simulate(scenario, base), 0, 0, 0, true};
   solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
   solution.best_bound = solution.objective;
   candidate.solution = std::move(solution);
@@ -80,9 +80,9 @@ AutoCandidate solve_candidate(const ScenarioInput &input, const std::string &nam
 } // namespace
 
 std::vector<std::string> default_auto_candidates() {
-  static const char *const kDefaults[] = {"gpipe", "1f1b",   "1f1b-split", "zb-h1",
-                                          "zb-h2", "zb-v",   "v-half",     "v-min",
-                                          "hanayo", "interleaved-1f1b", "full-remat"};
+  static const char *const kDefaults[] = {
+      "gpipe", "1f1b",   "1f1b-split",       "zb-h1",     "zb-h2", "zb-v", "v-half",
+      "v-min", "hanayo", "interleaved-1f1b", "full-remat"};
   std::vector<std::string> names;
   for (const char *name : kDefaults) {
     const auto &registry = schedule_registry();
@@ -109,22 +109,28 @@ std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
     pool.emplace_back(work);
   }
   work();
-  for (std::thread &thread : pool) thread.join();
+  for (std::thread &thread : pool)
+    thread.join();
 
   std::vector<std::size_t> order(candidates.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  for (std::size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const AutoCandidate &x = results[a];
     const AutoCandidate &y = results[b];
-    if (x.solved() != y.solved()) return x.solved();
-    if (!x.solved()) return false;
+    if (x.solved() != y.solved())
+      return x.solved();
+    if (!x.solved())
+      return false;
     const Ticks span_x = x.solution->simulation.metrics.max_span;
     const Ticks span_y = y.solution->simulation.metrics.max_span;
-    if (span_x != span_y) return span_x < span_y;
+    if (span_x != span_y)
+      return span_x < span_y;
     return x.solution->plan.recompute_count() < y.solution->plan.recompute_count();
   });
   std::vector<AutoCandidate> ranked;
-  for (const std::size_t k : order) ranked.push_back(std::move(results[k]));
+  for (const std::size_t k : order)
+    ranked.push_back(std::move(results[k]));
   return ranked;
 }
 

@@ -19,11 +19,11 @@ struct AutoCandidate {
   /// Solver status, "as generated" (the schedule already recomputes: replayed as is),
   /// "infeasible", "incompatible" or "error".
   std::string status;
-  std::string note;     ///< the error sentence when not solved
-  Scenario scenario;    ///< built for this schedule (placement, tick scale)
+  std::string note;  ///< the error sentence when not solved
+  Scenario scenario; ///< built for this schedule (placement, tick scale)
   std::optional<RematSolution> solution;
-  double peak = 0;      ///< largest device peak of the budget track in the replay
-  double seconds = 0;   ///< build + solve + replay
+  double peak = 0;    ///< largest device peak of the budget track in the replay
+  double seconds = 0; ///< build + solve + replay
 
   [[nodiscard]] bool solved() const { return solution.has_value(); }
 };

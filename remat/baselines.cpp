@@ -14,9 +14,8 @@ double excess(const Scenario &scenario, const Schedule &schedule, const MemoryTr
               int device) {
   const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
   const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
-  double resident = track.device_constant.empty()
-                        ? 0.0
-                        : track.device_constant[static_cast<std::size_t>(device)];
+  double resident =
+      track.device_constant.empty() ? 0.0 : track.device_constant[static_cast<std::size_t>(device)];
   const double cap = *track.cap * (1 + 1e-9) + 1e-9;
   double over = 0;
   const std::size_t count = schedule.device_ops[static_cast<std::size_t>(device)].size();
@@ -33,8 +32,10 @@ double excess(const Scenario &scenario, const Schedule &schedule, const MemoryTr
 RematPlan full_forward_plan(const Scenario &scenario) {
   RematPlan plan = empty_plan(scenario);
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    if (scenario.stage_device[static_cast<std::size_t>(s)] == scenario.devices - 1) continue;
-    for (int j = 0; j < scenario.microbatches; ++j) plan.at(s, j).forward = ForwardRemat::full;
+    if (scenario.stage_device[static_cast<std::size_t>(s)] == scenario.devices - 1)
+      continue;
+    for (int j = 0; j < scenario.microbatches; ++j)
+      plan.at(s, j).forward = ForwardRemat::full;
   }
   return plan;
 }
@@ -54,7 +55,8 @@ Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario
   const std::vector<Rational> &full =
       input.recompute_forward.empty() ? input.forward : input.recompute_forward;
   selective.recompute_forward.clear();
-  for (const Rational &r : full) selective.recompute_forward.push_back(r * options.time_fraction());
+  for (const Rational &r : full)
+    selective.recompute_forward.push_back(r * options.time_fraction());
   Scenario result =
       build_scenario_on(selective, scenario.stage_device, scenario.chunks, scenario.pipes);
   const double kept = 1 - options.memory_fraction();
@@ -65,14 +67,16 @@ Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario
     }
   };
   keep_all_but_attention(result.activations);
-  if (result.bytes) keep_all_but_attention(*result.bytes);
+  if (result.bytes)
+    keep_all_but_attention(*result.bytes);
   return result;
 }
 
 RematPlan selective_plan(const Scenario &scenario) {
   RematPlan plan = empty_plan(scenario);
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    for (int j = 0; j < scenario.microbatches; ++j) plan.at(s, j).forward = ForwardRemat::full;
+    for (int j = 0; j < scenario.microbatches; ++j)
+      plan.at(s, j).forward = ForwardRemat::full;
   }
   return plan;
 }
@@ -87,13 +91,16 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
     double over = 0;
     for (int g = 0; g < scenario.devices && device < 0; ++g) {
       over = excess(scenario, current, track, g);
-      if (over > 0) device = g;
+      if (over > 0)
+        device = g;
     }
-    if (device < 0) return plan;
+    if (device < 0)
+      return plan;
     double best_score = 0;
     std::optional<RematPlan> best;
     for (int s = 0; s < scenario.stage_count(); ++s) {
-      if (scenario.stage_device[static_cast<std::size_t>(s)] != device) continue;
+      if (scenario.stage_device[static_cast<std::size_t>(s)] != device)
+        continue;
       const StageCosts &cost = scenario.stage_costs[static_cast<std::size_t>(s)];
       for (int j = 0; j < scenario.microbatches; ++j) {
         const RematDecision now = plan.at(s, j);
@@ -103,7 +110,8 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
           steps.push_back({{ForwardRemat::full, now.backward}, cost.recompute_forward});
         }
         if (split && now.backward == BackwardRemat::none) {
-          steps.push_back({{now.forward, BackwardRemat::activations}, cost.recompute_weight_inputs});
+          steps.push_back(
+              {{now.forward, BackwardRemat::activations}, cost.recompute_weight_inputs});
         }
         if (split && now.backward == BackwardRemat::activations) {
           steps.push_back({{now.forward, BackwardRemat::full},
@@ -112,12 +120,11 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
         for (const auto &[next, extra] : steps) {
           RematPlan candidate = plan;
           candidate.at(s, j) = next;
-          const double saved =
-              over - excess(scenario, apply_plan(base, candidate), track, device);
-          if (saved <= 0) continue;
-          const double score = extra.count() <= 0
-                                   ? std::numeric_limits<double>::infinity()
-                                   : saved / static_cast<double>(extra.count());
+          const double saved = over - excess(scenario, apply_plan(base, candidate), track, device);
+          if (saved <= 0)
+            continue;
+          const double score = extra.count() <= 0 ? std::numeric_limits<double>::infinity()
+                                                  : saved / static_cast<double>(extra.count());
           if (!best || score > best_score) {
             best_score = score;
             best = std::move(candidate);
@@ -125,7 +132,8 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
         }
       }
     }
-    if (!best) return std::nullopt;
+    if (!best)
+      return std::nullopt;
     plan = std::move(*best);
   }
 }
@@ -133,8 +141,7 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
 std::vector<RematOutcome> run_baselines(const ScenarioInput &input, const Scenario &scenario,
                                         const Schedule &base, const SelectiveOptions &selective) {
   std::vector<RematOutcome> outcomes;
-  const auto replay = [&](const std::string &policy, const Scenario &under,
-                          const RematPlan &plan) {
+  const auto replay = [&](const std::string &policy, const Scenario &under, const RematPlan &plan) {
     RematOutcome outcome{policy, true, "", under, plan, {}, {}};
     outcome.schedule = apply_plan(base, plan);
     outcome.simulation = simulate(under, outcome.schedule);
@@ -147,8 +154,13 @@ std::vector<RematOutcome> run_baselines(const ScenarioInput &input, const Scenar
   if (const std::optional<RematPlan> greedy = greedy_plan(scenario, base)) {
     replay("greedy", scenario, *greedy);
   } else {
-    outcomes.push_back({"greedy", false, "no single option reduces the excess memory", scenario,
-                        empty_plan(scenario), base, {}});
+    outcomes.push_back({"greedy",
+                        false,
+                        "no single option reduces the excess memory",
+                        scenario,
+                        empty_plan(scenario),
+                        base,
+                        {}});
   }
   return outcomes;
 }

@@ -23,8 +23,8 @@ struct SelectiveOptions {
   std::int64_t hidden_size = 12288;
   std::int64_t attention_heads = 96;
 
-  [[nodiscard]] double memory_fraction() const;  ///< 5as / (34h + 5as)
-  [[nodiscard]] Rational time_fraction() const;  ///< s / (6h + s)
+  [[nodiscard]] double memory_fraction() const; ///< 5as / (34h + 5as)
+  [[nodiscard]] Rational time_fraction() const; ///< s / (6h + s)
 };
 
 /// The scenario under selective remat, derived for ppsim: R costs time_fraction() of the
@@ -43,10 +43,10 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
 
 /// One policy's plan and its replay.
 struct RematOutcome {
-  std::string policy;     ///< "none", "full", "selective", "greedy", "ilp"
-  bool found = false;     ///< false: the policy produced no plan (greedy stuck, ILP failed)
-  std::string note;       ///< why not found
-  Scenario scenario;      ///< the scenario it ran under (selective changes costs)
+  std::string policy; ///< "none", "full", "selective", "greedy", "ilp"
+  bool found = false; ///< false: the policy produced no plan (greedy stuck, ILP failed)
+  std::string note;   ///< why not found
+  Scenario scenario;  ///< the scenario it ran under (selective changes costs)
   RematPlan plan;
   Schedule schedule;
   Simulation simulation;

@@ -15,7 +15,8 @@ namespace {
 RematDecision option(int index, bool split) {
   RematDecision d;
   d.forward = index % 2 == 1 ? ForwardRemat::full : ForwardRemat::none;
-  if (split) d.backward = static_cast<BackwardRemat>(index / 2);
+  if (split)
+    d.backward = static_cast<BackwardRemat>(index / 2);
   return d;
 }
 
@@ -26,7 +27,8 @@ Ticks max_span(const Scenario &scenario, const Schedule &schedule) {
   for (int g = 0; g < schedule.device_count(); ++g) {
     const std::int32_t first = engine.locator().entry_offset(g);
     const std::int32_t last = engine.locator().entry_offset(g + 1) - 1;
-    if (last < first) continue;
+    if (last < first)
+      continue;
     worst = std::max(worst, result.end[static_cast<std::size_t>(last)] -
                                 result.start[static_cast<std::size_t>(first)]);
   }
@@ -35,8 +37,7 @@ Ticks max_span(const Scenario &scenario, const Schedule &schedule) {
 
 } // namespace
 
-std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario,
-                                                     const Schedule &base,
+std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, const Schedule &base,
                                                      std::int64_t max_plans) {
   const MemoryTrack &track = budget_track(scenario);
   const OpLocator locator(base, scenario.stage_count(), scenario.microbatches);
@@ -72,12 +73,14 @@ std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario,
         best = EnumeratedOptimum{plan, span, 0};
       }
     }
-    for (std::size_t k = 0; k < digits.size(); ++k) {  // next plan (mixed-radix increment)
-      if (++digits[k] < radix[k]) break;
+    for (std::size_t k = 0; k < digits.size(); ++k) { // next plan (mixed-radix increment)
+      if (++digits[k] < radix[k])
+        break;
       digits[k] = 0;
     }
   }
-  if (best) best->plans_tried = total;
+  if (best)
+    best->plans_tried = total;
   return best;
 }
 

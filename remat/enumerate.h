@@ -13,15 +13,14 @@ namespace ppsim {
 
 struct EnumeratedOptimum {
   RematPlan plan;
-  Ticks max_span;          ///< replayed slowest device span
+  Ticks max_span; ///< replayed slowest device span
   std::int64_t plans_tried = 0;
 };
 
 /// The best plan under budget_track(scenario)'s cap (ties: fewer recomputed ops, then the
 /// first in enumeration order), or nothing when no plan fits. Throws Error past `max_plans`
 /// candidate plans, so a test cannot hang on an instance that is too large.
-std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario,
-                                                     const Schedule &base,
+std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, const Schedule &base,
                                                      std::int64_t max_plans = 2'000'000);
 
 } // namespace ppsim

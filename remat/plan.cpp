@@ -17,7 +17,8 @@ bool is_recompute(OpKind kind) {
 
 std::string trim(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
+  if (first == std::string_view::npos)
+    return {};
   const auto last = text.find_last_not_of(" \t\r");
   return std::string(text.substr(first, last - first + 1));
 }
@@ -40,19 +41,22 @@ RematDecision &RematPlan::at(int stage, int microbatch) {
 
 int RematPlan::forward_count() const {
   int count = 0;
-  for (const RematDecision &d : decisions_) count += d.forward == ForwardRemat::full ? 1 : 0;
+  for (const RematDecision &d : decisions_)
+    count += d.forward == ForwardRemat::full ? 1 : 0;
   return count;
 }
 
 int RematPlan::weight_input_count() const {
   int count = 0;
-  for (const RematDecision &d : decisions_) count += d.backward == BackwardRemat::activations;
+  for (const RematDecision &d : decisions_)
+    count += d.backward == BackwardRemat::activations;
   return count;
 }
 
 int RematPlan::full_backward_count() const {
   int count = 0;
-  for (const RematDecision &d : decisions_) count += d.backward == BackwardRemat::full;
+  for (const RematDecision &d : decisions_)
+    count += d.backward == BackwardRemat::full;
   return count;
 }
 
@@ -133,11 +137,15 @@ RematPlan plan_of(const Schedule &schedule, int stages, int microbatches) {
   for (const auto &ops : schedule.device_ops) {
     for (const Op &op : ops) {
       const OpRef &ref = op.first;
-      if (!is_recompute(ref.kind)) continue;
+      if (!is_recompute(ref.kind))
+        continue;
       RematDecision &d = plan.at(ref.stage, ref.microbatch);
-      if (ref.kind == OpKind::recompute_forward) d.forward = ForwardRemat::full;
-      if (ref.kind == OpKind::recompute_weight_inputs) d.backward = BackwardRemat::activations;
-      if (ref.kind == OpKind::recompute_full_backward) d.backward = BackwardRemat::full;
+      if (ref.kind == OpKind::recompute_forward)
+        d.forward = ForwardRemat::full;
+      if (ref.kind == OpKind::recompute_weight_inputs)
+        d.backward = BackwardRemat::activations;
+      if (ref.kind == OpKind::recompute_full_backward)
+        d.backward = BackwardRemat::full;
     }
   }
   return plan;
@@ -154,10 +162,12 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
     const std::string line = trim(text.substr(begin, end - begin));
     begin = end + 1;
     ++line_number;
-    if (line.empty() || line.front() == '#') continue;
+    if (line.empty() || line.front() == '#')
+      continue;
     std::vector<std::string> cells;
     std::stringstream row(line);
-    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(trim(cell));
+    for (std::string cell; std::getline(row, cell, ',');)
+      cells.push_back(trim(cell));
     const auto fail = [&](const std::string &field, const std::string &sentence) {
       throw Error(source, line_number, field, sentence);
     };
@@ -168,13 +178,15 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
       header_seen = true;
       continue;
     }
-    if (cells.size() != 4) fail("", fmt::format("expected 4 columns, got {}", cells.size()));
+    if (cells.size() != 4)
+      fail("", fmt::format("expected 4 columns, got {}", cells.size()));
     const auto index = [&](const std::string &cell, const char *field, int limit) {
       int value = -1;
       try {
         std::size_t used = 0;
         value = std::stoi(cell, &used);
-        if (used != cell.size()) value = -1;
+        if (used != cell.size())
+          value = -1;
       } catch (const std::exception &) {
         value = -1;
       }
@@ -183,8 +195,8 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
       }
       return value;
     };
-    RematDecision &d = plan.at(index(cells[0], "stage", stages),
-                               index(cells[1], "microbatch", microbatches));
+    RematDecision &d =
+        plan.at(index(cells[0], "stage", stages), index(cells[1], "microbatch", microbatches));
     if (cells[2] == "none") {
       d.forward = ForwardRemat::none;
     } else if (cells[2] == "full") {
@@ -202,7 +214,8 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
       fail("bwd", fmt::format("expected none, activations or full, got \"{}\"", cells[3]));
     }
   }
-  if (!header_seen) throw Error(source, 1, "", "expected the header 'stage,microbatch,fwd,bwd'");
+  if (!header_seen)
+    throw Error(source, 1, "", "expected the header 'stage,microbatch,fwd,bwd'");
   return plan;
 }
 
@@ -212,7 +225,8 @@ std::string format_plan_csv(const RematPlan &plan) {
   for (int s = 0; s < plan.stages(); ++s) {
     for (int j = 0; j < plan.microbatches(); ++j) {
       const RematDecision &d = plan.at(s, j);
-      if (d == RematDecision{}) continue;
+      if (d == RematDecision{})
+        continue;
       text += fmt::format("{},{},{},{}\n", s, j, d.forward == ForwardRemat::full ? "full" : "none",
                           kBackward[static_cast<int>(d.backward)]);
     }
@@ -233,7 +247,8 @@ const MemoryTrack &budget_track(const Scenario &scenario) {
   const MemoryTrack &track = scenario.memory_model == MemoryModel::bytes && scenario.bytes
                                  ? *scenario.bytes
                                  : scenario.activations;
-  if (!track.cap) throw Error("remat needs a memory budget: give --K or --memory");
+  if (!track.cap)
+    throw Error("remat needs a memory budget: give --K or --memory");
   return track;
 }
 
@@ -243,9 +258,8 @@ std::vector<double> device_peaks(const Scenario &scenario, const Schedule &sched
   const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
   std::vector<double> peaks;
   for (int g = 0; g < schedule.device_count(); ++g) {
-    double resident = track.device_constant.empty()
-                          ? 0.0
-                          : track.device_constant[static_cast<std::size_t>(g)];
+    double resident =
+        track.device_constant.empty() ? 0.0 : track.device_constant[static_cast<std::size_t>(g)];
     double peak = resident;
     const std::size_t count = schedule.device_ops[static_cast<std::size_t>(g)].size();
     for (std::size_t i = 0; i < count; ++i) {

@@ -13,7 +13,7 @@ Chain single_option_chain(const ChainArrays &a) {
                a.ftmp.size() == n && a.btmp.size() == n + 1);
   Chain chain;
   chain.activation = a.x;
-  chain.activation.push_back(0);  // x[n+1]
+  chain.activation.push_back(0); // x[n+1]
   for (std::size_t l = 0; l <= n; ++l) {
     // Padding of remat.md 5.1: ftime[n] = ftmp[n] = xbar[n+1] = 0.
     const double ftime = l < n ? a.ftime[l] : 0.0;
@@ -38,11 +38,11 @@ Chain multi_option_chain(const std::vector<MultiLayerArrays> &layers,
   for (std::size_t l = 0; l < n; ++l) {
     Layer layer{layers[l].nograd_forward_time, layers[l].nograd_forward_peak, {}};
     for (const OptionArrays &o : layers[l].options) {
-      RecordOption option{o.forward_time, o.backward_time, o.stored, o.forward_peak,
-                          o.backward_peak, 0};
+      RecordOption option{o.forward_time, o.backward_time, o.stored,
+                          o.forward_peak, o.backward_peak, 0};
       // remat.md 5.5: mm >= max(cw[l+1] + cbw + fwd_tmp, cw[l] + cbw + bwd_tmp).
-      option.required = std::max(cw[l + 1] + o.stored + o.forward_peak,
-                                 cw[l] + o.stored + o.backward_peak);
+      option.required =
+          std::max(cw[l + 1] + o.stored + o.forward_peak, cw[l] + o.stored + o.backward_peak);
       layer.options.push_back(option);
     }
     PPSIM_ASSERT(!layer.options.empty());
@@ -60,7 +60,8 @@ Chain discretize(const Chain &chain, double budget_bytes, int slots) {
     return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / unit));
   };
   Chain result = chain;
-  for (std::int64_t &size : result.activation) size = up(size);
+  for (std::int64_t &size : result.activation)
+    size = up(size);
   for (Layer &layer : result.layers) {
     layer.nograd_forward_peak = up(layer.nograd_forward_peak);
     for (RecordOption &o : layer.options) {
@@ -79,15 +80,18 @@ Table::Table(const Chain &chain, std::int64_t budget)
   forward_prefix_.assign(size + 1, 0.0);
   for (int l = 0; l <= n_; ++l) {
     forward_prefix_[static_cast<std::size_t>(l) + 1] =
-        forward_prefix_[static_cast<std::size_t>(l)] + chain.layers[static_cast<std::size_t>(l)].nograd_forward_time;
+        forward_prefix_[static_cast<std::size_t>(l)] +
+        chain.layers[static_cast<std::size_t>(l)].nograd_forward_time;
   }
   // Quick infeasibility (remat.md 5.2): every no-grad forward of the segment must fit next to
   // the reserved output gradient.
   const auto x = [&](int l) { return chain.activation[static_cast<std::size_t>(l)]; };
-  const auto nfp = [&](int l) { return chain.layers[static_cast<std::size_t>(l)].nograd_forward_peak; };
+  const auto nfp = [&](int l) {
+    return chain.layers[static_cast<std::size_t>(l)].nograd_forward_peak;
+  };
   mmin_.assign(size * size, 0);
   for (int i = 0; i <= n_; ++i) {
-    std::int64_t inner = 0;  // max over k = i+1..j-1 of x[k] + x[k+1] + ftmp[k]
+    std::int64_t inner = 0; // max over k = i+1..j-1 of x[k] + x[k+1] + ftmp[k]
     for (int j = i + 1; j <= n_; ++j) {
       std::int64_t bound = x(j + 1) + x(i + 1) + nfp(i);
       if (j > i + 1) {
@@ -97,12 +101,14 @@ Table::Table(const Chain &chain, std::int64_t budget)
       mmin_[static_cast<std::size_t>(i) * size + static_cast<std::size_t>(j)] = bound;
     }
   }
-  if (mm_max_ < 0) return;
+  if (mm_max_ < 0)
+    return;
   value_.assign(static_cast<std::size_t>(mm_max_ + 1) * size * size, kInfeasible);
   choice_.assign(value_.size(), 0);
   for (std::int64_t mm = 0; mm <= mm_max_; ++mm) {
     for (int d = 0; d <= n_; ++d) {
-      for (int i = 0; i + d <= n_; ++i) build(mm, i, i + d);
+      for (int i = 0; i + d <= n_; ++i)
+        build(mm, i, i + d);
     }
   }
 }
@@ -116,7 +122,7 @@ std::size_t Table::index(std::int64_t mm, int i, int j) const {
 void Table::build(std::int64_t mm, int i, int j) {
   if (i < j && mm < mmin_[static_cast<std::size_t>(i) * static_cast<std::size_t>(n_ + 1) +
                           static_cast<std::size_t>(j)]) {
-    return;  // below the quick bound nothing fits (value stays infeasible)
+    return; // below the quick bound nothing fits (value stays infeasible)
   }
   const Layer &layer = chain_.layers[static_cast<std::size_t>(i)];
   const auto value = [&](std::int64_t budget, int a, int b) {
@@ -127,7 +133,8 @@ void Table::build(std::int64_t mm, int i, int j) {
   // Chain checkpoint: record layer i with option q, solve i+1..j with what is left, then B(i).
   for (std::size_t q = 0; q < layer.options.size(); ++q) {
     const RecordOption &o = layer.options[q];
-    if (mm < o.required) continue;
+    if (mm < o.required)
+      continue;
     const double rest = i == j ? 0.0 : value(mm - o.stored, i + 1, j);
     const double total = o.forward_time + o.backward_time + rest;
     if (total < best_chain) {
@@ -141,10 +148,11 @@ void Table::build(std::int64_t mm, int i, int j) {
     // Leaf checkpoint at k: F_ck(i), F_n(i+1..k-1), keep a^{k-1}, solve k..j, then i..k-1.
     for (int k = i + 1; k <= j; ++k) {
       const std::int64_t kept = chain_.activation[static_cast<std::size_t>(k)];
-      if (mm < kept) continue;
+      if (mm < kept)
+        continue;
       const double total = forward_prefix_[static_cast<std::size_t>(k)] -
-                           forward_prefix_[static_cast<std::size_t>(i)] +
-                           value(mm - kept, k, j) + value(mm, i, k - 1);
+                           forward_prefix_[static_cast<std::size_t>(i)] + value(mm - kept, k, j) +
+                           value(mm, i, k - 1);
       if (total < best_leaf) {
         best_leaf = total;
         leaf_choice = k;
@@ -170,7 +178,8 @@ double Table::time(std::int64_t budget) const {
 
 std::vector<Op> Table::sequence(std::int64_t budget) const {
   std::vector<Op> ops;
-  if (time(budget) == kInfeasible) return ops;
+  if (time(budget) == kInfeasible)
+    return ops;
   reconstruct(0, n_, budget - chain_.activation[0], ops);
   return ops;
 }
@@ -186,14 +195,19 @@ void Table::reconstruct(int i, int j, std::int64_t mm, std::vector<Op> &out) con
     }
     out.push_back({OpKind::forward_record, i, q});
     if (i < j) {
-      reconstruct(i + 1, j, mm - chain_.layers[static_cast<std::size_t>(i)].options[static_cast<std::size_t>(q)].stored, out);
+      reconstruct(i + 1, j,
+                  mm - chain_.layers[static_cast<std::size_t>(i)]
+                           .options[static_cast<std::size_t>(q)]
+                           .stored,
+                  out);
     }
     out.push_back({OpKind::backward, i, q});
     return;
   }
   const int k = choice;
   out.push_back({OpKind::forward_checkpoint, i, 0});
-  for (int l = i + 1; l < k; ++l) out.push_back({OpKind::forward_nograd, l, 0});
+  for (int l = i + 1; l < k; ++l)
+    out.push_back({OpKind::forward_nograd, l, 0});
   reconstruct(k, j, mm - chain_.activation[static_cast<std::size_t>(k)], out);
   reconstruct(i, k - 1, mm, out);
 }
@@ -204,12 +218,12 @@ Replay replay(const Chain &chain, const std::vector<Op> &sequence) {
   // a^l (l = -1..n-1) at slot l + 1: held on its own, or inside the record of layer l.
   std::vector<char> held(static_cast<std::size_t>(n + 1), 0);
   std::vector<char> recorded(static_cast<std::size_t>(n + 1), 0);
-  held[0] = 1;  // the chain input
+  held[0] = 1; // the chain input
   Replay r;
   std::int64_t resident = x(0);
   r.peak = resident;
   bool after_loss = false;
-  const auto free_input = [&](int layer) {  // a^{layer-1}, unless a record holds it
+  const auto free_input = [&](int layer) { // a^{layer-1}, unless a record holds it
     auto &slot = held[static_cast<std::size_t>(layer)];
     if (slot) {
       resident -= x(layer);
@@ -226,7 +240,8 @@ Replay replay(const Chain &chain, const std::vector<Op> &sequence) {
       r.peak = std::max(r.peak, resident + x(op.layer + 1) + layer.nograd_forward_peak);
       resident += x(op.layer + 1);
       held[static_cast<std::size_t>(op.layer) + 1] = 1;
-      if (op.kind == OpKind::forward_nograd) free_input(op.layer);
+      if (op.kind == OpKind::forward_nograd)
+        free_input(op.layer);
       duration = layer.nograd_forward_time;
       break;
     case OpKind::forward_record:
@@ -266,8 +281,8 @@ std::vector<StageOption> stage_options(const Chain &chain, std::int64_t max_budg
   std::vector<StageOption> options;
   for (std::int64_t budget = 0; budget <= max_budget; ++budget) {
     const double t = table.time(budget);
-    if (t == kInfeasible || (!options.empty() && t >= options.back().forward_time +
-                                                          options.back().backward_time)) {
+    if (t == kInfeasible ||
+        (!options.empty() && t >= options.back().forward_time + options.back().backward_time)) {
       continue;
     }
     const Replay r = replay(chain, table.sequence(budget));

@@ -14,10 +14,10 @@ namespace ppsim::rotor {
 struct RecordOption {
   double forward_time = 0;
   double backward_time = 0;
-  std::int64_t stored = 0;         ///< what the recording forward keeps (xbar / cbw)
-  std::int64_t forward_peak = 0;   ///< transient of the recording forward (ftmp / fwd_tmp)
-  std::int64_t backward_peak = 0;  ///< transient of the backward (btmp / bwd_tmp)
-  std::int64_t required = 0;       ///< memory to run this forward and its backward alone
+  std::int64_t stored = 0;        ///< what the recording forward keeps (xbar / cbw)
+  std::int64_t forward_peak = 0;  ///< transient of the recording forward (ftmp / fwd_tmp)
+  std::int64_t backward_peak = 0; ///< transient of the backward (btmp / bwd_tmp)
+  std::int64_t required = 0;      ///< memory to run this forward and its backward alone
 };
 
 struct Layer {
@@ -36,12 +36,12 @@ struct Chain {
 
 /// The single-option chain of remat.md 5.1 (arrays without their padding entries).
 struct ChainArrays {
-  std::vector<double> ftime;        ///< n
-  std::vector<double> btime;        ///< n + 1 (the last is the loss)
-  std::vector<std::int64_t> x;      ///< n + 1
-  std::vector<std::int64_t> xbar;   ///< n + 1 (xbar[0] unused)
-  std::vector<std::int64_t> ftmp;   ///< n
-  std::vector<std::int64_t> btmp;   ///< n + 1
+  std::vector<double> ftime;      ///< n
+  std::vector<double> btime;      ///< n + 1 (the last is the loss)
+  std::vector<std::int64_t> x;    ///< n + 1
+  std::vector<std::int64_t> xbar; ///< n + 1 (xbar[0] unused)
+  std::vector<std::int64_t> ftmp; ///< n
+  std::vector<std::int64_t> btmp; ///< n + 1
 };
 /// Builds the chain of remat.md 5.2 (base-case memory rule included in `required`).
 Chain single_option_chain(const ChainArrays &arrays);
@@ -49,7 +49,7 @@ Chain single_option_chain(const ChainArrays &arrays);
 /// One layer of the multi-option variant (remat.md 5.5).
 struct OptionArrays {
   double forward_time = 0, backward_time = 0;
-  std::int64_t stored = 0, forward_peak = 0, backward_peak = 0;  ///< cbw[l+1][q], fwd/bwd_tmp
+  std::int64_t stored = 0, forward_peak = 0, backward_peak = 0; ///< cbw[l+1][q], fwd/bwd_tmp
 };
 struct MultiLayerArrays {
   double nograd_forward_time = 0;       ///< ff_fw
@@ -67,7 +67,7 @@ enum class OpKind { forward_checkpoint, forward_nograd, forward_record, backward
 struct Op {
   OpKind kind = OpKind::loss;
   int layer = 0;
-  int option = 0;  ///< for forward_record and backward
+  int option = 0; ///< for forward_record and backward
   friend bool operator==(const Op &, const Op &) = default;
 };
 
@@ -92,19 +92,19 @@ private:
   const Chain &chain_;
   std::int64_t mm_max_;
   int n_;
-  std::vector<double> forward_prefix_;   // sums of nograd forward times
-  std::vector<std::int64_t> mmin_;       // quick infeasibility bound per (i,j)
+  std::vector<double> forward_prefix_; // sums of nograd forward times
+  std::vector<std::int64_t> mmin_;     // quick infeasibility bound per (i,j)
   std::vector<double> value_;
-  std::vector<std::int32_t> choice_;     // k > 0: leaf at k; -(q+1): record option q
+  std::vector<std::int32_t> choice_; // k > 0: leaf at k; -(q+1): record option q
 };
 
 /// The memory peak and time of a sequence replayed with a live-tensor counter (remat.md 5.3).
 struct Replay {
   std::int64_t peak = 0;
   double time = 0;
-  double forward_time = 0;   ///< ops before the loss (a pipeline stage's F, remat.md 5)
-  double backward_time = 0;  ///< the loss and the ops after it (the stage's B)
-  std::int64_t kept_at_loss = 0;  ///< what the sequence holds when the loss starts
+  double forward_time = 0;       ///< ops before the loss (a pipeline stage's F, remat.md 5)
+  double backward_time = 0;      ///< the loss and the ops after it (the stage's B)
+  std::int64_t kept_at_loss = 0; ///< what the sequence holds when the loss starts
 };
 Replay replay(const Chain &chain, const std::vector<Op> &sequence);
 

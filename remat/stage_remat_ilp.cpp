@@ -51,11 +51,14 @@ public:
       auto &ops = schedule.device_ops[0];
       const auto push = [&](OpKind kind) { ops.push_back(Op::make(kind, stage, 0)); };
       push(OpKind::forward);
-      if (x) push(OpKind::recompute_forward);
+      if (x)
+        push(OpKind::recompute_forward);
       if (split) {
         push(OpKind::backward_input);
-        if (backward == 1) push(OpKind::recompute_weight_inputs);
-        if (backward == 2) push(OpKind::recompute_full_backward);
+        if (backward == 1)
+          push(OpKind::recompute_weight_inputs);
+        if (backward == 2)
+          push(OpKind::recompute_full_backward);
         push(OpKind::backward_weight);
       } else {
         push(OpKind::backward_full);
@@ -103,7 +106,8 @@ private:
 
 std::string lowercase_token(OpKind kind) {
   std::string token(op_kind_token(kind));
-  for (char &c : token) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char &c : token)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return token;
 }
 
@@ -169,10 +173,14 @@ private:
   // The option variable that scales `kind`'s duration (slots) or -1.
   [[nodiscard]] int slot_variable(const OpRef &ref) const {
     switch (ref.kind) {
-    case OpKind::recompute_forward: return result_.forward_variable[pair(ref)];
-    case OpKind::recompute_weight_inputs: return result_.weight_input_variable[pair(ref)];
-    case OpKind::recompute_full_backward: return result_.full_backward_variable[pair(ref)];
-    default: return -1;
+    case OpKind::recompute_forward:
+      return result_.forward_variable[pair(ref)];
+    case OpKind::recompute_weight_inputs:
+      return result_.weight_input_variable[pair(ref)];
+    case OpKind::recompute_full_backward:
+      return result_.full_backward_variable[pair(ref)];
+    default:
+      return -1;
     }
   }
 
@@ -187,7 +195,8 @@ private:
       for (int j = 0; j < m_; ++j) {
         const std::size_t index = static_cast<std::size_t>(s * m_ + j);
         result_.forward_variable[index] = model.add_binary(fmt::format("x_{}_{}", s, j));
-        if (!locator.contains(OpKind::backward_weight, s, j)) continue;
+        if (!locator.contains(OpKind::backward_weight, s, j))
+          continue;
         split_stage_[static_cast<std::size_t>(s)] = true;
         const int y = model.add_binary(fmt::format("y_{}_{}", s, j));
         const int z = model.add_binary(fmt::format("z_{}_{}", s, j));
@@ -221,23 +230,27 @@ private:
   [[nodiscard]] Duration duration(const Op &op) const {
     const double ticks = static_cast<double>(op_duration(scenario_, op).count());
     const int variable = slot_variable(op.first);
-    if (variable >= 0) return {0, variable, ticks};
+    if (variable >= 0)
+      return {0, variable, ticks};
     return {ticks, -1, 0};
   }
 
   // E(after) - E(before) - d(after) >= gap, or == gap when `pin`.
-  void add_precedence(const std::string &name, int after, int before, const Duration &d,
-                      double gap, bool pin = false) {
+  void add_precedence(const std::string &name, int after, int before, const Duration &d, double gap,
+                      bool pin = false) {
     std::vector<Term> terms{{end_variable_[static_cast<std::size_t>(after)], 1}};
-    if (before >= 0) terms.push_back({end_variable_[static_cast<std::size_t>(before)], -1});
-    if (d.variable >= 0) terms.push_back({d.variable, -d.coefficient});
+    if (before >= 0)
+      terms.push_back({end_variable_[static_cast<std::size_t>(before)], -1});
+    if (d.variable >= 0)
+      terms.push_back({d.variable, -d.coefficient});
     result_.model.add_constraint(name, std::move(terms), pin ? Sense::equal : Sense::greater_equal,
                                  gap + d.constant);
   }
 
   void add_time_constraints(const OpLocator &locator, const DependencyGraph &graph) {
     std::vector<Op> entries;
-    for (const auto &ops : expanded_.device_ops) entries.insert(entries.end(), ops.begin(), ops.end());
+    for (const auto &ops : expanded_.device_ops)
+      entries.insert(entries.end(), ops.begin(), ops.end());
     // Sequential execution on each device (remat.md 2, constraint 3).
     for (int g = 0; g < expanded_.device_count(); ++g) {
       const int first = locator.entry_offset(g);
@@ -253,8 +266,8 @@ private:
     for (std::size_t index = 0; index < graph.edges.size(); ++index) {
       const Dependency &edge = graph.edges[index];
       incoming[static_cast<std::size_t>(edge.consumer)].push_back(&edge);
-      add_precedence(fmt::format("dep_{}", index), edge.consumer,
-                     edge.producer, duration(entries[static_cast<std::size_t>(edge.consumer)]),
+      add_precedence(fmt::format("dep_{}", index), edge.consumer, edge.producer,
+                     duration(entries[static_cast<std::size_t>(edge.consumer)]),
                      static_cast<double>(edge.transfer.count()));
     }
     pin_first_ops(locator, entries, incoming);
@@ -267,20 +280,19 @@ private:
       }
       work = std::max(work, busy);
     }
-    result_.span_variable =
-        result_.model.add_variable("Tmax", work, solver::infinity,
-                                   solver::VariableKind::continuous, 1.0);
+    result_.span_variable = result_.model.add_variable("Tmax", work, solver::infinity,
+                                                       solver::VariableKind::continuous, 1.0);
     for (int g = 0; g < expanded_.device_count(); ++g) {
       const int first = locator.entry_offset(g);
       const int last = locator.entry_offset(g + 1) - 1;
-      if (last < first) continue;
+      if (last < first)
+        continue;
       const Duration d = duration(entries[static_cast<std::size_t>(first)]);
-      result_.model.add_constraint(
-          fmt::format("span_{}", g),
-          {{result_.span_variable, 1},
-           {end_variable_[static_cast<std::size_t>(last)], -1},
-           {end_variable_[static_cast<std::size_t>(first)], 1}},
-          Sense::greater_equal, d.constant);
+      result_.model.add_constraint(fmt::format("span_{}", g),
+                                   {{result_.span_variable, 1},
+                                    {end_variable_[static_cast<std::size_t>(last)], -1},
+                                    {end_variable_[static_cast<std::size_t>(first)], 1}},
+                                   Sense::greater_equal, d.constant);
     }
   }
 
@@ -295,13 +307,14 @@ private:
       if (locator.entry_offset(g) < locator.entry_offset(g + 1)) {
         first_entry[static_cast<std::size_t>(locator.entry_offset(g))] = true;
       } else {
-        pinned[static_cast<std::size_t>(g)] = true;  // an idle device has no span to pin
+        pinned[static_cast<std::size_t>(g)] = true; // an idle device has no span to pin
       }
     }
     for (bool changed = true; changed;) {
       changed = false;
       for (int g = 0; g < devices; ++g) {
-        if (pinned[static_cast<std::size_t>(g)]) continue;
+        if (pinned[static_cast<std::size_t>(g)])
+          continue;
         const int first = locator.entry_offset(g);
         const auto &deps = incoming[static_cast<std::size_t>(first)];
         const Duration d = duration(entries[static_cast<std::size_t>(first)]);
@@ -318,8 +331,7 @@ private:
         changed = true;
       }
     }
-    result_.first_ops_pinned =
-        std::all_of(pinned.begin(), pinned.end(), [](bool p) { return p; });
+    result_.first_ops_pinned = std::all_of(pinned.begin(), pinned.end(), [](bool p) { return p; });
   }
 
   // Memory at every position of every rank (remat.md 2 constraint 4, ppsim accounting 3(c)):
@@ -334,8 +346,10 @@ private:
     std::vector<char> is_touched(result_.model.variables.size(), 0);
     std::vector<int> touched;
     const auto option_variable = [&](const OpRef &ref, int choice) {
-      if (choice == kX) return result_.forward_variable[pair(ref)];
-      if (choice == kY) return result_.weight_input_variable[pair(ref)];
+      if (choice == kX)
+        return result_.forward_variable[pair(ref)];
+      if (choice == kY)
+        return result_.weight_input_variable[pair(ref)];
       return result_.full_backward_variable[pair(ref)];
     };
     for (int g = 0; g < expanded_.device_count(); ++g) {
@@ -344,8 +358,9 @@ private:
         is_touched[static_cast<std::size_t>(v)] = 0;
       }
       touched.clear();
-      double resident_constant =
-          track_.device_constant.empty() ? 0.0 : track_.device_constant[static_cast<std::size_t>(g)];
+      double resident_constant = track_.device_constant.empty()
+                                     ? 0.0
+                                     : track_.device_constant[static_cast<std::size_t>(g)];
       const auto &ops = expanded_.device_ops[static_cast<std::size_t>(g)];
       for (std::size_t i = 0; i < ops.size(); ++i) {
         const OpRef &ref = ops[i].first;
@@ -369,17 +384,19 @@ private:
           }
           for (int c = 0; c < kChoiceCount; ++c) {
             const double coefficient = during.coefficient[static_cast<std::size_t>(c)];
-            if (coefficient != 0) terms.push_back({option_variable(ref, c), coefficient / cap});
+            if (coefficient != 0)
+              terms.push_back({option_variable(ref, c), coefficient / cap});
           }
-          result_.model.add_constraint(
-              fmt::format("mem_{}_{}", g, i), std::move(terms), Sense::less_equal,
-              (cap - resident_constant - during.constant) / cap);
+          result_.model.add_constraint(fmt::format("mem_{}_{}", g, i), std::move(terms),
+                                       Sense::less_equal,
+                                       (cap - resident_constant - during.constant) / cap);
         }
         resident_constant += effect.alloc.constant - effect.release.constant;
         for (int c = 0; c < kChoiceCount; ++c) {
           const auto k = static_cast<std::size_t>(c);
           const double delta = effect.alloc.coefficient[k] - effect.release.coefficient[k];
-          if (delta == 0) continue;
+          if (delta == 0)
+            continue;
           const int v = option_variable(ref, c);
           PPSIM_ASSERT(v >= 0);
           if (!is_touched[static_cast<std::size_t>(v)]) {
@@ -408,7 +425,8 @@ RematPlan all_options_plan(const Scenario &scenario, const Schedule &base, Backw
   for (int s = 0; s < scenario.stage_count(); ++s) {
     for (int j = 0; j < scenario.microbatches; ++j) {
       plan.at(s, j).forward = ForwardRemat::full;
-      if (locator.contains(OpKind::backward_weight, s, j)) plan.at(s, j).backward = backward;
+      if (locator.contains(OpKind::backward_weight, s, j))
+        plan.at(s, j).backward = backward;
     }
   }
   return plan;
@@ -426,9 +444,12 @@ RematPlan StageRematModel::plan_from(const std::vector<double> &values, int stag
     for (int j = 0; j < microbatches; ++j) {
       const auto index = static_cast<std::size_t>(s * microbatches + j);
       RematDecision &d = plan.at(s, j);
-      if (on(forward_variable[index])) d.forward = ForwardRemat::full;
-      if (on(weight_input_variable[index])) d.backward = BackwardRemat::activations;
-      if (on(full_backward_variable[index])) d.backward = BackwardRemat::full;
+      if (on(forward_variable[index]))
+        d.forward = ForwardRemat::full;
+      if (on(weight_input_variable[index]))
+        d.backward = BackwardRemat::activations;
+      if (on(full_backward_variable[index]))
+        d.backward = BackwardRemat::full;
     }
   }
   return plan;
@@ -453,7 +474,8 @@ double minimum_remat_peak(const Scenario &scenario, const Schedule &base) {
 }
 
 std::string format_budget(const Scenario &scenario, double amount) {
-  if (scenario.memory_model == MemoryModel::bytes) return fmt::format("{:.0f} bytes", amount);
+  if (scenario.memory_model == MemoryModel::bytes)
+    return fmt::format("{:.0f} bytes", amount);
   return fmt::format("{:.6g}", amount);
 }
 
@@ -469,11 +491,13 @@ RematSolution solve_stage_remat(const Scenario &scenario, const Schedule &base,
   const StageRematModel built = build_stage_remat_model(scenario, base);
   // The all-options plan is the least memory the model can reach: below it, skip the solver.
   const double floor = minimum_remat_peak(scenario, base);
-  if (floor > *track.cap * (1 + 1e-9) + 1e-9) throw infeasible();
+  if (floor > *track.cap * (1 + 1e-9) + 1e-9)
+    throw infeasible();
 
   const solver::Result solved =
       solver::solve(built.model, {options.time_limit_seconds, options.relative_gap, false});
-  if (solved.status == solver::Status::infeasible) throw infeasible();
+  if (solved.status == solver::Status::infeasible)
+    throw infeasible();
   if (!solved.has_solution()) {
     throw Error(fmt::format("no remat plan found for schedule '{}' within the time limit of {} s "
                             "(solver status: {})",

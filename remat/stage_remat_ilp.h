@@ -18,10 +18,10 @@ namespace ppsim {
 /// The MILP and where its decision variables are (index -1: the option does not exist).
 struct StageRematModel {
   solver::Model model;
-  std::vector<int> forward_variable;      ///< x per (s,j), index s*m + j
-  std::vector<int> weight_input_variable; ///< y per (s,j) (split backward only)
-  std::vector<int> full_backward_variable;///< z per (s,j) (split backward only)
-  int span_variable = -1;                 ///< Tmax, in ticks
+  std::vector<int> forward_variable;       ///< x per (s,j), index s*m + j
+  std::vector<int> weight_input_variable;  ///< y per (s,j) (split backward only)
+  std::vector<int> full_backward_variable; ///< z per (s,j) (split backward only)
+  int span_variable = -1;                  ///< Tmax, in ticks
   /// False when some rank's first op could not be pinned (remat.md 3(a)): the objective is
   /// then only a bound on the replay, which is reported separately.
   bool first_ops_pinned = true;

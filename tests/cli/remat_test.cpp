@@ -33,14 +33,16 @@ std::string read(const std::string &path) {
 } // namespace
 
 TEST_CASE("ppsim remat prints the baselines beside the optimum") {
-  const Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "4", "--F", "1", "--B", "1",
-                          "--W", "0", "--K", "1", "--gap", "0", "--lp", "remat_cli.lp", "--plan",
-                          "remat_cli.csv"});
+  const Output o = remat(
+      {"--schedule", "1f1b",         "-p", "2",   "-m", "4",     "--F", "1",    "--B",
+       "1",          "--W",          "0",  "--K", "1",  "--gap", "0",   "--lp", "remat_cli.lp",
+       "--plan",     "remat_cli.csv"});
   CHECK(o.code == 0);
   CHECK(o.err.empty());
   std::istringstream lines(o.out);
   std::vector<std::string> rows;
-  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  for (std::string line; std::getline(lines, line);)
+    rows.push_back(line);
   REQUIRE(rows.size() == 7);
   CHECK(rows[0] == "schedule 1f1b, p = 2, m = 4, v = 1, budget 1 (count model, early timing)");
   CHECK(rows[2].starts_with("none       over cap"));
@@ -55,8 +57,8 @@ TEST_CASE("ppsim remat prints the baselines beside the optimum") {
 }
 
 TEST_CASE("ppsim remat --auto ranks the candidates") {
-  const Output o = remat({"--auto", "--candidates", "1f1b,zb-h2", "-p", "4", "-m", "8", "--K",
-                          "8", "--gap", "0"});
+  const Output o = remat(
+      {"--auto", "--candidates", "1f1b,zb-h2", "-p", "4", "-m", "8", "--K", "8", "--gap", "0"});
   CHECK(o.code == 0);
   CHECK(o.out.find("1    zb-h2") != std::string::npos);
   CHECK(o.out.find("2    1f1b") != std::string::npos);

@@ -16,13 +16,15 @@ TEST_CASE("auto mode ranks schedules by replayed span and the winner changes wit
     const std::vector<AutoCandidate> ranked = rank_schedules(input, candidates, {60, 0}, 2);
     REQUIRE(ranked.size() == candidates.size());
     for (std::size_t r = 1; r < ranked.size(); ++r) {
-      if (!ranked[r].solved()) continue;
+      if (!ranked[r].solved())
+        continue;
       REQUIRE(ranked[r - 1].solved());
       CHECK(ranked[r - 1].solution->simulation.metrics.max_span <=
             ranked[r].solution->simulation.metrics.max_span);
     }
     for (const AutoCandidate &c : ranked) {
-      if (c.solved()) CHECK(c.peak <= k + 1e-9);
+      if (c.solved())
+        CHECK(c.peak <= k + 1e-9);
     }
     return ranked.front();
   };

@@ -19,7 +19,8 @@ std::vector<RematOutcome> baselines_of(const ScenarioInput &input) {
 
 const RematOutcome &outcome(const std::vector<RematOutcome> &all, const std::string &policy) {
   for (const RematOutcome &o : all) {
-    if (o.policy == policy) return o;
+    if (o.policy == policy)
+      return o;
   }
   FAIL("missing policy " << policy);
   return all.front();
@@ -42,8 +43,8 @@ TEST_CASE("full forward remat skips the last device and meets the all-remat orac
 
 TEST_CASE("selective remat drops the attention share at a fraction of the forward cost") {
   const SelectiveOptions gpt3;
-  CHECK(gpt3.memory_fraction() == doctest::Approx(80.0 / 114));  // 5as/h = 80 for GPT-3
-  CHECK(gpt3.time_fraction() == Rational{1, 37});                // 2048 / (6*12288 + 2048)
+  CHECK(gpt3.memory_fraction() == doctest::Approx(80.0 / 114)); // 5as/h = 80 for GPT-3
+  CHECK(gpt3.time_fraction() == Rational{1, 37});               // 2048 / (6*12288 + 2048)
   ScenarioInput input = uniform_input(2, 2, {37, 1}, {37, 1}, {0, 1});
   input.cap_activations = 2;
   const std::vector<RematOutcome> all = baselines_of(input);

@@ -40,9 +40,9 @@ TEST_CASE("apply_plan puts R right before B and RW/RBW right before W") {
   plan.at(0, 0) = {ForwardRemat::full, BackwardRemat::activations};
   plan.at(0, 1).backward = BackwardRemat::full;
   const Schedule schedule = apply_plan(b.schedule, plan);
-  CHECK(device_tokens(schedule, 0) ==
-        std::vector<std::string>{"F(0,0)", "F(0,1)", "R(0,0)", "B(0,0)", "RW(0,0)", "W(0,0)",
-                                 "B(0,1)", "RBW(0,1)", "W(0,1)"});
+  CHECK(device_tokens(schedule, 0) == std::vector<std::string>{"F(0,0)", "F(0,1)", "R(0,0)",
+                                                               "B(0,0)", "RW(0,0)", "W(0,0)",
+                                                               "B(0,1)", "RBW(0,1)", "W(0,1)"});
   CHECK(schedule.device_ops[1] == b.schedule.device_ops[1]);
   CHECK(plan.forward_count() == 1);
   CHECK(plan.weight_input_count() == 1);
@@ -60,7 +60,8 @@ TEST_CASE("full remat of 1F1B at K = 1 reproduces the all-remat oracle (oracles.
     input.cap_activations = 1;
     const Base b = base("1f1b", input);
     RematPlan plan = empty_plan(b.scenario);
-    for (int j = 0; j < 4; ++j) plan.at(0, j).forward = ForwardRemat::full;
+    for (int j = 0; j < 4; ++j)
+      plan.at(0, j).forward = ForwardRemat::full;
     const Simulation simulation = simulate(b.scenario, apply_plan(b.schedule, plan));
     CHECK(b.scenario.time_scale.to_units(simulation.metrics.makespan) == makespan);
     CHECK(simulation.metrics.feasible);
@@ -92,11 +93,12 @@ TEST_CASE("remat CSV round trip and errors (remat.md 6)") {
   const std::string text = format_plan_csv(plan);
   CHECK(text == "stage,microbatch,fwd,bwd\n0,2,full,full\n1,0,none,activations\n");
   CHECK(parse_plan_csv(text, "plan.csv", 2, 3) == plan);
-  CHECK_THROWS_WITH_AS(parse_plan_csv("stage,microbatch,fwd,bwd\n0,3,full,none\n", "plan.csv", 2, 3),
-                       "plan.csv:2: field 'microbatch': expected an integer in 0..2, got \"3\"",
-                       Error);
-  CHECK_THROWS_WITH_AS(parse_plan_csv("stage,microbatch,fwd,bwd\n0,1,half,none\n", "plan.csv", 2, 3),
-                       "plan.csv:2: field 'fwd': expected none or full, got \"half\"", Error);
+  CHECK_THROWS_WITH_AS(
+      parse_plan_csv("stage,microbatch,fwd,bwd\n0,3,full,none\n", "plan.csv", 2, 3),
+      "plan.csv:2: field 'microbatch': expected an integer in 0..2, got \"3\"", Error);
+  CHECK_THROWS_WITH_AS(
+      parse_plan_csv("stage,microbatch,fwd,bwd\n0,1,half,none\n", "plan.csv", 2, 3),
+      "plan.csv:2: field 'fwd': expected none or full, got \"half\"", Error);
   CHECK_THROWS_WITH_AS(parse_plan_csv("s,j\n", "plan.csv", 2, 3),
                        "plan.csv:1: expected the header 'stage,microbatch,fwd,bwd'", Error);
 }

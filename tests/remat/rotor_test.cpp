@@ -28,7 +28,8 @@ Chain homogeneous(int n) {
 // The recurrence of remat.md 5.2/5.5 evaluated top-down with no table: an independent check of
 // the bottom-up order, the indexing and the tie rule's value.
 double brute(const Chain &c, std::int64_t mm, int i, int j) {
-  if (mm < 0) return kInfeasible;
+  if (mm < 0)
+    return kInfeasible;
   const auto x = [&](int l) { return c.activation[static_cast<std::size_t>(l)]; };
   const Layer &layer = c.layers[static_cast<std::size_t>(i)];
   if (i < j) {
@@ -37,17 +38,20 @@ double brute(const Chain &c, std::int64_t mm, int i, int j) {
       mmin = std::max(mmin, x(j + 1) + x(k) + x(k + 1) +
                                 c.layers[static_cast<std::size_t>(k)].nograd_forward_peak);
     }
-    if (mm < mmin) return kInfeasible;
+    if (mm < mmin)
+      return kInfeasible;
   }
   double best = kInfeasible;
   for (const RecordOption &o : layer.options) {
-    if (mm < o.required) continue;
+    if (mm < o.required)
+      continue;
     best = std::min(best, o.forward_time + o.backward_time +
                               (i == j ? 0.0 : brute(c, mm - o.stored, i + 1, j)));
   }
   for (int k = i + 1; k <= j; ++k) {
     double forwards = 0;
-    for (int l = i; l < k; ++l) forwards += c.layers[static_cast<std::size_t>(l)].nograd_forward_time;
+    for (int l = i; l < k; ++l)
+      forwards += c.layers[static_cast<std::size_t>(l)].nograd_forward_time;
     best = std::min(best, forwards + brute(c, mm - x(k), k, j) + brute(c, mm, i, k - 1));
   }
   return best;
@@ -57,7 +61,8 @@ Chain random_chain(std::mt19937 &rng, int n, int options) {
   std::uniform_int_distribution<int> time(1, 5), size(0, 3), big(1, 4);
   std::vector<MultiLayerArrays> layers(static_cast<std::size_t>(n));
   std::vector<std::int64_t> cw;
-  for (int l = 0; l <= n; ++l) cw.push_back(big(rng));
+  for (int l = 0; l <= n; ++l)
+    cw.push_back(big(rng));
   for (MultiLayerArrays &layer : layers) {
     layer.nograd_forward_time = time(rng);
     layer.nograd_forward_peak = size(rng);
@@ -81,7 +86,8 @@ Chain random_single_chain(std::mt19937 &rng, int n) {
     a.x.push_back(big(rng));
     a.btmp.push_back(size(rng));
   }
-  for (int l = 0; l <= n; ++l) a.xbar.push_back(a.x[static_cast<std::size_t>(l)] + big(rng));
+  for (int l = 0; l <= n; ++l)
+    a.xbar.push_back(a.x[static_cast<std::size_t>(l)] + big(rng));
   return single_option_chain(a);
 }
 
@@ -89,7 +95,8 @@ Chain random_single_chain(std::mt19937 &rng, int n) {
 // B(l) follows a recording forward of l since the previous B(l); backwards in order n-1..0.
 void check_structure(const Chain &c, const std::vector<Op> &ops) {
   const int n = c.length();
-  const auto loss = std::find_if(ops.begin(), ops.end(), [](const Op &o) { return o.kind == OpKind::loss; });
+  const auto loss =
+      std::find_if(ops.begin(), ops.end(), [](const Op &o) { return o.kind == OpKind::loss; });
   REQUIRE(loss != ops.end());
   std::vector<int> forwards(static_cast<std::size_t>(n), 0);
   for (auto it = ops.begin(); it != loss; ++it) {
@@ -100,7 +107,8 @@ void check_structure(const Chain &c, const std::vector<Op> &ops) {
   int next_backward = n - 1;
   std::vector<char> recorded(static_cast<std::size_t>(n), 0);
   for (const Op &op : ops) {
-    if (op.kind == OpKind::forward_record) recorded[static_cast<std::size_t>(op.layer)] = 1;
+    if (op.kind == OpKind::forward_record)
+      recorded[static_cast<std::size_t>(op.layer)] = 1;
     if (op.kind == OpKind::backward) {
       CHECK(op.layer == next_backward--);
       CHECK(recorded[static_cast<std::size_t>(op.layer)]);
@@ -115,8 +123,10 @@ TEST_CASE("rotor oracles, homogeneous chains (oracles.md 9)") {
   // Value C(M - x[0], 0, n) per budget M, ties leaf-first; M large enough = 3n, no recomputation.
   const Chain four = homogeneous(4);
   const Table t4(four, 10);
-  const std::vector<std::pair<int, double>> n4{{5, 18}, {6, 15}, {7, 14}, {8, 14}, {9, 13}, {10, 12}};
-  for (int budget = 0; budget <= 4; ++budget) CHECK(t4.time(budget) == kInfeasible);
+  const std::vector<std::pair<int, double>> n4{{5, 18}, {6, 15}, {7, 14},
+                                               {8, 14}, {9, 13}, {10, 12}};
+  for (int budget = 0; budget <= 4; ++budget)
+    CHECK(t4.time(budget) == kInfeasible);
   for (const auto &[budget, value] : n4) {
     CAPTURE(budget);
     CHECK(t4.time(budget) == value);
@@ -132,8 +142,10 @@ TEST_CASE("rotor oracles, homogeneous chains (oracles.md 9)") {
   }
   // No recomputation at the top budget: every layer recorded once, no no-grad forward.
   const std::vector<Op> ops = t8.sequence(18);
-  CHECK(std::count_if(ops.begin(), ops.end(), [](const Op &o) { return o.kind == OpKind::forward_record; }) == 8);
-  CHECK(std::none_of(ops.begin(), ops.end(), [](const Op &o) { return o.kind == OpKind::forward_nograd; }));
+  CHECK(std::count_if(ops.begin(), ops.end(),
+                      [](const Op &o) { return o.kind == OpKind::forward_record; }) == 8);
+  CHECK(std::none_of(ops.begin(), ops.end(),
+                     [](const Op &o) { return o.kind == OpKind::forward_nograd; }));
 }
 
 TEST_CASE("rotor reconstruction replays to the optimal time within the budget") {
@@ -153,7 +165,7 @@ TEST_CASE("rotor reconstruction replays to the optimal time within the budget") 
       const Replay r = replay(c, ops);
       CHECK(r.time == t);
       CHECK(r.peak <= budget);
-      CHECK(r.forward_time == n);  // ops before the loss: each forward once (remat.md 5)
+      CHECK(r.forward_time == n); // ops before the loss: each forward once (remat.md 5)
     }
   }
 }
@@ -177,7 +189,8 @@ TEST_CASE("rotor DP equals the brute-force recursion on random chains of <= 6 la
         CHECK(replay(c, ops).time == expected);
         // The live-tensor replay follows the single-option accounting of 5.2; the multi-option
         // sizes (cbw) follow Rockmate's conventions, which this replay does not model.
-        if (trial % 2 == 0) CHECK(replay(c, ops).peak <= budget);
+        if (trial % 2 == 0)
+          CHECK(replay(c, ops).peak <= budget);
       }
     }
   }
@@ -188,27 +201,28 @@ TEST_CASE("multi-option variant picks the cheaper record when memory allows") {
   const std::vector<MultiLayerArrays> layers{{1, 0, {{1, 2, 6, 0, 0}, {3, 2, 2, 0, 0}}}};
   const Chain c = multi_option_chain(layers, {1, 1}, 0);
   const Table table(c, 10);
-  CHECK(table.time(8) == 3);  // cw[1] + 6 = 7 <= 8 - 1: the big record fits
+  CHECK(table.time(8) == 3); // cw[1] + 6 = 7 <= 8 - 1: the big record fits
   CHECK(table.sequence(8).front() == Op{OpKind::forward_record, 0, 0});
-  CHECK(table.time(5) == 5);  // only the small one fits
+  CHECK(table.time(5) == 5); // only the small one fits
   CHECK(table.sequence(5).front() == Op{OpKind::forward_record, 0, 1});
   CHECK(table.time(3) == kInfeasible);
 }
 
 TEST_CASE("discretisation rounds sizes up and stage options form a time/memory front") {
   Chain bytes = homogeneous(4);
-  for (std::int64_t &x : bytes.activation) x *= 1000;
+  for (std::int64_t &x : bytes.activation)
+    x *= 1000;
   for (Layer &l : bytes.layers) {
     for (RecordOption &o : l.options) {
       o.stored *= 1000;
       o.required *= 1000;
     }
   }
-  const Chain slots = discretize(bytes, 10000, 7);  // unit 10000/7: 1000 -> 1, 2000 -> 2
+  const Chain slots = discretize(bytes, 10000, 7); // unit 10000/7: 1000 -> 1, 2000 -> 2
   CHECK(slots.activation == homogeneous(4).activation);
   CHECK(slots.layers[1].options[0].stored == 2);
   const std::vector<StageOption> front = stage_options(homogeneous(4), 10);
-  REQUIRE(front.size() == 5);  // budgets 5, 6, 7, 9, 10 (oracle values 18, 15, 14, 13, 12)
+  REQUIRE(front.size() == 5); // budgets 5, 6, 7, 9, 10 (oracle values 18, 15, 14, 13, 12)
   CHECK(front.front().budget == 5);
   CHECK(front.back().backward_time + front.back().forward_time == 12);
   for (std::size_t k = 1; k < front.size(); ++k) {

@@ -64,8 +64,8 @@ TEST_CASE("ILP == exhaustive enumeration, count model, p = 2") {
     const char *schedule;
     int m;
   };
-  for (const Case c : {Case{"1f1b-split", 2}, Case{"zb-h1", 2}, Case{"zb-h2", 2},
-                       Case{"1f1b", 3}, Case{"gpipe", 3}, Case{"1f1b-split", 3}}) {
+  for (const Case c : {Case{"1f1b-split", 2}, Case{"zb-h1", 2}, Case{"zb-h2", 2}, Case{"1f1b", 3},
+                       Case{"gpipe", 3}, Case{"1f1b-split", 3}}) {
     for (const double k : {0.5, 1.0, 1.25, 1.5, 2.0, 3.0}) {
       CAPTURE(c.schedule);
       CAPTURE(c.m);
@@ -144,7 +144,8 @@ TEST_CASE("LP output names the variables of remat.md 3") {
   }
   // 2 x (x, y, z) per (s,j) of split stages.
   int binaries = 0;
-  for (const solver::Variable &v : built.model.variables) binaries += v.kind == solver::VariableKind::integer;
+  for (const solver::Variable &v : built.model.variables)
+    binaries += v.kind == solver::VariableKind::integer;
   CHECK(binaries == 3 * 2 * 2);
 }
 
