@@ -66,12 +66,12 @@ std::vector<std::vector<int>> tensors_by_layer(const OverlapProblem &problem) {
   return layers;
 }
 
+} // namespace
+
 OverlapPlan keep_all(const OverlapProblem &problem) {
   return {std::vector<Placement>(problem.tensors.size(), Placement::keep),
           std::vector<int>(problem.tensors.size(), -1)};
 }
-
-} // namespace
 
 OverlapCost evaluate(const OverlapProblem &problem, const OverlapPlan &plan) {
   OverlapCost cost;
@@ -173,7 +173,7 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
   return plan;
 }
 
-OverlapPlan lynx_milp(const OverlapProblem &problem, const solver::Options &options) {
+std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver::Options &options) {
   using solver::Sense;
   using solver::Term;
   solver::Model model;
@@ -243,10 +243,7 @@ OverlapPlan lynx_milp(const OverlapProblem &problem, const solver::Options &opti
                          problem.budget_bytes - problem.static_bytes);
   }
   const solver::Result result = solver::solve(model, options);
-  if (!result.has_solution()) {
-    throw Error(fmt::format("lynx milp: {} (budget {} bytes)", solver::status_name(result.status),
-                            problem.budget_bytes));
-  }
+  if (!result.has_solution()) return std::nullopt;
   OverlapPlan plan = keep_all(problem);
   for (int o = 0; o < count; ++o) {
     if (result.values[demand[o]] > 0.5) plan.placement[o] = Placement::on_demand;

@@ -64,6 +64,9 @@ struct OverlapCost {
 /// placement point to their consumer (the extra residency of early recomputation).
 OverlapCost evaluate(const OverlapProblem &problem, const OverlapPlan &plan);
 
+/// Keeps every tensor (no recomputation).
+OverlapPlan keep_all(const OverlapProblem &problem);
+
 /// The on-demand baseline: every dropped tensor of `plan` recomputed on demand.
 OverlapPlan on_demand(const OverlapPlan &plan);
 
@@ -74,9 +77,9 @@ OverlapPlan on_demand(const OverlapPlan &plan);
 /// more than on_demand() of its own drop set. nullopt when dropping everything does not fit.
 std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem);
 
-/// The exact MILP of spec remat.md 7 through solver/ (CBC). Throws ppsim::Error when the
-/// budget cannot be met or the solver finds no solution within the limit.
-OverlapPlan lynx_milp(const OverlapProblem &problem, const solver::Options &options);
+/// The exact MILP of spec remat.md 7 through solver/ (CBC); nullopt when the budget cannot be
+/// met or the solver finds no solution within the limit.
+std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver::Options &options);
 
 /// One layer of a stage, for building an OverlapProblem.
 struct LayerProfile {

@@ -63,28 +63,37 @@ int in_flight_count(const std::string &schedule, int stages, int stage) {
                           suggestion.empty() ? "" : fmt::format(", did you mean '{}'?", suggestion)));
 }
 
+StageModel stage_model(const CostFile &costs, const PartitionOptions &options, int stage, int first,
+                       int count) {
+  StageModel model;
+  double static_bytes = 0;
+  std::vector<LayerProfile> layers;
+  for (int l = first; l < first + count; ++l) {
+    const CostRow &row = costs.rows[l];
+    model.compute_ms +=
+        milliseconds(row.fwd_ms) + milliseconds(row.bwd_input_ms) + milliseconds(row.bwd_weight_ms);
+    static_bytes += row.param_bytes + row.grad_bytes + row.optimizer_state_bytes;
+    layers.push_back(layer_profile(row, options.windows));
+  }
+  const double pipeline_ms =
+      costs.rows[first + count - 1].output_bytes / (options.windows.p2p_bandwidth_gb_per_s * 1e6) +
+      options.windows.bubble_ms;
+  model.problem = build_stage_problem(layers, pipeline_ms,
+                                      in_flight_count(options.schedule, options.stages, stage),
+                                      static_bytes, options.memory_limit_bytes);
+  return model;
+}
+
 StageTimeFn stage_time_from_costs(const CostFile &costs, const PartitionOptions &options) {
   return [&costs, options](int stage, int first, int count) -> std::optional<double> {
-    const int in_flight = in_flight_count(options.schedule, options.stages, stage);
-    double time_ms = 0, static_bytes = 0, activation_bytes = 0;
-    std::vector<LayerProfile> layers;
-    for (int l = first; l < first + count; ++l) {
-      const CostRow &row = costs.rows[l];
-      time_ms += milliseconds(row.fwd_ms) + milliseconds(row.bwd_input_ms) + milliseconds(row.bwd_weight_ms);
-      static_bytes += row.param_bytes + row.grad_bytes + row.optimizer_state_bytes;
-      activation_bytes += row.activation_bytes_full;
-      layers.push_back(layer_profile(row, options.windows));
+    const StageModel model = stage_model(costs, options, stage, first, count);
+    if (options.mode == PartitionMode::balanced) {
+      if (!evaluate(model.problem, keep_all(model.problem)).feasible) return std::nullopt;
+      return model.compute_ms;
     }
-    if (static_bytes + in_flight * activation_bytes <= options.memory_limit_bytes) return time_ms;
-    if (options.mode == PartitionMode::balanced) return std::nullopt;
-    const double pipeline_ms = costs.rows[first + count - 1].output_bytes /
-                                   (options.windows.p2p_bandwidth_gb_per_s * 1e6) +
-                               options.windows.bubble_ms;
-    const OverlapProblem problem = build_stage_problem(layers, pipeline_ms, in_flight, static_bytes,
-                                                       options.memory_limit_bytes);
-    const std::optional<OverlapPlan> plan = lynx_heuristic(problem);
+    const std::optional<OverlapPlan> plan = lynx_heuristic(model.problem);
     if (!plan) return std::nullopt;
-    return time_ms + evaluate(problem, *plan).exposed_ms;
+    return model.compute_ms + evaluate(model.problem, *plan).exposed_ms;
   };
 }
 

@@ -48,9 +48,20 @@ struct PartitionOptions {
   WindowModel windows;
 };
 
+/// One stage of a cost file: its compute time (F + B + W of its layers) and its overlap problem
+/// (GPT-block layer profiles, parameters, gradients and optimizer states as static memory, the
+/// pipeline window = last layer's output over the P2P link plus the bubble).
+struct StageModel {
+  double compute_ms = 0;
+  OverlapProblem problem;
+};
+
+/// The model of layers [first, first + count) as stage `stage`.
+StageModel stage_model(const CostFile &costs, const PartitionOptions &options, int stage, int first,
+                       int count);
+
 /// The stage time of spec remat.md 8 for a cost file: sum of F + B + W of its layers plus, when
-/// remat-aware, the exposed recomputation; memory = parameters, gradients and optimizer states
-/// plus in-flight count times the layers' full activation stash.
+/// remat-aware, the exposed recomputation of HEU; balanced stages fit only keeping everything.
 StageTimeFn stage_time_from_costs(const CostFile &costs, const PartitionOptions &options);
 
 /// partition_layers over a cost file; throws ppsim::Error when no split fits the limit.
