@@ -37,6 +37,33 @@ TEST_CASE("zb-1p keeps 1F1B memory and is zb-auto with K = p") {
   CHECK(automatic.schedule.device_ops == run.schedule.device_ops);
 }
 
+TEST_CASE("zb-auto matches the reference heuristic op for op: p=3 m=6 F=2 B=3 W=1 c=1 K=3") {
+  // Output of sail-sg zb.py initial_solution (max_mem 3 x mem_f, mem = (2, -1, -1)); the same
+  // comparison held op for op on p <= 6, m in {p, 2p, 2p+1, 3p}, five cost settings, four caps.
+  ScenarioInput input = uniform_input(3, 6, {2, 1}, {3, 1}, {1, 1}, {1, 1});
+  input.w_stash = 0.5;
+  const Scenario scenario = zb_scenario(input);
+  const schedules::TimedSchedule timed = schedules::zb_auto_timed(scenario, 3);
+  std::vector<std::string> rows;
+  for (const auto &ops : timed.schedule.device_ops) {
+    std::string text;
+    for (const Op &op : ops) {
+      text += (text.empty() ? "" : " ") + std::string(op_kind_token(op.kind())) + std::to_string(op.first.microbatch);
+    }
+    rows.push_back(text);
+  }
+  CHECK(rows == std::vector<std::string>{
+                    "F0 F1 F2 B0 W0 F3 B1 W1 F4 B2 W2 F5 B3 W3 B4 W4 B5 W5",
+                    "F0 F1 B0 F2 B1 W0 W1 F3 B2 W2 F4 B3 W3 F5 B4 W4 B5 W5",
+                    "F0 B0 F1 B1 W0 W1 F2 B2 W2 F3 B3 W3 F4 B4 W4 F5 B5 W5"});
+  // The reference's score, max_s end(W(s, m-1)) - end(F(s, 0)) + f[s], is 53.
+  Ticks span{0};
+  for (std::size_t s = 0; s < 3; ++s) {
+    span = std::max(span, timed.end[s].back() - timed.end[s].front() + scenario.stage_costs[s].forward);
+  }
+  CHECK(span == scenario.time_scale.to_ticks({53, 1}));
+}
+
 TEST_CASE("zb-auto internal end times equal the engine's ASAP times and respect the cap") {
   std::mt19937 random(20240110);
   std::uniform_int_distribution<int> cost(1, 6);
