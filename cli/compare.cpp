@@ -50,23 +50,15 @@ double max_peak(const Simulation &simulation) {
 
 int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim compare [SCENARIO.toml] [options]");
-  options.add_options()("help,h", "show this help")(
+  options.add_options()(
       "schedules", po::value<std::string>()->value_name("A,B,..."), "schedules to compare (default: all)")(
       "caps", po::value<std::string>()->value_name("K1,K2,..."), "memory caps K to compare under")(
       "format", po::value<std::string>()->default_value("text"), "text or csv")(
       "svg", po::value<std::string>()->value_name("FILE"), "Gantt chart of the fastest feasible schedule");
-  add_scenario_options(options);
-  po::positional_options_description positional;
-  add_scenario_positional(options, positional);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n";
-    return kOk;
-  }
-  const std::string format = values["format"].as<std::string>();
-  if (format != "text" && format != "csv") {
-    throw Error("", 0, "--format", fmt::format("expected text or csv, got \"{}\"", format));
-  }
+  const auto parsed = parse_scenario_command(args, options, out);
+  if (!parsed) return kOk;
+  const po::variables_map &values = *parsed;
+  const std::string format = checked_choice(values, "format", {"text", "csv"});
   const ScenarioInput base = scenario_from_options(values);
   std::vector<std::string> names;
   if (values.count("schedules")) {

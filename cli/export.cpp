@@ -15,20 +15,13 @@ namespace po = boost::program_options;
 
 int run_export(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim export [SCENARIO.toml] --to torch-csv [options]");
-  options.add_options()("help,h", "show this help")(
+  options.add_options()(
       "to", po::value<std::string>()->default_value("torch-csv"), "output format: torch-csv")(
       "output,o", po::value<std::string>()->value_name("FILE"), "write to FILE instead of stdout");
-  add_scenario_options(options);
-  po::positional_options_description positional;
-  add_scenario_positional(options, positional);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n";
-    return kOk;
-  }
-  if (values["to"].as<std::string>() != "torch-csv") {
-    throw Error("", 0, "--to", fmt::format("expected torch-csv, got \"{}\"", values["to"].as<std::string>()));
-  }
+  const auto parsed = parse_scenario_command(args, options, out);
+  if (!parsed) return kOk;
+  const po::variables_map &values = *parsed;
+  checked_choice(values, "to", {"torch-csv"});
   const PreparedRun run = prepare_run(scenario_from_options(values));
   const TorchCsvExport exported = write_torch_csv(run.scenario, run.schedule);
   for (const std::string &warning : exported.warnings) err << fmt::format("ppsim: warning: {}\n", warning);

@@ -4,6 +4,7 @@
 #include "sim/io/scenario_toml.h"
 
 #include <fmt/format.h>
+#include <ostream>
 
 namespace ppsim::cli {
 namespace po = boost::program_options;
@@ -91,6 +92,33 @@ po::variables_map parse_command(const std::vector<std::string> &args, const po::
   po::store(po::command_line_parser(args).options(options).positional(positional).run(), values);
   po::notify(values);
   return values;
+}
+
+std::optional<po::variables_map> parse_scenario_command(const std::vector<std::string> &args,
+                                                       po::options_description &options, std::ostream &out) {
+  options.add_options()("help,h", "show this help");
+  add_scenario_options(options);
+  po::positional_options_description positional;
+  add_scenario_positional(options, positional);
+  po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n";
+    return std::nullopt;
+  }
+  return values;
+}
+
+std::string checked_choice(const po::variables_map &values, const std::string &name,
+                           std::initializer_list<const char *> allowed) {
+  const std::string value = values[name].as<std::string>();
+  for (const char *option : allowed) {
+    if (value == option) return value;
+  }
+  const std::vector<std::string> names(allowed.begin(), allowed.end());
+  const std::string listed =
+      names.size() == 1 ? names.front()
+                        : fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
+  throw Error("", 0, "--" + name, fmt::format("expected {}, got \"{}\"", listed, value));
 }
 
 } // namespace ppsim::cli

@@ -4,7 +4,11 @@
 #include "sim/scenario_builder.h"
 
 #include <boost/program_options.hpp>
+#include <initializer_list>
+#include <iosfwd>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace ppsim::cli {
 
@@ -22,5 +26,15 @@ ScenarioInput scenario_from_options(const boost::program_options::variables_map 
 boost::program_options::variables_map parse_command(
     const std::vector<std::string> &args, const boost::program_options::options_description &options,
     const boost::program_options::positional_options_description &positional);
+
+/// The common start of every scenario-taking command: adds --help, the scenario flags and the
+/// positional scenario file to the command's own `options`, parses `args`, and prints the help
+/// (returning nullopt) when asked.
+std::optional<boost::program_options::variables_map> parse_scenario_command(
+    const std::vector<std::string> &args, boost::program_options::options_description &options, std::ostream &out);
+
+/// The value of option `name`, which must be one of `allowed` (error: field '--name': ...).
+std::string checked_choice(const boost::program_options::variables_map &values, const std::string &name,
+                           std::initializer_list<const char *> allowed);
 
 } // namespace ppsim::cli

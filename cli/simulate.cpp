@@ -19,23 +19,15 @@ namespace po = boost::program_options;
 
 int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim simulate [SCENARIO.toml] [options]");
-  options.add_options()("help,h", "show this help")(
+  options.add_options()(
       "format", po::value<std::string>()->default_value("text"), "text, json or csv")(
       "svg", po::value<std::string>()->value_name("FILE"), "write a Gantt chart with memory curves")(
       "trace", po::value<std::string>()->value_name("FILE"), "write a Chrome trace (Perfetto)")(
       "explain", po::bool_switch(), "print the critical path and where the idle time goes");
-  add_scenario_options(options);
-  po::positional_options_description positional;
-  add_scenario_positional(options, positional);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n";
-    return kOk;
-  }
-  const std::string format = values["format"].as<std::string>();
-  if (format != "text" && format != "json" && format != "csv") {
-    throw Error("", 0, "--format", fmt::format("expected text, json or csv, got \"{}\"", format));
-  }
+  const auto parsed = parse_scenario_command(args, options, out);
+  if (!parsed) return kOk;
+  const po::variables_map &values = *parsed;
+  const std::string format = checked_choice(values, "format", {"text", "json", "csv"});
 
   const ScenarioInput input = scenario_from_options(values);
   const PreparedRun run = prepare_policy_run(input);
