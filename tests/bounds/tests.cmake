@@ -1,6 +1,7 @@
 ppsim_add_test(NAME bounds_tests
   SOURCES
     bounds/lower_bounds_test.cpp
+    bounds/analyzer_test.cpp
     bounds/closed_forms_test.cpp
     bounds/lifespan_test.cpp
     bounds/exact_test.cpp
@@ -9,4 +10,5 @@ ppsim_add_test(NAME bounds_tests
 ppsim_add_test(NAME bounds_cli_tests
   SOURCES
     cli/bounds_test.cpp
+    cli/optimal_test.cpp
   LIBS ppsim_cli_lib)

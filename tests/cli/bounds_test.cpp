@@ -1,5 +1,5 @@
-// `ppsim bounds` and `ppsim optimal` in-process (cli/bounds.cpp, cli/optimal.cpp): exact text
-// and JSON for the oracle rows of spec oracles.md 8, and the error paths.
+// `ppsim bounds` in-process (cli/bounds.cpp): exact text and JSON for the oracle rows of spec
+// oracles.md 8, and the error paths.
 #include "cli/commands.h"
 
 #include <doctest/doctest.h>
@@ -64,28 +64,4 @@ TEST_CASE("bounds rejects a bad format") {
   const Output output = run(ppsim::cli::run_bounds, {"--format", "xml"});
   CHECK(output.code == 1);
   CHECK(output.err == "ppsim: error: field '--format': expected text or json, got \"xml\"\n");
-}
-
-TEST_CASE("optimal finds the K = 1 optimum and prints the orders") {
-  ppsim::cli::Args args = kOracle;
-  args.insert(args.end(), {"--format", "json"});
-  const Output output = run(ppsim::cli::run_optimal, args);
-  CHECK(output.code == 0);
-  CHECK(output.out.find("{\"optimal_makespan\": 11, \"proven_optimal\": true, \"lower_bound\": 11, "
-                        "\"best_lower_bound\": 11, \"method\": \"ilp\", \"incumbent\": "
-                        "\"allremat-1f1b\"") == 0);
-  const Output text = run(ppsim::cli::run_optimal, kOracle);
-  CHECK(text.out.find("optimal makespan: 11\nbest lower bound: 11 (gap 0)\n") == 0);
-  CHECK(text.out.find("device 1: ") != std::string::npos);
-}
-
-TEST_CASE("optimal refuses instances past the size guard") {
-  const Output output =
-      run(ppsim::cli::run_optimal, {"-p", "3", "-m", "4", "--F", "1", "--B", "1", "--W", "0", "--K",
-                                    "1", "--max-variables", "100"});
-  CHECK(output.code == 1);
-  CHECK(output.err ==
-        "ppsim: error: instance too large for the exact optimum: 246 start-time "
-        "variables (p = 3, m = 4, horizon 13 ticks), the limit is 100; use smaller p, "
-        "m or coarser costs\n");
 }

@@ -1,0 +1,56 @@
+// `ppsim optimal` in-process (cli/optimal.cpp): the K = 1 optimum of oracles.md 8 and the size
+// guard message.
+#include "cli/commands.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+Output run(const ppsim::cli::Args &args) {
+  std::ostringstream out, err;
+  const int code = ppsim::cli::guarded(ppsim::cli::run_optimal, args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const ppsim::cli::Args kOracle{"-p",  "2", "-m",  "4", "--F", "1",
+                               "--B", "1", "--W", "0", "--K", "1"};
+
+} // namespace
+
+TEST_CASE("optimal finds the K = 1 optimum and prints the orders") {
+  ppsim::cli::Args args = kOracle;
+  args.insert(args.end(), {"--format", "json"});
+  const Output output = run(args);
+  CHECK(output.code == 0);
+  CHECK(output.out.find("{\"optimal_makespan\": 11, \"proven_optimal\": true, \"lower_bound\": 11, "
+                        "\"best_lower_bound\": 11, \"method\": \"ilp\", \"incumbent\": "
+                        "\"allremat-1f1b\"") == 0);
+  const Output text = run(kOracle);
+  CHECK(text.out.find("optimal makespan: 11\nbest lower bound: 11 (gap 0)\n") == 0);
+  CHECK(text.out.find("device 1: ") != std::string::npos);
+}
+
+TEST_CASE("optimal refuses instances past the size guard") {
+  const Output output = run({"-p", "3", "-m", "4", "--F", "1", "--B", "1", "--W", "0", "--K", "1",
+                             "--max-variables", "100"});
+  CHECK(output.code == 1);
+  CHECK(output.err ==
+        "ppsim: error: instance too large for the exact optimum: 246 start-time "
+        "variables (p = 3, m = 4, horizon 13 ticks), the limit is 100; use smaller p, "
+        "m or coarser costs\n");
+}
+
+TEST_CASE("optimal rejects a non-positive time limit") {
+  const Output output = run({"--time-limit", "0"});
+  CHECK(output.code == 1);
+  CHECK(output.err ==
+        "ppsim: error: field '--time-limit': expected a positive number of seconds\n");
+}
