@@ -2,11 +2,10 @@
 
 #include "sim/error.h"
 #include "sim/io/decimal.h"
+#include "sim/io/text_file.h"
 #include "sim/io/toml_fields.h"
 
-#include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -235,11 +234,6 @@ void apply_table(ScenarioInput &input, const toml::table &table, const std::stri
   }
 }
 
-std::string resolve(const std::string &path, const std::string &base_directory) {
-  if (path.empty() || base_directory.empty() || std::filesystem::path(path).is_absolute()) return path;
-  return (std::filesystem::path(base_directory) / path).lexically_normal().string();
-}
-
 } // namespace
 
 void set_scenario_field(ScenarioInput &input, const std::string &key, const toml::node &value,
@@ -280,26 +274,24 @@ std::vector<std::string> scenario_field_names() {
 
 ScenarioInput parse_scenario(std::string_view text, const std::string &source,
                              const std::string &base_directory) {
-  toml::table parsed;
-  try {
-    parsed = toml::parse(text, source);
-  } catch (const toml::parse_error &error) {
-    throw Error(source, static_cast<int>(error.source().begin.line), "",
-                fmt::format("malformed TOML: {}", error.description()));
-  }
   ScenarioInput input;
-  apply_table(input, parsed, "", source);
-  input.costs_file = resolve(input.costs_file, base_directory);
-  input.schedule_file = resolve(input.schedule_file, base_directory);
+  apply_table(input, parse_toml(text, source), "", source);
+  input.costs_file = resolve_path(input.costs_file, base_directory);
+  input.schedule_file = resolve_path(input.schedule_file, base_directory);
   return input;
 }
 
 ScenarioInput read_scenario_file(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(path, 0, "", "cannot open the scenario file");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_scenario(text.str(), path, std::filesystem::path(path).parent_path().string());
+  return parse_scenario(read_text_file(path, "scenario file"), path, parent_directory(path));
+}
+
+toml::table parse_toml(std::string_view text, const std::string &source) {
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error &error) {
+    throw Error(source, static_cast<int>(error.source().begin.line), "",
+                fmt::format("malformed TOML: {}", error.description()));
+  }
 }
 
 } // namespace ppsim

@@ -3,6 +3,7 @@
 #include "sim/scenario_builder.h"
 
 #include <string>
+#include <string_view>
 #include <toml++/toml.h>
 
 namespace ppsim {
@@ -11,5 +12,8 @@ namespace ppsim {
 /// field's origin for later errors. Throws Error for unknown fields and values of the wrong type.
 void set_scenario_field(ScenarioInput &input, const std::string &key, const toml::node &value,
                         const SourceLocation &where);
+
+/// Parses TOML text; a syntax error becomes Error "SOURCE:LINE: malformed TOML: ...".
+toml::table parse_toml(std::string_view text, const std::string &source);
 
 } // namespace ppsim

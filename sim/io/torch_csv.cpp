@@ -1,14 +1,13 @@
 #include "sim/io/torch_csv.h"
 
 #include "sim/error.h"
+#include "sim/io/text_file.h"
 
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
-#include <fstream>
 #include <libfccp/csv.h>
 #include <set>
-#include <sstream>
 
 namespace ppsim {
 namespace {
@@ -162,11 +161,7 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
 }
 
 ImportedSchedule read_torch_csv(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(path, 0, "", "cannot open the schedule file");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_torch_csv(text.str(), path);
+  return parse_torch_csv(read_text_file(path, "schedule file"), path);
 }
 
 TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule) {
