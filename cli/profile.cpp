@@ -20,42 +20,48 @@ namespace {
 
 po::options_description profile_options() {
   po::options_description model("model (one transformer block, repeated --layers times)");
-  model.add_options()
-      ("model", po::value<std::string>()->default_value("gpt"), "block: gpt (LayerNorm, GeLU 4h) or llama (RMSNorm, SwiGLU, GQA)")
-      ("hidden", po::value<std::uint64_t>()->default_value(4096), "hidden size h")
-      ("heads", po::value<std::uint64_t>()->default_value(32), "attention heads a")
-      ("kv-heads", po::value<std::uint64_t>()->default_value(0), "KV heads g (llama; 0 = heads)")
-      ("ffn", po::value<std::uint64_t>()->default_value(0), "FFN size f (0 = 4h for gpt, 8h/3 rounded to 256 for llama)")
-      ("seq", po::value<std::uint64_t>()->default_value(2048), "sequence length s")
-      ("batch", po::value<std::uint64_t>()->default_value(1), "microbatch size b")
-      ("layers", po::value<int>()->default_value(4), "number of layers (rows)")
-      ("dtype", po::value<std::string>()->default_value("bf16"), "activation type: bf16 or fp16")
-      ("tp", po::value<std::uint64_t>()->default_value(1), "tensor-parallel size t (per-GPU shard; no communication)")
-      ("sequence-parallel", "Megatron sequence parallelism (shards norm and dropout regions)")
-      ("no-dropout", "no dropout masks in the stash")
-      ("causal-skip", "llama: attention skips masked tiles (halves attention FLOPs)");
+  model.add_options()("model", po::value<std::string>()->default_value("gpt"),
+                      "block: gpt (LayerNorm, GeLU 4h) or llama (RMSNorm, SwiGLU, GQA)")(
+      "hidden", po::value<std::uint64_t>()->default_value(4096),
+      "hidden size h")("heads", po::value<std::uint64_t>()->default_value(32), "attention heads a")(
+      "kv-heads", po::value<std::uint64_t>()->default_value(0), "KV heads g (llama; 0 = heads)")(
+      "ffn", po::value<std::uint64_t>()->default_value(0),
+      "FFN size f (0 = 4h for gpt, 8h/3 rounded to 256 for llama)")(
+      "seq", po::value<std::uint64_t>()->default_value(2048), "sequence length s")(
+      "batch", po::value<std::uint64_t>()->default_value(1),
+      "microbatch size b")("layers", po::value<int>()->default_value(4), "number of layers (rows)")(
+      "dtype", po::value<std::string>()->default_value("bf16"),
+      "activation type: bf16 or fp16")("tp", po::value<std::uint64_t>()->default_value(1),
+                                       "tensor-parallel size t (per-GPU shard; no communication)")(
+      "sequence-parallel", "Megatron sequence parallelism (shards norm and dropout regions)")(
+      "no-dropout", "no dropout masks in the stash")(
+      "causal-skip", "llama: attention skips masked tiles (halves attention FLOPs)");
   po::options_description measure("measurement");
-  measure.add_options()
-      ("microbatches", po::value<int>()->default_value(1), "microbatches per repetition")
-      ("reps", po::value<int>()->default_value(20), "timed repetitions")
-      ("warmup", po::value<int>()->default_value(5), "untimed warm-up repetitions (>= 3)")
-      ("timer", po::value<std::string>()->default_value("cupti"), "cupti or cuda-events")
-      ("mode", po::value<std::string>()->default_value("isolated"), "isolated or sequence")
-      ("cupti-path", po::value<std::string>()->value_name("PATH"), "libcupti to try after libcupti.so.13 and libcupti.so")
-      ("driver-library", po::value<std::string>()->default_value("libcuda.so.1")->value_name("PATH"), "CUDA driver library to probe")
-      ("gpu-module", po::value<std::string>()->value_name("PATH"), "the GPU workload module (default: the one built with ppsim)");
+  measure.add_options()("microbatches", po::value<int>()->default_value(1),
+                        "microbatches per repetition")("reps", po::value<int>()->default_value(20),
+                                                       "timed repetitions")(
+      "warmup", po::value<int>()->default_value(5), "untimed warm-up repetitions (>= 3)")(
+      "timer", po::value<std::string>()->default_value("cupti"), "cupti or cuda-events")(
+      "mode", po::value<std::string>()->default_value("isolated"),
+      "isolated or sequence")("cupti-path", po::value<std::string>()->value_name("PATH"),
+                              "libcupti to try after libcupti.so.13 and libcupti.so")(
+      "driver-library", po::value<std::string>()->default_value("libcuda.so.1")->value_name("PATH"),
+      "CUDA driver library to probe")(
+      "gpu-module", po::value<std::string>()->value_name("PATH"),
+      "the GPU workload module (default: the one built with ppsim)");
   po::options_description analytic("analytic model");
-  analytic.add_options()
-      ("analytic", "write the analytic cost model; needs no GPU")
-      ("allow-no-gpu", "without a usable GPU, warn and write the analytic cost model")
-      ("device", po::value<std::string>()->default_value("h100"), "peak-throughput preset: h100, a100, ideal")
-      ("peak-tflops", po::value<double>(), "peak dense 16-bit TFLOP/s (overrides --device)")
-      ("efficiency", po::value<double>(), "fraction of the peak achieved (default 0.5)");
+  analytic.add_options()("analytic", "write the analytic cost model; needs no GPU")(
+      "allow-no-gpu", "without a usable GPU, warn and write the analytic cost model")(
+      "device", po::value<std::string>()->default_value("h100"),
+      "peak-throughput preset: h100, a100, ideal")(
+      "peak-tflops", po::value<double>(), "peak dense 16-bit TFLOP/s (overrides --device)")(
+      "efficiency", po::value<double>(), "fraction of the peak achieved (default 0.5)");
   po::options_description output("output");
-  output.add_options()
-      ("help,h", "show this help")
-      ("output,o", po::value<std::string>()->value_name("FILE"), "write to FILE (atomically) instead of stdout")
-      ("format", po::value<std::string>(), "csv or json (default: from the extension of FILE, else csv)");
+  output.add_options()("help,h", "show this help")("output,o",
+                                                   po::value<std::string>()->value_name("FILE"),
+                                                   "write to FILE (atomically) instead of stdout")(
+      "format", po::value<std::string>(),
+      "csv or json (default: from the extension of FILE, else csv)");
   po::options_description all("ppsim profile [options]: per-layer F, B, W and recompute costs");
   all.add(model).add(measure).add(analytic).add(output);
   return all;
@@ -95,8 +101,10 @@ profiler::DeviceThroughput device_from(const po::variables_map &values) {
     device.peak_tflops = values["peak-tflops"].as<double>();
     device.name = "custom";
   }
-  if (values.count("efficiency")) device.efficiency = values["efficiency"].as<double>();
-  if (!(device.peak_tflops > 0)) throw Error("", 0, "peak-tflops", "expected a positive number");
+  if (values.count("efficiency"))
+    device.efficiency = values["efficiency"].as<double>();
+  if (!(device.peak_tflops > 0))
+    throw Error("", 0, "peak-tflops", "expected a positive number");
   if (!(device.efficiency > 0) || device.efficiency > 1) {
     throw Error("", 0, "efficiency", "expected a number in (0, 1]");
   }
@@ -104,8 +112,10 @@ profiler::DeviceThroughput device_from(const po::variables_map &values) {
 }
 
 void check_measurement_options(const po::variables_map &values) {
-  if (values["reps"].as<int>() <= 0) throw Error("", 0, "reps", "expected a positive number");
-  if (values["warmup"].as<int>() < 0) throw Error("", 0, "warmup", "expected a non-negative number");
+  if (values["reps"].as<int>() <= 0)
+    throw Error("", 0, "reps", "expected a positive number");
+  if (values["warmup"].as<int>() < 0)
+    throw Error("", 0, "warmup", "expected a non-negative number");
   if (values["microbatches"].as<int>() <= 0) {
     throw Error("", 0, "microbatches", "expected a positive number");
   }
@@ -127,13 +137,14 @@ bool json_format(const po::variables_map &values) {
     }
     return format == "json";
   }
-  if (!values.count("output")) return false;
+  if (!values.count("output"))
+    return false;
   const std::string path = values["output"].as<std::string>();
   return path.size() >= 5 && path.substr(path.size() - 5) == ".json";
 }
 
-int write_output(const po::variables_map &values, const CostFile &file, bool json, std::ostream &out,
-                 const char *kind) {
+int write_output(const po::variables_map &values, const CostFile &file, bool json,
+                 std::ostream &out, const char *kind) {
   const std::string text = json ? write_cost_json(file) : write_cost_csv(file);
   if (values.count("output")) {
     const std::string path = values["output"].as<std::string>();
@@ -178,7 +189,8 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
       request.reps = values["reps"].as<int>();
       request.warmup = values["warmup"].as<int>();
       request.mode = values["mode"].as<std::string>();
-      if (values.count("cupti-path")) request.cupti_path = values["cupti-path"].as<std::string>();
+      if (values.count("cupti-path"))
+        request.cupti_path = values["cupti-path"].as<std::string>();
       request.device = device;
       const std::string module = values.count("gpu-module") ? values["gpu-module"].as<std::string>()
                                                             : profiler::default_gpu_module_path();

@@ -10,17 +10,21 @@ namespace ppsim::profiler {
 Arena::Arena(std::size_t capacity_bytes, std::size_t alignment)
     : capacity_(capacity_bytes / alignment * alignment), alignment_(alignment) {
   PPSIM_ASSERT(alignment > 0 && (alignment & (alignment - 1)) == 0);
-  if (capacity_ > 0) free_.emplace(0, capacity_);
+  if (capacity_ > 0)
+    free_.emplace(0, capacity_);
 }
 
 std::size_t Arena::allocate(std::size_t bytes) {
-  const std::size_t size = (std::max<std::size_t>(bytes, 1) + alignment_ - 1) / alignment_ * alignment_;
+  const std::size_t size =
+      (std::max<std::size_t>(bytes, 1) + alignment_ - 1) / alignment_ * alignment_;
   for (auto block = free_.begin(); block != free_.end(); ++block) {
-    if (block->second < size) continue;
+    if (block->second < size)
+      continue;
     const std::size_t offset = block->first;
     const std::size_t remaining = block->second - size;
     free_.erase(block);
-    if (remaining > 0) free_.emplace(offset + size, remaining);
+    if (remaining > 0)
+      free_.emplace(offset + size, remaining);
     used_.emplace(offset, size);
     live_ += size;
     peak_ = std::max(peak_, live_);

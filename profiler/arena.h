@@ -38,8 +38,8 @@ private:
 
 /// What one phase did to the arena.
 struct PhaseBytes {
-  std::int64_t kept_bytes = 0;      ///< live after - live before (negative when it frees a stash)
-  std::size_t peak_temp_bytes = 0;  ///< peak during the phase - live after: transient workspace
+  std::int64_t kept_bytes = 0;     ///< live after - live before (negative when it frees a stash)
+  std::size_t peak_temp_bytes = 0; ///< peak during the phase - live after: transient workspace
 };
 
 /// Measures a phase: construct before it, call finish() after it.

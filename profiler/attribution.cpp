@@ -15,7 +15,8 @@ constexpr std::string_view kPassCodes[] = {"F", "B", "W", "BW", "R", "RS"};
 template <typename Integer> std::optional<Integer> parse_number(std::string_view text) {
   Integer value{};
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (text.empty() || error != std::errc() || end != text.data() + text.size())
+    return std::nullopt;
   return value;
 }
 
@@ -25,20 +26,24 @@ std::string_view pass_code(Pass pass) { return kPassCodes[static_cast<int>(pass)
 
 std::optional<Pass> pass_from_code(std::string_view code) {
   for (int i = 0; i < 6; ++i) {
-    if (kPassCodes[i] == code) return static_cast<Pass>(i + 1);
+    if (kPassCodes[i] == code)
+      return static_cast<Pass>(i + 1);
   }
   return std::nullopt;
 }
 
 std::uint64_t pack_phase_id(PhaseId phase) {
   return kSchema << 56 | std::uint64_t{static_cast<std::uint8_t>(phase.pass)} << 48 |
-         std::uint64_t{phase.layer} << 32 | std::uint64_t{phase.microbatch} << 16 | phase.repetition;
+         std::uint64_t{phase.layer} << 32 | std::uint64_t{phase.microbatch} << 16 |
+         phase.repetition;
 }
 
 std::optional<PhaseId> unpack_phase_id(std::uint64_t external_id) {
-  if (external_id >> 56 != kSchema) return std::nullopt;
+  if (external_id >> 56 != kSchema)
+    return std::nullopt;
   const auto pass = static_cast<std::uint8_t>(external_id >> 48 & 0xff);
-  if (pass < 1 || pass > 6) return std::nullopt;
+  if (pass < 1 || pass > 6)
+    return std::nullopt;
   return PhaseId{static_cast<Pass>(pass), static_cast<std::uint16_t>(external_id >> 32 & 0xffff),
                  static_cast<std::uint16_t>(external_id >> 16 & 0xffff),
                  static_cast<std::uint16_t>(external_id & 0xffff)};
@@ -54,19 +59,22 @@ std::optional<PhaseId> parse_range_name(std::string_view name) {
   std::size_t start = 0;
   for (int i = 0; i < 3; ++i) {
     const std::size_t end = i < 2 ? name.find(separator, start) : name.size();
-    if (end == std::string_view::npos) return std::nullopt;
+    if (end == std::string_view::npos)
+      return std::nullopt;
     parts[i] = name.substr(start, end - start);
     start = end + 1;
   }
   if (separator == '.') {
-    if (parts[0].size() < 2 || parts[0][0] != 'L' || parts[2].substr(0, 2) != "mb") return std::nullopt;
+    if (parts[0].size() < 2 || parts[0][0] != 'L' || parts[2].substr(0, 2) != "mb")
+      return std::nullopt;
     parts[0].remove_prefix(1);
     parts[2].remove_prefix(2);
   }
   const auto layer = parse_number<std::uint16_t>(parts[0]);
   const auto pass = pass_from_code(parts[1]);
   const auto microbatch = parse_number<std::uint16_t>(parts[2]);
-  if (!layer || !pass || !microbatch) return std::nullopt;
+  if (!layer || !pass || !microbatch)
+    return std::nullopt;
   return PhaseId{*pass, *layer, *microbatch, 0};
 }
 
@@ -75,9 +83,11 @@ std::uint64_t union_length_ns(std::vector<std::pair<std::uint64_t, std::uint64_t
   std::uint64_t total = 0;
   std::uint64_t covered_until = 0;
   for (const auto &[start, end] : intervals) {
-    if (end <= start) continue;
+    if (end <= start)
+      continue;
     const std::uint64_t from = std::max(start, covered_until);
-    if (end > from) total += end - from;
+    if (end > from)
+      total += end - from;
     covered_until = std::max(covered_until, end);
   }
   return total;
@@ -86,8 +96,10 @@ std::uint64_t union_length_ns(std::vector<std::pair<std::uint64_t, std::uint64_t
 Attribution attribute(const DecodedActivity &activity) {
   std::unordered_map<std::uint32_t, PhaseId> phase_of;
   for (const CorrelationLink &link : activity.links) {
-    if (link.external_kind != kPpsimExternalKind) continue; // another tool's ids
-    if (const auto phase = unpack_phase_id(link.external_id)) phase_of[link.correlation_id] = *phase;
+    if (link.external_kind != kPpsimExternalKind)
+      continue; // another tool's ids
+    if (const auto phase = unpack_phase_id(link.external_id))
+      phase_of[link.correlation_id] = *phase;
   }
   struct Accumulator {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;

@@ -59,7 +59,7 @@ struct PhaseMetrics {
   std::uint64_t busy_union_ns = 0; ///< union of kernel, memcpy and memset intervals
   std::uint64_t span_ns = 0;       ///< first start to last end
   std::uint32_t n_kernels = 0;
-  std::uint64_t copy_bytes = 0;    ///< memcpy and memset bytes
+  std::uint64_t copy_bytes = 0; ///< memcpy and memset bytes
 };
 
 /// Phases in id order, and what could not be attributed.

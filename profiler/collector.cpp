@@ -60,7 +60,8 @@ void ActivityCollector::start() {
       enabled_.push_back(kind);
     }
   } catch (...) {
-    for (const CUpti_ActivityKind kind : enabled_) api_.activity_disable(kind);
+    for (const CUpti_ActivityKind kind : enabled_)
+      api_.activity_disable(kind);
     enabled_.clear();
     active_collector.store(nullptr);
     throw;
@@ -72,7 +73,8 @@ void ActivityCollector::flush() {
 }
 
 void ActivityCollector::stop() {
-  for (const CUpti_ActivityKind kind : enabled_) api_.activity_disable(kind);
+  for (const CUpti_ActivityKind kind : enabled_)
+    api_.activity_disable(kind);
   enabled_.clear();
   flush();
   active_collector.store(nullptr);
@@ -99,8 +101,10 @@ std::uint8_t *ActivityCollector::acquire_buffer() {
   } else {
     // Never hand CUPTI a null buffer (it can crash before API version 27); past the pool bound
     // allocate anyway and count it.
-    buffer.reset(static_cast<std::uint8_t *>(::operator new[](options_.buffer_bytes, kBufferAlignment)));
-    if (++allocated_ > options_.pool_buffers) ++overflow_;
+    buffer.reset(
+        static_cast<std::uint8_t *>(::operator new[](options_.buffer_bytes, kBufferAlignment)));
+    if (++allocated_ > options_.pool_buffers)
+      ++overflow_;
   }
   std::uint8_t *raw = buffer.get();
   lent_buffers_.push_back(std::move(buffer));
@@ -117,10 +121,12 @@ void ActivityCollector::complete_buffer(CUcontext context, std::uint32_t stream_
   if (api_.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS) {
     decoded_.dropped_records += dropped;
   }
-  const auto lent = std::find_if(lent_buffers_.begin(), lent_buffers_.end(),
-                                 [&](const Buffer &candidate) { return candidate.get() == buffer; });
+  const auto lent =
+      std::find_if(lent_buffers_.begin(), lent_buffers_.end(),
+                   [&](const Buffer &candidate) { return candidate.get() == buffer; });
   PPSIM_ASSERT(lent != lent_buffers_.end());
-  if (free_buffers_.size() < options_.pool_buffers) free_buffers_.push_back(std::move(*lent));
+  if (free_buffers_.size() < options_.pool_buffers)
+    free_buffers_.push_back(std::move(*lent));
   lent_buffers_.erase(lent);
 }
 

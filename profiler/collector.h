@@ -43,7 +43,8 @@ public:
   [[nodiscard]] std::size_t overflow_buffers() const;
 
 private:
-  static void CUPTIAPI on_request(std::uint8_t **buffer, std::size_t *size, std::size_t *max_records);
+  static void CUPTIAPI on_request(std::uint8_t **buffer, std::size_t *size,
+                                  std::size_t *max_records);
   static void CUPTIAPI on_complete(CUcontext context, std::uint32_t stream_id, std::uint8_t *buffer,
                                    std::size_t size, std::size_t valid_size);
   std::uint8_t *acquire_buffer();

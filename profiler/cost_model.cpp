@@ -32,14 +32,10 @@ Local local_sizes(const BlockShape &shape) {
   validate(shape);
   const std::uint64_t t = shape.tp;
   const std::uint64_t head_dim = shape.hidden / shape.heads;
-  return {shape.batch,
-          shape.seq,
-          shape.hidden,
-          shape.hidden / t,
-          shape.heads / t,
-          kv_heads_of(shape) * head_dim / t,
-          ffn_of(shape) / t,
-          shape.sequence_parallel ? t : 1};
+  return {shape.batch,       shape.seq,
+          shape.hidden,      shape.hidden / t,
+          shape.heads / t,   kv_heads_of(shape) * head_dim / t,
+          ffn_of(shape) / t, shape.sequence_parallel ? t : 1};
 }
 
 } // namespace
@@ -49,21 +45,29 @@ std::uint64_t kv_heads_of(const BlockShape &shape) {
 }
 
 std::uint64_t ffn_of(const BlockShape &shape) {
-  if (shape.ffn != 0) return shape.ffn;
-  if (shape.kind == BlockKind::gpt) return 4 * shape.hidden;
+  if (shape.ffn != 0)
+    return shape.ffn;
+  if (shape.kind == BlockKind::gpt)
+    return 4 * shape.hidden;
   // LLaMA (Touvron et al. 2023): 2/3 of 4h, rounded up to a multiple of 256 (4096 -> 11008).
   const std::uint64_t two_thirds = (8 * shape.hidden + 2) / 3;
   return (two_thirds + 255) / 256 * 256;
 }
 
 void validate(const BlockShape &shape) {
-  if (shape.batch == 0) reject("batch", "expected a positive microbatch size");
-  if (shape.seq == 0) reject("seq", "expected a positive sequence length");
-  if (shape.hidden == 0) reject("hidden", "expected a positive hidden size");
-  if (shape.heads == 0) reject("heads", "expected a positive number of heads");
-  if (shape.tp == 0) reject("tp", "expected a positive tensor-parallel size");
+  if (shape.batch == 0)
+    reject("batch", "expected a positive microbatch size");
+  if (shape.seq == 0)
+    reject("seq", "expected a positive sequence length");
+  if (shape.hidden == 0)
+    reject("hidden", "expected a positive hidden size");
+  if (shape.heads == 0)
+    reject("heads", "expected a positive number of heads");
+  if (shape.tp == 0)
+    reject("tp", "expected a positive tensor-parallel size");
   if (shape.hidden % shape.heads != 0) {
-    reject("heads", fmt::format("{} heads do not divide the hidden size {}", shape.heads, shape.hidden));
+    reject("heads",
+           fmt::format("{} heads do not divide the hidden size {}", shape.heads, shape.hidden));
   }
   if (shape.heads % shape.tp != 0) {
     reject("tp", fmt::format("tensor-parallel size {} does not divide the {} heads", shape.tp,
@@ -77,7 +81,8 @@ void validate(const BlockShape &shape) {
     reject("kv-heads", fmt::format("{} KV heads do not divide the {} heads", kv, shape.heads));
   }
   if (kv % shape.tp != 0) {
-    reject("tp", fmt::format("tensor-parallel size {} does not divide the {} KV heads", shape.tp, kv));
+    reject("tp",
+           fmt::format("tensor-parallel size {} does not divide the {} KV heads", shape.tp, kv));
   }
   if (ffn_of(shape) % shape.tp != 0) {
     reject("tp", fmt::format("tensor-parallel size {} does not divide the FFN size {}", shape.tp,
@@ -97,7 +102,8 @@ std::vector<MatmulOp> block_matmuls(const BlockShape &shape) {
   };
   // The attention core has no weights: its whole backward (two matmuls each) is in B.
   std::uint64_t core = mul({2, l.b, l.s, l.s, l.hl});
-  if (shape.kind == BlockKind::llama && shape.causal_skip) core /= 2;
+  if (shape.kind == BlockKind::llama && shape.causal_skip)
+    core /= 2;
   const MatmulOp scores{"attention_scores", core, 2 * core, 0};
   const MatmulOp values{"attention_values", core, 2 * core, 0};
   if (shape.kind == BlockKind::gpt) {
@@ -125,7 +131,8 @@ PassFlops block_flops(const BlockShape &shape) {
     flops.forward += op.forward_flops;
     flops.backward_input += op.backward_input_flops;
     flops.backward_weight += op.backward_weight_flops;
-    if (op.backward_weight_flops == 0) flops.recompute_selective += op.forward_flops;
+    if (op.backward_weight_flops == 0)
+      flops.recompute_selective += op.forward_flops;
   }
   flops.recompute_full = flops.forward;
   return flops;
@@ -184,9 +191,12 @@ std::uint64_t parameter_count(const BlockShape &shape) {
 }
 
 DeviceThroughput device_preset(const std::string &name) {
-  if (name == "h100") return {"h100", 989.4, 0.5};
-  if (name == "a100") return {"a100", 312.0, 0.5};
-  if (name == "ideal") return {"ideal", 1000.0, 1.0};
+  if (name == "h100")
+    return {"h100", 989.4, 0.5};
+  if (name == "a100")
+    return {"a100", 312.0, 0.5};
+  if (name == "ideal")
+    return {"ideal", 1000.0, 1.0};
   const std::string guess = closest_name(name, {"h100", "a100", "ideal"});
   throw Error("", 0, "device",
               guess.empty() ? fmt::format("unknown device '{}'", name)
@@ -197,7 +207,8 @@ Rational analytic_ms(std::uint64_t flops, const DeviceThroughput &device) {
   if (!(device.peak_tflops > 0) || !(device.efficiency > 0) || device.efficiency > 1) {
     throw Error("", 0, "efficiency", "expected a peak above 0 and an efficiency in (0, 1]");
   }
-  const double nanoseconds = static_cast<double>(flops) / (device.peak_tflops * device.efficiency * 1e3);
+  const double nanoseconds =
+      static_cast<double>(flops) / (device.peak_tflops * device.efficiency * 1e3);
   return normalized({static_cast<std::int64_t>(std::llround(nanoseconds)), 1'000'000});
 }
 
@@ -244,9 +255,11 @@ CostRow analytic_row(const BlockShape &shape, int layer_id, const DeviceThroughp
 }
 
 CostFile analytic_cost_file(const BlockShape &shape, int layers, const DeviceThroughput &device) {
-  if (layers <= 0) throw Error("", 0, "layers", "expected a positive number of layers");
+  if (layers <= 0)
+    throw Error("", 0, "layers", "expected a positive number of layers");
   CostFile file;
-  for (int layer = 0; layer < layers; ++layer) file.rows.push_back(analytic_row(shape, layer, device));
+  for (int layer = 0; layer < layers; ++layer)
+    file.rows.push_back(analytic_row(shape, layer, device));
   CostMetadata &m = file.metadata;
   const auto as_int = [](std::uint64_t value) { return static_cast<std::int64_t>(value); };
   m.device = fmt::format("analytic:{}", device.name);

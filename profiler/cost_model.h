@@ -17,16 +17,16 @@ enum class BlockKind { gpt, llama };
 /// One transformer block's shape and parallel layout.
 struct BlockShape {
   BlockKind kind = BlockKind::gpt;
-  std::uint64_t batch = 1;   ///< b, the microbatch size
-  std::uint64_t seq = 2048;  ///< s
-  std::uint64_t hidden = 4096; ///< h
-  std::uint64_t heads = 32;  ///< a
-  std::uint64_t kv_heads = 0; ///< g (LLaMA GQA); 0 means a
-  std::uint64_t ffn = 0;     ///< f; 0 means 4h (GPT) or the LLaMA rule 8h/3 rounded up to 256
-  std::uint64_t tp = 1;      ///< t, tensor-parallel size
+  std::uint64_t batch = 1;        ///< b, the microbatch size
+  std::uint64_t seq = 2048;       ///< s
+  std::uint64_t hidden = 4096;    ///< h
+  std::uint64_t heads = 32;       ///< a
+  std::uint64_t kv_heads = 0;     ///< g (LLaMA GQA); 0 means a
+  std::uint64_t ffn = 0;          ///< f; 0 means 4h (GPT) or the LLaMA rule 8h/3 rounded up to 256
+  std::uint64_t tp = 1;           ///< t, tensor-parallel size
   bool sequence_parallel = false; ///< Megatron SP: LayerNorm/dropout regions sharded by t
-  bool dropout = true;       ///< 1-byte masks and dropout outputs are stashed
-  bool causal_skip = false;  ///< LLaMA: an attention kernel that skips masked tiles halves F_attn
+  bool dropout = true;            ///< 1-byte masks and dropout outputs are stashed
+  bool causal_skip = false; ///< LLaMA: an attention kernel that skips masked tiles halves F_attn
 };
 
 /// Throws Error (field named) when `a` does not divide `h`, `t` does not divide the heads, ...
@@ -63,13 +63,13 @@ std::uint64_t model_flops_per_iteration(std::uint64_t global_batch, std::uint64_
 
 /// Activation bytes per block and per GPU (16-bit activations, 1-byte dropout masks).
 struct ActivationBytes {
-  std::uint64_t full = 0;       ///< stash from F to B, no recompute: sbh(34 + 5as/h) at t = 1
-  std::uint64_t selective = 0;  ///< stash under selective recompute: 34sbh at t = 1
-  std::uint64_t checkpoint = 0; ///< kept under full recompute: the layer input 2sbh
+  std::uint64_t full = 0;        ///< stash from F to B, no recompute: sbh(34 + 5as/h) at t = 1
+  std::uint64_t selective = 0;   ///< stash under selective recompute: 34sbh at t = 1
+  std::uint64_t checkpoint = 0;  ///< kept under full recompute: the layer input 2sbh
   std::uint64_t bwd_w_stash = 0; ///< kept from B to W: 32sbh at t = 1
-  std::uint64_t bwd_w_act = 0;  ///< of which inputs of the linears (M_ba): 14sbh
-  std::uint64_t bwd_w_grad = 0; ///< of which their output gradients (M_bg): 18sbh
-  std::uint64_t boundary = 0;   ///< the tensor passed between stages: 2sbh (/t with SP)
+  std::uint64_t bwd_w_act = 0;   ///< of which inputs of the linears (M_ba): 14sbh
+  std::uint64_t bwd_w_grad = 0;  ///< of which their output gradients (M_bg): 18sbh
+  std::uint64_t boundary = 0;    ///< the tensor passed between stages: 2sbh (/t with SP)
 };
 ActivationBytes activation_bytes(const BlockShape &shape);
 

@@ -20,7 +20,8 @@ struct CuptiApi {
   CUptiResult (*activity_disable)(CUpti_ActivityKind) = nullptr;
   CUptiResult (*activity_flush_all)(std::uint32_t) = nullptr;
   CUptiResult (*activity_get_next_record)(std::uint8_t *, std::size_t, CUpti_Activity **) = nullptr;
-  CUptiResult (*activity_get_num_dropped_records)(CUcontext, std::uint32_t, std::size_t *) = nullptr;
+  CUptiResult (*activity_get_num_dropped_records)(CUcontext, std::uint32_t,
+                                                  std::size_t *) = nullptr;
   CUptiResult (*activity_push_external_correlation_id)(CUpti_ExternalCorrelationKind,
                                                        std::uint64_t) = nullptr;
   CUptiResult (*activity_pop_external_correlation_id)(CUpti_ExternalCorrelationKind,

@@ -23,45 +23,63 @@ std::uint32_t intern_name(const char *name, StringTable &names) {
 std::size_t activity_record_size(CUpti_ActivityKind kind) {
   switch (kind) {
   case CUPTI_ACTIVITY_KIND_KERNEL:
-  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-  case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-  case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+  case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    return sizeof(CUpti_ActivityKernel10);
+  case CUPTI_ACTIVITY_KIND_MEMCPY:
+    return sizeof(CUpti_ActivityMemcpy6);
+  case CUPTI_ACTIVITY_KIND_MEMSET:
+    return sizeof(CUpti_ActivityMemset4);
   case CUPTI_ACTIVITY_KIND_RUNTIME:
-  case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
-  case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
-  case CUPTI_ACTIVITY_KIND_MARKER: return sizeof(CUpti_ActivityMarker2);
-  case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
-  case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return sizeof(CUpti_ActivityMemoryPool3);
-  case CUPTI_ACTIVITY_KIND_OVERHEAD: return sizeof(CUpti_ActivityOverhead3);
-  case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
-  case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
-  default: return 0;
+  case CUPTI_ACTIVITY_KIND_DRIVER:
+    return sizeof(CUpti_ActivityAPI);
+  case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+    return sizeof(CUpti_ActivityExternalCorrelation);
+  case CUPTI_ACTIVITY_KIND_MARKER:
+    return sizeof(CUpti_ActivityMarker2);
+  case CUPTI_ACTIVITY_KIND_MEMORY2:
+    return sizeof(CUpti_ActivityMemory4);
+  case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
+    return sizeof(CUpti_ActivityMemoryPool3);
+  case CUPTI_ACTIVITY_KIND_OVERHEAD:
+    return sizeof(CUpti_ActivityOverhead3);
+  case CUPTI_ACTIVITY_KIND_DEVICE:
+    return sizeof(CUpti_ActivityDevice5);
+  case CUPTI_ACTIVITY_KIND_CONTEXT:
+    return sizeof(CUpti_ActivityContext3);
+  default:
+    return 0;
   }
 }
 
-CUptiResult next_record_by_size(std::uint8_t *buffer, std::size_t valid_bytes, CUpti_Activity **record) {
+CUptiResult next_record_by_size(std::uint8_t *buffer, std::size_t valid_bytes,
+                                CUpti_Activity **record) {
   std::size_t offset = 0;
   if (*record != nullptr) {
     const auto *current = reinterpret_cast<std::uint8_t *>(*record);
     offset = static_cast<std::size_t>(current - buffer) + activity_record_size((*record)->kind);
   }
-  if (offset >= valid_bytes) return CUPTI_ERROR_MAX_LIMIT_REACHED;
-  if (valid_bytes - offset < sizeof(CUpti_ActivityKind)) return CUPTI_ERROR_INVALID_KIND;
+  if (offset >= valid_bytes)
+    return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  if (valid_bytes - offset < sizeof(CUpti_ActivityKind))
+    return CUPTI_ERROR_INVALID_KIND;
   CUpti_ActivityKind kind{};
   std::memcpy(&kind, buffer + offset, sizeof kind);
   const std::size_t size = activity_record_size(kind);
-  if (size == 0 || offset + size > valid_bytes) return CUPTI_ERROR_INVALID_KIND;
+  if (size == 0 || offset + size > valid_bytes)
+    return CUPTI_ERROR_INVALID_KIND;
   *record = reinterpret_cast<CUpti_Activity *>(buffer + offset);
   return CUPTI_SUCCESS;
 }
 
-void decode_record(const CUpti_Activity *record, std::size_t available_bytes, DecodedActivity &into) {
+void decode_record(const CUpti_Activity *record, std::size_t available_bytes,
+                   DecodedActivity &into) {
   ++into.records;
   switch (record->kind) {
   case CUPTI_ACTIVITY_KIND_KERNEL:
   case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
     const auto kernel = read_prefix<CUpti_ActivityKernel10>(record, available_bytes);
-    if (kernel.start == 0 && kernel.end == 0) ++into.zero_timestamp_kernels;
+    if (kernel.start == 0 && kernel.end == 0)
+      ++into.zero_timestamp_kernels;
     into.gpu.push_back({GpuActivityKind::kernel, kernel.start, kernel.end, kernel.deviceId,
                         kernel.streamId, kernel.correlationId, kernel.graphId, 0,
                         intern_name(kernel.name, into.names)});
@@ -88,14 +106,15 @@ void decode_record(const CUpti_Activity *record, std::size_t available_bytes, De
   }
   case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
     const auto link = read_prefix<CUpti_ActivityExternalCorrelation>(record, available_bytes);
-    into.links.push_back({link.correlationId, link.externalId,
-                          static_cast<std::uint32_t>(link.externalKind)});
+    into.links.push_back(
+        {link.correlationId, link.externalId, static_cast<std::uint32_t>(link.externalKind)});
     break;
   }
   case CUPTI_ACTIVITY_KIND_MEMORY2: {
     const auto memory = read_prefix<CUpti_ActivityMemory4>(record, available_bytes);
-    into.memory.push_back({memory.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
-                           memory.bytes, memory.address, memory.timestamp, memory.correlationId});
+    into.memory.push_back(
+        {memory.memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+         memory.bytes, memory.address, memory.timestamp, memory.correlationId});
     break;
   }
   case CUPTI_ACTIVITY_KIND_MARKER: {
@@ -115,7 +134,8 @@ void decode_buffer(std::uint8_t *buffer, std::size_t valid_bytes, NextRecordFunc
   CUpti_Activity *record = nullptr;
   for (;;) {
     const CUptiResult status = next(buffer, valid_bytes, &record);
-    if (status == CUPTI_ERROR_MAX_LIMIT_REACHED) return;
+    if (status == CUPTI_ERROR_MAX_LIMIT_REACHED)
+      return;
     if (status != CUPTI_SUCCESS) {
       ++into.truncated_buffers; // INVALID_KIND: stop, keep what was decoded
       return;

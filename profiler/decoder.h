@@ -18,10 +18,12 @@ std::size_t activity_record_size(CUpti_ActivityKind kind);
 
 /// ppsim's own iterator over back-to-back records (size table above): MAX_LIMIT_REACHED at the
 /// end, INVALID_KIND on an unknown kind or a record running past `valid_bytes`.
-CUptiResult next_record_by_size(std::uint8_t *buffer, std::size_t valid_bytes, CUpti_Activity **record);
+CUptiResult next_record_by_size(std::uint8_t *buffer, std::size_t valid_bytes,
+                                CUpti_Activity **record);
 
 /// Decodes one record of which `available_bytes` are in the buffer.
-void decode_record(const CUpti_Activity *record, std::size_t available_bytes, DecodedActivity &into);
+void decode_record(const CUpti_Activity *record, std::size_t available_bytes,
+                   DecodedActivity &into);
 
 /// Decodes every record of a completed buffer with `next` (the real CUPTI iterator or
 /// next_record_by_size). An INVALID_KIND stop counts a truncated buffer.

@@ -23,10 +23,12 @@ public:
   std::string load() override {
     std::string why;
     library_ = SharedLibrary::open(library_name_, why);
-    if (!library_) return why;
+    if (!library_)
+      return why;
     init_ = reinterpret_cast<int (*)(unsigned)>(library_->symbol("cuInit"));
     count_ = reinterpret_cast<int (*)(int *)>(library_->symbol("cuDeviceGetCount"));
-    if (init_ == nullptr || count_ == nullptr) return "cuInit or cuDeviceGetCount is missing";
+    if (init_ == nullptr || count_ == nullptr)
+      return "cuInit or cuDeviceGetCount is missing";
     return "";
   }
   int init(unsigned flags) override { return init_(flags); }
@@ -46,9 +48,11 @@ std::string init_failure(int code) {
   case kCudaErrorNoDevice:
     return "no CUDA device (cuInit returned 100, CUDA_ERROR_NO_DEVICE)";
   case kCudaErrorSystemDriverMismatch:
-    return "the NVIDIA kernel module and the driver library differ in version (cuInit returned 803)";
+    return "the NVIDIA kernel module and the driver library differ in version (cuInit returned "
+           "803)";
   case kCudaErrorCompatNotSupported:
-    return "the CUDA forward-compatibility driver does not support this device (cuInit returned 804)";
+    return "the CUDA forward-compatibility driver does not support this device (cuInit returned "
+           "804)";
   default:
     return fmt::format("the CUDA driver failed to initialise (cuInit returned {})", code);
   }
@@ -72,7 +76,8 @@ DriverProbe probe_driver(DriverApi &driver) {
   }
   int count = 0;
   if (const int code = driver.device_count(&count); code != kCudaSuccess) {
-    probe.problem = fmt::format("the CUDA driver could not count devices (cuDeviceGetCount returned {})", code);
+    probe.problem =
+        fmt::format("the CUDA driver could not count devices (cuDeviceGetCount returned {})", code);
     return probe;
   }
   if (count <= 0) {
@@ -99,7 +104,8 @@ std::string runtime_error_sentence(int cuda_runtime_error) {
 }
 
 void require_gpu(const DriverProbe &probe) {
-  if (probe.ok()) return;
+  if (probe.ok())
+    return;
   throw Error(fmt::format("{}; ppsim profile needs an NVIDIA GPU (use --analytic, or "
                           "--allow-no-gpu, for the analytic cost model)",
                           probe.problem));

@@ -10,9 +10,11 @@ namespace {
 
 constexpr const char *kKindNames[] = {"kernel", "memcpy", "memset"};
 
-template <typename T> T field(const nlohmann::json &line, const char *key, const std::string &source, int number) {
+template <typename T>
+T field(const nlohmann::json &line, const char *key, const std::string &source, int number) {
   const auto found = line.find(key);
-  if (found == line.end()) throw Error(source, number, key, "missing");
+  if (found == line.end())
+    throw Error(source, number, key, "missing");
   try {
     return found->get<T>();
   } catch (const nlohmann::json::exception &) {
@@ -34,7 +36,8 @@ std::string write_events_ndjson(const DecodedActivity &activity) {
                                 {"correlation", gpu.correlation_id},
                                 {"graph", gpu.graph_id},
                                 {"bytes", gpu.bytes}};
-    if (gpu.kind == GpuActivityKind::kernel) line["name"] = activity.names.text(gpu.name_id);
+    if (gpu.kind == GpuActivityKind::kernel)
+      line["name"] = activity.names.text(gpu.name_id);
     text += line.dump() + "\n";
   }
   for (const CorrelationLink &link : activity.links) {
@@ -46,9 +49,12 @@ std::string write_events_ndjson(const DecodedActivity &activity) {
             "\n";
   }
   for (const ApiCall &call : activity.api_calls) {
-    text += nlohmann::ordered_json{{"type", "api"},          {"driver", call.driver},
-                                   {"cbid", call.callback_id}, {"start", call.start_ns},
-                                   {"end", call.end_ns},       {"thread", call.thread_id},
+    text += nlohmann::ordered_json{{"type", "api"},
+                                   {"driver", call.driver},
+                                   {"cbid", call.callback_id},
+                                   {"start", call.start_ns},
+                                   {"end", call.end_ns},
+                                   {"thread", call.thread_id},
                                    {"correlation", call.correlation_id}}
                 .dump() +
             "\n";
@@ -73,7 +79,8 @@ DecodedActivity read_events_ndjson(std::string_view text, const std::string &sou
     const std::string_view raw = text.substr(start, end - start);
     start = end + 1;
     ++number;
-    if (raw.find_first_not_of(" \r\t") == std::string_view::npos) continue;
+    if (raw.find_first_not_of(" \r\t") == std::string_view::npos)
+      continue;
     nlohmann::json line;
     try {
       line = nlohmann::json::parse(raw);
@@ -115,7 +122,8 @@ DecodedActivity read_events_ndjson(std::string_view text, const std::string &sou
                                     field<std::uint32_t>(line, "correlation", source, number)});
     } else if (type == "counts") {
       activity.records = field<std::uint64_t>(line, "records", source, number);
-      activity.zero_timestamp_kernels = field<std::uint64_t>(line, "zero_timestamp_kernels", source, number);
+      activity.zero_timestamp_kernels =
+          field<std::uint64_t>(line, "zero_timestamp_kernels", source, number);
       activity.skipped_records = field<std::uint64_t>(line, "skipped_records", source, number);
       activity.dropped_records = field<std::uint64_t>(line, "dropped_records", source, number);
       activity.truncated_buffers = field<std::uint64_t>(line, "truncated_buffers", source, number);

@@ -23,14 +23,16 @@ CostFile run_gpu_profile(const std::string &module_path, const GpuProfileRequest
   std::string why;
   // The CUDA libraries it pulls in must stay loaded until exit (their atexit handlers).
   const auto module = SharedLibrary::open(module_path, why, /*keep_loaded=*/true);
-  if (!module) throw Error(fmt::format("the GPU workload module could not be loaded: {}", why));
+  if (!module)
+    throw Error(fmt::format("the GPU workload module could not be loaded: {}", why));
   const auto entry = reinterpret_cast<GpuProfileEntry>(module->symbol(kGpuProfileSymbol));
   if (entry == nullptr) {
     throw Error(fmt::format("{} does not export {}", module_path, kGpuProfileSymbol));
   }
   std::string cost_json;
   std::string error;
-  if (entry(request, cost_json, error) != 0) throw Error(error);
+  if (entry(request, cost_json, error) != 0)
+    throw Error(error);
   return parse_cost_json(cost_json, "gpu measurement");
 }
 

@@ -56,13 +56,18 @@ const char *pushed_name(CUpti_CallbackId id, const void *params) {
   case CUPTI_CBID_NVTX_nvtxRangePushA:
     return static_cast<const nvtxRangePushA_params *>(params)->message;
   case CUPTI_CBID_NVTX_nvtxRangePushEx: {
-    const nvtxEventAttributes_t *attributes = static_cast<const nvtxRangePushEx_params *>(params)->eventAttrib;
-    return attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII ? attributes->message.ascii : "";
+    const nvtxEventAttributes_t *attributes =
+        static_cast<const nvtxRangePushEx_params *>(params)->eventAttrib;
+    return attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII
+               ? attributes->message.ascii
+               : "";
   }
   case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
     const nvtxEventAttributes_t *attributes =
         static_cast<const nvtxDomainRangePushEx_params *>(params)->core.eventAttrib;
-    return attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII ? attributes->message.ascii : "";
+    return attributes != nullptr && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII
+               ? attributes->message.ascii
+               : "";
   }
   default:
     return nullptr;
@@ -70,7 +75,8 @@ const char *pushed_name(CUpti_CallbackId id, const void *params) {
 }
 
 void CUPTIAPI on_nvtx(void *, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void *data) {
-  if (domain != CUPTI_CB_DOMAIN_NVTX || injection == nullptr) return;
+  if (domain != CUPTI_CB_DOMAIN_NVTX || injection == nullptr)
+    return;
   const auto *nvtx = static_cast<const CUpti_NvtxData *>(data);
   if (const char *name = pushed_name(id, nvtx->functionParams)) {
     if (const auto external = thread_correlator().push(name)) {
@@ -85,7 +91,8 @@ void CUPTIAPI on_nvtx(void *, CUpti_CallbackDomain domain, CUpti_CallbackId id, 
 }
 
 void write_costs() {
-  if (injection == nullptr) return;
+  if (injection == nullptr)
+    return;
   try {
     injection->collector->stop(); // flushes every buffer
     const DecodedActivity activity = injection->collector->take();
@@ -95,7 +102,8 @@ void write_costs() {
         summarize_passes(attribution.phases, warmup_text != nullptr ? std::atoi(warmup_text) : 0);
     CostFile file;
     std::size_t layers = 0;
-    for (const PassSummary &pass : passes) layers = std::max<std::size_t>(layers, pass.layer + 1u);
+    for (const PassSummary &pass : passes)
+      layers = std::max<std::size_t>(layers, pass.layer + 1u);
     for (std::size_t layer = 0; layer < layers; ++layer) {
       CostRow row;
       row.layer_id = static_cast<int>(layer);
@@ -107,7 +115,8 @@ void write_costs() {
     file.metadata.timer = "cupti";
     file.metadata.device = "injected";
     file.metadata.dropped_records = static_cast<std::int64_t>(activity.dropped_records);
-    file.metadata.unattributed_kernel_ms = static_cast<double>(attribution.unattributed_busy_ns) / 1e6;
+    file.metadata.unattributed_kernel_ms =
+        static_cast<double>(attribution.unattributed_busy_ns) / 1e6;
     file.metadata.warnings = measurement_warnings(activity, attribution, file.rows);
     if (file.rows.empty()) {
       std::fprintf(stderr, "ppsim inject: no NVTX range named layer/pass/microbatch was seen; "
@@ -121,7 +130,8 @@ void write_costs() {
     {
       std::ofstream out(temporary, std::ios::trunc);
       out << (json ? write_cost_json(file) : write_cost_csv(file));
-      if (!out) throw Error(path, 0, "", "cannot write the cost file");
+      if (!out)
+        throw Error(path, 0, "", "cannot write the cost file");
     }
     std::filesystem::rename(temporary, path);
     std::fprintf(stderr, "ppsim inject: wrote %zu layers to %s\n", file.rows.size(), path.c_str());

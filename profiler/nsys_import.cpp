@@ -13,8 +13,10 @@ namespace ppsim::profiler {
 namespace {
 
 std::string_view unquote(std::string_view field) {
-  while (!field.empty() && (field.back() == '\r' || field.back() == ' ')) field.remove_suffix(1);
-  while (!field.empty() && field.front() == ' ') field.remove_prefix(1);
+  while (!field.empty() && (field.back() == '\r' || field.back() == ' '))
+    field.remove_suffix(1);
+  while (!field.empty() && field.front() == ' ')
+    field.remove_prefix(1);
   if (field.size() >= 2 && field.front() == '"' && field.back() == '"') {
     field = field.substr(1, field.size() - 2);
   }
@@ -27,7 +29,8 @@ std::vector<std::string_view> split_csv(std::string_view line) {
   std::size_t start = 0;
   bool quoted = false;
   for (std::size_t i = 0; i <= line.size(); ++i) {
-    if (i < line.size() && line[i] == '"') quoted = !quoted;
+    if (i < line.size() && line[i] == '"')
+      quoted = !quoted;
     if (i == line.size() || (line[i] == ',' && !quoted)) {
       fields.push_back(unquote(line.substr(start, i - start)));
       start = i + 1;
@@ -47,10 +50,12 @@ std::uint64_t parse_count(std::string_view text, const std::string &source, int 
   std::uint64_t value = 0;
   double as_double = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (!text.empty() && error == std::errc() && end == text.data() + text.size()) return value;
+  if (!text.empty() && error == std::errc() && end == text.data() + text.size())
+    return value;
   // Averages and medians may be printed with decimals.
   const auto [end2, error2] = std::from_chars(text.data(), text.data() + text.size(), as_double);
-  if (!text.empty() && error2 == std::errc() && end2 == text.data() + text.size() && as_double >= 0) {
+  if (!text.empty() && error2 == std::errc() && end2 == text.data() + text.size() &&
+      as_double >= 0) {
     return static_cast<std::uint64_t>(as_double + 0.5);
   }
   throw Error(source, line, std::string(column),
@@ -69,19 +74,27 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
   while (char *raw = reader.next_line()) {
     ++line_number;
     const std::string_view line(raw);
-    if (line.find_first_not_of(" \r") == std::string_view::npos) continue;
+    if (line.find_first_not_of(" \r") == std::string_view::npos)
+      continue;
     const auto fields = split_csv(line);
     if (header.empty()) {
       // nsys may print a banner before the table; the header is the line naming "Range".
-      if (std::find(fields.begin(), fields.end(), "Range") == fields.end()) continue;
+      if (std::find(fields.begin(), fields.end(), "Range") == fields.end())
+        continue;
       for (std::size_t i = 0; i < fields.size(); ++i) {
         header.emplace_back(fields[i]);
-        if (fields[i] == "Range") range_column = i;
-        if (fields[i] == "Total Proj Time (ns)") total_column = i;
-        if (fields[i] == "Range Instances") instances_column = i;
-        if (fields[i] == "Proj Med (ns)") median_column = i;
-        if (fields[i] == "Proj Min (ns)") min_column = i;
-        if (fields[i] == "Proj Max (ns)") max_column = i;
+        if (fields[i] == "Range")
+          range_column = i;
+        if (fields[i] == "Total Proj Time (ns)")
+          total_column = i;
+        if (fields[i] == "Range Instances")
+          instances_column = i;
+        if (fields[i] == "Proj Med (ns)")
+          median_column = i;
+        if (fields[i] == "Proj Min (ns)")
+          min_column = i;
+        if (fields[i] == "Proj Max (ns)")
+          max_column = i;
       }
       for (const auto &[column, name] : {std::pair{total_column, "Total Proj Time (ns)"},
                                          std::pair{instances_column, "Range Instances"}}) {
@@ -105,23 +118,28 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
     }
     NsysRange range;
     range.phase = *phase;
-    range.total_projection_ns = parse_count(fields[*total_column], source, line_number, "Total Proj Time (ns)");
-    range.instances = parse_count(fields[*instances_column], source, line_number, "Range Instances");
+    range.total_projection_ns =
+        parse_count(fields[*total_column], source, line_number, "Total Proj Time (ns)");
+    range.instances =
+        parse_count(fields[*instances_column], source, line_number, "Range Instances");
     if (range.instances == 0) {
       throw Error(source, line_number, "Range Instances", "expected at least one instance");
     }
-    range.median_ns = median_column
-                          ? parse_count(fields[*median_column], source, line_number, "Proj Med (ns)")
-                          : range.total_projection_ns / range.instances;
-    range.min_ns = min_column ? parse_count(fields[*min_column], source, line_number, "Proj Min (ns)")
-                              : range.median_ns;
-    range.max_ns = max_column ? parse_count(fields[*max_column], source, line_number, "Proj Max (ns)")
-                              : range.median_ns;
+    range.median_ns =
+        median_column ? parse_count(fields[*median_column], source, line_number, "Proj Med (ns)")
+                      : range.total_projection_ns / range.instances;
+    range.min_ns = min_column
+                       ? parse_count(fields[*min_column], source, line_number, "Proj Min (ns)")
+                       : range.median_ns;
+    range.max_ns = max_column
+                       ? parse_count(fields[*max_column], source, line_number, "Proj Max (ns)")
+                       : range.median_ns;
     result.ranges.push_back(range);
   }
   if (header.empty()) {
-    throw Error(source, 0, "", "no table with a 'Range' column (expected `nsys stats -r "
-                               "nvtx_gpu_proj_sum --format csv`)");
+    throw Error(source, 0, "",
+                "no table with a 'Range' column (expected `nsys stats -r "
+                "nvtx_gpu_proj_sum --format csv`)");
   }
   return result;
 }

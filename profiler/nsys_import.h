@@ -13,10 +13,10 @@ namespace ppsim::profiler {
 
 /// One range row that names a ppsim phase.
 struct NsysRange {
-  PhaseId phase;                     ///< repetition 0
+  PhaseId phase; ///< repetition 0
   std::uint64_t total_projection_ns = 0;
   std::uint64_t instances = 0;
-  std::uint64_t median_ns = 0;       ///< "Proj Med (ns)" if present, else total / instances
+  std::uint64_t median_ns = 0;          ///< "Proj Med (ns)" if present, else total / instances
   std::uint64_t min_ns = 0, max_ns = 0; ///< "Proj Min/Max (ns)" if present, else the median
 };
 

@@ -5,15 +5,18 @@ namespace ppsim::profiler {
 std::optional<std::uint64_t> RangeCorrelator::push(std::string_view name) {
   std::optional<PhaseId> phase = parse_range_name(name);
   pushed_.push_back(phase.has_value());
-  if (!phase) return std::nullopt;
+  if (!phase)
+    return std::nullopt;
   std::uint16_t &count = seen_[{phase->layer, phase->pass, phase->microbatch}];
   phase->repetition = count;
-  if (count < UINT16_MAX) ++count; // the id has 16 bits of repetition; saturate
+  if (count < UINT16_MAX)
+    ++count; // the id has 16 bits of repetition; saturate
   return pack_phase_id(*phase);
 }
 
 bool RangeCorrelator::pop() {
-  if (pushed_.empty()) return false;
+  if (pushed_.empty())
+    return false;
   const bool pushed = pushed_.back();
   pushed_.pop_back();
   return pushed;

@@ -10,28 +10,32 @@ using Matrix = std::vector<double>;
 constexpr double kEpsilon = 1e-5;
 
 // c[rows, cols] = a[rows, inner] * b[inner, cols] (+ bias).
-Matrix matmul(const Matrix &a, const Matrix &b, std::size_t rows, std::size_t inner, std::size_t cols,
-              const Matrix *bias = nullptr) {
+Matrix matmul(const Matrix &a, const Matrix &b, std::size_t rows, std::size_t inner,
+              std::size_t cols, const Matrix *bias = nullptr) {
   Matrix c(rows * cols, 0.0);
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t k = 0; k < inner; ++k) {
       const double left = a[i * inner + k];
-      for (std::size_t j = 0; j < cols; ++j) c[i * cols + j] += left * b[k * cols + j];
+      for (std::size_t j = 0; j < cols; ++j)
+        c[i * cols + j] += left * b[k * cols + j];
     }
     if (bias != nullptr) {
-      for (std::size_t j = 0; j < cols; ++j) c[i * cols + j] += (*bias)[j];
+      for (std::size_t j = 0; j < cols; ++j)
+        c[i * cols + j] += (*bias)[j];
     }
   }
   return c;
 }
 
 // dA = dC * B^T for C = A * B.
-Matrix input_grad(const Matrix &dc, const Matrix &b, std::size_t rows, std::size_t inner, std::size_t cols) {
+Matrix input_grad(const Matrix &dc, const Matrix &b, std::size_t rows, std::size_t inner,
+                  std::size_t cols) {
   Matrix da(rows * inner, 0.0);
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t k = 0; k < inner; ++k) {
       double sum = 0;
-      for (std::size_t j = 0; j < cols; ++j) sum += dc[i * cols + j] * b[k * cols + j];
+      for (std::size_t j = 0; j < cols; ++j)
+        sum += dc[i * cols + j] * b[k * cols + j];
       da[i * inner + k] = sum;
     }
   }
@@ -39,28 +43,34 @@ Matrix input_grad(const Matrix &dc, const Matrix &b, std::size_t rows, std::size
 }
 
 // dB = A^T * dC, dbias = column sums of dC.
-void weight_grad(const Matrix &a, const Matrix &dc, std::size_t rows, std::size_t inner, std::size_t cols,
-                 Matrix &db, Matrix &dbias) {
+void weight_grad(const Matrix &a, const Matrix &dc, std::size_t rows, std::size_t inner,
+                 std::size_t cols, Matrix &db, Matrix &dbias) {
   db.assign(inner * cols, 0.0);
   dbias.assign(cols, 0.0);
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t k = 0; k < inner; ++k) {
       const double left = a[i * inner + k];
-      for (std::size_t j = 0; j < cols; ++j) db[k * cols + j] += left * dc[i * cols + j];
+      for (std::size_t j = 0; j < cols; ++j)
+        db[k * cols + j] += left * dc[i * cols + j];
     }
-    for (std::size_t j = 0; j < cols; ++j) dbias[j] += dc[i * cols + j];
+    for (std::size_t j = 0; j < cols; ++j)
+      dbias[j] += dc[i * cols + j];
   }
 }
 
-Matrix layer_norm(const Matrix &x, const Matrix &gain, const Matrix &bias, std::size_t rows, std::size_t h) {
+Matrix layer_norm(const Matrix &x, const Matrix &gain, const Matrix &bias, std::size_t rows,
+                  std::size_t h) {
   Matrix y(x.size());
   for (std::size_t i = 0; i < rows; ++i) {
     double mean = 0, variance = 0;
-    for (std::size_t j = 0; j < h; ++j) mean += x[i * h + j];
+    for (std::size_t j = 0; j < h; ++j)
+      mean += x[i * h + j];
     mean /= static_cast<double>(h);
-    for (std::size_t j = 0; j < h; ++j) variance += (x[i * h + j] - mean) * (x[i * h + j] - mean);
+    for (std::size_t j = 0; j < h; ++j)
+      variance += (x[i * h + j] - mean) * (x[i * h + j] - mean);
     const double rstd = 1.0 / std::sqrt(variance / static_cast<double>(h) + kEpsilon);
-    for (std::size_t j = 0; j < h; ++j) y[i * h + j] = (x[i * h + j] - mean) * rstd * gain[j] + bias[j];
+    for (std::size_t j = 0; j < h; ++j)
+      y[i * h + j] = (x[i * h + j] - mean) * rstd * gain[j] + bias[j];
   }
   return y;
 }
@@ -74,9 +84,11 @@ Matrix layer_norm_backward(const Matrix &x, const Matrix &gain, const Matrix &dy
   std::vector<double> xhat(h), dxhat(h);
   for (std::size_t i = 0; i < rows; ++i) {
     double mean = 0, variance = 0;
-    for (std::size_t j = 0; j < h; ++j) mean += x[i * h + j];
+    for (std::size_t j = 0; j < h; ++j)
+      mean += x[i * h + j];
     mean /= static_cast<double>(h);
-    for (std::size_t j = 0; j < h; ++j) variance += (x[i * h + j] - mean) * (x[i * h + j] - mean);
+    for (std::size_t j = 0; j < h; ++j)
+      variance += (x[i * h + j] - mean) * (x[i * h + j] - mean);
     const double rstd = 1.0 / std::sqrt(variance / static_cast<double>(h) + kEpsilon);
     double mean_dxhat = 0, mean_dxhat_xhat = 0;
     for (std::size_t j = 0; j < h; ++j) {
@@ -106,7 +118,8 @@ double gelu_derivative(double u) {
 
 Matrix add(const Matrix &a, const Matrix &b) {
   Matrix c(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) c[i] = a[i] + b[i];
+  for (std::size_t i = 0; i < a.size(); ++i)
+    c[i] = a[i] + b[i];
   return c;
 }
 
@@ -131,7 +144,8 @@ std::vector<double> random_values(std::size_t count, std::uint64_t seed) {
 ReferenceWeights random_weights(const ReferenceShape &shape, std::uint64_t seed) {
   const std::size_t h = shape.hidden, f = shape.ffn;
   const auto scaled = [](std::vector<double> values, double scale, double offset = 0) {
-    for (double &value : values) value = value * scale + offset;
+    for (double &value : values)
+      value = value * scale + offset;
     return values;
   };
   ReferenceWeights w;
@@ -179,17 +193,21 @@ std::vector<double> reference_forward(const ReferenceShape &shape, const Referen
         for (std::size_t j = 0; j <= i; ++j) {
           double dot = 0;
           for (std::size_t c = 0; c < d; ++c) {
-            dot += stash.q[(b * s + i) * h + head * d + c] * stash.k[(b * s + j) * h + head * d + c];
+            dot +=
+                stash.q[(b * s + i) * h + head * d + c] * stash.k[(b * s + j) * h + head * d + c];
           }
           p[i * s + j] = dot * scale;
           maximum = std::max(maximum, p[i * s + j]);
         }
         double sum = 0;
-        for (std::size_t j = 0; j <= i; ++j) sum += (p[i * s + j] = std::exp(p[i * s + j] - maximum));
-        for (std::size_t j = 0; j <= i; ++j) p[i * s + j] /= sum;
+        for (std::size_t j = 0; j <= i; ++j)
+          sum += (p[i * s + j] = std::exp(p[i * s + j] - maximum));
+        for (std::size_t j = 0; j <= i; ++j)
+          p[i * s + j] /= sum;
         for (std::size_t c = 0; c < d; ++c) {
           double value = 0;
-          for (std::size_t j = 0; j <= i; ++j) value += p[i * s + j] * stash.v[(b * s + j) * h + head * d + c];
+          for (std::size_t j = 0; j <= i; ++j)
+            value += p[i * s + j] * stash.v[(b * s + j) * h + head * d + c];
           stash.attention[(b * s + i) * h + head * d + c] = value;
         }
       }
@@ -199,13 +217,15 @@ std::vector<double> reference_forward(const ReferenceShape &shape, const Referen
   stash.ln2 = layer_norm(stash.x1, w.ln2_gain, w.ln2_bias, T, h);
   stash.fc1_out = matmul(stash.ln2, w.fc1, T, h, f, &w.fc1_bias);
   stash.gelu.resize(stash.fc1_out.size());
-  for (std::size_t i = 0; i < stash.gelu.size(); ++i) stash.gelu[i] = gelu(stash.fc1_out[i]);
+  for (std::size_t i = 0; i < stash.gelu.size(); ++i)
+    stash.gelu[i] = gelu(stash.fc1_out[i]);
   return add(stash.x1, matmul(stash.gelu, w.fc2, T, f, h, &w.fc2_bias));
 }
 
 std::vector<double> reference_backward_input(const ReferenceShape &shape, const ReferenceWeights &w,
-                                             const ForwardStash &stash, const std::vector<double> &dy,
-                                             WeightStash &out, ReferenceGrads &grads) {
+                                             const ForwardStash &stash,
+                                             const std::vector<double> &dy, WeightStash &out,
+                                             ReferenceGrads &grads) {
   const std::size_t T = shape.tokens(), h = shape.hidden, f = shape.ffn, s = shape.seq;
   const std::size_t heads = shape.heads, d = h / heads;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -213,9 +233,11 @@ std::vector<double> reference_backward_input(const ReferenceShape &shape, const 
   out.d_fc2_out = dy;
   const Matrix d_gelu = input_grad(dy, w.fc2, T, f, h);
   out.d_fc1_out.resize(d_gelu.size());
-  for (std::size_t i = 0; i < d_gelu.size(); ++i) out.d_fc1_out[i] = d_gelu[i] * gelu_derivative(stash.fc1_out[i]);
+  for (std::size_t i = 0; i < d_gelu.size(); ++i)
+    out.d_fc1_out[i] = d_gelu[i] * gelu_derivative(stash.fc1_out[i]);
   const Matrix d_ln2 = input_grad(out.d_fc1_out, w.fc1, T, h, f);
-  const Matrix dx1 = add(dy, layer_norm_backward(stash.x1, w.ln2_gain, d_ln2, T, h, grads.ln2_gain, grads.ln2_bias));
+  const Matrix dx1 = add(
+      dy, layer_norm_backward(stash.x1, w.ln2_gain, d_ln2, T, h, grads.ln2_gain, grads.ln2_bias));
   // Attention: x1 = x + attention Wo + bo.
   out.d_proj_out = dx1;
   const Matrix d_attention = input_grad(dx1, w.proj, T, h, h);
@@ -240,7 +262,8 @@ std::vector<double> reference_backward_input(const ReferenceShape &shape, const 
           const std::size_t column = b * s + j;
           for (std::size_t c = 0; c < d; ++c) {
             out.d_qkv[row * 3 * h + head * d + c] += d_score * stash.k[column * h + head * d + c];
-            out.d_qkv[column * 3 * h + h + head * d + c] += d_score * stash.q[row * h + head * d + c];
+            out.d_qkv[column * 3 * h + h + head * d + c] +=
+                d_score * stash.q[row * h + head * d + c];
             out.d_qkv[column * 3 * h + 2 * h + head * d + c] +=
                 p[i * s + j] * d_attention[row * h + head * d + c]; // dV = P^T dO
           }
@@ -249,7 +272,8 @@ std::vector<double> reference_backward_input(const ReferenceShape &shape, const 
     }
   }
   const Matrix d_ln1 = input_grad(out.d_qkv, w.qkv, T, h, 3 * h);
-  const Matrix dx = add(dx1, layer_norm_backward(stash.x, w.ln1_gain, d_ln1, T, h, grads.ln1_gain, grads.ln1_bias));
+  const Matrix dx = add(
+      dx1, layer_norm_backward(stash.x, w.ln1_gain, d_ln1, T, h, grads.ln1_gain, grads.ln1_bias));
   out.ln1 = stash.ln1;
   out.attention = stash.attention;
   out.ln2 = stash.ln2;
@@ -257,7 +281,8 @@ std::vector<double> reference_backward_input(const ReferenceShape &shape, const 
   return dx;
 }
 
-void reference_backward_weight(const ReferenceShape &shape, const WeightStash &stash, ReferenceGrads &grads) {
+void reference_backward_weight(const ReferenceShape &shape, const WeightStash &stash,
+                               ReferenceGrads &grads) {
   const std::size_t T = shape.tokens(), h = shape.hidden, f = shape.ffn;
   weight_grad(stash.ln1, stash.d_qkv, T, h, 3 * h, grads.qkv, grads.qkv_bias);
   weight_grad(stash.attention, stash.d_proj_out, T, h, h, grads.proj, grads.proj_bias);

@@ -54,7 +54,8 @@ std::vector<double> reference_forward(const ReferenceShape &shape, const Referen
 /// B: dx from dy, filling the W stash and the LayerNorm gradients of `grads`.
 std::vector<double> reference_backward_input(const ReferenceShape &shape,
                                              const ReferenceWeights &weights,
-                                             const ForwardStash &stash, const std::vector<double> &dy,
+                                             const ForwardStash &stash,
+                                             const std::vector<double> &dy,
                                              WeightStash &for_weights, ReferenceGrads &grads);
 
 /// W: the linear layers' gradients from the W stash only.

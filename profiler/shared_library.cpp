@@ -22,7 +22,8 @@ SharedLibrary::SharedLibrary(SharedLibrary &&other) noexcept
 
 SharedLibrary &SharedLibrary::operator=(SharedLibrary &&other) noexcept {
   if (this != &other) {
-    if (handle_ != nullptr) ::dlclose(handle_);
+    if (handle_ != nullptr)
+      ::dlclose(handle_);
     handle_ = std::exchange(other.handle_, nullptr);
     name_ = std::move(other.name_);
   }
@@ -30,7 +31,8 @@ SharedLibrary &SharedLibrary::operator=(SharedLibrary &&other) noexcept {
 }
 
 SharedLibrary::~SharedLibrary() {
-  if (handle_ != nullptr) ::dlclose(handle_);
+  if (handle_ != nullptr)
+    ::dlclose(handle_);
 }
 
 void *SharedLibrary::symbol(const char *name) const {

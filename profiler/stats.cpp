@@ -49,14 +49,16 @@ std::vector<PassSummary> summarize_passes(const std::vector<PhaseMetrics> &phase
   };
   std::map<std::pair<std::uint16_t, Pass>, Samples> grouped;
   for (const PhaseMetrics &phase : phases) {
-    if (phase.phase.repetition < warmup) continue; // lazy loading, cuBLASLt heuristics
+    if (phase.phase.repetition < warmup)
+      continue; // lazy loading, cuBLASLt heuristics
     Samples &samples = grouped[{phase.phase.layer, phase.phase.pass}];
     samples.busy.push_back(phase.busy_union_ns);
     samples.max_gap = std::max(samples.max_gap, phase.span_ns - phase.busy_union_ns);
   }
   std::vector<PassSummary> result;
   for (auto &[key, samples] : grouped) {
-    result.push_back({key.first, key.second, summarize_ns(std::move(samples.busy)), samples.max_gap});
+    result.push_back(
+        {key.first, key.second, summarize_ns(std::move(samples.busy)), samples.max_gap});
   }
   return result;
 }
@@ -64,7 +66,8 @@ std::vector<PassSummary> summarize_passes(const std::vector<PhaseMetrics> &phase
 void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummary> &passes,
                         const std::string &source) {
   for (const PassSummary &pass : passes) {
-    if (pass.layer >= rows.size()) continue;
+    if (pass.layer >= rows.size())
+      continue;
     CostRow &row = rows[pass.layer];
     const TimeSummary &busy = pass.busy;
     switch (pass.pass) {
@@ -84,9 +87,15 @@ void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummar
       row.bwd_weight_ms_p10 = busy.p10_ms;
       row.bwd_weight_ms_p90 = busy.p90_ms;
       break;
-    case Pass::backward_total: row.bwd_total_ms = busy.median_ms; break;
-    case Pass::recompute_full: row.recompute_ms = busy.median_ms; break;
-    case Pass::recompute_selective: row.recompute_selective_ms = busy.median_ms; break;
+    case Pass::backward_total:
+      row.bwd_total_ms = busy.median_ms;
+      break;
+    case Pass::recompute_full:
+      row.recompute_ms = busy.median_ms;
+      break;
+    case Pass::recompute_selective:
+      row.recompute_selective_ms = busy.median_ms;
+      break;
     }
     row.source = source;
   }
@@ -97,13 +106,15 @@ std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
                                               const std::vector<CostRow> &rows) {
   std::vector<std::string> warnings;
   if (activity.dropped_records > 0) {
-    warnings.push_back(fmt::format("CUPTI dropped {} records; raise the buffer size or flush more often",
-                                   activity.dropped_records));
+    warnings.push_back(
+        fmt::format("CUPTI dropped {} records; raise the buffer size or flush more often",
+                    activity.dropped_records));
   }
   if (attribution.zero_timestamp_activities > 0) {
-    warnings.push_back(fmt::format("{} kernels have no timestamps (CUPTI device buffers exhausted); "
-                                   "raise CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE",
-                                   attribution.zero_timestamp_activities));
+    warnings.push_back(
+        fmt::format("{} kernels have no timestamps (CUPTI device buffers exhausted); "
+                    "raise CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE",
+                    attribution.zero_timestamp_activities));
   }
   const std::uint64_t total = attribution.attributed_busy_ns + attribution.unattributed_busy_ns;
   if (total > 0 && attribution.unattributed_busy_ns * 100 > total) {

@@ -25,7 +25,7 @@ TimeSummary summarize_ns(std::vector<std::uint64_t> samples_ns);
 struct PassSummary {
   std::uint16_t layer = 0;
   Pass pass = Pass::forward;
-  TimeSummary busy;         ///< of busy_union_ns
+  TimeSummary busy;                     ///< of busy_union_ns
   std::uint64_t span_minus_busy_ns = 0; ///< median-free max gap: flags launch-bound layers
 };
 

@@ -21,13 +21,17 @@ void fill(bf16 *device, std::size_t count, float scale, cudaStream_t stream) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     value = __float2bfloat16(scale * (static_cast<float>(state >> 40) / 16777216.0f * 2 - 1));
   }
-  check_cuda(cudaMemcpyAsync(device, host.data(), count * sizeof(bf16), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+  check_cuda(
+      cudaMemcpyAsync(device, host.data(), count * sizeof(bf16), cudaMemcpyHostToDevice, stream),
+      "cudaMemcpyAsync");
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
 void fill_constant(float *device, std::size_t count, float value, cudaStream_t stream) {
   std::vector<float> host(count, value);
-  check_cuda(cudaMemcpyAsync(device, host.data(), count * sizeof(float), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+  check_cuda(
+      cudaMemcpyAsync(device, host.data(), count * sizeof(float), cudaMemcpyHostToDevice, stream),
+      "cudaMemcpyAsync");
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
@@ -35,7 +39,8 @@ void fill_constant(float *device, std::size_t count, float value, cudaStream_t s
 
 void check_cuda(cudaError_t status, const char *what) {
   if (status != cudaSuccess) {
-    throw Error(fmt::format("{} failed: {} ({})", what, cudaGetErrorString(status), static_cast<int>(status)));
+    throw Error(fmt::format("{} failed: {} ({})", what, cudaGetErrorString(status),
+                            static_cast<int>(status)));
   }
 }
 
@@ -55,8 +60,9 @@ void GpuBlock::release(const void *pointer) {
 
 GpuBlock::GpuBlock(const GpuBlockShape &shape, Arena &arena, char *base, cublasLtHandle_t handle,
                    cudaStream_t stream)
-    : arena_(arena), base_(base), handle_(handle), stream_(stream), tokens_(shape.batch * shape.seq),
-      hidden_(shape.hidden), ffn_(shape.ffn), heads_(shape.heads), seq_(shape.seq), batch_(shape.batch) {
+    : arena_(arena), base_(base), handle_(handle), stream_(stream),
+      tokens_(shape.batch * shape.seq), hidden_(shape.hidden), ffn_(shape.ffn), heads_(shape.heads),
+      seq_(shape.seq), batch_(shape.batch) {
   const std::size_t h = hidden_, f = ffn_, T = tokens_;
   workspace_ = base_ + arena_.allocate(workspace_bytes_);
   w_qkv_ = allocate<bf16>(h * 3 * h);
@@ -91,37 +97,47 @@ GpuBlock::GpuBlock(const GpuBlockShape &shape, Arena &arena, char *base, cublasL
 }
 
 void GpuBlock::gemm(bool transpose_a, bool transpose_b, int m, int n, int k, const void *a, int lda,
-                    long long stride_a, const void *b, int ldb, long long stride_b, void *d, int ldd,
-                    long long stride_d, int batch, cudaDataType_t d_type) {
+                    long long stride_a, const void *b, int ldb, long long stride_b, void *d,
+                    int ldd, long long stride_d, int batch, cudaDataType_t d_type) {
   cublasLtMatmulDesc_t description = nullptr;
-  check_cublas(cublasLtMatmulDescCreate(&description, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  check_cublas(cublasLtMatmulDescCreate(&description, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+               "cublasLtMatmulDescCreate");
   const cublasOperation_t op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   cublasLtMatmulDescSetAttribute(description, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a);
   cublasLtMatmulDescSetAttribute(description, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof op_b);
   cublasLtMatrixLayout_t layout_a = nullptr, layout_b = nullptr, layout_d = nullptr;
-  check_cublas(cublasLtMatrixLayoutCreate(&layout_a, CUDA_R_16BF, transpose_a ? k : m, transpose_a ? m : k, lda), "layout");
-  check_cublas(cublasLtMatrixLayoutCreate(&layout_b, CUDA_R_16BF, transpose_b ? n : k, transpose_b ? k : n, ldb), "layout");
+  check_cublas(cublasLtMatrixLayoutCreate(&layout_a, CUDA_R_16BF, transpose_a ? k : m,
+                                          transpose_a ? m : k, lda),
+               "layout");
+  check_cublas(cublasLtMatrixLayoutCreate(&layout_b, CUDA_R_16BF, transpose_b ? n : k,
+                                          transpose_b ? k : n, ldb),
+               "layout");
   check_cublas(cublasLtMatrixLayoutCreate(&layout_d, d_type, m, n, ldd), "layout");
   if (batch > 1) {
-    for (auto [layout, stride] : {std::pair{layout_a, stride_a}, std::pair{layout_b, stride_b}, std::pair{layout_d, stride_d}}) {
-      cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
-      cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+    for (auto [layout, stride] : {std::pair{layout_a, stride_a}, std::pair{layout_b, stride_b},
+                                  std::pair{layout_d, stride_d}}) {
+      cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch,
+                                       sizeof batch);
+      cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                       sizeof stride);
     }
   }
   cublasLtMatmulPreference_t preference = nullptr;
   cublasLtMatmulPreferenceCreate(&preference);
-  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
-                                       sizeof workspace_bytes_);
+  cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                       &workspace_bytes_, sizeof workspace_bytes_);
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
-  check_cublas(cublasLtMatmulAlgoGetHeuristic(handle_, description, layout_a, layout_b, layout_d, layout_d,
-                                              preference, 1, &heuristic, &found),
+  check_cublas(cublasLtMatmulAlgoGetHeuristic(handle_, description, layout_a, layout_b, layout_d,
+                                              layout_d, preference, 1, &heuristic, &found),
                "cublasLtMatmulAlgoGetHeuristic");
-  if (found == 0) throw Error(fmt::format("cuBLASLt has no algorithm for a {}x{}x{} matmul", m, n, k));
+  if (found == 0)
+    throw Error(fmt::format("cuBLASLt has no algorithm for a {}x{}x{} matmul", m, n, k));
   const float alpha = 1.0f, beta = 0.0f;
-  check_cublas(cublasLtMatmul(handle_, description, &alpha, a, layout_a, b, layout_b, &beta, d, layout_d, d,
-                              layout_d, &heuristic.algo, workspace_, workspace_bytes_, stream_),
+  check_cublas(cublasLtMatmul(handle_, description, &alpha, a, layout_a, b, layout_b, &beta, d,
+                              layout_d, d, layout_d, &heuristic.algo, workspace_, workspace_bytes_,
+                              stream_),
                "cublasLtMatmul");
   cublasLtMatmulPreferenceDestroy(preference);
   cublasLtMatrixLayoutDestroy(layout_a);
@@ -151,8 +167,8 @@ void GpuBlock::attention_forward(bool core_only) {
   for (int b = 0; b < batch_; ++b) {
     const bf16 *q = qkv_ + static_cast<long long>(b) * s * 3 * h;
     // S[s,s] = Q K^T per head (row-major) = column-major S^T = K Q^T: A = K (op T), B = Q.
-    gemm(true, false, s, s, d, q + h, 3 * h, d, q, 3 * h, d, scores + b * heads_ * square, s, square, heads_,
-         CUDA_R_32F);
+    gemm(true, false, s, s, d, q + h, 3 * h, d, q, 3 * h, d, scores + b * heads_ * square, s,
+         square, heads_, CUDA_R_32F);
   }
   check_cuda(causal_softmax_forward<bf16>(scores, probabilities_, batch_ * heads_, s,
                                           1.0f / std::sqrt(static_cast<float>(d)), stream_),
@@ -192,15 +208,20 @@ void GpuBlock::forward(bool attention_core_only) {
     stash_live_ = true;
   }
   const int rows = tokens_, H = hidden_, F = ffn_;
-  check_cuda(layer_norm_forward<bf16>(x_, ln1_gain_, ln1_bias_, ln1_, mean1_, rstd1_, rows, H, stream_), "layer_norm");
+  check_cuda(
+      layer_norm_forward<bf16>(x_, ln1_gain_, ln1_bias_, ln1_, mean1_, rstd1_, rows, H, stream_),
+      "layer_norm");
   linear(ln1_, w_qkv_, qkv_, rows, H, 3 * H);
   attention_forward(false);
   bf16 *projection = allocate<bf16>(T * h);
   linear(attention_, w_proj_, projection, rows, H, H);
-  check_cuda(cudaMemcpyAsync(x1_, x_, T * h * sizeof(bf16), cudaMemcpyDeviceToDevice, stream_), "copy");
+  check_cuda(cudaMemcpyAsync(x1_, x_, T * h * sizeof(bf16), cudaMemcpyDeviceToDevice, stream_),
+             "copy");
   check_cuda(add_inplace(x1_, projection, static_cast<long long>(T * h), stream_), "add");
   release(projection);
-  check_cuda(layer_norm_forward<bf16>(x1_, ln2_gain_, ln2_bias_, ln2_, mean2_, rstd2_, rows, H, stream_), "layer_norm");
+  check_cuda(
+      layer_norm_forward<bf16>(x1_, ln2_gain_, ln2_bias_, ln2_, mean2_, rstd2_, rows, H, stream_),
+      "layer_norm");
   linear(ln2_, w_fc1_, fc1_out_, rows, H, F);
   check_cuda(bias_gelu_forward<bf16>(fc1_out_, fc1_bias_, gelu_, rows, F, stream_), "bias_gelu");
   linear(gelu_, w_fc2_, y_, rows, F, H);
@@ -223,14 +244,17 @@ void GpuBlock::attention_backward() {
     const bf16 *d_out = d_attention + token0 * h;
     const bf16 *p = probabilities_ + b * heads_ * square;
     // dP[s,s] = dO V^T = column-major dP^T = V dO^T.
-    gemm(true, false, s, s, d, v, 3 * h, d, d_out, h, d, d_probabilities + b * heads_ * square, s, square, heads_, CUDA_R_16BF);
+    gemm(true, false, s, s, d, v, 3 * h, d, d_out, h, d, d_probabilities + b * heads_ * square, s,
+         square, heads_, CUDA_R_16BF);
     // dV[s,d] = P^T dO = column-major dV^T = dO^T P.
     gemm(false, true, d, s, s, d_out, h, d, p, s, square, dv, 3 * h, d, heads_, CUDA_R_16BF);
   }
-  check_cuda(causal_softmax_backward<bf16>(probabilities_, d_probabilities, d_scores, batch_ * heads_, s,
+  check_cuda(causal_softmax_backward<bf16>(probabilities_, d_probabilities, d_scores,
+                                           batch_ * heads_, s,
                                            1.0f / std::sqrt(static_cast<float>(d)), stream_),
              "causal_softmax_backward");
-  check_cuda(float_to_bf16(d_scores, d_scores_bf16, static_cast<long long>(scores), stream_), "float_to_bf16");
+  check_cuda(float_to_bf16(d_scores, d_scores_bf16, static_cast<long long>(scores), stream_),
+             "float_to_bf16");
   for (int b = 0; b < batch_; ++b) {
     const long long token0 = static_cast<long long>(b) * s;
     const bf16 *q = qkv_ + token0 * 3 * h, *k = q + h;
@@ -256,26 +280,33 @@ void GpuBlock::backward_input() {
   d_fc1_out_ = allocate<bf16>(T * f);
   bf16 *d_gelu = allocate<bf16>(T * f);
   linear_input_grad(dy_, w_fc2_, d_gelu, rows, F, H);
-  check_cuda(gelu_backward<bf16>(fc1_out_, d_gelu, d_fc1_out_, static_cast<long long>(T * f), stream_), "gelu_backward");
+  check_cuda(
+      gelu_backward<bf16>(fc1_out_, d_gelu, d_fc1_out_, static_cast<long long>(T * f), stream_),
+      "gelu_backward");
   release(d_gelu);
   bf16 *d_ln2 = allocate<bf16>(T * h);
   linear_input_grad(d_fc1_out_, w_fc1_, d_ln2, rows, H, F);
-  check_cuda(layer_norm_backward_input<bf16>(x1_, ln2_gain_, mean2_, rstd2_, d_ln2, d_proj_out_, rows, H, stream_),
+  check_cuda(layer_norm_backward_input<bf16>(x1_, ln2_gain_, mean2_, rstd2_, d_ln2, d_proj_out_,
+                                             rows, H, stream_),
              "layer_norm_backward");
-  check_cuda(add_inplace(d_proj_out_, dy_, static_cast<long long>(T * h), stream_), "add"); // residual
+  check_cuda(add_inplace(d_proj_out_, dy_, static_cast<long long>(T * h), stream_),
+             "add"); // residual
   release(d_ln2);
   attention_backward();
   bf16 *d_ln1 = allocate<bf16>(T * h);
   linear_input_grad(d_qkv_, w_qkv_, d_ln1, rows, H, 3 * H);
-  check_cuda(layer_norm_backward_input<bf16>(x_, ln1_gain_, mean1_, rstd1_, d_ln1, dx_, rows, H, stream_),
-             "layer_norm_backward");
-  check_cuda(add_inplace(dx_, d_proj_out_, static_cast<long long>(T * h), stream_), "add"); // residual
+  check_cuda(
+      layer_norm_backward_input<bf16>(x_, ln1_gain_, mean1_, rstd1_, d_ln1, dx_, rows, H, stream_),
+      "layer_norm_backward");
+  check_cuda(add_inplace(dx_, d_proj_out_, static_cast<long long>(T * h), stream_),
+             "add"); // residual
   release(d_ln1);
   // What W does not need leaves now (Zero Bubble: B frees the stash except W's inputs).
-  for (const void *pointer : {static_cast<const void *>(qkv_), static_cast<const void *>(probabilities_),
-                              static_cast<const void *>(x1_), static_cast<const void *>(fc1_out_),
-                              static_cast<const void *>(mean1_), static_cast<const void *>(rstd1_),
-                              static_cast<const void *>(mean2_), static_cast<const void *>(rstd2_)}) {
+  for (const void *pointer :
+       {static_cast<const void *>(qkv_), static_cast<const void *>(probabilities_),
+        static_cast<const void *>(x1_), static_cast<const void *>(fc1_out_),
+        static_cast<const void *>(mean1_), static_cast<const void *>(rstd1_),
+        static_cast<const void *>(mean2_), static_cast<const void *>(rstd2_)}) {
     release(pointer);
   }
   stash_live_ = false;
@@ -289,10 +320,11 @@ void GpuBlock::backward_weight() {
   linear_weight_grad(attention_, d_proj_out_, g_proj_, rows, H, H);
   linear_weight_grad(ln2_, d_fc1_out_, g_fc1_, rows, H, F);
   linear_weight_grad(gelu_, dy_, g_fc2_, rows, F, H);
-  for (const void *pointer : {static_cast<const void *>(ln1_), static_cast<const void *>(attention_),
-                              static_cast<const void *>(ln2_), static_cast<const void *>(gelu_),
-                              static_cast<const void *>(d_qkv_), static_cast<const void *>(d_proj_out_),
-                              static_cast<const void *>(d_fc1_out_)}) {
+  for (const void *pointer :
+       {static_cast<const void *>(ln1_), static_cast<const void *>(attention_),
+        static_cast<const void *>(ln2_), static_cast<const void *>(gelu_),
+        static_cast<const void *>(d_qkv_), static_cast<const void *>(d_proj_out_),
+        static_cast<const void *>(d_fc1_out_)}) {
     release(pointer);
   }
   weight_stash_live_ = false;
@@ -301,10 +333,18 @@ void GpuBlock::backward_weight() {
 void GpuBlock::run(GpuPass pass) {
   switch (pass) {
   case GpuPass::forward:
-  case GpuPass::recompute_full: forward(false); break;
-  case GpuPass::recompute_selective: forward(true); break;
-  case GpuPass::backward_input: backward_input(); break;
-  case GpuPass::backward_weight: backward_weight(); break;
+  case GpuPass::recompute_full:
+    forward(false);
+    break;
+  case GpuPass::recompute_selective:
+    forward(true);
+    break;
+  case GpuPass::backward_input:
+    backward_input();
+    break;
+  case GpuPass::backward_weight:
+    backward_weight();
+    break;
   case GpuPass::backward_total:
     backward_input();
     backward_weight();

@@ -24,7 +24,14 @@ struct GpuBlockShape {
 };
 
 /// The passes, numbered as profiler::Pass.
-enum class GpuPass { forward = 1, backward_input, backward_weight, backward_total, recompute_full, recompute_selective };
+enum class GpuPass {
+  forward = 1,
+  backward_input,
+  backward_weight,
+  backward_total,
+  recompute_full,
+  recompute_selective
+};
 
 class GpuBlock {
 public:
@@ -43,9 +50,12 @@ private:
   void backward_input();
   void backward_weight();
   // Row-major Y[rows, n] = X[rows, k] W[k, n] and its two gradients, on cuBLASLt.
-  void linear(const __nv_bfloat16 *x, const __nv_bfloat16 *w, __nv_bfloat16 *y, int rows, int k, int n);
-  void linear_input_grad(const __nv_bfloat16 *dy, const __nv_bfloat16 *w, __nv_bfloat16 *dx, int rows, int k, int n);
-  void linear_weight_grad(const __nv_bfloat16 *x, const __nv_bfloat16 *dy, __nv_bfloat16 *dw, int rows, int k, int n);
+  void linear(const __nv_bfloat16 *x, const __nv_bfloat16 *w, __nv_bfloat16 *y, int rows, int k,
+              int n);
+  void linear_input_grad(const __nv_bfloat16 *dy, const __nv_bfloat16 *w, __nv_bfloat16 *dx,
+                         int rows, int k, int n);
+  void linear_weight_grad(const __nv_bfloat16 *x, const __nv_bfloat16 *dy, __nv_bfloat16 *dw,
+                          int rows, int k, int n);
   void attention_forward(bool core_only);
   void attention_backward();
   // One cuBLASLt call: D(m x n) = op(A) op(B), column-major, strided batches.

@@ -3,9 +3,9 @@
 // phase wrapped in an external correlation id and an NVTX range; medians of the busy union go
 // into rows that keep the analytic FLOPs and bytes.
 #include "profiler/collector.h"
+#include "profiler/cost_model.h"
 #include "profiler/cuda/gpu_block.h"
 #include "profiler/cupti_loader.h"
-#include "profiler/cost_model.h"
 #include "profiler/gpu_profile.h"
 #include "profiler/stats.h"
 #include "sim/error.h"
@@ -16,15 +16,17 @@
 namespace ppsim::profiler::gpu {
 namespace {
 
-constexpr Pass kSequence[] = {Pass::forward,        Pass::backward_input,      Pass::backward_weight,
-                              Pass::recompute_full, Pass::recompute_selective, Pass::backward_total};
+constexpr Pass kSequence[] = {
+    Pass::forward,        Pass::backward_input,      Pass::backward_weight,
+    Pass::recompute_full, Pass::recompute_selective, Pass::backward_total};
 
 // Pushes the phase's external id (CUPTI) and NVTX range; pops both on destruction.
 class PhaseScope {
 public:
   PhaseScope(const CuptiApi &api, PhaseId phase) : api_(api) {
-    check_cupti(api_.activity_push_external_correlation_id(kPpsimCorrelationKind, pack_phase_id(phase)),
-                "cuptiActivityPushExternalCorrelationId");
+    check_cupti(
+        api_.activity_push_external_correlation_id(kPpsimCorrelationKind, pack_phase_id(phase)),
+        "cuptiActivityPushExternalCorrelationId");
     nvtxRangePushA(nvtx_range_name(phase).c_str());
   }
   ~PhaseScope() {
@@ -75,23 +77,28 @@ CostFile measure(const GpuProfileRequest &request) {
     for (int rep = 0; rep < total; ++rep) {
       for (int layer = 0; layer < request.layers; ++layer) {
         for (const Pass pass : kSequence) {
-          const PhaseId phase{pass, static_cast<std::uint16_t>(layer), 0, static_cast<std::uint16_t>(rep)};
+          const PhaseId phase{pass, static_cast<std::uint16_t>(layer), 0,
+                              static_cast<std::uint16_t>(rep)};
           {
             PhaseScope scope(cupti.api, phase);
             block.run(static_cast<GpuPass>(static_cast<int>(pass)));
           }
-          if (request.mode == "isolated") check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+          if (request.mode == "isolated")
+            check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
         }
       }
     }
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); // CUPTI's flush does not sync
     const std::uint64_t analytic_stash = activation_bytes([&] {
-      BlockShape no_dropout = request.shape;
-      no_dropout.dropout = false; // the workload has no dropout
-      return no_dropout;
-    }()).full;
+                                           BlockShape no_dropout = request.shape;
+                                           no_dropout.dropout =
+                                               false; // the workload has no dropout
+                                           return no_dropout;
+                                         }())
+                                             .full;
     const double measured = static_cast<double>(block.stash_bytes());
-    if (std::abs(measured - static_cast<double>(analytic_stash)) > 0.01 * static_cast<double>(analytic_stash)) {
+    if (std::abs(measured - static_cast<double>(analytic_stash)) >
+        0.01 * static_cast<double>(analytic_stash)) {
       warnings.push_back(fmt::format("measured stash {} bytes differs from the analytic {} bytes",
                                      block.stash_bytes(), analytic_stash));
     }

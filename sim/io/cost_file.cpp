@@ -77,12 +77,14 @@ constexpr std::string_view kSources[] = {"cupti", "cuda_events", "analytic", "sy
 
 std::vector<std::string> column_names() {
   std::vector<std::string> names;
-  for (const Column &column : columns()) names.emplace_back(column.name);
+  for (const Column &column : columns())
+    names.emplace_back(column.name);
   return names;
 }
 
 std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
     text.remove_suffix(1);
   }
@@ -152,9 +154,11 @@ void assign(CostRow &row, const Column &column, std::string_view text, const Loc
         } else if constexpr (std::is_same_v<M, int CostRow::*>) {
           row.*member = parse_integer<int>(text, where);
         } else if constexpr (std::is_same_v<M, std::string CostRow::*>) {
-          if (text.empty()) where.fail("expected a name, got an empty value");
+          if (text.empty())
+            where.fail("expected a name, got an empty value");
           row.*member = std::string(text);
-          if (member == &CostRow::source) check_source(row.source, where);
+          if (member == &CostRow::source)
+            check_source(row.source, where);
         } else if constexpr (std::is_same_v<M, Rational CostRow::*>) {
           row.*member = parse_time(text, where);
         } else if constexpr (std::is_same_v<M, std::uint64_t CostRow::*>) {
@@ -168,7 +172,8 @@ void assign(CostRow &row, const Column &column, std::string_view text, const Loc
 
 const Column *find_column(std::string_view name) {
   for (const Column &column : columns()) {
-    if (column.name == name) return &column;
+    if (column.name == name)
+      return &column;
   }
   return nullptr;
 }
@@ -184,27 +189,33 @@ void complete_row(CostRow &row, const std::vector<std::string> &present) {
   const auto has = [&](std::string_view name) {
     return std::find(present.begin(), present.end(), name) != present.end();
   };
-  if (!has("layer_name")) row.layer_name = fmt::format("block{}", row.layer_id);
-  if (!has("bwd_total_ms")) row.bwd_total_ms = normalized(row.bwd_input_ms + row.bwd_weight_ms);
-  if (!has("recompute_ms")) row.recompute_ms = row.fwd_ms;
+  if (!has("layer_name"))
+    row.layer_name = fmt::format("block{}", row.layer_id);
+  if (!has("bwd_total_ms"))
+    row.bwd_total_ms = normalized(row.bwd_input_ms + row.bwd_weight_ms);
+  if (!has("recompute_ms"))
+    row.recompute_ms = row.fwd_ms;
   struct Percentile {
     std::string_view name;
     Rational CostRow::*percentile;
     Rational CostRow::*median;
   };
-  const Percentile percentiles[] = {{"fwd_ms_p10", &CostRow::fwd_ms_p10, &CostRow::fwd_ms},
-                                    {"fwd_ms_p90", &CostRow::fwd_ms_p90, &CostRow::fwd_ms},
-                                    {"bwd_input_ms_p10", &CostRow::bwd_input_ms_p10, &CostRow::bwd_input_ms},
-                                    {"bwd_input_ms_p90", &CostRow::bwd_input_ms_p90, &CostRow::bwd_input_ms},
-                                    {"bwd_weight_ms_p10", &CostRow::bwd_weight_ms_p10, &CostRow::bwd_weight_ms},
-                                    {"bwd_weight_ms_p90", &CostRow::bwd_weight_ms_p90, &CostRow::bwd_weight_ms}};
+  const Percentile percentiles[] = {
+      {"fwd_ms_p10", &CostRow::fwd_ms_p10, &CostRow::fwd_ms},
+      {"fwd_ms_p90", &CostRow::fwd_ms_p90, &CostRow::fwd_ms},
+      {"bwd_input_ms_p10", &CostRow::bwd_input_ms_p10, &CostRow::bwd_input_ms},
+      {"bwd_input_ms_p90", &CostRow::bwd_input_ms_p90, &CostRow::bwd_input_ms},
+      {"bwd_weight_ms_p10", &CostRow::bwd_weight_ms_p10, &CostRow::bwd_weight_ms},
+      {"bwd_weight_ms_p90", &CostRow::bwd_weight_ms_p90, &CostRow::bwd_weight_ms}};
   for (const Percentile &entry : percentiles) {
-    if (!has(entry.name)) row.*entry.percentile = row.*entry.median;
+    if (!has(entry.name))
+      row.*entry.percentile = row.*entry.median;
   }
 }
 
 void check_rows(const CostFile &file) {
-  if (file.rows.empty()) throw Error(file.source_name, 0, "", "the cost file has no layers");
+  if (file.rows.empty())
+    throw Error(file.source_name, 0, "", "the cost file has no layers");
 }
 
 void check_layer_id(const CostRow &row, std::size_t index, const Location &where) {
@@ -217,12 +228,16 @@ void check_layer_id(const CostRow &row, std::size_t index, const Location &where
 // ---- JSON -------------------------------------------------------------------------------------
 
 std::string json_value_text(const nlohmann::json &value, const Location &where) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_unsigned()) return std::to_string(value.get<std::uint64_t>());
-  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
+  if (value.is_string())
+    return value.get<std::string>();
+  if (value.is_number_unsigned())
+    return std::to_string(value.get<std::uint64_t>());
+  if (value.is_number_integer())
+    return std::to_string(value.get<std::int64_t>());
   if (value.is_number_float()) {
     const auto exact = rational_from_double(value.get<double>());
-    if (!exact) where.fail(fmt::format("expected a finite number, got {}", value.dump()));
+    if (!exact)
+      where.fail(fmt::format("expected a finite number, got {}", value.dump()));
     return format_rational(*exact);
   }
   where.fail(fmt::format("expected a number or name, got {}", value.dump()));
@@ -230,14 +245,16 @@ std::string json_value_text(const nlohmann::json &value, const Location &where) 
 
 int line_of_byte(std::string_view text, std::size_t byte) {
   byte = std::min(byte, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
+  return 1 +
+         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
 }
 
 template <typename T>
 void read_metadata_field(const nlohmann::json &metadata, const char *key, T &target,
                          const std::string &source) {
   const auto found = metadata.find(key);
-  if (found == metadata.end() || found->is_null()) return;
+  if (found == metadata.end() || found->is_null())
+    return;
   try {
     target = found->get<T>();
   } catch (const nlohmann::json::exception &) {
@@ -248,7 +265,8 @@ void read_metadata_field(const nlohmann::json &metadata, const char *key, T &tar
 
 CostMetadata read_metadata(const nlohmann::json &metadata, const std::string &source) {
   CostMetadata result;
-  if (!metadata.is_object()) throw Error(source, 0, "metadata", "expected an object");
+  if (!metadata.is_object())
+    throw Error(source, 0, "metadata", "expected an object");
   read_metadata_field(metadata, "device", result.device, source);
   read_metadata_field(metadata, "sm_count", result.sm_count, source);
   read_metadata_field(metadata, "clock_khz", result.clock_khz, source);
@@ -281,7 +299,8 @@ nlohmann::ordered_json time_json(Rational value) {
   if (text.find('/') == std::string::npos) {
     const double as_double = std::stod(text);
     const auto back = rational_from_double(as_double);
-    if (back && normalized(*back) == normalized(value)) return as_double;
+    if (back && normalized(*back) == normalized(value))
+      return as_double;
   }
   return text;
 }
@@ -295,16 +314,20 @@ std::string format_rational(Rational value) {
   std::int64_t denominator = value.denominator;
   int twos = 0;
   int fives = 0;
-  while (denominator % 2 == 0) denominator /= 2, ++twos;
-  while (denominator % 5 == 0) denominator /= 5, ++fives;
+  while (denominator % 2 == 0)
+    denominator /= 2, ++twos;
+  while (denominator % 5 == 0)
+    denominator /= 5, ++fives;
   const int digits = std::max(twos, fives);
   if (denominator != 1 || digits > 18) {
     return fmt::format("{}/{}", value.numerator, value.denominator);
   }
   // numerator / (2^twos 5^fives) = numerator * 2^(digits-twos) 5^(digits-fives) / 10^digits.
   Int128 scaled = value.numerator;
-  for (int i = twos; i < digits; ++i) scaled *= 2;
-  for (int i = fives; i < digits; ++i) scaled *= 5;
+  for (int i = twos; i < digits; ++i)
+    scaled *= 2;
+  for (int i = fives; i < digits; ++i)
+    scaled *= 5;
   const bool negative = scaled < 0;
   UInt128 magnitude = static_cast<UInt128>(negative ? -scaled : scaled);
   std::string text;
@@ -331,19 +354,23 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source) {
   while (char *raw = reader.next_line()) {
     ++line_number;
     const std::string_view line = trim(raw);
-    if (line.empty() || line.front() == '#') continue;
+    if (line.empty() || line.front() == '#')
+      continue;
     std::vector<std::string_view> fields;
     for (std::size_t start = 0;;) {
       const std::size_t comma = line.find(',', start);
-      fields.push_back(trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
-      if (comma == std::string_view::npos) break;
+      fields.push_back(
+          trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+      if (comma == std::string_view::npos)
+        break;
       start = comma + 1;
     }
     if (header.empty()) {
       for (const std::string_view name : fields) {
         const Location where{source, line_number, ""};
         const Column *column = find_column(name);
-        if (column == nullptr) unknown_column(std::string(name), where);
+        if (column == nullptr)
+          unknown_column(std::string(name), where);
         if (std::find(present.begin(), present.end(), name) != present.end()) {
           where.fail(fmt::format("duplicate column '{}'", name));
         }
@@ -363,7 +390,8 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source) {
     }
     CostRow row;
     for (std::size_t i = 0; i < fields.size(); ++i) {
-      assign(row, *header[i], fields[i], Location{source, line_number, std::string(header[i]->name)});
+      assign(row, *header[i], fields[i],
+             Location{source, line_number, std::string(header[i]->name)});
     }
     complete_row(row, present);
     check_layer_id(row, file.rows.size(), Location{source, line_number, "layer_id"});
@@ -380,24 +408,30 @@ CostFile parse_cost_json(std::string_view text, const std::string &source) {
   } catch (const nlohmann::json::parse_error &error) {
     std::string message = error.what();
     const auto colon = message.find(": ", message.find("column"));
-    if (colon != std::string::npos) message = message.substr(colon + 2);
+    if (colon != std::string::npos)
+      message = message.substr(colon + 2);
     throw Error(source, line_of_byte(text, error.byte == 0 ? 0 : error.byte - 1), "",
                 fmt::format("invalid JSON: {}", message));
   }
-  if (!document.is_object()) throw Error(source, 1, "", "expected a JSON object at the top level");
+  if (!document.is_object())
+    throw Error(source, 1, "", "expected a JSON object at the top level");
   CostFile file;
   file.source_name = source;
   const auto version = document.find("schema_version");
-  if (version == document.end()) throw Error(source, 0, "", "missing field 'schema_version'");
+  if (version == document.end())
+    throw Error(source, 0, "", "missing field 'schema_version'");
   if (!version->is_number_integer()) {
-    throw Error(source, 0, "schema_version", fmt::format("expected an integer, got {}", version->dump()));
+    throw Error(source, 0, "schema_version",
+                fmt::format("expected an integer, got {}", version->dump()));
   }
   check_version(version->get<std::int64_t>(), Location{source, 0, "schema_version"});
   if (const auto metadata = document.find("metadata"); metadata != document.end()) {
     file.metadata = read_metadata(*metadata, source);
   }
-  if (const auto model = document.find("model_level"); model != document.end() && model->is_object()) {
-    if (const auto step = model->find("optimizer_step_ms"); step != model->end() && step->is_number()) {
+  if (const auto model = document.find("model_level");
+      model != document.end() && model->is_object()) {
+    if (const auto step = model->find("optimizer_step_ms");
+        step != model->end() && step->is_number()) {
       file.optimizer_step_ms = step->get<double>();
     }
   }
@@ -408,13 +442,15 @@ CostFile parse_cost_json(std::string_view text, const std::string &source) {
   for (std::size_t index = 0; index < layers->size(); ++index) {
     const nlohmann::json &layer = (*layers)[index];
     const std::string path = fmt::format("layers[{}]", index);
-    if (!layer.is_object()) throw Error(source, 0, path, "expected an object");
+    if (!layer.is_object())
+      throw Error(source, 0, path, "expected an object");
     CostRow row;
     std::vector<std::string> present;
     for (const auto &[key, value] : layer.items()) {
       const Location where{source, 0, fmt::format("{}.{}", path, key)};
       const Column *column = find_column(key);
-      if (column == nullptr) unknown_column(key, Location{source, 0, path});
+      if (column == nullptr)
+        unknown_column(key, Location{source, 0, path});
       assign(row, *column, json_value_text(value, where), where);
       present.push_back(key);
     }
@@ -434,7 +470,8 @@ CostFile parse_cost_json(std::string_view text, const std::string &source) {
 
 CostFile read_cost_file(const std::string &path) {
   std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw Error(path, 0, "", "cannot open the cost file");
+  if (!stream)
+    throw Error(path, 0, "", "cannot open the cost file");
   std::ostringstream content;
   content << stream.rdbuf();
   const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
@@ -444,14 +481,16 @@ CostFile read_cost_file(const std::string &path) {
 std::string write_cost_csv(const CostFile &file) {
   std::string text;
   for (const Column &column : columns()) {
-    if (!text.empty()) text += ',';
+    if (!text.empty())
+      text += ',';
     text += column.name;
   }
   text += '\n';
   for (const CostRow &row : file.rows) {
     bool first = true;
     for (const Column &column : columns()) {
-      if (!first) text += ',';
+      if (!first)
+        text += ',';
       first = false;
       std::visit(
           [&](auto member) {
@@ -479,20 +518,29 @@ std::string write_cost_json(const CostFile &file) {
   nlohmann::ordered_json document;
   document["schema_version"] = file.schema_version;
   const CostMetadata &m = file.metadata;
-  document["metadata"] = {
-      {"device", m.device},       {"sm_count", m.sm_count},
-      {"clock_khz", m.clock_khz}, {"driver", m.driver},
-      {"cuda_runtime", m.cuda_runtime}, {"cupti_api_version", m.cupti_api_version},
-      {"dtype", m.dtype},         {"b", m.b},
-      {"s", m.s},                 {"h", m.h},
-      {"a", m.a},                 {"kv_heads", m.kv_heads},
-      {"ffn", m.ffn},             {"tp", m.tp},
-      {"dropout", m.dropout},     {"attention", m.attention},
-      {"timer", m.timer},         {"mode", m.mode},
-      {"warmup", m.warmup},       {"reps", m.reps},
-      {"dropped_records", m.dropped_records},
-      {"unattributed_kernel_ms", m.unattributed_kernel_ms},
-      {"warnings", m.warnings}};
+  document["metadata"] = {{"device", m.device},
+                          {"sm_count", m.sm_count},
+                          {"clock_khz", m.clock_khz},
+                          {"driver", m.driver},
+                          {"cuda_runtime", m.cuda_runtime},
+                          {"cupti_api_version", m.cupti_api_version},
+                          {"dtype", m.dtype},
+                          {"b", m.b},
+                          {"s", m.s},
+                          {"h", m.h},
+                          {"a", m.a},
+                          {"kv_heads", m.kv_heads},
+                          {"ffn", m.ffn},
+                          {"tp", m.tp},
+                          {"dropout", m.dropout},
+                          {"attention", m.attention},
+                          {"timer", m.timer},
+                          {"mode", m.mode},
+                          {"warmup", m.warmup},
+                          {"reps", m.reps},
+                          {"dropped_records", m.dropped_records},
+                          {"unattributed_kernel_ms", m.unattributed_kernel_ms},
+                          {"warnings", m.warnings}};
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
   for (const CostRow &row : file.rows) {
     nlohmann::ordered_json layer = nlohmann::ordered_json::object();
@@ -532,9 +580,9 @@ std::vector<StageCostSums> aggregate_stages(const CostFile &file,
     total += static_cast<std::size_t>(layers_per_stage[stage]);
   }
   if (layers_per_stage.empty() || total != file.rows.size()) {
-    throw Error(file.source_name, 0, "layers_per_stage",
-                fmt::format("the stages hold {} layers but the cost file has {}", total,
-                            file.rows.size()));
+    throw Error(
+        file.source_name, 0, "layers_per_stage",
+        fmt::format("the stages hold {} layers but the cost file has {}", total, file.rows.size()));
   }
   std::vector<StageCostSums> stages;
   std::size_t next = 0;

@@ -47,8 +47,8 @@ struct CostRow {
   double bwd_input_peak_temp_bytes = 0;
   double bwd_weight_peak_temp_bytes = 0;
   double recompute_peak_temp_bytes = 0;
-  int n_samples = 0;                     ///< repetitions behind the medians (0 when modelled)
-  std::string source = "synthetic";      ///< cupti, cuda_events, analytic, synthetic, nsys_import
+  int n_samples = 0;                ///< repetitions behind the medians (0 when modelled)
+  std::string source = "synthetic"; ///< cupti, cuda_events, analytic, synthetic, nsys_import
 
   friend bool operator==(const CostRow &, const CostRow &) = default;
 };
@@ -95,12 +95,12 @@ std::string write_cost_json(const CostFile &file);
 /// One stage's costs: the layer sums of spec profiler.md section 4, "Mapping into the simulator".
 struct StageCostSums {
   Rational forward_ms, backward_input_ms, backward_weight_ms, backward_total_ms, recompute_ms;
-  double activation_bytes_full = 0;     ///< M_f
-  double bwd_w_stash_bytes = 0;         ///< M_b
-  double bwd_w_act_bytes = 0;           ///< M_ba
-  double stored_input_bytes = 0;        ///< checkpoints under full recompute (sum)
-  double input_bytes = 0;               ///< M_in: the first layer's input
-  double output_bytes = 0;              ///< M_out: the last layer's output
+  double activation_bytes_full = 0; ///< M_f
+  double bwd_w_stash_bytes = 0;     ///< M_b
+  double bwd_w_act_bytes = 0;       ///< M_ba
+  double stored_input_bytes = 0;    ///< checkpoints under full recompute (sum)
+  double input_bytes = 0;           ///< M_in: the first layer's input
+  double output_bytes = 0;          ///< M_out: the last layer's output
   double param_bytes = 0, grad_bytes = 0, optimizer_state_bytes = 0;
   double fwd_peak_temp_bytes = 0, bwd_input_peak_temp_bytes = 0; ///< maxima over layers
   double bwd_weight_peak_temp_bytes = 0, recompute_peak_temp_bytes = 0;

@@ -15,7 +15,8 @@ public:
     const std::size_t offset = size_;
     size_ += sizeof(Record);
     storage_.resize((size_ + 7) / 8);
-    std::memcpy(reinterpret_cast<std::uint8_t *>(storage_.data()) + offset, &record, sizeof(Record));
+    std::memcpy(reinterpret_cast<std::uint8_t *>(storage_.data()) + offset, &record,
+                sizeof(Record));
     return *this;
   }
   ActivityBuffer &kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
@@ -30,8 +31,9 @@ public:
     record.name = name;
     return add(record);
   }
-  ActivityBuffer &link(std::uint32_t correlation, std::uint64_t external,
-                       CUpti_ExternalCorrelationKind kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
+  ActivityBuffer &
+  link(std::uint32_t correlation, std::uint64_t external,
+       CUpti_ExternalCorrelationKind kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
     CUpti_ActivityExternalCorrelation record{};
     record.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
     record.externalKind = kind;

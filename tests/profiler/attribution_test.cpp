@@ -25,14 +25,16 @@ struct FakeCorrelationStack {
   std::uint32_t launch(testing::ActivityBuffer &buffer) {
     const std::uint32_t correlation = next_correlation++;
     buffer.api(correlation);
-    if (!stack.empty()) buffer.link(correlation, stack.back());
+    if (!stack.empty())
+      buffer.link(correlation, stack.back());
     return correlation;
   }
 };
 
 const PhaseMetrics *find(const Attribution &attribution, PhaseId id) {
   for (const PhaseMetrics &phase : attribution.phases) {
-    if (phase.phase == id) return &phase;
+    if (phase.phase == id)
+      return &phase;
   }
   return nullptr;
 }
@@ -84,7 +86,9 @@ TEST_CASE("kernels on two streams overlap: busy is the union, kernel_sum the sum
 TEST_CASE("a phase with memcpy and memset counts their time and bytes") {
   DecodedActivity activity;
   testing::ActivityBuffer buffer;
-  buffer.link(4, pack_phase_id(kBackward)).memcpy_record(4, 0 + 10, 30, 1000).memset_record(4, 30, 35, 24);
+  buffer.link(4, pack_phase_id(kBackward))
+      .memcpy_record(4, 0 + 10, 30, 1000)
+      .memset_record(4, 30, 35, 24);
   buffer.kernel(4, 40, 50);
   decode(buffer, activity);
   const Attribution attribution = attribute(activity);
@@ -121,7 +125,10 @@ TEST_CASE("nested phases: the innermost pushed id wins") {
   const std::uint32_t outer_after = cupti.launch(buffer);
   cupti.stack.pop_back();
   const std::uint32_t outside = cupti.launch(buffer);
-  buffer.kernel(outer_before, 0 + 1, 11).kernel(inner, 20, 25).kernel(outer_after, 30, 33).kernel(outside, 40, 90);
+  buffer.kernel(outer_before, 0 + 1, 11)
+      .kernel(inner, 20, 25)
+      .kernel(outer_after, 30, 33)
+      .kernel(outside, 40, 90);
   decode(buffer, activity);
   const Attribution attribution = attribute(activity);
   CHECK(find(attribution, kForward)->busy_union_ns == 10 + 3);
@@ -134,7 +141,8 @@ TEST_CASE("a graph launch: many kernels share one correlation id") {
   DecodedActivity activity;
   testing::ActivityBuffer buffer;
   buffer.link(77, pack_phase_id(kForward));
-  for (std::uint64_t i = 0; i < 20; ++i) buffer.kernel(77, 100 * i, 100 * i + 50);
+  for (std::uint64_t i = 0; i < 20; ++i)
+    buffer.kernel(77, 100 * i, 100 * i + 50);
   decode(buffer, activity);
   const Attribution attribution = attribute(activity);
   REQUIRE(attribution.phases.size() == 1);
@@ -147,7 +155,8 @@ TEST_CASE("zero-timestamp kernels, foreign kinds and foreign ids are not attribu
   DecodedActivity activity;
   testing::ActivityBuffer buffer;
   buffer.link(1, pack_phase_id(kForward)).kernel(1, 0, 0).kernel(1, 10, 20);
-  buffer.link(2, pack_phase_id(kForward), CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1).kernel(2, 30, 40);
+  buffer.link(2, pack_phase_id(kForward), CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1)
+      .kernel(2, 30, 40);
   buffer.link(3, 12345).kernel(3, 50, 65); // e.g. PyTorch's own ids
   decode(buffer, activity);
   const Attribution attribution = attribute(activity);

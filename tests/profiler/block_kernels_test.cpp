@@ -7,9 +7,9 @@
 #include "profiler/reference_block.h"
 
 #include <cmath>
-#include <numbers>
 #include <cstdio>
 #include <doctest/doctest.h>
+#include <numbers>
 #include <vector>
 
 namespace ppsim::profiler::gpu {
@@ -21,18 +21,24 @@ template <typename T> struct DeviceBuffer {
   T *data = nullptr;
   explicit DeviceBuffer(const std::vector<T> &host) {
     REQUIRE(cudaMalloc(&data, host.size() * sizeof(T)) == cudaSuccess);
-    REQUIRE(cudaMemcpy(data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaMemcpy(data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice) ==
+            cudaSuccess);
   }
-  explicit DeviceBuffer(std::size_t count) { REQUIRE(cudaMalloc(&data, count * sizeof(T)) == cudaSuccess); }
+  explicit DeviceBuffer(std::size_t count) {
+    REQUIRE(cudaMalloc(&data, count * sizeof(T)) == cudaSuccess);
+  }
   ~DeviceBuffer() { cudaFree(data); }
   std::vector<T> read(std::size_t count) const {
     std::vector<T> host(count);
-    REQUIRE(cudaMemcpy(host.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(host.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost) ==
+            cudaSuccess);
     return host;
   }
 };
 
-std::vector<float> to_float(const std::vector<double> &values) { return {values.begin(), values.end()}; }
+std::vector<float> to_float(const std::vector<double> &values) {
+  return {values.begin(), values.end()};
+}
 
 } // namespace
 
@@ -44,17 +50,19 @@ TEST_CASE("layer norm forward and backward match the CPU formulas") {
   const auto dy = to_float(random_values(rows * h, 4));
   DeviceBuffer<float> dx_device(x), d_gain(gain), d_bias(bias), d_dy(dy), y(rows * h), mean(rows),
       rstd(rows), dx(rows * h);
-  REQUIRE(layer_norm_forward<float>(dx_device.data, d_gain.data, d_bias.data, y.data, mean.data, rstd.data,
-                                    rows, h, nullptr) == cudaSuccess);
-  REQUIRE(layer_norm_backward_input<float>(dx_device.data, d_gain.data, mean.data, rstd.data, d_dy.data,
-                                           dx.data, rows, h, nullptr) == cudaSuccess);
+  REQUIRE(layer_norm_forward<float>(dx_device.data, d_gain.data, d_bias.data, y.data, mean.data,
+                                    rstd.data, rows, h, nullptr) == cudaSuccess);
+  REQUIRE(layer_norm_backward_input<float>(dx_device.data, d_gain.data, mean.data, rstd.data,
+                                           d_dy.data, dx.data, rows, h, nullptr) == cudaSuccess);
   const auto y_host = y.read(rows * h);
   const auto dx_host = dx.read(rows * h);
   for (int r = 0; r < rows; ++r) {
     double m = 0, v = 0;
-    for (int j = 0; j < h; ++j) m += x[r * h + j];
+    for (int j = 0; j < h; ++j)
+      m += x[r * h + j];
     m /= h;
-    for (int j = 0; j < h; ++j) v += (x[r * h + j] - m) * (x[r * h + j] - m);
+    for (int j = 0; j < h; ++j)
+      v += (x[r * h + j] - m) * (x[r * h + j] - m);
     const double s = 1 / std::sqrt(v / h + 1e-5);
     double mean_dxhat = 0, mean_dxhat_xhat = 0;
     for (int j = 0; j < h; ++j) {
@@ -75,13 +83,16 @@ TEST_CASE("causal softmax rows sum to one and vanish above the diagonal") {
   const int matrices = 3, seq = 40;
   const auto scores = to_float(random_values(matrices * seq * seq, 5));
   DeviceBuffer<float> d_scores(scores), p(matrices * seq * seq);
-  REQUIRE(causal_softmax_forward<float>(d_scores.data, p.data, matrices, seq, 0.5f, nullptr) == cudaSuccess);
+  REQUIRE(causal_softmax_forward<float>(d_scores.data, p.data, matrices, seq, 0.5f, nullptr) ==
+          cudaSuccess);
   const auto p_host = p.read(matrices * seq * seq);
   for (int row = 0; row < matrices * seq; ++row) {
     const int i = row % seq;
     double maximum = -1e30, sum = 0;
-    for (int j = 0; j <= i; ++j) maximum = std::max(maximum, 0.5 * scores[row * seq + j]);
-    for (int j = 0; j <= i; ++j) sum += std::exp(0.5 * scores[row * seq + j] - maximum);
+    for (int j = 0; j <= i; ++j)
+      maximum = std::max(maximum, 0.5 * scores[row * seq + j]);
+    for (int j = 0; j <= i; ++j)
+      sum += std::exp(0.5 * scores[row * seq + j] - maximum);
     for (int j = 0; j < seq; ++j) {
       const double expected = j <= i ? std::exp(0.5 * scores[row * seq + j] - maximum) / sum : 0.0;
       CHECK(p_host[row * seq + j] == doctest::Approx(expected).epsilon(1e-4));
@@ -95,7 +106,8 @@ TEST_CASE("bias + GeLU and its backward match the tanh approximation") {
   const auto bias = to_float(random_values(cols, 7));
   const auto dy = to_float(random_values(rows * cols, 8));
   DeviceBuffer<float> d_u(u), d_bias(bias), d_dy(dy), y(rows * cols), du(rows * cols);
-  REQUIRE(bias_gelu_forward<float>(d_u.data, d_bias.data, y.data, rows, cols, nullptr) == cudaSuccess);
+  REQUIRE(bias_gelu_forward<float>(d_u.data, d_bias.data, y.data, rows, cols, nullptr) ==
+          cudaSuccess);
   REQUIRE(gelu_backward<float>(d_u.data, d_dy.data, du.data, rows * cols, nullptr) == cudaSuccess);
   const auto y_host = y.read(rows * cols);
   const auto du_host = du.read(rows * cols);
@@ -104,7 +116,8 @@ TEST_CASE("bias + GeLU and its backward match the tanh approximation") {
     const double v = u[i] + bias[i % cols];
     const double t = std::tanh(c * (v + 0.044715 * v * v * v));
     CHECK(y_host[i] == doctest::Approx(0.5 * v * (1 + t)).epsilon(1e-4));
-    const double derivative = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * c * (1 + 3 * 0.044715 * v * v);
+    const double derivative =
+        0.5 * (1 + t) + 0.5 * v * (1 - t * t) * c * (1 + 3 * 0.044715 * v * v);
     CHECK(du_host[i] == doctest::Approx(dy[i] * derivative).epsilon(1e-3));
   }
 }

@@ -34,7 +34,8 @@ CUptiResult fake_register(CUpti_BuffersCallbackRequestFunc request,
   return CUPTI_SUCCESS;
 }
 CUptiResult fake_enable(CUpti_ActivityKind kind) {
-  if (kind == fake.failing_kind) return fake.enable_result;
+  if (kind == fake.failing_kind)
+    return fake.enable_result;
   fake.enabled.push_back(kind);
   return CUPTI_SUCCESS;
 }
@@ -46,7 +47,8 @@ CUptiResult fake_disable(CUpti_ActivityKind kind) {
 CUptiResult fake_flush(std::uint32_t flags) {
   CHECK(flags == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   ++fake.flushes;
-  if (fake.pending.size() == 0) return CUPTI_SUCCESS;
+  if (fake.pending.size() == 0)
+    return CUPTI_SUCCESS;
   std::thread worker([] {
     std::uint8_t *buffer = nullptr;
     std::size_t size = 0;
@@ -153,8 +155,8 @@ TEST_CASE("only one collector is active at a time") {
   ActivityCollector first(api);
   ActivityCollector second(api);
   first.start();
-  CHECK_THROWS_WITH_AS(second.start(), "another activity collector is already active in this process",
-                       Error);
+  CHECK_THROWS_WITH_AS(second.start(),
+                       "another activity collector is already active in this process", Error);
   first.stop();
   CHECK_NOTHROW(second.start());
   second.stop();

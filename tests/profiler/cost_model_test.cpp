@@ -185,12 +185,12 @@ TEST_CASE("invalid shapes are rejected with the field named") {
 TEST_CASE("times come from peak x efficiency, in whole nanoseconds") {
   const DeviceThroughput ideal = device_preset("ideal"); // 1 PFLOP/s
   CHECK(analytic_ms(1'000'000'000'000ULL, ideal) == Rational{1, 1});
-  CHECK(analytic_ms(1'500'000ULL, ideal) == Rational{1, 500'000});   // 1.5 ns -> 2 ns
-  CHECK(analytic_ms(2'400'000ULL, ideal) == Rational{1, 500'000});   // 2.4 ns -> 2 ns
+  CHECK(analytic_ms(1'500'000ULL, ideal) == Rational{1, 500'000}); // 1.5 ns -> 2 ns
+  CHECK(analytic_ms(2'400'000ULL, ideal) == Rational{1, 500'000}); // 2.4 ns -> 2 ns
   const DeviceThroughput h100 = device_preset("h100");
   CHECK(h100.peak_tflops == 989.4);
-  CHECK_THROWS_WITH_AS(device_preset("h10"), "field 'device': unknown device 'h10', did you mean 'h100'?",
-                       ppsim::Error);
+  CHECK_THROWS_WITH_AS(device_preset("h10"),
+                       "field 'device': unknown device 'h10', did you mean 'h100'?", ppsim::Error);
 }
 
 TEST_CASE("an analytic cost file has identical rows with the model's numbers") {

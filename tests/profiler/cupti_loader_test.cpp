@@ -48,7 +48,8 @@ TEST_CASE("API versions: 13.0 and later pass, older fail, unknown and older-than
         std::vector<std::string>{"CUPTI runtime API version 130000 is older than the headers ppsim "
                                  "was built with (130001)"});
   CHECK(check_cupti_version(0, 130001) ==
-        std::vector<std::string>{"CUPTI reported API version 0 (no driver?); assuming the header version"});
+        std::vector<std::string>{
+            "CUPTI reported API version 0 (no driver?); assuming the header version"});
   CHECK_THROWS_WITH_AS(check_cupti_version(26, 130001),
                        "CUPTI API version 26 is older than 13.0 (need >= 130000)", Error);
 }

@@ -7,8 +7,8 @@
 #include "profiler/cupti_loader.h"
 #include "sim/error.h"
 
-#include <doctest/doctest.h>
 #include <cstddef>
+#include <doctest/doctest.h>
 #include <optional>
 #include <string>
 
@@ -100,7 +100,8 @@ TEST_CASE("ppsim's iterator decodes every kind and copies the names CUPTI owns")
 
 TEST_CASE("the real libcupti iterator reads the same synthetic buffer") {
   const auto cupti = try_load_cupti();
-  if (!cupti) return;
+  if (!cupti)
+    return;
   char name[] = "ampere_bf16_gemm";
   testing::ActivityBuffer buffer = mixed_buffer(name);
   DecodedActivity decoded;

@@ -62,7 +62,8 @@ TEST_CASE("each driver failure maps to one sentence") {
 
   FakeDriver no_device;
   no_device.init_result = 100;
-  CHECK(probe_driver(no_device).problem == "no CUDA device (cuInit returned 100, CUDA_ERROR_NO_DEVICE)");
+  CHECK(probe_driver(no_device).problem ==
+        "no CUDA device (cuInit returned 100, CUDA_ERROR_NO_DEVICE)");
 
   FakeDriver zero;
   zero.devices = 0;
@@ -75,7 +76,8 @@ TEST_CASE("each driver failure maps to one sentence") {
 
   FakeDriver other;
   other.init_result = 999;
-  CHECK(probe_driver(other).problem == "the CUDA driver failed to initialise (cuInit returned 999)");
+  CHECK(probe_driver(other).problem ==
+        "the CUDA driver failed to initialise (cuInit returned 999)");
 
   FakeDriver count_fails;
   count_fails.count_result = 3;
@@ -118,7 +120,8 @@ TEST_CASE("the toolkit's stub libcuda is recognised as a stub") {
                                     "/usr/local/cuda/lib64/stubs/libcuda.so",
                                     "/usr/local/cuda/targets/x86_64-linux/lib/stubs/libcuda.so"};
   for (const char *path : candidates) {
-    if (!std::filesystem::exists(path)) continue;
+    if (!std::filesystem::exists(path))
+      continue;
     const auto driver = system_driver(path);
     CHECK(probe_driver(*driver).problem ==
           "only the CUDA stub driver was found (cuInit returned 34, CUDA_ERROR_STUB_LIBRARY)");

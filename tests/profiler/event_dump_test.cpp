@@ -14,9 +14,11 @@ DecodedActivity sample() {
   DecodedActivity activity;
   const PhaseId forward{Pass::forward, 1, 0, 2};
   activity.links.push_back({5, pack_phase_id(forward), kPpsimExternalKind});
-  activity.gpu.push_back({GpuActivityKind::kernel, 100, 180, 0, 7, 5, 0, 0, activity.names.intern("gemm")});
+  activity.gpu.push_back(
+      {GpuActivityKind::kernel, 100, 180, 0, 7, 5, 0, 0, activity.names.intern("gemm")});
   activity.gpu.push_back({GpuActivityKind::memcpy, 150, 200, 0, 8, 5, 0, 4096, 0});
-  activity.gpu.push_back({GpuActivityKind::kernel, 300, 310, 0, 7, 9, 3, 0, activity.names.intern("softmax \"x\"")});
+  activity.gpu.push_back(
+      {GpuActivityKind::kernel, 300, 310, 0, 7, 9, 3, 0, activity.names.intern("softmax \"x\"")});
   activity.api_calls.push_back({true, 307, 90, 95, 11, 5});
   activity.records = 6;
   activity.dropped_records = 2;
@@ -56,9 +58,11 @@ TEST_CASE("malformed lines name the line and field") {
                        "t.ndjson:1: field 'type': unknown event type 'marker'", Error);
   CHECK_THROWS_WITH_AS(read_events_ndjson("not json\n", "t.ndjson"),
                        "t.ndjson:1: expected one JSON object per line", Error);
-  CHECK_THROWS_WITH_AS(read_events_ndjson("{\"type\":\"link\",\"correlation\":\"x\",\"external_id\":1,\"external_kind\":3}",
-                                          "t.ndjson"),
-                       "t.ndjson:1: field 'correlation': unexpected value \"x\"", Error);
+  CHECK_THROWS_WITH_AS(
+      read_events_ndjson(
+          "{\"type\":\"link\",\"correlation\":\"x\",\"external_id\":1,\"external_kind\":3}",
+          "t.ndjson"),
+      "t.ndjson:1: field 'correlation': unexpected value \"x\"", Error);
 }
 
 } // namespace ppsim::profiler

@@ -22,12 +22,13 @@ TEST_CASE("a missing module or a library without the entry point is named") {
     run_gpu_profile("/nonexistent/libppsim_gpu_workload.so", {});
     FAIL("no error");
   } catch (const Error &error) {
-    CHECK(std::string(error.what()).rfind("the GPU workload module could not be loaded: "
-                                          "/nonexistent/libppsim_gpu_workload.so",
-                                          0) == 0);
+    CHECK(std::string(error.what())
+              .rfind("the GPU workload module could not be loaded: "
+                     "/nonexistent/libppsim_gpu_workload.so",
+                     0) == 0);
   }
-  CHECK_THROWS_WITH_AS(run_gpu_profile("libm.so.6", {}), "libm.so.6 does not export ppsim_run_gpu_profile",
-                       Error);
+  CHECK_THROWS_WITH_AS(run_gpu_profile("libm.so.6", {}),
+                       "libm.so.6 does not export ppsim_run_gpu_profile", Error);
 }
 
 TEST_CASE("the built module fails cleanly without a GPU") {

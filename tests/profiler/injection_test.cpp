@@ -14,8 +14,10 @@ TEST_CASE("the injection library exports InitializeInjection") {
   REQUIRE_MESSAGE(library.has_value(), why);
   auto *initialize = reinterpret_cast<int (*)()>(library->symbol("InitializeInjection"));
   REQUIRE(reinterpret_cast<void *>(initialize) != nullptr);
-  CHECK(library->symbol("_ZN5ppsim8profiler15RangeCorrelator4pushESt17basic_string_viewIcSt11char_traitsIcEE") ==
-        nullptr); // internals stay hidden
+  CHECK(
+      library->symbol(
+          "_ZN5ppsim8profiler15RangeCorrelator4pushESt17basic_string_viewIcSt11char_traitsIcEE") ==
+      nullptr); // internals stay hidden
   if (probe_driver(*system_driver()).ok()) {
     MESSAGE("a GPU is present: not initialising CUPTI inside the test process");
     return;

@@ -38,9 +38,7 @@ std::string temp_path(const std::string &name) {
   return (std::filesystem::temp_directory_path() / ("ppsim_profile_test_" + name)).string();
 }
 
-bool machine_has_gpu() {
-  return profiler::probe_driver(*profiler::system_driver()).ok();
-}
+bool machine_has_gpu() { return profiler::probe_driver(*profiler::system_driver()).ok(); }
 
 std::string read_text(const std::string &path) {
   std::ifstream file(path);
@@ -101,7 +99,8 @@ TEST_CASE("--analytic writes the analytic cost file to stdout") {
   shape.hidden = 64;
   shape.heads = 4;
   shape.seq = 16;
-  const CostFile expected = profiler::analytic_cost_file(shape, 2, profiler::device_preset("ideal"));
+  const CostFile expected =
+      profiler::analytic_cost_file(shape, 2, profiler::device_preset("ideal"));
   REQUIRE(parsed.rows.size() == 2);
   CHECK(parsed.rows[0] == expected.rows[0]);
   CHECK(parsed.rows[1] == expected.rows[1]);
@@ -118,8 +117,10 @@ TEST_CASE("-o FILE.json writes JSON atomically and reports it") {
   CHECK(parsed.metadata.h == 64);
   CHECK(parsed.metadata.timer == "analytic");
   CHECK(read_text(output).rfind("{", 0) == 0);
-  for (const auto &entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path())) {
-    CHECK(entry.path().filename().string().find("ppsim_profile_test_costs.json.tmp") == std::string::npos);
+  for (const auto &entry :
+       std::filesystem::directory_iterator(std::filesystem::temp_directory_path())) {
+    CHECK(entry.path().filename().string().find("ppsim_profile_test_costs.json.tmp") ==
+          std::string::npos);
   }
   std::filesystem::remove(output);
 }
@@ -157,9 +158,9 @@ TEST_CASE("option errors are one line naming the option") {
 TEST_CASE("--help lists the options") {
   const Run run = profile({"--help"});
   CHECK(run.code == kOk);
-  for (const char *option : {"--hidden", "--heads", "--seq", "--layers", "--batch", "--ffn", "--dtype",
-                             "--tp", "--microbatches", "--reps", "--warmup", "--output", "--format",
-                             "--analytic", "--allow-no-gpu", "--cupti-path"}) {
+  for (const char *option : {"--hidden", "--heads", "--seq", "--layers", "--batch", "--ffn",
+                             "--dtype", "--tp", "--microbatches", "--reps", "--warmup", "--output",
+                             "--format", "--analytic", "--allow-no-gpu", "--cupti-path"}) {
     CHECK_MESSAGE(run.out.find(option) != std::string::npos, option);
   }
 }

@@ -13,11 +13,13 @@ namespace {
 
 const ReferenceShape kShape{};
 
-double loss(const ReferenceWeights &weights, const std::vector<double> &x, const std::vector<double> &r) {
+double loss(const ReferenceWeights &weights, const std::vector<double> &x,
+            const std::vector<double> &r) {
   ForwardStash stash;
   const std::vector<double> y = reference_forward(kShape, weights, x, stash);
   double total = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) total += y[i] * r[i];
+  for (std::size_t i = 0; i < y.size(); ++i)
+    total += y[i] * r[i];
   return total;
 }
 
@@ -65,13 +67,19 @@ TEST_CASE("B: input gradients match finite differences") {
 
 TEST_CASE("B and W: every parameter's gradient matches finite differences") {
   Fixture fixture;
-  const std::pair<std::vector<double> ReferenceWeights::*, std::vector<double> ReferenceGrads::*> pairs[] = {
-      {&ReferenceWeights::ln1_gain, &ReferenceGrads::ln1_gain}, {&ReferenceWeights::ln1_bias, &ReferenceGrads::ln1_bias},
-      {&ReferenceWeights::qkv, &ReferenceGrads::qkv},           {&ReferenceWeights::qkv_bias, &ReferenceGrads::qkv_bias},
-      {&ReferenceWeights::proj, &ReferenceGrads::proj},         {&ReferenceWeights::proj_bias, &ReferenceGrads::proj_bias},
-      {&ReferenceWeights::ln2_gain, &ReferenceGrads::ln2_gain}, {&ReferenceWeights::ln2_bias, &ReferenceGrads::ln2_bias},
-      {&ReferenceWeights::fc1, &ReferenceGrads::fc1},           {&ReferenceWeights::fc1_bias, &ReferenceGrads::fc1_bias},
-      {&ReferenceWeights::fc2, &ReferenceGrads::fc2},           {&ReferenceWeights::fc2_bias, &ReferenceGrads::fc2_bias}};
+  const std::pair<std::vector<double> ReferenceWeights::*, std::vector<double> ReferenceGrads::*>
+      pairs[] = {{&ReferenceWeights::ln1_gain, &ReferenceGrads::ln1_gain},
+                 {&ReferenceWeights::ln1_bias, &ReferenceGrads::ln1_bias},
+                 {&ReferenceWeights::qkv, &ReferenceGrads::qkv},
+                 {&ReferenceWeights::qkv_bias, &ReferenceGrads::qkv_bias},
+                 {&ReferenceWeights::proj, &ReferenceGrads::proj},
+                 {&ReferenceWeights::proj_bias, &ReferenceGrads::proj_bias},
+                 {&ReferenceWeights::ln2_gain, &ReferenceGrads::ln2_gain},
+                 {&ReferenceWeights::ln2_bias, &ReferenceGrads::ln2_bias},
+                 {&ReferenceWeights::fc1, &ReferenceGrads::fc1},
+                 {&ReferenceWeights::fc1_bias, &ReferenceGrads::fc1_bias},
+                 {&ReferenceWeights::fc2, &ReferenceGrads::fc2},
+                 {&ReferenceWeights::fc2_bias, &ReferenceGrads::fc2_bias}};
   for (const auto &[weight, grad] : pairs) {
     const std::vector<double> &analytic = fixture.grads.*grad;
     REQUIRE(analytic.size() == (fixture.weights.*weight).size());
@@ -112,12 +120,15 @@ TEST_CASE("attention is causal: later tokens do not change earlier outputs") {
   Fixture fixture;
   std::vector<double> x = fixture.x;
   const std::size_t h = kShape.hidden;
-  for (std::size_t j = 0; j < h; ++j) x[(kShape.seq - 1) * h + j] += 0.5; // last token of batch 0
+  for (std::size_t j = 0; j < h; ++j)
+    x[(kShape.seq - 1) * h + j] += 0.5; // last token of batch 0
   ForwardStash stash;
   const std::vector<double> changed = reference_forward(kShape, fixture.weights, x, stash);
   ForwardStash original_stash;
-  const std::vector<double> original = reference_forward(kShape, fixture.weights, fixture.x, original_stash);
-  for (std::size_t i = 0; i < (kShape.seq - 1) * h; ++i) CHECK(changed[i] == original[i]);
+  const std::vector<double> original =
+      reference_forward(kShape, fixture.weights, fixture.x, original_stash);
+  for (std::size_t i = 0; i < (kShape.seq - 1) * h; ++i)
+    CHECK(changed[i] == original[i]);
   CHECK(changed[(kShape.seq - 1) * h] != original[(kShape.seq - 1) * h]);
 }
 

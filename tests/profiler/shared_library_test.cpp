@@ -29,7 +29,8 @@ TEST_CASE("a moved-from library no longer owns the handle") {
   REQUIRE(library.has_value());
   SharedLibrary moved = std::move(*library);
   CHECK(moved.symbol("cos") != nullptr);
-  CHECK(library->symbol("cos") == nullptr); // NOLINT(bugprone-use-after-move): the point of the test
+  CHECK(library->symbol("cos") ==
+        nullptr); // NOLINT(bugprone-use-after-move): the point of the test
 }
 
 } // namespace ppsim::profiler

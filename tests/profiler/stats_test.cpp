@@ -20,7 +20,8 @@ PhaseMetrics metrics(Pass pass, std::uint16_t layer, std::uint16_t repetition, s
 TEST_CASE("median, p10 and p90 of repetitions, exactly in milliseconds") {
   // 1..10 us: median (5 + 6) / 2 = 5.5 us; nearest rank p10 = 1st = 1 us, p90 = 9th = 9 us.
   std::vector<std::uint64_t> samples;
-  for (std::uint64_t i = 10; i >= 1; --i) samples.push_back(i * 1000);
+  for (std::uint64_t i = 10; i >= 1; --i)
+    samples.push_back(i * 1000);
   const TimeSummary summary = summarize_ns(samples);
   CHECK(summary.samples == 10);
   CHECK(summary.median_ms == Rational{11, 2000});
@@ -48,7 +49,7 @@ TEST_CASE("warm-up repetitions are discarded and microbatches pooled per (layer,
   CHECK(passes[0].pass == Pass::forward);
   CHECK(passes[0].busy.samples == 6);
   CHECK(passes[0].busy.median_ms == Rational{13, 4000}); // (3000 + 3500) / 2 ns
-  CHECK(passes[0].busy.p90_ms == Rational{9, 2000});      // 4500 ns
+  CHECK(passes[0].busy.p90_ms == Rational{9, 2000});     // 4500 ns
   CHECK(passes[0].span_minus_busy_ns == 40);
   CHECK(passes[1].layer == 1);
   CHECK(passes[1].busy.median_ms == Rational{1, 250});
@@ -85,7 +86,8 @@ TEST_CASE("measurements replace the modelled times and keep the bytes") {
   CHECK(rows[0].source == "synthetic");
 }
 
-TEST_CASE("run-time warnings: dropped records, zero timestamps, unattributed time, recompute drift") {
+TEST_CASE(
+    "run-time warnings: dropped records, zero timestamps, unattributed time, recompute drift") {
   DecodedActivity activity;
   activity.dropped_records = 4;
   Attribution attribution;

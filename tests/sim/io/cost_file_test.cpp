@@ -70,7 +70,8 @@ CostRow full_row(int id) {
 
 CostFile sample_file() {
   CostFile file;
-  for (int id = 0; id < 3; ++id) file.rows.push_back(full_row(id));
+  for (int id = 0; id < 3; ++id)
+    file.rows.push_back(full_row(id));
   file.metadata.device = "NVIDIA H100 80GB HBM3";
   file.metadata.sm_count = 132;
   file.metadata.h = 4096;
@@ -149,19 +150,19 @@ TEST_CASE("aggregate_stages sums times exactly and maps bytes as the spec says")
   const auto stages = ppsim::aggregate_stages(file, {2, 1});
   REQUIRE(stages.size() == 2);
   const ppsim::StageCostSums &first = stages[0];
-  CHECK(first.forward_ms == Rational{7, 2});                    // 3/2 + 4/2
-  CHECK(first.backward_input_ms == Rational{7, 2});             // 7/4 * 2
-  CHECK(first.backward_weight_ms == Rational{1, 500000});       // 2 * 1e-6
+  CHECK(first.forward_ms == Rational{7, 2});              // 3/2 + 4/2
+  CHECK(first.backward_input_ms == Rational{7, 2});       // 7/4 * 2
+  CHECK(first.backward_weight_ms == Rational{1, 500000}); // 2 * 1e-6
   CHECK(first.backward_total_ms == Rational{4, 1});
   CHECK(first.recompute_ms == Rational{3, 1});
-  CHECK(first.activation_bytes_full == 2 * 7079985152.0);       // M_f = sum
-  CHECK(first.bwd_w_stash_bytes == 50 + 51);                    // M_b = sum
-  CHECK(first.bwd_w_act_bytes == 20 + 21);                      // M_ba = sum
-  CHECK(first.input_bytes == 100);                              // M_in = first layer's input
-  CHECK(first.output_bytes == 201);                             // M_out = last layer's output
+  CHECK(first.activation_bytes_full == 2 * 7079985152.0); // M_f = sum
+  CHECK(first.bwd_w_stash_bytes == 50 + 51);              // M_b = sum
+  CHECK(first.bwd_w_act_bytes == 20 + 21);                // M_ba = sum
+  CHECK(first.input_bytes == 100);                        // M_in = first layer's input
+  CHECK(first.output_bytes == 201);                       // M_out = last layer's output
   CHECK(first.param_bytes == 2e9);
   CHECK(first.optimizer_state_bytes == 6e9);
-  CHECK(first.fwd_peak_temp_bytes == 20);                       // max, not sum
+  CHECK(first.fwd_peak_temp_bytes == 20); // max, not sum
   CHECK(first.bwd_input_peak_temp_bytes == 30);
   CHECK(stages[1].forward_ms == Rational{5, 2});
   CHECK(stages[1].input_bytes == 102);
@@ -171,10 +172,10 @@ TEST_CASE("aggregate_stages sums times exactly and maps bytes as the spec says")
 TEST_CASE("stage sums are the same after a write and a read") {
   const CostFile file = sample_file();
   const auto direct = ppsim::aggregate_stages(file, {1, 2});
-  CHECK(ppsim::aggregate_stages(ppsim::parse_cost_csv(ppsim::write_cost_csv(file), "a.csv"), {1, 2}) ==
-        direct);
-  CHECK(ppsim::aggregate_stages(ppsim::parse_cost_json(ppsim::write_cost_json(file), "a.json"), {1, 2}) ==
-        direct);
+  CHECK(ppsim::aggregate_stages(ppsim::parse_cost_csv(ppsim::write_cost_csv(file), "a.csv"),
+                                {1, 2}) == direct);
+  CHECK(ppsim::aggregate_stages(ppsim::parse_cost_json(ppsim::write_cost_json(file), "a.json"),
+                                {1, 2}) == direct);
 }
 
 TEST_CASE("aggregate_stages rejects partitions that do not cover the layers") {
@@ -239,7 +240,8 @@ TEST_CASE("CSV comments, blank lines and CRLF are accepted") {
 TEST_CASE("JSON errors name the field path") {
   CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": -2,
                   "bwd_input_ms": 1, "bwd_weight_ms": 1}]})",
-                 true) == "layers.json: field 'layers[0].fwd_ms': expected a non-negative number, got \"-2\"");
+                 true) ==
+        "layers.json: field 'layers[0].fwd_ms': expected a non-negative number, got \"-2\"");
   CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1}]})", true) ==
         "layers.json: field 'layers[0]': missing field 'bwd_input_ms'");
   CHECK(error_of(R"({"layers": []})", true) == "layers.json: missing field 'schema_version'");
@@ -250,7 +252,8 @@ TEST_CASE("JSON errors name the field path") {
         "'[', '{', or a literal");
   CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1,
                   "bwd_weight_ms": 1, "fwd_msec": 1}]})",
-                 true) == "layers.json: field 'layers[0]': unknown column 'fwd_msec', did you mean 'fwd_ms'?");
+                 true) ==
+        "layers.json: field 'layers[0]': unknown column 'fwd_msec', did you mean 'fwd_ms'?");
 }
 
 TEST_CASE("read_cost_file picks the parser by extension and reports missing files") {
