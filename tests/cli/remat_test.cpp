@@ -77,3 +77,14 @@ TEST_CASE("ppsim remat errors") {
   CHECK(o.code == 1);
   CHECK(o.err == "ppsim: error: no candidate schedule fits the budget\n");
 }
+
+TEST_CASE("ppsim remat with a byte budget") {
+  const Output o = remat({"--schedule", "zb-h1", "-p", "2", "-m", "4", "--memory-model", "bytes",
+                          "--set", "model.memory.act_bytes=1000", "--set",
+                          "model.memory.ckpt_bytes=100", "--memory", "1500", "--gap", "0"});
+  CHECK(o.code == 0);
+  CHECK(o.out.starts_with("schedule zb-h1, p = 2, m = 4, v = 1, budget 1500 bytes (byte model"));
+  // Without remat device 0 holds two activations (2000 bytes); the optimum fits in 1100.
+  CHECK(o.out.find("none       over cap          13         13   2000 bytes") != std::string::npos);
+  CHECK(o.out.find("ilp        optimal           20         21   1100 bytes") != std::string::npos);
+}
