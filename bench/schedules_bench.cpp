@@ -26,20 +26,26 @@ Scenario uniform(const char *schedule, int p, int m) {
 }
 
 void BM_zb_auto(benchmark::State &state) {
-  const Scenario scenario = uniform("zb-auto", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  for (auto _ : state) benchmark::DoNotOptimize(schedules::zb_auto_timed(scenario, scenario.devices));
+  const Scenario scenario =
+      uniform("zb-auto", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(schedules::zb_auto_timed(scenario, scenario.devices));
 }
 BENCHMARK(BM_zb_auto)->Args({8, 64})->Args({32, 256})->Unit(benchmark::kMillisecond);
 
 void BM_zb_v_greedy(benchmark::State &state) {
-  const Scenario scenario = uniform("zb-v-greedy", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  for (auto _ : state) benchmark::DoNotOptimize(schedules::zb_v_greedy_timed(scenario, scenario.devices));
+  const Scenario scenario =
+      uniform("zb-v-greedy", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(schedules::zb_v_greedy_timed(scenario, scenario.devices));
 }
 BENCHMARK(BM_zb_v_greedy)->Args({8, 64})->Args({32, 256})->Unit(benchmark::kMillisecond);
 
 void BM_v_half(benchmark::State &state) {
-  const Scenario scenario = uniform("v-half", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
-  for (auto _ : state) benchmark::DoNotOptimize(schedules::v_family_timed(scenario, schedules::VPattern::half));
+  const Scenario scenario =
+      uniform("v-half", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(schedules::v_family_timed(scenario, schedules::VPattern::half));
 }
 BENCHMARK(BM_v_half)->Args({8, 64})->Args({16, 64})->Unit(benchmark::kMillisecond);
 
@@ -47,8 +53,14 @@ void BM_v_auto(benchmark::State &state) {
   const int p = static_cast<int>(state.range(0));
   const Scenario scenario = uniform("v-auto", p, static_cast<int>(state.range(1)));
   const auto threads = static_cast<unsigned>(state.range(2));
-  for (auto _ : state) benchmark::DoNotOptimize(schedules::v_auto_search(scenario, 2 * p, threads));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(schedules::v_auto_search(scenario, 2 * p, threads));
 }
-BENCHMARK(BM_v_auto)->Args({4, 8, 1})->Args({16, 64, 1})->Args({16, 64, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_v_auto)
+    ->Args({4, 8, 1})
+    ->Args({16, 64, 1})
+    ->Args({16, 64, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 } // namespace

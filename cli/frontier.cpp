@@ -39,27 +39,34 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const ScheduleInfo &info = find_schedule(input.schedule);
   const Scenario scenario = build_scenario(input, info);
   const int p = scenario.devices;
-  const int limit = scenario.activations.cap ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9)) : 2 * p;
-  const schedules::VAutoResult result = schedules::v_auto_search(scenario, limit, values["threads"].as<unsigned>());
+  const int limit = scenario.activations.cap
+                        ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9))
+                        : 2 * p;
+  const schedules::VAutoResult result =
+      schedules::v_auto_search(scenario, limit, values["threads"].as<unsigned>());
 
   if (format == "json") {
-    out << fmt::format("{{\"devices\": {}, \"microbatches\": {}, \"limit_chunks\": {}, \"frontier\": [", p,
-                       scenario.microbatches, limit);
+    out << fmt::format(
+        "{{\"devices\": {}, \"microbatches\": {}, \"limit_chunks\": {}, \"frontier\": [", p,
+        scenario.microbatches, limit);
     for (std::size_t k = 0; k < result.frontier.size(); ++k) {
       const schedules::FrontierPoint &point = result.frontier[k];
-      out << fmt::format("{}{{\"peak_chunks\": {}, \"peak_K\": {}, \"bubble_slots\": {}, \"max_span\": {}}}",
-                         k == 0 ? "" : ", ", point.peak_chunks, point.peak_chunks / 2.0, point.bubble_slots,
-                         scenario.time_scale.format(point.best_span));
+      out << fmt::format(
+          "{}{{\"peak_chunks\": {}, \"peak_K\": {}, \"bubble_slots\": {}, \"max_span\": {}}}",
+          k == 0 ? "" : ", ", point.peak_chunks, point.peak_chunks / 2.0, point.bubble_slots,
+          scenario.time_scale.format(point.best_span));
     }
     out << "]}\n";
     return kOk;
   }
   out << fmt::format("v-auto frontier, p = {}, m = {}, limit {} chunk activations\n", p,
                      scenario.microbatches, limit);
-  out << fmt::format("{:>12}  {:>6}  {:>12}  {:>13}\n", "peak chunks", "peak K", "bubble slots", "best max span");
+  out << fmt::format("{:>12}  {:>6}  {:>12}  {:>13}\n", "peak chunks", "peak K", "bubble slots",
+                     "best max span");
   for (const schedules::FrontierPoint &point : result.frontier) {
-    out << fmt::format("{:>12}  {:>6}  {:>12}  {:>13}\n", point.peak_chunks, point.peak_chunks / 2.0,
-                       point.bubble_slots, scenario.time_scale.format(point.best_span));
+    out << fmt::format("{:>12}  {:>6}  {:>12}  {:>13}\n", point.peak_chunks,
+                       point.peak_chunks / 2.0, point.bubble_slots,
+                       scenario.time_scale.format(point.best_span));
   }
   return kOk;
 }

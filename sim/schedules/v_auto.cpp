@@ -26,7 +26,7 @@ namespace {
 
 using namespace ppsim::schedules::detail;
 
-constexpr int kPeriod = 6;  ///< slots of a building block
+constexpr int kPeriod = 6; ///< slots of a building block
 /// Peak of F/f minus W/w along each row (chunk activations, W frees the chunk).
 std::vector<int> row_peaks(const Grid &grid) {
   std::vector<int> peaks;
@@ -34,8 +34,10 @@ std::vector<int> row_peaks(const Grid &grid) {
     int current = 0, peak = 0;
     for (int j = 0; j < grid.width; ++j) {
       const int letter = grid.at(i, j);
-      if (is_forward(letter)) ++current;
-      if (is_weight(letter)) --current;
+      if (is_forward(letter))
+        ++current;
+      if (is_weight(letter))
+        --current;
       peak = std::max(peak, current);
     }
     peaks.push_back(peak);
@@ -51,7 +53,8 @@ int max_peak(const Grid &grid) {
 /// Step 1: W(b) and W(a) at the first free slot (cyclically) after B and b.
 void fill_w(std::array<int, kLetters> &block) {
   std::array<bool, kPeriod> used{};
-  for (int letter = 0; letter < 4; ++letter) used[static_cast<std::size_t>(block[static_cast<std::size_t>(letter)])] = true;
+  for (int letter = 0; letter < 4; ++letter)
+    used[static_cast<std::size_t>(block[static_cast<std::size_t>(letter)])] = true;
   for (const auto &[backward, weight] : {std::pair{kB, kW}, std::pair{kb, kw}}) {
     for (int j = 0; j < kPeriod; ++j) {
       const int slot = (block[static_cast<std::size_t>(backward)] + j) % kPeriod;
@@ -66,8 +69,8 @@ void fill_w(std::array<int, kLetters> &block) {
 
 /// Step 2: device i+1's block moves (F, f, B, b) of device i by (k, -1, k, -1) mod 6, with
 /// k = offset0 for the first len0 transitions and offset1 after; nullopt on a collision.
-std::optional<std::vector<std::array<int, kLetters>>> building_block(std::array<int, kLetters> first, int offset0,
-                                                                    int offset1, int len0, int p) {
+std::optional<std::vector<std::array<int, kLetters>>>
+building_block(std::array<int, kLetters> first, int offset0, int offset1, int len0, int p) {
   std::vector<std::array<int, kLetters>> block{first};
   for (int i = 0; i + 1 < p; ++i) {
     const int k = i < len0 ? offset0 : offset1;
@@ -76,7 +79,8 @@ std::optional<std::vector<std::array<int, kLetters>>> building_block(std::array<
     std::array<bool, kPeriod> used{};
     for (std::size_t letter = 0; letter < 4; ++letter) {
       const int slot = (block.back()[letter] + shift[letter] + kPeriod) % kPeriod;
-      if (used[static_cast<std::size_t>(slot)]) return std::nullopt;
+      if (used[static_cast<std::size_t>(slot)])
+        return std::nullopt;
       used[static_cast<std::size_t>(slot)] = true;
       next[letter] = slot;
     }
@@ -94,12 +98,17 @@ Grid repeat(const std::vector<std::array<int, kLetters>> &block, int m_red) {
   Grid grid(p, kPeriod * copies);
   for (int i = 0; i < p; ++i) {
     for (int letter = 0; letter < kLetters; ++letter) {
-      for (int c = 0; c < copies; ++c) grid.at(i, kPeriod * c + block[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)]) = static_cast<std::int8_t>(letter);
+      for (int c = 0; c < copies; ++c)
+        grid.at(i, kPeriod * c +
+                       block[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)]) =
+            static_cast<std::int8_t>(letter);
     }
   }
   auto clear_outside = [&](int i, int column) {
-    for (int j = column - kPeriod; j >= 0; j -= kPeriod) grid.at(i, j) = kEmpty;
-    for (int j = column + kPeriod * m_red; j < grid.width; j += kPeriod) grid.at(i, j) = kEmpty;
+    for (int j = column - kPeriod; j >= 0; j -= kPeriod)
+      grid.at(i, j) = kEmpty;
+    for (int j = column + kPeriod * m_red; j < grid.width; j += kPeriod)
+      grid.at(i, j) = kEmpty;
   };
   int index = kPeriod;
   for (const int letter : {kF, kf, kB, kb}) {
@@ -137,13 +146,15 @@ bool reorganize_warmup(Grid &grid, int m_red) {
     const int quota_fa = std::min(peak - quota_f, m_red);
     std::array<int, kLetters> seen{};
     for (int j = 0; j < grid.width && grid.at(i, j) != kb; ++j) {
-      if (grid.at(i, j) != kEmpty) ++seen[static_cast<std::size_t>(grid.at(i, j))];
+      if (grid.at(i, j) != kEmpty)
+        ++seen[static_cast<std::size_t>(grid.at(i, j))];
       grid.at(i, j) = kEmpty;
     }
     std::array<int, kLetters> written{};
     int j = i;
     auto write = [&](int letter, bool condition) {
-      if (j >= grid.width) return false;
+      if (j >= grid.width)
+        return false;
       if (condition) {
         grid.at(i, j) = static_cast<std::int8_t>(letter);
         ++written[static_cast<std::size_t>(letter)];
@@ -151,20 +162,28 @@ bool reorganize_warmup(Grid &grid, int m_red) {
       ++j;
       return true;
     };
-    auto left = [&](int letter) { return written[static_cast<std::size_t>(letter)] < seen[static_cast<std::size_t>(letter)]; };
+    auto left = [&](int letter) {
+      return written[static_cast<std::size_t>(letter)] < seen[static_cast<std::size_t>(letter)];
+    };
     auto fa_allowed = [&] { return written[kF] < quota_fa && left(kF); };
     for (int k = 0; k < 2 * (p - 1 - i); ++k) {
-      if (!write(kF, fa_allowed())) return false;
+      if (!write(kF, fa_allowed()))
+        return false;
     }
     for (int k = 0; k < i + 1; ++k) {
-      if (!write(kF, fa_allowed())) return false;
-      if (!write(kf, written[kf] < quota_f && left(kf))) return false;
+      if (!write(kF, fa_allowed()))
+        return false;
+      if (!write(kf, written[kf] < quota_f && left(kf)))
+        return false;
     }
     while (left(kF) || left(kf) || left(kB) || left(kW)) {
-      if (!write(kB, left(kB))) return false;
-      if (!write(kW, left(kW))) return false;
+      if (!write(kB, left(kB)))
+        return false;
+      if (!write(kW, left(kW)))
+        return false;
       const int last = left(kf) ? kf : kF;
-      if (!write(last, left(last))) return false;
+      if (!write(last, left(last)))
+        return false;
     }
   }
   return true;
@@ -176,7 +195,8 @@ void remove_redundancy(Grid &grid, int m) {
     std::array<int, kLetters> seen{};
     for (int j = 0; j < grid.width; ++j) {
       const int letter = grid.at(i, j);
-      if (letter != kEmpty && ++seen[static_cast<std::size_t>(letter)] > m) grid.at(i, j) = kEmpty;
+      if (letter != kEmpty && ++seen[static_cast<std::size_t>(letter)] > m)
+        grid.at(i, j) = kEmpty;
     }
   }
 }
@@ -195,7 +215,8 @@ std::optional<Grid> reorganize_cooldown(Grid grid, int m) {
     int moved_bb = 0, moved_ba = 0, moved_wb = 0, moved_wa = 0, last_f = -1;
     for (int j = grid.width - 1; j >= 0; --j) {
       const int letter = grid.at(i, j);
-      if (letter == kf && last_f < 0) last_f = j;
+      if (letter == kf && last_f < 0)
+        last_f = j;
       if (letter == kB && moved_bb < i + 1 && moved_bb < limit_bb) {
         grid.at(i, j) = kEmpty;
         ++moved_bb;
@@ -206,7 +227,8 @@ std::optional<Grid> reorganize_cooldown(Grid grid, int m) {
       }
     }
     for (int j = grid.width - 1; j >= 0; --j) {
-      if (moved_wb >= moved_bb && moved_wa >= moved_ba && moved_wb + moved_wa >= peak) break;
+      if (moved_wb >= moved_bb && moved_wa >= moved_ba && moved_wb + moved_wa >= peak)
+        break;
       if (grid.at(i, j) == kW) {
         grid.at(i, j) = kEmpty;
         ++moved_wb;
@@ -215,15 +237,18 @@ std::optional<Grid> reorganize_cooldown(Grid grid, int m) {
         ++moved_wa;
       }
     }
-    if (i == 0) anchor = last_f;
+    if (i == 0)
+      anchor = last_f;
     for (int k = 0; k < moved_ba; ++k) {
       const int j = anchor - i + 2 * p - 2 * k;
-      if (j < 0 || j >= grid.width || grid.at(i, j) != kEmpty) return std::nullopt;
+      if (j < 0 || j >= grid.width || grid.at(i, j) != kEmpty)
+        return std::nullopt;
       grid.at(i, j) = kb;
     }
     for (int k = 0; k < moved_bb; ++k) {
       const int j = anchor + 1 + i - 2 * k;
-      if (j < 0 || j >= grid.width) return std::nullopt;
+      if (j < 0 || j >= grid.width)
+        return std::nullopt;
       grid.at(i, j) = kB;
     }
   }
@@ -236,15 +261,20 @@ std::optional<Grid> reorganize_cooldown(Grid grid, int m) {
                grid.cells.begin() + static_cast<std::ptrdiff_t>(i + 1) * grid.width);
     int last_w = -1;
     for (int j = grid.width - 1; j >= 0 && last_w < 0; --j) {
-      if (is_weight(row[static_cast<std::size_t>(j)])) last_w = j;
+      if (is_weight(row[static_cast<std::size_t>(j)]))
+        last_w = j;
     }
     int pending_w = 0, pending_ww = 0;
     for (int j = 0; j < grid.width; ++j) {
       std::int8_t &cell = row[static_cast<std::size_t>(j)];
-      if (cell == kB) ++pending_w;
-      if (cell == kb) ++pending_ww;
-      if (cell == kW) --pending_w;
-      if (cell == kw) --pending_ww;
+      if (cell == kB)
+        ++pending_w;
+      if (cell == kb)
+        ++pending_ww;
+      if (cell == kW)
+        --pending_w;
+      if (cell == kw)
+        --pending_ww;
       if (cell == kEmpty && j > last_w) {
         if (pending_w > 0) {
           cell = kW;
@@ -255,14 +285,17 @@ std::optional<Grid> reorganize_cooldown(Grid grid, int m) {
         }
       }
     }
-    for (; pending_w > 0; --pending_w) row.push_back(kW);
-    for (; pending_ww > 0; --pending_ww) row.push_back(kw);
+    for (; pending_w > 0; --pending_w)
+      row.push_back(kW);
+    for (; pending_ww > 0; --pending_ww)
+      row.push_back(kw);
     width = std::max(width, row.size());
   }
   Grid refilled(p, static_cast<int>(width));
   for (int i = 0; i < p; ++i) {
     const auto &row = rows[static_cast<std::size_t>(i)];
-    std::copy(row.begin(), row.end(), refilled.cells.begin() + static_cast<std::ptrdiff_t>(i) * refilled.width);
+    std::copy(row.begin(), row.end(),
+              refilled.cells.begin() + static_cast<std::ptrdiff_t>(i) * refilled.width);
   }
   return squeeze(refilled, m);
 }
@@ -295,22 +328,32 @@ void reorder_greedily(Grid &grid, int m, int limit) {
   for (int i = 0; i < p; ++i) {
     last[static_cast<std::size_t>(i)].fill(-1);
     for (int j = 0; j < grid.width; ++j) {
-      if (grid.at(i, j) != kEmpty) last[static_cast<std::size_t>(i)][static_cast<std::size_t>(grid.at(i, j))] = j;
+      if (grid.at(i, j) != kEmpty)
+        last[static_cast<std::size_t>(i)][static_cast<std::size_t>(grid.at(i, j))] = j;
     }
   }
   std::vector<int> memory(static_cast<std::size_t>(p), 0);
-  std::vector<std::array<int, kLetters>> count(static_cast<std::size_t>(p), std::array<int, kLetters>{});
+  std::vector<std::array<int, kLetters>> count(static_cast<std::size_t>(p),
+                                               std::array<int, kLetters>{});
   // column[(letter * m + mb) * p + i] of the scanned pass, -1 before
-  std::vector<int> column(static_cast<std::size_t>(kLetters) * static_cast<std::size_t>(m) * static_cast<std::size_t>(p), -1);
+  std::vector<int> column(static_cast<std::size_t>(kLetters) * static_cast<std::size_t>(m) *
+                              static_cast<std::size_t>(p),
+                          -1);
   auto key = [&](int letter, int mb, int i) {
-    return (static_cast<std::size_t>(letter) * static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)) * static_cast<std::size_t>(p) + static_cast<std::size_t>(i);
+    return (static_cast<std::size_t>(letter) * static_cast<std::size_t>(m) +
+            static_cast<std::size_t>(mb)) *
+               static_cast<std::size_t>(p) +
+           static_cast<std::size_t>(i);
   };
   auto scan = [&](int i, int j, int letter) {
     int &k = count[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)];
-    if (k < m) column[key(letter, k, i)] = j;
+    if (k < m)
+      column[key(letter, k, i)] = j;
     ++k;
-    if (is_forward(letter)) ++memory[static_cast<std::size_t>(i)];
-    if (is_weight(letter)) --memory[static_cast<std::size_t>(i)];
+    if (is_forward(letter))
+      ++memory[static_cast<std::size_t>(i)];
+    if (is_weight(letter))
+      --memory[static_cast<std::size_t>(i)];
   };
   for (int j = 0; j < grid.width; ++j) {
     for (int i = 0; i < p; ++i) {
@@ -321,38 +364,49 @@ void reorder_greedily(Grid &grid, int m, int limit) {
       std::array<bool, kLetters> available{};
       int remaining = 0;
       for (int letter = 0; letter < kLetters; ++letter) {
-        available[static_cast<std::size_t>(letter)] = last[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)] > j;
+        available[static_cast<std::size_t>(letter)] =
+            last[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)] > j;
         remaining += available[static_cast<std::size_t>(letter)] ? 1 : 0;
       }
       int delta = 0, running_max = 0;
       const auto &counts = count[static_cast<std::size_t>(i)];
       for (int k = j + 1; k < grid.width && remaining > 0; ++k) {
         const int letter = grid.at(i, k);
-        if (is_forward(letter)) ++delta;
-        if (is_weight(letter)) --delta;
+        if (is_forward(letter))
+          ++delta;
+        if (is_weight(letter))
+          --delta;
         const int before = running_max;
         running_max = std::max(running_max, delta);
-        if (letter == kEmpty || !available[static_cast<std::size_t>(letter)]) continue;
+        if (letter == kEmpty || !available[static_cast<std::size_t>(letter)])
+          continue;
         available[static_cast<std::size_t>(letter)] = false;
         --remaining;
-        if (is_forward(letter) && memory[static_cast<std::size_t>(i)] + before >= limit) continue;
+        if (is_forward(letter) && memory[static_cast<std::size_t>(i)] + before >= limit)
+          continue;
         const int mb = counts[static_cast<std::size_t>(letter)];
         auto scanned_before = [&](int from) {
-          if (mb >= m) return false;
+          if (mb >= m)
+            return false;
           const int at = column[key(letter, mb, from)];
           return at >= 0 && at < j;
         };
         bool can_move = true;
         if (letter == kF || letter == kB) {
-          if (i > 0) can_move = scanned_before(i - 1);
-          else if (letter == kB) can_move = counts[kf] > mb;
+          if (i > 0)
+            can_move = scanned_before(i - 1);
+          else if (letter == kB)
+            can_move = counts[kf] > mb;
         } else if (letter == kf || letter == kb) {
-          if (i + 1 < p) can_move = scanned_before(i + 1);
-          else can_move = counts[static_cast<std::size_t>(letter - 1)] > mb;
+          if (i + 1 < p)
+            can_move = scanned_before(i + 1);
+          else
+            can_move = counts[static_cast<std::size_t>(letter - 1)] > mb;
         } else {
           can_move = counts[static_cast<std::size_t>(letter - 2)] > mb;
         }
-        if (!can_move) continue;
+        if (!can_move)
+          continue;
         grid.at(i, j) = static_cast<std::int8_t>(letter);
         grid.at(i, k) = kEmpty;
         scan(i, j, letter);
@@ -371,16 +425,20 @@ bool relabel_w(Grid &grid, int m) {
     std::size_t head = 0;
     for (int j = 0; j < grid.width; ++j) {
       const int letter = grid.at(i, j);
-      if (letter == kEmpty) continue;
+      if (letter == kEmpty)
+        continue;
       ++seen[static_cast<std::size_t>(letter)];
-      if (letter == kB || letter == kb) queue.push_back(static_cast<std::int8_t>(letter + 2));
+      if (letter == kB || letter == kb)
+        queue.push_back(static_cast<std::int8_t>(letter + 2));
       if (is_weight(letter)) {
-        if (head == queue.size()) return false;
+        if (head == queue.size())
+          return false;
         grid.at(i, j) = queue[head++];
       }
     }
     for (const int n : seen) {
-      if (n != m) return false;
+      if (n != m)
+        return false;
     }
   }
   return true;
@@ -403,7 +461,7 @@ int max_bubble(const Grid &grid) {
 }
 
 struct BlockOutcome {
-  std::optional<Grid> grid;  ///< empty when the block is rejected
+  std::optional<Grid> grid; ///< empty when the block is rejected
   int peak = 0;
 };
 
@@ -413,27 +471,37 @@ BlockOutcome schedule_block(const std::vector<std::array<int, kLetters>> &block,
   const int m_red = std::max(m, 2 * p);
   Grid grid = repeat(block, m_red);
   int reference_peak = max_peak(grid);
-  if ((m == m_red && reference_peak > cap) || reference_peak > 2 * p) return {std::nullopt, reference_peak};
+  if ((m == m_red && reference_peak > cap) || reference_peak > 2 * p)
+    return {std::nullopt, reference_peak};
   std::optional<Grid> squeezed = squeeze(grid, m_red);
-  if (!squeezed || !reorganize_warmup(*squeezed, m_red)) return {std::nullopt, reference_peak};
+  if (!squeezed || !reorganize_warmup(*squeezed, m_red))
+    return {std::nullopt, reference_peak};
   squeezed = squeeze(*squeezed, m_red);
-  if (!squeezed) return {std::nullopt, reference_peak};
+  if (!squeezed)
+    return {std::nullopt, reference_peak};
   int peak = max_peak(*squeezed);
-  if (peak > reference_peak) return {std::nullopt, reference_peak};
+  if (peak > reference_peak)
+    return {std::nullopt, reference_peak};
   if (m < m_red) {
     remove_redundancy(*squeezed, m);
-    if (m <= p && 2 * m <= cap) release_w_in_warmup(*squeezed, std::min(2 * p, peak));
+    if (m <= p && 2 * m <= cap)
+      release_w_in_warmup(*squeezed, std::min(2 * p, peak));
     squeezed = squeeze(*squeezed, m);
-    if (!squeezed) return {std::nullopt, reference_peak};
+    if (!squeezed)
+      return {std::nullopt, reference_peak};
     reference_peak = peak = max_peak(*squeezed);
-    if (peak > cap) return {std::nullopt, peak};
+    if (peak > cap)
+      return {std::nullopt, peak};
   }
   squeezed = reorganize_cooldown(std::move(*squeezed), m);
-  if (!squeezed) return {std::nullopt, peak};
+  if (!squeezed)
+    return {std::nullopt, peak};
   reorder_greedily(*squeezed, m, max_peak(*squeezed));
-  if (!relabel_w(*squeezed, m)) return {std::nullopt, peak};
+  if (!relabel_w(*squeezed, m))
+    return {std::nullopt, peak};
   peak = max_peak(*squeezed);
-  if (peak > reference_peak) return {std::nullopt, reference_peak};
+  if (peak > reference_peak)
+    return {std::nullopt, reference_peak};
   return {std::move(squeezed), peak};
 }
 
@@ -443,7 +511,8 @@ std::vector<std::array<int, kLetters>> starting_patterns() {
   for (int f = 1; f < kPeriod; ++f) {
     for (int b = 1; b < kPeriod; ++b) {
       for (int bb = 1; bb < kPeriod; ++bb) {
-        if (f == b || f == bb || b == bb) continue;
+        if (f == b || f == bb || b == bb)
+          continue;
         std::array<int, kLetters> pattern{0, f, b, bb, -1, -1};
         fill_w(pattern);
         patterns.push_back(pattern);
@@ -455,7 +524,7 @@ std::vector<std::array<int, kLetters>> starting_patterns() {
 
 /// What one starting pattern contributes: its frontier and its best grid under real costs.
 struct PatternResult {
-  std::map<int, std::pair<int, std::int64_t>> frontier;  ///< peak -> (min bubble, min span)
+  std::map<int, std::pair<int, std::int64_t>> frontier; ///< peak -> (min bubble, min span)
   std::optional<Grid> best;
   std::int64_t best_span = 0;
   int best_peak = 0;
@@ -463,15 +532,19 @@ struct PatternResult {
 
 /// Max over devices of last end - first start under `costs`; nullopt when the grid's order
 /// misses a dependency (the reference's check_correctness; the timing checks the same order).
-std::optional<std::int64_t> max_span(const Grid &grid, int m, const LetterCosts &costs, Timing &timing) {
-  if (!time_grid(grid, m, costs, timing)) return std::nullopt;
+std::optional<std::int64_t> max_span(const Grid &grid, int m, const LetterCosts &costs,
+                                     Timing &timing) {
+  if (!time_grid(grid, m, costs, timing))
+    return std::nullopt;
   std::int64_t span = 0;
   for (int i = 0; i < grid.rows; ++i) {
     std::int64_t first = -1, last = 0;
     for (int j = 0; j < grid.width; ++j) {
       const std::size_t cell = grid.index(i, j);
-      if (timing.start[cell] < 0) continue;
-      if (first < 0) first = timing.start[cell];
+      if (timing.start[cell] < 0)
+        continue;
+      if (first < 0)
+        first = timing.start[cell];
       last = timing.end[cell];
     }
     span = std::max(span, last - first);
@@ -479,20 +552,25 @@ std::optional<std::int64_t> max_span(const Grid &grid, int m, const LetterCosts 
   return span;
 }
 
-PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, int m, int limit, const LetterCosts &costs) {
+PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, int m, int limit,
+                             const LetterCosts &costs) {
   PatternResult result;
   Timing timing;
   for (int k0 = 1; k0 < kPeriod; ++k0) {
     for (int k1 = 1; k1 <= k0; ++k1) {
       for (int len0 = 1; len0 < p; ++len0) {
         const auto block = building_block(pattern, k0, k1, len0, p);
-        if (!block) continue;
+        if (!block)
+          continue;
         BlockOutcome outcome = schedule_block(*block, m, std::min(2 * p, limit));
         // The reference stops this offset pair at the first block over the limit.
-        if (outcome.peak > 2 * p || outcome.peak > limit) break;
-        if (!outcome.grid) continue;
+        if (outcome.peak > 2 * p || outcome.peak > limit)
+          break;
+        if (!outcome.grid)
+          continue;
         const std::optional<std::int64_t> timed_span = max_span(*outcome.grid, m, costs, timing);
-        if (!timed_span) continue;
+        if (!timed_span)
+          continue;
         const std::int64_t span = *timed_span;
         const int bubble = max_bubble(*outcome.grid);
         auto [entry, inserted] = result.frontier.try_emplace(outcome.peak, bubble, span);
@@ -515,11 +593,14 @@ PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, in
 
 VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned threads) {
   if (scenario.chunks != 2 || scenario.pipes != 1) {
-    throw Error(fmt::format("schedule 'v-auto' needs exactly 2 stages per device (v = 2), got v = {}", scenario.chunks));
+    throw Error(
+        fmt::format("schedule 'v-auto' needs exactly 2 stages per device (v = 2), got v = {}",
+                    scenario.chunks));
   }
   const int p = scenario.devices;
   const int m = scenario.microbatches;
-  if (p < 2) throw Error("schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)");
+  if (p < 2)
+    throw Error("schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)");
   const LetterCosts costs = scenario_letter_costs(scenario);
   const std::vector<std::array<int, kLetters>> patterns = starting_patterns();
   std::vector<PatternResult> results(patterns.size());
@@ -529,11 +610,14 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
       results[k] = search_pattern(patterns[k], p, m, limit_chunks, costs);
     }
   };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
   worker();
-  for (std::thread &thread : pool) thread.join();
+  for (std::thread &thread : pool)
+    thread.join();
 
   // Merge in pattern order, so the first strictly better schedule wins whatever the threads.
   std::map<int, std::pair<int, std::int64_t>> frontier;
@@ -546,7 +630,8 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
         entry->second.second = std::min(entry->second.second, point.second);
       }
     }
-    if (result.best && (best == nullptr || result.best_span < best->best_span)) best = &result;
+    if (result.best && (best == nullptr || result.best_span < best->best_span))
+      best = &result;
   }
   if (best == nullptr) {
     throw Error(fmt::format("schedule 'v-auto' found no building block within {} chunk activations "
@@ -554,7 +639,8 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
                             limit_chunks, limit_chunks / 2.0));
   }
   VAutoResult out;
-  for (const auto &[peak, point] : frontier) out.frontier.push_back({peak, point.first, Ticks{point.second}});
+  for (const auto &[peak, point] : frontier)
+    out.frontier.push_back({peak, point.first, Ticks{point.second}});
   out.best_peak_chunks = best->best_peak;
   out.best_span = Ticks{best->best_span};
   TimedSchedule timed = timed_schedule(scenario, *best->best, m);
@@ -566,7 +652,9 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
 Schedule v_auto(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   // --K is in device shares; the search limit M is in chunk activations (spec 11 heading).
   const int p = scenario.devices;
-  const int limit = scenario.activations.cap ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9)) : 2 * p;
+  const int limit = scenario.activations.cap
+                        ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9))
+                        : 2 * p;
   return v_auto_search(scenario, limit).best;
 }
 

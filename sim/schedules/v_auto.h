@@ -12,15 +12,15 @@ namespace ppsim::schedules {
 
 /// One point of the frontier: the least bubble any building block reaches at this peak.
 struct FrontierPoint {
-  int peak_chunks = 0;   ///< peak memory in chunk activations (K units x 2)
-  int bubble_slots = 0;  ///< max over devices of the bubble in unit slots (spec 11 step 9)
-  Ticks best_span;       ///< least max span under the scenario's costs among those blocks
+  int peak_chunks = 0;  ///< peak memory in chunk activations (K units x 2)
+  int bubble_slots = 0; ///< max over devices of the bubble in unit slots (spec 11 step 9)
+  Ticks best_span;      ///< least max span under the scenario's costs among those blocks
 };
 
 struct VAutoResult {
-  std::vector<FrontierPoint> frontier;  ///< increasing peak
-  Schedule best;                        ///< least max span under the scenario's costs
-  std::vector<std::vector<Ticks>> best_end;  ///< its ASAP end times, shaped like device_ops
+  std::vector<FrontierPoint> frontier;      ///< increasing peak
+  Schedule best;                            ///< least max span under the scenario's costs
+  std::vector<std::vector<Ticks>> best_end; ///< its ASAP end times, shaped like device_ops
   int best_peak_chunks = 0;
   Ticks best_span;
 };

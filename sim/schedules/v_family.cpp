@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <array>
-#include <fmt/format.h>
 #include <compare>
+#include <fmt/format.h>
 #include <optional>
 
 namespace ppsim::schedules {
@@ -30,7 +30,8 @@ using Slots = std::vector<DeviceSlots>;
 std::int64_t last_slot(const DeviceSlots &device) {
   std::int64_t last = 0;
   for (const auto &list : device) {
-    if (!list.empty()) last = std::max(last, list.back());
+    if (!list.empty())
+      last = std::max(last, list.back());
   }
   return last;
 }
@@ -42,7 +43,8 @@ void place_w(DeviceSlots &device, bool split) {
   const std::int64_t bound = last_slot(device);
   std::vector<int> occupant(static_cast<std::size_t>(bound) + 1, -1);
   for (int type = 0; type < 4; ++type) {
-    for (const std::int64_t slot : device[static_cast<std::size_t>(type)]) occupant[static_cast<std::size_t>(slot)] = type;
+    for (const std::int64_t slot : device[static_cast<std::size_t>(type)])
+      occupant[static_cast<std::size_t>(slot)] = type;
   }
   device.resize(split ? 6 : 5);
   std::array<int, 2> pending{0, 0};
@@ -62,7 +64,8 @@ void place_w(DeviceSlots &device, bool split) {
   }
   std::int64_t next = bound + 1;
   for (std::size_t w = 0; w < 2; ++w) {
-    for (; pending[w] > 0; --pending[w]) device[kWb + w].push_back(next++);
+    for (; pending[w] > 0; --pending[w])
+      device[kWb + w].push_back(next++);
   }
 }
 
@@ -73,7 +76,8 @@ int device_peak(const DeviceSlots &device) {
   const std::int64_t bound = last_slot(device);
   std::vector<int> occupant(static_cast<std::size_t>(bound) + 1, -1);
   for (std::size_t type = 0; type < device.size(); ++type) {
-    for (const std::int64_t slot : device[type]) occupant[static_cast<std::size_t>(slot)] = static_cast<int>(type);
+    for (const std::int64_t slot : device[type])
+      occupant[static_cast<std::size_t>(slot)] = static_cast<int>(type);
   }
   int current = 0, peak = 0, pending = 0;
   for (const int type : occupant) {
@@ -104,7 +108,8 @@ std::vector<Pass> passes_in_slot_order(const Slots &slots) {
   for (std::size_t i = 0; i < slots.size(); ++i) {
     for (std::size_t type = 0; type < slots[i].size(); ++type) {
       for (std::size_t mb = 0; mb < slots[i][type].size(); ++mb) {
-        passes.push_back({slots[i][type][mb], static_cast<int>(i), static_cast<int>(type), static_cast<int>(mb)});
+        passes.push_back({slots[i][type][mb], static_cast<int>(i), static_cast<int>(type),
+                          static_cast<int>(mb)});
       }
     }
   }
@@ -115,11 +120,13 @@ std::vector<Pass> passes_in_slot_order(const Slots &slots) {
 /// The slots as a grid (shared W's are letter W), for the squeeze of v_grid.h.
 detail::Grid to_grid(const Slots &slots) {
   std::int64_t width = 0;
-  for (const DeviceSlots &device : slots) width = std::max(width, last_slot(device) + 1);
+  for (const DeviceSlots &device : slots)
+    width = std::max(width, last_slot(device) + 1);
   detail::Grid grid(static_cast<int>(slots.size()), static_cast<int>(width));
   for (std::size_t i = 0; i < slots.size(); ++i) {
     for (std::size_t type = 0; type < slots[i].size(); ++type) {
-      for (const std::int64_t slot : slots[i][type]) grid.at(static_cast<int>(i), static_cast<int>(slot)) = static_cast<std::int8_t>(type);
+      for (const std::int64_t slot : slots[i][type])
+        grid.at(static_cast<int>(i), static_cast<int>(slot)) = static_cast<std::int8_t>(type);
     }
   }
   return grid;
@@ -134,7 +141,8 @@ Slots squeeze(const Slots &slots, int m) {
     DeviceSlots &device = squeezed[static_cast<std::size_t>(i)];
     device.resize(slots[static_cast<std::size_t>(i)].size());
     for (int j = 0; j < grid->width; ++j) {
-      if (grid->at(i, j) != detail::kEmpty) device[static_cast<std::size_t>(grid->at(i, j))].push_back(j);
+      if (grid->at(i, j) != detail::kEmpty)
+        device[static_cast<std::size_t>(grid->at(i, j))].push_back(j);
     }
   }
   return squeezed;
@@ -144,48 +152,64 @@ Slots squeeze(const Slots &slots, int m) {
 /// device peak within the current max peak, then re-time with unit costs.
 Slots reorder(Slots slots, bool consider_w) {
   if (consider_w) {
-    for (DeviceSlots &device : slots) place_w(device, false);
+    for (DeviceSlots &device : slots)
+      place_w(device, false);
   }
   int cap = 0;
-  for (const DeviceSlots &device : slots) cap = std::max(cap, device_peak(device));
+  for (const DeviceSlots &device : slots)
+    cap = std::max(cap, device_peak(device));
   const int m = static_cast<int>(slots[0][kFa].size());
   std::vector<std::vector<char>> occupied;
-  for (const DeviceSlots &device : slots) occupied.emplace_back(static_cast<std::size_t>(last_slot(device)) + 1, 0);
+  for (const DeviceSlots &device : slots)
+    occupied.emplace_back(static_cast<std::size_t>(last_slot(device)) + 1, 0);
   int phase = 0;
   for (const Pass &pass : passes_in_slot_order(slots)) {
     DeviceSlots &device = slots[static_cast<std::size_t>(pass.device)];
-    std::int64_t &slot = device[static_cast<std::size_t>(pass.type)][static_cast<std::size_t>(pass.microbatch)];
-    if (pass.type == kBa && pass.device == 0 && phase == 0) phase = 1;
+    std::int64_t &slot =
+        device[static_cast<std::size_t>(pass.type)][static_cast<std::size_t>(pass.microbatch)];
+    if (pass.type == kBa && pass.device == 0 && phase == 0)
+      phase = 1;
     const bool keep = phase == 1 || (phase == 0 && !consider_w);
-    if (phase == 1 && pass.type == kFa && pass.microbatch == m - 1) phase = 2;
+    if (phase == 1 && pass.type == kFa && pass.microbatch == m - 1)
+      phase = 2;
     if (!keep) {
       std::int64_t lo = -1;
-      auto at = [&](int i, int type, int mb) { return slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(type)][static_cast<std::size_t>(mb)]; };
-      if ((pass.type == kFa || pass.type == kBb) && pass.device > 0) lo = std::max(lo, at(pass.device - 1, pass.type, pass.microbatch));
-      if ((pass.type == kFb || pass.type == kBa) && pass.device + 1 < static_cast<int>(slots.size())) {
+      auto at = [&](int i, int type, int mb) {
+        return slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(type)]
+                    [static_cast<std::size_t>(mb)];
+      };
+      if ((pass.type == kFa || pass.type == kBb) && pass.device > 0)
+        lo = std::max(lo, at(pass.device - 1, pass.type, pass.microbatch));
+      if ((pass.type == kFb || pass.type == kBa) &&
+          pass.device + 1 < static_cast<int>(slots.size())) {
         lo = std::max(lo, at(pass.device + 1, pass.type, pass.microbatch));
       }
-      if (pass.type > kFa && pass.type < kWb) lo = std::max(lo, at(pass.device, pass.type - 1, pass.microbatch));
+      if (pass.type > kFa && pass.type < kWb)
+        lo = std::max(lo, at(pass.device, pass.type - 1, pass.microbatch));
       if (pass.type == kWb) {
         std::vector<std::int64_t> backwards = device[kBb];
         backwards.insert(backwards.end(), device[kBa].begin(), device[kBa].end());
         std::nth_element(backwards.begin(), backwards.begin() + pass.microbatch, backwards.end());
         lo = std::max(lo, backwards[static_cast<std::size_t>(pass.microbatch)]);
       }
-      if (pass.microbatch > 0) lo = std::max(lo, at(pass.device, pass.type, pass.microbatch - 1));
+      if (pass.microbatch > 0)
+        lo = std::max(lo, at(pass.device, pass.type, pass.microbatch - 1));
       const std::int64_t old = slot;
       bool moved = false;
       for (std::int64_t t = lo + 1; t < old && !moved; ++t) {
-        if (occupied[static_cast<std::size_t>(pass.device)][static_cast<std::size_t>(t)]) continue;
+        if (occupied[static_cast<std::size_t>(pass.device)][static_cast<std::size_t>(t)])
+          continue;
         slot = t;
         moved = device_peak(device) <= cap;
       }
-      if (!moved) slot = old;
+      if (!moved)
+        slot = old;
     }
     occupied[static_cast<std::size_t>(pass.device)][static_cast<std::size_t>(slot)] = 1;
   }
   if (!consider_w) {
-    for (DeviceSlots &device : slots) place_w(device, false);
+    for (DeviceSlots &device : slots)
+      place_w(device, false);
   }
   return squeeze(slots, m);
 }
@@ -221,13 +245,15 @@ TimedSchedule v_family_timed(const Scenario &scenario, VPattern pattern) {
     const std::array<int, 4> first = stable_pattern(pattern, p, i);
     for (const int slot : first) {
       std::vector<std::int64_t> list;
-      for (int j = 0; j < m; ++j) list.push_back(slot + 6 * j);
+      for (int j = 0; j < m; ++j)
+        list.push_back(slot + 6 * j);
       slots[static_cast<std::size_t>(i)].push_back(std::move(list));
     }
   }
   // Step 5: reorder with W's, drop them, reorder again, then split the W's per chunk.
   Slots r1 = reorder(slots, true);
-  for (DeviceSlots &device : r1) device = without_w(std::move(device));
+  for (DeviceSlots &device : r1)
+    device = without_w(std::move(device));
   Slots r2 = reorder(r1, false);
   for (DeviceSlots &device : r2) {
     device = without_w(std::move(device));

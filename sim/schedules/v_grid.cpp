@@ -19,12 +19,14 @@ int letter_stage(int letter, int device, int p) {
 } // namespace
 
 Grid::Grid(int p, int columns)
-    : rows(p), width(columns), cells(static_cast<std::size_t>(p) * static_cast<std::size_t>(columns), kEmpty) {}
+    : rows(p), width(columns),
+      cells(static_cast<std::size_t>(p) * static_cast<std::size_t>(columns), kEmpty) {}
 
 void Grid::resize(int columns) {
   Grid wider(rows, columns);
   for (int i = 0; i < rows; ++i) {
-    for (int j = 0; j < std::min(width, columns); ++j) wider.at(i, j) = at(i, j);
+    for (int j = 0; j < std::min(width, columns); ++j)
+      wider.at(i, j) = at(i, j);
   }
   *this = std::move(wider);
 }
@@ -40,18 +42,23 @@ LetterCosts scenario_letter_costs(const Scenario &scenario) {
   const int p = scenario.devices;
   LetterCosts costs = unit_letter_costs(p);
   auto boundary = [&](int s) {
-    return s >= 0 && s + 1 < scenario.stage_count() ? scenario.boundary_transfer[static_cast<std::size_t>(s)].count() : 0;
+    return s >= 0 && s + 1 < scenario.stage_count()
+               ? scenario.boundary_transfer[static_cast<std::size_t>(s)].count()
+               : 0;
   };
   for (int i = 0; i < p; ++i) {
     for (int letter = 0; letter < kLetters; ++letter) {
       const int s = letter_stage(letter, i, p);
       const StageCosts &c = scenario.stage_costs[static_cast<std::size_t>(s)];
       costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)] =
-          is_forward(letter) ? c.forward.count() : is_weight(letter) ? c.backward_weight.count() : c.backward_input.count();
+          is_forward(letter)  ? c.forward.count()
+          : is_weight(letter) ? c.backward_weight.count()
+                              : c.backward_input.count();
     }
     const int a = i, b = 2 * p - 1 - i;
     // F from a-1, f from b-1, B from b+1 (boundary b), b from a+1 (boundary a).
-    costs.latency[static_cast<std::size_t>(i)] = {boundary(a - 1), boundary(b - 1), boundary(b), boundary(a), 0, 0};
+    costs.latency[static_cast<std::size_t>(i)] = {
+        boundary(a - 1), boundary(b - 1), boundary(b), boundary(a), 0, 0};
   }
   return costs;
 }
@@ -63,42 +70,64 @@ bool time_grid(const Grid &grid, int m, const LetterCosts &costs, Timing &timing
   timing.device_free.assign(static_cast<std::size_t>(p), 0);
   std::vector<int> count(static_cast<std::size_t>(p) * kLetters, 0);
   // end_of[(letter * m + mb) * p + i]
-  std::vector<std::int64_t> end_of(static_cast<std::size_t>(kLetters) * static_cast<std::size_t>(m) * static_cast<std::size_t>(p), -1);
+  std::vector<std::int64_t> end_of(static_cast<std::size_t>(kLetters) *
+                                       static_cast<std::size_t>(m) * static_cast<std::size_t>(p),
+                                   -1);
   auto key = [&](int letter, int mb, int i) {
-    return (static_cast<std::size_t>(letter) * static_cast<std::size_t>(m) + static_cast<std::size_t>(mb)) * static_cast<std::size_t>(p) + static_cast<std::size_t>(i);
+    return (static_cast<std::size_t>(letter) * static_cast<std::size_t>(m) +
+            static_cast<std::size_t>(mb)) *
+               static_cast<std::size_t>(p) +
+           static_cast<std::size_t>(i);
   };
   for (int j = 0; j < grid.width; ++j) {
     for (int direction = 0; direction < 2; ++direction) {
       for (int step = 0; step < p; ++step) {
         const int i = direction == 0 ? step : p - 1 - step;
         const int letter = grid.at(i, j);
-        if (letter == kEmpty || flows_down(letter) != (direction == 0)) continue;
+        if (letter == kEmpty || flows_down(letter) != (direction == 0))
+          continue;
         int &k = count[static_cast<std::size_t>(i) * kLetters + static_cast<std::size_t>(letter)];
         // W's only follow their device's order; they are numbered but not looked up.
         const bool weight = is_weight(letter);
-        if (!weight && k >= m) return false;
+        if (!weight && k >= m)
+          return false;
         std::int64_t ready = timing.device_free[static_cast<std::size_t>(i)];
         int from = -1, turn = -1;
         if (letter == kF || letter == kB) {
-          if (i > 0) from = i - 1; else if (letter == kB) turn = kf;
+          if (i > 0)
+            from = i - 1;
+          else if (letter == kB)
+            turn = kf;
         } else if (letter == kf || letter == kb) {
-          if (i + 1 < p) from = i + 1; else turn = letter - 1;
+          if (i + 1 < p)
+            from = i + 1;
+          else
+            turn = letter - 1;
         }
         if (from >= 0) {
           const std::int64_t dependency = end_of[key(letter, k, from)];
-          if (dependency < 0) return false;
-          ready = std::max(ready, dependency + costs.latency[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)]);
+          if (dependency < 0)
+            return false;
+          ready = std::max(
+              ready,
+              dependency +
+                  costs.latency[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)]);
         }
         if (turn >= 0) {
           const std::int64_t dependency = end_of[key(turn, k, i)];
-          if (dependency < 0) return false;
+          if (dependency < 0)
+            return false;
           ready = std::max(ready, dependency);
         }
-        const std::int64_t finish = ready + costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)];
-        const std::size_t cell = static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j);
+        const std::int64_t finish =
+            ready + costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)];
+        const std::size_t cell =
+            static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) +
+            static_cast<std::size_t>(j);
         timing.start[cell] = ready;
         timing.end[cell] = finish;
-        if (!weight) end_of[key(letter, k, i)] = finish;
+        if (!weight)
+          end_of[key(letter, k, i)] = finish;
         timing.device_free[static_cast<std::size_t>(i)] = finish;
         ++k;
       }
@@ -110,21 +139,26 @@ bool time_grid(const Grid &grid, int m, const LetterCosts &costs, Timing &timing
 /// Squeeze: re-lay the grid at its unit-time ASAP columns (order preserved).
 std::optional<Grid> squeeze(const Grid &grid, int m) {
   Timing timing;
-  if (!time_grid(grid, m, unit_letter_costs(grid.rows), timing)) return std::nullopt;
-  const std::int64_t width = *std::max_element(timing.device_free.begin(), timing.device_free.end());
+  if (!time_grid(grid, m, unit_letter_costs(grid.rows), timing))
+    return std::nullopt;
+  const std::int64_t width =
+      *std::max_element(timing.device_free.begin(), timing.device_free.end());
   Grid squeezed(grid.rows, static_cast<int>(width));
   for (int i = 0; i < grid.rows; ++i) {
     for (int j = 0; j < grid.width; ++j) {
-      const std::int64_t start = timing.start[static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) + static_cast<std::size_t>(j)];
-      if (start >= 0) squeezed.at(i, static_cast<int>(start)) = grid.at(i, j);
+      const std::int64_t start =
+          timing.start[static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) +
+                       static_cast<std::size_t>(j)];
+      if (start >= 0)
+        squeezed.at(i, static_cast<int>(start)) = grid.at(i, j);
     }
   }
   return squeezed;
 }
 
 TimedSchedule timed_schedule(const Scenario &scenario, const Grid &grid, int m) {
-  constexpr std::array<OpKind, kLetters> kinds{OpKind::forward,        OpKind::forward,
-                                               OpKind::backward_input, OpKind::backward_input,
+  constexpr std::array<OpKind, kLetters> kinds{OpKind::forward,         OpKind::forward,
+                                               OpKind::backward_input,  OpKind::backward_input,
                                                OpKind::backward_weight, OpKind::backward_weight};
   Timing timing;
   const bool valid = time_grid(grid, m, scenario_letter_costs(scenario), timing);
@@ -136,10 +170,11 @@ TimedSchedule timed_schedule(const Scenario &scenario, const Grid &grid, int m) 
     std::array<int, kLetters> seen{};
     for (int j = 0; j < grid.width; ++j) {
       const int letter = grid.at(i, j);
-      if (letter == kEmpty) continue;
+      if (letter == kEmpty)
+        continue;
       const int mb = seen[static_cast<std::size_t>(letter)]++;
-      timed.schedule.device_ops[static_cast<std::size_t>(i)].push_back(
-          Op::make(kinds[static_cast<std::size_t>(letter)], letter_stage(letter, i, grid.rows), mb));
+      timed.schedule.device_ops[static_cast<std::size_t>(i)].push_back(Op::make(
+          kinds[static_cast<std::size_t>(letter)], letter_stage(letter, i, grid.rows), mb));
       timed.end[static_cast<std::size_t>(i)].push_back(Ticks{timing.end[grid.index(i, j)]});
     }
   }

@@ -31,7 +31,8 @@ struct Grid {
   std::int8_t &at(int i, int j) { return cells[index(i, j)]; }
   [[nodiscard]] std::int8_t at(int i, int j) const { return cells[index(i, j)]; }
   [[nodiscard]] std::size_t index(int i, int j) const {
-    return static_cast<std::size_t>(i) * static_cast<std::size_t>(width) + static_cast<std::size_t>(j);
+    return static_cast<std::size_t>(i) * static_cast<std::size_t>(width) +
+           static_cast<std::size_t>(j);
   }
   /// Widens (or narrows) every row, keeping the cells that fit.
   void resize(int columns);

@@ -63,11 +63,13 @@ public:
 
   void run() {
     warm_up();
-    for (int i = 1; i < m_; ++i) steady(i);
+    for (int i = 1; i < m_; ++i)
+      steady(i);
     for (int s = 0; s < S_; ++s) {
       // The last stage puts a forward every round and nf[s] >= nf[s+1], so all ran.
       PPSIM_ASSERT(nf(s) == m_);
-      while (nw(s) < m_) put(s, kW);
+      while (nw(s) < m_)
+        put(s, kW);
     }
   }
 
@@ -85,10 +87,12 @@ public:
     timed.schedule = empty_schedule(scenario);
     timed.end.resize(static_cast<std::size_t>(scenario.devices));
     for (int s = 0; s < S_; ++s) {
-      const auto device = static_cast<std::size_t>(scenario.stage_device[static_cast<std::size_t>(s)]);
+      const auto device =
+          static_cast<std::size_t>(scenario.stage_device[static_cast<std::size_t>(s)]);
       for (std::size_t k = 0; k < order_[static_cast<std::size_t>(s)].size(); ++k) {
         const auto [kind, mb] = order_[static_cast<std::size_t>(s)][k];
-        timed.schedule.device_ops[device].push_back(Op::make(kOpKinds[static_cast<std::size_t>(kind)], s, mb));
+        timed.schedule.device_ops[device].push_back(
+            Op::make(kOpKinds[static_cast<std::size_t>(kind)], s, mb));
         timed.end[device].push_back(Ticks{order_end_[static_cast<std::size_t>(s)][k]});
       }
     }
@@ -99,31 +103,43 @@ private:
   [[nodiscard]] int nf(int s) const { return count_[kF][static_cast<std::size_t>(s)]; }
   [[nodiscard]] int nb(int s) const { return count_[kB][static_cast<std::size_t>(s)]; }
   [[nodiscard]] int nw(int s) const { return count_[kW][static_cast<std::size_t>(s)]; }
-  [[nodiscard]] std::int64_t cost(int kind, int s) const { return cost_[kind][static_cast<std::size_t>(s)]; }
-  [[nodiscard]] double mem(int kind, int s) const { return mem_[kind][static_cast<std::size_t>(s)]; }
+  [[nodiscard]] std::int64_t cost(int kind, int s) const {
+    return cost_[kind][static_cast<std::size_t>(s)];
+  }
+  [[nodiscard]] double mem(int kind, int s) const {
+    return mem_[kind][static_cast<std::size_t>(s)];
+  }
   [[nodiscard]] std::int64_t end(int kind, int s, int mb) const {
-    return end_[kind][static_cast<std::size_t>(s) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb)];
+    return end_[kind][static_cast<std::size_t>(s) * static_cast<std::size_t>(m_) +
+                      static_cast<std::size_t>(mb)];
   }
   std::int64_t &e(int s) { return e_[static_cast<std::size_t>(s)]; }
   std::int64_t &bub(int s) { return bub_[static_cast<std::size_t>(s)]; }
   double &memory(int s) { return mem_now_[static_cast<std::size_t>(s)]; }
   [[nodiscard]] double max_mem(int s) const { return max_mem_[static_cast<std::size_t>(s)]; }
   /// Arrival of the cross-stage input of the next F (from s-1) or of B(s, i) (from s+1).
-  [[nodiscard]] std::int64_t f_arrival(int s) const { return end(kF, s - 1, nf(s)) + comm_[static_cast<std::size_t>(s - 1)]; }
-  [[nodiscard]] std::int64_t b_arrival(int s, int i) const { return end(kB, s + 1, i) + comm_[static_cast<std::size_t>(s)]; }
+  [[nodiscard]] std::int64_t f_arrival(int s) const {
+    return end(kF, s - 1, nf(s)) + comm_[static_cast<std::size_t>(s - 1)];
+  }
+  [[nodiscard]] std::int64_t b_arrival(int s, int i) const {
+    return end(kB, s + 1, i) + comm_[static_cast<std::size_t>(s)];
+  }
 
   void put(int s, int kind) {
     const int mb = count_[kind][static_cast<std::size_t>(s)];
     const std::int64_t no_bubble = e(s) + cost(kind, s);
     std::int64_t t = no_bubble;
-    if (kind == kF && s > 0) t = std::max(t, end(kF, s - 1, mb) + comm_[static_cast<std::size_t>(s - 1)] + cost(kind, s));
-    if (kind == kB && s + 1 < S_) t = std::max(t, end(kB, s + 1, mb) + comm_[static_cast<std::size_t>(s)] + cost(kind, s));
+    if (kind == kF && s > 0)
+      t = std::max(t, end(kF, s - 1, mb) + comm_[static_cast<std::size_t>(s - 1)] + cost(kind, s));
+    if (kind == kB && s + 1 < S_)
+      t = std::max(t, end(kB, s + 1, mb) + comm_[static_cast<std::size_t>(s)] + cost(kind, s));
     if (nf(s) > 0) {
       bub(s) += t - no_bubble;
       max_bubble_ = std::max(max_bubble_, bub(s));
     }
     e(s) = t;
-    end_[kind][static_cast<std::size_t>(s) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb)] = t;
+    end_[kind][static_cast<std::size_t>(s) * static_cast<std::size_t>(m_) +
+               static_cast<std::size_t>(mb)] = t;
     memory(s) += mem(kind, s);
     ++count_[kind][static_cast<std::size_t>(s)];
     order_[static_cast<std::size_t>(s)].push_back({kind, mb});
@@ -132,10 +148,12 @@ private:
 
   /// W-filling before an op whose input arrives at `arrival` (spec 7, fill_w).
   void fill_w(int s, std::int64_t arrival) {
-    while (nw(s) < nb(s) && e(s) + cost(kW, s) <= arrival) put(s, kW);
+    while (nw(s) < nb(s) && e(s) + cost(kW, s) <= arrival)
+      put(s, kW);
     if (nw(s) < nb(s) && e(s) < arrival) {
       if (arrival - e(s) <= max_bubble_ - bub(s)) {
-        if (flags_.no_bubble_greedy) put(s, kW);
+        if (flags_.no_bubble_greedy)
+          put(s, kW);
       } else {
         put(s, kW);
       }
@@ -152,7 +170,8 @@ private:
   }
 
   void warm_up() {
-    for (int s = 0; s < S_; ++s) put(s, kF);
+    for (int s = 0; s < S_; ++s)
+      put(s, kF);
     std::vector<int> extra(static_cast<std::size_t>(S_), 0);
     std::int64_t last = end(kF, S_ - 1, 0) + cost(kB, S_ - 1);
     for (int s = S_ - 2; s >= 0; --s) {
@@ -161,7 +180,8 @@ private:
       const std::int64_t c = comm_[static_cast<std::size_t>(s)];
       int &more = extra[static_cast<std::size_t>(s)];
       while (nf(s) + more < m_ && !exceeds(mm + mem(kF, s), max_mem(s))) {
-        if (flags_.allow_bubble_before_first_b ? tt + cost(kF, s) > last + c : tt >= last + c) break;
+        if (flags_.allow_bubble_before_first_b ? tt + cost(kF, s) > last + c : tt >= last + c)
+          break;
         mm += mem(kF, s);
         tt += cost(kF, s);
         ++more;
@@ -174,21 +194,28 @@ private:
     for (int s = 1; s < S_; ++s) {
       int &more = extra[static_cast<std::size_t>(s)];
       const int previous = extra[static_cast<std::size_t>(s - 1)];
-      while (more > 0 && more >= previous && nf(s) + more < m_) --more;
+      while (more > 0 && more >= previous && nf(s) + more < m_)
+        --more;
       more = std::min(more, previous);
     }
     for (int s = 0; s < S_; ++s) {
-      for (int k = 0; k < extra[static_cast<std::size_t>(s)]; ++k) put(s, kF);
+      for (int k = 0; k < extra[static_cast<std::size_t>(s)]; ++k)
+        put(s, kF);
     }
-    for (int s = S_ - 1; s >= 0; --s) put(s, kB);
+    for (int s = S_ - 1; s >= 0; --s)
+      put(s, kB);
   }
 
   /// Whether stage s wants its next F now (spec 7, microbatch i step 1).
   [[nodiscard]] bool wants_forward(int s) {
-    if (nf(s) >= m_) return false;
-    if (!(flags_.prioritize_b && s + 1 < S_ && nf(s) >= nf(s + 1) + 2)) return true;
-    const std::int64_t next = e(s + 1) + cost(kF, s + 1) + cost(kB, s + 1) + comm_[static_cast<std::size_t>(s)];
-    if (e(s) >= next) return false;
+    if (nf(s) >= m_)
+      return false;
+    if (!(flags_.prioritize_b && s + 1 < S_ && nf(s) >= nf(s + 1) + 2))
+      return true;
+    const std::int64_t next =
+        e(s + 1) + cost(kF, s + 1) + cost(kB, s + 1) + comm_[static_cast<std::size_t>(s)];
+    if (e(s) >= next)
+      return false;
     // Cost of the W's make_room(s, mem_f) would put, simulated without putting.
     std::int64_t w_cost = 0;
     double with_w = memory(s) + mem(kF, s);
@@ -196,27 +223,34 @@ private:
       w_cost += cost(kW, s);
       with_w += mem(kW, s);
     }
-    if (e(s) + cost(kF, s) + w_cost <= next) return true;
+    if (e(s) + cost(kF, s) + w_cost <= next)
+      return true;
     return !(next - e(s) <= max_bubble_ - bub(s));
   }
 
   void steady(int i) {
     std::vector<int> want(static_cast<std::size_t>(S_));
-    for (int s = 0; s < S_; ++s) want[static_cast<std::size_t>(s)] = wants_forward(s) ? 1 : 0;
+    for (int s = 0; s < S_; ++s)
+      want[static_cast<std::size_t>(s)] = wants_forward(s) ? 1 : 0;
     for (int s = S_ - 2; s >= 0; --s) {
-      want[static_cast<std::size_t>(s)] = std::min(want[static_cast<std::size_t>(s)], want[static_cast<std::size_t>(s + 1)]);
+      want[static_cast<std::size_t>(s)] =
+          std::min(want[static_cast<std::size_t>(s)], want[static_cast<std::size_t>(s + 1)]);
     }
     for (int s = 0; s < S_; ++s) {
-      if (want[static_cast<std::size_t>(s)] == 0) continue;
+      if (want[static_cast<std::size_t>(s)] == 0)
+        continue;
       make_room(s, mem(kF, s));
-      if (s > 0) fill_w(s, f_arrival(s));
+      if (s > 0)
+        fill_w(s, f_arrival(s));
       put(s, kF);
     }
     for (int s = S_ - 1; s >= 0; --s) {
       make_room(s, mem(kB, s));
-      if (s + 1 < S_) fill_w(s, b_arrival(s, i));
+      if (s + 1 < S_)
+        fill_w(s, b_arrival(s, i));
       if (s == 0 && nf(0) == m_) {
-        while (nw(0) < nb(0)) put(0, kW);
+        while (nw(0) < nb(0))
+          put(0, kW);
       }
       put(s, kB);
     }
@@ -228,13 +262,13 @@ private:
   const std::vector<double> &max_mem_;
   std::array<std::vector<std::int64_t>, 3> cost_;
   std::array<std::vector<double>, 3> mem_;
-  std::vector<std::int64_t> comm_;  ///< latency across boundary s -> s+1
+  std::vector<std::int64_t> comm_; ///< latency across boundary s -> s+1
   std::array<std::vector<int>, 3> count_;
   std::array<std::vector<std::int64_t>, 3> end_;
   std::vector<std::int64_t> e_;
   std::vector<double> mem_now_;
   std::vector<std::int64_t> bub_;
-  std::int64_t max_bubble_ = 0;  ///< bub only grows, so the running max is max_s bub[s]
+  std::int64_t max_bubble_ = 0; ///< bub only grows, so the running max is max_s bub[s]
   std::vector<std::vector<std::pair<int, int>>> order_;
   std::vector<std::vector<std::int64_t>> order_end_;
 };
@@ -253,7 +287,8 @@ TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share) {
   for (int s = 0; s < scenario.stage_count(); ++s) {
     const double mem_f = scenario.activations.stages[static_cast<std::size_t>(s)].stored;
     if (!(mem_f > 0)) {
-      throw Error(fmt::format("schedule 'zb-auto' needs a positive stored activation on stage {}", s));
+      throw Error(
+          fmt::format("schedule 'zb-auto' needs a positive stored activation on stage {}", s));
     }
     if (exceeds(mem_f, cap_share * mem_f)) {
       throw cannot_fit_memory(s, cap_share);
@@ -268,7 +303,8 @@ TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share) {
       for (const bool no_bubble_greedy : {true, false}) {
         ZbAutoRun run(scenario, max_mem, Flags{allow_bubble, prioritize_b, no_bubble_greedy});
         run.run();
-        if (!best || run.score() < best->score()) best.emplace(std::move(run));
+        if (!best || run.score() < best->score())
+          best.emplace(std::move(run));
       }
     }
   }

@@ -27,9 +27,10 @@ public:
   VGreedyRun(const Scenario &scenario, const std::vector<double> &cap, bool fill_b, bool fill_f,
              const std::vector<std::int64_t> *approved)
       : p_(scenario.devices), m_(scenario.microbatches), fill_b_(fill_b), fill_f_(fill_f),
-        cap_(&cap), cur_(static_cast<std::size_t>(p_), 0), mem_now_(static_cast<std::size_t>(p_), 0.0),
-        bub_(static_cast<std::size_t>(p_), 0), pending_(static_cast<std::size_t>(p_)),
-        order_(static_cast<std::size_t>(p_)), order_end_(static_cast<std::size_t>(p_)) {
+        cap_(&cap), cur_(static_cast<std::size_t>(p_), 0),
+        mem_now_(static_cast<std::size_t>(p_), 0.0), bub_(static_cast<std::size_t>(p_), 0),
+        pending_(static_cast<std::size_t>(p_)), order_(static_cast<std::size_t>(p_)),
+        order_end_(static_cast<std::size_t>(p_)) {
     const std::size_t cells = static_cast<std::size_t>(p_) * kTypes;
     count_.assign(cells, 0);
     end_.assign(cells * static_cast<std::size_t>(m_), -1);
@@ -58,7 +59,8 @@ public:
         }
       }
     }
-    for (const Ticks t : scenario.boundary_transfer) comm_.push_back(t.count());
+    for (const Ticks t : scenario.boundary_transfer)
+      comm_.push_back(t.count());
     if (approved != nullptr) {
       approved_ = *approved;
       max_approved_ = *std::max_element(approved_.begin(), approved_.end());
@@ -70,8 +72,8 @@ public:
   [[nodiscard]] const std::vector<std::int64_t> &bubbles() const { return bub_; }
 
   [[nodiscard]] TimedSchedule result(const Scenario &scenario) const {
-    constexpr std::array<OpKind, kTypes> kinds{OpKind::forward,        OpKind::forward,
-                                               OpKind::backward_input, OpKind::backward_input,
+    constexpr std::array<OpKind, kTypes> kinds{OpKind::forward,         OpKind::forward,
+                                               OpKind::backward_input,  OpKind::backward_input,
                                                OpKind::backward_weight, OpKind::backward_weight};
     TimedSchedule timed;
     timed.schedule = empty_schedule(scenario);
@@ -96,14 +98,18 @@ private:
   [[nodiscard]] std::int64_t end(int i, int type, int mb) const {
     return end_[index(i, type) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb)];
   }
-  [[nodiscard]] bool placed(int i, int type, int mb) const { return mb < m_ && end(i, type, mb) >= 0; }
+  [[nodiscard]] bool placed(int i, int type, int mb) const {
+    return mb < m_ && end(i, type, mb) >= 0;
+  }
   std::int64_t &cur(int i) { return cur_[static_cast<std::size_t>(i)]; }
 
   /// The device holding the cross-device input of `type` on device i (-1 when none):
   /// Fa and Bb flow to i+1, Fb and Ba to i-1 (spec 9).
   [[nodiscard]] int source_device(int i, int type) const {
-    if (type == kFa || type == kBb) return i > 0 ? i - 1 : -1;
-    if (type == kFb || type == kBa) return i + 1 < p_ ? i + 1 : -1;
+    if (type == kFa || type == kBb)
+      return i > 0 ? i - 1 : -1;
+    if (type == kFb || type == kBa)
+      return i + 1 < p_ ? i + 1 : -1;
     return -1;
   }
   /// Arrival time of the cross-device input of the next `type` node on device i.
@@ -119,15 +125,19 @@ private:
   /// Fa -> Fb on device p-1, Fb -> Bb on device 0, Bb -> Ba on device p-1 are same-device).
   [[nodiscard]] bool ready(int i, int type) const {
     const int mb = count(i, type);
-    if (mb >= m_) return false;
+    if (mb >= m_)
+      return false;
     const int from = source_device(i, type);
-    if (from >= 0) return placed(from, type, mb);
-    if (type == kFb || type == kBb || type == kBa) return count(i, type - 1) > mb;
+    if (from >= 0)
+      return placed(from, type, mb);
+    if (type == kFb || type == kBb || type == kBa)
+      return count(i, type - 1) > mb;
     return true;
   }
 
   [[nodiscard]] std::int64_t max_stage_bubble(int i) const {
-    if (approved_.empty()) return max_bubble_;
+    if (approved_.empty())
+      return max_bubble_;
     return std::max(max_bubble_, max_approved_ - approved_[static_cast<std::size_t>(i)]);
   }
 
@@ -136,10 +146,12 @@ private:
     const int mb = count_[cell];
     PPSIM_ASSERT(mb < m_);
     // The reference asserts the cap on every put; here that is the user error.
-    if (over_cap(i, mem_[cell])) throw cannot_fit_memory(i);
+    if (over_cap(i, mem_[cell]))
+      throw cannot_fit_memory(i);
     const std::int64_t no_bubble = cur(i) + cost_[cell];
     std::int64_t t = no_bubble;
-    if (source_device(i, type) >= 0) t = std::max(t, arrival(i, type) + cost_[cell]);
+    if (source_device(i, type) >= 0)
+      t = std::max(t, arrival(i, type) + cost_[cell]);
     if (count(i, kFa) > 0) {
       bub_[static_cast<std::size_t>(i)] += t - no_bubble;
       max_bubble_ = std::max(max_bubble_, bub_[static_cast<std::size_t>(i)]);
@@ -150,11 +162,15 @@ private:
     ++count_[cell];
     order_[static_cast<std::size_t>(i)].push_back({type, mb});
     order_end_[static_cast<std::size_t>(i)].push_back(t);
-    if (type == kBb) pending_[static_cast<std::size_t>(i)].push_back(kWb);
-    if (type == kBa) pending_[static_cast<std::size_t>(i)].push_back(kWa);
+    if (type == kBb)
+      pending_[static_cast<std::size_t>(i)].push_back(kWb);
+    if (type == kBa)
+      pending_[static_cast<std::size_t>(i)].push_back(kWa);
   }
 
-  [[nodiscard]] bool has_pending(int i) const { return !pending_[static_cast<std::size_t>(i)].empty(); }
+  [[nodiscard]] bool has_pending(int i) const {
+    return !pending_[static_cast<std::size_t>(i)].empty();
+  }
 
   void put_w(int i) {
     auto &queue = pending_[static_cast<std::size_t>(i)];
@@ -177,16 +193,19 @@ private:
   /// Flushes W's until `delta` fits under the device cap.
   void make_room(int i, double delta) {
     while (over_cap(i, delta)) {
-      if (!has_pending(i)) throw cannot_fit_memory(i);
+      if (!has_pending(i))
+        throw cannot_fit_memory(i);
       put_w(i);
     }
   }
 
   /// W-filling before a node of `type` whose input crosses devices (spec 9 phase 2 step 3).
   void fill_w(int i, int type, bool fill_when_over) {
-    if (source_device(i, type) < 0) return;
+    if (source_device(i, type) < 0)
+      return;
     const std::int64_t arr = arrival(i, type);
-    while (has_pending(i) && arr >= cur(i) + cost_[index(i, pending_[static_cast<std::size_t>(i)].front())]) {
+    while (has_pending(i) &&
+           arr >= cur(i) + cost_[index(i, pending_[static_cast<std::size_t>(i)].front())]) {
       put_w(i);
     }
     if (has_pending(i) && arr - cur(i) > max_stage_bubble(i) - bub_[static_cast<std::size_t>(i)] &&
@@ -196,7 +215,8 @@ private:
   }
 
   void warm_up() {
-    for (int i = 0; i < p_; ++i) put(kFa, i);
+    for (int i = 0; i < p_; ++i)
+      put(kFa, i);
     for (int i = p_ - 1; i >= 0; --i) {
       if (i < p_ - 1) {
         const std::int64_t arr = arrival(i, kFb);
@@ -205,7 +225,8 @@ private:
         while (mem_now_[static_cast<std::size_t>(i)] + mem_[index(i, kFa)] * (2 + 2 * i) <=
                    (*cap_)[static_cast<std::size_t>(i)] &&
                cur(i) + cost_[index(i, kFa)] <= arr && count(0, kFa) < m_) {
-          for (int j = 0; j <= i; ++j) put(kFa, j);
+          for (int j = 0; j <= i; ++j)
+            put(kFa, j);
         }
       }
       put(kFb, i);
@@ -219,13 +240,15 @@ private:
              (count(i, kFb) <= count(i - 1, kFb) && count(i - 1, kFb) < m_)) {
         bool any = false;
         for (int j = p_ - 1; j >= i; --j) {
-          if (!ready(j, type)) continue;
+          if (!ready(j, type))
+            continue;
           put(type, j);
           any = true;
         }
         type = type == kFa ? kFb : kFa;
         idle_sweeps = any ? 0 : idle_sweeps + 1;
-        if (idle_sweeps == 2) break;
+        if (idle_sweeps == 2)
+          break;
       }
     }
   }
@@ -237,7 +260,8 @@ private:
     bool progress = true;
     while (progress && !all_backwards_placed()) {
       progress = false;
-      for (int i = 0; i < p_; ++i) make_room(i, std::max(mem_[index(i, kBb)], mem_[index(i, kBa)]));
+      for (int i = 0; i < p_; ++i)
+        make_room(i, std::max(mem_[index(i, kBb)], mem_[index(i, kBa)]));
       choose_ba.clear();
       choose_bb.clear();
       for (int i = 0; i < p_; ++i) {
@@ -250,19 +274,22 @@ private:
         }
       }
       for (auto it = choose_ba.rbegin(); it != choose_ba.rend(); ++it) {
-        if (!ready(*it, kBa)) continue;
+        if (!ready(*it, kBa))
+          continue;
         fill_w(*it, kBa, true);
         put(kBa, *it);
         progress = true;
       }
       for (const int i : choose_bb) {
-        if (!ready(i, kBb)) continue;
+        if (!ready(i, kBb))
+          continue;
         fill_w(i, kBb, fill_b_);
         put(kBb, i);
         progress = true;
       }
       for (int i = 0; i < p_; ++i) {
-        if (count(i, kFb) >= m_) continue;
+        if (count(i, kFb) >= m_)
+          continue;
         int type = -1;
         if (count(i, kFb) >= count(i, kFa)) {
           type = kFa;
@@ -271,7 +298,8 @@ private:
         } else if (count(i, kFa) < m_ && (i == 0 || placed(i - 1, kFa, count(i, kFa)))) {
           type = kFa;
         }
-        if (type < 0 || !ready(i, type)) continue;
+        if (type < 0 || !ready(i, type))
+          continue;
         make_room(i, mem_[index(i, type)]);
         fill_w(i, type, fill_f_);
         put(type, i);
@@ -283,7 +311,8 @@ private:
 
   [[nodiscard]] bool all_backwards_placed() const {
     for (int i = 0; i < p_; ++i) {
-      if (count(i, kBa) < m_ || count(i, kBb) < m_) return false;
+      if (count(i, kBa) < m_ || count(i, kBb) < m_)
+        return false;
     }
     return true;
   }
@@ -292,7 +321,8 @@ private:
     warm_up();
     steady();
     for (int i = 0; i < p_; ++i) {
-      while (has_pending(i)) put_w(i);
+      while (has_pending(i))
+        put_w(i);
     }
   }
 
@@ -300,17 +330,17 @@ private:
   int m_;
   bool fill_b_;
   bool fill_f_;
-  const std::vector<double> *cap_;  ///< per device, same unit as mem_f
+  const std::vector<double> *cap_; ///< per device, same unit as mem_f
   std::vector<std::int64_t> cost_;
   std::vector<double> mem_;
   std::vector<int> stage_;
   std::vector<std::int64_t> comm_;
   std::vector<int> count_;
-  std::vector<std::int64_t> end_;  ///< -1 = not placed
+  std::vector<std::int64_t> end_; ///< -1 = not placed
   std::vector<std::int64_t> cur_;
   std::vector<double> mem_now_;
   std::vector<std::int64_t> bub_;
-  std::int64_t max_bubble_ = 0;  ///< bubbles only grow, so the running max is max_j bub[j]
+  std::int64_t max_bubble_ = 0; ///< bubbles only grow, so the running max is max_j bub[j]
   std::vector<std::int64_t> approved_;
   std::int64_t max_approved_ = 0;
   std::vector<std::deque<int>> pending_;
@@ -322,14 +352,16 @@ private:
 
 TimedSchedule zb_v_greedy_timed(const Scenario &scenario, double cap_share) {
   if (scenario.chunks != 2 || scenario.pipes != 1) {
-    throw Error(fmt::format(
-        "schedule 'zb-v-greedy' needs exactly 2 stages per device (v = 2), got v = {}", scenario.chunks));
+    throw Error(
+        fmt::format("schedule 'zb-v-greedy' needs exactly 2 stages per device (v = 2), got v = {}",
+                    scenario.chunks));
   }
   const int p = scenario.devices;
   std::vector<double> cap;
   for (int i = 0; i < p; ++i) {
-    const double share = scenario.activations.stages[static_cast<std::size_t>(i)].stored +
-                         scenario.activations.stages[static_cast<std::size_t>(2 * p - 1 - i)].stored;
+    const double share =
+        scenario.activations.stages[static_cast<std::size_t>(i)].stored +
+        scenario.activations.stages[static_cast<std::size_t>(2 * p - 1 - i)].stored;
     cap.push_back(cap_share * share);
   }
   std::optional<VGreedyRun> best;
@@ -340,10 +372,12 @@ TimedSchedule zb_v_greedy_timed(const Scenario &scenario, double cap_share) {
       VGreedyRun current(scenario, cap, fill_b, fill_f, nullptr);
       while (true) {
         VGreedyRun next(scenario, cap, fill_b, fill_f, &current.bubbles());
-        if (!(next.max_bubble() < current.max_bubble())) break;
+        if (!(next.max_bubble() < current.max_bubble()))
+          break;
         current = std::move(next);
       }
-      if (!best || current.max_bubble() < best->max_bubble()) best.emplace(std::move(current));
+      if (!best || current.max_bubble() < best->max_bubble())
+        best.emplace(std::move(current));
     }
   }
   return best->result(scenario);

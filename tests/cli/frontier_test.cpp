@@ -24,16 +24,16 @@ Output frontier(const ppsim::cli::Args &args) {
 } // namespace
 
 TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
-  const Output text = frontier({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--threads", "2"});
+  const Output text =
+      frontier({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--threads", "2"});
   CHECK(text.code == 0);
-  CHECK(text.out ==
-        "v-auto frontier, p = 4, m = 8, limit 8 chunk activations\n"
-        " peak chunks  peak K  bubble slots  best max span\n"
-        "           4       2            11             59\n"
-        "           5     2.5             8             56\n"
-        "           6       3             5             53\n"
-        "           7     3.5             3             51\n"
-        "           8       4             0             48\n");
+  CHECK(text.out == "v-auto frontier, p = 4, m = 8, limit 8 chunk activations\n"
+                    " peak chunks  peak K  bubble slots  best max span\n"
+                    "           4       2            11             59\n"
+                    "           5     2.5             8             56\n"
+                    "           6       3             5             53\n"
+                    "           7     3.5             3             51\n"
+                    "           8       4             0             48\n");
   const Output json = frontier({"-p", "4", "-m", "8", "--K", "3", "--format", "json"});
   CHECK(json.code == 0);
   CHECK(json.out ==
@@ -49,5 +49,6 @@ TEST_CASE("ppsim frontier errors") {
   CHECK(format.err == "ppsim: error: field '--format': expected text or json, got \"yaml\"\n");
   const Output single = frontier({"-p", "1", "-m", "4"});
   CHECK(single.code == 1);
-  CHECK(single.err == "ppsim: error: schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)\n");
+  CHECK(single.err == "ppsim: error: schedule 'v-auto' needs at least 2 devices (its building "
+                      "blocks span p >= 2)\n");
 }

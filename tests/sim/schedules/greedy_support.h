@@ -10,7 +10,8 @@
 namespace ppsim::testing {
 
 /// End time of every entry of `schedule` under `scenario`, per device in list order.
-inline std::vector<std::vector<Ticks>> engine_ends(const Scenario &scenario, const Schedule &schedule) {
+inline std::vector<std::vector<Ticks>> engine_ends(const Scenario &scenario,
+                                                   const Schedule &schedule) {
   const Engine engine{scenario, schedule};
   const Result result = engine.run();
   std::vector<std::vector<Ticks>> ends(schedule.device_ops.size());

@@ -14,11 +14,14 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-Scenario v_scenario(const ScenarioInput &input) { return build_scenario(input, find_schedule("v-auto")); }
+Scenario v_scenario(const ScenarioInput &input) {
+  return build_scenario(input, find_schedule("v-auto"));
+}
 
 std::map<int, int> frontier_of(const schedules::VAutoResult &result) {
   std::map<int, int> frontier;
-  for (const schedules::FrontierPoint &point : result.frontier) frontier[point.peak_chunks] = point.bubble_slots;
+  for (const schedules::FrontierPoint &point : result.frontier)
+    frontier[point.peak_chunks] = point.bubble_slots;
   return frontier;
 }
 
@@ -45,7 +48,8 @@ TEST_CASE("v-auto frontier follows the source's expected bubble for p = 3, 5, 6"
     for (const schedules::FrontierPoint &point : result.frontier) {
       const int M = point.peak_chunks;
       CAPTURE(M);
-      CHECK(point.bubble_slots == 3 * p - 1 - 3 * M + std::max(3 * p, p - 1 + 2 * (1 + (M + 1) / 2)));
+      CHECK(point.bubble_slots ==
+            3 * p - 1 - 3 * M + std::max(3 * p, p - 1 + 2 * (1 + (M + 1) / 2)));
     }
   }
 }
@@ -79,12 +83,14 @@ TEST_CASE("v-auto is deterministic whatever the thread count") {
 }
 
 TEST_CASE("v-auto rejects p = 1, v != 2 and limits no block fits") {
-  CHECK_THROWS_WITH_AS(run_schedule("v-auto", uniform_input(1, 4, {1, 1}, {1, 1}, {1, 1})),
-                       "schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)", Error);
+  CHECK_THROWS_WITH_AS(
+      run_schedule("v-auto", uniform_input(1, 4, {1, 1}, {1, 1}, {1, 1})),
+      "schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)", Error);
   ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.chunks = 4;
   CHECK_THROWS_WITH_AS(run_schedule("v-auto", input),
-                       "schedule 'v-auto' needs exactly 2 stages per device (v = 2), got v = 4", Error);
+                       "schedule 'v-auto' needs exactly 2 stages per device (v = 2), got v = 4",
+                       Error);
   input.chunks = 2;
   input.cap_activations = 1;
   CHECK_THROWS_WITH_AS(run_schedule("v-auto", input),

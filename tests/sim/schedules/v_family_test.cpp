@@ -18,7 +18,8 @@ namespace {
 /// Peak in chunk activations (count unit x v = 2, w_stash = 1: W frees the chunk).
 double max_peak_chunks(const testing::Run &run) {
   double peak = 0;
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) peak = std::max(peak, device.peak_activations);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    peak = std::max(peak, device.peak_activations);
   return 2 * peak;
 }
 
@@ -28,14 +29,16 @@ TEST_CASE("V-Min oracle p=4 m=8 unit costs: max span 59, peak 4 chunks on every 
   // oracles.md 4: span bubble 11 = 59 - 2m(F+B+W); peak (p+4) div 3 = 2 microbatch units.
   const auto run = run_schedule("v-min", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(run.units(run.simulation.metrics.max_span) == 59);
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) CHECK(device.peak_activations == 2);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    CHECK(device.peak_activations == 2);
 }
 
 TEST_CASE("V-Half oracle p=4 m=8 unit costs: max span 53, peak 6 chunks on every device") {
   // oracles.md 4: span bubble 5; peak (p+2) div 2 = 3 microbatch units.
   const auto run = run_schedule("v-half", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(run.units(run.simulation.metrics.max_span) == 53);
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) CHECK(device.peak_activations == 3);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    CHECK(device.peak_activations == 3);
 }
 
 TEST_CASE("V-Min / V-Half peaks follow (p+4) div 3 and (p+2) div 2 microbatch units for large m") {
@@ -43,8 +46,10 @@ TEST_CASE("V-Min / V-Half peaks follow (p+4) div 3 and (p+2) div 2 microbatch un
   for (const int p : {2, 3, 4, 5, 6, 8}) {
     const int m = 3 * p;
     CAPTURE(p);
-    CHECK(max_peak_chunks(run_schedule("v-min", uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}))) <= 2 * ((p + 4) / 3));
-    CHECK(max_peak_chunks(run_schedule("v-half", uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}))) <= 2 * ((p + 2) / 2));
+    CHECK(max_peak_chunks(run_schedule("v-min", uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}))) <=
+          2 * ((p + 4) / 3));
+    CHECK(max_peak_chunks(run_schedule("v-half", uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}))) <=
+          2 * ((p + 2) / 2));
   }
 }
 
@@ -77,5 +82,6 @@ TEST_CASE("v-min and v-half need v = 2") {
   ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.chunks = 4;
   CHECK_THROWS_WITH_AS(run_schedule("v-half", input),
-                       "schedule 'v-half' needs exactly 2 stages per device (v = 2), got v = 4", Error);
+                       "schedule 'v-half' needs exactly 2 stages per device (v = 2), got v = 4",
+                       Error);
 }

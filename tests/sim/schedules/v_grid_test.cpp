@@ -14,7 +14,8 @@ Grid grid_of(const std::vector<std::string> &rows) {
   for (int i = 0; i < grid.rows; ++i) {
     for (int j = 0; j < grid.width; ++j) {
       const char c = rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
-      if (c != ' ') grid.at(i, j) = static_cast<std::int8_t>(letters.find(c));
+      if (c != ' ')
+        grid.at(i, j) = static_cast<std::int8_t>(letters.find(c));
     }
   }
   return grid;
@@ -24,7 +25,8 @@ std::vector<std::string> rows_of(const Grid &grid) {
   std::vector<std::string> rows;
   for (int i = 0; i < grid.rows; ++i) {
     std::string row;
-    for (int j = 0; j < grid.width; ++j) row += grid.at(i, j) == kEmpty ? ' ' : "FfBbWw"[grid.at(i, j)];
+    for (int j = 0; j < grid.width; ++j)
+      row += grid.at(i, j) == kEmpty ? ' ' : "FfBbWw"[grid.at(i, j)];
     rows.push_back(row);
   }
   return rows;

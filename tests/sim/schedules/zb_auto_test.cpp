@@ -1,8 +1,8 @@
 // ZB automatic heuristic (spec schedules.md 7; sail-sg zb.py manual_order / initial_solution).
+#include "../test_support.h"
 #include "greedy_support.h"
 #include "sim/error.h"
 #include "sim/schedules/greedy.h"
-#include "../test_support.h"
 
 #include <doctest/doctest.h>
 
@@ -14,7 +14,9 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-Scenario zb_scenario(const ScenarioInput &input) { return build_scenario(input, find_schedule("zb-auto")); }
+Scenario zb_scenario(const ScenarioInput &input) {
+  return build_scenario(input, find_schedule("zb-auto"));
+}
 
 } // namespace
 
@@ -22,7 +24,8 @@ TEST_CASE("zb-2p reaches the zero span bubble m(F+B+W) at p=4 m=8 unit costs") {
   // bounds.md 5: max span >= m(F+B+W) = 24 per device, and ZB-2P reaches it.
   const auto run = run_schedule("zb-2p", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(run.units(run.simulation.metrics.max_span) == 24);
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) CHECK(device.peak_activations <= 8);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    CHECK(device.peak_activations <= 8);
 }
 
 TEST_CASE("zb-1p keeps 1F1B memory and is zb-auto with K = p") {
@@ -30,7 +33,8 @@ TEST_CASE("zb-1p keeps 1F1B memory and is zb-auto with K = p") {
   // (p-1)(F+B-W) = 3 span bubble, max span 27.
   const auto run = run_schedule("zb-1p", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(run.units(run.simulation.metrics.max_span) == 27);
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) CHECK(device.peak_activations <= 4);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    CHECK(device.peak_activations <= 4);
   ScenarioInput with_k = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   with_k.cap_activations = 4;
   const auto automatic = run_schedule("zb-auto", with_k);
@@ -48,18 +52,19 @@ TEST_CASE("zb-auto matches the reference heuristic op for op: p=3 m=6 F=2 B=3 W=
   for (const auto &ops : timed.schedule.device_ops) {
     std::string text;
     for (const Op &op : ops) {
-      text += (text.empty() ? "" : " ") + std::string(op_kind_token(op.kind())) + std::to_string(op.first.microbatch);
+      text += (text.empty() ? "" : " ") + std::string(op_kind_token(op.kind())) +
+              std::to_string(op.first.microbatch);
     }
     rows.push_back(text);
   }
-  CHECK(rows == std::vector<std::string>{
-                    "F0 F1 F2 B0 W0 F3 B1 W1 F4 B2 W2 F5 B3 W3 B4 W4 B5 W5",
-                    "F0 F1 B0 F2 B1 W0 W1 F3 B2 W2 F4 B3 W3 F5 B4 W4 B5 W5",
-                    "F0 B0 F1 B1 W0 W1 F2 B2 W2 F3 B3 W3 F4 B4 W4 F5 B5 W5"});
+  CHECK(rows == std::vector<std::string>{"F0 F1 F2 B0 W0 F3 B1 W1 F4 B2 W2 F5 B3 W3 B4 W4 B5 W5",
+                                         "F0 F1 B0 F2 B1 W0 W1 F3 B2 W2 F4 B3 W3 F5 B4 W4 B5 W5",
+                                         "F0 B0 F1 B1 W0 W1 F2 B2 W2 F3 B3 W3 F4 B4 W4 F5 B5 W5"});
   // The reference's score, max_s end(W(s, m-1)) - end(F(s, 0)) + f[s], is 53.
   Ticks span{0};
   for (std::size_t s = 0; s < 3; ++s) {
-    span = std::max(span, timed.end[s].back() - timed.end[s].front() + scenario.stage_costs[s].forward);
+    span = std::max(span,
+                    timed.end[s].back() - timed.end[s].front() + scenario.stage_costs[s].forward);
   }
   CHECK(span == scenario.time_scale.to_ticks({53, 1}));
 }
@@ -79,7 +84,7 @@ TEST_CASE("zb-auto internal end times equal the engine's ASAP times and respect 
           input.backward_input.push_back({cost(random), 1});
           input.backward_weight.push_back({cost(random), 1});
         }
-        input.w_stash = 0.5;  // the authors' unit tests: mem = (2, -1, -1)
+        input.w_stash = 0.5; // the authors' unit tests: mem = (2, -1, -1)
         const Scenario scenario = zb_scenario(input);
         CAPTURE(p);
         CAPTURE(m);
@@ -114,5 +119,6 @@ TEST_CASE("zb-auto cannot fit memory: user error naming the stage") {
   // w_stash 0 leaves no W to flush when the second F needs room after B released everything.
   input.cap_activations = 1;
   const auto run = run_schedule("zb-auto", input);
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) CHECK(device.peak_activations == 1);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    CHECK(device.peak_activations == 1);
 }

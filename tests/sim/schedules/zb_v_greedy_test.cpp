@@ -28,7 +28,7 @@ TEST_CASE("O-11 ZB-V greedy p=4 m=8 unit costs: max span 48 = 2m(F+B+W) under ca
   const auto run = run_schedule("zb-v-greedy", input);
   CHECK(run.units(run.simulation.metrics.max_span) == 48);
   for (const DeviceMetrics &device : run.simulation.metrics.devices) {
-    CHECK(device.peak_activations <= 4.0);  // K = p = 4 device shares = 8 chunks
+    CHECK(device.peak_activations <= 4.0); // K = p = 4 device shares = 8 chunks
   }
 }
 
@@ -57,7 +57,8 @@ TEST_CASE("zb-v-greedy internal end times equal the engine's ASAP times and resp
   }
 }
 
-TEST_CASE("zb-v-greedy with F = B = W never beats the 2m(F+B+W) span bound and reaches it at K = p") {
+TEST_CASE(
+    "zb-v-greedy with F = B = W never beats the 2m(F+B+W) span bound and reaches it at K = p") {
   for (const int p : {2, 3, 4, 6}) {
     for (const int m : {2 * p, 3 * p}) {
       const auto run = run_schedule("zb-v-greedy", uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}));
@@ -73,11 +74,11 @@ TEST_CASE("zb-v-greedy with F = B = W never beats the 2m(F+B+W) span bound and r
 TEST_CASE("zb-v-greedy rejects v != 2 and caps below one forward") {
   ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.chunks = 4;
-  CHECK_THROWS_WITH_AS(run_schedule("zb-v-greedy", input),
-                       "schedule 'zb-v-greedy' needs exactly 2 stages per device (v = 2), got v = 4",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      run_schedule("zb-v-greedy", input),
+      "schedule 'zb-v-greedy' needs exactly 2 stages per device (v = 2), got v = 4", Error);
   input.chunks = 2;
-  input.cap_activations = 0.25;  // half a chunk: not even the first forward fits
+  input.cap_activations = 0.25; // half a chunk: not even the first forward fits
   CHECK_THROWS_WITH_AS(run_schedule("zb-v-greedy", input),
                        "schedule 'zb-v-greedy' cannot fit memory on device 0: the cap leaves no "
                        "room for the next op",
