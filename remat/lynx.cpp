@@ -4,7 +4,6 @@
 #include "sim/error.h"
 
 #include <algorithm>
-#include <cmath>
 #include <fmt/format.h>
 #include <limits>
 #include <numeric>

@@ -1,0 +1,148 @@
+// `ppsim lynx`: on-demand recomputation vs reconstructed Lynx HEU vs the MILP optimum, per stage
+// and overall (spec remat.md 7), for a cost file split into stages.
+#include "cli/commands.h"
+#include "cli/lynx_options.h"
+#include "cli/scenario_options.h"
+
+#include "sim/error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+
+void add_lynx_options(po::options_description &options, po::positional_options_description &positional) {
+  options.add_options()("costs", po::value<std::string>()->required(), "per-layer cost file (CSV or JSON)")(
+      "stages", po::value<int>()->required(), "pipeline stages p")(
+      "schedule", po::value<std::string>()->default_value("1f1b"),
+      "in-flight counts: 1f1b, 1f1b-split, zb-h1, zb-h2 or v-half")(
+      "memory-gb", po::value<double>(), "per-device memory limit in GB (1e9 bytes); none by default")(
+      "tp", po::value<int>()->default_value(1), "tensor-parallel degree (TP windows when > 1)")(
+      "tp-bandwidth", po::value<double>()->default_value(100), "TP all-reduce bus bandwidth, GB/s")(
+      "p2p-bandwidth", po::value<double>()->default_value(25), "pipeline link bandwidth, GB/s")(
+      "bubble-ms", po::value<double>()->default_value(0), "idle wait before each backward, ms");
+  positional.add("costs", 1);
+}
+
+PartitionOptions lynx_options_from(const po::variables_map &values) {
+  PartitionOptions options;
+  options.stages = values["stages"].as<int>();
+  if (options.stages < 1) {
+    throw Error("", 0, "--stages", fmt::format("expected a positive count, got {}", options.stages));
+  }
+  options.schedule = values["schedule"].as<std::string>();
+  in_flight_count(options.schedule, options.stages, 0); // rejects unknown schedules up front
+  if (values.count("memory-gb")) options.memory_limit_bytes = values["memory-gb"].as<double>() * 1e9;
+  options.windows.tp = values["tp"].as<int>();
+  options.windows.tp_bandwidth_gb_per_s = values["tp-bandwidth"].as<double>();
+  options.windows.p2p_bandwidth_gb_per_s = values["p2p-bandwidth"].as<double>();
+  options.windows.bubble_ms = values["bubble-ms"].as<double>();
+  for (const char *name : {"tp-bandwidth", "p2p-bandwidth"}) {
+    if (!(values[name].as<double>() > 0)) {
+      throw Error("", 0, fmt::format("--{}", name),
+                  fmt::format("expected a positive bandwidth, got {}", values[name].as<double>()));
+    }
+  }
+  if (options.windows.tp < 1) {
+    throw Error("", 0, "--tp", fmt::format("expected a positive degree, got {}", options.windows.tp));
+  }
+  return options;
+}
+
+namespace {
+
+std::vector<int> parse_layer_list(const std::string &text) {
+  std::vector<int> counts;
+  std::istringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    try {
+      std::size_t used = 0;
+      counts.push_back(std::stoi(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::logic_error &) {
+      throw Error("", 0, "--layers-per-stage", fmt::format("expected comma-separated counts, got \"{}\"", text));
+    }
+  }
+  return counts;
+}
+
+std::string cell(const std::optional<double> &value) {
+  return value ? fmt::format("{:.6g}", *value) : std::string("-");
+}
+
+} // namespace
+
+int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+  po::options_description options("ppsim lynx COSTS --stages P [options]");
+  options.add_options()("help,h", "show this help")(
+      "layers-per-stage", po::value<std::string>(), "e.g. 3,3,2 (default: balanced by time)")(
+      "milp-seconds", po::value<double>()->default_value(10), "time limit of each stage's MILP");
+  po::positional_options_description positional;
+  add_lynx_options(options, positional);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n"
+        << "Per stage: exposed recomputation (ms) of the drop set HEU picks for the memory limit,\n"
+        << "recomputed on demand, placed by HEU in communication windows, and placed by the MILP\n"
+        << "(which also picks the drop set). The overall row is the slowest stage's time.\n";
+    return kOk;
+  }
+  PartitionOptions lynx_options = lynx_options_from(values);
+  const CostFile costs = read_cost_file(values["costs"].as<std::string>());
+  std::vector<int> layers;
+  if (values.count("layers-per-stage")) {
+    layers = parse_layer_list(values["layers-per-stage"].as<std::string>());
+    aggregate_stages(costs, layers); // validates the counts
+    if (static_cast<int>(layers.size()) != lynx_options.stages) {
+      throw Error("", 0, "--layers-per-stage",
+                  fmt::format("expected {} counts, got {}", lynx_options.stages, layers.size()));
+    }
+  } else {
+    PartitionOptions by_time = lynx_options;
+    by_time.memory_limit_bytes = std::numeric_limits<double>::infinity();
+    layers = partition_costs(costs, by_time).layers_per_stage;
+  }
+  const solver::Options milp_options{.time_limit_seconds = values["milp-seconds"].as<double>()};
+
+  out << fmt::format("reconstructed Lynx (spec remat.md 7): schedule {}, layers [{}], tp {}\n",
+                     lynx_options.schedule, fmt::join(layers, ", "), lynx_options.windows.tp);
+  out << fmt::format("{:>7}  {:>6}  {:>9}  {:>7}  {:>10}  {:>12}  {:>10}  {:>10}\n", "stage", "layers",
+                     "in-flight", "dropped", "compute_ms", "on-demand_ms", "heu_ms", "milp_ms");
+  std::optional<double> slowest_demand = 0, slowest_heu = 0, slowest_milp = 0;
+  const auto slowest = [](std::optional<double> &total, double compute, std::optional<double> exposed) {
+    total = total && exposed ? std::optional<double>(std::max(*total, compute + *exposed)) : std::nullopt;
+  };
+  double slowest_compute = 0;
+  for (int k = 0, first = 0; k < lynx_options.stages; first += layers[k], ++k) {
+    const StageModel model = stage_model(costs, lynx_options, k, first, layers[k]);
+    const std::optional<OverlapPlan> heuristic = lynx_heuristic(model.problem);
+    const std::optional<OverlapPlan> milp = lynx_milp(model.problem, milp_options);
+    std::optional<double> demand_ms, heu_ms, milp_ms;
+    std::string dropped = "-";
+    if (heuristic) {
+      demand_ms = evaluate(model.problem, on_demand(*heuristic)).exposed_ms;
+      heu_ms = evaluate(model.problem, *heuristic).exposed_ms;
+      dropped = fmt::format("{}", std::count_if(heuristic->placement.begin(), heuristic->placement.end(),
+                                                [](Placement p) { return p != Placement::keep; }));
+    }
+    if (milp) milp_ms = evaluate(model.problem, *milp).exposed_ms;
+    out << fmt::format("{:>7}  {:>6}  {:>9}  {:>7}  {:>10.6g}  {:>12}  {:>10}  {:>10}\n", k, layers[k],
+                       model.problem.in_flight, dropped, model.compute_ms, cell(demand_ms),
+                       cell(heu_ms), cell(milp_ms));
+    slowest_compute = std::max(slowest_compute, model.compute_ms);
+    slowest(slowest_demand, model.compute_ms, demand_ms);
+    slowest(slowest_heu, model.compute_ms, heu_ms);
+    slowest(slowest_milp, model.compute_ms, milp_ms);
+  }
+  out << fmt::format("{:>7}  {:>6}  {:>9}  {:>7}  {:>10.6g}  {:>12}  {:>10}  {:>10}\n", "overall",
+                     costs.rows.size(), "", "", slowest_compute, cell(slowest_demand), cell(slowest_heu),
+                     cell(slowest_milp));
+  return kOk;
+}
+
+} // namespace ppsim::cli

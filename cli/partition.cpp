@@ -1,0 +1,62 @@
+// `ppsim partition`: split a per-layer cost file into stages (spec remat.md 8), balanced by
+// time under the per-device memory limit, or recomputation-aware.
+#include "cli/commands.h"
+#include "cli/lynx_options.h"
+#include "cli/scenario_options.h"
+
+#include "sim/error.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <ostream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+
+int run_partition(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+  po::options_description options("ppsim partition COSTS --stages P [options]");
+  options.add_options()("help,h", "show this help")(
+      "mode", po::value<std::string>()->default_value("balanced"), "balanced or remat-aware")(
+      "format", po::value<std::string>()->default_value("text"), "text or json");
+  po::positional_options_description positional;
+  add_lynx_options(options, positional);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n"
+        << "Splits the layers of COSTS into consecutive stages minimising the slowest stage\n"
+        << "(F + B + W, plus exposed recomputation under reconstructed Lynx HEU when\n"
+        << "remat-aware), with each stage's memory under --memory-gb at its in-flight count.\n";
+    return kOk;
+  }
+  const std::string format = checked_choice(values, "format", {"text", "json"});
+  PartitionOptions partition_options = lynx_options_from(values);
+  partition_options.mode = checked_choice(values, "mode", {"balanced", "remat-aware"}) == "balanced"
+                               ? PartitionMode::balanced
+                               : PartitionMode::remat_aware;
+  const CostFile costs = read_cost_file(values["costs"].as<std::string>());
+  const Partition partition = partition_costs(costs, partition_options);
+
+  if (format == "json") {
+    out << fmt::format("{{\"mode\": \"{}\", \"schedule\": \"{}\", \"layers_per_stage\": [{}], "
+                       "\"stage_ms\": [{}], \"bottleneck_ms\": {}}}\n",
+                       values["mode"].as<std::string>(), partition_options.schedule,
+                       fmt::join(partition.layers_per_stage, ", "), fmt::join(partition.stage_ms, ", "),
+                       partition.bottleneck_ms);
+    return kOk;
+  }
+  out << fmt::format("partition of {} layers into {} stages: schedule {}, {}\n", costs.rows.size(),
+                     partition_options.stages, partition_options.schedule,
+                     values["mode"].as<std::string>());
+  out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10}\n", "stage", "first", "layers", "in-flight",
+                     "time_ms");
+  for (int k = 0, first = 0; k < partition_options.stages; first += partition.layers_per_stage[k], ++k) {
+    out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10.6g}\n", k, first, partition.layers_per_stage[k],
+                       in_flight_count(partition_options.schedule, partition_options.stages, k),
+                       partition.stage_ms[k]);
+  }
+  out << fmt::format("bottleneck {:.6g} ms\n", partition.bottleneck_ms);
+  out << fmt::format("partition = [{}]\n", fmt::join(partition.layers_per_stage, ", "));
+  return kOk;
+}
+
+} // namespace ppsim::cli
