@@ -8,11 +8,14 @@ namespace {
 // Relative slack when comparing sums of doubles with the cap (fractions such as 1/3 per chunk).
 constexpr double kCapTolerance = 1e-9;
 
+// Increments and transients of spec remat.md 3(c) (ELF's accounting without counting the kept
+// checkpoint twice), with ck = stage.checkpoint; the count model has ck = 0 and no transients.
 MemoryEffect sub_op_effect(const OpRef &op, const OpLocator &locator, const StageMemory &stage) {
   const auto has = [&](OpKind kind) { return locator.contains(kind, op.stage, op.microbatch); };
+  const double rebuilt_by_rbw = stage.kept_after_b - stage.checkpoint;
   // What B drops because RW or RBW will rebuild it before W (spec remat.md 1).
   const auto dropped_after_b = [&]() {
-    if (has(OpKind::recompute_full_backward)) return stage.kept_after_b;
+    if (has(OpKind::recompute_full_backward)) return rebuilt_by_rbw;
     if (has(OpKind::recompute_weight_inputs)) return stage.weight_input_share;
     return 0.0;
   };
@@ -29,12 +32,15 @@ MemoryEffect sub_op_effect(const OpRef &op, const OpLocator &locator, const Stag
   case OpKind::backward_weight:
     return {0, stage.kept_after_b - stage.kept_after_w, stage.peak_backward_weight};
   case OpKind::backward_full:
+    // W's transient comes after B has already released M_f - M_b.
     return {0, stage.stored - stage.kept_after_w,
-            std::max(stage.peak_backward_input, stage.peak_backward_weight)};
+            std::max(stage.peak_backward_input,
+                     stage.kept_after_b - stage.stored + stage.peak_backward_weight)};
   case OpKind::recompute_weight_inputs:
-    return {stage.weight_input_share, 0, stage.peak_forward};
+    return {stage.weight_input_share, 0, stage.peak_checkpointed_forward};
   case OpKind::recompute_full_backward:
-    return {stage.kept_after_b, 0, std::max(stage.peak_forward, stage.peak_backward_input)};
+    return {rebuilt_by_rbw, 0,
+            std::max(stage.peak_forward, stage.stored - stage.checkpoint + stage.peak_backward_input)};
   case OpKind::overlapped:
     break;
   }

@@ -87,3 +87,21 @@ TEST_CASE("w_stash splits the release between B and W") {
   CHECK(timeline[6].resident == 1.5);  // after the first B
   CHECK(timeline[8].resident == 1);    // after the second B
 }
+
+TEST_CASE("byte model RBW keeps the checkpoint after B and rebuilds the rest (spec remat.md 3c)") {
+  // M_f = M_b = 100, ck = 10, Pk_f = 5, Pk_b = 7: F -> 100, B drops M_b - ck -> 10, RBW
+  // rebuilds 90 with transient max(Pk_f, M_f - ck + Pk_b) = 97 (peak 10 + 90 + 97 = 197), W -> 0.
+  ScenarioInput input = uniform_input(1, 1, {1, 1}, {1, 1}, {1, 1});
+  input.bytes.activation = {100};
+  input.bytes.checkpoint = {10};
+  input.bytes.peak_forward = {5};
+  input.bytes.peak_backward_input = {7};
+  const Simulation simulation =
+      run_manual(input, {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::backward_input, 0, 0),
+                          Op::make(OpKind::recompute_full_backward, 0, 0), Op::make(OpKind::backward_weight, 0, 0)}});
+  REQUIRE(simulation.bytes.has_value());
+  std::vector<double> resident;
+  for (const MemoryPoint &point : simulation.bytes->devices[0].timeline) resident.push_back(point.resident);
+  CHECK(resident == std::vector<double>{0, 100, 100, 100, 10, 100, 100, 100, 0});
+  CHECK(simulation.bytes->devices[0].peak == 197);
+}
