@@ -90,21 +90,14 @@ std::string bounds_text(const Scenario &scenario, const std::string &schedule,
 
 int run_bounds(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim bounds [SCENARIO.toml] [options]");
-  options.add_options()("help,h", "show this help")(
+  options.add_options()(
       "format", po::value<std::string>()->default_value("text"), "text or json")(
       "predict-memory", po::bool_switch(),
       "simulate the schedule and compare the lifespan memory predictor with its peaks");
-  add_scenario_options(options);
-  po::positional_options_description positional;
-  add_scenario_positional(options, positional);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n";
-    return kOk;
-  }
-  const std::string format = values["format"].as<std::string>();
-  if (format != "text" && format != "json")
-    throw Error("", 0, "--format", fmt::format("expected text or json, got \"{}\"", format));
+  const auto parsed = parse_scenario_command(args, options, out);
+  if (!parsed) return kOk;
+  const po::variables_map &values = *parsed;
+  const std::string format = checked_choice(values, "format", {"text", "json"});
 
   const ScenarioInput input = scenario_from_options(values);
   const PreparedRun run = prepare_policy_run(input);

@@ -18,8 +18,17 @@ constexpr Command kCommands[] = {
      ppsim::cli::run_simulate},
     {"compare", "every schedule on one scenario side by side, under one or more memory caps",
      ppsim::cli::run_compare},
+    {"bounds", "lower bounds on the makespan under a memory cap K, and the closed form", ppsim::cli::run_bounds},
+    {"optimal", "exact optimum makespan of a tiny instance", ppsim::cli::run_optimal},
+    {"remat", "optimal recomputation plan (ILP) beside the baselines; --auto ranks schedules", ppsim::cli::run_remat},
+    {"frontier", "bubble versus memory frontier of the V-shape building-block search", ppsim::cli::run_frontier},
+    {"partition", "split a per-layer cost file into balanced stages under a memory limit", ppsim::cli::run_partition},
+    {"lynx", "on-demand versus overlapped (Lynx) recomputation, per stage and overall", ppsim::cli::run_lynx},
+    {"sweep", "run a sweep file on all cores into one CSV (sharding, resume)", ppsim::cli::run_sweep},
+    {"merge", "join the CSV shards of a sweep", ppsim::cli::run_merge},
     {"schedules", "list the schedule generators", ppsim::cli::run_schedules},
     {"export", "write a schedule as PyTorch pipelining CSV", ppsim::cli::run_export},
+    {"profile", "measure per-layer costs on a GPU (CUPTI), or write the analytic cost model", ppsim::cli::run_profile},
 };
 
 void print_usage(std::ostream &out) {

@@ -34,23 +34,16 @@ std::vector<std::string> device_orders(const Schedule &schedule) {
 int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim optimal [SCENARIO.toml] [options]");
   ExactOptions exact;
-  options.add_options()("help,h", "show this help")(
+  options.add_options()(
       "format", po::value<std::string>()->default_value("text"),
       "text or json")("time-limit", po::value<double>()->default_value(exact.time_limit_seconds),
                       "seconds for the ILP; past it the best schedule found is reported unproven")(
       "max-variables", po::value<std::int64_t>()->default_value(exact.max_start_variables),
       "size guard: refuse instances whose ILP needs more start-time variables");
-  add_scenario_options(options);
-  po::positional_options_description positional;
-  add_scenario_positional(options, positional);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n";
-    return kOk;
-  }
-  const std::string format = values["format"].as<std::string>();
-  if (format != "text" && format != "json")
-    throw Error("", 0, "--format", fmt::format("expected text or json, got \"{}\"", format));
+  const auto parsed = parse_scenario_command(args, options, out);
+  if (!parsed) return kOk;
+  const po::variables_map &values = *parsed;
+  const std::string format = checked_choice(values, "format", {"text", "json"});
   exact.time_limit_seconds = values["time-limit"].as<double>();
   if (!(exact.time_limit_seconds > 0))
     throw Error("", 0, "--time-limit", "expected a positive number of seconds");

@@ -18,7 +18,10 @@ PreparedRun prepare_policy_run(const ScenarioInput &input) {
 
 BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run) {
   if (input.schedule_file.empty()) {
-    return compute_bounds(run.scenario, bounds_options_for(find_schedule(input.schedule), input.group_size));
+    BoundsOptions options = bounds_options_for(find_schedule(input.schedule), input.group_size);
+    // A closed form describes the generator's own ops, not the schedule after recomputation.
+    if (input.remat_policy != "none") options.schedule.clear();
+    return compute_bounds(run.scenario, options);
   }
   const bool split = std::any_of(run.schedule.device_ops.begin(), run.schedule.device_ops.end(),
                                  [](const std::vector<Op> &ops) {
