@@ -150,7 +150,8 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
       stage.stored = activation[static_cast<std::size_t>(s)];
       stage.kept_after_b = byte_value("model.memory.kept_after_b", input.bytes.kept_after_b, s,
                                       input.w_stash * stage.stored);
-      stage.weight_input_share = input.m_ba_fraction * stage.kept_after_b;
+      stage.weight_input_share = byte_value("model.memory.weight_input_bytes", input.bytes.weight_inputs, s,
+                                            input.m_ba_fraction * stage.kept_after_b);
       stage.checkpoint = byte_value("model.memory.ckpt_bytes", input.bytes.checkpoint, s, 0.0);
       stage.peak_forward = byte_value("model.memory.peak_f", input.bytes.peak_forward, s, 0.0);
       stage.peak_backward_input = byte_value("model.memory.peak_b", input.bytes.peak_backward_input, s, 0.0);

@@ -25,6 +25,7 @@ struct SourceLocation {
 struct ByteSizesInput {
   std::vector<double> activation;        ///< M_f ("act_bytes")
   std::vector<double> kept_after_b;      ///< M_b; default w_stash * M_f
+  std::vector<double> weight_inputs;     ///< M_ba; default m_ba_fraction * M_b
   std::vector<double> checkpoint;        ///< M_in + M_out ("ckpt_bytes")
   std::vector<double> parameters;        ///< "param_bytes"
   std::vector<double> peak_forward, peak_backward_input, peak_backward_weight, peak_checkpoint;

@@ -1,17 +1,71 @@
 #include "sim/io/run_setup.h"
 
 #include "sim/error.h"
+#include "sim/io/cost_file.h"
 #include "sim/io/torch_csv.h"
 #include "sim/validate.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace ppsim {
 namespace {
 
+// Consecutive layers per stage: as given, or as even as possible (the first stages take one
+// more layer when the count does not divide).
+std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t layers, int stage_count) {
+  if (!input.layers_per_stage.empty()) return input.layers_per_stage;
+  if (layers < static_cast<std::size_t>(stage_count)) {
+    input.fail("model.costs_file", fmt::format("the cost file has {} layers, fewer than the {} stages",
+                                               layers, stage_count));
+  }
+  std::vector<int> counts(static_cast<std::size_t>(stage_count), static_cast<int>(layers / stage_count));
+  for (std::size_t s = 0; s < layers % static_cast<std::size_t>(stage_count); ++s) ++counts[s];
+  return counts;
+}
+
+// Fills the per-stage costs and byte sizes from the cost file (spec profiler.md 4, "Mapping into
+// the simulator"); fields the user set explicitly keep their values.
+ScenarioInput with_cost_file(const ScenarioInput &input, int stage_count) {
+  if (input.costs_file.empty()) return input;
+  const CostFile file = read_cost_file(input.costs_file);
+  const std::vector<StageCostSums> stages =
+      aggregate_stages(file, stage_layer_counts(input, file.rows.size(), stage_count));
+  if (stages.size() != static_cast<std::size_t>(stage_count)) {
+    input.fail("model.layers_per_stage", fmt::format("expected {} stages for this schedule, got {}",
+                                                     stage_count, stages.size()));
+  }
+  ScenarioInput filled = input;
+  const auto fill = [&](const char *key, auto &field, auto value_of) {
+    if (input.origins.count(key)) return;
+    field.clear();
+    for (const StageCostSums &stage : stages) field.push_back(value_of(stage));
+  };
+  fill("model.F", filled.forward, [](const StageCostSums &c) { return c.forward_ms; });
+  fill("model.B", filled.backward_input, [](const StageCostSums &c) { return c.backward_input_ms; });
+  fill("model.W", filled.backward_weight, [](const StageCostSums &c) { return c.backward_weight_ms; });
+  fill("model.R", filled.recompute_forward, [](const StageCostSums &c) { return c.recompute_ms; });
+  ByteSizesInput &bytes = filled.bytes;
+  fill("model.memory.act_bytes", bytes.activation, [](const StageCostSums &c) { return c.activation_bytes_full; });
+  fill("model.memory.kept_after_b", bytes.kept_after_b, [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
+  fill("model.memory.weight_input_bytes", bytes.weight_inputs, [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
+  fill("model.memory.ckpt_bytes", bytes.checkpoint,
+       [](const StageCostSums &c) { return c.input_bytes + c.output_bytes; });
+  fill("model.memory.param_bytes", bytes.parameters, [](const StageCostSums &c) { return c.param_bytes; });
+  fill("model.memory.peak_f", bytes.peak_forward, [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+  fill("model.memory.peak_b", bytes.peak_backward_input,
+       [](const StageCostSums &c) { return c.bwd_input_peak_temp_bytes; });
+  fill("model.memory.peak_w", bytes.peak_backward_weight,
+       [](const StageCostSums &c) { return c.bwd_weight_peak_temp_bytes; });
+  fill("model.memory.peak_ckpt", bytes.peak_checkpoint, [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+  fill("model.memory.out_bytes", bytes.output, [](const StageCostSums &c) { return c.output_bytes; });
+  if (!input.origins.count("model.time_unit")) filled.time_unit = "ms";  // the cost file's unit
+  return filled;
+}
+
 PreparedRun import_run(const ScenarioInput &input) {
   ImportedSchedule imported = read_torch_csv(input.schedule_file);
-  ScenarioInput adjusted = input;
+  ScenarioInput adjusted = with_cost_file(input, static_cast<int>(imported.placement.size()));
   adjusted.devices = imported.schedule.device_count();
   if (input.origins.count("cluster.devices") && input.devices != adjusted.devices) {
     input.fail("cluster.devices", fmt::format("the schedule file has {} device rows, not {}",
@@ -38,8 +92,11 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   } catch (const Error &error) {
     input.fail("pipeline.schedule", error.sentence());
   }
+  const int chunks = input.chunks > 0 ? input.chunks : info->default_chunks;
+  const int pipes = info->placement == PlacementKind::dual_pipe ? 2 : 1;
+  const ScenarioInput costed = with_cost_file(input, std::max(1, input.devices) * chunks * pipes);
   PreparedRun run;
-  run.scenario = build_scenario(input, *info);
+  run.scenario = build_scenario(costed, *info);
   run.schedule = generate_schedule(*info, run.scenario, GeneratorOptions{input.group_size});
   validate_schedule(run.scenario, run.schedule);
   return run;

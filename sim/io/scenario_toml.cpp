@@ -159,6 +159,7 @@ const std::map<std::string, Setter> &field_setters() {
        }},
       {"model.memory.act_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.activation = r.byte_sizes(); }},
       {"model.memory.kept_after_b", [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_b = r.byte_sizes(); }},
+      {"model.memory.weight_input_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.weight_inputs = r.byte_sizes(); }},
       {"model.memory.ckpt_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.checkpoint = r.byte_sizes(); }},
       {"model.memory.param_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.parameters = r.byte_sizes(); }},
       {"model.memory.peak_f", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_forward = r.byte_sizes(); }},
