@@ -9,3 +9,9 @@ ppsim_add_test(NAME cli_sweep_tests
     ${CMAKE_CURRENT_LIST_DIR}/sweep_test.cpp
   LIBS ppsim_sim)
 add_dependencies(cli_sweep_tests ppsim)
+# Smoke test of the plots/ scripts (issue 7).
+ppsim_add_test(NAME plots_tests
+  SOURCES
+    ${CMAKE_SOURCE_DIR}/tests/plots/plot_test.cpp
+  LIBS ppsim_sim)
+add_dependencies(plots_tests ppsim)

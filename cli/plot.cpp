@@ -1,0 +1,114 @@
+// `ppsim plot`: draws a figure from sweep results or a trace by running the matching matplotlib
+// script of plots/ with Debian's /usr/bin/python3 (the one python3-matplotlib is installed for).
+#include "cli/commands.h"
+#include "cli/scenario_options.h"
+
+#include "sim/error.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <ostream>
+#include <spawn.h>
+#include <string_view>
+#include <sys/wait.h>
+#include <vector>
+
+extern char **environ;
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+namespace {
+
+constexpr const char *kPython = "/usr/bin/python3";
+
+struct PlotKind {
+  std::string_view name;
+  std::string_view script;
+  std::string_view input;  // what the input file is
+};
+
+constexpr std::array<PlotKind, 6> kKinds{{
+    {"gantt", "gantt.py", "a trace from ppsim simulate --trace"},
+    {"memory", "memory.py", "a trace from ppsim simulate --trace"},
+    {"bubble-vs-k", "bubble_vs_k.py", "sweep results over cluster.K"},
+    {"makespan-vs-bound", "makespan_vs_bound.py", "sweep results"},
+    {"ranking-vs-budget", "ranking_vs_budget.py", "sweep results over a budget"},
+    {"remat-overhead", "remat_overhead.py", "sweep results over a budget with remat policies"},
+}};
+
+// Runs `arguments` (argv[0] is the program) and returns its exit status, or -1 if it did not run.
+int run_program(const std::vector<std::string> &arguments) {
+  std::vector<char *> argv;
+  for (const std::string &argument : arguments) argv.push_back(const_cast<char *>(argument.c_str()));
+  argv.push_back(nullptr);
+  pid_t child = 0;
+  if (posix_spawn(&child, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+// The plots/ folder: $PPSIM_PLOTS_DIR, else the source tree this binary was built from.
+std::filesystem::path plots_directory() {
+  if (const char *directory = std::getenv("PPSIM_PLOTS_DIR")) return directory;
+  return PPSIM_PLOTS_DIR;
+}
+
+} // namespace
+
+int run_plot(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+  std::string kinds_help = "figure:";
+  for (const PlotKind &kind : kKinds) kinds_help += fmt::format("\n  {:<18} from {}", kind.name, kind.input);
+  po::options_description options("ppsim plot INPUT --kind KIND -o FIG.pdf (a PNG is written beside it)");
+  options.add_options()("help,h", "show this help")(
+      "kind,k", po::value<std::string>()->value_name("KIND"), kinds_help.c_str())(
+      "output,o", po::value<std::string>()->value_name("FIG.pdf"), "figure file (vector PDF; SVG and PNG also work)")(
+      "x", po::value<std::string>()->value_name("COLUMN"), "budget column (default cluster.K, then cluster.memory)")(
+      "metric", po::value<std::string>()->value_name("NAME"), "bubble-vs-k: bubble_ratio or span_bubble_ratio")(
+      "title", po::value<std::string>()->value_name("TEXT"), "figure title")(
+      "input", po::value<std::string>()->value_name("INPUT"), "results CSV or trace JSON");
+  po::positional_options_description positional;
+  positional.add("input", 1);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n";
+    return kOk;
+  }
+  if (!values.count("input")) throw Error("", 0, "", "missing the input file (ppsim plot RESULTS.csv --kind KIND -o FIG.pdf)");
+  if (!values.count("kind")) throw Error("", 0, "--kind", "missing (see ppsim plot --help)");
+  if (!values.count("output")) throw Error("", 0, "-o", "missing the figure file");
+  const std::string name = values["kind"].as<std::string>();
+  const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&name](const PlotKind &k) { return k.name == name; });
+  if (kind == kKinds.end()) {
+    std::vector<std::string> names;
+    for (const PlotKind &k : kKinds) names.emplace_back(k.name);
+    const std::string suggestion = closest_name(name, names);
+    throw Error("", 0, "--kind",
+                suggestion.empty() ? fmt::format("unknown figure '{}' (available: {})", name, fmt::join(names, ", "))
+                                   : fmt::format("unknown figure '{}', did you mean '{}'?", name, suggestion));
+  }
+  const std::string input = values["input"].as<std::string>();
+  if (!std::filesystem::exists(input)) throw Error(input, 0, "", "no such file");
+  if (run_program({kPython, "-c", "import matplotlib"}) != 0) {
+    throw Error(fmt::format("plotting needs matplotlib for {} (Debian: apt-get install python3-matplotlib)", kPython));
+  }
+  const std::filesystem::path script = plots_directory() / kind->script;
+  if (!std::filesystem::exists(script)) {
+    throw Error(script.string(), 0, "", "plot script not found (set PPSIM_PLOTS_DIR to the plots/ folder)");
+  }
+  std::vector<std::string> command{kPython, script.string(), input, "-o", values["output"].as<std::string>()};
+  for (const char *option : {"x", "metric", "title"}) {
+    if (values.count(option)) {
+      command.push_back(fmt::format("--{}", option));
+      command.push_back(values[option].as<std::string>());
+    }
+  }
+  // The script prints its own one-line error ("ppsim plot: error: ...") on stderr.
+  if (run_program(command) != 0) throw Error(fmt::format("the {} script failed (see above)", kind->script));
+  return kOk;
+}
+
+} // namespace ppsim::cli

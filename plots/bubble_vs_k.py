@@ -1,0 +1,39 @@
+"""Bubble ratio versus the memory cap K, one line per schedule (feasible runs only), from a
+`ppsim sweep` results file over cluster.K.
+    /usr/bin/python3 plots/bubble_vs_k.py results.csv -o bubble.pdf [--metric span_bubble_ratio]"""
+import collections
+
+import ppsim_style as style
+
+
+def main():
+    args = style.arguments(__doc__, lambda p: (
+        p.add_argument("--x", default=None, help="budget column (default cluster.K)"),
+        p.add_argument("--metric", default="bubble_ratio", choices=["bubble_ratio", "span_bubble_ratio"])))
+    rows = style.read_results(args.input, ["schedule", "feasible", args.metric])
+    x_column = style.budget_column(rows, args.x)
+    lines = collections.defaultdict(dict)
+    for row in style.feasible(rows):
+        x, y = style.number(row[x_column]), style.number(row[args.metric])
+        if x is not None and y is not None:
+            label = style.pair_label(row)
+            lines[label][x] = min(y, lines[label].get(x, y))  # best over the other axes
+    if not lines:
+        style.fail(f"{args.input}: no feasible run to plot")
+    fig, ax = style.figure()
+    for label in sorted(lines, key=lambda name: style.SCHEDULE_ORDER.index(name.split(" ")[0])
+                        if name.split(" ")[0] in style.SCHEDULE_ORDER else 99):
+        points = sorted(lines[label].items())
+        ax.plot([x for x, _ in points], [100 * y for _, y in points], marker=style.schedule_marker(label),
+                color=style.schedule_color(label), label=label)
+    ax.set_xlabel("memory cap K (activations per device)" if x_column == "cluster.K" else x_column)
+    ax.set_ylabel(("span " if args.metric == "span_bubble_ratio" else "") + "bubble ratio (%)")
+    ax.set_ylim(bottom=0)
+    ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)
+    if args.title:
+        ax.set_title(args.title)
+    style.save(fig, args.output)
+
+
+if __name__ == "__main__":
+    main()

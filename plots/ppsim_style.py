@@ -1,0 +1,152 @@
+"""One style for every ppsim figure: sizes for a two-column paper, one colour per op kind (the
+same as the SVG Gantt chart of sim/io/svg.cpp) and one colour per schedule, and the readers and
+writers the figure scripts share."""
+import argparse
+import csv
+import json
+import sys
+import zlib
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+# Widths of a column and of the full page of a two-column paper (ACM/IEEE/NeurIPS), inches.
+COLUMN_WIDTH = 3.4
+PAGE_WIDTH = 7.0
+
+# Op kinds, as in sim/io/svg.cpp (hatched there: RW, OV).
+OP_COLORS = {
+    "F": "#4c78a8",
+    "B": "#f58518",
+    "W": "#54a24b",
+    "BW": "#e45756",
+    "R": "#9d4f96",
+    "RW": "#d6a5cf",
+    "RBW": "#6b3a73",
+    "OV": "#72b7b2",
+}
+OP_HATCHED = {"RW", "OV"}
+
+# Schedules in the order of `ppsim schedules`, so a schedule keeps its colour in every figure.
+SCHEDULE_ORDER = [
+    "gpipe", "1f1b", "1f1b-split", "interleaved-1f1b", "looped-bfs", "hanayo", "zb-h1", "zb-h2",
+    "zb-1p", "zb-2p", "zb-auto", "zb-v", "zb-v-greedy", "v-min", "v-half", "v-auto", "dualpipe",
+    "dualpipev", "allremat-1f1b", "full-remat",
+]
+_PALETTE = plt.get_cmap("tab20").colors
+_MARKERS = "os^vD<>pP*Xhd8H"
+
+
+def schedule_color(name):
+    """Colour of a schedule (or of a 'schedule + remat' label, by its schedule)."""
+    base = name.split(" ")[0]
+    index = SCHEDULE_ORDER.index(base) if base in SCHEDULE_ORDER else zlib.crc32(base.encode())
+    return _PALETTE[index % len(_PALETTE)]
+
+
+def schedule_marker(name):
+    base = name.split(" ")[0]
+    index = SCHEDULE_ORDER.index(base) if base in SCHEDULE_ORDER else zlib.crc32(base.encode())
+    return _MARKERS[index % len(_MARKERS)]
+
+
+def apply():
+    """Fonts and line widths readable at column width; Type 42 fonts so PDFs embed cleanly."""
+    plt.rcParams.update({
+        "font.family": "serif",
+        "font.size": 8,
+        "axes.labelsize": 8,
+        "axes.titlesize": 8,
+        "legend.fontsize": 6.5,
+        "xtick.labelsize": 7,
+        "ytick.labelsize": 7,
+        "axes.linewidth": 0.6,
+        "lines.linewidth": 1.0,
+        "lines.markersize": 3.5,
+        "grid.linewidth": 0.4,
+        "grid.color": "#e4e4e4",
+        "axes.grid": True,
+        "axes.axisbelow": True,
+        "legend.frameon": False,
+        "pdf.fonttype": 42,
+        "ps.fonttype": 42,
+        "savefig.bbox": "tight",
+        "savefig.pad_inches": 0.02,
+    })
+
+
+def figure(width=COLUMN_WIDTH, height=2.2):
+    apply()
+    return plt.subplots(figsize=(width, height))
+
+
+def save(fig, output):
+    """Writes the vector PDF (or whatever `output` names) and a PNG beside it."""
+    fig.savefig(output)
+    stem = output.rsplit(".", 1)[0]
+    if not output.endswith(".png"):
+        fig.savefig(stem + ".png", dpi=300)
+    plt.close(fig)
+
+
+def fail(message):
+    print(f"ppsim plot: error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def arguments(description, extra=None):
+    """INPUT -o OUTPUT, plus script-specific options added by `extra(parser)`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("input")
+    parser.add_argument("-o", "--output", required=True)
+    parser.add_argument("--title", default="")
+    if extra:
+        extra(parser)
+    return parser.parse_args()
+
+
+def read_results(path, required):
+    """Rows of a `ppsim sweep` results file as dicts; fails naming missing columns."""
+    try:
+        with open(path, newline="") as file:
+            rows = list(csv.DictReader(file))
+            columns = rows[0].keys() if rows else []
+    except OSError as error:
+        fail(f"{path}: {error.strerror}")
+    missing = [name for name in required if name not in columns]
+    if missing:
+        fail(f"{path}: missing column(s) {', '.join(missing)}")
+    return rows
+
+
+def number(text):
+    return float(text) if text not in ("", None) else None
+
+
+def feasible(rows):
+    return [row for row in rows if row.get("feasible") == "true"]
+
+
+def budget_column(rows, requested):
+    """The memory-budget column: the one asked for, else cluster.K, else cluster.memory."""
+    columns = rows[0].keys() if rows else []
+    for name in [requested] if requested else ["cluster.K", "cluster.memory"]:
+        if name in columns:
+            return name
+    fail("no budget column (sweep over cluster.K or cluster.memory, or pass --x COLUMN)")
+
+
+def pair_label(row):
+    """'schedule' or 'schedule + remat policy' when a policy other than none ran."""
+    policy = row.get("remat_policy", "none")
+    return row["schedule"] if policy in ("", "none") else f"{row['schedule']} + {policy}"
+
+
+def read_trace(path):
+    try:
+        with open(path) as file:
+            return json.load(file)["traceEvents"]
+    except (OSError, ValueError, KeyError) as error:
+        fail(f"{path}: not a Chrome trace written by ppsim simulate --trace ({error})")

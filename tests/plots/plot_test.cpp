@@ -1,0 +1,59 @@
+// Smoke test of plots/: each figure script turns a small sweep results file (or a trace) into a
+// non-empty PDF and a PNG beside it. Skipped when /usr/bin/python3 has no matplotlib.
+#include "tests/cli/cli_support.h"
+
+#include <doctest/doctest.h>
+#include <filesystem>
+
+namespace ppsim {
+namespace {
+
+using testing::Scratch;
+
+bool have_matplotlib() { return std::system("/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1") == 0; }
+
+int run_script(const Scratch &scratch, const std::string &script, const std::string &arguments) {
+  return std::system(fmt::format("cd '{}' && /usr/bin/python3 '{}/plots/{}' {} >script.out 2>&1", scratch.file(""),
+                                 PPSIM_SOURCE_DIR, script, arguments)
+                         .c_str());
+}
+
+void check_figure(const Scratch &scratch, const std::string &stem) {
+  CHECK(scratch.exists(stem + ".pdf"));
+  CHECK(scratch.exists(stem + ".png"));
+  if (scratch.exists(stem + ".pdf")) {
+    CHECK(std::filesystem::file_size(scratch.file(stem + ".pdf")) > 1000);
+    CHECK(scratch.read(stem + ".pdf").rfind("%PDF", 0) == 0);
+  }
+}
+
+TEST_CASE("every plot script draws a PDF from a small results file or trace") {
+  if (!have_matplotlib()) {
+    MESSAGE("/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib): case skipped");
+    return;
+  }
+  const Scratch scratch("plots");
+  scratch.write("base.toml", "[model]\nF = 1\nB = 1\nW = 1\n[cluster]\ndevices = 4\n");
+  scratch.write("s.toml", "base = \"base.toml\"\n[axes]\n\"pipeline.schedule\" = [\"1f1b\", \"zb-h1\", \"zb-v\"]\n"
+                          "\"cluster.K\" = [2, 3, 4, 8]\n\"remat.policy\" = [\"none\", \"full\"]\n");
+  REQUIRE(scratch.ppsim("sweep s.toml -o results.csv").exit_code == 0);
+  REQUIRE(scratch.ppsim("simulate base.toml --schedule zb-h1 -m 8 --trace trace.json").exit_code == 0);
+  const std::pair<const char *, const char *> figures[] = {
+      {"gantt.py", "trace.json"},         {"memory.py", "trace.json"},        {"bubble_vs_k.py", "results.csv"},
+      {"makespan_vs_bound.py", "results.csv"}, {"ranking_vs_budget.py", "results.csv"},
+      {"remat_overhead.py", "results.csv"}};
+  for (const auto &[script, input] : figures) {
+    CAPTURE(script);
+    const std::string stem = std::string(script).substr(0, std::string(script).size() - 3);
+    CHECK(run_script(scratch, script, fmt::format("{} -o {}.pdf", input, stem)) == 0);
+    check_figure(scratch, stem);
+  }
+  // A results file without the needed columns fails with one line naming them.
+  scratch.write("bad.csv", "run,run_id,schedule\n0,aa,1f1b\n");
+  CHECK(run_script(scratch, "makespan_vs_bound.py", "bad.csv -o bad.pdf") != 0);
+  CHECK(scratch.read("script.out") ==
+        "ppsim plot: error: bad.csv: missing column(s) feasible, makespan, best_lower_bound\n");
+}
+
+} // namespace
+} // namespace ppsim
