@@ -15,25 +15,18 @@ namespace ppsim::cli {
 namespace po = boost::program_options;
 
 int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
-  po::options_description options("ppsim frontier [SCENARIO.toml] [options]");
-  options.add_options()("help,h", "show this help")(
+  po::options_description options(
+      "ppsim frontier [SCENARIO.toml] [options]\n\n"
+      "Prints, for every peak activation memory a V building block reaches (in chunk\n"
+      "activations and in K units), the least bubble in unit slots and the best max span\n"
+      "under the given costs. --K limits the peak (default: p, the 1F1B level).\n\noptions");
+  options.add_options()(
       "format", po::value<std::string>()->default_value("text"), "text or json")(
       "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = all cores)");
-  add_scenario_options(options);
-  po::positional_options_description positional;
-  add_scenario_positional(options, positional);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n"
-        << "Prints, for every peak activation memory a V building block reaches (in chunk\n"
-        << "activations and in K units), the least bubble in unit slots and the best max span\n"
-        << "under the given costs. --K limits the peak (default: p, the 1F1B level).\n";
-    return kOk;
-  }
-  const std::string format = values["format"].as<std::string>();
-  if (format != "text" && format != "json") {
-    throw Error("", 0, "--format", fmt::format("expected text or json, got \"{}\"", format));
-  }
+  const auto parsed = parse_scenario_command(args, options, out);
+  if (!parsed) return kOk;
+  const po::variables_map &values = *parsed;
+  const std::string format = checked_choice(values, "format", {"text", "json"});
   ScenarioInput input = scenario_from_options(values);
   input.schedule = "v-auto";
   const ScheduleInfo &info = find_schedule(input.schedule);

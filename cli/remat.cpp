@@ -94,7 +94,7 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
 
 int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim remat [SCENARIO.toml] --K k|--memory BYTES [options]");
-  options.add_options()("help,h", "show this help")(
+  options.add_options()(
       "time-limit", po::value<double>()->value_name("S"), "ILP time limit in seconds (default 60)")(
       "gap", po::value<double>()->value_name("G"), "ILP relative gap (default 0.03)")(
       "lp", po::value<std::string>()->value_name("FILE"),
@@ -105,14 +105,9 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                                                    "solve every candidate schedule and rank them")(
       "candidates", po::value<std::string>()->value_name("A,B,..."), "schedules for --auto")(
       "jobs,j", po::value<int>()->default_value(1), "candidates solved in parallel with --auto");
-  add_scenario_options(options);
-  po::positional_options_description positional;
-  add_scenario_positional(options, positional);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n";
-    return kOk;
-  }
+  const auto parsed = parse_scenario_command(args, options, out);
+  if (!parsed) return kOk;
+  const po::variables_map &values = *parsed;
   const ScenarioInput input = scenario_from_options(values);
   IlpOptions ilp{input.remat_time_limit_seconds, input.remat_relative_gap};
   if (values.count("time-limit"))
