@@ -3,6 +3,7 @@
 
 #include "sim/error.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace ppsim {
