@@ -26,6 +26,7 @@ constexpr Command kCommands[] = {
     {"lynx", "on-demand versus overlapped (Lynx) recomputation, per stage and overall", ppsim::cli::run_lynx},
     {"sweep", "run a sweep file on all cores into one CSV (sharding, resume)", ppsim::cli::run_sweep},
     {"merge", "join the CSV shards of a sweep", ppsim::cli::run_merge},
+    {"plot", "draw a paper figure from sweep results or a trace (matplotlib)", ppsim::cli::run_plot},
     {"schedules", "list the schedule generators", ppsim::cli::run_schedules},
     {"export", "write a schedule as PyTorch pipelining CSV", ppsim::cli::run_export},
     {"profile", "measure per-layer costs on a GPU (CUPTI), or write the analytic cost model", ppsim::cli::run_profile},

@@ -4,13 +4,13 @@
 // results file itself is only ever written whole.
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/run_pipeline.h"
 #include "cli/scenario_options.h"
 
 #include "bounds/analyzer.h"
-#include "remat/policy.h"
 #include "sim/error.h"
-#include "sim/io/run_setup.h"
 #include "sim/io/sweep.h"
+#include "sim/io/text_file.h"
 
 #include <atomic>
 #include <chrono>
@@ -31,37 +31,15 @@ namespace ppsim::cli {
 namespace po = boost::program_options;
 namespace {
 
-std::string read_text(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(path, 0, "", "cannot open the results file");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// The schedule of `input` with its remat policy applied (prepare_run knows only "none").
-PreparedRun prepare_point(const ScenarioInput &input) {
-  if (input.remat_policy == "none") return prepare_run(input);
-  ScenarioInput base = input;
-  base.remat_policy = "none";
-  PreparedRun run = prepare_run(base);
-  run.schedule = apply_remat_policy(run.scenario, run.schedule, input.remat_policy,
-                                    IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});
-  return run;
-}
-
 // Runs one point; user errors become the row's error column.
 std::string run_point(const Sweep &sweep, const SweepPoint &point) {
   if (!point.error.empty()) return sweep_row(sweep, point, nullptr, point.error);
   try {
-    const PreparedRun run = prepare_point(point.input);
+    const PreparedRun run = prepare_policy_run(point.input);
     const Simulation simulation = simulate(run.scenario, run.schedule);
     // The bounds hold for schedules that respect the cap, so a run over it gets none (no gap).
     std::optional<Ticks> bound;
-    if (point.input.schedule_file.empty() && simulation.metrics.feasible) {
-      const BoundsOptions options = bounds_options_for(find_schedule(point.input.schedule), point.input.group_size);
-      bound = compute_bounds(run.scenario, options).best_lower_bound;
-    }
+    if (simulation.metrics.feasible) bound = bounds_for_run(point.input, run).best_lower_bound;
     const SimulationReport report{run.scenario, run.schedule, simulation, bound, run.warnings};
     return sweep_row(sweep, point, &report, "");
   } catch (const Error &error) {
@@ -74,7 +52,7 @@ std::map<std::string, std::string> finished_rows(const std::string &output, cons
   std::map<std::string, std::string> rows;
   for (const std::string &path : {output, output + ".partial"}) {
     if (!std::filesystem::exists(path)) continue;
-    const Results results = parse_results(read_text(path), path);
+    const Results results = parse_results(read_text_file(path, "results file"), path);
     if (results.header != header) {
       throw Error(path, 1, "", "the columns differ from this sweep's; remove the file or run without --resume");
     }

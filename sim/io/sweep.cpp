@@ -2,14 +2,13 @@
 
 #include "sim/error.h"
 #include "sim/io/scenario_toml.h"
+#include "sim/io/text_file.h"
 #include "sim/io/toml_fields.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -26,11 +25,6 @@ struct Declared {
 
 [[noreturn]] void fail_at(const std::string &source, const toml::source_region &region, const std::string &sentence) {
   throw Error(source, static_cast<int>(region.begin.line), "", sentence);
-}
-
-std::string resolve(const std::string &path, const std::string &base_directory) {
-  if (path.empty() || base_directory.empty() || std::filesystem::path(path).is_absolute()) return path;
-  return (std::filesystem::path(base_directory) / path).lexically_normal().string();
 }
 
 // Value text as it appears in the CSV and in the id: strings bare, other values as TOML prints them.
@@ -153,20 +147,14 @@ SweepPoint Sweep::point(std::size_t index) const {
   } catch (const Error &error) {
     point.error = error.what();
   }
-  point.input.costs_file = resolve(point.input.costs_file, base_directory);
-  point.input.schedule_file = resolve(point.input.schedule_file, base_directory);
+  point.input.costs_file = resolve_path(point.input.costs_file, base_directory);
+  point.input.schedule_file = resolve_path(point.input.schedule_file, base_directory);
   return point;
 }
 
 Sweep parse_sweep(std::string_view text, const std::string &source, const std::string &base_directory,
                   const ScenarioLoader &load_scenario) {
-  toml::table parsed;
-  try {
-    parsed = toml::parse(text, source);
-  } catch (const toml::parse_error &error) {
-    throw Error(source, static_cast<int>(error.source().begin.line), "",
-                fmt::format("malformed TOML: {}", error.description()));
-  }
+  const toml::table parsed = parse_toml(text, source);
   Sweep sweep;
   sweep.base_directory = base_directory;
   bool zip_mode = false;
@@ -178,7 +166,7 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
     if (name == "base") {
       const auto path = node.value_exact<std::string>();
       if (!path) throw Error(source, line, name, "expected the path of a scenario file");
-      sweep.base = load_scenario(resolve(*path, base_directory));
+      sweep.base = load_scenario(resolve_path(*path, base_directory));
     } else if (name == "mode") {
       const auto mode = node.value_exact<std::string>();
       if (!mode || (*mode != "product" && *mode != "zip")) {
@@ -246,11 +234,7 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
 }
 
 Sweep read_sweep_file(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(path, 0, "", "cannot open the sweep file");
-  std::ostringstream text;
-  text << file.rdbuf();
-  return parse_sweep(text.str(), path, std::filesystem::path(path).parent_path().string(), read_scenario_file);
+  return parse_sweep(read_text_file(path, "sweep file"), path, parent_directory(path), read_scenario_file);
 }
 
 std::vector<std::string> sweep_metric_names() {
