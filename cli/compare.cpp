@@ -40,6 +40,12 @@ std::vector<std::string> split_list(const std::string &text) {
   return items;
 }
 
+// The bounds assume the memory cap holds, so a run over it has no bound to be compared with.
+std::optional<Ticks> valid_bound(const Row &row) {
+  if (!row.bounds || !row.simulation || !row.simulation->metrics.feasible) return std::nullopt;
+  return row.bounds->best_lower_bound;
+}
+
 double max_peak(const Simulation &simulation) {
   double peak = 0;
   for (const DeviceMetrics &device : simulation.metrics.devices) peak = std::max(peak, device.peak_activations);
@@ -110,7 +116,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     out << "K," << report_csv_header() << ",unavailable\n";
     for (const Row &row : rows) {
       if (row.simulation) {
-        const SimulationReport report{row.run->scenario, row.run->schedule, *row.simulation, row.bounds->best_lower_bound, {}};
+        const SimulationReport report{row.run->scenario, row.run->schedule, *row.simulation, valid_bound(row), {}};
         out << cap_text(row.cap) << "," << report_csv_row(report) << ",\n";
       } else {
         out << fmt::format("{},{},{},{},,,,,,,,,,,,\"{}\"\n", cap_text(row.cap), row.schedule, base.devices,
@@ -135,10 +141,12 @@ int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       }
       const Metrics &metrics = row.simulation->metrics;
       const TimeScale &scale = row.run->scenario.time_scale;
-      out << fmt::format("{:<16} {:>10} {:>10} {:>7.2f}% {:>7.2f}% {:>9.4g} {:>8} {:>10} {:>6.2f}%\n", row.schedule,
+      out << fmt::format("{:<16} {:>10} {:>10} {:>7.2f}% {:>7.2f}% {:>9.4g} {:>8} {:>10} {:>7}\n", row.schedule,
                          scale.format(metrics.makespan), scale.format(metrics.max_span), 100 * metrics.bubble_ratio,
                          100 * metrics.span_bubble_ratio, max_peak(*row.simulation), metrics.feasible ? "yes" : "no",
-                         scale.format(row.bounds->best_lower_bound), 100 * makespan_gap(metrics.makespan, *row.bounds));
+                         valid_bound(row) ? scale.format(row.bounds->best_lower_bound) : "-",
+                         valid_bound(row) ? fmt::format("{:.2f}%", 100 * makespan_gap(metrics.makespan, *row.bounds))
+                                          : "-");
     }
   }
   if (values.count("svg")) {

@@ -14,19 +14,12 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-struct Base {
-  Scenario scenario;
-  Schedule schedule;
-};
+using Base = testing::Generated;
 
 Base base(const std::string &name, double k) {
   ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = k;
-  const ScheduleInfo &info = find_schedule(name);
-  Base b;
-  b.scenario = build_scenario(input, info);
-  b.schedule = generate_schedule(info, b.scenario, {});
-  return b;
+  return testing::generate(name, input);
 }
 
 } // namespace

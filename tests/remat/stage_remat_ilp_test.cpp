@@ -15,18 +15,9 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-struct Base {
-  Scenario scenario;
-  Schedule schedule;
-};
+using Base = testing::Generated;
 
-Base base(const std::string &name, const ScenarioInput &input) {
-  const ScheduleInfo &info = find_schedule(name);
-  Base b;
-  b.scenario = build_scenario(input, info);
-  b.schedule = generate_schedule(info, b.scenario, {});
-  return b;
-}
+Base base(const std::string &name, const ScenarioInput &input) { return testing::generate(name, input); }
 
 constexpr IlpOptions kExact{60, 0};
 

@@ -24,6 +24,21 @@ inline ScenarioInput uniform_input(int p, int m, Rational f, Rational b, Rationa
   return input;
 }
 
+/// A scenario and the schedule a registered generator makes for it.
+struct Generated {
+  Scenario scenario;
+  Schedule schedule;
+};
+
+inline Generated generate(const std::string &name, const ScenarioInput &input,
+                          const GeneratorOptions &options = {}) {
+  const ScheduleInfo &info = find_schedule(name);
+  Generated generated;
+  generated.scenario = build_scenario(input, info);
+  generated.schedule = generate_schedule(info, generated.scenario, options);
+  return generated;
+}
+
 struct Run {
   Scenario scenario;
   Schedule schedule;
@@ -35,9 +50,9 @@ struct Run {
 inline Run run_schedule(const std::string &name, const ScenarioInput &input,
                         const GeneratorOptions &options = {}) {
   Run run;
-  const ScheduleInfo &info = find_schedule(name);
-  run.scenario = build_scenario(input, info);
-  run.schedule = generate_schedule(info, run.scenario, options);
+  Generated generated = generate(name, input, options);
+  run.scenario = std::move(generated.scenario);
+  run.schedule = std::move(generated.schedule);
   run.simulation = simulate(run.scenario, run.schedule, SimulateOptions{true});
   return run;
 }
