@@ -56,6 +56,7 @@ struct LinkModel {
 };
 
 struct Scenario {
+  std::string model_name;          ///< label from the scenario file, may be empty
   int devices = 1;                 ///< p
   int microbatches = 1;            ///< m per pipe
   int chunks = 1;                  ///< v: stages per device and pipe

@@ -133,7 +133,10 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
     stage.kept_after_b = input.w_stash * stage.stored;
     if (input.memory_model == MemoryModel::zb) {
       stage.stored = byte_value("model.memory.mem_f", input.zb_mem_f, s, stage.stored);
-      stage.kept_after_b = -byte_value("model.memory.mem_w", input.zb_mem_w, s, -input.w_stash * stage.stored);
+      // mem_w is the (negative) change W makes, as in the zero-bubble code's GraphConfig.
+      stage.kept_after_b = input.zb_mem_w.empty()
+                               ? input.w_stash * stage.stored
+                               : -per_stage(input, "model.memory.mem_w", input.zb_mem_w, stage_count, s);
       if (stage.kept_after_b < 0 || stage.kept_after_b > stage.stored) {
         input.fail("model.memory.mem_w", "expected -mem_f <= mem_w <= 0");
       }
@@ -225,6 +228,7 @@ Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placemen
                            int pipes) {
   check_counts(input);
   Scenario scenario;
+  scenario.model_name = input.model_name;
   scenario.devices = input.devices;
   scenario.chunks = chunks;
   scenario.pipes = pipes;

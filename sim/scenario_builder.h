@@ -33,6 +33,7 @@ struct ByteSizesInput {
 };
 
 struct ScenarioInput {
+  std::string model_name;     ///< free label ("model.name"), shown in reports and sweep rows
   std::string schedule = "1f1b";
   std::string schedule_file;  ///< CSV import instead of a generator
   int devices = 4;

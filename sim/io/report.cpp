@@ -68,6 +68,7 @@ std::string report_text(const SimulationReport &report) {
   const Metrics &metrics = report.simulation.metrics;
   const TimeScale &scale = scenario.time_scale;
   std::string out;
+  if (!scenario.model_name.empty()) out += fmt::format("model {}\n", scenario.model_name);
   out += fmt::format("schedule {}  p={} m={} v={}\n", report.schedule.name, scenario.devices,
                      scenario.microbatches * scenario.pipes, scenario.chunks);
   out += fmt::format("makespan {}  max span {}  ideal {}  bubble {:.2f}%  span bubble {:.2f}%\n",

@@ -150,6 +150,7 @@ const std::map<std::string, Setter> &field_setters() {
       {"model.time_unit",
        [](ScenarioInput &in, const FieldReader &r) { in.time_unit = r.choice({"s", "ms", "us"}); }},
       {"model.w_stash", [](ScenarioInput &in, const FieldReader &r) { in.w_stash = r.fraction(); }},
+      {"model.name", [](ScenarioInput &in, const FieldReader &r) { in.model_name = r.string(); }},
       {"model.costs_file", [](ScenarioInput &in, const FieldReader &r) { in.costs_file = r.string(); }},
       {"model.layers_per_stage",
        [](ScenarioInput &in, const FieldReader &r) {

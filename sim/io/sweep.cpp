@@ -27,9 +27,11 @@ struct Declared {
   throw Error(source, static_cast<int>(region.begin.line), "", sentence);
 }
 
-// Value text as it appears in the CSV and in the id: strings bare, other values as TOML prints them.
+// Value text as it appears in the CSV and in the id: strings bare, floats in their shortest
+// round-trip form (0.1, not TOML's 0.10000000000000001), other values as TOML prints them.
 std::string value_text(const toml::node &node) {
   if (const auto text = node.value_exact<std::string>()) return *text;
+  if (const auto number = node.value_exact<double>()) return fmt::format("{}", *number);
   std::ostringstream out;
   node.visit([&out](const auto &value) { out << value; });
   return out.str();

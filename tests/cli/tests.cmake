@@ -15,3 +15,9 @@ ppsim_add_test(NAME plots_tests
     ${CMAKE_SOURCE_DIR}/tests/plots/plot_test.cpp
   LIBS ppsim_sim)
 add_dependencies(plots_tests ppsim)
+# The shipped paper settings reproduce their published tables (issue 7).
+ppsim_add_test(NAME cli_papers_tests
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/papers_test.cpp
+  LIBS ppsim_sim)
+add_dependencies(cli_papers_tests ppsim)

@@ -26,6 +26,7 @@ std::string error_of(const std::string &text) {
 TEST_CASE("every section is read, with exact durations") {
   const ScenarioInput input = parse_scenario(R"(
 [model]
+name = "GPT 1.5B"
 cost_unit = "device"
 F = 0.1
 B = "1/6"
@@ -51,6 +52,7 @@ group_size = 2
 timing = "lumped"
 )",
                                              "s.toml", "/scenarios");
+  CHECK(input.model_name == "GPT 1.5B");
   CHECK(input.costs_per_device);
   CHECK(input.forward == std::vector<Rational>{{1, 10}});
   CHECK(input.backward_input == std::vector<Rational>{{1, 6}});
@@ -69,7 +71,7 @@ timing = "lumped"
   CHECK(input.microbatches == 16);
   CHECK(input.group_size == 2);
   CHECK(input.remat_timing == RematTiming::lumped);
-  CHECK(input.locate("pipeline.microbatches").line == 22);
+  CHECK(input.locate("pipeline.microbatches").line == 23);
 }
 
 TEST_CASE("bad values name file, line and field") {

@@ -95,6 +95,11 @@ TEST_CASE("dotted keys, list values and a sweep with no axis") {
   CHECK(sweep.parameter_names() == std::vector<std::string>{"model.F"});
   CHECK(values_at(sweep, 1) == std::vector<std::string>{"[ 3, 4 ]"});
   CHECK(sweep.point(1).input.forward == std::vector<Rational>{{3, 1}, {4, 1}});
+  // Floats in their shortest round-trip form (TOML's printer would write 0.10000000000000001).
+  const Sweep decimals = sweep_from("[axes]\n\"cluster.link.latency\" = [0.1, 2.0, 0.601]\n");
+  CHECK(values_at(decimals, 0) == std::vector<std::string>{"0.1"});
+  CHECK(values_at(decimals, 1) == std::vector<std::string>{"2"});
+  CHECK(values_at(decimals, 2) == std::vector<std::string>{"0.601"});
   const Sweep single = sweep_from("base = \"base.toml\"\n");
   CHECK(single.size() == 1);
   CHECK(single.point(0).values.empty());

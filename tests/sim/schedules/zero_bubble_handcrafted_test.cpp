@@ -1,4 +1,5 @@
 // ZB-H1 and ZB-H2 (spec schedules.md 6; oracles O-4, O-5 and the split-backward table).
+#include "sim/error.h"
 #include "sim/op_locator.h"
 #include "tests/sim/schedules/oracle_support.h"
 
@@ -58,6 +59,19 @@ TEST_CASE("O-4 ZB-H1 p=4 m=8 F=B=W=1") {
     CHECK(three_term.simulation.metrics.devices[r].peak_activations ==
           doctest::Approx(expected[r]));
   }
+
+  // The same model in the zero-bubble code's terms (memory_model "zb", GraphConfig signs):
+  // mem_f = 34h + 5as = 303104 bytes, mem_w = -32h = -131072; 303104 / 37 = 8192 exactly.
+  auto zb_terms = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  zb_terms.memory_model = ppsim::MemoryModel::zb;
+  zb_terms.zb_mem_f = {303104};
+  zb_terms.zb_mem_w = {-131072};
+  const auto zb_run = run_schedule("zb-h1", zb_terms);
+  CHECK(chunk_peaks(zb_run) == std::vector<double>{4 * 303104, 127 * 8192, 106 * 8192, 85 * 8192});
+
+  zb_terms.zb_mem_w = {131072};  // a W that adds memory is not the three-term model
+  CHECK_THROWS_WITH_AS(run_schedule("zb-h1", zb_terms), "field 'model.memory.mem_w': expected -mem_f <= mem_w <= 0",
+                       ppsim::Error);
 }
 
 TEST_CASE("O-5 ZB-H2 p=4 m=8 F=B=W=1: zero span bubble") {
