@@ -5,6 +5,7 @@
 #include "sim/io/sweep.h"
 
 #include <doctest/doctest.h>
+#include <cmath>
 #include <map>
 
 namespace ppsim {
@@ -108,6 +109,77 @@ TEST_CASE("zero-bubble paper Table 5, 1F1B-I column: every point runs, above the
     CAPTURE(k);
     CHECK(std::stod(bubble_rate(rows[k])) > published[k]);
   }
+}
+
+TEST_CASE("DualPipe README table: per-device bubble and activations, PP = 8, F = B_in = W = 1, F&B = 2.5") {
+  // 1F1B (PP-1)(F+B) = 7 x 3; ZB1P (PP-1)(F+B-2W) = 7 x 1; DualPipe and DualPipeV
+  // (PP/2-1)(F&B+B-3W) = 3 x 1.5, with README B = B_in + W = 2. Activations PP chunks for 1F1B
+  // and ZB1P, PP + 1 = 9 chunks for both DualPipes (two chunks per device: 4.5 device shares).
+  const std::map<std::string, std::pair<std::string, std::string>> readme{
+      {"1f1b", {"21", "8"}}, {"zb-1p", {"7", "8"}}, {"dualpipe", {"4.5", "4.5"}}, {"dualpipev", {"4.5", "4.5"}}};
+  const auto rows = sweep_rows("dualpipe_readme_table.toml");
+  REQUIRE(rows.size() == readme.size());
+  for (const auto &row : rows) {
+    CAPTURE(row.at("schedule"));
+    CHECK(row.at("device_bubble") == readme.at(row.at("schedule")).first);
+    CHECK(row.at("peak_activations") == readme.at(row.at("schedule")).second);
+  }
+}
+
+TEST_CASE("Megatron interleaved memory factor 1 + (p-1)/(p v) of 1F1B's p activations (O-10)") {
+  const auto rows = sweep_rows("megatron_interleaved_memory.toml");
+  REQUIRE(rows.size() == 9);
+  for (const auto &row : rows) {
+    const int p = std::stoi(row.at("p"));
+    const int v = std::stoi(row.at("v"));
+    CAPTURE(p);
+    CAPTURE(v);
+    const double factor = v == 1 ? 1.0 : 1.0 + static_cast<double>(p - 1) / (p * v);
+    CHECK(std::stod(row.at("peak_activations")) == doctest::Approx(factor * p).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("controllable-memory README table at T_F = T_B = T_W, p = 4, 8, 16") {
+  // Exact entries: ZB1P bubble B/3 (its idle time is a third of 1F1B's, (p-1)(F+B-W) against
+  // (p-1)(F+B+W)) and 1F1B's memory; ZB2P and ZB-V zero (span) bubble with 2x and 1x memory.
+  // V-Half and V-Min approach B/2 and 2B/3 (and 1/2, 1/3 of the memory) as p grows.
+  std::map<std::pair<std::string, std::string>, std::map<std::string, std::string>> at;  // (schedule, p/m)
+  const auto rows = sweep_rows("controllable_memory_v_schedules.toml");
+  REQUIRE(rows.size() == 36);
+  for (const auto &row : rows) at[{row.at("schedule"), row.at("p") + "/" + row.at("m")}] = row;
+  const auto number = [&](const std::string &schedule, const std::string &point, const std::string &column) {
+    const auto &row = at.at({schedule, point});
+    REQUIRE_MESSAGE(row.at("error").empty(), row.at("error"));
+    return std::stod(row.at(column));
+  };
+  const auto idle = [&](const std::string &schedule, const std::string &point) {
+    return number(schedule, point, "makespan") - number(schedule, point, "ideal");
+  };
+  double previous_half = 0, previous_min = 0;
+  for (const std::string point : {"4/12", "4/24", "8/24", "8/48", "16/48", "16/96"}) {
+    CAPTURE(point);
+    const double p = std::stod(point.substr(0, point.find('/')));
+    const double idle_1f1b = idle("1f1b", point);
+    CHECK(idle_1f1b == 3 * (p - 1));
+    CHECK(idle("zb-1p", point) == doctest::Approx(idle_1f1b / 3));
+    CHECK(number("zb-1p", point, "peak_activations") == p);
+    CHECK(number("zb-2p", point, "span_bubble_ratio") == 0);
+    CHECK(number("zb-2p", point, "peak_activations") == 2 * p);
+    CHECK(number("zb-v", point, "span_bubble_ratio") == 0);
+    CHECK(number("zb-v", point, "peak_activations") == p);
+    const double half = idle("v-half", point) / idle_1f1b;
+    const double min = idle("v-min", point) / idle_1f1b;
+    CHECK(half < 0.5);
+    CHECK(min < 2.0 / 3);
+    CHECK(half >= previous_half);
+    CHECK(min >= previous_min);
+    previous_half = half;
+    previous_min = min;
+    CHECK(number("v-half", point, "peak_activations") <= p / 2 + 1);
+    CHECK(number("v-min", point, "peak_activations") <= std::ceil((p + 2) / 3));
+  }
+  CHECK(previous_half > 0.45);  // p = 16: 20.5 / 45
+  CHECK(previous_min > 0.65);   // p = 16: 29.5 / 45
 }
 
 } // namespace ppsim
