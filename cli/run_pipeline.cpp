@@ -1,14 +1,55 @@
 #include "cli/run_pipeline.h"
 
+#include "remat/partition.h"
 #include "remat/policy.h"
+#include "sim/error.h"
+#include "sim/io/cost_file.h"
 #include "sim/schedules/registry.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace ppsim::cli {
 
+namespace {
+
+// model.partition = "balanced" | "remat-aware": the cost file's layers are split by the partition
+// DP (spec remat.md 8) for this schedule's in-flight counts and the device memory budget.
+ScenarioInput with_partition(const ScenarioInput &input) {
+  if (input.partition == "even") return input;
+  if (input.costs_file.empty()) input.fail("model.partition", "needs model.costs_file, the per-layer costs to split");
+  if (input.origins.count("model.layers_per_stage")) {
+    input.fail("model.partition", "is given twice: model.layers_per_stage already splits the layers");
+  }
+  const ScheduleInfo *info = nullptr;
+  try {
+    info = &find_schedule(input.schedule);
+  } catch (const Error &) {
+    return input;  // prepare_run reports the unknown schedule with its location
+  }
+  if ((input.chunks > 0 ? input.chunks : info->default_chunks) != 1 || info->placement == PlacementKind::dual_pipe) {
+    input.fail("model.partition", fmt::format("splits the layers into one stage per device; schedule '{}' "
+                                              "places several on a device (give model.layers_per_stage)",
+                                              input.schedule));
+  }
+  PartitionOptions options;
+  options.stages = input.devices;
+  options.schedule = input.schedule;
+  options.mode = input.partition == "balanced" ? PartitionMode::balanced : PartitionMode::remat_aware;
+  if (input.cap_bytes) options.memory_limit_bytes = *input.cap_bytes;
+  ScenarioInput split = input;
+  try {
+    split.layers_per_stage = partition_costs(read_cost_file(input.costs_file), options).layers_per_stage;
+  } catch (const Error &error) {
+    input.fail("model.partition", error.sentence());
+  }
+  return split;
+}
+
+} // namespace
+
 PreparedRun prepare_policy_run(const ScenarioInput &input) {
-  PreparedRun run = prepare_run(input);
+  PreparedRun run = prepare_run(with_partition(input));
   if (input.remat_policy != "none") {
     run.schedule = apply_remat_policy(run.scenario, run.schedule, input.remat_policy,
                                       IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});

@@ -67,6 +67,9 @@ struct ScenarioInput {
   double remat_relative_gap = 0.03;      ///< ILP relative gap
   std::string costs_file;                ///< per-layer cost file (profiler output)
   std::vector<int> layers_per_stage;     ///< with costs_file; uniform split when empty
+  /// How the cost file's layers are split when layers_per_stage is empty: "even", or by the
+  /// partition DP, "balanced" or "remat-aware" (spec remat.md 8, run by the CLI's run pipeline).
+  std::string partition = "even";
   std::map<std::string, SourceLocation> origins;  ///< field key -> where it was set
 
   /// The recorded location of `key`, or the key itself when it kept its default.

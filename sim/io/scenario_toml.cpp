@@ -137,6 +137,11 @@ private:
 
 using Setter = std::function<void(ScenarioInput &, const FieldReader &)>;
 
+// Layers per stage, each >= 1 (model.layers_per_stage, or model.partition as a list).
+std::vector<int> layer_counts(const FieldReader &r) {
+  return r.list<int>([](const toml::node &n) { return FieldReader(n, {}).small_integer(1); });
+}
+
 const std::map<std::string, Setter> &field_setters() {
   static const std::map<std::string, Setter> setters{
       {"model.cost_unit",
@@ -153,10 +158,16 @@ const std::map<std::string, Setter> &field_setters() {
       {"model.name", [](ScenarioInput &in, const FieldReader &r) { in.model_name = r.string(); }},
       {"model.costs_file", [](ScenarioInput &in, const FieldReader &r) { in.costs_file = r.string(); }},
       {"model.layers_per_stage",
+       [](ScenarioInput &in, const FieldReader &r) { in.layers_per_stage = layer_counts(r); }},
+      {"model.partition",
        [](ScenarioInput &in, const FieldReader &r) {
-         in.layers_per_stage = r.list<int>([&](const toml::node &n) {
-           return FieldReader(n, {}).small_integer(1);
-         });
+         // A list is an explicit split (the line `ppsim partition` prints); a name asks for one.
+         if (r.node().is_array()) {
+           in.layers_per_stage = layer_counts(r);
+           in.partition = "even";
+         } else {
+           in.partition = r.choice({"even", "balanced", "remat-aware"});
+         }
        }},
       {"model.memory.act_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.activation = r.byte_sizes(); }},
       {"model.memory.kept_after_b", [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_b = r.byte_sizes(); }},

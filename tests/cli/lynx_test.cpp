@@ -1,6 +1,9 @@
 // `ppsim lynx` and `ppsim partition` in-process on a four-layer cost file: hand-computed tables
 // and the one-line errors.
 #include "cli/commands.h"
+#include "cli/run_pipeline.h"
+#include "sim/error.h"
+#include "sim/io/scenario_toml.h"
 
 #include <doctest/doctest.h>
 
@@ -99,4 +102,42 @@ TEST_CASE("ppsim lynx and partition errors") {
   CHECK(o.err == "ppsim: error: no split of 4 layers into 2 stages fits 1000000000 bytes per device\n");
   o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--tp-bandwidth", "0"});
   CHECK(o.err == "ppsim: error: field '--tp-bandwidth': expected a positive bandwidth, got 0\n");
+}
+
+TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-line errors") {
+  const CostFixture costs;
+  const auto stage_forward = [&](const std::string &model_lines, const std::string &cluster_lines) {
+    const ppsim::ScenarioInput input = ppsim::parse_scenario(
+        "[model]\ncosts_file = \"" + costs.path + "\"\n" + model_lines + "[cluster]\ndevices = 2\n" + cluster_lines,
+        "s.toml", ".");
+    const ppsim::PreparedRun run = ppsim::cli::prepare_policy_run(input);
+    std::vector<double> forward;
+    for (const auto &stage : run.scenario.stage_costs) forward.push_back(run.scenario.time_scale.to_units(stage.forward));
+    return forward;
+  };
+  // Even split, then the DP under 3 GB per device (as `ppsim partition --memory-gb 3`: [1, 3]).
+  CHECK(stage_forward("", "") == std::vector<double>{2, 2});
+  CHECK(stage_forward("partition = \"balanced\"\n", "memory = 3e9\n") == std::vector<double>{1, 3});
+  CHECK(stage_forward("partition = [3, 1]\n", "") == std::vector<double>{3, 1});
+
+  const auto error_of = [&](const std::string &model_lines, const std::string &rest) {
+    try {
+      (void)ppsim::cli::prepare_policy_run(ppsim::parse_scenario(model_lines + rest, "s.toml", "."));
+    } catch (const ppsim::Error &error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  const std::string with_costs = "[model]\ncosts_file = \"" + costs.path + "\"\n";
+  CHECK(error_of("[model]\npartition = \"balanced\"\n", "") ==
+        "s.toml:2: field 'model.partition': needs model.costs_file, the per-layer costs to split");
+  CHECK(error_of(with_costs + "partition = \"balanced\"\nlayers_per_stage = [2, 2]\n", "[cluster]\ndevices = 2\n") ==
+        "s.toml:3: field 'model.partition': is given twice: model.layers_per_stage already splits the layers");
+  CHECK(error_of(with_costs + "partition = \"remat-aware\"\n", "[cluster]\ndevices = 2\n[pipeline]\nschedule = \"zb-v\"\n") ==
+        "s.toml:3: field 'model.partition': splits the layers into one stage per device; schedule 'zb-v' places "
+        "several on a device (give model.layers_per_stage)");
+  CHECK(error_of(with_costs + "partition = \"balanced\"\n", "[cluster]\ndevices = 2\nmemory = 1e9\n") ==
+        "s.toml:3: field 'model.partition': no split of 4 layers into 2 stages fits 1000000000 bytes per device");
+  CHECK(error_of(with_costs + "partition = \"best\"\n", "") ==
+        "s.toml:3: field 'model.partition': expected one of even, balanced, remat-aware, got \"best\"");
 }
