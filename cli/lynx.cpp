@@ -5,6 +5,9 @@
 #include "cli/scenario_options.h"
 
 #include "sim/error.h"
+#include "sim/io/run_setup.h"
+#include "sim/metrics.h"
+#include "sim/schedules/registry.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -72,6 +75,29 @@ std::vector<int> parse_layer_list(const std::string &text) {
   return counts;
 }
 
+// The idle wait before each stage's backward in a first simulation of the split (spec remat.md 7:
+// window capacities "taken from a first simulation"), in ms. Links are free in that run: the
+// pipeline window adds the P2P transfer itself.
+std::vector<double> measured_bubbles(const std::string &costs_path, const PartitionOptions &options,
+                                     const std::vector<int> &layers, int microbatches) {
+  if (microbatches < 1) {
+    throw Error("", 0, "--microbatches", fmt::format("expected a positive count, got {}", microbatches));
+  }
+  if (find_schedule(options.schedule).default_chunks != 1) {
+    throw Error("", 0, "--microbatches",
+                fmt::format("measuring the bubbles needs one stage per device; '{}' places two", options.schedule));
+  }
+  ScenarioInput input;
+  input.schedule = options.schedule;
+  input.devices = options.stages;
+  input.microbatches = microbatches;
+  input.costs_file = costs_path;
+  input.layers_per_stage = layers;
+  const PreparedRun run = prepare_run(input);
+  const Simulation simulation = simulate(run.scenario, run.schedule);
+  return mean_wait_before_backward(run.scenario, run.schedule, simulation.result);
+}
+
 std::string cell(const std::optional<double> &value) {
   return value ? fmt::format("{:.6g}", *value) : std::string("-");
 }
@@ -82,7 +108,9 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim lynx COSTS --stages P [options]");
   options.add_options()("help,h", "show this help")(
       "layers-per-stage", po::value<std::string>(), "e.g. 3,3,2 (default: balanced by time)")(
-      "milp-seconds", po::value<double>()->default_value(10), "time limit of each stage's MILP");
+      "milp-seconds", po::value<double>()->default_value(10), "time limit of each stage's MILP")(
+      "microbatches", po::value<int>(),
+      "measure each stage's bubble in a first simulation of this many microbatches (replaces --bubble-ms)");
   po::positional_options_description positional;
   add_lynx_options(options, positional);
   const po::variables_map values = parse_command(args, options, positional);
@@ -109,9 +137,18 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     layers = partition_costs(costs, by_time).layers_per_stage;
   }
   const solver::Options milp_options{.time_limit_seconds = values["milp-seconds"].as<double>()};
+  std::vector<double> bubbles(static_cast<std::size_t>(lynx_options.stages), lynx_options.windows.bubble_ms);
+  if (values.count("microbatches")) {
+    bubbles = measured_bubbles(values["costs"].as<std::string>(), lynx_options, layers,
+                               values["microbatches"].as<int>());
+  }
 
   out << fmt::format("reconstructed Lynx (spec remat.md 7): schedule {}, layers [{}], tp {}\n",
                      lynx_options.schedule, fmt::join(layers, ", "), lynx_options.windows.tp);
+  if (values.count("microbatches")) {
+    out << fmt::format("bubble before each backward, measured over {} microbatches: [{:.6g}] ms\n",
+                       values["microbatches"].as<int>(), fmt::join(bubbles, ", "));
+  }
   out << fmt::format("{:>7}  {:>6}  {:>9}  {:>7}  {:>10}  {:>12}  {:>10}  {:>10}\n", "stage", "layers",
                      "in-flight", "dropped", "compute_ms", "on-demand_ms", "heu_ms", "milp_ms");
   std::optional<double> slowest_demand = 0, slowest_heu = 0, slowest_milp = 0;
@@ -120,7 +157,9 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   };
   double slowest_compute = 0;
   for (int k = 0, first = 0; k < lynx_options.stages; first += layers[k], ++k) {
-    const StageModel model = stage_model(costs, lynx_options, k, first, layers[k]);
+    PartitionOptions stage_options = lynx_options;
+    stage_options.windows.bubble_ms = bubbles[static_cast<std::size_t>(k)];
+    const StageModel model = stage_model(costs, stage_options, k, first, layers[k]);
     const std::optional<OverlapPlan> heuristic = lynx_heuristic(model.problem);
     const std::optional<OverlapPlan> milp = lynx_milp(model.problem, milp_options);
     std::optional<double> demand_ms, heu_ms, milp_ms;

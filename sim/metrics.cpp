@@ -73,4 +73,23 @@ Simulation simulate(const Scenario &scenario, const Schedule &schedule,
   return simulation;
 }
 
+std::vector<double> mean_wait_before_backward(const Scenario &scenario, const Schedule &schedule,
+                                              const Result &result) {
+  std::vector<double> waits;
+  std::size_t entry = 0;  // entries are numbered device by device (OpLocator)
+  for (const std::vector<Op> &ops : schedule.device_ops) {
+    Ticks total{0};
+    std::int64_t backwards = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i, ++entry) {
+      const OpKind kind = ops[i].kind();
+      if (kind != OpKind::backward_input && kind != OpKind::backward_full) continue;
+      const Ticks previous_end = i == 0 ? Ticks{0} : result.end[entry - 1];
+      total = total + (result.start[entry] - previous_end);
+      ++backwards;
+    }
+    waits.push_back(backwards == 0 ? 0.0 : scenario.time_scale.to_units(total) / static_cast<double>(backwards));
+  }
+  return waits;
+}
+
 } // namespace ppsim

@@ -47,4 +47,11 @@ struct SimulateOptions {
 Simulation simulate(const Scenario &scenario, const Schedule &schedule,
                     const SimulateOptions &options = {});
 
+/// Per device, the mean idle gap right before its backward ops (B or BW): the wait for the
+/// gradient from downstream, a window where Lynx hides recomputation (spec remat.md 7, windows
+/// "taken from a first simulation"), in the scenario's time unit. Zero on a device without
+/// backward ops.
+std::vector<double> mean_wait_before_backward(const Scenario &scenario, const Schedule &schedule,
+                                              const Result &result);
+
 } // namespace ppsim

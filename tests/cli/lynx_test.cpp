@@ -86,6 +86,34 @@ TEST_CASE("ppsim lynx: on demand vs HEU vs MILP per stage and overall") {
   CHECK(rows[4] == "overall       4                               6             7           6           6");
 }
 
+TEST_CASE("ppsim lynx --microbatches: the pipeline bubble measured in a first simulation") {
+  // [2, 2] layers under 1F1B with m = 4: stage 0 (F = 2, BW = 4) waits 1.5 ms on average before
+  // its backwards (engine_test), stage 1 never. With a near-free P2P link the pipeline window is
+  // that bubble alone: 1.5 ms hides stage 0's 1 ms of attention recomputation, which is exposed
+  // when the bubble is taken as 0.
+  const CostFixture costs;
+  const Args base{costs.path, "--stages", "2", "--memory-gb", "3", "--p2p-bandwidth", "1e6"};
+  Args measured = base;
+  measured.insert(measured.end(), {"--microbatches", "4"});
+  Output o = run(ppsim::cli::run_lynx, measured);
+  REQUIRE(o.code == 0);
+  std::vector<std::string> rows = lines(o.out);
+  REQUIRE(rows.size() == 6);
+  CHECK(rows[1] == "bubble before each backward, measured over 4 microbatches: [1.5, 0] ms");
+  CHECK(rows[3] == "      0       2          2        2           6             1           0           0");
+  o = run(ppsim::cli::run_lynx, base);
+  rows = lines(o.out);
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[2] == "      0       2          2        2           6             1      0.9999      0.9999");
+
+  Args bad = base;
+  bad.insert(bad.end(), {"--microbatches", "4", "--schedule", "v-half"});
+  o = run(ppsim::cli::run_lynx, bad);
+  CHECK(o.code == 1);
+  CHECK(o.err == "ppsim: error: field '--microbatches': measuring the bubbles needs one stage per device; "
+                 "'v-half' places two\n");
+}
+
 TEST_CASE("ppsim lynx and partition errors") {
   const CostFixture costs;
   Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory-gb", "0.1"});

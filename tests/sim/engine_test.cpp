@@ -1,5 +1,6 @@
 // Oracles of spec oracles.md section 1 (GPipe, 1F1B) and engine semantics (model.md 5).
 #include "sim/engine.h"
+#include "sim/metrics.h"
 
 #include "sim/error.h"
 #include "test_support.h"
@@ -100,4 +101,18 @@ TEST_CASE("a cross-device cycle is reported as a deadlock naming the blocked ops
                        "schedule 'cyclic' deadlocks: device 0 waits at BW(0,0) for BW(1,0); "
                        "device 1 waits at BW(1,0) for F(1,0)",
                        Error);
+}
+
+TEST_CASE("mean wait before the backward ops: the pipeline bubble Lynx fills") {
+  // 1F1B p=2 m=4, F = 2, BW = 4: device 0 runs F0 F1 BW0 F2 BW1 F3 BW2 BW3 and waits 4 before
+  // BW0 (until device 1's BW0 ends at 8), 0 before BW1 and BW2, 2 before BW3: mean 6/4. The last
+  // device never waits for a gradient.
+  const auto run = run_schedule("1f1b", uniform_input(2, 4, {2, 1}, {2, 1}, {2, 1}));
+  CHECK(mean_wait_before_backward(run.scenario, run.schedule, run.simulation.result) ==
+        std::vector<double>{1.5, 0});
+  // Split backward: ZB-H1 p=4 m=8 F=B=W=1: device r's first B waits p-1-r for the gradient (the
+  // idle of O-4), the steady state never waits, so the means are (p-1-r)/m.
+  const auto zb = run_schedule("zb-h1", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  CHECK(mean_wait_before_backward(zb.scenario, zb.schedule, zb.simulation.result) ==
+        std::vector<double>{3.0 / 8, 2.0 / 8, 1.0 / 8, 0});
 }
