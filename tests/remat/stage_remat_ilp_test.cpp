@@ -150,3 +150,21 @@ TEST_CASE("the ILP rejects what it cannot model") {
                        "blocking sends",
                        Error);
 }
+
+TEST_CASE("early timing: the ILP hides a recomputation in the pipeline bubble (Lynx's PP window)") {
+  // 1F1B p=2 m=2, F=1, B=2, W=1: device 0 idles from 2 to 5 waiting for BW(1,0). Under K=1 it
+  // must rebuild one activation; with early timing R(0,0) (1 unit) runs inside that wait and the
+  // spans are those without recomputation (the exposed part max(0, T_f - window) is 0, which is
+  // what remat.md 7 asks of window-aware coefficients, here exact rather than estimated).
+  // Lumped timing makes R wait for the gradient: the recomputation becomes exposed.
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {2, 1}, {1, 1});
+  const Base uncapped = base("1f1b", input);
+  const Ticks free_span = simulate(uncapped.scenario, uncapped.schedule).metrics.max_span;
+  input.cap_activations = 1;
+  const RematSolution early = solve_and_check(base("1f1b", input));
+  CHECK(early.plan.recompute_count() == 1);
+  CHECK(early.simulation.metrics.max_span == free_span);
+  input.remat_timing = RematTiming::lumped;
+  const RematSolution lumped = solve_and_check(base("1f1b", input));
+  CHECK(lumped.simulation.metrics.max_span > free_span);
+}
