@@ -7,6 +7,7 @@
 #include "profiler/cost_model.h"
 #include "profiler/driver_probe.h"
 #include "profiler/gpu_profile.h"
+#include "profiler/run_plan.h"
 #include "sim/error.h"
 #include "sim/io/cost_file.h"
 
@@ -119,14 +120,9 @@ void check_measurement_options(const po::variables_map &values) {
   if (values["microbatches"].as<int>() <= 0) {
     throw Error("", 0, "microbatches", "expected a positive number");
   }
-  const std::string timer = values["timer"].as<std::string>();
-  if (timer != "cupti" && timer != "cuda-events") {
-    throw Error("", 0, "timer", fmt::format("expected cupti or cuda-events, got \"{}\"", timer));
-  }
-  const std::string mode = values["mode"].as<std::string>();
-  if (mode != "isolated" && mode != "sequence") {
-    throw Error("", 0, "mode", fmt::format("expected isolated or sequence, got \"{}\"", mode));
-  }
+  // Checked before the driver probe, so that a misspelt value fails first on any machine.
+  (void)profiler::parse_phase_timer(values["timer"].as<std::string>());
+  (void)profiler::parse_run_mode(values["mode"].as<std::string>());
 }
 
 bool json_format(const po::variables_map &values) {
@@ -188,7 +184,8 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
       request.layers = layers;
       request.reps = values["reps"].as<int>();
       request.warmup = values["warmup"].as<int>();
-      request.mode = values["mode"].as<std::string>();
+      request.mode = profiler::parse_run_mode(values["mode"].as<std::string>());
+      request.timer = profiler::parse_phase_timer(values["timer"].as<std::string>());
       if (values.count("cupti-path"))
         request.cupti_path = values["cupti-path"].as<std::string>();
       request.device = device;

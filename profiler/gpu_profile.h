@@ -3,6 +3,7 @@
 // (libppsim_gpu_workload.so, built when nvcc is found) that the CLI opens with dlopen only after
 // the driver probe found a device, so the ppsim binary itself links no CUDA library.
 #include "profiler/cost_model.h"
+#include "profiler/run_plan.h"
 #include "sim/io/cost_file.h"
 
 #include <string>
@@ -15,8 +16,9 @@ struct GpuProfileRequest {
   int layers = 4;
   int reps = 20;
   int warmup = 5;
-  std::string mode = "isolated"; ///< isolated: synchronise around every phase
-  std::string cupti_path;
+  RunMode mode = RunMode::isolated;
+  PhaseTimer timer = PhaseTimer::cupti;
+  std::string cupti_path; ///< with the cupti timer
   DeviceThroughput device; ///< only for the analytic columns kept beside the measurements
 };
 

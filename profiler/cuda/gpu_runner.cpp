@@ -1,50 +1,92 @@
-// The GPU workload module's entry point (spec profiler.md 3): CUPTI before the first CUDA call,
-// one arena allocation, warm-up then repetitions of F, B, W, R_full, R_sel and BW per layer, each
-// phase wrapped in an external correlation id and an NVTX range; medians of the busy union go
-// into rows that keep the analytic FLOPs and bytes.
+// The GPU workload module's entry point (spec profiler.md 3): CUPTI (with the cupti timer) before
+// the first CUDA call, one arena allocation, warm-up then repetitions of F, B, W, R_full, R_sel
+// and BW per layer in the order of the mode (run_plan.h), each phase wrapped in an NVTX range and,
+// per timer, an external correlation id or a CUDA event pair; medians over repetitions go into
+// rows that keep the analytic FLOPs and bytes.
 #include "profiler/collector.h"
 #include "profiler/cost_model.h"
 #include "profiler/cuda/gpu_block.h"
 #include "profiler/cupti_loader.h"
 #include "profiler/gpu_profile.h"
+#include "profiler/run_plan.h"
 #include "profiler/stats.h"
 #include "sim/error.h"
 
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <optional>
+
 namespace ppsim::profiler::gpu {
 namespace {
 
-constexpr Pass kSequence[] = {
-    Pass::forward,        Pass::backward_input,      Pass::backward_weight,
-    Pass::recompute_full, Pass::recompute_selective, Pass::backward_total};
-
-// Pushes the phase's external id (CUPTI) and NVTX range; pops both on destruction.
+// Pushes the phase's NVTX range and, when CUPTI collects, its external id; pops both on
+// destruction.
 class PhaseScope {
 public:
-  PhaseScope(const CuptiApi &api, PhaseId phase) : api_(api) {
-    check_cupti(
-        api_.activity_push_external_correlation_id(kPpsimCorrelationKind, pack_phase_id(phase)),
-        "cuptiActivityPushExternalCorrelationId");
+  PhaseScope(const CuptiApi *api, PhaseId phase) : api_(api) {
+    if (api_ != nullptr) {
+      check_cupti(
+          api_->activity_push_external_correlation_id(kPpsimCorrelationKind, pack_phase_id(phase)),
+          "cuptiActivityPushExternalCorrelationId");
+    }
     nvtxRangePushA(nvtx_range_name(phase).c_str());
   }
   ~PhaseScope() {
     nvtxRangePop();
-    std::uint64_t popped = 0;
-    api_.activity_pop_external_correlation_id(kPpsimCorrelationKind, &popped);
+    if (api_ != nullptr) {
+      std::uint64_t popped = 0;
+      api_->activity_pop_external_correlation_id(kPpsimCorrelationKind, &popped);
+    }
   }
   PhaseScope(const PhaseScope &) = delete;
   PhaseScope &operator=(const PhaseScope &) = delete;
 
 private:
-  const CuptiApi &api_;
+  const CuptiApi *api_;
+};
+
+// One CUDA event pair per phase of a repetition, recorded on the stream and read once the
+// repetition's last synchronisation has passed (the cuda-events timer).
+class EventPairs {
+public:
+  explicit EventPairs(std::size_t phases) : events_(2 * phases) {
+    for (cudaEvent_t &event : events_)
+      check_cuda(cudaEventCreate(&event), "cudaEventCreate");
+  }
+  ~EventPairs() {
+    for (cudaEvent_t event : events_)
+      cudaEventDestroy(event);
+  }
+  EventPairs(const EventPairs &) = delete;
+  EventPairs &operator=(const EventPairs &) = delete;
+
+  void record_start(std::size_t phase, cudaStream_t stream) {
+    check_cuda(cudaEventRecord(events_[2 * phase], stream), "cudaEventRecord");
+  }
+  void record_end(std::size_t phase, cudaStream_t stream) {
+    check_cuda(cudaEventRecord(events_[2 * phase + 1], stream), "cudaEventRecord");
+  }
+  [[nodiscard]] float elapsed_ms(std::size_t phase) const {
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, events_[2 * phase], events_[2 * phase + 1]),
+               "cudaEventElapsedTime");
+    return ms;
+  }
+
+private:
+  std::vector<cudaEvent_t> events_;
 };
 
 CostFile measure(const GpuProfileRequest &request) {
-  CuptiLibrary cupti = load_cupti(cupti_candidates(request.cupti_path));
-  ActivityCollector collector(cupti.api);
-  collector.start(); // before the first CUDA call (spec 2.2)
+  const bool use_cupti = request.timer == PhaseTimer::cupti;
+  std::optional<CuptiLibrary> cupti;
+  std::optional<ActivityCollector> collector;
+  if (use_cupti) {
+    cupti.emplace(load_cupti(cupti_candidates(request.cupti_path)));
+    collector.emplace(cupti->api);
+    collector->start(); // before the first CUDA call (spec 2.2)
+  }
   cudaDeviceProp properties{};
   check_cuda(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
   int clock_khz = 0;
@@ -62,7 +104,8 @@ CostFile measure(const GpuProfileRequest &request) {
   char *base = nullptr;
   check_cuda(cudaMalloc(&base, capacity), "cudaMalloc");
   Arena arena(capacity);
-  std::vector<std::string> warnings = cupti.warnings;
+  std::vector<std::string> warnings = cupti ? cupti->warnings : std::vector<std::string>{};
+  std::vector<EventTiming> event_timings;
   {
     const BlockShape &shape = request.shape;
     if (shape.kind != BlockKind::gpt || shape.tp != 1) {
@@ -73,20 +116,30 @@ CostFile measure(const GpuProfileRequest &request) {
                               static_cast<int>(shape.hidden), static_cast<int>(shape.heads),
                               static_cast<int>(ffn_of(shape))};
     GpuBlock block(sizes, arena, base, handle, stream);
+    const std::vector<PhaseStep> steps = phase_order(request.mode, request.layers);
+    std::optional<EventPairs> events;
+    if (!use_cupti)
+      events.emplace(steps.size());
+    const auto phase_of = [](const PhaseStep &step, int rep) {
+      return PhaseId{step.pass, step.layer, 0, static_cast<std::uint16_t>(rep)};
+    };
     const int total = request.warmup + request.reps;
     for (int rep = 0; rep < total; ++rep) {
-      for (int layer = 0; layer < request.layers; ++layer) {
-        for (const Pass pass : kSequence) {
-          const PhaseId phase{pass, static_cast<std::uint16_t>(layer), 0,
-                              static_cast<std::uint16_t>(rep)};
-          {
-            PhaseScope scope(cupti.api, phase);
-            block.run(static_cast<GpuPass>(static_cast<int>(pass)));
-          }
-          if (request.mode == "isolated")
-            check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      for (std::size_t k = 0; k < steps.size(); ++k) {
+        {
+          PhaseScope scope(cupti ? &cupti->api : nullptr, phase_of(steps[k], rep));
+          if (events)
+            events->record_start(k, stream);
+          block.run(static_cast<GpuPass>(static_cast<int>(steps[k].pass)));
+          if (events)
+            events->record_end(k, stream);
         }
+        if (synchronizes_each_phase(request.mode))
+          check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
       }
+      check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize"); // one repetition done
+      for (std::size_t k = 0; events && k < steps.size(); ++k)
+        event_timings.push_back({phase_of(steps[k], rep), events->elapsed_ms(k)});
     }
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); // CUPTI's flush does not sync
     const std::uint64_t analytic_stash = activation_bytes([&] {
@@ -103,24 +156,31 @@ CostFile measure(const GpuProfileRequest &request) {
                                      block.stash_bytes(), analytic_stash));
     }
   }
-  collector.stop();
+  DecodedActivity activity;
+  Attribution attribution;
+  if (collector) {
+    collector->stop();
+    activity = collector->take();
+    attribution = attribute(activity);
+  } else {
+    attribution.phases = phase_metrics_from_events(event_timings);
+  }
   cudaFree(base);
   cublasLtDestroy(handle);
   cudaStreamDestroy(stream);
-  const DecodedActivity activity = collector.take();
-  const Attribution attribution = attribute(activity);
   CostFile file = analytic_cost_file(request.shape, request.layers, request.device);
-  apply_measurements(file.rows, summarize_passes(attribution.phases, request.warmup), "cupti");
+  apply_measurements(file.rows, summarize_passes(attribution.phases, request.warmup),
+                     use_cupti ? "cupti" : "cuda_events");
   CostMetadata &m = file.metadata;
   m.device = properties.name;
   m.sm_count = properties.multiProcessorCount;
   m.clock_khz = clock_khz;
   m.driver = driver;
   m.cuda_runtime = runtime;
-  m.cupti_api_version = cupti.runtime_version;
+  m.cupti_api_version = cupti ? cupti->runtime_version : 0;
   m.dropout = false;
-  m.timer = "cupti";
-  m.mode = request.mode;
+  m.timer = phase_timer_name(request.timer);
+  m.mode = run_mode_name(request.mode);
   m.warmup = request.warmup;
   m.reps = request.reps;
   m.dropped_records = static_cast<std::int64_t>(activity.dropped_records);

@@ -64,6 +64,11 @@ TEST_CASE("issue_6_no_gpu_message: without a GPU, ppsim profile fails with one c
                        "for the analytic cost model)\n");
   CHECK(run.out.empty());
   CHECK_FALSE(std::filesystem::exists(output)); // never a half file
+  // The other timer and mode need the GPU just as much, and say so the same way.
+  const Run events = profile(with(kSmall, {"--timer", "cuda-events", "--mode", "sequence", "-o", output}));
+  CHECK(events.code == kUserError);
+  CHECK(events.err == run.err);
+  CHECK_FALSE(std::filesystem::exists(output));
 }
 
 TEST_CASE("this machine: libcuda.so.1 is absent, so the message names it") {
@@ -150,6 +155,8 @@ TEST_CASE("option errors are one line naming the option") {
         "ppsim: error: field 'layers': expected a positive number of layers\n");
   CHECK(profile(with(kSmall, {"--analytic", "--timer", "nvml"})).err ==
         "ppsim: error: field 'timer': expected cupti or cuda-events, got \"nvml\"\n");
+  CHECK(profile(with(kSmall, {"--analytic", "--mode", "pipelined"})).err ==
+        "ppsim: error: field 'mode': expected isolated or sequence, got \"pipelined\"\n");
   const Run unknown = profile({"--hiden", "4"});
   CHECK(unknown.code == kUserError);
   CHECK(unknown.err.rfind("ppsim: error: ", 0) == 0);

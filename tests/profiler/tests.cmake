@@ -15,6 +15,7 @@ set(profiler_test_sources
   ${CMAKE_CURRENT_LIST_DIR}/shared_library_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stats_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/range_correlator_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/run_plan_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lsan_suppressions.cpp)
 foreach(optional nsys_import reference_block)
   if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/${optional}_test.cpp)

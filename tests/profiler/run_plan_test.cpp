@@ -1,0 +1,89 @@
+// The GPU runner's plan without a GPU (spec profiler.md 3): phase orders of the two modes, where
+// it synchronises, and CUDA-event timings flowing into the same statistics as CUPTI's.
+#include "profiler/run_plan.h"
+
+#include "profiler/stats.h"
+#include "sim/error.h"
+
+#include <algorithm>
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+namespace ppsim::profiler {
+namespace {
+
+std::string codes(const std::vector<PhaseStep> &steps) {
+  std::string text;
+  for (const PhaseStep &step : steps)
+    text += fmt::format("{}{} ", pass_code(step.pass), step.layer);
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("isolated mode: every pass of a layer, layer by layer, synchronised around each") {
+  CHECK(codes(phase_order(RunMode::isolated, 2)) == "F0 B0 W0 R0 RS0 BW0 F1 B1 W1 R1 RS1 BW1 ");
+  CHECK(synchronizes_each_phase(RunMode::isolated));
+}
+
+TEST_CASE("sequence mode: one microbatch as 1F1B runs it, forwards up, backwards down") {
+  CHECK(codes(phase_order(RunMode::sequence, 3)) ==
+        "F0 F1 F2 R2 RS2 B2 W2 BW2 R1 RS1 B1 W1 BW1 R0 RS0 B0 W0 BW0 ");
+  CHECK_FALSE(synchronizes_each_phase(RunMode::sequence));
+  // Both modes time the same phases, so every cost column is measured either way.
+  for (const int layers : {1, 4}) {
+    auto isolated = phase_order(RunMode::isolated, layers);
+    auto sequence = phase_order(RunMode::sequence, layers);
+    const auto key = [](const PhaseStep &a, const PhaseStep &b) {
+      return std::pair(a.layer, a.pass) < std::pair(b.layer, b.pass);
+    };
+    std::sort(isolated.begin(), isolated.end(), key);
+    std::sort(sequence.begin(), sequence.end(), key);
+    CHECK(isolated == sequence);
+    CHECK(isolated.size() == static_cast<std::size_t>(6 * layers));
+  }
+}
+
+TEST_CASE("mode and timer names round-trip; others are one-line errors naming the option") {
+  for (const char *name : {"isolated", "sequence"})
+    CHECK(run_mode_name(parse_run_mode(name)) == name);
+  for (const char *name : {"cupti", "cuda-events"})
+    CHECK(phase_timer_name(parse_phase_timer(name)) == name);
+  CHECK_THROWS_WITH_AS(parse_run_mode("overlapped"),
+                       "field 'mode': expected isolated or sequence, got \"overlapped\"", Error);
+  CHECK_THROWS_WITH_AS(parse_phase_timer("nvml"),
+                       "field 'timer': expected cupti or cuda-events, got \"nvml\"", Error);
+}
+
+TEST_CASE("CUDA-event timings feed the CUPTI statistics: medians after warm-up, in exact ms") {
+  // Layer 0 forward over 1 warm-up and 3 kept repetitions: 9 ms (cold), then 2, 4, 3 ms; the
+  // median of the kept ones is 3 ms, p10 2 ms, p90 4 ms. A sub-microsecond part survives
+  // (0.0005 ms = 500 ns).
+  std::vector<EventTiming> timings;
+  const float forward[] = {9.0f, 2.0f, 4.0f, 3.0f};
+  for (std::uint16_t rep = 0; rep < 4; ++rep)
+    timings.push_back({PhaseId{Pass::forward, 0, 0, rep}, forward[rep]});
+  timings.push_back({PhaseId{Pass::backward_input, 0, 0, 1}, 0.0005f});
+  const std::vector<PhaseMetrics> phases = phase_metrics_from_events(timings);
+  REQUIRE(phases.size() == 5);
+  CHECK(phases[1].busy_union_ns == 2'000'000);
+  CHECK(phases[1].span_ns == phases[1].busy_union_ns);
+  CHECK(phases[4].busy_union_ns == 500);
+  const std::vector<PassSummary> summary = summarize_passes(phases, 1);
+  REQUIRE(summary.size() == 2);
+  CHECK(summary[0].pass == Pass::forward);
+  CHECK(summary[0].busy.median_ms == Rational{3, 1});
+  CHECK(summary[0].busy.p10_ms == Rational{2, 1});
+  CHECK(summary[0].busy.p90_ms == Rational{4, 1});
+  CHECK(summary[0].busy.samples == 3);
+  CHECK(summary[0].span_minus_busy_ns == 0);
+  CHECK(summary[1].busy.median_ms == Rational{1, 2000});
+
+  std::vector<CostRow> rows(1);
+  apply_measurements(rows, summary, "cuda_events");
+  CHECK(rows[0].fwd_ms == Rational{3, 1});
+  CHECK(rows[0].bwd_input_ms == Rational{1, 2000});
+  CHECK(rows[0].source == "cuda_events");
+}
+
+} // namespace ppsim::profiler
