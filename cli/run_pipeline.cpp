@@ -7,11 +7,32 @@
 #include "sim/schedules/registry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace ppsim::cli {
 
 namespace {
+
+// Microbatches each device holds at its peak under the input's schedule: the count-model peak
+// (W frees the whole activation) of a run of the even split with no cap. It depends on the op
+// order only, so it holds for the DP's split too; spec remat.md 7 gives it in closed form for
+// four schedules (1F1B p - k, ZB-H1 p, ZB-H2 2p - 1, V-Half), this measures any schedule.
+std::vector<int> measured_in_flight(const ScenarioInput &input) {
+  ScenarioInput even = input;
+  even.partition = "even";
+  even.memory_model = MemoryModel::count;
+  even.w_stash = 1;
+  even.cap_activations.reset();
+  even.cap_bytes.reset();
+  const PreparedRun run = prepare_run(even);
+  const Simulation simulation = simulate(run.scenario, run.schedule);
+  std::vector<int> in_flight;
+  for (const DeviceMetrics &device : simulation.metrics.devices) {
+    in_flight.push_back(static_cast<int>(std::ceil(device.peak_activations - 1e-9)));
+  }
+  return in_flight;
+}
 
 // model.partition = "balanced" | "remat-aware": the cost file's layers are split by the partition
 // DP (spec remat.md 8) for this schedule's in-flight counts and the device memory budget.
@@ -35,6 +56,7 @@ ScenarioInput with_partition(const ScenarioInput &input) {
   PartitionOptions options;
   options.stages = input.devices;
   options.schedule = input.schedule;
+  options.in_flight = measured_in_flight(input);
   options.mode = input.partition == "balanced" ? PartitionMode::balanced : PartitionMode::remat_aware;
   if (input.cap_bytes) options.memory_limit_bytes = *input.cap_bytes;
   ScenarioInput split = input;

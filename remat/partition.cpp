@@ -64,6 +64,12 @@ int in_flight_count(const std::string &schedule, int stages, int stage) {
                           suggestion.empty() ? "" : fmt::format(", did you mean '{}'?", suggestion)));
 }
 
+int stage_in_flight(const PartitionOptions &options, int stage) {
+  if (options.in_flight.empty())
+    return in_flight_count(options.schedule, options.stages, stage);
+  return options.in_flight.at(static_cast<std::size_t>(stage));
+}
+
 StageModel stage_model(const CostFile &costs, const PartitionOptions &options, int stage, int first,
                        int count) {
   StageModel model;
@@ -80,7 +86,7 @@ StageModel stage_model(const CostFile &costs, const PartitionOptions &options, i
       costs.rows[first + count - 1].output_bytes / (options.windows.p2p_bandwidth_gb_per_s * 1e6) +
       options.windows.bubble_ms;
   model.problem = build_stage_problem(layers, pipeline_ms,
-                                      in_flight_count(options.schedule, options.stages, stage),
+                                      stage_in_flight(options, stage),
                                       static_bytes, options.memory_limit_bytes);
   return model;
 }

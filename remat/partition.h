@@ -43,6 +43,8 @@ enum class PartitionMode {
 struct PartitionOptions {
   int stages = 1;
   std::string schedule = "1f1b";
+  /// Microbatches each stage holds at its peak; empty: in_flight_count(schedule, stages, k).
+  std::vector<int> in_flight;
   PartitionMode mode = PartitionMode::balanced;
   double memory_limit_bytes = std::numeric_limits<double>::infinity();
   WindowModel windows;
@@ -55,6 +57,9 @@ struct StageModel {
   double compute_ms = 0;
   OverlapProblem problem;
 };
+
+/// options.in_flight[stage], or the schedule's formula when no counts are given.
+int stage_in_flight(const PartitionOptions &options, int stage);
 
 /// The model of layers [first, first + count) as stage `stage`.
 StageModel stage_model(const CostFile &costs, const PartitionOptions &options, int stage, int first,

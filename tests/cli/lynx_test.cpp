@@ -147,6 +147,10 @@ TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-l
   CHECK(stage_forward("", "") == std::vector<double>{2, 2});
   CHECK(stage_forward("partition = \"balanced\"\n", "memory = 3e9\n") == std::vector<double>{1, 3});
   CHECK(stage_forward("partition = [3, 1]\n", "") == std::vector<double>{3, 1});
+  // In-flight counts come from the schedule itself: GPipe holds all m microbatches on every
+  // device, so with m = 1 the time-balanced [2, 2] fits 3 GB, with m = 2 nothing does.
+  CHECK(stage_forward("partition = \"balanced\"\n", "memory = 3e9\n[pipeline]\nschedule = \"gpipe\"\n"
+                      "microbatches = 1\n") == std::vector<double>{2, 2});
 
   const auto error_of = [&](const std::string &model_lines, const std::string &rest) {
     try {
@@ -166,6 +170,9 @@ TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-l
         "several on a device (give model.layers_per_stage)");
   CHECK(error_of(with_costs + "partition = \"balanced\"\n", "[cluster]\ndevices = 2\nmemory = 1e9\n") ==
         "s.toml:3: field 'model.partition': no split of 4 layers into 2 stages fits 1000000000 bytes per device");
+  CHECK(error_of(with_costs + "partition = \"balanced\"\n",
+                 "[cluster]\ndevices = 2\nmemory = 3e9\n[pipeline]\nschedule = \"gpipe\"\nmicrobatches = 2\n") ==
+        "s.toml:3: field 'model.partition': no split of 4 layers into 2 stages fits 3000000000 bytes per device");
   CHECK(error_of(with_costs + "partition = \"best\"\n", "") ==
         "s.toml:3: field 'model.partition': expected one of even, balanced, remat-aware, got \"best\"");
 }

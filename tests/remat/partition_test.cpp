@@ -135,6 +135,15 @@ TEST_CASE("1f1b memory limit: early stages take fewer layers") {
   options.memory_limit_bytes = 3;
   CHECK_THROWS_WITH_AS(partition_costs(costs, options),
                        "no split of 8 layers into 4 stages fits 3 bytes per device", Error);
+  // Counts given explicitly (measured from a schedule) replace the formula: 6 microbatches on
+  // every stage (GPipe, m = 6) under 6 bytes allow one layer per stage, too few for 8 layers;
+  // one microbatch per stage allows the even split again.
+  options.memory_limit_bytes = 6;
+  options.in_flight = {6, 6, 6, 6};
+  CHECK(stage_in_flight(options, 2) == 6);
+  CHECK_THROWS_AS(partition_costs(costs, options), Error);
+  options.in_flight = {1, 1, 1, 1};
+  CHECK(partition_costs(costs, options).layers_per_stage == std::vector<int>{2, 2, 2, 2});
 }
 
 TEST_CASE("balanced under a memory limit: DP equals brute force and respects the limit") {
