@@ -42,8 +42,8 @@ std::vector<PhaseStep> phase_order(RunMode mode, int layers) {
   for (int layer = 0; layer < layers; ++layer)
     steps.push_back({Pass::forward, layer_id(layer)});
   for (int layer = layers - 1; layer >= 0; --layer) {
-    for (const Pass pass : {Pass::recompute_full, Pass::recompute_selective, Pass::backward_input,
-                            Pass::backward_weight, Pass::backward_total}) {
+    for (const Pass pass : {Pass::backward_input, Pass::backward_weight, Pass::recompute_full,
+                            Pass::recompute_selective, Pass::backward_total}) {
       steps.push_back({pass, layer_id(layer)});
     }
   }
@@ -51,6 +51,10 @@ std::vector<PhaseStep> phase_order(RunMode mode, int layers) {
 }
 
 bool synchronizes_each_phase(RunMode mode) { return mode == RunMode::isolated; }
+
+int blocks_needed(RunMode mode, int layers) { return mode == RunMode::sequence ? layers : 1; }
+
+int block_index(RunMode mode, const PhaseStep &step) { return mode == RunMode::sequence ? step.layer : 0; }
 
 std::vector<PhaseMetrics> phase_metrics_from_events(const std::vector<EventTiming> &timings) {
   std::vector<PhaseMetrics> phases;

@@ -37,8 +37,16 @@ struct PhaseStep {
 };
 
 /// The phases of one repetition, in launch order. In sequence mode each layer's backward group
-/// is R_full, R_sel (rebuilding before use, as with recomputation), B, W, then the fused BW.
+/// is B and W (the training step), then R_full, R_sel and the fused BW on a rebuilt stash.
 std::vector<PhaseStep> phase_order(RunMode mode, int layers);
+
+/// GPU blocks the runner builds: in sequence mode one per layer, since every layer's stash is
+/// live at once after the forwards (one microbatch of 1F1B); in isolated mode one, reused. A
+/// block keeps its stash from F or R_full to B or BW, and its W stash from B to W.
+int blocks_needed(RunMode mode, int layers);
+
+/// The block a step runs on.
+int block_index(RunMode mode, const PhaseStep &step);
 
 /// Whether the runner synchronises the stream after each phase (isolated) or only after each
 /// repetition (sequence).

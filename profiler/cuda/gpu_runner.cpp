@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <memory>
 #include <optional>
 
 namespace ppsim::profiler::gpu {
@@ -115,7 +116,9 @@ CostFile measure(const GpuProfileRequest &request) {
     const GpuBlockShape sizes{static_cast<int>(shape.batch), static_cast<int>(shape.seq),
                               static_cast<int>(shape.hidden), static_cast<int>(shape.heads),
                               static_cast<int>(ffn_of(shape))};
-    GpuBlock block(sizes, arena, base, handle, stream);
+    std::vector<std::unique_ptr<GpuBlock>> blocks;
+    for (int b = 0; b < blocks_needed(request.mode, request.layers); ++b)
+      blocks.push_back(std::make_unique<GpuBlock>(sizes, arena, base, handle, stream));
     const std::vector<PhaseStep> steps = phase_order(request.mode, request.layers);
     std::optional<EventPairs> events;
     if (!use_cupti)
@@ -130,7 +133,8 @@ CostFile measure(const GpuProfileRequest &request) {
           PhaseScope scope(cupti ? &cupti->api : nullptr, phase_of(steps[k], rep));
           if (events)
             events->record_start(k, stream);
-          block.run(static_cast<GpuPass>(static_cast<int>(steps[k].pass)));
+          blocks[static_cast<std::size_t>(block_index(request.mode, steps[k]))]->run(
+              static_cast<GpuPass>(static_cast<int>(steps[k].pass)));
           if (events)
             events->record_end(k, stream);
         }
@@ -149,11 +153,11 @@ CostFile measure(const GpuProfileRequest &request) {
                                            return no_dropout;
                                          }())
                                              .full;
-    const double measured = static_cast<double>(block.stash_bytes());
+    const double measured = static_cast<double>(blocks.front()->stash_bytes());
     if (std::abs(measured - static_cast<double>(analytic_stash)) >
         0.01 * static_cast<double>(analytic_stash)) {
       warnings.push_back(fmt::format("measured stash {} bytes differs from the analytic {} bytes",
-                                     block.stash_bytes(), analytic_stash));
+                                     blocks.front()->stash_bytes(), analytic_stash));
     }
   }
   DecodedActivity activity;

@@ -19,7 +19,65 @@ std::string codes(const std::vector<PhaseStep> &steps) {
   return text;
 }
 
+// Replays a plan against GpuBlock's stash contract (gpu_block.h): F and R_full make the stash
+// live, R_sel needs it, B and BW consume it (B leaves the W stash), W consumes the W stash.
+// Returns the largest number of stashes live at once, or -1 at the first step that breaks it.
+int replay_stashes(RunMode mode, int layers, int repetitions) {
+  std::vector<bool> stash(static_cast<std::size_t>(blocks_needed(mode, layers)), false);
+  std::vector<bool> weight_stash(stash.size(), false);
+  int most = 0;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    for (const PhaseStep &step : phase_order(mode, layers)) {
+      const auto b = static_cast<std::size_t>(block_index(mode, step));
+      if (b >= stash.size())
+        return -1;
+      switch (step.pass) {
+      case Pass::forward:
+      case Pass::recompute_full:
+        stash[b] = true;
+        break;
+      case Pass::recompute_selective:
+        if (!stash[b])
+          return -1;
+        break;
+      case Pass::backward_input:
+        if (!stash[b])
+          return -1;
+        stash[b] = false;
+        weight_stash[b] = true;
+        break;
+      case Pass::backward_weight:
+        if (!weight_stash[b])
+          return -1;
+        weight_stash[b] = false;
+        break;
+      case Pass::backward_total:
+        if (!stash[b])
+          return -1;
+        stash[b] = false;
+        break;
+      }
+      most = std::max(most, static_cast<int>(std::count(stash.begin(), stash.end(), true)));
+    }
+  }
+  return most;
+}
+
 } // namespace
+
+TEST_CASE("both modes keep the GPU block's stash contract, repetition after repetition") {
+  for (const int layers : {1, 2, 5}) {
+    CAPTURE(layers);
+    // Isolated: one block, one stash at a time. Sequence: every layer's stash live after the
+    // forwards, as in one microbatch of 1F1B.
+    CHECK(replay_stashes(RunMode::isolated, layers, 3) == 1);
+    CHECK(replay_stashes(RunMode::sequence, layers, 3) == layers);
+  }
+  CHECK(blocks_needed(RunMode::isolated, 4) == 1);
+  CHECK(blocks_needed(RunMode::sequence, 4) == 4);
+  CHECK(block_index(RunMode::sequence, {Pass::backward_weight, 3}) == 3);
+  CHECK(block_index(RunMode::isolated, {Pass::backward_weight, 3}) == 0);
+}
 
 TEST_CASE("isolated mode: every pass of a layer, layer by layer, synchronised around each") {
   CHECK(codes(phase_order(RunMode::isolated, 2)) == "F0 B0 W0 R0 RS0 BW0 F1 B1 W1 R1 RS1 BW1 ");
@@ -28,7 +86,7 @@ TEST_CASE("isolated mode: every pass of a layer, layer by layer, synchronised ar
 
 TEST_CASE("sequence mode: one microbatch as 1F1B runs it, forwards up, backwards down") {
   CHECK(codes(phase_order(RunMode::sequence, 3)) ==
-        "F0 F1 F2 R2 RS2 B2 W2 BW2 R1 RS1 B1 W1 BW1 R0 RS0 B0 W0 BW0 ");
+        "F0 F1 F2 B2 W2 R2 RS2 BW2 B1 W1 R1 RS1 BW1 B0 W0 R0 RS0 BW0 ");
   CHECK_FALSE(synchronizes_each_phase(RunMode::sequence));
   // Both modes time the same phases, so every cost column is measured either way.
   for (const int layers : {1, 4}) {
