@@ -2,6 +2,7 @@
 // and overall (spec remat.md 7), for a cost file split into stages.
 #include "cli/commands.h"
 #include "cli/lynx_options.h"
+#include "cli/run_pipeline.h"
 #include "cli/scenario_options.h"
 
 #include "sim/error.h"
@@ -29,9 +30,35 @@ void add_lynx_options(po::options_description &options, po::positional_options_d
       "tp", po::value<int>()->default_value(1), "tensor-parallel degree (TP windows when > 1)")(
       "tp-bandwidth", po::value<double>()->default_value(100), "TP all-reduce bus bandwidth, GB/s")(
       "p2p-bandwidth", po::value<double>()->default_value(25), "pipeline link bandwidth, GB/s")(
-      "bubble-ms", po::value<double>()->default_value(0), "idle wait before each backward, ms");
+      "bubble-ms", po::value<double>()->default_value(0), "idle wait before each backward, ms")(
+      "microbatches", po::value<int>(),
+      "run the schedule once with this many microbatches to measure each stage's in-flight count "
+      "(any schedule with one stage per device) and, for lynx, its bubble (replaces --bubble-ms)");
   positional.add("costs", 1);
 }
+
+namespace {
+
+// The scenario of a first run of the cost file under the schedule (--microbatches).
+ScenarioInput first_run_input(const po::variables_map &values, const PartitionOptions &options) {
+  const int microbatches = values["microbatches"].as<int>();
+  if (microbatches < 1) {
+    throw Error("", 0, "--microbatches", fmt::format("expected a positive count, got {}", microbatches));
+  }
+  const ScheduleInfo &info = find_schedule(options.schedule);
+  if (info.default_chunks != 1 || info.placement == PlacementKind::dual_pipe) {
+    throw Error("", 0, "--microbatches",
+                fmt::format("a first run needs one stage per device; '{}' places several", options.schedule));
+  }
+  ScenarioInput input;
+  input.schedule = options.schedule;
+  input.devices = options.stages;
+  input.microbatches = microbatches;
+  input.costs_file = values["costs"].as<std::string>();
+  return input;
+}
+
+} // namespace
 
 PartitionOptions lynx_options_from(const po::variables_map &values) {
   PartitionOptions options;
@@ -40,7 +67,20 @@ PartitionOptions lynx_options_from(const po::variables_map &values) {
     throw Error("", 0, "--stages", fmt::format("expected a positive count, got {}", options.stages));
   }
   options.schedule = values["schedule"].as<std::string>();
-  in_flight_count(options.schedule, options.stages, 0); // rejects unknown schedules up front
+  if (values.count("microbatches")) {
+    options.in_flight = measured_in_flight(first_run_input(values, options));
+  } else {
+    try {
+      in_flight_count(options.schedule, options.stages, 0); // rejects schedules without a formula
+    } catch (const Error &error) {
+      const auto &registry = schedule_registry();
+      const bool known = std::any_of(registry.begin(), registry.end(),
+                                     [&](const ScheduleInfo &info) { return info.name == options.schedule; });
+      if (!known)
+        throw;
+      throw Error(fmt::format("{}; --microbatches M measures it on a first run", error.sentence()));
+    }
+  }
   if (values.count("memory-gb")) options.memory_limit_bytes = values["memory-gb"].as<double>() * 1e9;
   options.windows.tp = values["tp"].as<int>();
   options.windows.tp_bandwidth_gb_per_s = values["tp-bandwidth"].as<double>();
@@ -75,23 +115,12 @@ std::vector<int> parse_layer_list(const std::string &text) {
   return counts;
 }
 
-// The idle wait before each stage's backward in a first simulation of the split (spec remat.md 7:
-// window capacities "taken from a first simulation"), in ms. Links are free in that run: the
-// pipeline window adds the P2P transfer itself.
-std::vector<double> measured_bubbles(const std::string &costs_path, const PartitionOptions &options,
-                                     const std::vector<int> &layers, int microbatches) {
-  if (microbatches < 1) {
-    throw Error("", 0, "--microbatches", fmt::format("expected a positive count, got {}", microbatches));
-  }
-  if (find_schedule(options.schedule).default_chunks != 1) {
-    throw Error("", 0, "--microbatches",
-                fmt::format("measuring the bubbles needs one stage per device; '{}' places two", options.schedule));
-  }
-  ScenarioInput input;
-  input.schedule = options.schedule;
-  input.devices = options.stages;
-  input.microbatches = microbatches;
-  input.costs_file = costs_path;
+// The idle wait before each stage's backward in a first run of the split (spec remat.md 7: window
+// capacities "taken from a first simulation"), in ms. Links are free in that run: the pipeline
+// window adds the P2P transfer itself.
+std::vector<double> measured_bubbles(const po::variables_map &values, const PartitionOptions &options,
+                                     const std::vector<int> &layers) {
+  ScenarioInput input = first_run_input(values, options);
   input.layers_per_stage = layers;
   const PreparedRun run = prepare_run(input);
   const Simulation simulation = simulate(run.scenario, run.schedule);
@@ -108,9 +137,7 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim lynx COSTS --stages P [options]");
   options.add_options()("help,h", "show this help")(
       "layers-per-stage", po::value<std::string>(), "e.g. 3,3,2 (default: balanced by time)")(
-      "milp-seconds", po::value<double>()->default_value(10), "time limit of each stage's MILP")(
-      "microbatches", po::value<int>(),
-      "measure each stage's bubble in a first simulation of this many microbatches (replaces --bubble-ms)");
+      "milp-seconds", po::value<double>()->default_value(10), "time limit of each stage's MILP");
   po::positional_options_description positional;
   add_lynx_options(options, positional);
   const po::variables_map values = parse_command(args, options, positional);
@@ -139,8 +166,7 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const solver::Options milp_options{.time_limit_seconds = values["milp-seconds"].as<double>()};
   std::vector<double> bubbles(static_cast<std::size_t>(lynx_options.stages), lynx_options.windows.bubble_ms);
   if (values.count("microbatches")) {
-    bubbles = measured_bubbles(values["costs"].as<std::string>(), lynx_options, layers,
-                               values["microbatches"].as<int>());
+    bubbles = measured_bubbles(values, lynx_options, layers);
   }
 
   out << fmt::format("reconstructed Lynx (spec remat.md 7): schedule {}, layers [{}], tp {}\n",

@@ -8,11 +8,12 @@
 namespace ppsim::cli {
 
 /// Adds the positional COSTS file, --stages, --schedule, --memory-gb, --tp, --tp-bandwidth,
-/// --p2p-bandwidth and --bubble-ms.
+/// --p2p-bandwidth, --bubble-ms and --microbatches (a first run of the schedule).
 void add_lynx_options(boost::program_options::options_description &options,
                       boost::program_options::positional_options_description &positional);
 
-/// Reads them (mode left balanced); throws ppsim::Error on a non-positive count or bandwidth.
+/// Reads them (mode left balanced); with --microbatches the in-flight counts are measured on a
+/// first run. Throws ppsim::Error on a non-positive count or bandwidth.
 PartitionOptions lynx_options_from(const boost::program_options::variables_map &values);
 
 } // namespace ppsim::cli

@@ -51,7 +51,7 @@ int run_partition(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                      "time_ms");
   for (int k = 0, first = 0; k < partition_options.stages; first += partition.layers_per_stage[k], ++k) {
     out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10.6g}\n", k, first, partition.layers_per_stage[k],
-                       in_flight_count(partition_options.schedule, partition_options.stages, k),
+                       stage_in_flight(partition_options, k),
                        partition.stage_ms[k]);
   }
   out << fmt::format("bottleneck {:.6g} ms\n", partition.bottleneck_ms);

@@ -14,26 +14,6 @@ namespace ppsim::cli {
 
 namespace {
 
-// Microbatches each device holds at its peak under the input's schedule: the count-model peak
-// (W frees the whole activation) of a run of the even split with no cap. It depends on the op
-// order only, so it holds for the DP's split too; spec remat.md 7 gives it in closed form for
-// four schedules (1F1B p - k, ZB-H1 p, ZB-H2 2p - 1, V-Half), this measures any schedule.
-std::vector<int> measured_in_flight(const ScenarioInput &input) {
-  ScenarioInput even = input;
-  even.partition = "even";
-  even.memory_model = MemoryModel::count;
-  even.w_stash = 1;
-  even.cap_activations.reset();
-  even.cap_bytes.reset();
-  const PreparedRun run = prepare_run(even);
-  const Simulation simulation = simulate(run.scenario, run.schedule);
-  std::vector<int> in_flight;
-  for (const DeviceMetrics &device : simulation.metrics.devices) {
-    in_flight.push_back(static_cast<int>(std::ceil(device.peak_activations - 1e-9)));
-  }
-  return in_flight;
-}
-
 // model.partition = "balanced" | "remat-aware": the cost file's layers are split by the partition
 // DP (spec remat.md 8) for this schedule's in-flight counts and the device memory budget.
 ScenarioInput with_partition(const ScenarioInput &input) {
@@ -69,6 +49,26 @@ ScenarioInput with_partition(const ScenarioInput &input) {
 }
 
 } // namespace
+
+// Microbatches each device holds at its peak under the input's schedule: the count-model peak
+// (W frees the whole activation) of a run of the even split with no cap. It depends on the op
+// order only, so it holds for the DP's split too; spec remat.md 7 gives it in closed form for
+// four schedules (1F1B p - k, ZB-H1 p, ZB-H2 2p - 1, V-Half), this measures any schedule.
+std::vector<int> measured_in_flight(const ScenarioInput &input) {
+  ScenarioInput even = input;
+  even.partition = "even";
+  even.memory_model = MemoryModel::count;
+  even.w_stash = 1;
+  even.cap_activations.reset();
+  even.cap_bytes.reset();
+  const PreparedRun run = prepare_run(even);
+  const Simulation simulation = simulate(run.scenario, run.schedule);
+  std::vector<int> in_flight;
+  for (const DeviceMetrics &device : simulation.metrics.devices) {
+    in_flight.push_back(static_cast<int>(std::ceil(device.peak_activations - 1e-9)));
+  }
+  return in_flight;
+}
 
 PreparedRun prepare_policy_run(const ScenarioInput &input) {
   PreparedRun run = prepare_run(with_partition(input));

@@ -7,6 +7,10 @@
 
 namespace ppsim::cli {
 
+/// Microbatches each device holds at its peak under the input's schedule, measured on a run of
+/// the even split (see run_pipeline.cpp); what the partition DP budgets each stage for.
+std::vector<int> measured_in_flight(const ScenarioInput &input);
+
 /// prepare_run plus the input's recomputation policy (remat.policy / --remat).
 PreparedRun prepare_policy_run(const ScenarioInput &input);
 

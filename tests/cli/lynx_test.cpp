@@ -110,8 +110,8 @@ TEST_CASE("ppsim lynx --microbatches: the pipeline bubble measured in a first si
   bad.insert(bad.end(), {"--microbatches", "4", "--schedule", "v-half"});
   o = run(ppsim::cli::run_lynx, bad);
   CHECK(o.code == 1);
-  CHECK(o.err == "ppsim: error: field '--microbatches': measuring the bubbles needs one stage per device; "
-                 "'v-half' places two\n");
+  CHECK(o.err == "ppsim: error: field '--microbatches': a first run needs one stage per device; "
+                 "'v-half' places several\n");
 }
 
 TEST_CASE("ppsim lynx and partition errors") {
@@ -126,6 +126,19 @@ TEST_CASE("ppsim lynx and partition errors") {
   CHECK(o.err == "ppsim: error: field '--layers-per-stage': expected 2 counts, got 1\n");
   o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--schedule", "zb-h22"});
   CHECK(o.err == "ppsim: error: no in-flight count for schedule 'zb-h22', did you mean 'zb-h2'?\n");
+  o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--schedule", "gpipe"});
+  CHECK(o.err == "ppsim: error: no in-flight count for schedule 'gpipe'; --microbatches M measures it on a "
+                 "first run\n");
+  // Measured: GPipe holds all m microbatches on both stages, so m = 1 fits [2, 2] in 3 GB and
+  // m = 2 fits no split.
+  o = run(ppsim::cli::run_partition,
+          {costs.path, "--stages", "2", "--schedule", "gpipe", "--microbatches", "1", "--memory-gb", "3"});
+  CHECK(o.code == 0);
+  CHECK(lines(o.out)[2] == "    0      0       2          1           6");
+  CHECK(lines(o.out)[5] == "partition = [2, 2]");
+  o = run(ppsim::cli::run_partition,
+          {costs.path, "--stages", "2", "--schedule", "gpipe", "--microbatches", "2", "--memory-gb", "3"});
+  CHECK(o.err == "ppsim: error: no split of 4 layers into 2 stages fits 3000000000 bytes per device\n");
   o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--memory-gb", "1"});
   CHECK(o.err == "ppsim: error: no split of 4 layers into 2 stages fits 1000000000 bytes per device\n");
   o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--tp-bandwidth", "0"});
