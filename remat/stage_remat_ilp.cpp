@@ -96,11 +96,41 @@ public:
     }
   }
 
+  /// The reference's lumped accounting (remat.md 2): recomputation has no memory of its own,
+  /// it is in the transient of the B or W it precedes. An op's increment D becomes a negative
+  /// release, its transient P is checked on top of what is resident before it.
+  static StageEffects reference(const StageMemory &m) {
+    StageEffects effects;
+    const double ck = m.checkpoint;
+    const auto set = [&](OpKind kind, Affine increment, Affine transient) {
+      AffineEffect &e = effects.effects_[static_cast<std::size_t>(kind)];
+      e.release.constant = -increment.constant;
+      for (std::size_t c = 0; c < kChoiceCount; ++c) e.release.coefficient[c] = -increment.coefficient[c];
+      e.transient = transient;
+    };
+    // K^f = M_f - (M_f - ck) x; K^b = M_b - M_ba y - (M_b - ck) z; K^w = M_w.
+    set(OpKind::forward, {m.stored, {-(m.stored - ck), 0, 0}},
+        {m.peak_forward, {m.peak_checkpointed_forward - m.peak_forward, 0, 0}});
+    set(OpKind::backward_input,
+        {m.kept_after_b - m.stored, {m.stored - ck, -m.weight_input_share, -(m.kept_after_b - ck)}},
+        {m.peak_backward_input,
+         {std::max(m.peak_forward, m.stored + m.peak_backward_input) - m.peak_backward_input, 0, 0}});
+    set(OpKind::backward_weight,
+        {m.kept_after_w - m.kept_after_b, {0, m.weight_input_share, m.kept_after_b - ck}},
+        {m.peak_backward_weight,
+         {0, m.peak_checkpointed_forward - m.peak_backward_weight,
+          std::max({m.peak_forward, m.stored + m.peak_backward_input,
+                    m.kept_after_b + m.peak_backward_weight}) -
+              m.peak_backward_weight}});
+    return effects;
+  }
+
   [[nodiscard]] const AffineEffect &of(OpKind kind) const {
     return effects_[static_cast<std::size_t>(kind)];
   }
 
 private:
+  StageEffects() = default;
   std::array<AffineEffect, kOpKindCount> effects_{};
 };
 
@@ -145,9 +175,9 @@ Schedule with_all_slots(const Schedule &base) {
 
 class ModelBuilder {
 public:
-  ModelBuilder(const Scenario &scenario, const Schedule &base)
+  ModelBuilder(const Scenario &scenario, const Schedule &base, IlpForm form)
       : scenario_(scenario), base_(base), track_(budget_track(scenario)),
-        m_(scenario.microbatches) {}
+        m_(scenario.microbatches), form_(form) {}
 
   StageRematModel build() {
     if (scenario_.link.contention || scenario_.link.blocking) {
@@ -270,7 +300,11 @@ private:
                      duration(entries[static_cast<std::size_t>(edge.consumer)]),
                      static_cast<double>(edge.transfer.count()));
     }
-    pin_first_ops(locator, entries, incoming);
+    if (form_ == IlpForm::ppsim) {
+      pin_first_ops(locator, entries, incoming);
+    } else {
+      result_.first_ops_pinned = false; // the reference measures spans from unpinned first ops
+    }
     // Tmax >= span of every rank (constraint 6), with the work lower bound on Tmax.
     double work = 0;
     for (int g = 0; g < base_.device_count(); ++g) {
@@ -340,7 +374,11 @@ private:
     const double cap = *track_.cap;
     std::vector<StageEffects> stage_effects;
     for (int s = 0; s < scenario_.stage_count(); ++s) {
-      stage_effects.emplace_back(scenario_, track_, s, split_stage_[static_cast<std::size_t>(s)]);
+      if (form_ == IlpForm::elf) {
+        stage_effects.push_back(StageEffects::reference(track_.stages[static_cast<std::size_t>(s)]));
+      } else {
+        stage_effects.emplace_back(scenario_, track_, s, split_stage_[static_cast<std::size_t>(s)]);
+      }
     }
     std::vector<double> resident(result_.model.variables.size(), 0.0);
     std::vector<char> is_touched(result_.model.variables.size(), 0);
@@ -375,7 +413,8 @@ private:
           during.coefficient[k] = effect.alloc.coefficient[k] + effect.transient.coefficient[k];
           varies = varies || during.coefficient[k] != 0;
         }
-        if (varies || during.constant > 0) {
+        // The reference checks every position; the engine's accounting only where an op adds.
+        if (varies || during.constant > 0 || form_ == IlpForm::elf) {
           std::vector<Term> terms;
           for (const int v : touched) {
             if (resident[static_cast<std::size_t>(v)] != 0) {
@@ -413,6 +452,7 @@ private:
   const Schedule &base_;
   const MemoryTrack &track_;
   int m_;
+  IlpForm form_;
   Schedule expanded_;
   std::vector<bool> split_stage_;
   std::vector<int> end_variable_;
@@ -455,8 +495,29 @@ RematPlan StageRematModel::plan_from(const std::vector<double> &values, int stag
   return plan;
 }
 
-StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule &base) {
-  return ModelBuilder(scenario, base).build();
+StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule &base,
+                                        IlpForm form) {
+  return ModelBuilder(scenario, base, form).build();
+}
+
+FormInstance form_instance(const Scenario &scenario, const Schedule &base, IlpForm form) {
+  FormInstance instance{scenario, base};
+  if (form == IlpForm::ppsim)
+    return instance;
+  instance.scenario.remat_timing = RematTiming::lumped;
+  for (auto &ops : instance.base.device_ops) {
+    std::vector<Op> split;
+    for (const Op &op : ops) {
+      if (op.kind() != OpKind::backward_full) {
+        split.push_back(op);
+        continue;
+      }
+      split.push_back(Op::make(OpKind::backward_input, op.first.stage, op.first.microbatch));
+      split.push_back(Op::make(OpKind::backward_weight, op.first.stage, op.first.microbatch));
+    }
+    ops = std::move(split);
+  }
+  return instance;
 }
 
 double minimum_remat_peak(const Scenario &scenario, const Schedule &base) {
@@ -479,8 +540,11 @@ std::string format_budget(const Scenario &scenario, double amount) {
   return fmt::format("{:.6g}", amount);
 }
 
-RematSolution solve_stage_remat(const Scenario &scenario, const Schedule &base,
+RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &given_base,
                                 const IlpOptions &options) {
+  const FormInstance instance = form_instance(given_scenario, given_base, options.form);
+  const Scenario &scenario = instance.scenario;
+  const Schedule &base = instance.base;
   const MemoryTrack &track = budget_track(scenario);
   const auto infeasible = [&]() {
     return Error(fmt::format("cannot fit schedule '{}' within budget {}; minimum with full remat "
@@ -488,7 +552,7 @@ RematSolution solve_stage_remat(const Scenario &scenario, const Schedule &base,
                              base.name, format_budget(scenario, *track.cap),
                              format_budget(scenario, minimum_remat_peak(scenario, base))));
   };
-  const StageRematModel built = build_stage_remat_model(scenario, base);
+  const StageRematModel built = build_stage_remat_model(scenario, base, options.form);
   // The all-options plan is the least memory the model can reach: below it, skip the solver.
   const double floor = minimum_remat_peak(scenario, base);
   if (floor > *track.cap * (1 + 1e-9) + 1e-9)

@@ -31,10 +31,28 @@ struct StageRematModel {
                                     int microbatches) const;
 };
 
-/// Builds the model for `base` (no R/RW/RBW yet) under the cap of budget_track(scenario).
-/// Throws Error for schedules the formulation cannot express (overlapped ops, link contention
-/// or blocking sends) and when no budget is set.
-StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule &base);
+/// Which formulation (spec remat.md 2 and 3).
+enum class IlpForm {
+  ppsim, ///< remat.md 3: first ops pinned, explicit R slots timed as the scenario says, the
+         ///< engine's split memory accounting: the replayed span equals the objective
+  elf    ///< remat.md 2, ELF's `ilp.py`, for cross-checking: no pinning, recomputation lumped
+         ///< into B and W (lumped timing), unsplit BW rewritten as adjacent B and W, the
+         ///< reference's lumped transient peaks (conservative by the checkpoint)
+};
+
+/// The scenario and base schedule a form solves and replays: for `elf`, lumped timing and every
+/// BW split into adjacent B, W (remat.md 3(d)); for `ppsim`, the inputs unchanged.
+struct FormInstance {
+  Scenario scenario;
+  Schedule base;
+};
+FormInstance form_instance(const Scenario &scenario, const Schedule &base, IlpForm form);
+
+/// Builds the model for `base` (no R/RW/RBW yet) under the cap of budget_track(scenario), in the
+/// given form (pass the form_instance for `elf`). Throws Error for schedules the formulation
+/// cannot express (overlapped ops, link contention or blocking sends) and when no budget is set.
+StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule &base,
+                                        IlpForm form = IlpForm::ppsim);
 
 /// The smallest peak the remat options can reach: per device the better of "every option on"
 /// with RW or with RBW as the backward option, then the largest over devices (remat.md 3,
@@ -44,14 +62,15 @@ double minimum_remat_peak(const Scenario &scenario, const Schedule &base);
 struct IlpOptions {
   double time_limit_seconds = 60;
   double relative_gap = 0.03;
+  IlpForm form = IlpForm::ppsim;
 };
 
 /// A solved and replayed plan.
 struct RematSolution {
   solver::Status status = solver::Status::no_solution;
   RematPlan plan;
-  Schedule schedule;     ///< base with the plan's ops inserted
-  Simulation simulation; ///< engine replay of `schedule`
+  Schedule schedule;     ///< base with the plan's ops inserted (for `elf`, the split base)
+  Simulation simulation; ///< engine replay of `schedule` (for `elf`, with lumped timing)
   double objective = 0;  ///< ILP Tmax in ticks
   double best_bound = 0; ///< solver bound on Tmax in ticks
   double seconds = 0;    ///< solver wall-clock time
