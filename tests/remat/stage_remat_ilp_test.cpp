@@ -188,9 +188,9 @@ TEST_CASE("elf form: unsplit BW becomes adjacent B, W (30, not 33, on the split-
 }
 
 TEST_CASE("elf form relaxes the ppsim form: objective <= the pinned optimum, replay within the budget") {
-  // Same split base and lumped timing; the reference drops the first-op pins and its lumped
-  // peaks are at least the engine's, so its optimum is never above ppsim's and its plan always
-  // fits when replayed by the engine.
+  // Same split base and lumped timing; the reference drops the first-op pins and, in the count
+  // model, its lumped accounting is the engine's, so its optimum is never above ppsim's and its
+  // plan always fits when replayed by the engine.
   int solved = 0;
   for (const char *schedule : {"1f1b-split", "zb-h1", "zb-h2"}) {
     for (const double k : {1.0, 1.5, 2.0}) {
