@@ -553,9 +553,10 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
                              format_budget(scenario, minimum_remat_peak(scenario, base))));
   };
   const StageRematModel built = build_stage_remat_model(scenario, base, options.form);
-  // The all-options plan is the least memory the model can reach: below it, skip the solver.
-  const double floor = minimum_remat_peak(scenario, base);
-  if (floor > *track.cap * (1 + 1e-9) + 1e-9)
+  // The all-options plan is the least memory the ppsim model can reach (its accounting is the
+  // engine's): below it, skip the solver. The reference's accounting decides for itself.
+  if (options.form == IlpForm::ppsim &&
+      minimum_remat_peak(scenario, base) > *track.cap * (1 + 1e-9) + 1e-9)
     throw infeasible();
 
   const solver::Result solved =

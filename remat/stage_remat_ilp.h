@@ -37,7 +37,8 @@ enum class IlpForm {
          ///< engine's split memory accounting: the replayed span equals the objective
   elf    ///< remat.md 2, ELF's `ilp.py`, for cross-checking: no pinning, recomputation lumped
          ///< into B and W (lumped timing), unsplit BW rewritten as adjacent B and W, the
-         ///< reference's lumped transient peaks (the engine's in the count model)
+         ///< reference's lumped transient peaks (not the engine's: its plans may replay over
+         ///< the budget)
 };
 
 /// The scenario and base schedule a form solves and replays: for `elf`, lumped timing and every
