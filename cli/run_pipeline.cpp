@@ -39,6 +39,7 @@ ScenarioInput with_partition(const ScenarioInput &input) {
   options.in_flight = measured_in_flight(input);
   options.mode = input.partition == "balanced" ? PartitionMode::balanced : PartitionMode::remat_aware;
   if (input.cap_bytes) options.memory_limit_bytes = *input.cap_bytes;
+  options.optimizer_shards = input.optimizer_shards;
   ScenarioInput split = input;
   try {
     split.layers_per_stage = partition_costs(read_cost_file(input.costs_file), options).layers_per_stage;

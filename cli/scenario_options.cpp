@@ -28,7 +28,7 @@ constexpr FieldFlag kFieldFlags[] = {
     {"B", "--B", "model.B", "input-gradient backward time per stage"},
     {"W", "--W", "model.W", "weight-gradient backward time per stage (0 if only the full backward is known)"},
     {"R", "--R", "model.R", "recomputation time per stage (default F)"},
-    {"cost-unit", "--cost-unit", "model.cost_unit", "\"stage\" (default) or \"device\" (values divided by v)"},
+    {"cost-unit", "--cost-unit", "model.cost_unit", "\"device\" (default: one device's share, split over its v chunks) or \"stage\""},
     {"comm", "--comm", "cluster.link.latency", "point-to-point latency between devices"},
     {"bandwidth", "--bandwidth", "cluster.link.bandwidth", "link bandwidth such as 50GB/s (with out_bytes)"},
     {"w-stash", "--w-stash", "model.w_stash", "fraction of an activation that B keeps for W"},

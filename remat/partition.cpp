@@ -79,7 +79,8 @@ StageModel stage_model(const CostFile &costs, const PartitionOptions &options, i
     const CostRow &row = costs.rows[l];
     model.compute_ms +=
         milliseconds(row.fwd_ms) + milliseconds(row.bwd_input_ms) + milliseconds(row.bwd_weight_ms);
-    static_bytes += row.param_bytes + row.grad_bytes + row.optimizer_state_bytes;
+    static_bytes += resident_state_bytes(row.param_bytes, row.grad_bytes, row.optimizer_state_bytes,
+                                         options.optimizer_shards);
     layers.push_back(layer_profile(row, options.windows));
   }
   const double pipeline_ms =

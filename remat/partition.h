@@ -47,6 +47,7 @@ struct PartitionOptions {
   std::vector<int> in_flight;
   PartitionMode mode = PartitionMode::balanced;
   double memory_limit_bytes = std::numeric_limits<double>::infinity();
+  int optimizer_shards = 1;  ///< data-parallel ranks the optimizer states are sharded over
   WindowModel windows;
 };
 

@@ -1,6 +1,7 @@
 #include "sim/scenario_builder.h"
 
 #include "sim/error.h"
+#include "sim/io/cost_file.h"
 #include "sim/io/decimal.h"
 
 #include <algorithm>
@@ -93,8 +94,12 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
   if (input.overlap_fb) scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);
 }
 
+// Bytes that grow with the layers a stage holds (activations, parameters and their state) are
+// one device's share under cost_unit = "device" and are split over its chunks like the times; a
+// chunk's boundary tensors and its per-layer transient peaks keep their size (docs/scenario.md).
 void build_memory(const ScenarioInput &input, Scenario &scenario) {
   const int stage_count = scenario.stage_count();
+  const double share_divisor = input.costs_per_device ? scenario.chunks : 1;
   const auto device_of = [&](int s) { return scenario.stage_device[static_cast<std::size_t>(s)]; };
   const auto byte_value = [&](const char *key, const std::vector<double> &values, int s,
                               double fallback) {
@@ -103,6 +108,10 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
     if (!(v >= 0)) input.fail(key, fmt::format("expected a non-negative byte size, got {}", v));
     return v;
   };
+  const auto layer_bytes = [&](const char *key, const std::vector<double> &values, int s,
+                               double fallback) {
+    return values.empty() ? fallback : byte_value(key, values, s, fallback) / share_divisor;
+  };
   const bool have_bytes = !input.bytes.activation.empty();
   // a_s = act_s / sum of act on the device (spec model.md 4.1); uniform chunks give 1/v.
   std::vector<double> device_activation(static_cast<std::size_t>(scenario.devices), 0.0);
@@ -110,7 +119,7 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
   if (have_bytes) {
     for (int s = 0; s < stage_count; ++s) {
       activation[static_cast<std::size_t>(s)] =
-          byte_value("model.memory.act_bytes", input.bytes.activation, s, 0.0);
+          layer_bytes("model.memory.act_bytes", input.bytes.activation, s, 0.0);
     }
   }
   for (int s = 0; s < stage_count; ++s) {
@@ -122,6 +131,10 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
   if (!(input.m_ba_fraction >= 0 && input.m_ba_fraction <= 1)) {
     input.fail("model.memory.m_ba_fraction",
                fmt::format("expected a fraction in [0, 1], got {}", input.m_ba_fraction));
+  }
+  if (input.optimizer_shards < 1) {
+    input.fail("cluster.optimizer_shards",
+               fmt::format("expected at least 1 data-parallel rank, got {}", input.optimizer_shards));
   }
 
   MemoryTrack &count = scenario.activations;
@@ -145,27 +158,30 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
     count.stages.push_back(stage);
   }
 
-  std::vector<double> parameters(static_cast<std::size_t>(scenario.devices), 0.0);
+  // What a device holds from start to end: weights, their gradients and the optimizer states
+  // (sharded over the data-parallel ranks), docs/model.md "Device memory".
+  std::vector<double> resident_state(static_cast<std::size_t>(scenario.devices), 0.0);
   if (have_bytes) {
     MemoryTrack bytes;
     for (int s = 0; s < stage_count; ++s) {
       StageMemory stage;
       stage.stored = activation[static_cast<std::size_t>(s)];
-      stage.kept_after_b = byte_value("model.memory.kept_after_b", input.bytes.kept_after_b, s,
-                                      input.w_stash * stage.stored);
-      stage.weight_input_share = byte_value("model.memory.weight_input_bytes", input.bytes.weight_inputs, s,
-                                            input.m_ba_fraction * stage.kept_after_b);
+      stage.kept_after_b = layer_bytes("model.memory.kept_after_b", input.bytes.kept_after_b, s,
+                                       input.w_stash * stage.stored);
+      stage.weight_input_share = layer_bytes("model.memory.weight_input_bytes", input.bytes.weight_inputs, s,
+                                             input.m_ba_fraction * stage.kept_after_b);
       stage.checkpoint = byte_value("model.memory.ckpt_bytes", input.bytes.checkpoint, s, 0.0);
       stage.peak_forward = byte_value("model.memory.peak_f", input.bytes.peak_forward, s, 0.0);
       stage.peak_backward_input = byte_value("model.memory.peak_b", input.bytes.peak_backward_input, s, 0.0);
       stage.peak_backward_weight = byte_value("model.memory.peak_w", input.bytes.peak_backward_weight, s, 0.0);
       stage.peak_checkpointed_forward = byte_value("model.memory.peak_ckpt", input.bytes.peak_checkpoint, s, 0.0);
       bytes.stages.push_back(stage);
-      parameters[static_cast<std::size_t>(device_of(s))] +=
-          byte_value("model.memory.param_bytes", input.bytes.parameters, s, 0.0);
+      const double parameters = layer_bytes("model.memory.param_bytes", input.bytes.parameters, s, 0.0);
+      resident_state[static_cast<std::size_t>(device_of(s))] += resident_state_bytes(
+          parameters, layer_bytes("model.memory.grad_bytes", input.bytes.gradients, s, parameters),
+          layer_bytes("model.memory.optimizer_bytes", input.bytes.optimizer, s, 0.0), input.optimizer_shards);
     }
-    // Weights and their gradients stay resident all along (spec model.md 4.3).
-    for (const double p : parameters) bytes.device_constant.push_back(2 * p);
+    bytes.device_constant = resident_state;
     scenario.bytes = std::move(bytes);
   }
 
@@ -180,17 +196,20 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
     if (input.memory_model == MemoryModel::bytes) {
       scenario.bytes->cap = *input.cap_bytes;
     } else if (!input.cap_activations) {
-      // K = (bytes - 2 params) / (one device's share of one microbatch's activation bytes),
-      // the strictest device deciding (spec model.md 10).
+      // K = (bytes - resident state) / (one device's share of one microbatch's activation
+      // bytes), the strictest device deciding (docs/scenario.md, cluster.memory).
       double k = std::numeric_limits<double>::infinity();
       for (int g = 0; g < scenario.devices; ++g) {
         const auto d = static_cast<std::size_t>(g);
         if (device_activation[d] > 0) {
-          k = std::min(k, (*input.cap_bytes - 2 * parameters[d]) / device_activation[d]);
+          k = std::min(k, (*input.cap_bytes - resident_state[d]) / device_activation[d]);
         }
       }
       if (!(k > 0)) {
-        input.fail("cluster.memory", "the budget does not even hold the parameters and their gradients");
+        input.fail("cluster.memory", fmt::format("the budget does not even hold the weights, gradients "
+                                                 "and optimizer states ({} on the fullest device)",
+                                                 format_gib(*std::max_element(resident_state.begin(),
+                                                                              resident_state.end()))));
       }
       count.cap = k;
     }

@@ -28,6 +28,8 @@ struct ByteSizesInput {
   std::vector<double> weight_inputs;     ///< M_ba; default m_ba_fraction * M_b
   std::vector<double> checkpoint;        ///< M_in + M_out ("ckpt_bytes")
   std::vector<double> parameters;        ///< "param_bytes"
+  std::vector<double> gradients;         ///< "grad_bytes"; default param_bytes
+  std::vector<double> optimizer;         ///< "optimizer_bytes" (master copy, Adam moments); default 0
   std::vector<double> peak_forward, peak_backward_input, peak_backward_weight, peak_checkpoint;
   std::vector<double> output;            ///< boundary message size ("out_bytes")
 };
@@ -40,7 +42,9 @@ struct ScenarioInput {
   int microbatches = 8;
   int chunks = 0;              ///< 0 = the schedule's default v
   int group_size = 0;          ///< 0 = p
-  bool costs_per_device = false;  ///< cost_unit = "device": values are divided by v
+  /// cost_unit = "device" (the default): times and per-microbatch bytes are one device's share
+  /// of the model, split over its v chunks, so every schedule does the same work (docs/scenario.md).
+  bool costs_per_device = true;
   std::vector<Rational> forward{{1, 1}};
   std::vector<Rational> backward_input{{1, 1}};
   std::vector<Rational> backward_weight{{1, 1}};
@@ -60,6 +64,8 @@ struct ScenarioInput {
   std::vector<double> zb_mem_w;
   std::optional<double> cap_activations;  ///< K
   std::optional<double> cap_bytes;        ///< memory budget in bytes
+  /// Data-parallel ranks the optimizer states are sharded over (ZeRO-1, distributed optimizer).
+  int optimizer_shards = 1;
   ByteSizesInput bytes;
   RematTiming remat_timing = RematTiming::early;
   std::string remat_policy = "none";

@@ -195,6 +195,8 @@ void complete_row(CostRow &row, const std::vector<std::string> &present) {
     row.bwd_total_ms = normalized(row.bwd_input_ms + row.bwd_weight_ms);
   if (!has("recompute_ms"))
     row.recompute_ms = row.fwd_ms;
+  if (!has("grad_bytes"))
+    row.grad_bytes = row.param_bytes;  // gradients in the weights' type
   struct Percentile {
     std::string_view name;
     Rational CostRow::*percentile;
@@ -566,6 +568,11 @@ std::string write_cost_json(const CostFile &file) {
                              {"head_loss", nlohmann::ordered_json::object()},
                              {"optimizer_step_ms", file.optimizer_step_ms}};
   return document.dump(2) + "\n";
+}
+
+double resident_state_bytes(double param_bytes, double grad_bytes, double optimizer_state_bytes,
+                            int optimizer_shards) {
+  return param_bytes + grad_bytes + optimizer_state_bytes / optimizer_shards;
 }
 
 std::vector<StageCostSums> aggregate_stages(const CostFile &file,

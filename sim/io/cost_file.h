@@ -108,6 +108,11 @@ struct StageCostSums {
   friend bool operator==(const StageCostSums &, const StageCostSums &) = default;
 };
 
+/// Bytes a device holds from start to end for some layers: their weights, gradients and optimizer
+/// states, the states sharded over `optimizer_shards` data-parallel ranks (ZeRO-1).
+double resident_state_bytes(double param_bytes, double grad_bytes, double optimizer_state_bytes,
+                            int optimizer_shards);
+
 /// Groups consecutive layers into stages; throws Error unless every count is positive and they
 /// add up to the number of rows.
 std::vector<StageCostSums> aggregate_stages(const CostFile &file,

@@ -1,5 +1,6 @@
 #include "sim/io/decimal.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -150,5 +151,20 @@ std::optional<double> parse_bandwidth(std::string_view text) {
   if (!bytes || *bytes <= 0) return std::nullopt;
   return *bytes;
 }
+
+std::string format_readable(double value) {
+  if (!std::isfinite(value)) return fmt::format("{}", value);
+  if (value == 0) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::clamp(3 - magnitude, 0, 9);
+  std::string text = fmt::format("{:.{}f}", value, decimals);
+  if (text.find('.') != std::string::npos) {
+    text.erase(text.find_last_not_of('0') + 1);
+    if (text.back() == '.') text.pop_back();
+  }
+  return text == "-0" ? "0" : text;
+}
+
+std::string format_gib(double bytes) { return format_readable(bytes / (1024.0 * 1024 * 1024)) + " GiB"; }
 
 } // namespace ppsim

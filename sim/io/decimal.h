@@ -1,10 +1,12 @@
 #pragma once
-// Exact parsing of the numbers users write: decimals as exact rationals (spec model.md 7),
+// Exact parsing of the numbers users write: decimals as exact rationals (docs/model.md, "Time"),
 // byte sizes ("1.5GiB") and bandwidths ("50GB/s"). Returns nullopt on malformed text; callers
-// turn that into an Error naming file, line and field.
+// turn that into an Error naming file, line and field. Also the readable forms text reports
+// print (exact values stay in JSON and CSV).
 #include "sim/time.h"
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace ppsim {
@@ -21,5 +23,12 @@ std::optional<double> parse_byte_size(std::string_view text);
 
 /// "50GB/s", "400Gb/s" (bits), "1e9" (bytes per second) -> bytes per second; "inf" -> +inf.
 std::optional<double> parse_bandwidth(std::string_view text);
+
+/// At most 4 significant digits, never fewer than the integer part, no exponent and no trailing
+/// zeros: 26.15, 33.8, 1554, 0.05, 48.43.
+std::string format_readable(double value);
+
+/// Bytes in GiB, readable: "71.25 GiB".
+std::string format_gib(double bytes);
 
 } // namespace ppsim

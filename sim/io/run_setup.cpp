@@ -24,22 +24,26 @@ std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t laye
   return counts;
 }
 
-// Fills the per-stage costs and byte sizes from the cost file (spec profiler.md 4, "Mapping into
-// the simulator"); fields the user set explicitly keep their values.
-ScenarioInput with_cost_file(const ScenarioInput &input, int stage_count) {
+// Fills the per-stage costs and byte sizes from the cost file (docs/profiler.md, "The cost
+// file"); fields the user set explicitly keep their values. The file describes the whole model,
+// split into `stages_per_pipe` stages; a second pipe (DualPipe) holds a copy of every stage.
+ScenarioInput with_cost_file(const ScenarioInput &input, int stages_per_pipe, int pipes) {
   if (input.costs_file.empty()) return input;
   const CostFile file = read_cost_file(input.costs_file);
   const std::vector<StageCostSums> stages =
-      aggregate_stages(file, stage_layer_counts(input, file.rows.size(), stage_count));
-  if (stages.size() != static_cast<std::size_t>(stage_count)) {
+      aggregate_stages(file, stage_layer_counts(input, file.rows.size(), stages_per_pipe));
+  if (stages.size() != static_cast<std::size_t>(stages_per_pipe)) {
     input.fail("model.layers_per_stage", fmt::format("expected {} stages for this schedule, got {}",
-                                                     stage_count, stages.size()));
+                                                     stages_per_pipe, stages.size()));
   }
   ScenarioInput filled = input;
+  filled.costs_per_device = false;  // the sums are per stage already
   const auto fill = [&](const char *key, auto &field, auto value_of) {
     if (input.origins.count(key)) return;
     field.clear();
-    for (const StageCostSums &stage : stages) field.push_back(value_of(stage));
+    for (int pipe = 0; pipe < pipes; ++pipe) {
+      for (const StageCostSums &stage : stages) field.push_back(value_of(stage));
+    }
   };
   fill("model.F", filled.forward, [](const StageCostSums &c) { return c.forward_ms; });
   fill("model.B", filled.backward_input, [](const StageCostSums &c) { return c.backward_input_ms; });
@@ -52,6 +56,9 @@ ScenarioInput with_cost_file(const ScenarioInput &input, int stage_count) {
   fill("model.memory.ckpt_bytes", bytes.checkpoint,
        [](const StageCostSums &c) { return c.input_bytes + c.output_bytes; });
   fill("model.memory.param_bytes", bytes.parameters, [](const StageCostSums &c) { return c.param_bytes; });
+  fill("model.memory.grad_bytes", bytes.gradients, [](const StageCostSums &c) { return c.grad_bytes; });
+  fill("model.memory.optimizer_bytes", bytes.optimizer,
+       [](const StageCostSums &c) { return c.optimizer_state_bytes; });
   fill("model.memory.peak_f", bytes.peak_forward, [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
   fill("model.memory.peak_b", bytes.peak_backward_input,
        [](const StageCostSums &c) { return c.bwd_input_peak_temp_bytes; });
@@ -65,7 +72,7 @@ ScenarioInput with_cost_file(const ScenarioInput &input, int stage_count) {
 
 PreparedRun import_run(const ScenarioInput &input) {
   ImportedSchedule imported = read_torch_csv(input.schedule_file);
-  ScenarioInput adjusted = with_cost_file(input, static_cast<int>(imported.placement.size()));
+  ScenarioInput adjusted = with_cost_file(input, static_cast<int>(imported.placement.size()), 1);
   adjusted.devices = imported.schedule.device_count();
   if (input.origins.count("cluster.devices") && input.devices != adjusted.devices) {
     input.fail("cluster.devices", fmt::format("the schedule file has {} device rows, not {}",
@@ -94,7 +101,7 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   }
   const int chunks = input.chunks > 0 ? input.chunks : info->default_chunks;
   const int pipes = info->placement == PlacementKind::dual_pipe ? 2 : 1;
-  const ScenarioInput costed = with_cost_file(input, std::max(1, input.devices) * chunks * pipes);
+  const ScenarioInput costed = with_cost_file(input, std::max(1, input.devices) * chunks, pipes);
   PreparedRun run;
   run.scenario = build_scenario(costed, *info);
   run.schedule = generate_schedule(*info, run.scenario, GeneratorOptions{input.group_size});

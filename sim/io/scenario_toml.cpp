@@ -174,6 +174,8 @@ const std::map<std::string, Setter> &field_setters() {
       {"model.memory.weight_input_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.weight_inputs = r.byte_sizes(); }},
       {"model.memory.ckpt_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.checkpoint = r.byte_sizes(); }},
       {"model.memory.param_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.parameters = r.byte_sizes(); }},
+      {"model.memory.grad_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.gradients = r.byte_sizes(); }},
+      {"model.memory.optimizer_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.optimizer = r.byte_sizes(); }},
       {"model.memory.peak_f", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_forward = r.byte_sizes(); }},
       {"model.memory.peak_b", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_backward_input = r.byte_sizes(); }},
       {"model.memory.peak_w", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_backward_weight = r.byte_sizes(); }},
@@ -183,6 +185,8 @@ const std::map<std::string, Setter> &field_setters() {
       {"model.memory.mem_f", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_f = r.reals(); }},
       {"model.memory.mem_w", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_w = r.reals(); }},
       {"cluster.devices", [](ScenarioInput &in, const FieldReader &r) { in.devices = r.small_integer(1); }},
+      {"cluster.optimizer_shards",
+       [](ScenarioInput &in, const FieldReader &r) { in.optimizer_shards = r.small_integer(1); }},
       {"cluster.memory", [](ScenarioInput &in, const FieldReader &r) { in.cap_bytes = r.bytes(r.node()); }},
       {"cluster.K",
        [](ScenarioInput &in, const FieldReader &r) {

@@ -25,7 +25,8 @@ Output frontier(const ppsim::cli::Args &args) {
 
 TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
   const Output text =
-      frontier({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--threads", "2"});
+      frontier({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--cost-unit", "stage",
+                "--threads", "2"});
   CHECK(text.code == 0);
   CHECK(text.out == "v-auto frontier, p = 4, m = 8, limit 8 chunk activations\n"
                     " peak chunks  peak K  bubble slots  best max span\n"
@@ -34,7 +35,7 @@ TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
                     "           6       3             5             53\n"
                     "           7     3.5             3             51\n"
                     "           8       4             0             48\n");
-  const Output json = frontier({"-p", "4", "-m", "8", "--K", "3", "--format", "json"});
+  const Output json = frontier({"-p", "4", "-m", "8", "--K", "3", "--cost-unit", "stage", "--format", "json"});
   CHECK(json.code == 0);
   CHECK(json.out ==
         "{\"devices\": 4, \"microbatches\": 8, \"limit_chunks\": 6, \"frontier\": ["

@@ -17,6 +17,7 @@ inline ScenarioInput uniform_input(int p, int m, Rational f, Rational b, Rationa
   input.devices = p;
   input.microbatches = m;
   input.chunks = v;
+  input.costs_per_device = false;  // the oracles state one chunk's costs
   input.forward = {f};
   input.backward_input = {b};
   input.backward_weight = {w};
