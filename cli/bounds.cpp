@@ -66,18 +66,18 @@ std::string bounds_text(const Scenario &scenario, const std::string &schedule,
       note = report.lb2_integer_scan ? "  (integer scan)" : "  (LP relaxation)";
     if (!bound.bounds_makespan)
       note = "  (largest per-device span, not the makespan)";
-    text += fmt::format("  {:<8} {}{}\n", bound.name, scale.format(bound.value), note);
+    text += fmt::format("  {:<8} {}{}\n", bound.name, scale.readable(bound.value), note);
   }
   if (!report.cap_fits_one_activation)
     text += "  the cap is below one activation of some stage: no schedule fits\n";
-  text += fmt::format("best lower bound: {}\n", scale.format(report.best_lower_bound));
+  text += fmt::format("best lower bound: {}\n", scale.readable(report.best_lower_bound));
   text += fmt::format("closed form ({}): {}\n", schedule,
-                      report.closed_form ? scale.format(*report.closed_form)
+                      report.closed_form ? scale.readable(*report.closed_form)
                                          : std::string("none for this schedule and scenario"));
   if (peaks) {
     text +=
         fmt::format("memory prediction (period {}, microbatch {}):\n",
-                    scale.format(peaks->prediction.period), peaks->prediction.reference_microbatch);
+                    scale.readable(peaks->prediction.period), peaks->prediction.reference_microbatch);
     text += "  device  predicted  lifespan bound  simulated\n";
     for (std::size_t g = 0; g < peaks->simulated.size(); ++g)
       text += fmt::format("  {:<6}  {:<9}  {:<14}  {}\n", g, peaks->prediction.predicted_peak[g],

@@ -1,14 +1,20 @@
-// `ppsim compare`: every schedule (or a chosen list) on one scenario, for one or more memory
-// caps K, side by side; the best feasible one can be drawn as a Gantt chart.
+// `ppsim compare`: the question ppsim answers in one command. Every schedule (or a chosen list),
+// with every recomputation policy that can matter, under one or more memory caps, ranked by
+// makespan; the winner is named with its lower bound, gap and the reason for its bubbles, and
+// what a user takes away (remat plan, PyTorch schedule, Gantt chart) is written on request.
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/run_pipeline.h"
 #include "cli/scenario_options.h"
 
+#include "remat/plan.h"
+#include "sim/critical_path.h"
 #include "sim/error.h"
+#include "sim/io/decimal.h"
 #include "sim/io/report.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/io/svg.h"
+#include "sim/io/torch_csv.h"
 #include "sim/schedules/registry.h"
 
 #include <algorithm>
@@ -23,11 +29,14 @@ namespace {
 
 struct Row {
   std::string schedule;
+  std::string policy;  // recomputation policy (remat.policy)
   std::optional<double> cap;
   std::optional<PreparedRun> run;
   std::optional<Simulation> simulation;
   std::optional<BoundsReport> bounds;
-  std::string unavailable;  // why the schedule cannot run here (its constraints)
+  std::string unavailable;  // why the schedule cannot run here (its constraints, a solver failure)
+
+  [[nodiscard]] bool fits() const { return simulation && simulation->metrics.feasible; }
 };
 
 std::vector<std::string> split_list(const std::string &text) {
@@ -42,30 +51,208 @@ std::vector<std::string> split_list(const std::string &text) {
 
 // The bounds assume the memory cap holds, so a run over it has no bound to be compared with.
 std::optional<Ticks> valid_bound(const Row &row) {
-  if (!row.bounds || !row.simulation || !row.simulation->metrics.feasible) return std::nullopt;
+  if (!row.bounds || !row.fits()) return std::nullopt;
   return row.bounds->best_lower_bound;
 }
 
-double max_peak(const Simulation &simulation) {
+double max_of(const std::vector<DeviceMetrics> &devices, double DeviceMetrics::*field) {
   double peak = 0;
-  for (const DeviceMetrics &device : simulation.metrics.devices) peak = std::max(peak, device.peak_activations);
+  for (const DeviceMetrics &device : devices) peak = std::max(peak, device.*field);
   return peak;
+}
+
+double max_peak_bytes(const Simulation &simulation) {
+  double peak = 0;
+  for (const DeviceMetrics &device : simulation.metrics.devices) peak = std::max(peak, device.peak_bytes.value_or(0));
+  return peak;
+}
+
+int recompute_ops(const Schedule &schedule) {
+  int count = 0;
+  for (const std::vector<Op> &ops : schedule.device_ops) {
+    count += static_cast<int>(std::count_if(ops.begin(), ops.end(), [](const Op &op) { return is_recompute(op.kind()); }));
+  }
+  return count;
+}
+
+Row evaluate(const ScenarioInput &base, const std::string &schedule, const std::string &policy,
+             const std::optional<double> &cap, bool timelines) {
+  ScenarioInput input = base;
+  input.schedule = schedule;
+  input.schedule_file.clear();
+  input.remat_policy = policy;
+  input.cap_activations = cap;
+  Row row{schedule, policy, cap, std::nullopt, std::nullopt, std::nullopt, ""};
+  try {
+    row.run = prepare_policy_run(input);
+    row.simulation = simulate(row.run->scenario, row.run->schedule, SimulateOptions{timelines});
+    row.bounds = bounds_for_run(input, *row.run);
+  } catch (const Error &error) {
+    row.unavailable = error.sentence();
+    row.run.reset();
+    row.simulation.reset();
+  }
+  return row;
+}
+
+// Fastest first: rows that fit, then rows over the cap, then unavailable ones.
+bool ranks_before(const Row &a, const Row &b) {
+  if (a.simulation.has_value() != b.simulation.has_value()) return a.simulation.has_value();
+  if (!a.simulation) return false;
+  if (a.fits() != b.fits()) return a.fits();
+  return a.simulation->metrics.makespan < b.simulation->metrics.makespan;
+}
+
+// The recomputation policies to rank: the ones asked for, or, under a cap, every policy that can
+// change the answer (none, full forward recomputation, the optimal ILP plan).
+std::vector<std::string> policies_for(const ScenarioInput &base, bool capped) {
+  if (base.origins.count("remat.policy")) return split_list(base.remat_policy);
+  if (capped) return {"none", "full", "ilp"};
+  return {"none"};
+}
+
+// All rows of one cap. Recomputation only adds work to a fixed order, so a schedule that fits
+// without it gains nothing from a policy, and one whose makespan without recomputation is
+// already above the best plan found cannot win with the ILP's plan: both are skipped.
+std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::string> &names,
+                          const std::vector<std::string> &policies, const std::optional<double> &cap,
+                          bool timelines, std::ostream &progress, int &skipped) {
+  std::vector<Row> rows;
+  const bool with_none = std::find(policies.begin(), policies.end(), "none") != policies.end();
+  std::vector<Row> plain;
+  for (const std::string &name : names) plain.push_back(evaluate(base, name, "none", cap, timelines));
+  std::vector<const Row *> candidates;  // runs over the cap, fastest first
+  for (const Row &row : plain) {
+    if (row.simulation && !row.fits()) candidates.push_back(&row);
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Row *a, const Row *b) { return ranks_before(*a, *b); });
+  std::optional<Ticks> best;
+  const auto consider = [&](Row row) {
+    if (row.fits() && (!best || row.simulation->metrics.makespan < *best)) best = row.simulation->metrics.makespan;
+    rows.push_back(std::move(row));
+  };
+  for (const Row &row : plain) {
+    if (with_none || !row.simulation || row.fits()) {
+      Row copy = row;
+      consider(std::move(copy));
+    }
+  }
+  for (const std::string &policy : policies) {
+    if (policy == "none") continue;
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      const Row &without = *candidates[k];
+      if (best && without.simulation->metrics.makespan >= *best) {
+        ++skipped;
+        continue;
+      }
+      progress << fmt::format("ppsim: {} remat for {} ({}/{})\n", policy, without.schedule, k + 1, candidates.size());
+      consider(evaluate(base, without.schedule, policy, cap, timelines));
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(), ranks_before);
+  return rows;
+}
+
+std::string cap_text(const std::optional<double> &cap) { return cap ? format_readable(*cap) : std::string("none"); }
+
+// "memory cap K = 4" or "budget 80 GiB" (byte model), as the runs check it.
+std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
+  if (base.memory_model == MemoryModel::bytes && base.cap_bytes) return "budget " + format_gib(*base.cap_bytes);
+  return "memory cap K = " + cap_text(cap);
+}
+
+void print_table(const std::vector<Row> &rows, bool byte_peaks, std::ostream &out) {
+  const std::string line = "{:<16} {:<5} {:>10} {:>10} {:>7} {:>8} {:>9} {:>7} {:>5} {:>10} {:>7}\n";
+  out << fmt::vformat(line, fmt::make_format_args("schedule", "remat", "makespan", "max span", "bubble", "span bub",
+                                                  byte_peaks ? "peak GiB" : "peak act", "recomp", "fits", "bound",
+                                                  "gap"));
+  for (const Row &row : rows) {
+    if (!row.simulation) {
+      out << fmt::format("{:<16} {:<5} n/a: {}\n", row.schedule, row.policy, row.unavailable);
+      continue;
+    }
+    const Metrics &metrics = row.simulation->metrics;
+    const TimeScale &scale = row.run->scenario.time_scale;
+    const std::optional<Ticks> bound = valid_bound(row);
+    const std::string peak = byte_peaks ? format_readable(max_peak_bytes(*row.simulation) / (1024.0 * 1024 * 1024))
+                                        : format_readable(max_of(metrics.devices, &DeviceMetrics::peak_activations));
+    out << fmt::vformat(line, fmt::make_format_args(
+                                  row.schedule, row.policy, scale.readable(metrics.makespan),
+                                  scale.readable(metrics.max_span), fmt::format("{:.2f}%", 100 * metrics.bubble_ratio),
+                                  fmt::format("{:.2f}%", 100 * metrics.span_bubble_ratio), peak,
+                                  recompute_ops(row.run->schedule), row.fits() ? "yes" : "no",
+                                  bound ? scale.readable(*bound) : "-",
+                                  bound ? fmt::format("{:.2f}%", 100 * makespan_gap(metrics.makespan, *row.bounds)) : "-"));
+  }
+}
+
+// The winner in words: its gap to the bound and the two largest causes of idle time.
+std::string winner_text(const Row &row, const std::string &time_unit) {
+  const Scenario &scenario = row.run->scenario;
+  const TimeScale &scale = scenario.time_scale;
+  const Metrics &metrics = row.simulation->metrics;
+  std::string text = fmt::format("winner: {}{}, makespan {} {}", row.schedule,
+                                 row.policy == "none" ? "" : fmt::format(" with {} recomputation ({} ops)", row.policy,
+                                                                         recompute_ops(row.run->schedule)),
+                                 scale.readable(metrics.makespan), time_unit);
+  if (const std::optional<Ticks> bound = valid_bound(row)) {
+    text += fmt::format(", {:.2f}% above the lower bound {} {}", 100 * makespan_gap(metrics.makespan, *row.bounds),
+                        scale.readable(*bound), time_unit);
+  }
+  text += "\n";
+  BubbleExplanation explanation = explain_bubbles(scenario, row.run->schedule, row.simulation->result);
+  std::sort(explanation.idle_causes.begin(), explanation.idle_causes.end(),
+            [](const IdleCause &a, const IdleCause &b) { return a.idle > b.idle; });
+  if (explanation.idle_causes.empty()) return text + "its bubbles: none\n";
+  text += "its bubbles:";
+  for (std::size_t k = 0; k < std::min<std::size_t>(2, explanation.idle_causes.size()); ++k) {
+    const IdleCause &cause = explanation.idle_causes[k];
+    text += fmt::format("{} device {} idles {} {} waiting for {}", k == 0 ? "" : ";", cause.device,
+                        scale.readable(cause.idle), time_unit, cause.waiting_for);
+  }
+  return text + " (ppsim simulate --explain shows all)\n";
+}
+
+// Per-stage costs give a schedule with v chunks per device v times the work of a one-chunk
+// schedule; that is the user's explicit choice, but the ranking then compares different models.
+void warn_if_unfair(const ScenarioInput &base, const std::vector<Row> &rows, std::ostream &err) {
+  if (base.costs_per_device || !base.costs_file.empty()) return;
+  int fewest = 0;
+  int most = 0;
+  for (const Row &row : rows) {
+    if (!row.run) continue;
+    const int chunks = row.run->scenario.chunks;
+    fewest = fewest == 0 ? chunks : std::min(fewest, chunks);
+    most = std::max(most, chunks);
+  }
+  if (fewest == most) return;
+  err << fmt::format("ppsim: warning: model.cost_unit = \"stage\" gives schedules with {} chunks per device {} "
+                     "times the work of those with {}; use \"device\" to compare the same model\n",
+                     most, most / fewest, fewest);
 }
 
 } // namespace
 
-int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim compare [SCENARIO.toml] [options]");
   options.add_options()(
       "schedules", po::value<std::string>()->value_name("A,B,..."), "schedules to compare (default: all)")(
       "caps", po::value<std::string>()->value_name("K1,K2,..."), "memory caps K to compare under")(
+      "time-limit", po::value<double>()->value_name("S"), "seconds per ILP solve (default: remat.time_limit)")(
       "format", po::value<std::string>()->default_value("text"), "text or csv")(
-      "svg", po::value<std::string>()->value_name("FILE"), "Gantt chart of the fastest feasible schedule");
+      "svg", po::value<std::string>()->value_name("FILE"), "Gantt chart of the winner")(
+      "plan", po::value<std::string>()->value_name("FILE"), "the winner's recomputation plan (CSV, docs/remat.md)")(
+      "torch-csv", po::value<std::string>()->value_name("FILE"), "the winner's schedule as a PyTorch pipelining CSV")(
+      "quiet,q", po::bool_switch(), "no progress lines on stderr");
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed) return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "csv"});
-  const ScenarioInput base = scenario_from_options(values);
+  ScenarioInput base = scenario_from_options(values);
+  if (values.count("time-limit")) {
+    base.remat_time_limit_seconds = values["time-limit"].as<double>();
+    if (!(base.remat_time_limit_seconds > 0)) throw Error("", 0, "--time-limit", "expected a positive number of seconds");
+  }
   std::vector<std::string> names;
   if (values.count("schedules")) {
     names = split_list(values["schedules"].as<std::string>());
@@ -82,84 +269,92 @@ int run_compare(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       caps.push_back(probe.cap_activations);
     }
   }
+  const bool capped = base.cap_bytes || std::any_of(caps.begin(), caps.end(), [](const auto &cap) { return cap.has_value(); });
+  const std::vector<std::string> policies = policies_for(base, capped);
+  std::ostringstream silent;
+  std::ostream &progress = values["quiet"].as<bool>() ? silent : err;
 
-  std::vector<Row> rows;
+  std::vector<std::vector<Row>> tables;
+  int skipped = 0;
   for (const std::optional<double> &cap : caps) {
-    for (const std::string &name : names) {
-      ScenarioInput input = base;
-      input.schedule = name;
-      input.schedule_file.clear();
-      input.cap_activations = cap;
-      Row row{name, cap, std::nullopt, std::nullopt, std::nullopt, ""};
-      try {
-        row.run = prepare_policy_run(input);
-        row.simulation = simulate(row.run->scenario, row.run->schedule, SimulateOptions{values.count("svg") > 0});
-        row.bounds = bounds_for_run(input, *row.run);
-      } catch (const Error &error) {
-        row.unavailable = error.sentence();
-        row.run.reset();
-      }
-      rows.push_back(std::move(row));
+    tables.push_back(rank_cap(base, names, policies, cap, values.count("svg") > 0, progress, skipped));
+  }
+  warn_if_unfair(base, tables.front(), err);
+  // The winner: the fastest run that fits the first cap. Outputs are checked before anything
+  // is printed or written.
+  const std::vector<Row> &first = tables.front();
+  const auto winner = std::find_if(first.begin(), first.end(), [](const Row &row) { return row.fits(); });
+  const bool wants_files = values.count("svg") || values.count("plan") || values.count("torch-csv");
+  if (wants_files && winner == first.end()) {
+    throw Error("no schedule and recomputation policy fits the memory cap, so there is nothing to write");
+  }
+  if (winner == first.end() && base.cap_bytes && base.memory_model == MemoryModel::bytes) {
+    double least = std::numeric_limits<double>::infinity();
+    for (const Row &row : first) {
+      if (row.simulation) least = std::min(least, max_peak_bytes(*row.simulation));
+    }
+    if (std::isfinite(least)) {
+      progress << fmt::format("ppsim: no schedule fits {}; the least memory any schedule and policy reached is {}\n",
+                              format_gib(*base.cap_bytes), format_gib(least));
     }
   }
-  // Fastest first within each cap; unavailable schedules last.
-  std::stable_sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) {
-    if (a.cap != b.cap) return false;
-    if (a.simulation.has_value() != b.simulation.has_value()) return a.simulation.has_value();
-    if (!a.simulation) return false;
-    if (a.simulation->metrics.feasible != b.simulation->metrics.feasible) return a.simulation->metrics.feasible;
-    return a.simulation->metrics.makespan < b.simulation->metrics.makespan;
-  });
 
-  const auto cap_text = [](const std::optional<double> &cap) { return cap ? fmt::format("{}", *cap) : std::string("none"); };
+  const bool byte_peaks = base.memory_model == MemoryModel::bytes && base.cap_bytes;
   if (format == "csv") {
-    out << "K," << report_csv_header() << ",unavailable\n";
-    for (const Row &row : rows) {
-      if (row.simulation) {
-        const SimulationReport report{row.run->scenario, row.run->schedule, *row.simulation, valid_bound(row), {}};
-        out << cap_text(row.cap) << "," << report_csv_row(report) << ",\n";
-      } else {
-        out << fmt::format("{},{},{},{},,,,,,,,,,,,\"{}\"\n", cap_text(row.cap), row.schedule, base.devices,
-                           base.microbatches, row.unavailable);
+    out << "K,remat," << report_csv_header() << ",unavailable\n";
+    for (const std::vector<Row> &rows : tables) {
+      for (const Row &row : rows) {
+        if (row.simulation) {
+          const SimulationReport report{row.run->scenario, row.run->schedule, *row.simulation, valid_bound(row), {}};
+          out << cap_text(row.cap) << "," << row.policy << "," << report_csv_row(report) << ",\n";
+        } else {
+          out << fmt::format("{},{},{},{},{},,,,,,,,,,,,\"{}\"\n", cap_text(row.cap), row.policy, row.schedule,
+                             base.devices, base.microbatches, row.unavailable);
+        }
       }
     }
   } else {
-    std::optional<double> current;
-    bool first = true;
-    for (const Row &row : rows) {
-      if (first || row.cap != current) {
-        out << fmt::format("{}memory cap K = {}  (p={} m={})\n", first ? "" : "\n", cap_text(row.cap), base.devices,
-                           base.microbatches);
-        out << fmt::format("{:<16} {:>10} {:>10} {:>8} {:>8} {:>9} {:>8} {:>10} {:>7}\n", "schedule", "makespan",
-                           "max span", "bubble", "span bub", "peak act", "fits K", "bound", "gap");
-        current = row.cap;
-        first = false;
-      }
-      if (!row.simulation) {
-        out << fmt::format("{:<16} n/a: {}\n", row.schedule, row.unavailable);
-        continue;
-      }
-      const Metrics &metrics = row.simulation->metrics;
-      const TimeScale &scale = row.run->scenario.time_scale;
-      out << fmt::format("{:<16} {:>10} {:>10} {:>7.2f}% {:>7.2f}% {:>9.4g} {:>8} {:>10} {:>7}\n", row.schedule,
-                         scale.format(metrics.makespan), scale.format(metrics.max_span), 100 * metrics.bubble_ratio,
-                         100 * metrics.span_bubble_ratio, max_peak(*row.simulation), metrics.feasible ? "yes" : "no",
-                         valid_bound(row) ? scale.format(row.bounds->best_lower_bound) : "-",
-                         valid_bound(row) ? fmt::format("{:.2f}%", 100 * makespan_gap(metrics.makespan, *row.bounds))
-                                          : "-");
+    for (std::size_t k = 0; k < tables.size(); ++k) {
+      out << fmt::format("{}{}{}  (p={} m={})\n", k == 0 ? "" : "\n",
+                         base.model_name.empty() ? "" : fmt::format("model {}  ", base.model_name),
+                         cap_heading(base, caps[k]), base.devices, base.microbatches);
+      print_table(tables[k], byte_peaks, out);
     }
+    if (skipped > 0) {
+      out << fmt::format("\n{} (schedule, policy) pairs not solved: their makespan without recomputation is already "
+                         "above the winner's\n", skipped);
+    }
+    if (winner != first.end()) out << "\n" << winner_text(*winner, base.time_unit);
   }
+  if (!wants_files) return kOk;
+  const Row &best = *winner;
+  std::optional<std::string> torch_text;
+  if (values.count("torch-csv")) {
+    // PyTorch has no recomputation actions: the CSV holds the base order, the plan the rest.
+    ScenarioInput plain = best.run->input;
+    plain.remat_policy = "none";
+    const PreparedRun base_run = prepare_run(plain);
+    const TorchCsvExport exported = write_torch_csv(base_run.scenario, base_run.schedule);
+    for (const std::string &warning : exported.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
+    torch_text = exported.text;
+  }
+  const auto note = [&](const std::string &what, const std::string &path) {
+    if (format == "text") out << fmt::format("{} of {} written to {}\n", what, best.schedule, path);
+  };
   if (values.count("svg")) {
-    const auto best = std::find_if(rows.begin(), rows.end(), [](const Row &row) {
-      return row.simulation && row.simulation->metrics.feasible;
-    });
-    if (best == rows.end()) throw Error("no schedule fits the memory cap, so there is no chart to draw");
     write_file_atomically(values["svg"].as<std::string>(),
-                          gantt_svg(best->run->scenario, best->run->schedule, *best->simulation,
+                          gantt_svg(best.run->scenario, best.run->schedule, *best.simulation,
                                     GanttOptions{.time_unit = base.time_unit}));
-    if (format == "text") {
-      out << fmt::format("\nGantt chart of {} written to {}\n", best->schedule, values["svg"].as<std::string>());
-    }
+    note("Gantt chart", values["svg"].as<std::string>());
+  }
+  if (values.count("plan")) {
+    const RematPlan plan = plan_of(best.run->schedule, best.run->scenario.stage_count(), best.run->scenario.microbatches);
+    write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(plan));
+    note("recomputation plan", values["plan"].as<std::string>());
+  }
+  if (torch_text) {
+    write_file_atomically(values["torch-csv"].as<std::string>(), *torch_text);
+    note("PyTorch schedule", values["torch-csv"].as<std::string>());
   }
   return kOk;
 }

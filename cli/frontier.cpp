@@ -59,7 +59,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   for (const schedules::FrontierPoint &point : result.frontier) {
     out << fmt::format("{:>12}  {:>6}  {:>12}  {:>13}\n", point.peak_chunks,
                        point.peak_chunks / 2.0, point.bubble_slots,
-                       scenario.time_scale.format(point.best_span));
+                       scenario.time_scale.readable(point.best_span));
   }
   return kOk;
 }

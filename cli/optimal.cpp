@@ -70,12 +70,12 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
         json_string(result.incumbent), json_number(result.solve_seconds), fmt::join(rows, ", "));
     return kOk;
   }
-  out << fmt::format("optimal makespan: {}{}\n", scale.format(result.makespan),
+  out << fmt::format("optimal makespan: {}{}\n", scale.readable(result.makespan),
                      result.proven_optimal
                          ? ""
                          : fmt::format(" (not proven: the optimum is at least {})",
-                                       scale.format(result.lower_bound)));
-  out << fmt::format("best lower bound: {} (gap {:.4g})\n", scale.format(bounds.best_lower_bound),
+                                       scale.readable(result.lower_bound)));
+  out << fmt::format("best lower bound: {} (gap {:.4g})\n", scale.readable(bounds.best_lower_bound),
                      makespan_gap(result.makespan, bounds));
   out << fmt::format("method: {}; horizon from: {}; {} start-time variables; {:.2f} s\n",
                      result.method, result.incumbent, result.start_variables, result.solve_seconds);

@@ -30,7 +30,9 @@ po::options_description profile_options() {
       "FFN size f (0 = 4h for gpt, 8h/3 rounded to 256 for llama)")(
       "seq", po::value<std::uint64_t>()->default_value(2048), "sequence length s")(
       "batch", po::value<std::uint64_t>()->default_value(1),
-      "microbatch size b")("layers", po::value<int>()->default_value(4), "number of layers (rows)")(
+      "microbatch size b")("layers", po::value<int>()->default_value(4), "number of transformer blocks")(
+      "vocab", po::value<std::uint64_t>()->default_value(0),
+      "vocabulary size V; > 0 adds the embedding and LM head as layers of their own")(
       "dtype", po::value<std::string>()->default_value("bf16"),
       "activation type: bf16 or fp16")("tp", po::value<std::uint64_t>()->default_value(1),
                                        "tensor-parallel size t (per-GPU shard; no communication)")(
@@ -199,7 +201,7 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
     }
   }
 
-  CostFile file = profiler::analytic_cost_file(shape, layers, device);
+  CostFile file = profiler::analytic_cost_file(shape, layers, device, values["vocab"].as<std::uint64_t>());
   file.metadata.dtype = values["dtype"].as<std::string>();
   file.metadata.mode = values["mode"].as<std::string>();
   return write_output(values, file, json, out, "analytic");

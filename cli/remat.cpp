@@ -50,8 +50,8 @@ std::string plan_row(const std::string &policy, const std::string &status, const
                      const RematPlan &plan, const Schedule &schedule, const Simulation &simulation,
                      const std::string &note) {
   const TimeScale &scale = scenario.time_scale;
-  return row(policy, status, scale.format(simulation.metrics.max_span),
-             scale.format(simulation.metrics.makespan),
+  return row(policy, status, scale.readable(simulation.metrics.max_span),
+             scale.readable(simulation.metrics.makespan),
              format_budget(scenario, largest_peak(scenario, schedule)), plan.forward_count(),
              plan.weight_input_count(), plan.full_backward_count(), note);
 }
@@ -80,7 +80,7 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
     const RematSolution &s = *c.solution;
     out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8.2f}\n", ++rank,
                        c.schedule, c.status,
-                       c.scenario.time_scale.format(s.simulation.metrics.max_span),
+                       c.scenario.time_scale.readable(s.simulation.metrics.max_span),
                        format_budget(c.scenario, c.peak), s.plan.forward_count(),
                        s.plan.weight_input_count(), s.plan.full_backward_count(), c.seconds);
   }
@@ -136,7 +136,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const RematSolution optimum = solve_stage_remat(scenario, run.schedule, ilp);
   out << budget_line(input, scenario);
   out << row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
-  for (const RematOutcome &o : run_baselines(input, scenario, run.schedule)) {
+  for (const RematOutcome &o : run_baselines(run.input, scenario, run.schedule)) {
     if (!o.found) {
       out << row(o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
       continue;

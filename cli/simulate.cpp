@@ -56,8 +56,8 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
     if (!run.scenario.link.contention && !run.scenario.link.blocking &&
         explanation.longest_path != simulation.metrics.makespan) {
       err << fmt::format("ppsim: internal error: longest path {} differs from the makespan {}\n",
-                         run.scenario.time_scale.format(explanation.longest_path),
-                         run.scenario.time_scale.format(simulation.metrics.makespan));
+                         run.scenario.time_scale.readable(explanation.longest_path),
+                         run.scenario.time_scale.readable(simulation.metrics.makespan));
       return kInternalError;
     }
     (format == "text" ? out : err) << explanation_text(run.scenario, run.schedule, explanation);

@@ -38,6 +38,13 @@ Local local_sizes(const BlockShape &shape) {
           ffn_of(shape) / t, shape.sequence_parallel ? t : 1};
 }
 
+// Mixed-precision Adam: 2 (bf16 weight) + 2 (grad) + 12 (fp32 master, m, v) bytes per parameter.
+void set_parameter_bytes(CostRow &row, std::uint64_t parameters) {
+  row.param_bytes = 2.0 * static_cast<double>(parameters);
+  row.grad_bytes = 2.0 * static_cast<double>(parameters);
+  row.optimizer_state_bytes = 12.0 * static_cast<double>(parameters);
+}
+
 } // namespace
 
 std::uint64_t kv_heads_of(const BlockShape &shape) {
@@ -239,10 +246,7 @@ CostRow analytic_row(const BlockShape &shape, int layer_id, const DeviceThroughp
   row.activation_bytes_selective = static_cast<double>(bytes.selective);
   row.bwd_w_stash_bytes = static_cast<double>(bytes.bwd_w_stash);
   row.bwd_w_act_bytes = static_cast<double>(bytes.bwd_w_act);
-  // Mixed-precision Adam: 2 (bf16 weight) + 2 (grad) + 12 (fp32 master, m, v) bytes per parameter.
-  row.param_bytes = 2.0 * static_cast<double>(parameters);
-  row.grad_bytes = 2.0 * static_cast<double>(parameters);
-  row.optimizer_state_bytes = 12.0 * static_cast<double>(parameters);
+  set_parameter_bytes(row, parameters);
   // An unfused attention materialises the a s^2 b score matrix (bf16) in F; B needs two.
   const double scores = 2.0 * static_cast<double>(mul({l.al, l.s, l.s, l.b}));
   row.fwd_peak_temp_bytes = scores;
@@ -254,12 +258,64 @@ CostRow analytic_row(const BlockShape &shape, int layer_id, const DeviceThroughp
   return row;
 }
 
-CostFile analytic_cost_file(const BlockShape &shape, int layers, const DeviceThroughput &device) {
+CostRow analytic_embedding_row(const BlockShape &shape, std::uint64_t vocab, int layer_id) {
+  const Local l = local_sizes(shape);
+  const std::uint64_t positions = shape.kind == BlockKind::gpt ? l.s : 0;
+  CostRow row;
+  row.layer_id = layer_id;
+  row.layer_name = "embedding";
+  row.layer_type = "embedding";
+  row.input_bytes = static_cast<double>(mul({8, l.b, l.s}));  // int64 token ids
+  row.output_bytes = static_cast<double>(mul({2, l.b, l.s, l.h}) / l.sp);
+  row.stored_input_bytes = row.activation_bytes_full = row.activation_bytes_selective =
+      row.input_bytes;  // the backward scatters into the rows the ids name
+  set_parameter_bytes(row, mul({vocab, l.h}) / shape.tp + mul({positions, l.h}));
+  row.source = "analytic";
+  return row;
+}
+
+CostRow analytic_head_row(const BlockShape &shape, std::uint64_t vocab, int layer_id,
+                          const DeviceThroughput &device) {
+  const Local l = local_sizes(shape);
+  const std::uint64_t flops = mul({2, l.b, l.s, l.h, vocab}) / shape.tp;
+  const double input = static_cast<double>(mul({2, l.b, l.s, l.h}) / l.sp);
+  const double logits_fp32 = static_cast<double>(mul({4, l.b, l.s, vocab}) / shape.tp);
+  CostRow row;
+  row.layer_id = layer_id;
+  row.layer_name = "lm_head";
+  row.layer_type = "lm_head";
+  row.fwd_ms = row.fwd_ms_p10 = row.fwd_ms_p90 = analytic_ms(flops, device);
+  row.bwd_input_ms = row.bwd_input_ms_p10 = row.bwd_input_ms_p90 = row.fwd_ms;
+  row.bwd_weight_ms = row.bwd_weight_ms_p10 = row.bwd_weight_ms_p90 = row.fwd_ms;
+  row.bwd_total_ms = analytic_ms(2 * flops, device);
+  row.recompute_ms = row.recompute_selective_ms = row.fwd_ms;
+  row.fwd_flops = row.bwd_input_flops = row.bwd_weight_flops = row.recompute_flops = flops;
+  row.input_bytes = row.stored_input_bytes = input;
+  row.activation_bytes_full = row.activation_bytes_selective = input + logits_fp32;
+  // W needs the head's input and the bf16 gradient of the logits.
+  row.bwd_w_act_bytes = input;
+  row.bwd_w_stash_bytes = input + logits_fp32 / 2;
+  row.fwd_peak_temp_bytes = row.recompute_peak_temp_bytes = logits_fp32;  // softmax in fp32
+  row.bwd_input_peak_temp_bytes = logits_fp32;                           // its gradient
+  set_parameter_bytes(row, mul({vocab, l.h}) / shape.tp + l.h);          // + the final norm
+  row.source = "analytic";
+  return row;
+}
+
+CostFile analytic_cost_file(const BlockShape &shape, int layers, const DeviceThroughput &device,
+                            std::uint64_t vocab) {
   if (layers <= 0)
     throw Error("", 0, "layers", "expected a positive number of layers");
   CostFile file;
-  for (int layer = 0; layer < layers; ++layer)
-    file.rows.push_back(analytic_row(shape, layer, device));
+  if (vocab > 0)
+    file.rows.push_back(analytic_embedding_row(shape, vocab, 0));
+  for (int layer = 0; layer < layers; ++layer) {
+    CostRow row = analytic_row(shape, static_cast<int>(file.rows.size()), device);
+    row.layer_name = fmt::format("block{}", layer);
+    file.rows.push_back(std::move(row));
+  }
+  if (vocab > 0)
+    file.rows.push_back(analytic_head_row(shape, vocab, static_cast<int>(file.rows.size()), device));
   CostMetadata &m = file.metadata;
   const auto as_int = [](std::uint64_t value) { return static_cast<std::int64_t>(value); };
   m.device = fmt::format("analytic:{}", device.name);

@@ -90,7 +90,17 @@ Rational analytic_ms(std::uint64_t flops, const DeviceThroughput &device);
 
 /// The cost-file row of one block (source "analytic").
 CostRow analytic_row(const BlockShape &shape, int layer_id, const DeviceThroughput &device);
-/// `layers` identical rows plus metadata describing the shape.
-CostFile analytic_cost_file(const BlockShape &shape, int layers, const DeviceThroughput &device);
+/// The input embedding of a `vocab`-token model as a layer of its own (vocabulary-parallel over
+/// t; GPT adds learned positions): no matmul, so no time, but its parameters and their states.
+CostRow analytic_embedding_row(const BlockShape &shape, std::uint64_t vocab, int layer_id);
+/// The final norm, LM head and cross-entropy loss as one layer: F = B = W = 2bshV/t FLOPs; it
+/// stashes its input and the fp32 logits the loss gradient needs (4bsV/t bytes).
+CostRow analytic_head_row(const BlockShape &shape, std::uint64_t vocab, int layer_id,
+                          const DeviceThroughput &device);
+/// `layers` identical block rows plus metadata describing the shape; with `vocab` > 0 the
+/// embedding comes first and the LM head last, so the first and last stages are unbalanced as
+/// in a real model.
+CostFile analytic_cost_file(const BlockShape &shape, int layers, const DeviceThroughput &device,
+                            std::uint64_t vocab = 0);
 
 } // namespace ppsim::profiler

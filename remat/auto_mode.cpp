@@ -1,5 +1,7 @@
 #include "remat/auto_mode.h"
 
+#include "sim/io/run_setup.h"
+
 #include "sim/error.h"
 
 #include <fmt/format.h>
@@ -55,11 +57,12 @@ AutoCandidate solve_candidate(const ScenarioInput &input, const std::string &nam
   AutoCandidate candidate{name, "", "", {}, std::nullopt, 0, 0};
   ScenarioInput with_schedule = input;
   with_schedule.schedule = name;
+  with_schedule.schedule_file.clear();
   Schedule base;
   try {
-    const ScheduleInfo &info = find_schedule(name);
-    candidate.scenario = build_scenario(with_schedule, info);
-    base = generate_schedule(info, candidate.scenario, {});
+    PreparedRun run = prepare_run(with_schedule);  // reads the cost file as every command does
+    candidate.scenario = std::move(run.scenario);
+    base = std::move(run.schedule);
   } catch (const Error &error) {
     candidate.status = "incompatible";
     candidate.note = error.sentence();

@@ -10,11 +10,6 @@
 namespace ppsim {
 namespace {
 
-bool is_recompute(OpKind kind) {
-  return kind == OpKind::recompute_forward || kind == OpKind::recompute_weight_inputs ||
-         kind == OpKind::recompute_full_backward;
-}
-
 std::string trim(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r");
   if (first == std::string_view::npos)

@@ -33,11 +33,6 @@ struct AffineEffect {
   Affine alloc, release, transient;
 };
 
-bool is_slot(OpKind kind) {
-  return kind == OpKind::recompute_forward || kind == OpKind::recompute_weight_inputs ||
-         kind == OpKind::recompute_full_backward;
-}
-
 // The memory effect of every kind of op of one stage as an affine function of that (s,j)'s
 // options, read from the engine's own model (sim/memory.h) on one-microbatch probe orders: an
 // op's effect depends on one option at most (F and R on x; B, RW, RBW on y and z), so the
@@ -154,7 +149,7 @@ Schedule with_all_slots(const Schedule &base) {
         throw Error(fmt::format("the remat ILP does not support overlapped F&B ops (schedule '{}')",
                                 base.name));
       }
-      if (is_slot(ref.kind)) {
+      if (is_recompute(ref.kind)) {
         throw Error(fmt::format("schedule '{}' already contains {}; remat applies to a base "
                                 "schedule without recomputation",
                                 base.name, describe(ref)));
@@ -563,6 +558,9 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
       solver::solve(built.model, {options.time_limit_seconds, options.relative_gap, false});
   if (solved.status == solver::Status::infeasible)
     throw infeasible();
+  if (solved.status == solver::Status::failed) {
+    throw Error(fmt::format("the ILP solver failed on schedule '{}': {}", base.name, solved.failure));
+  }
   if (!solved.has_solution()) {
     throw Error(fmt::format("no remat plan found for schedule '{}' within the time limit of {} s "
                             "(solver status: {})",

@@ -137,9 +137,9 @@ std::string explanation_text(const Scenario &scenario, const Schedule &schedule,
   Ticks transfers{};
   for (const CriticalStep &step : explanation.path) transfers += step.transfer;
   std::string out = fmt::format("critical path: {} = compute {} + transfers {} over {} ops\n",
-                                scale.format(explanation.longest_path),
-                                scale.format(explanation.longest_path - transfers),
-                                scale.format(transfers), explanation.path.size());
+                                scale.readable(explanation.longest_path),
+                                scale.readable(explanation.longest_path - transfers),
+                                scale.readable(transfers), explanation.path.size());
   // Consecutive steps on one device form one segment of the story.
   for (std::size_t i = 0; i < explanation.path.size();) {
     std::size_t j = i;
@@ -153,20 +153,20 @@ std::string explanation_text(const Scenario &scenario, const Schedule &schedule,
     if (first.via_dependency && i > 0) {
       hop = first.transfer.count() > 0
                 ? fmt::format(" after {} from device {} (+{} transfer)", op_of(explanation.path[i - 1]),
-                              explanation.path[i - 1].device, scale.format(first.transfer))
+                              explanation.path[i - 1].device, scale.readable(first.transfer))
                 : fmt::format(" after {} from device {}", op_of(explanation.path[i - 1]),
                               explanation.path[i - 1].device);
     }
     out += j == i ? fmt::format("  device {} runs {} [{}, {}]{}\n", first.device, op_of(first),
-                                scale.format(first.start), scale.format(first.end), hop)
+                                scale.readable(first.start), scale.readable(first.end), hop)
                   : fmt::format("  device {} runs {} .. {} ({} ops) [{}, {}]{}\n", first.device, op_of(first),
-                                op_of(last), j - i + 1, scale.format(first.start), scale.format(last.end), hop);
+                                op_of(last), j - i + 1, scale.readable(first.start), scale.readable(last.end), hop);
     i = j + 1;
   }
   out += "idle time (between a device's first and last op) by what it waited for:\n";
   if (explanation.idle_causes.empty()) out += "  none: every device runs without gaps\n";
   for (const IdleCause &cause : explanation.idle_causes) {
-    out += fmt::format("  device {}: {} waiting for {} ({} gaps)\n", cause.device, scale.format(cause.idle),
+    out += fmt::format("  device {}: {} waiting for {} ({} gaps)\n", cause.device, scale.readable(cause.idle),
                        cause.waiting_for, cause.gaps);
   }
   return out;

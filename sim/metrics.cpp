@@ -7,11 +7,6 @@
 namespace ppsim {
 namespace {
 
-bool is_recompute(OpKind kind) {
-  return kind == OpKind::recompute_forward || kind == OpKind::recompute_weight_inputs ||
-         kind == OpKind::recompute_full_backward;
-}
-
 double ratio(Ticks numerator, Ticks denominator) {
   return denominator.count() == 0 ? 0.0
                                   : static_cast<double>(numerator.count()) /

@@ -21,6 +21,12 @@ enum class OpKind : std::uint8_t {
 };
 inline constexpr int kOpKindCount = 8;
 
+/// True for R, RW and RBW: ops that redo work a storing schedule would not.
+constexpr bool is_recompute(OpKind kind) {
+  return kind == OpKind::recompute_forward || kind == OpKind::recompute_weight_inputs ||
+         kind == OpKind::recompute_full_backward;
+}
+
 /// Short ppsim token of a kind: "F", "B", "W", "BW", "R", "RW", "RBW", "OV".
 std::string_view op_kind_token(OpKind kind);
 

@@ -1,5 +1,7 @@
 #include "sim/time.h"
 
+#include "sim/io/decimal.h"
+
 #include <cmath>
 #include <fmt/format.h>
 #include <numeric>
@@ -95,6 +97,8 @@ std::string TimeScale::format(Ticks t) const {
   }
   return fmt::format("{:.9g}", to_units(t));
 }
+
+std::string TimeScale::readable(Ticks t) const { return format_readable(to_units(t)); }
 
 TimeScale scale_for(const Rational *values, std::size_t count) {
   std::int64_t scale = 1;

@@ -59,6 +59,8 @@ struct TimeScale {
   [[nodiscard]] double to_units(Ticks t) const;
   /// Shortest exact decimal when the value has one, else 9 significant digits.
   [[nodiscard]] std::string format(Ticks t) const;
+  /// At most 4 significant digits (format_readable), for text reports; JSON and CSV keep format.
+  [[nodiscard]] std::string readable(Ticks t) const;
 };
 
 /// The scale that makes every given duration a whole number of ticks (spec model.md 7).

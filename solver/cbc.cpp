@@ -7,11 +7,23 @@
 #include <CbcModel.hpp>
 #include <CbcSolver.hpp>
 #include <CoinPackedMatrix.hpp>
-#include <CoinPackedVector.hpp>
 #include <OsiClpSolverInterface.hpp>
 
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
 #include <cmath>
 #include <mutex>
 #include <string>
@@ -20,27 +32,31 @@
 namespace ppsim::solver {
 namespace {
 
-// CBC's driver keeps some process-wide state (message handlers, signal setup), so solves are
-// serialized; a caller solving many models in threads still gets correct answers.
+// Solves are serialized: one solver process at a time, and CBC's driver keeps process-wide state
+// (message handlers, signal setup); a caller solving many models in threads still gets correct
+// answers.
 std::mutex cbc_mutex;
 
 int no_callback(CbcModel * /*model*/, int /*where_from*/) { return 0; }
 
-// Merges repeated variables of a constraint (CoinPackedMatrix requires unique indices).
-CoinPackedVector merged_row(const std::vector<Term> &terms) {
+// Appends the terms of one constraint as (row, column, coefficient) triplets, merging repeated
+// variables (CoinPackedMatrix requires unique indices per row).
+void append_row(int row, const std::vector<Term> &terms, std::vector<int> &rows, std::vector<int> &columns,
+                std::vector<double> &elements) {
   std::vector<Term> sorted = terms;
   std::sort(sorted.begin(), sorted.end(),
             [](const Term &a, const Term &b) { return a.variable < b.variable; });
-  CoinPackedVector row;
   for (std::size_t i = 0; i < sorted.size();) {
     double coefficient = 0;
     const int variable = sorted[i].variable;
     for (; i < sorted.size() && sorted[i].variable == variable; ++i)
       coefficient += sorted[i].coefficient;
-    if (coefficient != 0)
-      row.insert(variable, coefficient);
+    if (coefficient != 0) {
+      rows.push_back(row);
+      columns.push_back(variable);
+      elements.push_back(coefficient);
+    }
   }
-  return row;
 }
 
 void load(const Model &model, OsiClpSolverInterface &solver) {
@@ -54,16 +70,21 @@ void load(const Model &model, OsiClpSolverInterface &solver) {
     upper[i] = variable.upper == infinity ? COIN_DBL_MAX : variable.upper;
     objective[i] = direction * variable.objective;
   }
-  CoinPackedMatrix matrix(false, 0, 0);
-  matrix.setDimensions(0, columns);
+  // The matrix is built in one go from triplets: appending rows one at a time reallocates it
+  // each time, quadratic in the size of the remat ILP.
+  std::vector<int> row_index, column_index;
+  std::vector<double> elements;
   std::vector<double> row_lower, row_upper;
   for (const Constraint &constraint : model.constraints) {
-    matrix.appendRow(merged_row(constraint.terms));
+    append_row(static_cast<int>(row_lower.size()), constraint.terms, row_index, column_index, elements);
     const bool has_lower = constraint.sense != Sense::less_equal;
     const bool has_upper = constraint.sense != Sense::greater_equal;
     row_lower.push_back(has_lower ? constraint.rhs : -COIN_DBL_MAX);
     row_upper.push_back(has_upper ? constraint.rhs : COIN_DBL_MAX);
   }
+  CoinPackedMatrix matrix(false, row_index.data(), column_index.data(), elements.data(),
+                          static_cast<CoinBigIndex>(elements.size()));
+  matrix.setDimensions(static_cast<int>(row_lower.size()), columns);
   solver.loadProblem(matrix, lower.data(), upper.data(), objective.data(), row_lower.data(),
                      row_upper.data());
   for (int i = 0; i < columns; ++i)
@@ -87,19 +108,10 @@ Status status_of(const CbcModel &cbc) {
   return Status::no_solution;
 }
 
-} // namespace
-
-Result solve(const Model &model, const Options &options) {
-  detail::check_model(model);
-  const auto start = std::chrono::steady_clock::now();
+Result solve_here(const Model &model, const Options &options) {
   Result result;
   const double direction = model.objective_sense == ObjectiveSense::minimize ? 1.0 : -1.0;
-  if (model.variables.empty()) {
-    result.status = Status::optimal;
-    return result;
-  }
   {
-    const std::lock_guard<std::mutex> lock(cbc_mutex);
     OsiClpSolverInterface solver;
     load(model, solver);
     solver.messageHandler()->setLogLevel(options.log ? 1 : 0);
@@ -131,6 +143,145 @@ Result solve(const Model &model, const Options &options) {
       if (result.status == Status::optimal &&
           direction * result.best_bound > direction * result.objective)
         result.best_bound = result.objective;
+    }
+  }
+  return result;
+}
+
+// The child's answer on the pipe: status, objective, bound, value count, values.
+void write_all(int fd, const void *data, std::size_t size) {
+  const char *bytes = static_cast<const char *>(data);
+  while (size > 0) {
+    const ssize_t written = ::write(fd, bytes, size);
+    if (written <= 0) {
+      if (written < 0 && errno == EINTR) continue;
+      ::_exit(3);
+    }
+    bytes += written;
+    size -= static_cast<std::size_t>(written);
+  }
+}
+
+[[noreturn]] void answer_from_child(int fd, const Model &model, const Options &options) {
+  if (!options.log) {
+    // An assertion inside Clp prints its own multi-line message; the parent reports the death.
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, STDERR_FILENO);
+  }
+  try {
+    const Result result = solve_here(model, options);
+    const int status = static_cast<int>(result.status);
+    const std::uint64_t count = result.values.size();
+    write_all(fd, &status, sizeof status);
+    write_all(fd, &result.objective, sizeof result.objective);
+    write_all(fd, &result.best_bound, sizeof result.best_bound);
+    write_all(fd, &count, sizeof count);
+    write_all(fd, result.values.data(), count * sizeof(double));
+  } catch (...) {
+    ::_exit(4);
+  }
+  ::_exit(0);
+}
+
+// Reads the child's answer until it closes the pipe, or until `deadline`: CBC checks its time
+// limit only between phases, and its preprocessing and first LP can run far past it.
+std::optional<std::string> read_until(int fd, std::chrono::steady_clock::time_point deadline) {
+  std::string data;
+  char buffer[65536];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd ready{fd, POLLIN, 0};
+    const int polled = ::poll(&ready, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1 << 30)));
+    if (polled < 0 && errno == EINTR) continue;
+    if (polled == 0) return std::nullopt;
+    const ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return data;
+    data.append(buffer, static_cast<std::size_t>(got));
+  }
+}
+
+Result decode_answer(const std::string &data, std::size_t variables) {
+  Result result;
+  std::size_t offset = 0;
+  const auto take = [&](void *into, std::size_t size) {
+    if (offset + size > data.size()) return false;
+    std::memcpy(into, data.data() + offset, size);
+    offset += size;
+    return true;
+  };
+  int status = 0;
+  std::uint64_t count = 0;
+  if (!take(&status, sizeof status) || !take(&result.objective, sizeof result.objective) ||
+      !take(&result.best_bound, sizeof result.best_bound) || !take(&count, sizeof count) ||
+      (count != 0 && count != variables)) {
+    result.status = Status::failed;
+    result.failure = "the solver process returned a truncated answer";
+    return result;
+  }
+  result.values.resize(count);
+  if (!take(result.values.data(), count * sizeof(double))) {
+    result.status = Status::failed;
+    result.failure = "the solver process returned a truncated answer";
+    return result;
+  }
+  result.status = static_cast<Status>(status);
+  return result;
+}
+
+std::string death_of(int wait_status) {
+  if (WIFSIGNALED(wait_status)) {
+    const int signal = WTERMSIG(wait_status);
+    return fmt::format("COIN-OR CBC died of signal {} ({})", signal, strsignal(signal));
+  }
+  return fmt::format("COIN-OR CBC exited with status {}", WEXITSTATUS(wait_status));
+}
+
+} // namespace
+
+Result solve(const Model &model, const Options &options) {
+  detail::check_model(model);
+  const auto start = std::chrono::steady_clock::now();
+  if (model.variables.empty()) {
+    Result result;
+    result.status = Status::optimal;
+    return result;
+  }
+  Result result;
+  {
+    const std::lock_guard<std::mutex> lock(cbc_mutex);
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for the solver process");
+    std::fflush(nullptr);  // nothing buffered is written twice by the child
+    const pid_t child = ::fork();
+    if (child < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      throw std::runtime_error("cannot start the solver process");
+    }
+    if (child == 0) {
+      ::close(fds[0]);
+      answer_from_child(fds[1], model, options);
+    }
+    ::close(fds[1]);
+    const double grace_seconds = 1 + 0.1 * std::max(0.0, options.time_limit_seconds);
+    const auto deadline =
+        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(std::max(0.0, options.time_limit_seconds) + grace_seconds));
+    const std::optional<std::string> answer = read_until(fds[0], deadline);
+    if (!answer) ::kill(child, SIGKILL);
+    ::close(fds[0]);
+    int wait_status = 0;
+    while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    if (!answer) {
+      result.status = Status::no_solution;  // the time limit ran out before CBC could answer
+    } else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
+      result = decode_answer(*answer, model.variables.size());
+    } else {
+      result.status = Status::failed;
+      result.failure = death_of(wait_status);
     }
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

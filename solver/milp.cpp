@@ -44,6 +44,8 @@ const char *status_name(Status status) {
     return "unbounded";
   case Status::no_solution:
     return "no_solution";
+  case Status::failed:
+    return "failed";
   }
   return "unknown";
 }

@@ -75,6 +75,7 @@ enum class Status {
   infeasible,  ///< proven to have no solution
   unbounded,   ///< the relaxation is unbounded
   no_solution, ///< the limit stopped the search before any solution was found
+  failed,      ///< the solver process died (an assertion inside the LP library); see `failure`
 };
 
 struct Result {
@@ -83,6 +84,7 @@ struct Result {
   double best_bound = 0;      ///< proven bound on the optimum in the objective's direction
   std::vector<double> values; ///< one per variable (empty when !has_solution())
   double seconds = 0;         ///< wall-clock solve time
+  std::string failure;        ///< how the solver died, when status is failed
 
   [[nodiscard]] bool has_solution() const {
     return status == Status::optimal || status == Status::feasible;
@@ -91,7 +93,9 @@ struct Result {
 
 /// Solves `model` with COIN-OR CBC. Integer variables are returned rounded to the nearest
 /// integer. Throws ppsim::Error when the model itself is malformed (bad index, lower > upper,
-/// NaN coefficient, invalid name).
+/// NaN coefficient, invalid name). CBC runs in a child process: Clp can end the process with a
+/// failed assertion on some badly scaled models, and that must not take ppsim (and the other
+/// results of a comparison) down with it; such a death is returned as Status::failed.
 Result solve(const Model &model, const Options &options);
 
 /// Writes `model` in the CPLEX LP text format (readable by CBC, CPLEX, Gurobi, HiGHS, GLPK).

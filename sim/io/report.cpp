@@ -1,5 +1,7 @@
 #include "sim/io/report.h"
 
+#include "sim/io/decimal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -37,7 +39,7 @@ std::string violation_op(const SimulationReport &report, const Violation &violat
   return "?";
 }
 
-std::string number(double value) { return fmt::format("{:.6g}", value); }
+constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 } // namespace
 
@@ -72,32 +74,39 @@ std::string report_text(const SimulationReport &report) {
   out += fmt::format("schedule {}  p={} m={} v={}\n", report.schedule.name, scenario.devices,
                      scenario.microbatches * scenario.pipes, scenario.chunks);
   out += fmt::format("makespan {}  max span {}  ideal {}  bubble {:.2f}%  span bubble {:.2f}%\n",
-                     scale.format(metrics.makespan), scale.format(metrics.max_span),
-                     scale.format(metrics.ideal), 100 * metrics.bubble_ratio,
+                     scale.readable(metrics.makespan), scale.readable(metrics.max_span),
+                     scale.readable(metrics.ideal), 100 * metrics.bubble_ratio,
                      100 * metrics.span_bubble_ratio);
   if (report.best_lower_bound) {
-    out += fmt::format("best lower bound {}  gap {:.2f}%\n", scale.format(*report.best_lower_bound),
+    out += fmt::format("best lower bound {}  gap {:.2f}%\n", scale.readable(*report.best_lower_bound),
                        100 * gap(report).value_or(0.0));
   }
-  const MemoryTrack &capped = scenario.memory_model == MemoryModel::bytes && scenario.bytes
-                                  ? *scenario.bytes
-                                  : scenario.activations;
-  out += fmt::format("memory: peak {} activations{}  feasible {}\n", number(max_peak(metrics)),
-                     capped.cap ? fmt::format(" (cap {})", number(*capped.cap)) : std::string(),
+  // The cap and the violations are in the unit of the memory model that is checked: bytes are
+  // shown in GiB, count units as numbers.
+  const bool byte_cap = scenario.memory_model == MemoryModel::bytes && scenario.bytes;
+  const MemoryTrack &capped = byte_cap ? *scenario.bytes : scenario.activations;
+  const auto amount = [&](double value) { return byte_cap ? format_gib(value) : format_readable(value); };
+  const std::optional<double> peak_bytes = max_peak_bytes(metrics);
+  out += fmt::format("memory: peak {}{}  feasible {}\n",
+                     byte_cap && peak_bytes ? format_gib(*peak_bytes)
+                                            : format_readable(max_peak(metrics)) + " activations",
+                     capped.cap ? fmt::format(" ({} {})", byte_cap ? "budget" : "cap", amount(*capped.cap))
+                                : std::string(),
                      metrics.feasible ? "yes" : "no");
-  out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n", "device", "start",
-                     "end", "span", "busy", "idle", "recompute", "peak act", "peak bytes");
+  out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "device", "start",
+                     "end", "span", "busy", "idle", "recompute", "peak act", "peak GiB");
   for (std::size_t g = 0; g < metrics.devices.size(); ++g) {
     const DeviceMetrics &d = metrics.devices[g];
-    out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n", g,
-                       scale.format(d.start), scale.format(d.end), scale.format(d.span),
-                       scale.format(d.busy), scale.format(d.idle), scale.format(d.recompute),
-                       number(d.peak_activations), d.peak_bytes ? number(*d.peak_bytes) : "-");
+    out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", g,
+                       scale.readable(d.start), scale.readable(d.end), scale.readable(d.span),
+                       scale.readable(d.busy), scale.readable(d.idle), scale.readable(d.recompute),
+                       format_readable(d.peak_activations),
+                       d.peak_bytes ? format_readable(*d.peak_bytes / kGiB) : "-");
   }
   for (const Violation &violation : metrics.violations) {
     out += fmt::format("over the cap: device {} at {} ({}): {} > {}\n", violation.device,
-                       violation_op(report, violation), scale.format(violation.time),
-                       number(violation.resident), number(violation.cap));
+                       violation_op(report, violation), scale.readable(violation.time),
+                       amount(violation.resident), amount(violation.cap));
   }
   for (const std::string &warning : report.warnings) out += fmt::format("warning: {}\n", warning);
   return out;

@@ -80,7 +80,7 @@ PreparedRun import_run(const ScenarioInput &input) {
   }
   // m is 1 + the largest microbatch id unless the user gave it (spec schedules.md 14).
   if (!input.origins.count("pipeline.microbatches")) adjusted.microbatches = imported.microbatches;
-  PreparedRun run{build_scenario_on(adjusted, imported.placement, imported.chunks, 1),
+  PreparedRun run{adjusted, build_scenario_on(adjusted, imported.placement, imported.chunks, 1),
                   std::move(imported.schedule), {}};
   if (!imported.dropped.empty()) {
     run.warnings.push_back(fmt::format("ignored non-compute actions: {}", fmt::join(imported.dropped, ", ")));
@@ -103,6 +103,7 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   const int pipes = info->placement == PlacementKind::dual_pipe ? 2 : 1;
   const ScenarioInput costed = with_cost_file(input, std::max(1, input.devices) * chunks, pipes);
   PreparedRun run;
+  run.input = costed;
   run.scenario = build_scenario(costed, *info);
   run.schedule = generate_schedule(*info, run.scenario, GeneratorOptions{input.group_size});
   validate_schedule(run.scenario, run.schedule);

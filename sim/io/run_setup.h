@@ -11,6 +11,7 @@
 namespace ppsim {
 
 struct PreparedRun {
+  ScenarioInput input;  ///< what the scenario was built from: the cost file's stage values filled in
   Scenario scenario;
   Schedule schedule;
   std::vector<std::string> warnings;

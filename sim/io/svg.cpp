@@ -137,7 +137,7 @@ private:
         scenario_.chunks > 1 ? fmt::format(", v={}", scenario_.chunks) : std::string();
     return fmt::format("{}: p={}, m={}{}, makespan {} {}, bubble {:.1f}%", schedule_.name,
                        scenario_.devices, scenario_.microbatches, chunks,
-                       scenario_.time_scale.format(metrics.makespan), options_.time_unit,
+                       scenario_.time_scale.readable(metrics.makespan), options_.time_unit,
                        100 * metrics.bubble_ratio);
   }
 
@@ -251,7 +251,7 @@ private:
     append("<rect class=\"op {}{}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\">"
            "<title>{} [{}, {}]</title></rect>\n",
            token, odd ? " odd" : "", x + inset, top, width - 2 * inset, options_.row_height_px,
-           describe(op), scenario_.time_scale.format(start), scenario_.time_scale.format(end));
+           describe(op), scenario_.time_scale.readable(start), scenario_.time_scale.readable(end));
     const std::string label = op.kind() == OpKind::overlapped
                                   ? fmt::format("{};{}", op.first.microbatch, op.second.microbatch)
                                   : fmt::format("{}", op.first.microbatch);
