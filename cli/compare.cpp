@@ -22,6 +22,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 namespace ppsim::cli {
 namespace po = boost::program_options;
@@ -137,16 +138,29 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
       consider(std::move(copy));
     }
   }
+  // Two candidates at a time (each solve runs in its own process), in a fixed order, so the
+  // pruning and the result do not depend on the machine's thread count.
+  constexpr std::size_t kBatch = 2;
   for (const std::string &policy : policies) {
     if (policy == "none") continue;
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      const Row &without = *candidates[k];
-      if (best && without.simulation->metrics.makespan >= *best) {
-        ++skipped;
-        continue;
+    for (std::size_t k = 0; k < candidates.size(); k += kBatch) {
+      std::vector<const Row *> batch;
+      for (std::size_t i = k; i < std::min(k + kBatch, candidates.size()); ++i) {
+        const Row &without = *candidates[i];
+        if (best && without.simulation->metrics.makespan >= *best) {
+          ++skipped;
+          continue;
+        }
+        progress << fmt::format("ppsim: {} remat for {} ({}/{})\n", policy, without.schedule, i + 1, candidates.size());
+        batch.push_back(&without);
       }
-      progress << fmt::format("ppsim: {} remat for {} ({}/{})\n", policy, without.schedule, k + 1, candidates.size());
-      consider(evaluate(base, without.schedule, policy, cap, timelines));
+      std::vector<Row> done(batch.size());
+      std::vector<std::thread> workers;
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        workers.emplace_back([&, i] { done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines); });
+      }
+      for (std::thread &worker : workers) worker.join();
+      for (Row &row : done) consider(std::move(row));
     }
   }
   std::stable_sort(rows.begin(), rows.end(), ranks_before);

@@ -25,17 +25,11 @@
 #include <optional>
 #include <stdexcept>
 #include <cmath>
-#include <mutex>
 #include <string>
 #include <vector>
 
 namespace ppsim::solver {
 namespace {
-
-// Solves are serialized: one solver process at a time, and CBC's driver keeps process-wide state
-// (message handlers, signal setup); a caller solving many models in threads still gets correct
-// answers.
-std::mutex cbc_mutex;
 
 int no_callback(CbcModel * /*model*/, int /*where_from*/) { return 0; }
 
@@ -163,6 +157,9 @@ void write_all(int fd, const void *data, std::size_t size) {
 }
 
 [[noreturn]] void answer_from_child(int fd, const Model &model, const Options &options) {
+  // Pipes of solves started from other threads are not ours to hold open.
+  ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(fd) + 1, ~0U, 0);
   if (!options.log) {
     // An assertion inside Clp prints its own multi-line message; the parent reports the death.
     const int null = ::open("/dev/null", O_WRONLY);
@@ -250,7 +247,8 @@ Result solve(const Model &model, const Options &options) {
   }
   Result result;
   {
-    const std::lock_guard<std::mutex> lock(cbc_mutex);
+    // Each solve has its own process (CBC's driver keeps process-wide state), so callers may
+    // solve several models from threads at once.
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for the solver process");
     std::fflush(nullptr);  // nothing buffered is written twice by the child

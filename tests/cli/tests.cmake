@@ -21,3 +21,9 @@ ppsim_add_test(NAME cli_papers_tests
     ${CMAKE_CURRENT_LIST_DIR}/papers_test.cpp
   LIBS ppsim_sim)
 add_dependencies(cli_papers_tests ppsim)
+# The model zoo end to end: whole work, device memory, compare on every model (issue 12).
+ppsim_add_test(NAME cli_real_models_tests
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/real_models_test.cpp
+  LIBS ppsim_sim)
+add_dependencies(cli_real_models_tests ppsim)

@@ -215,4 +215,35 @@ TEST_CASE("an analytic cost file has identical rows with the model's numbers") {
   CHECK_THROWS_AS(analytic_cost_file(shape, 0, device_preset("ideal")), ppsim::Error);
 }
 
+TEST_CASE("with a vocabulary the embedding and LM head are layers of their own") {
+  // LLaMA-2 7B shape at s = 4096, b = 1, V = 32000: head F = B = W = 2bshV, params Vh (+ h for
+  // the final norm), stash = input 2sbh + fp32 logits 4bsV; embedding: Vh params, no time.
+  BlockShape shape = gpt(1, 4096, 4096, 32);
+  shape.kind = BlockKind::llama;
+  const CostFile file = analytic_cost_file(shape, 3, device_preset("ideal"), 32000);
+  REQUIRE(file.rows.size() == 5);
+  CHECK(file.rows[0].layer_name == "embedding");
+  CHECK(file.rows[1].layer_name == "block0");
+  CHECK(file.rows[4].layer_name == "lm_head");
+  for (std::size_t i = 0; i < file.rows.size(); ++i) CHECK(file.rows[i].layer_id == static_cast<int>(i));
+  const CostRow &embedding = file.rows[0];
+  CHECK(embedding.fwd_ms == ppsim::Rational{0, 1});
+  CHECK(embedding.param_bytes == 2.0 * 32000 * 4096);
+  CHECK(embedding.optimizer_state_bytes == 12.0 * 32000 * 4096);
+  CHECK(embedding.output_bytes == 2.0 * 4096 * 4096);
+  const CostRow &head = file.rows[4];
+  const U head_flops = U{2} * 4096 * 4096 * 32000;
+  CHECK(head.fwd_flops == head_flops);
+  CHECK(head.bwd_input_flops == head_flops);
+  CHECK(head.bwd_weight_flops == head_flops);
+  CHECK(head.fwd_ms == analytic_ms(head_flops, device_preset("ideal")));
+  CHECK(head.param_bytes == 2.0 * (32000.0 * 4096 + 4096));
+  CHECK(head.activation_bytes_full == 2.0 * 4096 * 4096 + 4.0 * 4096 * 32000);
+  CHECK(head.bwd_w_stash_bytes == 2.0 * 4096 * 4096 + 2.0 * 4096 * 32000);
+  CHECK(head.output_bytes == 0);
+  // GPT adds learned positions to the embedding.
+  const CostFile gpt_file = analytic_cost_file(gpt(1, 1024, 2304, 24), 1, device_preset("ideal"), 50304);
+  CHECK(gpt_file.rows[0].param_bytes == 2.0 * (50304 + 1024) * 2304);
+}
+
 } // namespace ppsim::profiler

@@ -1,5 +1,6 @@
 // Text, JSON and CSV reports (spec model.md 10) on the O-1 oracle.
 #include "sim/io/report.h"
+#include "sim/io/decimal.h"
 
 #include "../test_support.h"
 
@@ -56,4 +57,18 @@ TEST_CASE("csv has a stable header and one row") {
   CHECK(report_csv_header() == "schedule,p,m,v,feasible,makespan,max_span,ideal,bubble_ratio,span_bubble_ratio,"
                                "peak_activations,peak_bytes,best_lower_bound,gap");
   CHECK(report_csv_row(report).rfind("gpipe,4,8,1,true,36,36,24,0.3333333333333333,0.3333333333333333,8,,,", 0) == 0);
+}
+
+TEST_CASE("text reports round to 4 significant digits without exponents, bytes in GiB") {
+  CHECK(ppsim::format_readable(26.15) == "26.15");
+  CHECK(ppsim::format_readable(33.8) == "33.8");
+  CHECK(ppsim::format_readable(1553.793682) == "1554");
+  CHECK(ppsim::format_readable(123456789.4) == "123456789");
+  CHECK(ppsim::format_readable(48.4324324) == "48.43");
+  CHECK(ppsim::format_readable(0.05) == "0.05");
+  CHECK(ppsim::format_readable(0.000123456) == "0.0001235");
+  CHECK(ppsim::format_readable(0) == "0");
+  CHECK(ppsim::format_readable(-0.00001) == "-0.00001");
+  CHECK(ppsim::format_gib(85899345920.0) == "80 GiB");
+  CHECK(ppsim::format_gib(1.5 * 1024 * 1024 * 1024) == "1.5 GiB");
 }
