@@ -171,7 +171,7 @@ std::string cap_text(const std::optional<double> &cap) { return cap ? format_rea
 
 // "memory cap K = 4" or "budget 80 GiB" (byte model), as the runs check it.
 std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
-  if (base.memory_model == MemoryModel::bytes && base.cap_bytes) return "budget " + format_gib(*base.cap_bytes);
+  if (base.memory_model == MemoryModel::bytes && base.cap_bytes) return "budget " + format_bytes(*base.cap_bytes);
   return "memory cap K = " + cap_text(cap);
 }
 
@@ -309,7 +309,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     }
     if (std::isfinite(least)) {
       progress << fmt::format("ppsim: no schedule fits {}; the least memory any schedule and policy reached is {}\n",
-                              format_gib(*base.cap_bytes), format_gib(least));
+                              format_bytes(*base.cap_bytes), format_bytes(least));
     }
   }
 

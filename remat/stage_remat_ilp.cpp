@@ -1,5 +1,7 @@
 #include "remat/stage_remat_ilp.h"
 
+#include "sim/io/decimal.h"
+
 #include "sim/assert.h"
 #include "sim/dependencies.h"
 #include "sim/error.h"
@@ -531,8 +533,8 @@ double minimum_remat_peak(const Scenario &scenario, const Schedule &base) {
 
 std::string format_budget(const Scenario &scenario, double amount) {
   if (scenario.memory_model == MemoryModel::bytes)
-    return fmt::format("{:.0f} bytes", amount);
-  return fmt::format("{:.6g}", amount);
+    return format_bytes(amount);
+  return format_readable(amount);
 }
 
 RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &given_base,

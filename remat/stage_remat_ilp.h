@@ -84,7 +84,7 @@ struct RematSolution {
 RematSolution solve_stage_remat(const Scenario &scenario, const Schedule &base,
                                 const IlpOptions &options);
 
-/// "2.5" in the count unit, "1073741824 bytes" in the byte model: how budgets are printed.
+/// "2.5" in the count unit, "1 GiB" in the byte model: how budgets are printed.
 std::string format_budget(const Scenario &scenario, double amount);
 
 } // namespace ppsim

@@ -208,7 +208,7 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
       if (!(k > 0)) {
         input.fail("cluster.memory", fmt::format("the budget does not even hold the weights, gradients "
                                                  "and optimizer states ({} on the fullest device)",
-                                                 format_gib(*std::max_element(resident_state.begin(),
+                                                 format_bytes(*std::max_element(resident_state.begin(),
                                                                               resident_state.end()))));
       }
       count.cap = k;

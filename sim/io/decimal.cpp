@@ -165,6 +165,12 @@ std::string format_readable(double value) {
   return text == "-0" ? "0" : text;
 }
 
-std::string format_gib(double bytes) { return format_readable(bytes / (1024.0 * 1024 * 1024)) + " GiB"; }
+std::string format_bytes(double bytes) {
+  constexpr double kMiB = 1024.0 * 1024;
+  constexpr double kGiB = 1024.0 * kMiB;
+  if (std::fabs(bytes) >= kGiB) return format_readable(bytes / kGiB) + " GiB";
+  if (std::fabs(bytes) >= kMiB) return format_readable(bytes / kMiB) + " MiB";
+  return format_readable(bytes) + " bytes";
+}
 
 } // namespace ppsim

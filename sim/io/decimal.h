@@ -28,7 +28,7 @@ std::optional<double> parse_bandwidth(std::string_view text);
 /// zeros: 26.15, 33.8, 1554, 0.05, 48.43.
 std::string format_readable(double value);
 
-/// Bytes in GiB, readable: "71.25 GiB".
-std::string format_gib(double bytes);
+/// Bytes, readable, in the unit their size calls for: "1562 bytes", "48 MiB", "71.25 GiB".
+std::string format_bytes(double bytes);
 
 } // namespace ppsim

@@ -85,10 +85,10 @@ std::string report_text(const SimulationReport &report) {
   // shown in GiB, count units as numbers.
   const bool byte_cap = scenario.memory_model == MemoryModel::bytes && scenario.bytes;
   const MemoryTrack &capped = byte_cap ? *scenario.bytes : scenario.activations;
-  const auto amount = [&](double value) { return byte_cap ? format_gib(value) : format_readable(value); };
+  const auto amount = [&](double value) { return byte_cap ? format_bytes(value) : format_readable(value); };
   const std::optional<double> peak_bytes = max_peak_bytes(metrics);
   out += fmt::format("memory: peak {}{}  feasible {}\n",
-                     byte_cap && peak_bytes ? format_gib(*peak_bytes)
+                     byte_cap && peak_bytes ? format_bytes(*peak_bytes)
                                             : format_readable(max_peak(metrics)) + " activations",
                      capped.cap ? fmt::format(" ({} {})", byte_cap ? "budget" : "cap", amount(*capped.cap))
                                 : std::string(),

@@ -191,7 +191,9 @@ TEST_CASE("an ILP the solver cannot finish or survive leaves the ranking standin
   CHECK(result.err.empty());
   CHECK(result.out.find("zb-v             ilp ") != std::string::npos);
   CHECK(result.out.find("zb-h1            ilp ") != std::string::npos);
-  CHECK(result.out.find("winner: ") != std::string::npos);
+  // The two runs without recomputation are ranked whatever the solver did in its time limit.
+  CHECK(result.out.find("zb-v             none ") != std::string::npos);
+  CHECK(result.out.find("zb-h1            none ") != std::string::npos);
 }
 
 TEST_CASE("compare writes the winner's plan and PyTorch schedule, and refuses when nothing fits") {

@@ -59,7 +59,7 @@ TEST_CASE("csv has a stable header and one row") {
   CHECK(report_csv_row(report).rfind("gpipe,4,8,1,true,36,36,24,0.3333333333333333,0.3333333333333333,8,,,", 0) == 0);
 }
 
-TEST_CASE("text reports round to 4 significant digits without exponents, bytes in GiB") {
+TEST_CASE("text reports round to 4 significant digits without exponents, bytes in their unit") {
   CHECK(ppsim::format_readable(26.15) == "26.15");
   CHECK(ppsim::format_readable(33.8) == "33.8");
   CHECK(ppsim::format_readable(1553.793682) == "1554");
@@ -69,6 +69,8 @@ TEST_CASE("text reports round to 4 significant digits without exponents, bytes i
   CHECK(ppsim::format_readable(0.000123456) == "0.0001235");
   CHECK(ppsim::format_readable(0) == "0");
   CHECK(ppsim::format_readable(-0.00001) == "-0.00001");
-  CHECK(ppsim::format_gib(85899345920.0) == "80 GiB");
-  CHECK(ppsim::format_gib(1.5 * 1024 * 1024 * 1024) == "1.5 GiB");
+  CHECK(ppsim::format_bytes(85899345920.0) == "80 GiB");
+  CHECK(ppsim::format_bytes(1.5 * 1024 * 1024 * 1024) == "1.5 GiB");
+  CHECK(ppsim::format_bytes(48.0 * 1024 * 1024) == "48 MiB");
+  CHECK(ppsim::format_bytes(1562) == "1562 bytes");
 }
