@@ -335,7 +335,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       print_table(tables[k], byte_peaks, out);
     }
     if (skipped > 0) {
-      out << fmt::format("\n{} (schedule, policy) pairs not solved: their makespan without recomputation is already "
+      out << fmt::format("\n{} (schedule, policy) pairs not tried: their makespan without recomputation is already "
                          "above the winner's\n", skipped);
     }
     if (winner != first.end()) out << "\n" << winner_text(*winner, base.time_unit);
