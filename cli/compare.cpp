@@ -56,18 +56,6 @@ std::optional<Ticks> valid_bound(const Row &row) {
   return row.bounds->best_lower_bound;
 }
 
-double max_of(const std::vector<DeviceMetrics> &devices, double DeviceMetrics::*field) {
-  double peak = 0;
-  for (const DeviceMetrics &device : devices) peak = std::max(peak, device.*field);
-  return peak;
-}
-
-double max_peak_bytes(const Simulation &simulation) {
-  double peak = 0;
-  for (const DeviceMetrics &device : simulation.metrics.devices) peak = std::max(peak, device.peak_bytes.value_or(0));
-  return peak;
-}
-
 int recompute_ops(const Schedule &schedule) {
   int count = 0;
   for (const std::vector<Op> &ops : schedule.device_ops) {
@@ -188,8 +176,8 @@ void print_table(const std::vector<Row> &rows, bool byte_peaks, std::ostream &ou
     const Metrics &metrics = row.simulation->metrics;
     const TimeScale &scale = row.run->scenario.time_scale;
     const std::optional<Ticks> bound = valid_bound(row);
-    const std::string peak = byte_peaks ? format_readable(max_peak_bytes(*row.simulation) / (1024.0 * 1024 * 1024))
-                                        : format_readable(max_of(metrics.devices, &DeviceMetrics::peak_activations));
+    const std::string peak = byte_peaks ? format_readable(metrics.max_peak_bytes().value_or(0) / kBytesPerGiB)
+                                        : format_readable(metrics.max_peak_activations());
     out << fmt::vformat(line, fmt::make_format_args(
                                   row.schedule, row.policy, scale.readable(metrics.makespan),
                                   scale.readable(metrics.max_span), fmt::format("{:.2f}%", 100 * metrics.bubble_ratio),
@@ -305,7 +293,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   if (winner == first.end() && base.cap_bytes && base.memory_model == MemoryModel::bytes) {
     double least = std::numeric_limits<double>::infinity();
     for (const Row &row : first) {
-      if (row.simulation) least = std::min(least, max_peak_bytes(*row.simulation));
+      if (row.simulation) least = std::min(least, row.simulation->metrics.max_peak_bytes().value_or(least));
     }
     if (std::isfinite(least)) {
       progress << fmt::format("ppsim: no schedule fits {}; the least memory any schedule and policy reached is {}\n",

@@ -87,4 +87,18 @@ std::vector<double> mean_wait_before_backward(const Scenario &scenario, const Sc
   return waits;
 }
 
+double Metrics::max_peak_activations() const {
+  double peak = 0;
+  for (const DeviceMetrics &device : devices) peak = std::max(peak, device.peak_activations);
+  return peak;
+}
+
+std::optional<double> Metrics::max_peak_bytes() const {
+  std::optional<double> peak;
+  for (const DeviceMetrics &device : devices) {
+    if (device.peak_bytes) peak = std::max(peak.value_or(0.0), *device.peak_bytes);
+  }
+  return peak;
+}
+
 } // namespace ppsim

@@ -29,6 +29,11 @@ struct Metrics {
   std::vector<DeviceMetrics> devices;
   bool feasible = true;        ///< no device exceeds the cap of the active memory model
   std::vector<Violation> violations;
+
+  /// The largest device peak in the count (or zb) unit.
+  [[nodiscard]] double max_peak_activations() const;
+  /// The largest device peak in bytes; none when the scenario has no byte sizes.
+  [[nodiscard]] std::optional<double> max_peak_bytes() const;
 };
 
 /// Everything one simulation produced: timing, memory per track, and the metrics over them.

@@ -210,15 +210,12 @@ Result decode_answer(const std::string &data, std::size_t variables) {
   };
   int status = 0;
   std::uint64_t count = 0;
-  if (!take(&status, sizeof status) || !take(&result.objective, sizeof result.objective) ||
-      !take(&result.best_bound, sizeof result.best_bound) || !take(&count, sizeof count) ||
-      (count != 0 && count != variables)) {
-    result.status = Status::failed;
-    result.failure = "the solver process returned a truncated answer";
-    return result;
-  }
-  result.values.resize(count);
-  if (!take(result.values.data(), count * sizeof(double))) {
+  const bool complete = take(&status, sizeof status) && take(&result.objective, sizeof result.objective) &&
+                        take(&result.best_bound, sizeof result.best_bound) && take(&count, sizeof count) &&
+                        (count == 0 || count == variables) &&
+                        (result.values.resize(count), take(result.values.data(), count * sizeof(double)));
+  if (!complete) {
+    result.values.clear();
     result.status = Status::failed;
     result.failure = "the solver process returned a truncated answer";
     return result;
@@ -240,47 +237,45 @@ std::string death_of(int wait_status) {
 Result solve(const Model &model, const Options &options) {
   detail::check_model(model);
   const auto start = std::chrono::steady_clock::now();
+  Result result;
   if (model.variables.empty()) {
-    Result result;
     result.status = Status::optimal;
     return result;
   }
-  Result result;
-  {
-    // Each solve has its own process (CBC's driver keeps process-wide state), so callers may
-    // solve several models from threads at once.
-    int fds[2];
-    if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for the solver process");
-    std::fflush(nullptr);  // nothing buffered is written twice by the child
-    const pid_t child = ::fork();
-    if (child < 0) {
-      ::close(fds[0]);
-      ::close(fds[1]);
-      throw std::runtime_error("cannot start the solver process");
-    }
-    if (child == 0) {
-      ::close(fds[0]);
-      answer_from_child(fds[1], model, options);
-    }
-    ::close(fds[1]);
-    const double grace_seconds = 1 + 0.1 * std::max(0.0, options.time_limit_seconds);
-    const auto deadline =
-        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                    std::chrono::duration<double>(std::max(0.0, options.time_limit_seconds) + grace_seconds));
-    const std::optional<std::string> answer = read_until(fds[0], deadline);
-    if (!answer) ::kill(child, SIGKILL);
+  // Each solve has its own process (CBC's driver keeps process-wide state), so callers may solve
+  // several models from threads at once.
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for the solver process");
+  std::fflush(nullptr);  // nothing buffered is written twice by the child
+  const pid_t child = ::fork();
+  if (child < 0) {
     ::close(fds[0]);
-    int wait_status = 0;
-    while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
-    }
-    if (!answer) {
-      result.status = Status::no_solution;  // the time limit ran out before CBC could answer
-    } else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
-      result = decode_answer(*answer, model.variables.size());
-    } else {
-      result.status = Status::failed;
-      result.failure = death_of(wait_status);
-    }
+    ::close(fds[1]);
+    throw std::runtime_error("cannot start the solver process");
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    answer_from_child(fds[1], model, options);
+  }
+  ::close(fds[1]);
+  // The solver gets its limit plus 10% and a second to answer (capped, so that any limit a user
+  // writes stays a representable deadline).
+  const double limit_seconds = std::clamp(options.time_limit_seconds, 0.0, 1e7);
+  const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(1.1 * limit_seconds + 1));
+  const std::optional<std::string> answer = read_until(fds[0], deadline);
+  if (!answer) ::kill(child, SIGKILL);
+  ::close(fds[0]);
+  int wait_status = 0;
+  while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
+  }
+  if (!answer) {
+    result.status = Status::no_solution;  // the time limit ran out before CBC could answer
+  } else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
+    result = decode_answer(*answer, model.variables.size());
+  } else {
+    result.status = Status::failed;
+    result.failure = death_of(wait_status);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

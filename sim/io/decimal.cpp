@@ -167,8 +167,7 @@ std::string format_readable(double value) {
 
 std::string format_bytes(double bytes) {
   constexpr double kMiB = 1024.0 * 1024;
-  constexpr double kGiB = 1024.0 * kMiB;
-  if (std::fabs(bytes) >= kGiB) return format_readable(bytes / kGiB) + " GiB";
+  if (std::fabs(bytes) >= kBytesPerGiB) return format_readable(bytes / kBytesPerGiB) + " GiB";
   if (std::fabs(bytes) >= kMiB) return format_readable(bytes / kMiB) + " MiB";
   return format_readable(bytes) + " bytes";
 }

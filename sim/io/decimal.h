@@ -28,6 +28,8 @@ std::optional<double> parse_bandwidth(std::string_view text);
 /// zeros: 26.15, 33.8, 1554, 0.05, 48.43.
 std::string format_readable(double value);
 
+inline constexpr double kBytesPerGiB = 1024.0 * 1024 * 1024;
+
 /// Bytes, readable, in the unit their size calls for: "1562 bytes", "48 MiB", "71.25 GiB".
 std::string format_bytes(double bytes);
 

@@ -9,20 +9,6 @@
 namespace ppsim {
 namespace {
 
-double max_peak(const Metrics &metrics) {
-  double peak = 0;
-  for (const DeviceMetrics &device : metrics.devices) peak = std::max(peak, device.peak_activations);
-  return peak;
-}
-
-std::optional<double> max_peak_bytes(const Metrics &metrics) {
-  std::optional<double> peak;
-  for (const DeviceMetrics &device : metrics.devices) {
-    if (device.peak_bytes) peak = std::max(peak.value_or(0.0), *device.peak_bytes);
-  }
-  return peak;
-}
-
 std::optional<double> gap(const SimulationReport &report) {
   if (!report.best_lower_bound || report.best_lower_bound->count() <= 0) return std::nullopt;
   return static_cast<double>(report.simulation.metrics.makespan.count()) /
@@ -38,8 +24,6 @@ std::string violation_op(const SimulationReport &report, const Violation &violat
   }
   return "?";
 }
-
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 } // namespace
 
@@ -86,10 +70,10 @@ std::string report_text(const SimulationReport &report) {
   const bool byte_cap = scenario.memory_model == MemoryModel::bytes && scenario.bytes;
   const MemoryTrack &capped = byte_cap ? *scenario.bytes : scenario.activations;
   const auto amount = [&](double value) { return byte_cap ? format_bytes(value) : format_readable(value); };
-  const std::optional<double> peak_bytes = max_peak_bytes(metrics);
+  const std::optional<double> peak_bytes = metrics.max_peak_bytes();
   out += fmt::format("memory: peak {}{}  feasible {}\n",
                      byte_cap && peak_bytes ? format_bytes(*peak_bytes)
-                                            : format_readable(max_peak(metrics)) + " activations",
+                                            : format_readable(metrics.max_peak_activations()) + " activations",
                      capped.cap ? fmt::format(" ({} {})", byte_cap ? "budget" : "cap", amount(*capped.cap))
                                 : std::string(),
                      metrics.feasible ? "yes" : "no");
@@ -101,7 +85,7 @@ std::string report_text(const SimulationReport &report) {
                        scale.readable(d.start), scale.readable(d.end), scale.readable(d.span),
                        scale.readable(d.busy), scale.readable(d.idle), scale.readable(d.recompute),
                        format_readable(d.peak_activations),
-                       d.peak_bytes ? format_readable(*d.peak_bytes / kGiB) : "-");
+                       d.peak_bytes ? format_readable(*d.peak_bytes / kBytesPerGiB) : "-");
   }
   for (const Violation &violation : metrics.violations) {
     out += fmt::format("over the cap: device {} at {} ({}): {} > {}\n", violation.device,
@@ -156,7 +140,7 @@ std::vector<std::string> report_csv_values(const SimulationReport &report) {
   const Scenario &scenario = report.scenario;
   const Metrics &metrics = report.simulation.metrics;
   const TimeScale &scale = scenario.time_scale;
-  const std::optional<double> bytes = max_peak_bytes(metrics);
+  const std::optional<double> bytes = metrics.max_peak_bytes();
   const std::optional<double> relative_gap = gap(report);
   return {report.schedule.name,
           fmt::format("{}", scenario.devices),
@@ -168,7 +152,7 @@ std::vector<std::string> report_csv_values(const SimulationReport &report) {
           scale.format(metrics.ideal),
           fmt::format("{}", metrics.bubble_ratio),
           fmt::format("{}", metrics.span_bubble_ratio),
-          fmt::format("{}", max_peak(metrics)),
+          fmt::format("{}", metrics.max_peak_activations()),
           bytes ? fmt::format("{}", *bytes) : "",
           report.best_lower_bound ? scale.format(*report.best_lower_bound) : "",
           relative_gap ? fmt::format("{}", *relative_gap) : ""};
