@@ -19,13 +19,34 @@ struct Residency {
   double size;
 };
 
-/// Number of integers k with start + kT <= t < end + kT: copies of the residency, shifted by
-/// whole periods, that cover tick t.
-std::int64_t copies_at(const Residency &part, std::int64_t t, std::int64_t period) {
-  const auto floor_div = [](std::int64_t a, std::int64_t b) {
-    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
-  };
-  return floor_div(t - part.start, period) - floor_div(t - part.end, period);
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0);
+}
+
+/// Number of integers k with start + kT <= t < end + kT and first <= k <= last: copies of the
+/// residency, shifted by whole periods, that cover tick t, counting only the microbatches that
+/// exist (the reference shifted by k is microbatch reference + k).
+std::int64_t copies_at(const Residency &part, std::int64_t t, std::int64_t period, std::int64_t first,
+                       std::int64_t last) {
+  const std::int64_t low = std::max(first, floor_div(t - part.end, period) + 1);
+  const std::int64_t high = std::min(last, floor_div(t - part.start, period));
+  return std::max<std::int64_t>(0, high - low + 1);
+}
+
+/// The period of the stable phase: the median gap between the starts of consecutive forwards of
+/// stage 0 (a single gap measured in the middle would fall on the end of the warm-up when m is
+/// small, and a mean would count it).
+Ticks stable_period(const OpLocator &locator, const Result &timing, int microbatches) {
+  std::vector<Ticks> gaps;
+  for (int j = 0; j + 1 < microbatches; ++j) {
+    const std::int32_t first = locator.find(OpRef{OpKind::forward, 0, j});
+    const std::int32_t next = locator.find(OpRef{OpKind::forward, 0, j + 1});
+    if (first == OpLocator::kAbsent || next == OpLocator::kAbsent)
+      throw Error("the lifespan predictor needs the forwards of stage 0");
+    gaps.push_back(timing.start[static_cast<std::size_t>(next)] - timing.start[static_cast<std::size_t>(first)]);
+  }
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  return gaps[gaps.size() / 2];
 }
 
 } // namespace
@@ -41,17 +62,11 @@ MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedu
   };
   MemoryPrediction prediction;
   prediction.reference_microbatch = m / 2;
-  const int j = (m - 1) / 2; // j and j + 1 = m/2 both exist; the lifespans use j + 1 = m/2
-  const std::int32_t first = entry(OpKind::forward, 0, j);
-  const std::int32_t next = entry(OpKind::forward, 0, j + 1);
-  if (first == OpLocator::kAbsent || next == OpLocator::kAbsent)
-    throw Error("the lifespan predictor needs the forwards of stage 0");
-  prediction.period =
-      timing.start[static_cast<std::size_t>(next)] - timing.start[static_cast<std::size_t>(first)];
+  prediction.period = stable_period(locator, timing, m);
   if (prediction.period <= Ticks{0})
-    throw Error(fmt::format("schedule '{}' is not periodic: stage 0 starts microbatch {} no "
-                            "later than microbatch {}",
-                            schedule.name, j + 1, j));
+    throw Error(fmt::format("schedule '{}' is not periodic: stage 0 starts its forwards no later "
+                            "than the previous ones",
+                            schedule.name));
   const std::int64_t period = prediction.period.count();
   std::vector<std::vector<Residency>> parts(static_cast<std::size_t>(scenario.devices));
   const int reference = prediction.reference_microbatch;
@@ -80,16 +95,22 @@ MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedu
     device.push_back(
         {start, timing.end[static_cast<std::size_t>(stash)].count(), memory.kept_after_b});
   }
+  // Copies k of the reference microbatch r exist for r + k in [0, m).
+  const std::int64_t first_copy = -reference;
+  const std::int64_t last_copy = m - 1 - reference;
   for (const std::vector<Residency> &device : parts) {
     double bound = 0, peak = 0;
     for (const Residency &part : device) {
       if (part.end > part.start)
-        bound += part.size * static_cast<double>((part.end - part.start + period - 1) / period);
-      // The periodic count only rises where some copy starts, so its maximum is at a start.
-      double resident = 0;
-      for (const Residency &other : device)
-        resident += other.size * static_cast<double>(copies_at(other, part.start, period));
-      peak = std::max(peak, resident);
+        bound += part.size * static_cast<double>(std::min<std::int64_t>((part.end - part.start + period - 1) / period, m));
+      // The periodic count only rises where some existing copy starts: its maximum is at one.
+      for (std::int64_t k = first_copy; k <= last_copy; ++k) {
+        const std::int64_t t = part.start + k * period;
+        double resident = 0;
+        for (const Residency &other : device)
+          resident += other.size * static_cast<double>(copies_at(other, t, period, first_copy, last_copy));
+        peak = std::max(peak, resident);
+      }
     }
     prediction.lifespan_bound.push_back(bound);
     prediction.predicted_peak.push_back(peak);

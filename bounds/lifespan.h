@@ -17,17 +17,18 @@
 namespace ppsim {
 
 struct MemoryPrediction {
-  Ticks period;                       ///< T, measured on the first stage's forwards
+  Ticks period;                       ///< T, the median forward gap of the first stage
   int reference_microbatch = 0;       ///< the microbatch whose lifespans were measured
   std::vector<double> predicted_peak; ///< per device: max over t of the periodic count
   std::vector<double> lifespan_bound; ///< per device: sum of ceil(l / T) * size (bounds.md 6)
 };
 
-/// Measures T = start F(0, j+1) - start F(0, j) and each stage's lifespans (from the start of
-/// F(s,j), or R(s,j) when recomputed, to the end of the B/BW that releases the unstashed share
-/// and of the W/BW that releases the stashed share) on microbatch j = m/2 of a timed schedule,
-/// and returns the predicted peak and the lifespan bound of every device. Throws Error when m < 2
-/// or T <= 0 (the schedule is not periodic).
+/// Measures T, the median gap between the starts of consecutive forwards of stage 0, and each
+/// stage's lifespans (from the start of F(s,j), or R(s,j) when recomputed, to the end of the B/BW
+/// that releases the unstashed share and of the W/BW that releases the stashed share) on
+/// microbatch j = m/2 of a timed schedule, and returns the predicted peak and the lifespan bound
+/// of every device, counting only the m microbatches that exist. Throws Error when m < 2 or
+/// T <= 0 (the schedule is not periodic).
 MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedule &schedule,
                                           const Result &timing);
 

@@ -16,7 +16,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"simulate", "time one schedule on a scenario: makespan, bubbles, memory, SVG, trace, --explain",
      ppsim::cli::run_simulate},
-    {"compare", "every schedule on one scenario side by side, under one or more memory caps",
+    {"compare", "rank every schedule and recomputation plan under the memory budget; name the winner",
      ppsim::cli::run_compare},
     {"bounds", "lower bounds on the makespan under a memory cap K, and the closed form", ppsim::cli::run_bounds},
     {"optimal", "exact optimum makespan of a tiny instance", ppsim::cli::run_optimal},

@@ -90,7 +90,8 @@ po::variables_map parse_command(const std::vector<std::string> &args, const po::
                                 const po::positional_options_description &positional) {
   po::variables_map values;
   po::store(po::command_line_parser(args).options(options).positional(positional).run(), values);
-  po::notify(values);
+  // --help answers alone: required options are checked only when the command runs.
+  if (!values.count("help")) po::notify(values);
   return values;
 }
 

@@ -77,3 +77,34 @@ TEST_CASE("predictor errors") {
       ppsim::predict_peak_activations(one.scenario, one.schedule, one.simulation.result),
       "the lifespan predictor needs at least 2 microbatches to measure a period");
 }
+
+TEST_CASE("issue_12 at small m the prediction counts only existing microbatches and stays above the peak") {
+  // Before: the copies of the reference microbatch shifted by k periods were counted whether or
+  // not microbatch m/2 + k exists, and T was one gap at stage 0 (the end of the warm-up at
+  // m = 8, p = 4), so 1F1B predicted 14 where 2 were resident (m = 2) and 2 where 4 were (m = 8).
+  const std::set<std::string> periodic{"1f1b", "1f1b-split", "zb-h1", "zb-h2", "zb-1p", "zb-2p", "zb-v", "v-half"};
+  for (const std::string &name : periodic) {
+    for (int m = 2; m <= 10; ++m) {
+      CAPTURE(name);
+      CAPTURE(m);
+      ppsim::testing::Run run;
+      try {
+        run = ppsim::testing::run_schedule(name, uniform_input(4, m, {1, 1}, {1, 1}, {1, 1}));
+      } catch (const ppsim::Error &) {
+        continue;
+      }
+      const ppsim::MemoryPrediction prediction =
+          ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.result);
+      for (int g = 0; g < 4; ++g) {
+        const auto d = static_cast<std::size_t>(g);
+        CHECK(prediction.predicted_peak[d] >= run.simulation.metrics.devices[d].peak_activations);
+        CHECK(prediction.predicted_peak[d] <= m);
+      }
+    }
+  }
+  const ppsim::testing::Run eight = ppsim::testing::run_schedule("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  const ppsim::MemoryPrediction prediction =
+      ppsim::predict_peak_activations(eight.scenario, eight.schedule, eight.simulation.result);
+  CHECK(prediction.period == ppsim::Ticks{3});
+  CHECK(prediction.predicted_peak == std::vector<double>{4, 3, 2, 1});
+}

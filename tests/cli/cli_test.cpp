@@ -132,3 +132,23 @@ TEST_CASE("issue_2 torch CSV round trip: export then import gives the same resul
     CHECK(metrics(imported.out) == metrics(generated.out));
   }
 }
+
+TEST_CASE("issue_18 every command's --help works alone and exits 0") {
+  const Scratch scratch("help");
+  const CommandResult list = scratch.ppsim("--help");
+  REQUIRE(list.exit_code == 0);
+  std::istringstream lines(list.out);
+  std::string line;
+  int commands = 0;
+  while (std::getline(lines, line)) {
+    if (!line.starts_with("  ") || line.size() < 3 || line[2] == ' ') continue;
+    const std::string command = line.substr(2, line.find(' ', 2) - 2);
+    CAPTURE(command);
+    const CommandResult help = scratch.ppsim(command + " --help");
+    CHECK(help.exit_code == 0);
+    CHECK(help.err.empty());
+    CHECK_FALSE(help.out.empty());
+    ++commands;
+  }
+  CHECK(commands == 14);
+}
