@@ -93,11 +93,14 @@ bool ranks_before(const Row &a, const Row &b) {
 }
 
 // The recomputation policies to rank: the ones asked for, or, under a cap, every policy that can
-// change the answer (none, full forward recomputation, the optimal ILP plan).
+// change the answer: none, full forward recomputation, selective recomputation of the attention
+// cores where a cost file measures it, and the optimal ILP plan (last, so that the plans found
+// before it prune its solves).
 std::vector<std::string> policies_for(const ScenarioInput &base, bool capped) {
   if (base.origins.count("remat.policy")) return split_list(base.remat_policy);
-  if (capped) return {"none", "full", "ilp"};
-  return {"none"};
+  if (!capped) return {"none"};
+  if (base.costs_file.empty()) return {"none", "full", "ilp"};
+  return {"none", "full", "selective", "ilp"};
 }
 
 // All rows of one cap. Recomputation only adds work to a fixed order, so a schedule that fits
@@ -164,13 +167,13 @@ std::string cap_heading(const ScenarioInput &base, const std::optional<double> &
 }
 
 void print_table(const std::vector<Row> &rows, bool byte_peaks, std::ostream &out) {
-  const std::string line = "{:<16} {:<5} {:>10} {:>10} {:>7} {:>8} {:>9} {:>7} {:>5} {:>10} {:>7}\n";
+  const std::string line = "{:<16} {:<9} {:>10} {:>10} {:>7} {:>8} {:>9} {:>7} {:>5} {:>10} {:>7}\n";
   out << fmt::vformat(line, fmt::make_format_args("schedule", "remat", "makespan", "max span", "bubble", "span bub",
                                                   byte_peaks ? "peak GiB" : "peak act", "recomp", "fits", "bound",
                                                   "gap"));
   for (const Row &row : rows) {
     if (!row.simulation) {
-      out << fmt::format("{:<16} {:<5} n/a: {}\n", row.schedule, row.policy, row.unavailable);
+      out << fmt::format("{:<16} {:<9} n/a: {}\n", row.schedule, row.policy, row.unavailable);
       continue;
     }
     const Metrics &metrics = row.simulation->metrics;

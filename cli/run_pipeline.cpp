@@ -74,8 +74,10 @@ std::vector<int> measured_in_flight(const ScenarioInput &input) {
 PreparedRun prepare_policy_run(const ScenarioInput &input) {
   PreparedRun run = prepare_run(with_partition(input));
   if (input.remat_policy != "none") {
-    run.schedule = apply_remat_policy(run.scenario, run.schedule, input.remat_policy,
-                                      IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});
+    PolicyRun applied = apply_remat_policy(run.input, run.scenario, run.schedule, input.remat_policy,
+                                           IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});
+    run.scenario = std::move(applied.scenario);
+    run.schedule = std::move(applied.schedule);
   }
   return run;
 }

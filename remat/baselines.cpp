@@ -52,17 +52,31 @@ Rational SelectiveOptions::time_fraction() const {
 Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario,
                             const SelectiveOptions &options) {
   ScenarioInput selective = input;
-  const std::vector<Rational> &full =
-      input.recompute_forward.empty() ? input.forward : input.recompute_forward;
-  selective.recompute_forward.clear();
-  for (const Rational &r : full)
-    selective.recompute_forward.push_back(r * options.time_fraction());
+  // A cost file gives each stage's selective R and stash; otherwise the fractions of `options`.
+  if (input.recompute_selective.empty()) {
+    const std::vector<Rational> &full =
+        input.recompute_forward.empty() ? input.forward : input.recompute_forward;
+    selective.recompute_forward.clear();
+    for (const Rational &r : full)
+      selective.recompute_forward.push_back(r * options.time_fraction());
+  } else {
+    selective.recompute_forward = input.recompute_selective;
+  }
   Scenario result =
       build_scenario_on(selective, scenario.stage_device, scenario.chunks, scenario.pipes);
-  const double kept = 1 - options.memory_fraction();
+  const auto kept_fraction = [&](int stage) {
+    const std::vector<double> &kept = input.bytes.selective_activation;
+    const std::vector<double> &full = input.bytes.activation;
+    if (kept.empty() || full.empty()) return 1 - options.memory_fraction();
+    const auto at = [&](const std::vector<double> &values) {
+      return values.size() == 1 ? values.front() : values[static_cast<std::size_t>(stage)];
+    };
+    return at(full) > 0 ? at(kept) / at(full) : 1.0;
+  };
   const auto keep_all_but_attention = [&](MemoryTrack &track) {
-    for (StageMemory &stage : track.stages) {
-      stage.checkpoint = kept * stage.stored;
+    for (std::size_t s = 0; s < track.stages.size(); ++s) {
+      StageMemory &stage = track.stages[s];
+      stage.checkpoint = kept_fraction(static_cast<int>(s)) * stage.stored;
       stage.peak_checkpointed_forward = stage.peak_forward;
     }
   };

@@ -27,9 +27,10 @@ struct SelectiveOptions {
   [[nodiscard]] Rational time_fraction() const; ///< s / (6h + s)
 };
 
-/// The scenario under selective remat, derived for ppsim: R costs time_fraction() of the
-/// recompute cost and a non-storing F keeps (1 - memory_fraction()) of the activation, on every
-/// stage. `scenario` is the one built from `input` (its placement is kept). Pair it with
+/// The scenario under selective remat, derived for ppsim: R costs the input's recompute_selective
+/// (a cost file's recompute_selective_ms), else time_fraction() of the recompute cost, and a
+/// non-storing F keeps selective_act_bytes / act_bytes of the activation, else
+/// (1 - memory_fraction()), on every stage. `scenario` is the one built from `input` (its placement is kept). Pair it with
 /// selective_plan (R on every (s,j)).
 Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario,
                             const SelectiveOptions &options);

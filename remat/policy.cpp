@@ -10,14 +10,20 @@
 
 namespace ppsim {
 
-Schedule apply_remat_policy(const Scenario &scenario, const Schedule &base,
-                            const std::string &policy, const IlpOptions &ilp) {
+PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
+                             const Schedule &base, const std::string &policy,
+                             const IlpOptions &ilp) {
   if (policy == "none")
-    return base;
+    return {scenario, base};
   if (policy == "full")
-    return apply_plan(base, full_forward_plan(scenario));
+    return {scenario, apply_plan(base, full_forward_plan(scenario))};
+  if (policy == "selective") {
+    Scenario selective = selective_scenario(input, scenario, {});
+    Schedule schedule = apply_plan(base, selective_plan(selective));
+    return {std::move(selective), std::move(schedule)};
+  }
   if (policy == "ilp")
-    return solve_stage_remat(scenario, base, ilp).schedule;
+    return {scenario, solve_stage_remat(scenario, base, ilp).schedule};
   constexpr std::string_view kFile = "file:";
   if (policy.starts_with(kFile)) {
     const std::string path = policy.substr(kFile.size());
@@ -26,11 +32,11 @@ Schedule apply_remat_policy(const Scenario &scenario, const Schedule &base,
       throw Error(fmt::format("cannot read remat file '{}'", path));
     std::stringstream text;
     text << file.rdbuf();
-    return apply_plan(
-        base, parse_plan_csv(text.str(), path, scenario.stage_count(), scenario.microbatches));
+    return {scenario, apply_plan(base, parse_plan_csv(text.str(), path, scenario.stage_count(),
+                                                      scenario.microbatches))};
   }
-  throw Error(
-      fmt::format("unknown remat policy '{}' (expected none, full, ilp or file:PATH)", policy));
+  throw Error(fmt::format(
+      "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));
 }
 
 } // namespace ppsim

@@ -24,6 +24,7 @@ struct SourceLocation {
 /// Each vector holds 1 value (every stage) or S values.
 struct ByteSizesInput {
   std::vector<double> activation;        ///< M_f ("act_bytes")
+  std::vector<double> selective_activation; ///< kept by F under selective recomputation
   std::vector<double> kept_after_b;      ///< M_b; default w_stash * M_f
   std::vector<double> weight_inputs;     ///< M_ba; default m_ba_fraction * M_b
   std::vector<double> checkpoint;        ///< M_in + M_out ("ckpt_bytes")
@@ -51,6 +52,8 @@ struct ScenarioInput {
   std::vector<Rational> recompute_forward;        ///< empty = F
   std::vector<Rational> recompute_weight_inputs;  ///< empty = F
   std::vector<Rational> recompute_full_backward;  ///< empty = F + B
+  /// R of selective (attention-core) recomputation; empty = the GPT-3 fraction of R (remat/baselines.h)
+  std::vector<Rational> recompute_selective;
   std::string time_unit = "ms";
   Rational latency{0, 1};
   double bandwidth_bytes_per_second = std::numeric_limits<double>::infinity();

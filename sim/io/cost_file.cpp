@@ -603,7 +603,9 @@ std::vector<StageCostSums> aggregate_stages(const CostFile &file,
       sums.backward_weight_ms = sums.backward_weight_ms + row.bwd_weight_ms;
       sums.backward_total_ms = sums.backward_total_ms + row.bwd_total_ms;
       sums.recompute_ms = sums.recompute_ms + row.recompute_ms;
+      sums.recompute_selective_ms = sums.recompute_selective_ms + row.recompute_selective_ms;
       sums.activation_bytes_full += row.activation_bytes_full;
+      sums.activation_bytes_selective += row.activation_bytes_selective;
       sums.bwd_w_stash_bytes += row.bwd_w_stash_bytes;
       sums.bwd_w_act_bytes += row.bwd_w_act_bytes;
       sums.stored_input_bytes += row.stored_input_bytes;

@@ -95,7 +95,9 @@ std::string write_cost_json(const CostFile &file);
 /// One stage's costs: the layer sums of spec profiler.md section 4, "Mapping into the simulator".
 struct StageCostSums {
   Rational forward_ms, backward_input_ms, backward_weight_ms, backward_total_ms, recompute_ms;
+  Rational recompute_selective_ms;      ///< R when only the attention core is recomputed
   double activation_bytes_full = 0; ///< M_f
+  double activation_bytes_selective = 0; ///< what F keeps under selective recomputation
   double bwd_w_stash_bytes = 0;     ///< M_b
   double bwd_w_act_bytes = 0;       ///< M_ba
   double stored_input_bytes = 0;    ///< checkpoints under full recompute (sum)

@@ -77,15 +77,15 @@ std::string report_text(const SimulationReport &report) {
                      capped.cap ? fmt::format(" ({} {})", byte_cap ? "budget" : "cap", amount(*capped.cap))
                                 : std::string(),
                      metrics.feasible ? "yes" : "no");
-  out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "device", "start",
-                     "end", "span", "busy", "idle", "recompute", "peak act", "peak GiB");
+  out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n", "device", "start",
+                     "end", "span", "busy", "idle", "recompute", "peak act", "peak mem");
   for (std::size_t g = 0; g < metrics.devices.size(); ++g) {
     const DeviceMetrics &d = metrics.devices[g];
-    out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", g,
+    out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n", g,
                        scale.readable(d.start), scale.readable(d.end), scale.readable(d.span),
                        scale.readable(d.busy), scale.readable(d.idle), scale.readable(d.recompute),
                        format_readable(d.peak_activations),
-                       d.peak_bytes ? format_readable(*d.peak_bytes / kBytesPerGiB) : "-");
+                       d.peak_bytes ? format_bytes(*d.peak_bytes) : "-");
   }
   for (const Violation &violation : metrics.violations) {
     out += fmt::format("over the cap: device {} at {} ({}): {} > {}\n", violation.device,

@@ -49,8 +49,12 @@ ScenarioInput with_cost_file(const ScenarioInput &input, int stages_per_pipe, in
   fill("model.B", filled.backward_input, [](const StageCostSums &c) { return c.backward_input_ms; });
   fill("model.W", filled.backward_weight, [](const StageCostSums &c) { return c.backward_weight_ms; });
   fill("model.R", filled.recompute_forward, [](const StageCostSums &c) { return c.recompute_ms; });
+  fill("model.R_selective", filled.recompute_selective,
+       [](const StageCostSums &c) { return c.recompute_selective_ms; });
   ByteSizesInput &bytes = filled.bytes;
   fill("model.memory.act_bytes", bytes.activation, [](const StageCostSums &c) { return c.activation_bytes_full; });
+  fill("model.memory.selective_act_bytes", bytes.selective_activation,
+       [](const StageCostSums &c) { return c.activation_bytes_selective; });
   fill("model.memory.kept_after_b", bytes.kept_after_b, [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
   fill("model.memory.weight_input_bytes", bytes.weight_inputs, [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
   fill("model.memory.ckpt_bytes", bytes.checkpoint,

@@ -152,6 +152,7 @@ const std::map<std::string, Setter> &field_setters() {
       {"model.R", [](ScenarioInput &in, const FieldReader &r) { in.recompute_forward = r.durations(); }},
       {"model.RW", [](ScenarioInput &in, const FieldReader &r) { in.recompute_weight_inputs = r.durations(); }},
       {"model.RBW", [](ScenarioInput &in, const FieldReader &r) { in.recompute_full_backward = r.durations(); }},
+      {"model.R_selective", [](ScenarioInput &in, const FieldReader &r) { in.recompute_selective = r.durations(); }},
       {"model.time_unit",
        [](ScenarioInput &in, const FieldReader &r) { in.time_unit = r.choice({"s", "ms", "us"}); }},
       {"model.w_stash", [](ScenarioInput &in, const FieldReader &r) { in.w_stash = r.fraction(); }},
@@ -170,6 +171,8 @@ const std::map<std::string, Setter> &field_setters() {
          }
        }},
       {"model.memory.act_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.activation = r.byte_sizes(); }},
+      {"model.memory.selective_act_bytes",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.selective_activation = r.byte_sizes(); }},
       {"model.memory.kept_after_b", [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_b = r.byte_sizes(); }},
       {"model.memory.weight_input_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.weight_inputs = r.byte_sizes(); }},
       {"model.memory.ckpt_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.checkpoint = r.byte_sizes(); }},
