@@ -14,7 +14,7 @@ def main():
     x_column = style.budget_column(rows, args.x)
     lines = collections.defaultdict(dict)
     for row in style.feasible(rows):
-        x, y = style.number(row[x_column]), style.number(row[args.metric])
+        x, y = style.budget_value(row, x_column), style.number(row[args.metric])
         if x is not None and y is not None:
             label = style.pair_label(row)
             lines[label][x] = min(y, lines[label].get(x, y))  # best over the other axes
@@ -26,7 +26,7 @@ def main():
         points = sorted(lines[label].items())
         ax.plot([x for x, _ in points], [100 * y for _, y in points], marker=style.schedule_marker(label),
                 color=style.schedule_color(label), label=label)
-    ax.set_xlabel("memory cap K (activations per device)" if x_column == "cluster.K" else x_column)
+    ax.set_xlabel(style.budget_label(x_column))
     ax.set_ylabel(("span " if args.metric == "span_bubble_ratio" else "") + "bubble ratio (%)")
     ax.set_ylim(bottom=0)
     ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)

@@ -138,6 +138,38 @@ def budget_column(rows, requested):
     fail("no budget column (sweep over cluster.K or cluster.memory, or pass --x COLUMN)")
 
 
+_BYTE_UNITS = {"TiB": 2**40, "GiB": 2**30, "MiB": 2**20, "KiB": 2**10,
+               "TB": 1e12, "GB": 1e9, "MB": 1e6, "KB": 1e3, "B": 1}
+
+
+def budget_value(row, column):
+    """A budget cell on the plotted axis: K as written; a byte budget ("80GiB", "85899345920",
+    as docs/scenario.md writes cluster.memory) in GiB."""
+    text = (row.get(column) or "").strip().strip('"')
+    if text == "":
+        return None
+    if column != "cluster.memory":
+        return number(text)
+    factor = 1
+    for unit, size in _BYTE_UNITS.items():
+        if text.endswith(unit):
+            text, factor = text[: -len(unit)], size
+            break
+    try:
+        return float(text) * factor / 2**30
+    except ValueError:
+        fail(f"column {column}: expected a byte size such as 80GiB, got {row.get(column)!r}")
+
+
+def budget_label(column):
+    """The axis label of a budget column, with its unit."""
+    if column == "cluster.K":
+        return "memory cap K (activations per device)"
+    if column == "cluster.memory":
+        return "memory budget per device (GiB)"
+    return column
+
+
 def pair_label(row):
     """'schedule' or 'schedule + remat policy' when a policy other than none ran."""
     policy = row.get("remat_policy", "none")

@@ -13,7 +13,7 @@ def main():
     x_column = style.budget_column(rows, args.x)
     makespans = collections.defaultdict(dict)
     for row in style.feasible(rows):
-        x, makespan = style.number(row[x_column]), style.number(row["makespan"])
+        x, makespan = style.budget_value(row, x_column), style.number(row["makespan"])
         if x is not None and makespan is not None:
             label = style.pair_label(row)
             makespans[label][x] = min(makespan, makespans[label].get(x, makespan))
@@ -29,10 +29,12 @@ def main():
         ax.plot([x for x, _ in points], [m / best[x] for x, m in points], marker=style.schedule_marker(label),
                 color=style.schedule_color(label), linestyle="--" if " + " in label else "-", label=label)
     winners = [min(makespans, key=lambda name: makespans[name].get(x, float("inf"))) for x in sorted(best)]
+    # The winner at each budget as a short bar on the bottom edge (axes fraction, so that it stays
+    # inside the axes whatever the y range).
     for x, winner in zip(sorted(best), winners):
-        ax.annotate("", (x, 1.0), (x, 0.985), arrowprops={"arrowstyle": "-", "color": style.schedule_color(winner),
-                                                         "linewidth": 2.5})
-    ax.set_xlabel("memory cap K" if x_column == "cluster.K" else x_column)
+        ax.plot([x, x], [0, 0.06], transform=ax.get_xaxis_transform(), color=style.schedule_color(winner),
+                linewidth=2.5, solid_capstyle="butt")
+    ax.set_xlabel(style.budget_label(x_column))
     ax.set_ylabel("makespan / best at this budget")
     ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)
     if args.title:

@@ -13,7 +13,7 @@ def main():
     recompute = collections.defaultdict(dict)
     makespan = collections.defaultdict(dict)
     for row in style.feasible(rows):
-        x = style.number(row[x_column])
+        x = style.budget_value(row, x_column)
         if x is None:
             continue
         label = style.pair_label(row)
@@ -42,7 +42,7 @@ def main():
         bottom.plot([x for x, _ in slow], [100 * (m / reference[label] - 1) for _, m in slow], **kwargs)
     top.set_ylabel("recompute / ideal (%)")
     bottom.set_ylabel("slowdown (%)")
-    bottom.set_xlabel("memory cap K" if x_column == "cluster.K" else x_column)
+    bottom.set_xlabel(style.budget_label(x_column))
     top.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)
     if args.title:
         top.set_title(args.title)

@@ -55,5 +55,33 @@ TEST_CASE("every plot script draws a PDF from a small results file or trace") {
         "ppsim plot: error: bad.csv: missing column(s) feasible, makespan, best_lower_bound\n");
 }
 
+TEST_CASE("issue_12 budget figures read byte budgets as written in scenarios and label them in GiB") {
+  if (!have_matplotlib()) {
+    MESSAGE("/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib): case skipped");
+    return;
+  }
+  const Scratch scratch("plots-bytes");
+  scratch.write("s.toml", fmt::format("base = \"{}/scenarios/models/llama2-7b.toml\"\n[axes]\n"
+                                      "\"pipeline.schedule\" = [\"1f1b\", \"zb-h1\"]\n"
+                                      "\"cluster.memory\" = [\"60GiB\", \"80GiB\"]\n"
+                                      "\"remat.policy\" = [\"none\", \"full\"]\n",
+                                      PPSIM_SOURCE_DIR));
+  REQUIRE(scratch.ppsim("sweep s.toml -o results.csv").exit_code == 0);
+  for (const char *script : {"ranking_vs_budget.py", "remat_overhead.py", "bubble_vs_k.py"}) {
+    CAPTURE(script);
+    const std::string stem = std::string(script).substr(0, std::string(script).size() - 3);
+    CHECK(run_script(scratch, script, fmt::format("results.csv -o {}.pdf", stem)) == 0);
+    check_figure(scratch, stem);
+  }
+  // The axis is in GiB, whatever unit the budget was written in.
+  const int parsed = std::system(fmt::format(
+      "cd '{}/plots' && /usr/bin/python3 -c 'import ppsim_style as s; c = \"cluster.memory\"; "
+      "assert s.budget_value({{c: \"80GiB\"}}, c) == 80; assert s.budget_value({{c: \"85899345920\"}}, c) == 80; "
+      "assert s.budget_value({{c: \"1.5TiB\"}}, c) == 1536; "
+      "assert s.budget_label(c) == \"memory budget per device (GiB)\"'",
+      PPSIM_SOURCE_DIR).c_str());
+  CHECK(parsed == 0);
+}
+
 } // namespace
 } // namespace ppsim
