@@ -6,6 +6,7 @@
 #include "cli/scenario_options.h"
 
 #include "sim/error.h"
+#include "sim/io/decimal.h"
 #include "sim/io/run_setup.h"
 #include "sim/metrics.h"
 #include "sim/schedules/registry.h"
@@ -26,7 +27,10 @@ void add_lynx_options(po::options_description &options, po::positional_options_d
       "stages", po::value<int>()->required(), "pipeline stages p")(
       "schedule", po::value<std::string>()->default_value("1f1b"),
       "in-flight counts: 1f1b, 1f1b-split, zb-h1, zb-h2 or v-half")(
-      "memory-gb", po::value<double>(), "per-device memory limit in GB (1e9 bytes); none by default")(
+      "memory", po::value<std::string>()->value_name("SIZE"),
+      "per-device memory such as 80GiB (weights, gradients, optimizer states, activations); none by default")(
+      "optimizer-shards", po::value<int>()->default_value(1),
+      "data-parallel ranks the optimizer states are sharded over (ZeRO-1)")(
       "tp", po::value<int>()->default_value(1), "tensor-parallel degree (TP windows when > 1)")(
       "tp-bandwidth", po::value<double>()->default_value(100), "TP all-reduce bus bandwidth, GB/s")(
       "p2p-bandwidth", po::value<double>()->default_value(25), "pipeline link bandwidth, GB/s")(
@@ -81,7 +85,19 @@ PartitionOptions lynx_options_from(const po::variables_map &values) {
       throw Error(fmt::format("{}; --microbatches M measures it on a first run", error.sentence()));
     }
   }
-  if (values.count("memory-gb")) options.memory_limit_bytes = values["memory-gb"].as<double>() * 1e9;
+  if (values.count("memory")) {
+    const std::string text = values["memory"].as<std::string>();
+    const std::optional<double> bytes = parse_byte_size(text);
+    if (!bytes || !(*bytes > 0)) {
+      throw Error("", 0, "--memory", fmt::format("expected a byte size such as 80GiB, got \"{}\"", text));
+    }
+    options.memory_limit_bytes = *bytes;
+  }
+  options.optimizer_shards = values["optimizer-shards"].as<int>();
+  if (options.optimizer_shards < 1) {
+    throw Error("", 0, "--optimizer-shards",
+                fmt::format("expected at least 1 data-parallel rank, got {}", options.optimizer_shards));
+  }
   options.windows.tp = values["tp"].as<int>();
   options.windows.tp_bandwidth_gb_per_s = values["tp-bandwidth"].as<double>();
   options.windows.p2p_bandwidth_gb_per_s = values["p2p-bandwidth"].as<double>();

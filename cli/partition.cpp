@@ -25,7 +25,7 @@ int run_partition(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     out << options << "\n"
         << "Splits the layers of COSTS into consecutive stages minimising the slowest stage\n"
         << "(F + B + W, plus exposed recomputation under reconstructed Lynx HEU when\n"
-        << "remat-aware), with each stage's memory under --memory-gb at its in-flight count.\n";
+        << "remat-aware), with each stage's memory under --memory at its in-flight count.\n";
     return kOk;
   }
   const std::string format = checked_choice(values, "format", {"text", "json"});

@@ -1,6 +1,8 @@
 // Recomputation-aware partitioning DP (spec remat.md 8).
 #include "remat/partition.h"
 
+#include "sim/io/decimal.h"
+
 #include "sim/error.h"
 
 #include <algorithm>
@@ -110,8 +112,8 @@ Partition partition_costs(const CostFile &costs, const PartitionOptions &options
       partition_layers(static_cast<int>(costs.rows.size()), options.stages,
                        stage_time_from_costs(costs, options));
   if (!partition) {
-    throw Error(fmt::format("no split of {} layers into {} stages fits {} bytes per device",
-                            costs.rows.size(), options.stages, options.memory_limit_bytes));
+    throw Error(fmt::format("no split of {} layers into {} stages fits {} per device",
+                            costs.rows.size(), options.stages, format_bytes(options.memory_limit_bytes)));
   }
   return *partition;
 }

@@ -61,13 +61,13 @@ TEST_CASE("ppsim partition: balanced, under a memory limit, recomputation-aware"
   CHECK(rows[2] == "    0      0       2          2           6");
   CHECK(rows[5] == "partition = [2, 2]");
   // 3 GB: stage 0 holds 2 microbatches of 1 GB per layer, so one layer.
-  o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--memory-gb", "3"});
+  o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--memory", "3GB"});
   rows = lines(o.out);
   CHECK(rows[4] == "bottleneck 9 ms");
   CHECK(rows[5] == "partition = [1, 3]");
   // Remat-aware: stage 0 drops the attention cores of its two layers and hides their 0.5 ms each
   // in the windows, so [2, 2] costs nothing extra.
-  o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--memory-gb", "3", "--mode",
+  o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--memory", "3GB", "--mode",
                                       "remat-aware", "--tp", "4", "--format", "json"});
   CHECK(o.out == "{\"mode\": \"remat-aware\", \"schedule\": \"1f1b\", \"layers_per_stage\": [2, 2], "
                  "\"stage_ms\": [6, 6], \"bottleneck_ms\": 6}\n");
@@ -75,7 +75,7 @@ TEST_CASE("ppsim partition: balanced, under a memory limit, recomputation-aware"
 
 TEST_CASE("ppsim lynx: on demand vs HEU vs MILP per stage and overall") {
   const CostFixture costs;
-  const Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory-gb", "3", "--tp", "4"});
+  const Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory", "3GB", "--tp", "4"});
   CHECK(o.code == 0);
   const std::vector<std::string> rows = lines(o.out);
   REQUIRE(rows.size() == 5);
@@ -92,7 +92,7 @@ TEST_CASE("ppsim lynx --microbatches: the pipeline bubble measured in a first si
   // that bubble alone: 1.5 ms hides stage 0's 1 ms of attention recomputation, which is exposed
   // when the bubble is taken as 0.
   const CostFixture costs;
-  const Args base{costs.path, "--stages", "2", "--memory-gb", "3", "--p2p-bandwidth", "1e6"};
+  const Args base{costs.path, "--stages", "2", "--memory", "3GB", "--p2p-bandwidth", "1e6"};
   Args measured = base;
   measured.insert(measured.end(), {"--microbatches", "4"});
   Output o = run(ppsim::cli::run_lynx, measured);
@@ -116,7 +116,7 @@ TEST_CASE("ppsim lynx --microbatches: the pipeline bubble measured in a first si
 
 TEST_CASE("ppsim lynx and partition errors") {
   const CostFixture costs;
-  Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory-gb", "0.1"});
+  Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory", "0.1GB"});
   CHECK(o.code == 0);
   CHECK(lines(o.out)[2].find("   -   ") != std::string::npos); // nothing fits stage 0
   o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--layers-per-stage", "1,x"});
@@ -132,15 +132,15 @@ TEST_CASE("ppsim lynx and partition errors") {
   // Measured: GPipe holds all m microbatches on both stages, so m = 1 fits [2, 2] in 3 GB and
   // m = 2 fits no split.
   o = run(ppsim::cli::run_partition,
-          {costs.path, "--stages", "2", "--schedule", "gpipe", "--microbatches", "1", "--memory-gb", "3"});
+          {costs.path, "--stages", "2", "--schedule", "gpipe", "--microbatches", "1", "--memory", "3GB"});
   CHECK(o.code == 0);
   CHECK(lines(o.out)[2] == "    0      0       2          1           6");
   CHECK(lines(o.out)[5] == "partition = [2, 2]");
   o = run(ppsim::cli::run_partition,
-          {costs.path, "--stages", "2", "--schedule", "gpipe", "--microbatches", "2", "--memory-gb", "3"});
-  CHECK(o.err == "ppsim: error: no split of 4 layers into 2 stages fits 3000000000 bytes per device\n");
-  o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--memory-gb", "1"});
-  CHECK(o.err == "ppsim: error: no split of 4 layers into 2 stages fits 1000000000 bytes per device\n");
+          {costs.path, "--stages", "2", "--schedule", "gpipe", "--microbatches", "2", "--memory", "3GB"});
+  CHECK(o.err == "ppsim: error: no split of 4 layers into 2 stages fits 2.794 GiB per device\n");
+  o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--memory", "1GB"});
+  CHECK(o.err == "ppsim: error: no split of 4 layers into 2 stages fits 953.7 MiB per device\n");
   o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--tp-bandwidth", "0"});
   CHECK(o.err == "ppsim: error: field '--tp-bandwidth': expected a positive bandwidth, got 0\n");
 }
@@ -156,7 +156,7 @@ TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-l
     for (const auto &stage : run.scenario.stage_costs) forward.push_back(run.scenario.time_scale.to_units(stage.forward));
     return forward;
   };
-  // Even split, then the DP under 3 GB per device (as `ppsim partition --memory-gb 3`: [1, 3]).
+  // Even split, then the DP under 3 GB per device (as `ppsim partition --memory 3GB`: [1, 3]).
   CHECK(stage_forward("", "") == std::vector<double>{2, 2});
   CHECK(stage_forward("partition = \"balanced\"\n", "memory = 3e9\n") == std::vector<double>{1, 3});
   CHECK(stage_forward("partition = [3, 1]\n", "") == std::vector<double>{3, 1});
@@ -182,10 +182,10 @@ TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-l
         "s.toml:3: field 'model.partition': splits the layers into one stage per device; schedule 'zb-v' places "
         "several on a device (give model.layers_per_stage)");
   CHECK(error_of(with_costs + "partition = \"balanced\"\n", "[cluster]\ndevices = 2\nmemory = 1e9\n") ==
-        "s.toml:3: field 'model.partition': no split of 4 layers into 2 stages fits 1000000000 bytes per device");
+        "s.toml:3: field 'model.partition': no split of 4 layers into 2 stages fits 953.7 MiB per device");
   CHECK(error_of(with_costs + "partition = \"balanced\"\n",
                  "[cluster]\ndevices = 2\nmemory = 3e9\n[pipeline]\nschedule = \"gpipe\"\nmicrobatches = 2\n") ==
-        "s.toml:3: field 'model.partition': no split of 4 layers into 2 stages fits 3000000000 bytes per device");
+        "s.toml:3: field 'model.partition': no split of 4 layers into 2 stages fits 2.794 GiB per device");
   CHECK(error_of(with_costs + "partition = \"best\"\n", "") ==
         "s.toml:3: field 'model.partition': expected one of even, balanced, remat-aware, got \"best\"");
 }
