@@ -144,7 +144,7 @@ std::vector<double> measured_bubbles(const po::variables_map &values, const Part
 }
 
 std::string cell(const std::optional<double> &value) {
-  return value ? fmt::format("{:.6g}", *value) : std::string("-");
+  return value ? format_readable(*value) : std::string("-");
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "cli/scenario_options.h"
 
 #include "sim/error.h"
+#include "sim/io/decimal.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -50,11 +51,10 @@ int run_partition(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10}\n", "stage", "first", "layers", "in-flight",
                      "time_ms");
   for (int k = 0, first = 0; k < partition_options.stages; first += partition.layers_per_stage[k], ++k) {
-    out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10.6g}\n", k, first, partition.layers_per_stage[k],
-                       stage_in_flight(partition_options, k),
-                       partition.stage_ms[k]);
+    out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10}\n", k, first, partition.layers_per_stage[k],
+                       stage_in_flight(partition_options, k), format_readable(partition.stage_ms[k]));
   }
-  out << fmt::format("bottleneck {:.6g} ms\n", partition.bottleneck_ms);
+  out << fmt::format("bottleneck {} ms\n", format_readable(partition.bottleneck_ms));
   out << fmt::format("partition = [{}]\n", fmt::join(partition.layers_per_stage, ", "));
   return kOk;
 }
