@@ -173,7 +173,7 @@ void write_all(int fd, const void *data, std::size_t size) {
     write_all(fd, &result.objective, sizeof result.objective);
     write_all(fd, &result.best_bound, sizeof result.best_bound);
     write_all(fd, &count, sizeof count);
-    write_all(fd, result.values.data(), count * sizeof(double));
+    if (count > 0) write_all(fd, result.values.data(), count * sizeof(double));
   } catch (...) {
     ::_exit(4);
   }
@@ -204,7 +204,7 @@ Result decode_answer(const std::string &data, std::size_t variables) {
   std::size_t offset = 0;
   const auto take = [&](void *into, std::size_t size) {
     if (offset + size > data.size()) return false;
-    std::memcpy(into, data.data() + offset, size);
+    if (size > 0) std::memcpy(into, data.data() + offset, size);
     offset += size;
     return true;
   };
