@@ -236,6 +236,37 @@ void warn_if_unfair(const ScenarioInput &base, const std::vector<Row> &rows, std
                      most, most / fewest, fewest);
 }
 
+// The base order of a run as a PyTorch pipelining CSV (PyTorch has no recomputation actions: the
+// plan file carries them), or nothing when PyTorch cannot express the schedule (two pipes).
+std::optional<TorchCsvExport> torch_export(const Row &row) {
+  ScenarioInput plain = row.run->input;
+  plain.remat_policy = "none";
+  try {
+    const PreparedRun base_run = prepare_run(plain);
+    return write_torch_csv(base_run.scenario, base_run.schedule);
+  } catch (const Error &) {
+    return std::nullopt;
+  }
+}
+
+// The run whose files are written: the fastest that fits and can be written as asked. A
+// two-pipe DualPipe has no PyTorch form and selective recomputation no per-(s,j) plan, so when
+// the winner is one of them the files describe the fastest run that has both.
+struct TakeAway {
+  const Row *row = nullptr;
+  std::optional<TorchCsvExport> torch;
+};
+
+TakeAway take_away(const std::vector<Row> &rows, bool plan, bool torch) {
+  for (const Row &row : rows) {
+    if (!row.fits() || (plan && row.policy == "selective")) continue;
+    TakeAway chosen{&row, std::nullopt};
+    if (torch && !(chosen.torch = torch_export(row))) continue;
+    return chosen;
+  }
+  return {};
+}
+
 } // namespace
 
 int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
@@ -289,9 +320,15 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   // is printed or written.
   const std::vector<Row> &first = tables.front();
   const auto winner = std::find_if(first.begin(), first.end(), [](const Row &row) { return row.fits(); });
-  const bool wants_files = values.count("svg") || values.count("plan") || values.count("torch-csv");
+  const bool wants_plan = values.count("plan") > 0;
+  const bool wants_torch = values.count("torch-csv") > 0;
+  const bool wants_files = values.count("svg") || wants_plan || wants_torch;
   if (wants_files && winner == first.end()) {
     throw Error("no schedule and recomputation policy fits the memory cap, so there is nothing to write");
+  }
+  const TakeAway chosen = wants_files ? take_away(first, wants_plan, wants_torch) : TakeAway{};
+  if (wants_files && chosen.row == nullptr) {
+    throw Error("no run that fits the memory cap has a PyTorch schedule and a per-microbatch plan to write");
   }
   if (winner == first.end() && base.cap_bytes && base.memory_model == MemoryModel::bytes) {
     double least = std::numeric_limits<double>::infinity();
@@ -332,16 +369,19 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     if (winner != first.end()) out << "\n" << winner_text(*winner, base.time_unit);
   }
   if (!wants_files) return kOk;
-  const Row &best = *winner;
-  std::optional<std::string> torch_text;
-  if (values.count("torch-csv")) {
-    // PyTorch has no recomputation actions: the CSV holds the base order, the plan the rest.
-    ScenarioInput plain = best.run->input;
-    plain.remat_policy = "none";
-    const PreparedRun base_run = prepare_run(plain);
-    const TorchCsvExport exported = write_torch_csv(base_run.scenario, base_run.schedule);
-    for (const std::string &warning : exported.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
-    torch_text = exported.text;
+  const Row &best = *chosen.row;
+  if (&best != &*winner && format == "text") {
+    out << fmt::format("{} {} has no {}; the files below are for {}{}, the fastest run that has (makespan {} {}, "
+                       "+{:.2f}%)\n",
+                       winner->schedule, winner->policy == "none" ? "" : "+ " + winner->policy,
+                       wants_torch && !torch_export(*winner) ? "PyTorch pipelining form" : "per-microbatch plan",
+                       best.schedule, best.policy == "none" ? "" : " + " + best.policy,
+                       best.run->scenario.time_scale.readable(best.simulation->metrics.makespan), base.time_unit,
+                       100 * (static_cast<double>(best.simulation->metrics.makespan.count()) /
+                                  static_cast<double>(winner->simulation->metrics.makespan.count()) - 1));
+  }
+  if (chosen.torch) {
+    for (const std::string &warning : chosen.torch->warnings) err << fmt::format("ppsim: warning: {}\n", warning);
   }
   const auto note = [&](const std::string &what, const std::string &path) {
     if (format == "text") out << fmt::format("{} of {} written to {}\n", what, best.schedule, path);
@@ -357,8 +397,8 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(plan));
     note("recomputation plan", values["plan"].as<std::string>());
   }
-  if (torch_text) {
-    write_file_atomically(values["torch-csv"].as<std::string>(), *torch_text);
+  if (chosen.torch) {
+    write_file_atomically(values["torch-csv"].as<std::string>(), chosen.torch->text);
     note("PyTorch schedule", values["torch-csv"].as<std::string>());
   }
   return kOk;

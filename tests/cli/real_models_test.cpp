@@ -218,6 +218,23 @@ TEST_CASE("compare writes the winner's plan and PyTorch schedule, and refuses wh
         std::string::npos);
 }
 
+TEST_CASE("issue_12 the README's first command: files for the fastest run PyTorch and a plan can express") {
+  // DualPipe + selective wins on LLaMA-2 7B, but two pipes have no PyTorch form and selective
+  // recomputation no per-(s,j) plan: the files describe the fastest run that has both.
+  Scratch scratch("readme-command");
+  const CommandResult result = scratch.ppsim(fmt::format(
+      "compare '{}/scenarios/models/llama2-7b.toml' --plan plan.csv --torch-csv order.csv -q", PPSIM_SOURCE_DIR));
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.out.find("winner: dualpipe with selective recomputation (512 ops), makespan 3567 ms") !=
+        std::string::npos);
+  CHECK(result.out.find("dualpipe + selective has no PyTorch pipelining form; the files below are for v-min, the "
+                        "fastest run that has (makespan 3961 ms, +11.04%)\n"
+                        "recomputation plan of v-min written to plan.csv\n"
+                        "PyTorch schedule of v-min written to order.csv\n") != std::string::npos);
+  CHECK(scratch.read("order.csv").find("0F0") != std::string::npos);
+  CHECK(scratch.read("plan.csv") == "stage,microbatch,fwd,bwd\n");
+}
+
 TEST_CASE("issue 12: compare warns when per-stage costs make chunked schedules do more work") {
   Scratch scratch("compare-unfair");
   const CommandResult result =
