@@ -35,8 +35,10 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   const Simulation simulation = simulate(run.scenario, run.schedule, SimulateOptions{timelines});
 
   // Every output is produced before any file is written, so a failure leaves nothing behind.
-  const BoundsReport bounds = bounds_for_run(input, run);
-  const SimulationReport report{run.scenario, run.schedule, simulation, bounds.best_lower_bound, run.warnings};
+  // The bounds assume the memory cap holds, so a run over it has none (as in compare and sweep).
+  std::optional<Ticks> bound;
+  if (simulation.metrics.feasible) bound = bounds_for_run(input, run).best_lower_bound;
+  const SimulationReport report{run.scenario, run.schedule, simulation, bound, run.warnings};
   if (values.count("svg")) {
     write_file_atomically(values["svg"].as<std::string>(),
                           gantt_svg(run.scenario, run.schedule, simulation, GanttOptions{.time_unit = input.time_unit}));
