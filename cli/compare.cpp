@@ -22,6 +22,9 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <exception>
+#include <functional>
+#include <system_error>
 #include <thread>
 
 namespace ppsim::cli {
@@ -103,6 +106,38 @@ std::vector<std::string> policies_for(const ScenarioInput &base, bool capped) {
   return {"none", "full", "selective", "ilp"};
 }
 
+// Runs task(0) here and task(1), when count is 2, on a second thread; serially when no thread
+// can be started. An exception of either task reaches the caller after both have ended.
+void run_pair(std::size_t count, const std::function<void(std::size_t)> &task) {
+  std::exception_ptr failure;
+  std::optional<std::thread> helper;
+  if (count > 1) {
+    try {
+      helper.emplace([&] {
+        try {
+          task(1);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      });
+    } catch (const std::system_error &) {
+      helper.reset();
+    }
+  }
+  try {
+    if (count > 0) task(0);
+  } catch (...) {
+    if (helper) helper->join();
+    throw;
+  }
+  if (helper) {
+    helper->join();
+  } else if (count > 1) {
+    task(1);
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
 // All rows of one cap. Recomputation only adds work to a fixed order, so a schedule that fits
 // without it gains nothing from a policy, and one whose makespan without recomputation is
 // already above the best plan found cannot win with the ILP's plan: both are skipped.
@@ -146,11 +181,7 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
         batch.push_back(&without);
       }
       std::vector<Row> done(batch.size());
-      std::vector<std::thread> workers;
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        workers.emplace_back([&, i] { done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines); });
-      }
-      for (std::thread &worker : workers) worker.join();
+      run_pair(batch.size(), [&](std::size_t i) { done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines); });
       for (Row &row : done) consider(std::move(row));
     }
   }
