@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 
 using namespace ppsim;
@@ -62,6 +63,27 @@ TEST_CASE("the zoo ships a cost file and a budgeted scenario per model") {
     CHECK(file.rows.back().layer_type == "lm_head");
     CHECK(file.rows.back().fwd_ms != file.rows[1].fwd_ms);
   }
+}
+
+TEST_CASE("the zoo's cost files are what scripts/make-model-zoo writes today") {
+  Scratch scratch("zoo-regenerated");
+  const std::string out = scratch.file("models");
+  std::filesystem::create_directories(out);
+  const std::string command =
+      fmt::format("'{}/scripts/make-model-zoo' '{}' '{}' >/dev/null", PPSIM_SOURCE_DIR, PPSIM_BINARY, out);
+  REQUIRE(std::system(command.c_str()) == 0);
+  int compared = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(out)) {
+    CAPTURE(entry.path().filename().string());
+    std::ifstream fresh(entry.path());
+    std::ifstream shipped(std::string(PPSIM_SOURCE_DIR) + "/scenarios/models/" + entry.path().filename().string());
+    std::ostringstream a, b;
+    a << fresh.rdbuf();
+    b << shipped.rdbuf();
+    CHECK(a.str() == b.str());
+    ++compared;
+  }
+  CHECK(compared == 8);
 }
 
 TEST_CASE("every schedule does the whole model's work on every zoo model") {
@@ -280,4 +302,15 @@ TEST_CASE("simulate, bounds, partition and remat answer on every zoo model") {
   // sizes before), and budgets print in GiB.
   CHECK(remat.out.starts_with("schedule 1f1b, p = 8, m = 64, v = 1, budget 80 GiB (byte model, early timing)\n"));
   CHECK(remat.out.find("selective  fits            4161       4161    48.24 GiB  512") != std::string::npos);
+}
+
+TEST_CASE("issue_12 remat --auto and a split the cost file cannot give answer on a zoo model") {
+  Scratch scratch("zoo-auto");
+  const std::string model = fmt::format("'{}/scenarios/models/gpt-1.5b.toml'", PPSIM_SOURCE_DIR);
+  const CommandResult ranked = scratch.ppsim("remat " + model + " --auto --candidates 1f1b,zb-h1,zb-v --time-limit 2");
+  CHECK(ranked.exit_code == 0);
+  CHECK(ranked.out.find("winner: ") != std::string::npos);
+  const CommandResult split = scratch.ppsim("simulate " + model + " --schedule interleaved-1f1b -v 4");
+  CHECK(split.exit_code == 1);
+  CHECK(split.err.ends_with(":10: field 'model.costs_file': the cost file has 24 layers, fewer than the 32 stages\n"));
 }
