@@ -65,8 +65,8 @@ std::string report_text(const SimulationReport &report) {
     out += fmt::format("best lower bound {}  gap {:.2f}%\n", scale.readable(*report.best_lower_bound),
                        100 * gap(report).value_or(0.0));
   }
-  // The cap and the violations are in the unit of the memory model that is checked: bytes are
-  // shown in GiB, count units as numbers.
+  // The cap and the violations are in the unit of the memory model that is checked: bytes in
+  // bytes, MiB or GiB, count units as numbers.
   const bool byte_cap = scenario.memory_model == MemoryModel::bytes && scenario.bytes;
   const MemoryTrack &capped = byte_cap ? *scenario.bytes : scenario.activations;
   const auto amount = [&](double value) { return byte_cap ? format_bytes(value) : format_readable(value); };
