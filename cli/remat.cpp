@@ -92,7 +92,7 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
 
 } // namespace
 
-int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim remat [SCENARIO.toml] --K k|--memory BYTES [options]");
   options.add_options()(
       "time-limit", po::value<double>()->value_name("S"), "ILP time limit in seconds (default 60)")(
@@ -133,16 +133,32 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     solver::write_lp(build_stage_remat_model(instance.scenario, instance.base, ilp.form).model, lp);
     write_file_atomically(values["lp"].as<std::string>(), lp.str());
   }
+  // Everything is computed before anything is printed: a budget no plan meets is one error line.
   const RematSolution optimum = solve_stage_remat(scenario, run.schedule, ilp);
+  const std::vector<RematOutcome> baselines = run_baselines(run.input, scenario, run.schedule);
+  // The elf form solves and replays the split base with lumped timing (remat.md 3(d)).
+  const FormInstance solved_instance = form_instance(scenario, run.schedule, ilp.form);
+  const Scenario &solved = solved_instance.scenario;
+  const std::string ilp_name = ilp.form == IlpForm::elf ? "ilp-elf" : "ilp";
   out << budget_line(input, scenario);
   out << row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
-  for (const RematOutcome &o : run_baselines(run.input, scenario, run.schedule)) {
+  for (const RematOutcome &o : baselines) {
     if (!o.found) {
       out << row(o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
       continue;
     }
     out << plan_row(o.policy, o.simulation.metrics.feasible ? "fits" : "over cap", o.scenario,
                     o.plan, o.schedule, o.simulation, "");
+  }
+  if (!optimum.found()) {
+    // The baselines stand; the plan files cannot be written.
+    out << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-", optimum.failure);
+    if (values.count("plan") || values.count("svg")) {
+      throw Error(fmt::format("no ILP plan to write: {}", optimum.failure));
+    }
+    if (optimum.status != solver::Status::failed) return kOk;
+    err << fmt::format("ppsim: internal error: {}\n", optimum.failure);
+    return kInternalError;
   }
   const double ticks_per_unit = static_cast<double>(scenario.time_scale.ticks_per_unit);
   const std::string note =
@@ -151,11 +167,8 @@ int run_remat(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                   ilp.form == IlpForm::elf ? " (elf form: B and W split, lumped timing, first ops not pinned)"
                   : optimum.first_ops_pinned ? ""
                                              : " (first ops not pinned)");
-  // The elf form solves and replays the split base with lumped timing (remat.md 3(d)).
-  const FormInstance solved_instance = form_instance(scenario, run.schedule, ilp.form);
-  const Scenario &solved = solved_instance.scenario;
-  out << plan_row(ilp.form == IlpForm::elf ? "ilp-elf" : "ilp", solver::status_name(optimum.status),
-                  solved, optimum.plan, optimum.schedule, optimum.simulation, note);
+  out << plan_row(ilp_name, solver::status_name(optimum.status), solved, optimum.plan, optimum.schedule,
+                  optimum.simulation, note);
   if (values.count("plan")) {
     write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(optimum.plan));
   }

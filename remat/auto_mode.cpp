@@ -30,7 +30,7 @@ void replay_as_generated(const Scenario &scenario, const Schedule &base, const R
   }
   candidate.status = "as generated";
   RematSolution solution{
-      solver::Status::optimal, own, base, simulate(scenario, base), 0, 0, 0, true};
+      solver::Status::optimal, own, base, simulate(scenario, base), 0, 0, 0, true, {}};
   solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
   solution.best_bound = solution.objective;
   candidate.solution = std::move(solution);
@@ -41,6 +41,10 @@ void solve_with_ilp(const Scenario &scenario, const Schedule &base, const IlpOpt
   try {
     RematSolution solution = solve_stage_remat(scenario, base, options);
     candidate.status = solver::status_name(solution.status);
+    if (!solution.found()) {
+      candidate.note = solution.failure;
+      return;
+    }
     for (const double peak : device_peaks(scenario, solution.schedule, budget_track(scenario))) {
       candidate.peak = std::max(candidate.peak, peak);
     }

@@ -22,8 +22,12 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
     Schedule schedule = apply_plan(base, selective_plan(selective));
     return {std::move(selective), std::move(schedule)};
   }
-  if (policy == "ilp")
-    return {scenario, solve_stage_remat(scenario, base, ilp).schedule};
+  if (policy == "ilp") {
+    RematSolution solution = solve_stage_remat(scenario, base, ilp);
+    if (!solution.found())
+      throw Error(fmt::format("no remat plan for schedule '{}': {}", base.name, solution.failure));
+    return {scenario, std::move(solution.schedule)};
+  }
   constexpr std::string_view kFile = "file:";
   if (policy.starts_with(kFile)) {
     const std::string path = policy.substr(kFile.size());

@@ -560,23 +560,20 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
       solver::solve(built.model, {options.time_limit_seconds, options.relative_gap, false});
   if (solved.status == solver::Status::infeasible)
     throw infeasible();
-  if (solved.status == solver::Status::failed) {
-    throw Error(fmt::format("the ILP solver failed on schedule '{}': {}", base.name, solved.failure));
-  }
-  if (!solved.has_solution()) {
-    throw Error(fmt::format("no remat plan found for schedule '{}' within the time limit of {} s "
-                            "(solver status: {})",
-                            base.name, options.time_limit_seconds,
-                            solver::status_name(solved.status)));
-  }
   RematSolution solution;
   solution.status = solved.status;
+  solution.seconds = solved.seconds;
+  if (!solved.has_solution()) {
+    solution.failure = solved.status == solver::Status::failed
+                           ? fmt::format("the ILP solver failed: {}", solved.failure)
+                           : fmt::format("no plan within the time limit of {} s", options.time_limit_seconds);
+    return solution;
+  }
   solution.plan = built.plan_from(solved.values, scenario.stage_count(), scenario.microbatches);
   solution.schedule = apply_plan(base, solution.plan);
   solution.simulation = simulate(scenario, solution.schedule);
   solution.objective = solved.objective;
   solution.best_bound = solved.best_bound;
-  solution.seconds = solved.seconds;
   solution.first_ops_pinned = built.first_ops_pinned;
   return solution;
 }

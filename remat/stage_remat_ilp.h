@@ -76,11 +76,18 @@ struct RematSolution {
   double best_bound = 0; ///< solver bound on Tmax in ticks
   double seconds = 0;    ///< solver wall-clock time
   bool first_ops_pinned = true;
+  std::string failure;   ///< why there is no plan, when !found()
+
+  /// A plan was found (optimal, or the best one when the time limit stopped the proof).
+  [[nodiscard]] bool found() const {
+    return status == solver::Status::optimal || status == solver::Status::feasible;
+  }
 };
 
 /// Solves the ILP and replays the chosen plan. Throws Error "cannot fit schedule 'X' within
-/// budget Y; minimum with full remat is Z" when no plan fits, and an Error naming the time
-/// limit when the solver stopped before finding any plan.
+/// budget Y; minimum with full remat is Z" when no plan fits the budget (a user error); when the
+/// time limit ends the search before any plan, or the solver process dies, returns a solution
+/// that is not found() and says why in `failure`.
 RematSolution solve_stage_remat(const Scenario &scenario, const Schedule &base,
                                 const IlpOptions &options);
 

@@ -314,3 +314,20 @@ TEST_CASE("issue_12 remat --auto and a split the cost file cannot give answer on
   CHECK(split.exit_code == 1);
   CHECK(split.err.ends_with(":10: field 'model.costs_file': the cost file has 24 layers, fewer than the 32 stages\n"));
 }
+
+TEST_CASE("issue_13 remat prints its baselines when the ILP has no plan, and says why") {
+  // zb-h1 on this model makes Clp abort inside CBC (COIN-OR 2.10 on Debian 12): the baselines
+  // still print, the ilp row names the death, and the exit code is 2 (an internal failure).
+  Scratch scratch("remat-no-plan");
+  const CommandResult result = scratch.ppsim(fmt::format(
+      "remat '{}/scenarios/models/llama2-7b.toml' --schedule zb-h1 --time-limit 3", PPSIM_SOURCE_DIR));
+  CHECK(result.out.find("\nselective  fits ") != std::string::npos);
+  CHECK(result.out.find("\ngreedy     fits ") != std::string::npos);
+  if (result.exit_code == 2) {
+    CHECK(result.out.find("\nilp        failed             -") != std::string::npos);
+    CHECK(result.err == "ppsim: internal error: the ILP solver failed: COIN-OR CBC died of signal 6 (Aborted)\n");
+  } else {
+    CHECK(result.exit_code == 0);  // a solver that survives this model answers with a plan
+    CHECK(result.out.find("\nilp        ") != std::string::npos);
+  }
+}
