@@ -29,8 +29,11 @@ void replay_as_generated(const Scenario &scenario, const Schedule &base, const R
     return;
   }
   candidate.status = "as generated";
-  RematSolution solution{
-      solver::Status::optimal, own, base, simulate(scenario, base), 0, 0, 0, true, {}};
+  RematSolution solution;
+  solution.status = solver::Status::optimal;
+  solution.plan = own;
+  solution.schedule = base;
+  solution.simulation = simulate(scenario, base);
   solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
   solution.best_bound = solution.objective;
   candidate.solution = std::move(solution);

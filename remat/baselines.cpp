@@ -1,5 +1,6 @@
 #include "remat/baselines.h"
 
+#include "remat/option_model.h"
 #include "sim/memory.h"
 #include "sim/op_locator.h"
 
@@ -7,27 +8,6 @@
 #include <limits>
 
 namespace ppsim {
-namespace {
-
-// Over-cap memory of one device, summed over its op positions (0 when it fits).
-double excess(const Scenario &scenario, const Schedule &schedule, const MemoryTrack &track,
-              int device) {
-  const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
-  const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
-  double resident =
-      track.device_constant.empty() ? 0.0 : track.device_constant[static_cast<std::size_t>(device)];
-  const double cap = *track.cap * (1 + 1e-9) + 1e-9;
-  double over = 0;
-  const std::size_t count = schedule.device_ops[static_cast<std::size_t>(device)].size();
-  for (std::size_t i = 0; i < count; ++i) {
-    const MemoryEffect &e = effects[static_cast<std::size_t>(locator.entry_offset(device)) + i];
-    over += std::max(0.0, resident + e.alloc + e.transient - cap);
-    resident += e.alloc - e.release;
-  }
-  return over;
-}
-
-} // namespace
 
 RematPlan full_forward_plan(const Scenario &scenario) {
   RematPlan plan = empty_plan(scenario);
@@ -95,61 +75,148 @@ RematPlan selective_plan(const Scenario &scenario) {
   return plan;
 }
 
-std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base) {
-  const MemoryTrack &track = budget_track(scenario);
-  const OpLocator base_locator(base, scenario.stage_count(), scenario.microbatches);
-  RematPlan plan = empty_plan(scenario);
-  for (;;) {
-    const Schedule current = apply_plan(base, plan);
-    int device = -1;
-    double over = 0;
-    for (int g = 0; g < scenario.devices && device < 0; ++g) {
-      over = excess(scenario, current, track, g);
-      if (over > 0)
-        device = g;
-    }
-    if (device < 0)
-      return plan;
-    double best_score = 0;
-    std::optional<RematPlan> best;
+namespace {
+
+// One step of the greedy: an option to turn on for one (s,j), what it saves at the position
+// being fixed and the time it adds.
+struct GreedyMove {
+  int stage = 0, microbatch = 0, choice = 0;
+  double saved = 0;
+  double score = 0;
+};
+
+class GreedyPlanner {
+public:
+  GreedyPlanner(const Scenario &scenario, const Schedule &base)
+      : scenario_(scenario), base_(base), track_(budget_track(scenario)), m_(scenario.microbatches),
+        expanded_(with_all_slots(base)), plan_(empty_plan(scenario)) {
+    const OpLocator locator(base, scenario.stage_count(), m_);
     for (int s = 0; s < scenario.stage_count(); ++s) {
-      if (scenario.stage_device[static_cast<std::size_t>(s)] != device)
-        continue;
-      const StageCosts &cost = scenario.stage_costs[static_cast<std::size_t>(s)];
-      for (int j = 0; j < scenario.microbatches; ++j) {
-        const RematDecision now = plan.at(s, j);
-        const bool split = base_locator.contains(OpKind::backward_weight, s, j);
-        std::vector<std::pair<RematDecision, Ticks>> steps;
-        if (now.forward == ForwardRemat::none) {
-          steps.push_back({{ForwardRemat::full, now.backward}, cost.recompute_forward});
+      bool split = false;
+      for (int j = 0; j < m_ && !split; ++j) split = locator.contains(OpKind::backward_weight, s, j);
+      split_.push_back(split);
+      effects_.push_back(StageEffects::engine(scenario, track_, s, split));
+    }
+  }
+
+  // One pass over every device; false when some position cannot be brought under the cap.
+  bool pass() {
+    DeviceMemoryWalk walk(effects_, m_, scenario_.stage_count() * m_ * kChoiceCount);
+    for (int g = 0; g < expanded_.device_count(); ++g) {
+      walk.start(track_.device_constant.empty() ? 0.0 : track_.device_constant[static_cast<std::size_t>(g)]);
+      for (const Op &op : expanded_.device_ops[static_cast<std::size_t>(g)]) {
+        const OpRef &ref = op.first;
+        for (double memory = memory_at(walk, ref); over_cap(memory, *track_.cap); memory = memory_at(walk, ref)) {
+          const std::optional<GreedyMove> move = best_move(walk, ref);
+          if (!move) return false;
+          apply(*move);
         }
-        if (split && now.backward == BackwardRemat::none) {
-          steps.push_back(
-              {{now.forward, BackwardRemat::activations}, cost.recompute_weight_inputs});
-        }
-        if (split && now.backward == BackwardRemat::activations) {
-          steps.push_back({{now.forward, BackwardRemat::full},
-                           cost.recompute_full_backward - cost.recompute_weight_inputs});
-        }
-        for (const auto &[next, extra] : steps) {
-          RematPlan candidate = plan;
-          candidate.at(s, j) = next;
-          const double saved = over - excess(scenario, apply_plan(base, candidate), track, device);
-          if (saved <= 0)
-            continue;
-          const double score = extra.count() <= 0 ? std::numeric_limits<double>::infinity()
-                                                  : saved / static_cast<double>(extra.count());
-          if (!best || score > best_score) {
-            best_score = score;
-            best = std::move(candidate);
-          }
-        }
+        walk.advance(ref);
       }
     }
-    if (!best)
-      return std::nullopt;
-    plan = std::move(*best);
+    return true;
   }
+
+  [[nodiscard]] const RematPlan &plan() const { return plan_; }
+
+private:
+  [[nodiscard]] bool on(int stage, int microbatch, int choice) const {
+    const RematDecision &d = plan_.at(stage, microbatch);
+    switch (choice) {
+    case kForwardChoice: return d.forward == ForwardRemat::full;
+    case kWeightInputChoice: return d.backward == BackwardRemat::activations;
+    default: return d.backward == BackwardRemat::full;
+    }
+  }
+
+  // Resident + the op's alloc and transient under the current plan.
+  [[nodiscard]] double memory_at(const DeviceMemoryWalk &walk, const OpRef &ref) const {
+    const Affine during = walk.during(ref);
+    double memory = walk.constant() + during.constant;
+    for (const int key : walk.touched()) {
+      const int pair = key / kChoiceCount;
+      if (on(pair / m_, pair % m_, key % kChoiceCount)) memory += walk.resident(key);
+    }
+    for (int c = 0; c < kChoiceCount; ++c)
+      if (on(ref.stage, ref.microbatch, c)) memory += during.coefficient[static_cast<std::size_t>(c)];
+    return memory;
+  }
+
+  // What switching option `choice` of (s,j) on (and RW off, for RBW) changes at this position.
+  [[nodiscard]] double change(const DeviceMemoryWalk &walk, const OpRef &ref, int stage, int microbatch,
+                              int choice) const {
+    const Affine during = walk.during(ref);
+    const auto weight = [&](int c) {
+      double w = walk.resident(option_key(stage, microbatch, m_, c));
+      if (ref.stage == stage && ref.microbatch == microbatch) w += during.coefficient[static_cast<std::size_t>(c)];
+      return w;
+    };
+    double delta = weight(choice);
+    if (choice == kFullBackwardChoice && on(stage, microbatch, kWeightInputChoice)) delta -= weight(kWeightInputChoice);
+    return delta;
+  }
+
+  [[nodiscard]] Ticks extra_time(int stage, int microbatch, int choice) const {
+    const StageCosts &cost = scenario_.stage_costs[static_cast<std::size_t>(stage)];
+    if (choice == kForwardChoice) return cost.recompute_forward;
+    if (choice == kWeightInputChoice) return cost.recompute_weight_inputs;
+    return cost.recompute_full_backward -
+           (on(stage, microbatch, kWeightInputChoice) ? cost.recompute_weight_inputs : Ticks{0});
+  }
+
+  // The option of an (s,j) alive at this position that saves the most memory here per unit of
+  // added time; ties go to the latest (s,j), whose saving lasts longest.
+  [[nodiscard]] std::optional<GreedyMove> best_move(const DeviceMemoryWalk &walk, const OpRef &ref) const {
+    std::optional<GreedyMove> best;
+    const auto consider = [&](int key) {
+      const int pair = key / kChoiceCount, choice = key % kChoiceCount;
+      const int stage = pair / m_, microbatch = pair % m_;
+      if (on(stage, microbatch, choice) || (choice != kForwardChoice && !split_[static_cast<std::size_t>(stage)]))
+        return;
+      if (choice == kWeightInputChoice && on(stage, microbatch, kFullBackwardChoice)) return;
+      const double saved = -change(walk, ref, stage, microbatch, choice);
+      if (!(saved > 0)) return;
+      const auto extra = static_cast<double>(extra_time(stage, microbatch, choice).count());
+      const double score = extra > 0 ? saved / extra : std::numeric_limits<double>::infinity();
+      if (!best || score > best->score || (score == best->score && key > option_key(best->stage, best->microbatch, m_, best->choice)))
+        best = GreedyMove{stage, microbatch, choice, saved, score};
+    };
+    for (const int key : walk.touched()) consider(key);
+    for (int c = 0; c < kChoiceCount; ++c) consider(option_key(ref.stage, ref.microbatch, m_, c));
+    return best;
+  }
+
+  void apply(const GreedyMove &move) {
+    RematDecision &d = plan_.at(move.stage, move.microbatch);
+    if (move.choice == kForwardChoice) d.forward = ForwardRemat::full;
+    if (move.choice == kWeightInputChoice) d.backward = BackwardRemat::activations;
+    if (move.choice == kFullBackwardChoice) d.backward = BackwardRemat::full;
+  }
+
+  const Scenario &scenario_;
+  const Schedule &base_;
+  const MemoryTrack &track_;
+  int m_;
+  Schedule expanded_;
+  std::vector<bool> split_;
+  std::vector<StageEffects> effects_;
+  RematPlan plan_;
+};
+
+} // namespace
+
+std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base) {
+  GreedyPlanner planner(scenario, base);
+  const MemoryTrack &track = budget_track(scenario);
+  // An option lowers memory from its (s,j)'s F or B on and adds only at its own later slot, so
+  // one pass fixes every position; a second catches what rounding may leave.
+  for (int round = 0; round < 2; ++round) {
+    if (!planner.pass()) return std::nullopt;
+    const std::vector<double> peaks = device_peaks(scenario, apply_plan(base, planner.plan()), track);
+    if (std::none_of(peaks.begin(), peaks.end(), [&](double peak) { return over_cap(peak, *track.cap); }))
+      return planner.plan();
+  }
+  return std::nullopt;
 }
 
 std::vector<RematOutcome> run_baselines(const ScenarioInput &input, const Scenario &scenario,

@@ -1,5 +1,7 @@
 #include "remat/stage_remat_ilp.h"
 
+#include "remat/baselines.h"
+#include "remat/option_model.h"
 #include "sim/io/decimal.h"
 
 #include "sim/assert.h"
@@ -14,122 +16,15 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cmath>
+#include <optional>
 
 namespace ppsim {
 namespace {
 
 using solver::Sense;
 using solver::Term;
-
-// One option variable per kind of decision; `none` marks a constant.
-enum Choice { kX = 0, kY = 1, kZ = 2, kChoiceCount = 3 };
-
-// value = constant + sum_c coefficient[c] * variable(c) for the (s,j) the op belongs to.
-struct Affine {
-  double constant = 0;
-  std::array<double, kChoiceCount> coefficient{};
-};
-
-struct AffineEffect {
-  Affine alloc, release, transient;
-};
-
-// The memory effect of every kind of op of one stage as an affine function of that (s,j)'s
-// options, read from the engine's own model (sim/memory.h) on one-microbatch probe orders: an
-// op's effect depends on one option at most (F and R on x; B, RW, RBW on y and z), so the
-// differences between the probes are exact coefficients.
-class StageEffects {
-public:
-  StageEffects(const Scenario &scenario, const MemoryTrack &track, int stage, bool split) {
-    const auto probe = [&](bool x, int backward) {
-      Schedule schedule;
-      schedule.device_ops.resize(1);
-      auto &ops = schedule.device_ops[0];
-      const auto push = [&](OpKind kind) { ops.push_back(Op::make(kind, stage, 0)); };
-      push(OpKind::forward);
-      if (x)
-        push(OpKind::recompute_forward);
-      if (split) {
-        push(OpKind::backward_input);
-        if (backward == 1)
-          push(OpKind::recompute_weight_inputs);
-        if (backward == 2)
-          push(OpKind::recompute_full_backward);
-        push(OpKind::backward_weight);
-      } else {
-        push(OpKind::backward_full);
-      }
-      const OpLocator locator(schedule, scenario.stage_count(), 1);
-      const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
-      std::array<MemoryEffect, kOpKindCount> by_kind{};
-      for (std::size_t i = 0; i < ops.size(); ++i) {
-        by_kind[static_cast<std::size_t>(ops[i].kind())] = effects[i];
-      }
-      return by_kind;
-    };
-    const auto base = probe(false, 0);
-    std::array<std::array<MemoryEffect, kOpKindCount>, kChoiceCount> with{};
-    with[kX] = probe(true, 0);
-    if (split) {
-      with[kY] = probe(false, 1);
-      with[kZ] = probe(false, 2);
-    } else {
-      with[kY] = base;
-      with[kZ] = base;
-    }
-    for (int k = 0; k < kOpKindCount; ++k) {
-      AffineEffect &e = effects_[static_cast<std::size_t>(k)];
-      const MemoryEffect &b = base[static_cast<std::size_t>(k)];
-      e.alloc.constant = b.alloc;
-      e.release.constant = b.release;
-      e.transient.constant = b.transient;
-      for (int c = 0; c < kChoiceCount; ++c) {
-        const MemoryEffect &w = with[static_cast<std::size_t>(c)][static_cast<std::size_t>(k)];
-        e.alloc.coefficient[static_cast<std::size_t>(c)] = w.alloc - b.alloc;
-        e.release.coefficient[static_cast<std::size_t>(c)] = w.release - b.release;
-        e.transient.coefficient[static_cast<std::size_t>(c)] = w.transient - b.transient;
-      }
-    }
-  }
-
-  /// The reference's lumped accounting (remat.md 2): recomputation has no memory of its own,
-  /// it is in the transient of the B or W it precedes. An op's increment D becomes a negative
-  /// release, its transient P is checked on top of what is resident before it.
-  static StageEffects reference(const StageMemory &m) {
-    StageEffects effects;
-    const double ck = m.checkpoint;
-    const auto set = [&](OpKind kind, Affine increment, Affine transient) {
-      AffineEffect &e = effects.effects_[static_cast<std::size_t>(kind)];
-      e.release.constant = -increment.constant;
-      for (std::size_t c = 0; c < kChoiceCount; ++c) e.release.coefficient[c] = -increment.coefficient[c];
-      e.transient = transient;
-    };
-    // K^f = M_f - (M_f - ck) x; K^b = M_b - M_ba y - (M_b - ck) z; K^w = M_w.
-    set(OpKind::forward, {m.stored, {-(m.stored - ck), 0, 0}},
-        {m.peak_forward, {m.peak_checkpointed_forward - m.peak_forward, 0, 0}});
-    set(OpKind::backward_input,
-        {m.kept_after_b - m.stored, {m.stored - ck, -m.weight_input_share, -(m.kept_after_b - ck)}},
-        {m.peak_backward_input,
-         {std::max(m.peak_forward, m.stored + m.peak_backward_input) - m.peak_backward_input, 0, 0}});
-    set(OpKind::backward_weight,
-        {m.kept_after_w - m.kept_after_b, {0, m.weight_input_share, m.kept_after_b - ck}},
-        {m.peak_backward_weight,
-         {0, m.peak_checkpointed_forward - m.peak_backward_weight,
-          std::max({m.peak_forward, m.stored + m.peak_backward_input,
-                    m.kept_after_b + m.peak_backward_weight}) -
-              m.peak_backward_weight}});
-    return effects;
-  }
-
-  [[nodiscard]] const AffineEffect &of(OpKind kind) const {
-    return effects_[static_cast<std::size_t>(kind)];
-  }
-
-private:
-  StageEffects() = default;
-  std::array<AffineEffect, kOpKindCount> effects_{};
-};
 
 std::string lowercase_token(OpKind kind) {
   std::string token(op_kind_token(kind));
@@ -138,43 +33,11 @@ std::string lowercase_token(OpKind kind) {
   return token;
 }
 
-// The base order with a zero-or-more-length slot for every option: R right before each B/BW,
-// RW and RBW right before each W (remat.md 3(b)).
-Schedule with_all_slots(const Schedule &base) {
-  Schedule expanded;
-  expanded.name = base.name;
-  expanded.device_ops.resize(base.device_ops.size());
-  for (std::size_t g = 0; g < base.device_ops.size(); ++g) {
-    for (const Op &op : base.device_ops[g]) {
-      const OpRef &ref = op.first;
-      if (op.kind() == OpKind::overlapped) {
-        throw Error(fmt::format("the remat ILP does not support overlapped F&B ops (schedule '{}')",
-                                base.name));
-      }
-      if (is_recompute(ref.kind)) {
-        throw Error(fmt::format("schedule '{}' already contains {}; remat applies to a base "
-                                "schedule without recomputation",
-                                base.name, describe(ref)));
-      }
-      auto &ops = expanded.device_ops[g];
-      if (ref.kind == OpKind::backward_input || ref.kind == OpKind::backward_full) {
-        ops.push_back(Op::make(OpKind::recompute_forward, ref.stage, ref.microbatch));
-      }
-      if (ref.kind == OpKind::backward_weight) {
-        ops.push_back(Op::make(OpKind::recompute_weight_inputs, ref.stage, ref.microbatch));
-        ops.push_back(Op::make(OpKind::recompute_full_backward, ref.stage, ref.microbatch));
-      }
-      ops.push_back(op);
-    }
-  }
-  return expanded;
-}
-
 class ModelBuilder {
 public:
-  ModelBuilder(const Scenario &scenario, const Schedule &base, IlpForm form)
+  ModelBuilder(const Scenario &scenario, const Schedule &base, IlpForm form, bool peak_mode)
       : scenario_(scenario), base_(base), track_(budget_track(scenario)),
-        m_(scenario.microbatches), form_(form) {}
+        m_(scenario.microbatches), form_(form), peak_mode_(peak_mode) {}
 
   StageRematModel build() {
     if (scenario_.link.contention || scenario_.link.blocking) {
@@ -185,11 +48,42 @@ public:
     expanded_ = with_all_slots(base_);
     const OpLocator locator(expanded_, scenario_.stage_count(), m_);
     add_option_variables(locator);
-    add_time_variables();
-    const DependencyGraph graph = build_dependencies(scenario_, expanded_, locator);
-    add_time_constraints(locator, graph);
+    if (peak_mode_) {
+      result_.peak_variable = result_.model.add_variable("Peak", 0, solver::infinity,
+                                                         solver::VariableKind::continuous, 1.0);
+    } else {
+      result_.ticks_per_time_unit = time_unit();
+      add_time_variables();
+      const DependencyGraph graph = build_dependencies(scenario_, expanded_, locator);
+      add_time_constraints(locator, graph);
+    }
     add_memory_constraints();
     return std::move(result_);
+  }
+
+private:
+  // Times enter the model in a unit near the typical op duration, a power of two of ticks (so
+  // that integer tick counts stay exact): with microsecond ticks of millisecond ops the matrix
+  // would otherwise mix coefficients of 1e7 with the memory rows' O(1), which Clp cannot always
+  // factorise.
+  [[nodiscard]] double time_unit() const {
+    double total = 0;
+    std::int64_t count = 0;
+    for (const auto &ops : base_.device_ops) {
+      for (const Op &op : ops) {
+        const auto ticks = op_duration(scenario_, op).count();
+        if (ticks > 0) {
+          total += static_cast<double>(ticks);
+          ++count;
+        }
+      }
+    }
+    if (count == 0) return 1;
+    return std::exp2(std::round(std::log2(total / static_cast<double>(count))));
+  }
+
+  [[nodiscard]] double in_time_units(Ticks ticks) const {
+    return static_cast<double>(ticks.count()) / result_.ticks_per_time_unit;
   }
 
 private:
@@ -255,11 +149,11 @@ private:
   };
 
   [[nodiscard]] Duration duration(const Op &op) const {
-    const double ticks = static_cast<double>(op_duration(scenario_, op).count());
+    const double length = in_time_units(op_duration(scenario_, op));
     const int variable = slot_variable(op.first);
     if (variable >= 0)
-      return {0, variable, ticks};
-    return {ticks, -1, 0};
+      return {0, variable, length};
+    return {length, -1, 0};
   }
 
   // E(after) - E(before) - d(after) >= gap, or == gap when `pin`.
@@ -295,7 +189,7 @@ private:
       incoming[static_cast<std::size_t>(edge.consumer)].push_back(&edge);
       add_precedence(fmt::format("dep_{}", index), edge.consumer, edge.producer,
                      duration(entries[static_cast<std::size_t>(edge.consumer)]),
-                     static_cast<double>(edge.transfer.count()));
+                     in_time_units(edge.transfer));
     }
     if (form_ == IlpForm::ppsim) {
       pin_first_ops(locator, entries, incoming);
@@ -307,7 +201,7 @@ private:
     for (int g = 0; g < base_.device_count(); ++g) {
       double busy = 0;
       for (const Op &op : base_.device_ops[static_cast<std::size_t>(g)]) {
-        busy += static_cast<double>(op_duration(scenario_, op).count());
+        busy += in_time_units(op_duration(scenario_, op));
       }
       work = std::max(work, busy);
     }
@@ -354,7 +248,7 @@ private:
         } else if (deps.size() == 1 && first_entry[static_cast<std::size_t>(deps[0]->producer)] &&
                    pinned[static_cast<std::size_t>(locator.device_of(deps[0]->producer))]) {
           add_precedence(fmt::format("pin_{}", g), first, deps[0]->producer, d,
-                         static_cast<double>(deps[0]->transfer.count()), true);
+                         in_time_units(deps[0]->transfer), true);
         } else {
           continue;
         }
@@ -366,81 +260,63 @@ private:
   }
 
   // Memory at every position of every rank (remat.md 2 constraint 4, ppsim accounting 3(c)):
-  // resident before + alloc + transient <= cap, scaled by the cap for numerical balance.
+  // resident before + alloc + transient <= cap, or <= the peak variable when the peak is what
+  // is minimised; in units of the cap, for numerical balance.
   void add_memory_constraints() {
     const double cap = *track_.cap;
     std::vector<StageEffects> stage_effects;
     for (int s = 0; s < scenario_.stage_count(); ++s) {
-      if (form_ == IlpForm::elf) {
-        stage_effects.push_back(StageEffects::reference(track_.stages[static_cast<std::size_t>(s)]));
-      } else {
-        stage_effects.emplace_back(scenario_, track_, s, split_stage_[static_cast<std::size_t>(s)]);
-      }
+      stage_effects.push_back(form_ == IlpForm::elf
+                                  ? StageEffects::reference(track_.stages[static_cast<std::size_t>(s)])
+                                  : StageEffects::engine(scenario_, track_, s,
+                                                         split_stage_[static_cast<std::size_t>(s)]));
     }
-    std::vector<double> resident(result_.model.variables.size(), 0.0);
-    std::vector<char> is_touched(result_.model.variables.size(), 0);
-    std::vector<int> touched;
-    const auto option_variable = [&](const OpRef &ref, int choice) {
-      if (choice == kX)
-        return result_.forward_variable[pair(ref)];
-      if (choice == kY)
-        return result_.weight_input_variable[pair(ref)];
-      return result_.full_backward_variable[pair(ref)];
+    DeviceMemoryWalk walk(stage_effects, m_, scenario_.stage_count() * m_ * kChoiceCount);
+    const auto option_variable = [&](int key) {
+      const auto index = static_cast<std::size_t>(key / kChoiceCount);
+      switch (key % kChoiceCount) {
+      case kForwardChoice: return result_.forward_variable[index];
+      case kWeightInputChoice: return result_.weight_input_variable[index];
+      default: return result_.full_backward_variable[index];
+      }
     };
     for (int g = 0; g < expanded_.device_count(); ++g) {
-      for (const int v : touched) {
-        resident[static_cast<std::size_t>(v)] = 0;
-        is_touched[static_cast<std::size_t>(v)] = 0;
+      const double constant = track_.device_constant.empty() ? 0.0 : track_.device_constant[static_cast<std::size_t>(g)];
+      walk.start(constant);
+      if (peak_mode_) {
+        auto &peak = result_.model.variables[static_cast<std::size_t>(result_.peak_variable)];
+        peak.lower = std::max(peak.lower, constant / cap);
       }
-      touched.clear();
-      double resident_constant = track_.device_constant.empty()
-                                     ? 0.0
-                                     : track_.device_constant[static_cast<std::size_t>(g)];
       const auto &ops = expanded_.device_ops[static_cast<std::size_t>(g)];
       for (std::size_t i = 0; i < ops.size(); ++i) {
         const OpRef &ref = ops[i].first;
-        const AffineEffect &effect =
-            stage_effects[static_cast<std::size_t>(ref.stage)].of(ref.kind);
         // The position's own alloc + transient; a slot exists only when its option is on.
-        Affine during;
-        during.constant = effect.alloc.constant + effect.transient.constant;
-        bool varies = false;
-        for (int c = 0; c < kChoiceCount; ++c) {
-          const auto k = static_cast<std::size_t>(c);
-          during.coefficient[k] = effect.alloc.coefficient[k] + effect.transient.coefficient[k];
-          varies = varies || during.coefficient[k] != 0;
-        }
+        const Affine during = walk.during(ref);
         // The reference checks every position; the engine's accounting only where an op adds.
-        if (varies || during.constant > 0 || form_ == IlpForm::elf) {
+        if (during.varies() || during.constant > 0 || form_ == IlpForm::elf) {
           std::vector<Term> terms;
-          for (const int v : touched) {
-            if (resident[static_cast<std::size_t>(v)] != 0) {
-              terms.push_back({v, resident[static_cast<std::size_t>(v)] / cap});
-            }
+          for (const int key : walk.touched()) {
+            if (walk.resident(key) != 0) terms.push_back({option_variable(key), walk.resident(key) / cap});
           }
           for (int c = 0; c < kChoiceCount; ++c) {
             const double coefficient = during.coefficient[static_cast<std::size_t>(c)];
             if (coefficient != 0)
-              terms.push_back({option_variable(ref, c), coefficient / cap});
+              terms.push_back({option_variable(option_key(ref.stage, ref.microbatch, m_, c)), coefficient / cap});
           }
-          result_.model.add_constraint(fmt::format("mem_{}_{}", g, i), std::move(terms),
-                                       Sense::less_equal,
-                                       (cap - resident_constant - during.constant) / cap);
-        }
-        resident_constant += effect.alloc.constant - effect.release.constant;
-        for (int c = 0; c < kChoiceCount; ++c) {
-          const auto k = static_cast<std::size_t>(c);
-          const double delta = effect.alloc.coefficient[k] - effect.release.coefficient[k];
-          if (delta == 0)
-            continue;
-          const int v = option_variable(ref, c);
-          PPSIM_ASSERT(v >= 0);
-          if (!is_touched[static_cast<std::size_t>(v)]) {
-            is_touched[static_cast<std::size_t>(v)] = 1;
-            touched.push_back(v);
+          const double fixed = (walk.constant() + during.constant) / cap;
+          // The cap with the engine's own slack, so that a plan exactly at the cap is not cut
+          // off by rounding (CBC's preprocessing then declares such models infeasible).
+          const double allowed = cap_with_tolerance(cap) / cap;
+          if (peak_mode_) {
+            terms.push_back({result_.peak_variable, -1});
+            result_.model.add_constraint(fmt::format("mem_{}_{}", g, i), std::move(terms), Sense::less_equal,
+                                         -fixed);
+          } else {
+            result_.model.add_constraint(fmt::format("mem_{}_{}", g, i), std::move(terms), Sense::less_equal,
+                                         allowed - fixed);
           }
-          resident[static_cast<std::size_t>(v)] += delta;
         }
+        walk.advance(ref);
       }
     }
   }
@@ -450,24 +326,12 @@ private:
   const MemoryTrack &track_;
   int m_;
   IlpForm form_;
+  bool peak_mode_;
   Schedule expanded_;
   std::vector<bool> split_stage_;
   std::vector<int> end_variable_;
   StageRematModel result_;
 };
-
-RematPlan all_options_plan(const Scenario &scenario, const Schedule &base, BackwardRemat backward) {
-  RematPlan plan = empty_plan(scenario);
-  const OpLocator locator(base, scenario.stage_count(), scenario.microbatches);
-  for (int s = 0; s < scenario.stage_count(); ++s) {
-    for (int j = 0; j < scenario.microbatches; ++j) {
-      plan.at(s, j).forward = ForwardRemat::full;
-      if (locator.contains(OpKind::backward_weight, s, j))
-        plan.at(s, j).backward = backward;
-    }
-  }
-  return plan;
-}
 
 } // namespace
 
@@ -494,7 +358,12 @@ RematPlan StageRematModel::plan_from(const std::vector<double> &values, int stag
 
 StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule &base,
                                         IlpForm form) {
-  return ModelBuilder(scenario, base, form).build();
+  return ModelBuilder(scenario, base, form, false).build();
+}
+
+StageRematModel build_minimum_peak_model(const Scenario &scenario, const Schedule &base,
+                                         IlpForm form) {
+  return ModelBuilder(scenario, base, form, true).build();
 }
 
 FormInstance form_instance(const Scenario &scenario, const Schedule &base, IlpForm form) {
@@ -517,64 +386,122 @@ FormInstance form_instance(const Scenario &scenario, const Schedule &base, IlpFo
   return instance;
 }
 
-double minimum_remat_peak(const Scenario &scenario, const Schedule &base) {
-  const MemoryTrack &track = budget_track(scenario);
-  const std::vector<double> with_rw = device_peaks(
-      scenario, apply_plan(base, all_options_plan(scenario, base, BackwardRemat::activations)),
-      track);
-  const std::vector<double> with_rbw = device_peaks(
-      scenario, apply_plan(base, all_options_plan(scenario, base, BackwardRemat::full)), track);
-  double peak = 0;
-  for (std::size_t g = 0; g < with_rw.size(); ++g) {
-    peak = std::max(peak, std::min(with_rw[g], with_rbw[g]));
-  }
-  return peak;
-}
-
 std::string format_budget(const Scenario &scenario, double amount) {
   if (scenario.memory_model == MemoryModel::bytes)
     return format_bytes(amount);
   return format_readable(amount);
 }
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_left(Clock::time_point deadline) {
+  return std::chrono::duration<double>(deadline - Clock::now()).count();
+}
+
+// The values of `model`'s option variables that encode `plan` (its time variables are left to
+// the solver, which completes a start by one LP).
+std::vector<double> start_values(const StageRematModel &model, const RematPlan &plan, int stages,
+                                 int microbatches) {
+  std::vector<double> values(model.model.variables.size(), 0.0);
+  for (int s = 0; s < stages; ++s) {
+    for (int j = 0; j < microbatches; ++j) {
+      const auto index = static_cast<std::size_t>(s * microbatches + j);
+      const RematDecision &d = plan.at(s, j);
+      const auto set = [&](int variable, bool on) {
+        if (variable >= 0) values[static_cast<std::size_t>(variable)] = on ? 1 : 0;
+      };
+      set(model.forward_variable[index], d.forward == ForwardRemat::full);
+      set(model.weight_input_variable[index], d.backward == BackwardRemat::activations);
+      set(model.full_backward_variable[index], d.backward == BackwardRemat::full);
+    }
+  }
+  return values;
+}
+
+// The least peak any plan reaches (in the form's accounting) and a plan reaching it; throws the
+// "cannot fit" error when even that is over the cap.
+RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpForm form,
+                          Clock::time_point deadline) {
+  const MemoryTrack &track = budget_track(scenario);
+  const double cap = *track.cap;
+  const StageRematModel model = build_minimum_peak_model(scenario, base, form);
+  const solver::Result least = solver::solve(model.model, {std::max(0.0, seconds_left(deadline)), 0, false});
+  const auto cannot_fit = [&](const std::string &least_text) {
+    return Error(fmt::format("cannot fit schedule '{}' within budget {}; the least peak any remat "
+                             "plan reaches is {}",
+                             base.name, format_budget(scenario, cap), least_text));
+  };
+  if (least.status == solver::Status::failed)
+    throw Error(fmt::format("the ILP solver failed: {}", least.failure));
+  const double tolerance = 1e-9;
+  if (least.status == solver::Status::optimal && least.objective > 1 + tolerance)
+    throw cannot_fit(format_budget(scenario, least.objective * cap));
+  if (!least.has_solution() || least.objective > 1 + tolerance) {
+    if (least.best_bound > 1 + tolerance)
+      throw cannot_fit(fmt::format("at least {}", format_budget(scenario, least.best_bound * cap)));
+    throw Error(fmt::format("no remat plan of schedule '{}' under budget {} found within the time limit",
+                            base.name, format_budget(scenario, cap)));
+  }
+  return model.plan_from(least.values, scenario.stage_count(), scenario.microbatches);
+}
+
+} // namespace
+
 RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &given_base,
                                 const IlpOptions &options) {
+  const auto began = Clock::now();
+  const auto deadline =
+      began + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(std::clamp(options.time_limit_seconds, 0.0, 1e7)));
   const FormInstance instance = form_instance(given_scenario, given_base, options.form);
   const Scenario &scenario = instance.scenario;
   const Schedule &base = instance.base;
-  const MemoryTrack &track = budget_track(scenario);
-  const auto infeasible = [&]() {
-    return Error(fmt::format("cannot fit schedule '{}' within budget {}; minimum with full remat "
-                             "is {}",
-                             base.name, format_budget(scenario, *track.cap),
-                             format_budget(scenario, minimum_remat_peak(scenario, base))));
-  };
   const StageRematModel built = build_stage_remat_model(scenario, base, options.form);
-  // The all-options plan is the least memory the ppsim model can reach (its accounting is the
-  // engine's): below it, skip the solver. The reference's accounting decides for itself.
-  if (options.form == IlpForm::ppsim &&
-      minimum_remat_peak(scenario, base) > *track.cap * (1 + 1e-9) + 1e-9)
-    throw infeasible();
 
-  const solver::Result solved =
-      solver::solve(built.model, {options.time_limit_seconds, options.relative_gap, false});
-  if (solved.status == solver::Status::infeasible)
-    throw infeasible();
+  // A plan that fits, to start the search from: the greedy one, else the least-peak one (which
+  // also decides that no plan fits). The reference's accounting decides for itself.
+  std::optional<RematPlan> start;
+  if (options.form == IlpForm::ppsim) {
+    start = greedy_plan(scenario, base);
+    if (!start) start = least_peak_plan(scenario, base, options.form, deadline);
+  }
+  solver::Options solve_options{std::max(0.0, seconds_left(deadline)), options.relative_gap, false};
+  if (start)
+    solve_options.start = start_values(built, *start, scenario.stage_count(), scenario.microbatches);
+  const solver::Result solved = solver::solve(built.model, solve_options);
+  if (solved.status == solver::Status::infeasible) {
+    least_peak_plan(scenario, base, options.form, deadline + std::chrono::seconds(10));
+    throw Error(fmt::format("the ILP found no plan of schedule '{}' within budget {}", base.name,
+                            format_budget(scenario, *budget_track(scenario).cap)));
+  }
   RematSolution solution;
   solution.status = solved.status;
-  solution.seconds = solved.seconds;
-  if (!solved.has_solution()) {
+  solution.first_ops_pinned = built.first_ops_pinned;
+  const double unit = built.ticks_per_time_unit;
+  if (solved.has_solution()) {
+    solution.plan = built.plan_from(solved.values, scenario.stage_count(), scenario.microbatches);
+    solution.objective = solved.objective * unit;
+    solution.best_bound = solved.best_bound * unit;
+  } else if (start && solved.status != solver::Status::failed) {
+    // The limit ended the search before the solver reported: the start is the best plan known,
+    // and the span any plan needs (the busiest device's base work) the bound proven.
+    solution.status = solver::Status::feasible;
+    solution.plan = *start;
+    solution.from_start = true;
+    solution.best_bound = built.model.variables[static_cast<std::size_t>(built.span_variable)].lower * unit;
+  } else {
     solution.failure = solved.status == solver::Status::failed
                            ? fmt::format("the ILP solver failed: {}", solved.failure)
                            : fmt::format("no plan within the time limit of {} s", options.time_limit_seconds);
-    return solution;
   }
-  solution.plan = built.plan_from(solved.values, scenario.stage_count(), scenario.microbatches);
-  solution.schedule = apply_plan(base, solution.plan);
-  solution.simulation = simulate(scenario, solution.schedule);
-  solution.objective = solved.objective;
-  solution.best_bound = solved.best_bound;
-  solution.first_ops_pinned = built.first_ops_pinned;
+  if (solution.found()) {
+    solution.schedule = apply_plan(base, solution.plan);
+    solution.simulation = simulate(scenario, solution.schedule);
+    if (solution.from_start) solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
+  }
+  solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
   return solution;
 }
 

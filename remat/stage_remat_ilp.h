@@ -21,7 +21,9 @@ struct StageRematModel {
   std::vector<int> forward_variable;       ///< x per (s,j), index s*m + j
   std::vector<int> weight_input_variable;  ///< y per (s,j) (split backward only)
   std::vector<int> full_backward_variable; ///< z per (s,j) (split backward only)
-  int span_variable = -1;                  ///< Tmax, in ticks
+  int span_variable = -1;                  ///< Tmax, in time units
+  int peak_variable = -1;                  ///< the least-peak model's objective, in caps
+  double ticks_per_time_unit = 1;          ///< times are scaled to keep the matrix balanced
   /// False when some rank's first op could not be pinned (remat.md 3(a)): the objective is
   /// then only a bound on the replay, which is reported separately.
   bool first_ops_pinned = true;
@@ -55,13 +57,14 @@ FormInstance form_instance(const Scenario &scenario, const Schedule &base, IlpFo
 StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule &base,
                                         IlpForm form = IlpForm::ppsim);
 
-/// The smallest peak the remat options can reach: per device the better of "every option on"
-/// with RW or with RBW as the backward option, then the largest over devices (remat.md 3,
-/// message of an infeasible budget).
-double minimum_remat_peak(const Scenario &scenario, const Schedule &base);
+/// The least-peak model: the same options and memory rows, no times, minimise the largest
+/// device peak (in units of the cap). The least memory any plan reaches, in the form's own
+/// accounting.
+StageRematModel build_minimum_peak_model(const Scenario &scenario, const Schedule &base,
+                                         IlpForm form = IlpForm::ppsim);
 
 struct IlpOptions {
-  double time_limit_seconds = 60;
+  double time_limit_seconds = 60; ///< bounds the whole solve_stage_remat call
   double relative_gap = 0.03;
   IlpForm form = IlpForm::ppsim;
 };
@@ -72,10 +75,13 @@ struct RematSolution {
   RematPlan plan;
   Schedule schedule;     ///< base with the plan's ops inserted (for `elf`, the split base)
   Simulation simulation; ///< engine replay of `schedule` (for `elf`, with lumped timing)
-  double objective = 0;  ///< ILP Tmax in ticks
-  double best_bound = 0; ///< solver bound on Tmax in ticks
-  double seconds = 0;    ///< solver wall-clock time
+  double objective = 0;  ///< Tmax of the plan in ticks (the ILP's value, or the replay's)
+  double best_bound = 0; ///< proven lower bound on Tmax in ticks
+  double seconds = 0;    ///< wall-clock time of the whole solve
   bool first_ops_pinned = true;
+  /// The plan is the greedy start, not improved by the solver within the time limit (which
+  /// then proved only `best_bound`).
+  bool from_start = false;
   std::string failure;   ///< why there is no plan, when !found()
 
   /// A plan was found (optimal, or the best one when the time limit stopped the proof).
@@ -84,10 +90,12 @@ struct RematSolution {
   }
 };
 
-/// Solves the ILP and replays the chosen plan. Throws Error "cannot fit schedule 'X' within
-/// budget Y; minimum with full remat is Z" when no plan fits the budget (a user error); when the
-/// time limit ends the search before any plan, or the solver process dies, returns a solution
-/// that is not found() and says why in `failure`.
+/// Solves the ILP and replays the chosen plan, within options.time_limit_seconds in all. The
+/// search starts from the greedy plan (or the least-peak plan), so a time limit returns the
+/// best plan so far with its proven bound. Throws Error "cannot fit schedule 'X' within budget
+/// Y; the least peak any remat plan reaches is Z" when no plan fits the budget (a user error);
+/// when the solver process dies, or the limit ends before any plan, returns a solution that is
+/// not found() and says why in `failure`.
 RematSolution solve_stage_remat(const Scenario &scenario, const Schedule &base,
                                 const IlpOptions &options);
 

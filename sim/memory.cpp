@@ -10,6 +10,14 @@ constexpr double kCapTolerance = 1e-9;
 
 // Increments and transients of spec remat.md 3(c) (ELF's accounting without counting the kept
 // checkpoint twice), with ck = stage.checkpoint; the count model has ck = 0 and no transients.
+} // namespace
+
+double cap_with_tolerance(double cap) { return cap * (1 + kCapTolerance) + kCapTolerance; }
+
+bool over_cap(double amount, double cap) { return amount > cap_with_tolerance(cap); }
+
+namespace {
+
 MemoryEffect sub_op_effect(const OpRef &op, const OpLocator &locator, const StageMemory &stage) {
   const auto has = [&](OpKind kind) { return locator.contains(kind, op.stage, op.microbatch); };
   const double rebuilt_by_rbw = stage.kept_after_b - stage.checkpoint;
@@ -91,7 +99,7 @@ MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, co
       const MemoryEffect &effect = effects[entry];
       const double during = resident + effect.alloc + effect.transient;
       memory.peak = std::max(memory.peak, during);
-      if (track.cap && !violated && during > *track.cap * (1 + kCapTolerance) + kCapTolerance) {
+      if (track.cap && !violated && over_cap(during, *track.cap)) {
         violated = true;
         report.violations.push_back(
             {g, static_cast<std::int32_t>(entry), result.start[entry], during, *track.cap});

@@ -42,6 +42,12 @@ struct MemoryReport {
   std::vector<Violation> violations;  ///< at most one per device, when the track has a cap
 };
 
+/// The most that fits under `cap`: the cap plus the relative slack of sums of doubles (fractions
+/// such as 1/3 per chunk).
+double cap_with_tolerance(double cap);
+/// amount > cap_with_tolerance(cap): the one test of "fits under the cap".
+bool over_cap(double amount, double cap);
+
 /// The effect of every entry on `track` (recomputation decisions are read from the schedule:
 /// an F whose (s,j) has an R does not store; a B followed by RW/RBW drops what they rebuild).
 std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocator &locator,

@@ -33,26 +33,6 @@ namespace {
 
 int no_callback(CbcModel * /*model*/, int /*where_from*/) { return 0; }
 
-// Appends the terms of one constraint as (row, column, coefficient) triplets, merging repeated
-// variables (CoinPackedMatrix requires unique indices per row).
-void append_row(int row, const std::vector<Term> &terms, std::vector<int> &rows, std::vector<int> &columns,
-                std::vector<double> &elements) {
-  std::vector<Term> sorted = terms;
-  std::sort(sorted.begin(), sorted.end(),
-            [](const Term &a, const Term &b) { return a.variable < b.variable; });
-  for (std::size_t i = 0; i < sorted.size();) {
-    double coefficient = 0;
-    const int variable = sorted[i].variable;
-    for (; i < sorted.size() && sorted[i].variable == variable; ++i)
-      coefficient += sorted[i].coefficient;
-    if (coefficient != 0) {
-      rows.push_back(row);
-      columns.push_back(variable);
-      elements.push_back(coefficient);
-    }
-  }
-}
-
 void load(const Model &model, OsiClpSolverInterface &solver) {
   const int columns = static_cast<int>(model.variables.size());
   // Maximization is solved as minimization of the negated objective.
@@ -70,7 +50,11 @@ void load(const Model &model, OsiClpSolverInterface &solver) {
   std::vector<double> elements;
   std::vector<double> row_lower, row_upper;
   for (const Constraint &constraint : model.constraints) {
-    append_row(static_cast<int>(row_lower.size()), constraint.terms, row_index, column_index, elements);
+    for (const Term &term : merged_terms(constraint.terms)) {
+      row_index.push_back(static_cast<int>(row_lower.size()));
+      column_index.push_back(term.variable);
+      elements.push_back(term.coefficient);
+    }
     const bool has_lower = constraint.sense != Sense::less_equal;
     const bool has_upper = constraint.sense != Sense::greater_equal;
     row_lower.push_back(has_lower ? constraint.rhs : -COIN_DBL_MAX);
@@ -102,6 +86,10 @@ Status status_of(const CbcModel &cbc) {
   return Status::no_solution;
 }
 
+// The share of the limit CBC is told: it checks its clock only between phases and needs time to
+// write its answer, and the parent stops it at the full limit.
+double backend_seconds(double limit) { return std::max(0.0, 0.8 * limit - 0.05); }
+
 Result solve_here(const Model &model, const Options &options) {
   Result result;
   const double direction = model.objective_sense == ObjectiveSense::minimize ? 1.0 : -1.0;
@@ -115,7 +103,22 @@ Result solve_here(const Model &model, const Options &options) {
     data.noPrinting_ = !options.log;
     data.useSignalHandler_ = false;
     CbcMain0(cbc, data);
-    const std::string seconds = std::to_string(std::max(0.0, options.time_limit_seconds));
+    if (!options.start.empty()) {
+      // CBC's driver reads a start by column name and completes the continuous part by an LP.
+      std::vector<std::string> names;
+      std::vector<double> values;
+      for (std::size_t i = 0; i < model.variables.size(); ++i) {
+        if (model.variables[i].kind != VariableKind::integer) continue;
+        names.push_back(model.variables[i].name);
+        values.push_back(options.start[i]);
+      }
+      std::vector<const char *> name_pointers;
+      for (const std::string &name : names) name_pointers.push_back(name.c_str());
+      for (std::size_t i = 0; i < model.variables.size(); ++i)
+        cbc.solver()->setColName(static_cast<int>(i), model.variables[i].name);
+      cbc.setMIPStart(static_cast<int>(names.size()), name_pointers.data(), values.data());
+    }
+    const std::string seconds = std::to_string(backend_seconds(options.time_limit_seconds));
     const std::string gap = std::to_string(std::max(0.0, options.relative_gap));
     const std::string log_level = options.log ? "1" : "0";
     const char *argv[] = {"ppsim", "-log",          log_level.c_str(), "-timeMode", "elapsed",
@@ -235,7 +238,7 @@ std::string death_of(int wait_status) {
 } // namespace
 
 Result solve(const Model &model, const Options &options) {
-  detail::check_model(model);
+  detail::check_model(model, options.start);
   const auto start = std::chrono::steady_clock::now();
   Result result;
   if (model.variables.empty()) {
@@ -258,11 +261,10 @@ Result solve(const Model &model, const Options &options) {
     answer_from_child(fds[1], model, options);
   }
   ::close(fds[1]);
-  // The solver gets its limit plus 10% and a second to answer (capped, so that any limit a user
-  // writes stays a representable deadline).
+  // Capped, so that any limit a user writes stays a representable deadline.
   const double limit_seconds = std::clamp(options.time_limit_seconds, 0.0, 1e7);
   const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(1.1 * limit_seconds + 1));
+                                    std::chrono::duration<double>(limit_seconds));
   const std::optional<std::string> answer = read_until(fds[0], deadline);
   if (!answer) ::kill(child, SIGKILL);
   ::close(fds[0]);

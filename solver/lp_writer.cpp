@@ -12,7 +12,7 @@ namespace {
 // Writes " + 3 x - 2 y" style sums; `fmt`'s "{}" is the shortest exact round trip of a double.
 void write_terms(std::ostream &out, const Model &model, const std::vector<Term> &terms) {
   bool first = true;
-  for (const Term &term : terms) {
+  for (const Term &term : merged_terms(terms)) {
     const bool negative = term.coefficient < 0;
     if (negative)
       out << " -";

@@ -4,6 +4,7 @@
 #include "sim/error.h"
 #include "solver/check_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 #include <unordered_set>
@@ -18,6 +19,19 @@ int Model::add_variable(std::string name, double lower, double upper, VariableKi
     name = "v" + std::to_string(index);
   variables.push_back({std::move(name), lower, upper, kind, objective});
   return index;
+}
+
+std::vector<Term> merged_terms(const std::vector<Term> &terms) {
+  std::vector<Term> sorted = terms;
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Term &a, const Term &b) { return a.variable < b.variable; });
+  std::vector<Term> merged;
+  for (std::size_t i = 0; i < sorted.size();) {
+    Term sum{sorted[i].variable, 0};
+    for (; i < sorted.size() && sorted[i].variable == sum.variable; ++i) sum.coefficient += sorted[i].coefficient;
+    if (sum.coefficient != 0) merged.push_back(sum);
+  }
+  return merged;
 }
 
 int Model::add_binary(std::string name, double objective) {
@@ -76,7 +90,10 @@ void check_name(std::string_view kind, const std::string &name,
 
 } // namespace
 
-void check_model(const Model &model) {
+void check_model(const Model &model, const std::vector<double> &start) {
+  if (!start.empty() && start.size() != model.variables.size())
+    throw Error("a start gives " + std::to_string(start.size()) + " values for " +
+                std::to_string(model.variables.size()) + " variables");
   std::unordered_set<std::string_view> seen;
   seen.reserve(model.variables.size());
   for (const Variable &variable : model.variables) {

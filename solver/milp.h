@@ -64,9 +64,14 @@ struct Model {
 };
 
 struct Options {
-  double time_limit_seconds = 60; ///< wall-clock limit of the branch and bound
+  /// Wall-clock limit of the whole solve: the backend is told a share of it so that it answers
+  /// with its best solution in time, and is stopped at the limit if it has not.
+  double time_limit_seconds = 60;
   double relative_gap = 0;        ///< stop when (incumbent - bound) / |incumbent| <= this
   bool log = false;               ///< let the backend print its log to stdout
+  /// A feasible solution to start from (one value per variable; only the integer variables are
+  /// read, the solver completes the rest): the search then never returns anything worse.
+  std::vector<double> start{};
 };
 
 enum class Status {
@@ -97,6 +102,10 @@ struct Result {
 /// failed assertion on some badly scaled models, and that must not take ppsim (and the other
 /// results of a comparison) down with it; such a death is returned as Status::failed.
 Result solve(const Model &model, const Options &options);
+
+/// The terms with repeated variables summed and zero sums dropped, by variable index (what a
+/// matrix row or an LP file line holds).
+std::vector<Term> merged_terms(const std::vector<Term> &terms);
 
 /// Writes `model` in the CPLEX LP text format (readable by CBC, CPLEX, Gurobi, HiGHS, GLPK).
 /// Throws ppsim::Error on a malformed model, as `solve` does.

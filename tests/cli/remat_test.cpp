@@ -68,8 +68,8 @@ TEST_CASE("ppsim remat --auto ranks the candidates") {
 TEST_CASE("ppsim remat errors") {
   Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2", "--K", "0.5"});
   CHECK(o.code == 1);
-  CHECK(o.err == "ppsim: error: cannot fit schedule '1f1b' within budget 0.5; minimum with full "
-                 "remat is 1\n");
+  CHECK(o.err == "ppsim: error: cannot fit schedule '1f1b' within budget 0.5; the least peak any "
+                 "remat plan reaches is 1\n");
   o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2"});
   CHECK(o.code == 1);
   CHECK(o.err == "ppsim: error: remat needs a memory budget: give --K or --memory\n");
@@ -94,6 +94,6 @@ TEST_CASE("ppsim remat with a byte budget") {
                               "--set", "model.memory.act_bytes=1000", "--set",
                               "model.memory.ckpt_bytes=100", "--memory", "1500"});
   CHECK(tight.code == 1);
-  CHECK(tight.err == "ppsim: error: cannot fit schedule 'zb-h1' within budget 1500 bytes; minimum with full "
-                     "remat is 1562 bytes\n");
+  CHECK(tight.err == "ppsim: error: cannot fit schedule 'zb-h1' within budget 1500 bytes; the least peak "
+                     "any remat plan reaches is 1562 bytes\n");
 }

@@ -1,0 +1,175 @@
+#include "remat/option_model.h"
+
+#include "sim/error.h"
+#include "sim/memory.h"
+#include "sim/op_locator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ppsim {
+
+StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &track, int stage,
+                                  bool split) {
+  const auto probe = [&](bool x, int backward) {
+    Schedule schedule;
+    schedule.device_ops.resize(1);
+    auto &ops = schedule.device_ops[0];
+    const auto push = [&](OpKind kind) { ops.push_back(Op::make(kind, stage, 0)); };
+    push(OpKind::forward);
+    if (x) push(OpKind::recompute_forward);
+    if (split) {
+      push(OpKind::backward_input);
+      if (backward == kWeightInputChoice) push(OpKind::recompute_weight_inputs);
+      if (backward == kFullBackwardChoice) push(OpKind::recompute_full_backward);
+      push(OpKind::backward_weight);
+    } else {
+      push(OpKind::backward_full);
+    }
+    const OpLocator locator(schedule, scenario.stage_count(), 1);
+    const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
+    std::array<MemoryEffect, kOpKindCount> by_kind{};
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      by_kind[static_cast<std::size_t>(ops[i].kind())] = effects[i];
+    }
+    return by_kind;
+  };
+  const auto base = probe(false, -1);
+  std::array<std::array<MemoryEffect, kOpKindCount>, kChoiceCount> with{};
+  with[kForwardChoice] = probe(true, -1);
+  with[kWeightInputChoice] = split ? probe(false, kWeightInputChoice) : base;
+  with[kFullBackwardChoice] = split ? probe(false, kFullBackwardChoice) : base;
+  StageEffects result;
+  for (std::size_t k = 0; k < kOpKindCount; ++k) {
+    AffineEffect &e = result.effects_[k];
+    const MemoryEffect &b = base[k];
+    e.alloc.constant = b.alloc;
+    e.release.constant = b.release;
+    e.transient.constant = b.transient;
+    for (std::size_t c = 0; c < kChoiceCount; ++c) {
+      const MemoryEffect &w = with[c][k];
+      e.alloc.coefficient[c] = w.alloc - b.alloc;
+      e.release.coefficient[c] = w.release - b.release;
+      e.transient.coefficient[c] = w.transient - b.transient;
+    }
+  }
+  return result;
+}
+
+// An op's increment D becomes a negative release, its transient P is checked on top of what is
+// resident before it.
+StageEffects StageEffects::reference(const StageMemory &m) {
+  StageEffects effects;
+  const double ck = m.checkpoint;
+  const auto set = [&](OpKind kind, Affine increment, Affine transient) {
+    AffineEffect &e = effects.effects_[static_cast<std::size_t>(kind)];
+    e.release.constant = -increment.constant;
+    for (std::size_t c = 0; c < kChoiceCount; ++c) e.release.coefficient[c] = -increment.coefficient[c];
+    e.transient = transient;
+  };
+  // K^f = M_f - (M_f - ck) x; K^b = M_b - M_ba y - (M_b - ck) z; K^w = M_w.
+  set(OpKind::forward, {m.stored, {-(m.stored - ck), 0, 0}},
+      {m.peak_forward, {m.peak_checkpointed_forward - m.peak_forward, 0, 0}});
+  set(OpKind::backward_input,
+      {m.kept_after_b - m.stored, {m.stored - ck, -m.weight_input_share, -(m.kept_after_b - ck)}},
+      {m.peak_backward_input,
+       {std::max(m.peak_forward, m.stored + m.peak_backward_input) - m.peak_backward_input, 0, 0}});
+  set(OpKind::backward_weight,
+      {m.kept_after_w - m.kept_after_b, {0, m.weight_input_share, m.kept_after_b - ck}},
+      {m.peak_backward_weight,
+       {0, m.peak_checkpointed_forward - m.peak_backward_weight,
+        std::max({m.peak_forward, m.stored + m.peak_backward_input,
+                  m.kept_after_b + m.peak_backward_weight}) -
+            m.peak_backward_weight}});
+  return effects;
+}
+
+Schedule with_all_slots(const Schedule &base) {
+  Schedule expanded;
+  expanded.name = base.name;
+  expanded.device_ops.resize(base.device_ops.size());
+  for (std::size_t g = 0; g < base.device_ops.size(); ++g) {
+    for (const Op &op : base.device_ops[g]) {
+      const OpRef &ref = op.first;
+      if (op.kind() == OpKind::overlapped) {
+        throw Error(fmt::format("the remat ILP does not support overlapped F&B ops (schedule '{}')",
+                                base.name));
+      }
+      if (is_recompute(ref.kind)) {
+        throw Error(fmt::format("schedule '{}' already contains {}; remat applies to a base "
+                                "schedule without recomputation",
+                                base.name, describe(ref)));
+      }
+      auto &ops = expanded.device_ops[g];
+      if (ref.kind == OpKind::backward_input || ref.kind == OpKind::backward_full) {
+        ops.push_back(Op::make(OpKind::recompute_forward, ref.stage, ref.microbatch));
+      }
+      if (ref.kind == OpKind::backward_weight) {
+        ops.push_back(Op::make(OpKind::recompute_weight_inputs, ref.stage, ref.microbatch));
+        ops.push_back(Op::make(OpKind::recompute_full_backward, ref.stage, ref.microbatch));
+      }
+      ops.push_back(op);
+    }
+  }
+  return expanded;
+}
+
+DeviceMemoryWalk::DeviceMemoryWalk(const std::vector<StageEffects> &stages, int microbatches,
+                                   int option_keys)
+    : stages_(stages), microbatches_(microbatches),
+      resident_(static_cast<std::size_t>(option_keys), 0.0),
+      is_touched_(static_cast<std::size_t>(option_keys), 0) {}
+
+void DeviceMemoryWalk::start(double constant) {
+  for (const int key : touched_) {
+    resident_[static_cast<std::size_t>(key)] = 0;
+    is_touched_[static_cast<std::size_t>(key)] = 0;
+  }
+  touched_.clear();
+  settled_ = 0;
+  constant_ = constant;
+}
+
+Affine DeviceMemoryWalk::during(const OpRef &op) const {
+  const AffineEffect &effect = stages_[static_cast<std::size_t>(op.stage)].of(op.kind);
+  Affine sum;
+  sum.constant = effect.alloc.constant + effect.transient.constant;
+  for (std::size_t c = 0; c < kChoiceCount; ++c)
+    sum.coefficient[c] = effect.alloc.coefficient[c] + effect.transient.coefficient[c];
+  return sum;
+}
+
+void DeviceMemoryWalk::advance(const OpRef &op) {
+  const AffineEffect &effect = stages_[static_cast<std::size_t>(op.stage)].of(op.kind);
+  constant_ += effect.alloc.constant - effect.release.constant;
+  for (int c = 0; c < kChoiceCount; ++c) {
+    const auto k = static_cast<std::size_t>(c);
+    const double delta = effect.alloc.coefficient[k] - effect.release.coefficient[k];
+    if (delta == 0) continue;
+    const int key = option_key(op.stage, op.microbatch, microbatches_, c);
+    if (!is_touched_[static_cast<std::size_t>(key)]) {
+      is_touched_[static_cast<std::size_t>(key)] = 1;
+      touched_.push_back(key);
+    }
+    double &resident = resident_[static_cast<std::size_t>(key)];
+    resident += delta;
+    // What an option saves returns to zero once its (s,j) is done; such keys leave the list, so
+    // a walk costs the ops times the (s,j) alive at once, not times all of them.
+    if (std::abs(resident) <= 1e-12 * std::abs(delta)) {
+      resident = 0;
+      ++settled_;
+    }
+  }
+  if (2 * settled_ > touched_.size()) {
+    std::erase_if(touched_, [&](int key) {
+      if (resident_[static_cast<std::size_t>(key)] != 0) return false;
+      is_touched_[static_cast<std::size_t>(key)] = 0;
+      return true;
+    });
+    settled_ = 0;
+  }
+}
+
+} // namespace ppsim
