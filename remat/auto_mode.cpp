@@ -108,14 +108,19 @@ std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
                                           const std::vector<std::string> &candidates,
                                           const IlpOptions &options, int threads) {
   std::vector<AutoCandidate> results(candidates.size());
+  const int workers = std::clamp<int>(threads, 1, std::max<int>(1, static_cast<int>(candidates.size())));
+  // The limit is the whole ranking's: each candidate gets its share of the workers' time.
+  IlpOptions each = options;
+  if (!candidates.empty())
+    each.time_limit_seconds = options.time_limit_seconds * workers / static_cast<double>(candidates.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&]() {
     for (std::size_t k = next++; k < candidates.size(); k = next++) {
-      results[k] = solve_candidate(input, candidates[k], options);
+      results[k] = solve_candidate(input, candidates[k], each);
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<int>(threads, static_cast<int>(candidates.size())); ++t) {
+  for (int t = 1; t < workers; ++t) {
     pool.emplace_back(work);
   }
   work();

@@ -30,7 +30,8 @@ struct AutoCandidate {
 
 /// Candidates ranked: solved first by replayed max span, then fewer recomputed ops, then
 /// candidate order; unsolved ones follow in candidate order. `threads` > 1 solves candidates in
-/// parallel (the ranking does not depend on it).
+/// parallel (the ranking does not depend on it). options.time_limit_seconds is the ranking's:
+/// each candidate gets limit x threads / candidates.
 std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
                                           const std::vector<std::string> &candidates,
                                           const IlpOptions &options, int threads = 1);

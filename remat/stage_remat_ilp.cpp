@@ -468,10 +468,11 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     if (!start) start = least_peak_plan(scenario, base, options.form, deadline);
   }
   solver::Options solve_options{std::max(0.0, seconds_left(deadline)), options.relative_gap, false};
+  solve_options.preprocess = false;
   if (start)
     solve_options.start = start_values(built, *start, scenario.stage_count(), scenario.microbatches);
   const solver::Result solved = solver::solve(built.model, solve_options);
-  if (solved.status == solver::Status::infeasible) {
+  if (solved.status == solver::Status::infeasible && !start) {
     least_peak_plan(scenario, base, options.form, deadline + std::chrono::seconds(10));
     throw Error(fmt::format("the ILP found no plan of schedule '{}' within budget {}", base.name,
                             format_budget(scenario, *budget_track(scenario).cap)));
@@ -485,12 +486,15 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     solution.objective = solved.objective * unit;
     solution.best_bound = solved.best_bound * unit;
   } else if (start && solved.status != solver::Status::failed) {
-    // The limit ended the search before the solver reported: the start is the best plan known,
-    // and the span any plan needs (the busiest device's base work) the bound proven.
+    // The limit ended the search before the solver reported: the start is the best plan known.
+    // Recomputation only lengthens ops, so no plan beats the base schedule's own spans, nor the
+    // busiest device's work.
     solution.status = solver::Status::feasible;
     solution.plan = *start;
     solution.from_start = true;
-    solution.best_bound = built.model.variables[static_cast<std::size_t>(built.span_variable)].lower * unit;
+    solution.best_bound =
+        std::max(built.model.variables[static_cast<std::size_t>(built.span_variable)].lower * unit,
+                 static_cast<double>(simulate(scenario, base).metrics.max_span.count()));
   } else {
     solution.failure = solved.status == solver::Status::failed
                            ? fmt::format("the ILP solver failed: {}", solved.failure)

@@ -121,10 +121,12 @@ Result solve_here(const Model &model, const Options &options) {
     const std::string seconds = std::to_string(backend_seconds(options.time_limit_seconds));
     const std::string gap = std::to_string(std::max(0.0, options.relative_gap));
     const std::string log_level = options.log ? "1" : "0";
-    const char *argv[] = {"ppsim", "-log",          log_level.c_str(), "-timeMode", "elapsed",
-                          "-sec",  seconds.c_str(), "-ratioGap",       gap.c_str(), "-solve",
-                          "-quit"};
-    CbcMain1(static_cast<int>(std::size(argv)), argv, cbc, no_callback, data);
+    std::vector<const char *> argv{"ppsim",         "-log", log_level.c_str(), "-timeMode",
+                                   "elapsed",       "-sec", seconds.c_str(),   "-ratioGap",
+                                   gap.c_str()};
+    if (!options.preprocess) argv.insert(argv.end(), {"-preprocess", "off"});
+    argv.insert(argv.end(), {"-solve", "-quit"});
+    CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, no_callback, data);
 
     result.status = status_of(cbc);
     if (result.has_solution()) {

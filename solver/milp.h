@@ -69,6 +69,9 @@ struct Options {
   double time_limit_seconds = 60;
   double relative_gap = 0;        ///< stop when (incumbent - bound) / |incumbent| <= this
   bool log = false;               ///< let the backend print its log to stdout
+  /// CBC's preprocessing (CglPreProcess). Off for models whose rows are tight at the optimum:
+  /// on the remat ILP it declared feasible models infeasible and returned worse plans.
+  bool preprocess = true;
   /// A feasible solution to start from (one value per variable; only the integer variables are
   /// read, the solver completes the rest): the search then never returns anything worse.
   std::vector<double> start{};
