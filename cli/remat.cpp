@@ -28,14 +28,17 @@ double largest_peak(const Scenario &scenario, const Schedule &schedule) {
   return peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
 }
 
-std::string budget_line(const ScenarioInput &input, const Scenario &scenario) {
-  const char *model = scenario.memory_model == MemoryModel::bytes ? "byte model"
-                      : scenario.memory_model == MemoryModel::zb  ? "zb model"
-                                                                  : "count model";
-  return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing)\n",
-                     input.schedule, scenario.devices, scenario.microbatches, scenario.chunks,
-                     format_budget(scenario, *budget_track(scenario).cap), model,
-                     scenario.remat_timing == RematTiming::early ? "early" : "lumped");
+// The first line: what is solved, under which budget and accounting. `solved` is the scenario
+// the form solves (the elf form's has lumped timing).
+std::string budget_line(const std::string &schedule, const Scenario &solved, IlpForm form) {
+  const char *model = solved.memory_model == MemoryModel::bytes ? "byte model"
+                      : solved.memory_model == MemoryModel::zb  ? "zb model"
+                                                                : "count model";
+  return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing{})\n", schedule,
+                     solved.devices, solved.microbatches, solved.chunks,
+                     format_budget(solved, *budget_track(solved).cap), model,
+                     solved.remat_timing == RematTiming::early ? "early" : "lumped",
+                     form == IlpForm::elf ? ", elf form" : "");
 }
 
 constexpr const char *kRowFormat = "{:<10} {:<9} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}  {}";
@@ -147,7 +150,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const FormInstance solved_instance = form_instance(scenario, run.schedule, ilp.form);
   const Scenario &solved = solved_instance.scenario;
   const std::string ilp_name = ilp.form == IlpForm::elf ? "ilp-elf" : "ilp";
-  out << budget_line(input, scenario);
+  out << budget_line(run.schedule.name, solved, ilp.form);
   out << row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
   for (const RematOutcome &o : baselines) {
     if (!o.found) {

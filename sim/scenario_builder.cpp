@@ -155,6 +155,11 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
       }
     }
     stage.weight_input_share = input.m_ba_fraction * stage.kept_after_b;
+    stage.kept_after_w = input.w_residue * stage.stored;
+    if (stage.kept_after_w > stage.kept_after_b) {
+      input.fail("model.w_residue", fmt::format("W cannot leave more ({}) than B keeps for it ({})",
+                                                input.w_residue, input.w_stash));
+    }
     count.stages.push_back(stage);
   }
 
@@ -170,6 +175,13 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
                                        input.w_stash * stage.stored);
       stage.weight_input_share = layer_bytes("model.memory.weight_input_bytes", input.bytes.weight_inputs, s,
                                              input.m_ba_fraction * stage.kept_after_b);
+      stage.kept_after_w = layer_bytes("model.memory.kept_after_w", input.bytes.kept_after_w, s,
+                                       input.w_residue * stage.stored);
+      if (stage.kept_after_w > stage.kept_after_b) {
+        input.fail("model.memory.kept_after_w",
+                   fmt::format("stage {} keeps {} after W, more than the {} B keeps for it", s,
+                               format_bytes(stage.kept_after_w), format_bytes(stage.kept_after_b)));
+      }
       stage.checkpoint = byte_value("model.memory.ckpt_bytes", input.bytes.checkpoint, s, 0.0);
       stage.peak_forward = byte_value("model.memory.peak_f", input.bytes.peak_forward, s, 0.0);
       stage.peak_backward_input = byte_value("model.memory.peak_b", input.bytes.peak_backward_input, s, 0.0);

@@ -26,6 +26,7 @@ struct ByteSizesInput {
   std::vector<double> activation;        ///< M_f ("act_bytes")
   std::vector<double> selective_activation; ///< kept by F under selective recomputation
   std::vector<double> kept_after_b;      ///< M_b; default w_stash * M_f
+  std::vector<double> kept_after_w;      ///< M_w, held after W to the end; default w_residue * M_f
   std::vector<double> weight_inputs;     ///< M_ba; default m_ba_fraction * M_b
   std::vector<double> checkpoint;        ///< M_in + M_out ("ckpt_bytes")
   std::vector<double> parameters;        ///< "param_bytes"
@@ -62,6 +63,7 @@ struct ScenarioInput {
   std::optional<Rational> overlap_fb;
   MemoryModel memory_model = MemoryModel::count;
   double w_stash = 1.0;
+  double w_residue = 0.0;              ///< M_w / M_f: what W leaves allocated (ELF's M_w)
   double m_ba_fraction = 14.0 / 32.0;  ///< M_ba / M_b of a GPT block (spec model.md 4.3)
   std::vector<double> zb_mem_f;        ///< three-term model; empty = count units
   std::vector<double> zb_mem_w;

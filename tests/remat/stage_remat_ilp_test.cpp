@@ -342,3 +342,24 @@ TEST_CASE("elf form, byte model: the reference checks a forward's transient with
   CHECK_FALSE(elf.simulation.metrics.feasible);
   CHECK(*elf.simulation.metrics.devices[0].peak_bytes == 150);
 }
+
+TEST_CASE("issue_13 M_w > 0 (ELF's memory left by W): ILP == enumeration, and what W leaves no option frees") {
+  for (const double k : {1.0, 1.5, 2.0, 2.5}) {
+    CAPTURE(k);
+    ScenarioInput input = uniform_input(2, 2, {1, 1}, {2, 1}, {1, 1});
+    input.cap_activations = k;
+    input.w_stash = 0.75;
+    input.w_residue = 0.25;
+    check_against_enumeration(base("zb-h1", input));
+  }
+  // p = 1: F0 B0 W0 F1 B1 W1; W0 leaves 1/2, so F1 peaks at 1.5 whatever is recomputed.
+  ScenarioInput input = uniform_input(1, 2, {1, 1}, {1, 1}, {1, 1});
+  input.w_residue = 0.5;
+  input.cap_activations = 1.25;
+  const Base b = base("1f1b-split", input);
+  CHECK(least_peak(b) == doctest::Approx(1.5));
+  CHECK_THROWS_WITH_AS(solve_stage_remat(b.scenario, b.schedule, kExact),
+                       "cannot fit schedule '1f1b-split' within budget 1.25; the least peak any remat plan "
+                       "reaches is 1.5",
+                       Error);
+}

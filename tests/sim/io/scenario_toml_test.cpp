@@ -3,6 +3,8 @@
 
 #include "sim/error.h"
 #include "sim/io/decimal.h"
+#include "sim/scenario_builder.h"
+#include "sim/schedules/registry.h"
 
 #include <doctest/doctest.h>
 
@@ -121,4 +123,28 @@ TEST_CASE("exact decimal, size and bandwidth parsing") {
   CHECK(parse_bandwidth("400Gb/s") == 50e9);
   CHECK(std::isinf(*parse_bandwidth("inf")));
   CHECK_FALSE(parse_bandwidth("0GB/s").has_value());
+}
+
+TEST_CASE("issue_13 M_w, what W leaves allocated, is a scenario field in both units") {
+  const ScenarioInput input = parse_scenario(
+      "[model]\nw_stash = 0.75\nw_residue = 0.25\n[model.memory]\nact_bytes = 1000\nkept_after_w = 100\n", "s.toml");
+  CHECK(input.w_residue == 0.25);
+  REQUIRE(input.bytes.kept_after_w.size() == 1);
+  CHECK(input.bytes.kept_after_w[0] == 100);
+  Scenario scenario = build_scenario(input, find_schedule("1f1b"));
+  CHECK(scenario.activations.stages[0].kept_after_w == doctest::Approx(0.25));
+  CHECK(scenario.bytes->stages[0].kept_after_w == 100);
+  const auto build_error = [](const std::string &text) {
+    try {
+      build_scenario(parse_scenario(text, "s.toml"), find_schedule("1f1b"));
+    } catch (const Error &error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(build_error("[model]\nw_stash = 0.5\nw_residue = 0.75\n") ==
+        "s.toml:3: field 'model.w_residue': W cannot leave more (0.75) than B keeps for it (0.5)");
+  CHECK(build_error("[model.memory]\nact_bytes = 1000\nkept_after_b = 200\nkept_after_w = 300\n") ==
+        "s.toml:4: field 'model.memory.kept_after_w': stage 0 keeps 300 bytes after W, more than the 200 bytes B "
+        "keeps for it");
 }
