@@ -4,9 +4,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
+#include <string>
+#include <vector>
 
 using ppsim::cli::Args;
 
@@ -96,4 +100,56 @@ TEST_CASE("ppsim remat with a byte budget") {
   CHECK(tight.code == 1);
   CHECK(tight.err == "ppsim: error: cannot fit schedule 'zb-h1' within budget 1500 bytes; the least peak "
                      "any remat plan reaches is 1562 bytes\n");
+}
+
+namespace {
+
+// The lines of `text` with the solve times (", 1.06 s" in a note, a trailing "0.04" column)
+// replaced by "T": everything else of a transcript is deterministic.
+std::vector<std::string> without_times(const std::string &text) {
+  static const std::regex note_seconds(R"(, \d+\.\d\d s)");
+  static const std::regex column_seconds(R"(\s+\d+\.\d\d$)");
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    line = std::regex_replace(line, note_seconds, ", T s");
+    lines.push_back(std::regex_replace(line, column_seconds, " T"));
+  }
+  return lines;
+}
+
+} // namespace
+
+TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat prints") {
+  // Every "$ ppsim remat ..." block of the page is run; its lines (up to a "..." line, then the
+  // ones after it at the end) must be the output's.
+  const std::string page = read(PPSIM_SOURCE_DIR "/docs/remat.md");
+  int blocks = 0;
+  for (std::size_t at = page.find("\n$ ppsim remat "); at != std::string::npos;
+       at = page.find("\n$ ppsim remat ", at + 1)) {
+    const std::size_t command_end = page.find('\n', at + 1);
+    const std::string command = page.substr(at + 15, command_end - at - 15);
+    CAPTURE(command);
+    Args args;
+    std::istringstream words(command);
+    for (std::string word; words >> word;) args.push_back(word);
+    const Output o = remat(args);
+    REQUIRE(o.code == 0);
+    const std::vector<std::string> doc =
+        without_times(page.substr(command_end + 1, page.find("```", command_end) - command_end - 1));
+    const std::vector<std::string> printed = without_times(o.out);
+    const auto ellipsis = std::find(doc.begin(), doc.end(), "...");
+    const std::vector<std::string> head(doc.begin(), ellipsis);
+    REQUIRE(head.size() <= printed.size());
+    CHECK(std::equal(head.begin(), head.end(), printed.begin()));
+    if (ellipsis != doc.end()) {
+      const std::vector<std::string> tail(ellipsis + 1, doc.end());
+      REQUIRE(tail.size() <= printed.size());
+      CHECK(std::equal(tail.rbegin(), tail.rend(), printed.rbegin()));
+    } else {
+      CHECK(head.size() == printed.size());
+    }
+    ++blocks;
+  }
+  CHECK(blocks == 2);
 }
