@@ -24,6 +24,8 @@ constexpr Command kCommands[] = {
     {"frontier", "bubble versus memory frontier of the V-shape building-block search", ppsim::cli::run_frontier},
     {"partition", "split a per-layer cost file into balanced stages under a memory limit", ppsim::cli::run_partition},
     {"lynx", "on-demand versus overlapped (Lynx) recomputation, per stage and overall", ppsim::cli::run_lynx},
+    {"checkpoint", "which layers of a stage to store, checkpoint or recompute (rotor DP) from a cost file",
+     ppsim::cli::run_checkpoint},
     {"sweep", "run a sweep file on all cores into one CSV (sharding, resume)", ppsim::cli::run_sweep},
     {"merge", "join the CSV shards of a sweep", ppsim::cli::run_merge},
     {"plot", "draw a paper figure from sweep results or a trace (matplotlib)", ppsim::cli::run_plot},

@@ -575,6 +575,15 @@ double resident_state_bytes(double param_bytes, double grad_bytes, double optimi
   return param_bytes + grad_bytes + optimizer_state_bytes / optimizer_shards;
 }
 
+std::vector<int> even_layer_counts(std::size_t layers, int stages) {
+  if (stages < 1 || layers < static_cast<std::size_t>(stages)) {
+    throw Error(fmt::format("the cost file has {} layers, fewer than the {} stages", layers, stages));
+  }
+  std::vector<int> counts(static_cast<std::size_t>(stages), static_cast<int>(layers / static_cast<std::size_t>(stages)));
+  for (std::size_t s = 0; s < layers % static_cast<std::size_t>(stages); ++s) ++counts[s];
+  return counts;
+}
+
 std::vector<StageCostSums> aggregate_stages(const CostFile &file,
                                             const std::vector<int> &layers_per_stage) {
   std::size_t total = 0;

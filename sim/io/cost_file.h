@@ -115,6 +115,10 @@ struct StageCostSums {
 double resident_state_bytes(double param_bytes, double grad_bytes, double optimizer_state_bytes,
                             int optimizer_shards);
 
+/// Consecutive layers per stage, as even as possible: the first stages take one more layer when
+/// `layers` does not divide. Throws Error when there are fewer layers than stages.
+std::vector<int> even_layer_counts(std::size_t layers, int stages);
+
 /// Groups consecutive layers into stages; throws Error unless every count is positive and they
 /// add up to the number of rows.
 std::vector<StageCostSums> aggregate_stages(const CostFile &file,

@@ -15,13 +15,11 @@ namespace {
 // more layer when the count does not divide).
 std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t layers, int stage_count) {
   if (!input.layers_per_stage.empty()) return input.layers_per_stage;
-  if (layers < static_cast<std::size_t>(stage_count)) {
-    input.fail("model.costs_file", fmt::format("the cost file has {} layers, fewer than the {} stages",
-                                               layers, stage_count));
+  try {
+    return even_layer_counts(layers, stage_count);
+  } catch (const Error &error) {
+    input.fail("model.costs_file", error.sentence());
   }
-  std::vector<int> counts(static_cast<std::size_t>(stage_count), static_cast<int>(layers / stage_count));
-  for (std::size_t s = 0; s < layers % static_cast<std::size_t>(stage_count); ++s) ++counts[s];
-  return counts;
 }
 
 // Fills the per-stage costs and byte sizes from the cost file (docs/profiler.md, "The cost

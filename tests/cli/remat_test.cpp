@@ -120,24 +120,29 @@ std::vector<std::string> without_times(const std::string &text) {
 
 } // namespace
 
-TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat prints") {
-  // Every "$ ppsim remat ..." block of the page is run; its lines (up to a "..." line, then the
-  // ones after it at the end) must be the output's.
+TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat and ppsim checkpoint print") {
+  // Every "$ ppsim remat ..." and "$ ppsim checkpoint ..." block of the page is run; its lines
+  // (up to a "..." line, then the ones after it at the end) must be the output's.
   const std::string page = read(PPSIM_SOURCE_DIR "/docs/remat.md");
   int blocks = 0;
-  for (std::size_t at = page.find("\n$ ppsim remat "); at != std::string::npos;
-       at = page.find("\n$ ppsim remat ", at + 1)) {
+  for (std::size_t at = page.find("\n$ ppsim "); at != std::string::npos; at = page.find("\n$ ppsim ", at + 1)) {
     const std::size_t command_end = page.find('\n', at + 1);
-    const std::string command = page.substr(at + 15, command_end - at - 15);
+    const std::string command = page.substr(at + 9, command_end - at - 9);
     CAPTURE(command);
     Args args;
     std::istringstream words(command);
-    for (std::string word; words >> word;) args.push_back(word);
-    const Output o = remat(args);
-    REQUIRE(o.code == 0);
+    std::string name;
+    words >> name;
+    for (std::string word; words >> word;)
+      args.push_back(word.starts_with("scenarios/") ? PPSIM_SOURCE_DIR "/" + word : word);
+    REQUIRE((name == "remat" || name == "checkpoint"));
+    std::ostringstream out, err;
+    const int code = ppsim::cli::guarded(name == "remat" ? ppsim::cli::run_remat : ppsim::cli::run_checkpoint,
+                                         args, out, err);
+    REQUIRE(code == 0);
     const std::vector<std::string> doc =
         without_times(page.substr(command_end + 1, page.find("```", command_end) - command_end - 1));
-    const std::vector<std::string> printed = without_times(o.out);
+    const std::vector<std::string> printed = without_times(out.str());
     const auto ellipsis = std::find(doc.begin(), doc.end(), "...");
     const std::vector<std::string> head(doc.begin(), ellipsis);
     REQUIRE(head.size() <= printed.size());
@@ -151,5 +156,18 @@ TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat prints") {
     }
     ++blocks;
   }
-  CHECK(blocks == 2);
+  CHECK(blocks == 4);
+}
+
+TEST_CASE("issue_13 ppsim checkpoint errors are one line, with nothing printed before them") {
+  std::ostringstream out, err;
+  const Args tight{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv", "--stages", "8", "--memory", "1GiB"};
+  CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, tight, out, err) == 1);
+  CHECK(out.str().empty());
+  CHECK(err.str() == "ppsim: error: field '--memory': stage 0 cannot run in 1 GiB: even recomputing everything "
+                     "needs more\n");
+  std::ostringstream out2, err2;
+  const Args counts{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv", "--layers-per-stage", "3,3"};
+  CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, counts, out2, err2) == 1);
+  CHECK(err2.str() == "ppsim: error: field '--layers-per-stage': the counts add up to 6, not to the file's 34 layers\n");
 }

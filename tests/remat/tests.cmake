@@ -3,6 +3,7 @@ ppsim_add_test(NAME remat_tests
     remat/plan_test.cpp
     remat/stage_remat_ilp_test.cpp
     remat/ilp_corpus_test.cpp
+    remat/stage_checkpoint_test.cpp
     remat/rotor_test.cpp
     remat/baselines_test.cpp
     remat/policy_test.cpp

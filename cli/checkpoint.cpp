@@ -1,0 +1,127 @@
+// `ppsim checkpoint`: which layers of a pipeline stage to store, store selectively, checkpoint
+// or recompute, from a per-layer cost file (rotor DP, docs/remat.md "ppsim checkpoint").
+#include "cli/commands.h"
+#include "cli/scenario_options.h"
+
+#include "remat/stage_checkpoint.h"
+#include "sim/error.h"
+#include "sim/io/decimal.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <ostream>
+#include <sstream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+namespace {
+
+std::vector<int> layer_counts(const po::variables_map &values, std::size_t layers) {
+  if (!values.count("layers-per-stage")) return even_layer_counts(layers, values["stages"].as<int>());
+  std::vector<int> counts;
+  std::stringstream list(values["layers-per-stage"].as<std::string>());
+  for (std::string item; std::getline(list, item, ',');) {
+    const std::optional<Rational> count = parse_rational(item);
+    if (!count || count->denominator != 1 || count->numerator < 1 || count->numerator > 1'000'000)
+      throw Error("", 0, "--layers-per-stage", fmt::format("expected positive layer counts such as 4,4, got \"{}\"", item));
+    counts.push_back(static_cast<int>(count->numerator));
+  }
+  if (std::accumulate(counts.begin(), counts.end(), std::size_t{0}) != layers)
+    throw Error("", 0, "--layers-per-stage", fmt::format("the counts add up to {}, not to the file's {} layers",
+                                                         std::accumulate(counts.begin(), counts.end(), 0), layers));
+  return counts;
+}
+
+std::string actions_text(const std::vector<LayerAction> &actions) {
+  std::string text;
+  for (const LayerAction action : actions) text += static_cast<char>(action);
+  return text;
+}
+
+std::string option_row(const CheckpointOption &option, double fastest_ms) {
+  const double total = option.forward_ms + option.backward_ms;
+  return fmt::format("{:>12} {:>10} {:>10} {:>12} {:>8}  {}\n", format_bytes(option.peak_bytes),
+                     format_readable(option.forward_ms), format_readable(option.backward_ms),
+                     format_bytes(option.kept_bytes),
+                     fmt::format("{:+.1f}%", 100 * (total - fastest_ms) / fastest_ms),
+                     actions_text(option.actions));
+}
+
+} // namespace
+
+int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+  po::options_description options("ppsim checkpoint COSTS [--stages P | --layers-per-stage A,B,..] [options]");
+  options.add_options()("help,h", "show this help")(
+      "costs", po::value<std::string>()->value_name("COSTS"), "per-layer cost file (CSV or JSON)")(
+      "stages", po::value<int>()->default_value(1), "split the layers evenly into P stages")(
+      "layers-per-stage", po::value<std::string>()->value_name("A,B,.."), "consecutive layers per stage")(
+      "stage", po::value<int>()->value_name("K"), "only stage K (default: every stage)")(
+      "memory", po::value<std::string>()->value_name("SIZE"),
+      "per-microbatch memory of the stage (e.g. 2GiB): the plan at that level; default: the whole front")(
+      "slots", po::value<int>()->default_value(500), "memory discretisation of the DP")(
+      "no-selective", po::bool_switch(), "record layers whole only, even where selective bytes are measured");
+  po::positional_options_description positional;
+  positional.add("costs", 1);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n"
+        << "For each stage, the rotor dynamic program over its layers: for every memory level the\n"
+        << "stage's forward and backward time (recomputation included) and what it keeps from F\n"
+        << "to B, and per layer S (store), s (store without the attention core), C (checkpoint:\n"
+        << "input kept, recomputed) or R (recomputed from an earlier checkpoint).\n";
+    return kOk;
+  }
+  if (!values.count("costs")) throw Error("", 0, "COSTS", "give a per-layer cost file");
+  const int slots = values["slots"].as<int>();
+  if (slots < 1 || slots > 100000) throw Error("", 0, "--slots", fmt::format("expected 1 to 100000 slots, got {}", slots));
+  if (values["stages"].as<int>() < 1)
+    throw Error("", 0, "--stages", fmt::format("expected at least 1 stage, got {}", values["stages"].as<int>()));
+  std::optional<double> memory;
+  if (values.count("memory")) {
+    const std::string text = values["memory"].as<std::string>();
+    memory = parse_byte_size(text);
+    if (!memory || !(*memory > 0))
+      throw Error("", 0, "--memory", fmt::format("expected a byte size such as 2GiB, got \"{}\"", text));
+  }
+  const CostFile costs = read_cost_file(values["costs"].as<std::string>());
+  const std::vector<int> counts = layer_counts(values, costs.rows.size());
+  if (values.count("stage") && (values["stage"].as<int>() < 0 || values["stage"].as<int>() >= static_cast<int>(counts.size())))
+    throw Error("", 0, "--stage", fmt::format("expected a stage in 0..{}, got {}", counts.size() - 1, values["stage"].as<int>()));
+  const bool selective = !values["no-selective"].as<bool>();
+
+  // Everything is computed before anything is printed: an error leaves no partial table.
+  std::string report;
+  std::size_t first = 0;
+  for (std::size_t s = 0; s < counts.size(); first += static_cast<std::size_t>(counts[s]), ++s) {
+    if (values.count("stage") && static_cast<int>(s) != values["stage"].as<int>()) continue;
+    const std::vector<CostRow> layers(costs.rows.begin() + static_cast<std::ptrdiff_t>(first),
+                                      costs.rows.begin() + static_cast<std::ptrdiff_t>(first) + counts[s]);
+    const CheckpointOption whole = store_everything(layers);
+    const double fastest = whole.forward_ms + whole.backward_ms;
+    report += fmt::format("stage {}: layers {}-{}; storing everything takes F {} + B {} ms and peaks at {}\n", s,
+                       first, first + layers.size() - 1, format_readable(whole.forward_ms),
+                       format_readable(whole.backward_ms), format_bytes(whole.peak_bytes));
+    report += fmt::format("{:>12} {:>10} {:>10} {:>12} {:>8}  {}\n", "peak", "F ms", "B ms", "kept F->B", "time",
+                       "layers");
+    // Without a level, the whole front: from above storing everything (the DP's memory rule
+    // reserves more than the replay needs) down to the least memory.
+    const double top = 1.5 * whole.peak_bytes;
+    const std::vector<CheckpointOption> front = checkpoint_front(layers, memory.value_or(top), slots, selective);
+    if (front.empty()) {
+      throw Error("", 0, "--memory",
+                  fmt::format("stage {} cannot run in {}: even recomputing everything needs more", s,
+                              format_bytes(*memory)));
+    }
+    if (memory) {
+      report += option_row(front.front(), fastest);
+    } else {
+      for (const CheckpointOption &option : front) report += option_row(option, fastest);
+    }
+  }
+  out << report;
+  return kOk;
+}
+
+} // namespace ppsim::cli

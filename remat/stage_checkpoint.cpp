@@ -1,0 +1,104 @@
+#include "remat/stage_checkpoint.h"
+
+#include "sim/assert.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ppsim {
+namespace {
+
+std::int64_t whole_bytes(double bytes) { return static_cast<std::int64_t>(std::ceil(std::max(0.0, bytes))); }
+
+double ms(Rational value) { return static_cast<double>(value.numerator) / static_cast<double>(value.denominator); }
+
+// Replays `sequence` on the byte chain: exact times and bytes, and each layer's first forward.
+CheckpointOption option_of(const rotor::Chain &bytes, const std::vector<rotor::Op> &sequence, double budget) {
+  const rotor::Replay replayed = rotor::replay(bytes, sequence);
+  CheckpointOption option{budget,
+                          replayed.forward_time,
+                          replayed.backward_time,
+                          static_cast<double>(replayed.kept_at_loss),
+                          static_cast<double>(replayed.peak),
+                          std::vector<LayerAction>(static_cast<std::size_t>(bytes.length()), LayerAction::recompute)};
+  for (const rotor::Op &op : sequence) {
+    if (op.kind == rotor::OpKind::loss) break;
+    LayerAction &action = option.actions[static_cast<std::size_t>(op.layer)];
+    switch (op.kind) {
+    case rotor::OpKind::forward_record:
+      action = op.option == 0 ? LayerAction::store : LayerAction::store_selective;
+      break;
+    case rotor::OpKind::forward_checkpoint: action = LayerAction::checkpoint; break;
+    default: action = LayerAction::recompute; break;
+    }
+  }
+  return option;
+}
+
+} // namespace
+
+rotor::Chain stage_chain(const std::vector<CostRow> &layers, bool selective) {
+  PPSIM_ASSERT(!layers.empty());
+  std::vector<rotor::MultiLayerArrays> arrays;
+  std::vector<std::int64_t> sizes; // cw: each layer's input, then the stage output
+  for (const CostRow &row : layers) {
+    sizes.push_back(whole_bytes(row.input_bytes));
+    const double backward = row.bwd_total_ms.numerator != 0 ? ms(row.bwd_total_ms)
+                                                            : ms(row.bwd_input_ms) + ms(row.bwd_weight_ms);
+    const std::int64_t backward_peak =
+        whole_bytes(std::max(row.bwd_input_peak_temp_bytes, row.bwd_weight_peak_temp_bytes));
+    rotor::MultiLayerArrays layer;
+    layer.nograd_forward_time = row.recompute_ms.numerator != 0 ? ms(row.recompute_ms) : ms(row.fwd_ms);
+    layer.nograd_forward_peak = whole_bytes(row.recompute_peak_temp_bytes > 0 ? row.recompute_peak_temp_bytes
+                                                                              : row.fwd_peak_temp_bytes);
+    const std::int64_t full = std::max(whole_bytes(row.activation_bytes_full), whole_bytes(row.output_bytes));
+    layer.options.push_back({ms(row.fwd_ms), backward, full, whole_bytes(row.fwd_peak_temp_bytes), backward_peak});
+    if (selective && row.activation_bytes_selective > 0 && row.activation_bytes_selective < row.activation_bytes_full) {
+      const std::int64_t kept =
+          std::max(whole_bytes(row.activation_bytes_selective), whole_bytes(row.output_bytes));
+      layer.options.push_back({ms(row.fwd_ms), backward + ms(row.recompute_selective_ms), kept,
+                               whole_bytes(row.fwd_peak_temp_bytes), backward_peak});
+    }
+    arrays.push_back(std::move(layer));
+  }
+  sizes.push_back(whole_bytes(layers.back().output_bytes));
+  return rotor::multi_option_chain(arrays, sizes, 0);
+}
+
+CheckpointOption store_everything(const std::vector<CostRow> &layers) {
+  const rotor::Chain chain = stage_chain(layers, false);
+  std::vector<rotor::Op> sequence;
+  const int n = chain.length();
+  for (int l = 0; l < n; ++l) sequence.push_back({rotor::OpKind::forward_record, l, 0});
+  sequence.push_back({rotor::OpKind::loss, n, 0});
+  for (int l = n - 1; l >= 0; --l) sequence.push_back({rotor::OpKind::backward, l, 0});
+  CheckpointOption option = option_of(chain, sequence, 0);
+  option.budget_bytes = option.peak_bytes;
+  return option;
+}
+
+std::vector<CheckpointOption> checkpoint_front(const std::vector<CostRow> &layers,
+                                               double max_budget_bytes, int slots, bool selective) {
+  PPSIM_ASSERT(max_budget_bytes > 0 && slots > 0);
+  const rotor::Chain bytes = stage_chain(layers, selective);
+  const rotor::Chain discrete = rotor::discretize(bytes, max_budget_bytes, slots);
+  const double slot_bytes = max_budget_bytes / slots;
+  const rotor::Table table(discrete, slots);
+  std::vector<CheckpointOption> front;
+  for (std::int64_t budget = slots; budget >= 0; --budget) {
+    if (table.time(budget) == rotor::kInfeasible) break;
+    CheckpointOption option = option_of(bytes, table.sequence(budget), static_cast<double>(budget) * slot_bytes);
+    // The DP's memory rule (the rotor paper's) is not the byte replay's in every case (a
+    // selective record's transients): a level keeps only plans whose replay fits it.
+    if (option.peak_bytes > option.budget_bytes) continue;
+    // Less memory can only cost time; keep one option per distinct time, the least memory each.
+    const auto total = [](const CheckpointOption &o) { return o.forward_ms + o.backward_ms; };
+    if (!front.empty() && total(option) <= total(front.back()) * (1 + 1e-12))
+      front.back() = std::move(option);
+    else
+      front.push_back(std::move(option));
+  }
+  return front;
+}
+
+} // namespace ppsim
