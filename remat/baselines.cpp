@@ -92,10 +92,8 @@ public:
         expanded_(with_all_slots(base)), plan_(empty_plan(scenario)) {
     const OpLocator locator(base, scenario.stage_count(), m_);
     for (int s = 0; s < scenario.stage_count(); ++s) {
-      bool split = false;
-      for (int j = 0; j < m_ && !split; ++j) split = locator.contains(OpKind::backward_weight, s, j);
-      split_.push_back(split);
-      effects_.push_back(StageEffects::engine(scenario, track_, s, split));
+      for (int j = 0; j < m_; ++j) split_.push_back(locator.contains(OpKind::backward_weight, s, j));
+      effects_.push_back(StageEffects::engine(scenario, track_, s));
     }
   }
 
@@ -171,7 +169,7 @@ private:
     const auto consider = [&](int key) {
       const int pair = key / kChoiceCount, choice = key % kChoiceCount;
       const int stage = pair / m_, microbatch = pair % m_;
-      if (on(stage, microbatch, choice) || (choice != kForwardChoice && !split_[static_cast<std::size_t>(stage)]))
+      if (on(stage, microbatch, choice) || (choice != kForwardChoice && !split_[static_cast<std::size_t>(pair)]))
         return;
       if (choice == kWeightInputChoice && on(stage, microbatch, kFullBackwardChoice)) return;
       const double saved = -change(walk, ref, stage, microbatch, choice);
@@ -198,7 +196,7 @@ private:
   const MemoryTrack &track_;
   int m_;
   Schedule expanded_;
-  std::vector<bool> split_;
+  std::vector<bool> split_; // per (s,j): backward options exist only for a split backward
   std::vector<StageEffects> effects_;
   RematPlan plan_;
 };

@@ -11,9 +11,10 @@
 
 namespace ppsim {
 
-StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &track, int stage,
-                                  bool split) {
-  const auto probe = [&](bool x, int backward) {
+StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &track, int stage) {
+  // The effects of every op kind on one-microbatch orders with and without each option, split
+  // (B, W) and fused (BW) alike, so a stage may mix both.
+  const auto probe = [&](bool x, int backward, bool split) {
     Schedule schedule;
     schedule.device_ops.resize(1);
     auto &ops = schedule.device_ops[0];
@@ -34,13 +35,22 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     for (std::size_t i = 0; i < ops.size(); ++i) {
       by_kind[static_cast<std::size_t>(ops[i].kind())] = effects[i];
     }
+    if (split) {  // the fused BW of the same (s,j), for stages that mix both
+      Schedule fused = schedule;
+      fused.device_ops[0] = {ops.front()};
+      if (x) fused.device_ops[0].push_back(Op::make(OpKind::recompute_forward, stage, 0));
+      fused.device_ops[0].push_back(Op::make(OpKind::backward_full, stage, 0));
+      const OpLocator fused_locator(fused, scenario.stage_count(), 1);
+      by_kind[static_cast<std::size_t>(OpKind::backward_full)] =
+          memory_effects(fused, fused_locator, track).back();
+    }
     return by_kind;
   };
-  const auto base = probe(false, -1);
+  const auto base = probe(false, -1, true);
   std::array<std::array<MemoryEffect, kOpKindCount>, kChoiceCount> with{};
-  with[kForwardChoice] = probe(true, -1);
-  with[kWeightInputChoice] = split ? probe(false, kWeightInputChoice) : base;
-  with[kFullBackwardChoice] = split ? probe(false, kFullBackwardChoice) : base;
+  with[kForwardChoice] = probe(true, -1, true);
+  with[kWeightInputChoice] = probe(false, kWeightInputChoice, true);
+  with[kFullBackwardChoice] = probe(false, kFullBackwardChoice, true);
   StageEffects result;
   for (std::size_t k = 0; k < kOpKindCount; ++k) {
     AffineEffect &e = result.effects_[k];
@@ -49,7 +59,10 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     e.release.constant = b.release;
     e.transient.constant = b.transient;
     for (std::size_t c = 0; c < kChoiceCount; ++c) {
-      const MemoryEffect &w = with[c][k];
+      // A fused BW has no backward option: its effect does not depend on y or z.
+      const MemoryEffect &w = (k == static_cast<std::size_t>(OpKind::backward_full) && c != kForwardChoice)
+                                  ? b
+                                  : with[c][k];
       e.alloc.coefficient[c] = w.alloc - b.alloc;
       e.release.coefficient[c] = w.release - b.release;
       e.transient.coefficient[c] = w.transient - b.transient;

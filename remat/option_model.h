@@ -32,13 +32,12 @@ struct AffineEffect {
 };
 
 /// The effect of every kind of op of one stage. `engine` reads the engine's own memory model
-/// (sim/memory.h) on one-microbatch probe orders: an op's effect depends on one option at most,
-/// so the differences between the probes are exact coefficients. `reference` is the lumped
+/// (sim/memory.h) on one-microbatch probe orders, split and fused: an op's effect depends on one
+/// option at most, so the differences between the probes are exact coefficients. `reference` is the lumped
 /// accounting of ELF's formulation (recomputation has no memory of its own).
 class StageEffects {
 public:
-  static StageEffects engine(const Scenario &scenario, const MemoryTrack &track, int stage,
-                             bool split);
+  static StageEffects engine(const Scenario &scenario, const MemoryTrack &track, int stage);
   static StageEffects reference(const StageMemory &memory);
 
   [[nodiscard]] const AffineEffect &of(OpKind kind) const {

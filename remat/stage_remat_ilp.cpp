@@ -110,7 +110,6 @@ private:
     result_.forward_variable.assign(pairs, -1);
     result_.weight_input_variable.assign(pairs, -1);
     result_.full_backward_variable.assign(pairs, -1);
-    split_stage_.assign(static_cast<std::size_t>(scenario_.stage_count()), false);
     solver::Model &model = result_.model;
     for (int s = 0; s < scenario_.stage_count(); ++s) {
       for (int j = 0; j < m_; ++j) {
@@ -118,7 +117,6 @@ private:
         result_.forward_variable[index] = model.add_binary(fmt::format("x_{}_{}", s, j));
         if (!locator.contains(OpKind::backward_weight, s, j))
           continue;
-        split_stage_[static_cast<std::size_t>(s)] = true;
         const int y = model.add_binary(fmt::format("y_{}_{}", s, j));
         const int z = model.add_binary(fmt::format("z_{}_{}", s, j));
         result_.weight_input_variable[index] = y;
@@ -268,8 +266,7 @@ private:
     for (int s = 0; s < scenario_.stage_count(); ++s) {
       stage_effects.push_back(form_ == IlpForm::elf
                                   ? StageEffects::reference(track_.stages[static_cast<std::size_t>(s)])
-                                  : StageEffects::engine(scenario_, track_, s,
-                                                         split_stage_[static_cast<std::size_t>(s)]));
+                                  : StageEffects::engine(scenario_, track_, s));
     }
     DeviceMemoryWalk walk(stage_effects, m_, scenario_.stage_count() * m_ * kChoiceCount);
     const auto option_variable = [&](int key) {
@@ -328,7 +325,6 @@ private:
   IlpForm form_;
   bool peak_mode_;
   Schedule expanded_;
-  std::vector<bool> split_stage_;
   std::vector<int> end_variable_;
   StageRematModel result_;
 };

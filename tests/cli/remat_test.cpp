@@ -171,3 +171,14 @@ TEST_CASE("issue_13 ppsim checkpoint errors are one line, with nothing printed b
   CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, counts, out2, err2) == 1);
   CHECK(err2.str() == "ppsim: error: field '--layers-per-stage': the counts add up to 6, not to the file's 34 layers\n");
 }
+
+TEST_CASE("issue_13 remat on a schedule file takes m from the file and names the file") {
+  std::ostringstream out, err;
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_export,
+                              {"--schedule", "zb-h1", "-p", "4", "-m", "16", "-o", "remat_file_m16.csv"}, out, err) == 0);
+  const Output o = remat({"--schedule-file", "remat_file_m16.csv", "--K", "3", "--time-limit", "20"});
+  CHECK(o.code == 0);
+  CHECK(o.out.starts_with("schedule file:remat_file_m16.csv, p = 4, m = 16, v = 1, budget 3 (count model, early timing)\n"));
+  CHECK(o.out.find("\nilp        optimal ") != std::string::npos);
+  std::remove("remat_file_m16.csv");
+}

@@ -2,7 +2,9 @@
 // tiny instances, objective == replayed span, budget respected, infeasible-budget message.
 #include "remat/stage_remat_ilp.h"
 
+#include "remat/baselines.h"
 #include "remat/enumerate.h"
+#include "sim/memory.h"
 #include "sim/error.h"
 #include "tests/sim/test_support.h"
 
@@ -362,4 +364,32 @@ TEST_CASE("issue_13 M_w > 0 (ELF's memory left by W): ILP == enumeration, and wh
                        "cannot fit schedule '1f1b-split' within budget 1.25; the least peak any remat plan "
                        "reaches is 1.5",
                        Error);
+}
+
+TEST_CASE("a stage mixing a fused BW and a split B, W: ILP == enumeration, greedy fits") {
+  // p = 1: F0 F1 BW0 B1 W1 with transient peaks in the byte model, at budgets from keeping
+  // everything down to what no plan meets.
+  for (const double budget : {2100.0, 1700.0, 1300.0, 900.0}) {
+    CAPTURE(budget);
+    ScenarioInput input = uniform_input(1, 2, {1, 1}, {1, 1}, {1, 1});
+    input.memory_model = MemoryModel::bytes;
+    input.bytes.activation = {1000};
+    input.bytes.kept_after_b = {600};
+    input.bytes.checkpoint = {100};
+    input.bytes.peak_forward = {80};
+    input.bytes.peak_backward_input = {120};
+    input.bytes.peak_backward_weight = {40};
+    input.cap_bytes = budget;
+    Base b = base("1f1b-split", input);
+    b.schedule.device_ops[0] = {Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
+                                Op::make(OpKind::backward_full, 0, 0), Op::make(OpKind::backward_input, 0, 1),
+                                Op::make(OpKind::backward_weight, 0, 1)};
+    check_against_enumeration(b);
+    const auto greedy = greedy_plan(b.scenario, b.schedule);
+    if (greedy) {
+      CHECK(greedy->at(0, 0).backward == BackwardRemat::none);  // BW0 has no backward option
+      for (const double peak : device_peaks(b.scenario, apply_plan(b.schedule, *greedy), budget_track(b.scenario)))
+        CHECK_FALSE(over_cap(peak, budget));
+    }
+  }
 }
