@@ -4,6 +4,7 @@
 //
 // The scenario is built outside the timed region; each iteration runs the generator alone.
 // BM_v_auto's second argument is the thread count (0 = all cores).
+#include "sim/error.h"
 #include "sim/scenario_builder.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/registry.h"
@@ -48,6 +49,30 @@ void BM_v_half(benchmark::State &state) {
     benchmark::DoNotOptimize(schedules::v_family_timed(scenario, schedules::VPattern::half));
 }
 BENCHMARK(BM_v_half)->Args({8, 64})->Args({16, 64})->Unit(benchmark::kMillisecond);
+
+// Every registered generator at p = 4, m = 16 under a cap of one activation, which most
+// schedules cannot meet: each must refuse (or generate) in time about linear in its op count
+// (issue 16; zb-v-greedy once spun for 25 s here).
+void BM_impossible_cap(benchmark::State &state) {
+  const ScheduleInfo &info = schedule_registry()[static_cast<std::size_t>(state.range(0))];
+  ScenarioInput input;
+  input.devices = 4;
+  input.microbatches = 16;
+  input.forward = {{1, 1}};
+  input.backward_input = {{1, 1}};
+  input.backward_weight = {{1, 1}};
+  input.cap_activations = 1;
+  state.SetLabel(info.name);
+  for (auto _ : state) {
+    try {
+      const Scenario scenario = build_scenario(input, info);
+      benchmark::DoNotOptimize(generate_schedule(info, scenario, {}).device_ops.size());
+    } catch (const Error &) {
+      // refused, as it should be
+    }
+  }
+}
+BENCHMARK(BM_impossible_cap)->DenseRange(0, static_cast<int>(ppsim::schedule_registry().size()) - 1)->Unit(benchmark::kMillisecond);
 
 void BM_v_auto(benchmark::State &state) {
   const int p = static_cast<int>(state.range(0));

@@ -234,8 +234,8 @@ private:
     // With unequal per-stage costs (the reference assumes one F, B, W for all) a node's input
     // may not be placed yet; such nodes wait for a later sweep or round.
     int type = kFa;
-    int idle_sweeps = 0;
     for (int i = 1; i < p_; ++i) {
+      int idle_sweeps = 0;  // per device: two sweeps without a put end its catch-up
       while (count(i, kFa) + count(i, kFb) < count(i - 1, kFa) + count(i - 1, kFb) ||
              (count(i, kFb) <= count(i - 1, kFb) && count(i - 1, kFb) < m_)) {
         bool any = false;
@@ -247,7 +247,7 @@ private:
         }
         type = type == kFa ? kFb : kFa;
         idle_sweeps = any ? 0 : idle_sweeps + 1;
-        if (idle_sweeps == 2)
+        if (idle_sweeps >= 2)
           break;
       }
     }

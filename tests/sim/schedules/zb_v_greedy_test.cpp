@@ -110,3 +110,14 @@ TEST_CASE("zb-v-greedy with unequal per-stage costs still places every node afte
     }
   }
 }
+
+TEST_CASE("issue_16 zb-v-greedy refuses a cap of one activation at m = 16 (it used to spin until an int overflowed)") {
+  // The warm-up's count of sweeps without a put was shared by all devices: after one device
+  // stopped at 2, the next never saw 2 again. bench/schedules_bench.cpp times every generator
+  // on an impossible cap.
+  ScenarioInput input = uniform_input(4, 16, {1, 1}, {1, 1}, {1, 1});
+  input.chunks = 2;
+  input.cap_activations = 1;
+  CHECK_THROWS_WITH_AS(run_schedule("zb-v-greedy", input),
+                       doctest::Contains("schedule 'zb-v-greedy' cannot fit memory on device"), Error);
+}
