@@ -157,3 +157,49 @@ TEST_CASE("ZB-H1/H2 with m < p defer every W to the end and still run") {
     CHECK(run.schedule.op_count() == 5u * 2 * 3);
   }
 }
+
+namespace {
+
+// The paper's literal rule ("W once k(p-1) forwards were issued before it"), which for
+// 2 <= m < k(p-1) defers k(p-1) - m weight gradients: the reference the ppsim rule is held to.
+ppsim::Schedule literal_rule(const ppsim::Schedule &shape, int p, int m, int k) {
+  ppsim::Schedule schedule = shape;
+  for (int r = 0; r < p; ++r) {
+    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
+    ops.clear();
+    const int warmup = std::min(k * (p - 1 - r), m);
+    int next_forward = 0, next_weight = 0;
+    for (; next_forward < warmup; ++next_forward) ops.push_back(ppsim::Op::make(OpKind::forward, r, next_forward));
+    for (int i = 0; i < m; ++i) {
+      if (warmup + i < m) ops.push_back(ppsim::Op::make(OpKind::forward, r, next_forward++));
+      ops.push_back(ppsim::Op::make(OpKind::backward_input, r, i));
+      if (warmup + i >= k * (p - 1)) ops.push_back(ppsim::Op::make(OpKind::backward_weight, r, next_weight++));
+    }
+    while (next_weight < m) ops.push_back(ppsim::Op::make(OpKind::backward_weight, r, next_weight++));
+  }
+  return schedule;
+}
+
+} // namespace
+
+TEST_CASE("issue_16 ZB-H1/H2 defer k r weight gradients on device r for every m (ELF's rule)") {
+  // ELF's unit rows: zb-h1 p = 4, m = 2 ends at 11 (the literal rule: 12); zb-h2 p = 4, m = 3 at 14 (15).
+  CHECK(run_schedule("zb-h1", uniform_input(4, 2, {1, 1}, {1, 1}, {1, 1})).simulation.metrics.makespan.count() == 11);
+  CHECK(run_schedule("zb-h2", uniform_input(4, 3, {1, 1}, {1, 1}, {1, 1})).simulation.metrics.makespan.count() == 14);
+  // Never slower and never more memory than the literal rule; the same schedule once m >= k(p-1).
+  for (int k = 1; k <= 2; ++k) {
+    for (int p = 2; p <= 6; ++p) {
+      for (int m = 1; m <= 3 * p; ++m) {
+        CAPTURE(k);
+        CAPTURE(p);
+        CAPTURE(m);
+        const auto run = run_schedule(k == 1 ? "zb-h1" : "zb-h2", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}));
+        const ppsim::Schedule literal = literal_rule(run.schedule, p, m, k);
+        const ppsim::Simulation old = ppsim::simulate(run.scenario, literal);
+        CHECK(run.simulation.metrics.makespan <= old.metrics.makespan);
+        CHECK(run.simulation.metrics.max_peak_activations() <= old.metrics.max_peak_activations() + 1e-9);
+        if (m >= k * (p - 1)) CHECK(run.schedule.device_ops == literal.device_ops);
+      }
+    }
+  }
+}
