@@ -10,7 +10,7 @@ namespace ppsim {
 const std::vector<ScheduleInfo> &schedule_registry() {
   static const std::vector<ScheduleInfo> registry{
       {"gpipe", "all forwards, then all backwards (GPipe; AFAB with several stages per device)",
-       PlacementKind::single_wave, 1, false, schedules::gpipe},
+       PlacementKind::round_robin, 1, false, schedules::gpipe},
       {"1f1b", "one forward one backward after a p-1-r warm-up (PipeDream-flush, Megatron)",
        PlacementKind::single_wave, 1, false, schedules::one_f_one_b},
       {"1f1b-split", "1F1B order with B and W as separate ops, W right after its B",

@@ -116,3 +116,19 @@ TEST_CASE("mean wait before the backward ops: the pipeline bubble Lynx fills") {
   CHECK(mean_wait_before_backward(zb.scenario, zb.schedule, zb.simulation.result) ==
         std::vector<double>{3.0 / 8, 2.0 / 8, 1.0 / 8, 0});
 }
+
+TEST_CASE("issue_16 GPipe (AFAB) with two stages per device: ELF's order, timed by hand") {
+  // p = 2, v = 2, m = 2, one chunk costs F = B = W = 1 (BW = 2), stage s on device s mod 2.
+  // Device 0: F(0,0) F(2,0) F(0,1) F(2,1) then BW(2,0) BW(0,0) BW(2,1) BW(0,1); device 1 the
+  // same with stages 1, 3. The forwards end at 7 on device 1, then every BW waits for the one
+  // downstream: 7-9, 9-11, 11-13, 13-15 and 13-15, 15-17, 17-19, 19-21.
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.chunks = 2;
+  const auto run = run_schedule("gpipe", input);
+  CHECK(run.schedule.device_ops[0][1] == Op::make(OpKind::forward, 2, 0));
+  CHECK(run.schedule.device_ops[0][4] == Op::make(OpKind::backward_full, 2, 0));
+  CHECK(run.units(run.simulation.metrics.makespan) == 21);
+  CHECK(device_values(run, &DeviceMetrics::busy) == std::vector<double>{12, 12});
+  // Every chunk of every microbatch is stored before the first backward: 2 x 2 per device.
+  CHECK(peaks(run) == std::vector<double>{2, 2});
+}
