@@ -10,7 +10,8 @@ def main():
     if not counters:
         style.fail(f"{args.input}: the trace has no memory counters")
     end = max((e["ts"] + e.get("dur", 0)) for e in events if e.get("ph") in ("X", "C")) / 1000
-    names = sorted({e["name"] for e in counters})
+    # One `memory` counter per device (process pid = device + 1), a series per quantity.
+    names = sorted({series for e in counters for series in e["args"]})
     fig, axes = style.figure(style.COLUMN_WIDTH, 1.5 + 0.9 * (len(names) - 1))
     axes = [axes] if len(names) == 1 else axes
     if len(names) > 1:
@@ -18,10 +19,10 @@ def main():
         axes = fig.subplots(len(names), 1, sharex=True)
     colors = style.plt.get_cmap("viridis")
     for ax, name in zip(axes, names):
-        devices = sorted({e["pid"] for e in counters if e["name"] == name})
+        devices = sorted({e["pid"] - 1 for e in counters if name in e["args"]})
         for index, device in enumerate(devices):
             points = sorted((e["ts"] / 1000, e["args"][name]) for e in counters
-                            if e["name"] == name and e["pid"] == device)
+                            if name in e["args"] and e["pid"] - 1 == device)
             times = [t for t, _ in points] + [end]
             values = [v for _, v in points] + [points[-1][1]]
             ax.step(times, values, where="post", label=f"dev {device}",

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <cmath>
 #include <iterator>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -14,13 +17,13 @@ namespace ppsim {
 namespace {
 
 // Chrome traces count microseconds; scenario times are in the user's unit.
-double microseconds_per(std::string_view time_unit) {
+double nanoseconds_per(std::string_view time_unit) {
   if (time_unit == "s")
-    return 1e6;
+    return 1e9;
   if (time_unit == "us")
-    return 1.0;
+    return 1e3;
   PPSIM_ASSERT(time_unit == "ms"); // the scenario builder accepts only s, ms and us
-  return 1e3;
+  return 1e6;
 }
 
 constexpr int kComputeTrack = 0;
@@ -30,7 +33,7 @@ class TraceWriter {
 public:
   TraceWriter(const Scenario &scenario, const Schedule &schedule, const Simulation &simulation,
               std::string_view time_unit)
-      : scale_(scenario.time_scale), microseconds_per_unit_(microseconds_per(time_unit)),
+      : scale_(scenario.time_scale), nanoseconds_per_unit_(nanoseconds_per(time_unit)),
         schedule_(schedule), simulation_(simulation) {
     std::int32_t offset = 0;
     for (const auto &ops : schedule.device_ops) {
@@ -42,7 +45,7 @@ public:
   std::string write() {
     append_raw("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":");
     append_string(schedule_.name);
-    append(",\"makespan_us\":{}}},\"traceEvents\":[", microseconds(simulation_.metrics.makespan));
+    append(",\"makespan_us\":{}}},\"traceEvents\":[", microseconds(nanoseconds(simulation_.metrics.makespan)));
     const std::vector<std::size_t> transfers = transfers_by_sender();
     auto next_transfer = transfers.begin();
     for (int g = 0; g < schedule_.device_count(); ++g) {
@@ -54,9 +57,7 @@ public:
       });
       write_sends(g, next_transfer, sent_end);
       next_transfer = sent_end;
-      write_counter(g, "activations", simulation_.activations);
-      if (simulation_.bytes)
-        write_counter(g, "bytes", *simulation_.bytes);
+      write_memory_counter(g);
     }
     append_raw("\n]}\n");
     return fmt::to_string(out_);
@@ -85,15 +86,21 @@ private:
     out_.push_back('"');
   }
 
-  [[nodiscard]] double microseconds(Ticks t) const {
-    return scale_.to_units(t) * microseconds_per_unit_;
+  // Times are whole nanoseconds written as microseconds with three decimals: a reader that
+  // converts to nanoseconds (Perfetto) gets the integers back, so a slice that ends where the
+  // next one starts never overlaps it after conversion.
+  [[nodiscard]] std::int64_t nanoseconds(Ticks t) const {
+    return static_cast<std::int64_t>(std::llround(scale_.to_units(t) * nanoseconds_per_unit_));
+  }
+  static std::string microseconds(std::int64_t ns) {
+    return ns % 1000 == 0 ? fmt::format("{}", ns / 1000) : fmt::format("{}.{:03}", ns / 1000, ns % 1000);
   }
 
   void begin_event(char phase, std::string_view name, int device, int track) {
     append("{}\n{{\"ph\":\"{}\",\"name\":", first_event_ ? "" : ",", phase);
     first_event_ = false;
     append_string(name);
-    append(",\"pid\":{},\"tid\":{}", device, track);
+    append(",\"pid\":{},\"tid\":{}", device + 1, track);  // process ids from 1 (0 is special in Perfetto)
   }
 
   void metadata(int device, std::string_view kind, int track, std::string_view name) {
@@ -105,7 +112,8 @@ private:
 
   void span(std::string_view name, int device, int track, Ticks start, Ticks end) {
     begin_event('X', name, device, track);
-    append(",\"ts\":{},\"dur\":{}", microseconds(start), microseconds(end - start));
+    const std::int64_t from = nanoseconds(start);
+    append(",\"ts\":{},\"dur\":{}", microseconds(from), microseconds(nanoseconds(end) - from));
   }
 
   [[nodiscard]] const Op &op_of(std::int32_t entry, int device) const {
@@ -171,16 +179,36 @@ private:
     }
   }
 
-  void write_counter(int g, std::string_view name, const MemoryReport &report) {
-    for (const MemoryPoint &point :
-         memory_steps(report.devices[static_cast<std::size_t>(g)].timeline)) {
-      begin_event('C', name, g, kComputeTrack);
-      append(",\"ts\":{},\"args\":{{\"{}\":{}}}}}", microseconds(point.time), name, point.resident);
+  // One counter track per device, `memory`, with a series per tracked quantity (`activations`,
+  // and `bytes` in the byte model), each point carrying every series' value from then on.
+  void write_memory_counter(int g) {
+    std::vector<std::pair<std::string_view, std::vector<MemoryPoint>>> series{
+        {"activations", memory_steps(simulation_.activations.devices[static_cast<std::size_t>(g)].timeline)}};
+    if (simulation_.bytes)
+      series.emplace_back("bytes", memory_steps(simulation_.bytes->devices[static_cast<std::size_t>(g)].timeline));
+    std::vector<std::size_t> next(series.size(), 0);
+    std::vector<double> value(series.size(), 0.0);
+    for (;;) {
+      std::optional<Ticks> time;
+      for (std::size_t k = 0; k < series.size(); ++k) {
+        if (next[k] < series[k].second.size() && (!time || series[k].second[next[k]].time < *time))
+          time = series[k].second[next[k]].time;
+      }
+      if (!time) break;
+      for (std::size_t k = 0; k < series.size(); ++k) {
+        if (next[k] < series[k].second.size() && series[k].second[next[k]].time == *time)
+          value[k] = series[k].second[next[k]++].resident;
+      }
+      begin_event('C', "memory", g, kComputeTrack);
+      append(",\"ts\":{},\"args\":{{", microseconds(nanoseconds(*time)));
+      for (std::size_t k = 0; k < series.size(); ++k)
+        append("{}\"{}\":{}", k == 0 ? "" : ",", series[k].first, value[k]);
+      append("}}}}");
     }
   }
 
   const TimeScale &scale_;
-  double microseconds_per_unit_;
+  double nanoseconds_per_unit_;
   const Schedule &schedule_;
   const Simulation &simulation_;
   std::vector<std::int32_t> entry_offset_;

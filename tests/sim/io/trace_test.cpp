@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <utility>
@@ -58,7 +60,7 @@ TEST_CASE("trace: one X event per op on the compute track with times in microsec
     for (const Op &op : run.schedule.device_ops[static_cast<std::size_t>(g)]) {
       CAPTURE(entry);
       const json &event = ops[entry];
-      CHECK(event.at("pid") == g);
+      CHECK(event.at("pid") == g + 1);  // process ids from 1, as Perfetto expects
       CHECK(event.at("name") == describe(op));
       CHECK(event.at("ts") == 1000 * run.units(run.simulation.result.start[entry]));
       CHECK(event.at("dur") == 1000 * run.units(run.simulation.result.end[entry] -
@@ -100,10 +102,10 @@ TEST_CASE("trace: one process per device with named compute tracks") {
     if (event.at("name") == "process_name")
       processes[event.at("pid")] = event.at("args").at("name");
   }
-  CHECK(processes == std::map<int, std::string>{{0, "device 0"}, {1, "device 1"}, {2, "device 2"}});
+  CHECK(processes == std::map<int, std::string>{{1, "device 0"}, {2, "device 1"}, {3, "device 2"}});
   const auto names = thread_names(trace);
   for (int g = 0; g < 3; ++g)
-    CHECK(names.at({g, 0}) == "compute");
+    CHECK(names.at({g + 1, 0}) == "compute");
   // Without latency transfers are instantaneous: no send tracks, only compute.
   CHECK(!run.simulation.result.transfers.empty());
   CHECK(names.size() == 3);
@@ -111,7 +113,7 @@ TEST_CASE("trace: one process per device with named compute tracks") {
   std::set<int> pids;
   for (const json &event : events(trace, "X"))
     pids.insert(event.at("pid").get<int>());
-  CHECK(pids == std::set<int>{0, 1, 2});
+  CHECK(pids == std::set<int>{1, 2, 3});
   CHECK(trace.at("otherData").at("schedule") == "gpipe");
   CHECK(trace.at("otherData").at("makespan_us") ==
         1000 * run.units(run.simulation.metrics.makespan));
@@ -127,9 +129,9 @@ TEST_CASE("trace: memory counters follow the ops (resident = forwards started - 
     CAPTURE(g);
     std::vector<std::pair<double, double>> steps; // (ts, activations)
     for (const json &counter : counters) {
-      if (counter.at("pid") != g)
+      if (counter.at("pid") != g + 1)
         continue;
-      CHECK(counter.at("name") == "activations");
+      CHECK(counter.at("name") == "memory");  // one track, a series per quantity
       if (!steps.empty())
         CHECK(counter.at("ts").get<double>() > steps.back().first);
       steps.emplace_back(counter.at("ts"), counter.at("args").at("activations"));
@@ -141,7 +143,7 @@ TEST_CASE("trace: memory counters follow the ops (resident = forwards started - 
       // Count model, single wave: each F holds one unit from its start to its BW's end.
       double expected = 0;
       for (const json &op : ops) {
-        if (op.at("pid") != g)
+        if (op.at("pid") != g + 1)
           continue;
         const double start = op.at("ts");
         const double end = start + op.at("dur").get<double>();
@@ -159,7 +161,7 @@ TEST_CASE("trace: memory counters follow the ops (resident = forwards started - 
   }
 }
 
-TEST_CASE("trace: a bytes counter appears when the byte model is tracked") {
+TEST_CASE("trace: a bytes series joins the memory counter when the byte model is tracked") {
   auto input = uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1});
   input.bytes.activation = {1000};
   input.bytes.parameters = {50};
@@ -167,7 +169,9 @@ TEST_CASE("trace: a bytes counter appears when the byte model is tracked") {
   const json trace = parse_trace(run);
   std::vector<double> device0;
   for (const json &counter : events(trace, "C")) {
-    if (counter.at("pid") == 0 && counter.at("name") == "bytes") {
+    if (counter.at("pid") == 1) {
+      CHECK(counter.at("name") == "memory");
+      CHECK(counter.at("args").contains("activations"));
       device0.push_back(counter.at("args").at("bytes"));
     }
   }
@@ -193,7 +197,7 @@ TEST_CASE("trace: transfers are X events on the sender's send tracks, never over
       first = &send;
   }
   REQUIRE(first != nullptr);
-  CHECK(first->at("pid") == 0);
+  CHECK(first->at("pid") == 1);
   CHECK(first->at("ts") == 1000);
   CHECK(first->at("dur") == 3000);
   CHECK(first->at("args").at("consumer") == "F(1,0)");
@@ -207,11 +211,11 @@ TEST_CASE("trace: transfers are X events on the sender's send tracks, never over
     lane_end[track] = start + send.at("dur").get<double>();
   }
   const auto names = thread_names(trace);
-  CHECK(names.at({0, 1}) == "send");
-  CHECK(names.at({0, 2}) == "send 2");
-  CHECK(names.at({0, 3}) == "send 3");
-  CHECK(!names.contains({0, 4}));
-  CHECK(names.at({1, 1}) == "send");
+  CHECK(names.at({1, 1}) == "send");  // device 0 is process 1
+  CHECK(names.at({1, 2}) == "send 2");
+  CHECK(names.at({1, 3}) == "send 3");
+  CHECK(!names.contains({1, 4}));
+  CHECK(names.at({2, 1}) == "send");
 }
 
 TEST_CASE("trace: overlapped ops name their backward, schedule names are escaped") {
@@ -229,4 +233,23 @@ TEST_CASE("trace: overlapped ops name their backward, schedule names are escaped
     CHECK(name.ends_with(";" + backward + ")"));
   }
   CHECK(overlapped > 0);
+}
+
+TEST_CASE("issue_16 trace times are whole nanoseconds: adjacent slices never overlap after conversion") {
+  // F = 1/3 ms: in microseconds 333.333..., which a reader converting to nanoseconds could round
+  // so that one slice's end passes the next one's start. ppsim writes whole nanoseconds.
+  const auto run = run_schedule("1f1b", uniform_input(3, 6, {1, 3}, {2, 3}, {0, 1}));
+  const json trace = parse_trace(run);
+  for (int g = 1; g <= 3; ++g) {
+    CAPTURE(g);
+    std::int64_t previous_end = -1;
+    for (const json &op : events(trace, "X", 0)) {
+      if (op.at("pid") != g) continue;
+      const auto ns = [](const json &value) { return static_cast<std::int64_t>(std::llround(value.get<double>() * 1000)); };
+      const std::int64_t start = ns(op.at("ts"));
+      CHECK(static_cast<double>(start) == doctest::Approx(op.at("ts").get<double>() * 1000).epsilon(1e-12));
+      CHECK(start >= previous_end);
+      previous_end = start + ns(op.at("dur"));
+    }
+  }
 }
