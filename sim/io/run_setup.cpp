@@ -84,6 +84,9 @@ PreparedRun import_run(const ScenarioInput &input) {
   if (!input.origins.count("pipeline.microbatches")) adjusted.microbatches = imported.microbatches;
   PreparedRun run{adjusted, build_scenario_on(adjusted, imported.placement, imported.chunks, 1),
                   std::move(imported.schedule), {}};
+  if (imported.older_vocabulary) {
+    run.warnings.push_back("read PyTorch's older action names: B is the input gradient, BW the full backward");
+  }
   if (!imported.dropped.empty()) {
     run.warnings.push_back(fmt::format("ignored non-compute actions: {}", fmt::join(imported.dropped, ", ")));
   }

@@ -4,6 +4,7 @@
 #include "sim/io/text_file.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <fmt/format.h>
 #include <libfccp/csv.h>
@@ -25,8 +26,10 @@ struct CellParser {
     throw Error(source, line, "", fmt::format("action '{}': {}", cell, why));
   }
 
-  // "<stage><kind><microbatch>"; returns false for ignored kinds.
-  bool parse_simple(std::string_view cell, std::string_view whole, OpRef &op) const {
+  // "<stage><kind><microbatch>"; returns false for ignored kinds. `plain_b` says the kind was
+  // "B", whose meaning depends on the file's vocabulary (decided once the file is read).
+  bool parse_simple(std::string_view cell, std::string_view whole, OpRef &op, bool &plain_b) const {
+    plain_b = false;
     std::size_t digits = 0;
     while (digits < cell.size() && cell[digits] >= '0' && cell[digits] <= '9') ++digits;
     if (digits == 0) fail(whole, "expected <stage><action><microbatch>, such as 2F0");
@@ -53,16 +56,20 @@ struct CellParser {
       op = {OpKind::backward_input, stage, microbatch};
     } else if (kind == "B") {
       op = {OpKind::backward_full, stage, microbatch};
+      plain_b = true;
+    } else if (kind == "BW") {  // the older vocabulary's full backward
+      op = {OpKind::backward_full, stage, microbatch};
     } else if (kind == "W") {
       op = {OpKind::backward_weight, stage, microbatch};
     } else {
-      fail(whole, fmt::format("unknown action '{}' (expected F, I, B, W or a communication action)", kind));
+      fail(whole, fmt::format("unknown action '{}' (expected F, I, B, W, BW or a communication action)", kind));
     }
     return true;
   }
 
-  // Returns false when the cell holds nothing to compute.
-  bool parse(std::string_view cell, Op &op) const {
+  // Returns false when the cell holds nothing to compute; plain_b[k]: sub-op k was written "B".
+  bool parse(std::string_view cell, Op &op, std::array<bool, 2> &plain_b) const {
+    plain_b = {false, false};
     constexpr std::string_view overlap_suffix = ")OVERLAP_F_B";
     if (cell.empty() || cell == "None") return false;
     if (cell.front() == '(') {
@@ -75,8 +82,8 @@ struct CellParser {
       if (separator == std::string_view::npos) fail(cell, "expected (<forward>;<backward>)OVERLAP_F_B");
       OpRef forward;
       OpRef backward;
-      if (!parse_simple(inner.substr(0, separator), cell, forward) ||
-          !parse_simple(inner.substr(separator + 1), cell, backward) || forward.kind != OpKind::forward ||
+      if (!parse_simple(inner.substr(0, separator), cell, forward, plain_b[0]) ||
+          !parse_simple(inner.substr(separator + 1), cell, backward, plain_b[1]) || forward.kind != OpKind::forward ||
           (backward.kind != OpKind::backward_full && backward.kind != OpKind::backward_input)) {
         fail(cell, "an overlapped action pairs a forward with a backward");
       }
@@ -84,7 +91,7 @@ struct CellParser {
       return true;
     }
     OpRef single;
-    if (!parse_simple(cell, cell, single)) return false;
+    if (!parse_simple(cell, cell, single, plain_b[0])) return false;
     op = Op{single, {}};
     return true;
   }
@@ -116,6 +123,10 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
   io::LineReader reader(source, text.data(), text.data() + text.size());
   int line = 0;
   std::vector<int> stage_owner;
+  // Where "B" was written (device, op index, sub-op), and what tells the vocabulary apart.
+  std::vector<std::array<std::size_t, 3>> plain_b_at;
+  bool saw_input_gradient = false, saw_bw = false;
+  std::set<std::pair<int, int>> with_b, with_w;
   while (char *raw = reader.next_line()) {
     ++line;
     std::string_view row(raw);
@@ -126,9 +137,18 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
       const auto comma = row.find(',');
       const std::string_view cell = trim(row.substr(0, comma));
       Op op;
-      if (parser.parse(cell, op)) {
+      std::array<bool, 2> plain_b{};
+      if (parser.parse(cell, op, plain_b)) {
         for (int part = 0; part < op.sub_op_count(); ++part) {
           const OpRef ref = op.sub_op(part);
+          if (plain_b[static_cast<std::size_t>(part)]) {
+            plain_b_at.push_back({static_cast<std::size_t>(device), ops.size(), static_cast<std::size_t>(part)});
+            with_b.insert({ref.stage, ref.microbatch});
+          } else if (ref.kind == OpKind::backward_full) {
+            saw_bw = true;
+          }
+          saw_input_gradient = saw_input_gradient || ref.kind == OpKind::backward_input;
+          if (ref.kind == OpKind::backward_weight) with_w.insert({ref.stage, ref.microbatch});
           if (ref.stage >= static_cast<int>(stage_owner.size())) stage_owner.resize(static_cast<std::size_t>(ref.stage) + 1, -1);
           int &owner = stage_owner[static_cast<std::size_t>(ref.stage)];
           if (owner >= 0 && owner != device) {
@@ -149,6 +169,18 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
     imported.schedule.device_ops.pop_back();
   }
   if (imported.schedule.device_ops.empty()) throw Error(source, 0, "", "the schedule has no actions");
+  // PyTorch's current names: I input gradient, B full backward. Older files wrote B for the
+  // input gradient and BW for the full backward: a BW, or a B and a W of one (stage,
+  // microbatch) with no I anywhere, means the older names.
+  const bool b_with_w = std::any_of(with_b.begin(), with_b.end(), [&](const auto &key) { return with_w.contains(key); });
+  if (!saw_input_gradient && (saw_bw || b_with_w)) {
+    imported.older_vocabulary = true;
+    for (const auto &[device, index, part] : plain_b_at) {
+      Op &op = imported.schedule.device_ops[device][index];
+      OpRef &ref = part == 0 ? op.first : op.second;
+      ref.kind = OpKind::backward_input;
+    }
+  }
   for (std::size_t s = 0; s < stage_owner.size(); ++s) {
     if (stage_owner[s] < 0) throw Error(source, 0, "", fmt::format("stage {} never appears", s));
   }

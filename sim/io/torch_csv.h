@@ -19,10 +19,14 @@ struct ImportedSchedule {
   int chunks = 1;                    ///< stages per device (v), when every device holds the same number
   int microbatches = 0;              ///< 1 + the largest microbatch id
   std::vector<std::string> dropped;  ///< non-compute action kinds that were ignored (SEND_F, ...)
+  /// The file uses PyTorch's older action names (B = input gradient, BW = full backward).
+  bool older_vocabulary = false;
 };
 
 /// Parses CSV text; errors name `source`, the line (= device row) and the offending cell. The
-/// schedule is named "file:<source>".
+/// schedule is named "file:<source>". Both of PyTorch's vocabularies are read: the current one
+/// (I input gradient, B full backward) and the older one (B input gradient, BW full backward),
+/// told apart by a BW, or by a B and a W of one (stage, microbatch) with no I.
 ImportedSchedule parse_torch_csv(std::string_view text, const std::string &source);
 
 /// Reads a CSV file (thin wrapper over parse_torch_csv).

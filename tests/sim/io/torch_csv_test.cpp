@@ -4,6 +4,7 @@
 
 #include "sim/error.h"
 #include "sim/io/run_setup.h"
+#include "sim/schedules/registry.h"
 
 #include <doctest/doctest.h>
 
@@ -73,4 +74,54 @@ TEST_CASE("export writes PyTorch actions and refuses what PyTorch cannot express
                                       Op::make(OpKind::recompute_forward, 0, 0));
   CHECK_THROWS_WITH_AS(write_torch_csv(small.scenario, with_recompute),
                        "op R(0,0) has no PyTorch action (the torch CSV format has no recomputation)", Error);
+}
+
+TEST_CASE("issue_16 PyTorch's older action names (B input gradient, BW full backward) are detected") {
+  // A B and a W of one (stage, microbatch), no I: B is the input gradient.
+  const ImportedSchedule split = parse_torch_csv("0F0,0B0,0W0\n", "old.csv");
+  CHECK(split.older_vocabulary);
+  CHECK(split.schedule.device_ops[0][1] == Op::make(OpKind::backward_input, 0, 0));
+  // BW anywhere: the older names; a B elsewhere in the file is then an input gradient too.
+  const ImportedSchedule mixed = parse_torch_csv("0F0,0F1,0BW0,0B1,0W1\n", "old.csv");
+  CHECK(mixed.older_vocabulary);
+  CHECK(mixed.schedule.device_ops[0][2] == Op::make(OpKind::backward_full, 0, 0));
+  CHECK(mixed.schedule.device_ops[0][3] == Op::make(OpKind::backward_input, 0, 1));
+  // The current names stay as they are: B alone is the full backward.
+  const ImportedSchedule current = parse_torch_csv("0F0,0F1,0B0,0I1,0W1\n", "new.csv");
+  CHECK_FALSE(current.older_vocabulary);
+  CHECK(current.schedule.device_ops[0][2] == Op::make(OpKind::backward_full, 0, 0));
+}
+
+TEST_CASE("issue_16 every generator PyTorch can express round-trips through both vocabularies") {
+  for (const ScheduleInfo &info : schedule_registry()) {
+    CAPTURE(info.name);
+    ScenarioInput input;
+    input.devices = 4;
+    input.microbatches = 8;
+    input.schedule = info.name;
+    PreparedRun run;
+    try {
+      run = prepare_run(input);
+    } catch (const Error &) {
+      continue;  // not generated at this size
+    }
+    TorchCsvExport exported;
+    try {
+      exported = write_torch_csv(run.scenario, run.schedule);
+    } catch (const Error &) {
+      continue;  // recomputation or two pipes: no PyTorch action
+    }
+    CHECK(parse_torch_csv(exported.text, "new.csv").schedule.device_ops == run.schedule.device_ops);
+    // The older names: full backward B -> BW, input gradient I -> B.
+    std::string older;
+    for (std::size_t i = 0; i < exported.text.size(); ++i) {
+      const char c = exported.text[i];
+      const bool action = i > 0 && exported.text[i - 1] >= '0' && exported.text[i - 1] <= '9';
+      older += action && c == 'B' ? std::string("BW") : action && c == 'I' ? std::string("B") : std::string(1, c);
+    }
+    const ImportedSchedule imported = parse_torch_csv(older, "old.csv");
+    const bool has_backward = exported.text.find('B') != std::string::npos || exported.text.find('I') != std::string::npos;
+    CHECK(imported.older_vocabulary == has_backward);
+    CHECK(imported.schedule.device_ops == run.schedule.device_ops);
+  }
 }
