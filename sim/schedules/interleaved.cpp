@@ -17,7 +17,7 @@ void check_megatron_group_size(int devices, int microbatches, int group_size) {
                             "number of microbatches m = {}",
                             group_size, microbatches));
   }
-  if (group_size < devices) {
+  if (group_size < devices && group_size != microbatches) {
     throw Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is smaller than the "
                             "number of devices p = {}",
                             group_size, devices));
@@ -28,6 +28,18 @@ void check_megatron_group_size(int devices, int microbatches, int group_size) {
                             "between 1 and p - 1 = {}, which leaves dependency bubbles",
                             remainder, microbatches, group_size, devices - 1));
   }
+}
+
+int pytorch_group_size(int devices, int microbatches) {
+  // PyTorch's ScheduleInterleaved1F1B: max(1, m div p) rounds of m / rounds microbatches (p when
+  // p divides m, all m when m < p), and m must split evenly into the rounds.
+  const int rounds = std::max(1, microbatches / devices);
+  if (microbatches % rounds != 0) {
+    throw Error(fmt::format("schedule 'interleaved-1f1b': m = {} does not split into {} rounds of "
+                            "equal size (PyTorch's rule for p = {}); give --group-size",
+                            microbatches, rounds, devices));
+  }
+  return microbatches / rounds;
 }
 
 std::vector<MicrobatchChunk> megatron_schedule_table(int microbatches, int chunks, int group_size) {
@@ -52,7 +64,7 @@ Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &opti
                             "(use '1f1b' for one chunk)",
                             v));
   }
-  const int g = options.group_size > 0 ? options.group_size : p;
+  const int g = options.group_size > 0 ? options.group_size : pytorch_group_size(p, m);
   check_megatron_group_size(p, m, g);
   const std::vector<MicrobatchChunk> table = megatron_schedule_table(m, v, g);
   const int total = m * v;

@@ -18,6 +18,10 @@ struct MicrobatchChunk {
 /// its "dependency bubbles" RuntimeError).
 void check_megatron_group_size(int devices, int microbatches, int group_size);
 
+/// The group size of PyTorch's ScheduleInterleaved1F1B, the default: m / max(1, m div p)
+/// (p when p divides m, m when m < p). Throws Error when m does not split evenly, as PyTorch does.
+int pytorch_group_size(int devices, int microbatches);
+
 /// For each group [lo, min(lo + g, m)) and chunk k = 0..v-1, the pairs (mb, k) for every mb of
 /// the group, in that order (the last group may be shorter). Has m * v entries.
 std::vector<MicrobatchChunk> megatron_schedule_table(int microbatches, int chunks, int group_size);

@@ -100,7 +100,7 @@ TEST_CASE("issue_2 bad CSV schedules: unknown action, missing op, deadlock; no p
   const Scratch scratch("bad-csv");
   scratch.write("unknown.csv", "0F0,0X0\n1F0,1B0\n");
   check_user_error(scratch.ppsim("simulate --schedule-file unknown.csv --svg out.svg"),
-                   "unknown.csv:1: action '0X0': unknown action 'X' (expected F, I, B, W or a communication action)");
+                   "unknown.csv:1: action '0X0': unknown action 'X' (expected F, I, B, W, BW or a communication action)");
   CHECK_FALSE(scratch.exists("out.svg"));
   scratch.write("missing.csv", "0F0,0B0\n1F0\n");
   check_user_error(scratch.ppsim("simulate --schedule-file missing.csv --svg out.svg"),

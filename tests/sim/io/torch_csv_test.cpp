@@ -46,7 +46,7 @@ TEST_CASE("malformed cells name file, line and cell") {
     return std::string("no error");
   };
   CHECK(error_of("0F0\n1Q0\n") ==
-        "bad.csv:2: action '1Q0': unknown action 'Q' (expected F, I, B, W or a communication action)");
+        "bad.csv:2: action '1Q0': unknown action 'Q' (expected F, I, B, W, BW or a communication action)");
   CHECK(error_of("F0\n") == "bad.csv:1: action 'F0': expected <stage><action><microbatch>, such as 2F0");
   CHECK(error_of("0F\n") == "bad.csv:1: action '0F': expected a microbatch number after the action");
   CHECK(error_of("(0F0;1F0)OVERLAP_F_B\n") == "bad.csv:1: action '(0F0;1F0)OVERLAP_F_B': an overlapped action "

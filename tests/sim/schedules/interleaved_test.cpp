@@ -67,11 +67,13 @@ TEST_CASE("O-9 / O-19 group-size errors, as Megatron's ValueError and RuntimeErr
   CHECK_NOTHROW(check_megatron_group_size(2, 5, 3)); // m mod g = 2 >= p
   CHECK_NOTHROW(check_megatron_group_size(4, 8, 4));
 
-  // Through the generator: with the default g = p = 4, m = 10 is rejected; g = 5 accepts it.
+  // Through the generator: Megatron's g = p = 4 rejects m = 10; the default is PyTorch's
+  // grouping, 2 rounds of 5, the same as --group-size 5.
   const auto input = uniform_input(4, 10, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2);
-  CHECK_THROWS_AS(run_schedule("interleaved-1f1b", input), ppsim::Error);
+  CHECK_THROWS_AS(run_schedule("interleaved-1f1b", input, group(4)), ppsim::Error);
   const auto accepted = run_schedule("interleaved-1f1b", input, group(5));
   CHECK(accepted.schedule.op_count() == 4u * 2 * 10 * 2);
+  CHECK(run_schedule("interleaved-1f1b", input).schedule.device_ops == accepted.schedule.device_ops);
   CHECK_THROWS_WITH_AS(
       run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 1)),
       "schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got 1 (use "
@@ -159,5 +161,29 @@ TEST_CASE("looped BFS: chunk by chunk forwards, reversed backwards, peak v m chu
           run_schedule("looped-bfs", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}, {0, 1}, v));
       CHECK(chunk_peaks(grid) == std::vector<double>(static_cast<std::size_t>(p), v * m));
     }
+  }
+}
+
+TEST_CASE("issue_16 interleaved 1F1B for every m PyTorch's ScheduleInterleaved1F1B accepts") {
+  using ppsim::schedules::pytorch_group_size;
+  CHECK(pytorch_group_size(4, 8) == 4);   // p divides m: Megatron's g = p
+  CHECK(pytorch_group_size(4, 10) == 5);  // 2 rounds of 5
+  CHECK(pytorch_group_size(4, 3) == 3);   // m < p: one round of all m
+  CHECK_THROWS_WITH_AS(pytorch_group_size(4, 9),
+                       "schedule 'interleaved-1f1b': m = 9 does not split into 2 rounds of equal size "
+                       "(PyTorch's rule for p = 4); give --group-size",
+                       ppsim::Error);
+  // m < p runs (PyTorch accepts it): every op once, warm-up of (v - 1) m + 2(p - 1 - r) forwards.
+  for (const int m : {1, 2, 3}) {
+    CAPTURE(m);
+    const auto run = run_schedule("interleaved-1f1b", uniform_input(4, m, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2));
+    CHECK(run.schedule.op_count() == 4u * static_cast<std::size_t>(m) * 2 * 2);
+    CHECK(run.simulation.metrics.makespan.count() > 0);
+    // Device 3 (r = p - 1): (v - 1) m warm-up forwards, one steady forward, then a backward.
+    const auto &last = run.schedule.device_ops[3];
+    const auto first_backward = std::find_if(last.begin(), last.end(), [](const ppsim::Op &op) {
+      return op.kind() != ppsim::OpKind::forward;
+    });
+    CHECK(first_backward - last.begin() == std::min(m + 1, 2 * m));
   }
 }
