@@ -12,6 +12,7 @@ Schedule one_f_one_b_split(const Scenario &scenario, const GeneratorOptions &opt
 // interleaved.cpp (spec schedules.md 3-4)
 Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &options);
 Schedule looped_bfs(const Scenario &scenario, const GeneratorOptions &options);
+Schedule interleaved_zb(const Scenario &scenario, const GeneratorOptions &options);
 // hanayo.cpp (spec schedules.md 5)
 Schedule hanayo(const Scenario &scenario, const GeneratorOptions &options);
 // zero_bubble_handcrafted.cpp (spec schedules.md 6)

@@ -94,6 +94,50 @@ Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &opti
   return schedule;
 }
 
+// PyTorch's ScheduleInterleavedZeroBubble (the ZB1P rule of arXiv 2401.10241 on the
+// round-robin placement): interleaved 1F1B's round order with a warm-up of (v-1)g + (p-1-r)
+// forwards, B in place of BW, and from device r's (r+1)-th steady step on one W per step, the
+// oldest pending; the rest of the W's at the end. With v = 1 it is zb-h1 op for op.
+Schedule interleaved_zb(const Scenario &scenario, const GeneratorOptions &options) {
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
+  const int v = scenario.chunks;
+  const int g = options.group_size > 0 ? options.group_size : pytorch_group_size(p, m);
+  check_megatron_group_size(p, m, g);
+  const int total = m * v;
+  Schedule schedule = empty_schedule(scenario);
+  for (int r = 0; r < p; ++r) {
+    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
+    ops.reserve(3 * static_cast<std::size_t>(total));
+    const int warmup = std::min((v - 1) * g + (p - 1 - r), total);
+    std::vector<int> next_forward(static_cast<std::size_t>(v), 0), next_backward(static_cast<std::size_t>(v), 0),
+        next_weight(static_cast<std::size_t>(v), 0);
+    std::vector<int> backward_chunks;  // chunk of each B issued, in order, for the W's
+    std::size_t weights = 0;
+    const auto forward = [&](int step) {
+      const int chunk = (step / g) % v;
+      ops.push_back(Op::make(OpKind::forward, chunk * p + r, next_forward[static_cast<std::size_t>(chunk)]++));
+    };
+    const auto backward = [&](int step) {
+      const int chunk = v - 1 - ((step - warmup) / g) % v;
+      ops.push_back(Op::make(OpKind::backward_input, chunk * p + r, next_backward[static_cast<std::size_t>(chunk)]++));
+      backward_chunks.push_back(chunk);
+    };
+    const auto weight = [&]() {
+      const int chunk = backward_chunks[weights++];
+      ops.push_back(Op::make(OpKind::backward_weight, chunk * p + r, next_weight[static_cast<std::size_t>(chunk)]++));
+    };
+    for (int step = 0; step < warmup; ++step) forward(step);
+    for (int step = warmup; step < total + warmup; ++step) {
+      if (step < total) forward(step);
+      backward(step);
+      if (step - warmup >= r) weight();
+    }
+    while (weights < backward_chunks.size()) weight();
+  }
+  return schedule;
+}
+
 Schedule looped_bfs(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   const int p = scenario.devices;
   const int m = scenario.microbatches;

@@ -19,6 +19,8 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        PlacementKind::round_robin, 2, false, schedules::interleaved_1f1b},
       {"looped-bfs", "all forwards chunk by chunk, then all backwards in reverse (PyTorch looped BFS)",
        PlacementKind::round_robin, 2, false, schedules::looped_bfs},
+      {"interleaved-zb", "interleaved zero bubble: interleaved 1F1B's rounds, W deferred r steps (PyTorch ScheduleInterleavedZeroBubble)",
+       PlacementKind::round_robin, 2, true, schedules::interleaved_zb},
       {"hanayo", "Hanayo wave-like pipeline, v/2 waves on the V placement (ELF reference order)",
        PlacementKind::v_shape, 2, false, schedules::hanayo},
       {"zb-h1", "zero-bubble handcrafted H1: 1F1B memory, W deferred to fill the drain",

@@ -187,3 +187,25 @@ TEST_CASE("issue_16 interleaved 1F1B for every m PyTorch's ScheduleInterleaved1F
     CHECK(first_backward - last.begin() == std::min(m + 1, 2 * m));
   }
 }
+
+TEST_CASE("issue_16 interleaved zero bubble: zb-h1 at v = 1, the ZB-H1 bubble shrunk by v at v = 2") {
+  // v = 1: PyTorch's ScheduleInterleavedZeroBubble is ZB-H1 (warm-up p-1-r, W from step r on).
+  for (int p = 2; p <= 5; ++p) {
+    for (const int m : {1, 2, p, 2 * p, 3 * p + 1}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      if (m % std::max(1, m / p) != 0) continue;
+      auto input = uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}, {0, 1}, 1);
+      CHECK(run_schedule("interleaved-zb", input).schedule.device_ops ==
+            run_schedule("zb-h1", input).schedule.device_ops);
+    }
+  }
+  // p = 4, m = 16, v = 2, a device's F = B = W = 1 (0.5 per chunk): ZB-H1's bubble
+  // (p-1)(F+B-W) with chunk costs, 1.5, over the 48 of work; peak 4 activations, as ZB-H1.
+  auto input = uniform_input(4, 16, {1, 2}, {1, 2}, {1, 2}, {0, 1}, 2);
+  const auto zb = run_schedule("interleaved-zb", input);
+  CHECK(zb.units(zb.simulation.metrics.makespan) == 49.5);
+  CHECK(zb.simulation.metrics.max_peak_activations() == 4);
+  const auto megatron = run_schedule("interleaved-1f1b", input);
+  CHECK(megatron.units(megatron.simulation.metrics.makespan) == 52.5);
+}
