@@ -80,8 +80,31 @@ PreparedRun import_run(const ScenarioInput &input) {
     input.fail("cluster.devices", fmt::format("the schedule file has {} device rows, not {}",
                                               adjusted.devices, input.devices));
   }
-  // m is 1 + the largest microbatch id unless the user gave it (spec schedules.md 14).
-  if (!input.origins.count("pipeline.microbatches")) adjusted.microbatches = imported.microbatches;
+  // m is 1 + the largest microbatch id unless the user gave it (spec schedules.md 14). Then
+  // every stage must run a forward of every id below it; if one does not, the cell that set m
+  // is the likely culprit (ids numbered from 1, say), not the op that seems missing.
+  if (!input.origins.count("pipeline.microbatches")) {
+    adjusted.microbatches = imported.microbatches;
+    std::vector<std::vector<char>> seen(imported.placement.size(),
+                                        std::vector<char>(static_cast<std::size_t>(imported.microbatches), 0));
+    for (const auto &ops : imported.schedule.device_ops) {
+      for (const Op &op : ops) {
+        for (int part = 0; part < op.sub_op_count(); ++part) {
+          const OpRef ref = op.sub_op(part);
+          if (ref.kind == OpKind::forward) seen[static_cast<std::size_t>(ref.stage)][static_cast<std::size_t>(ref.microbatch)] = 1;
+        }
+      }
+    }
+    for (std::size_t stage = 0; stage < seen.size(); ++stage) {
+      const auto missing = std::find(seen[stage].begin(), seen[stage].end(), 0);
+      if (missing == seen[stage].end()) continue;
+      const auto &[line, cell] = imported.largest_microbatch_at;
+      throw Error(input.schedule_file, line, "",
+                  fmt::format("action '{}' sets m = {} (1 + the largest microbatch id), but stage {} has no "
+                              "forward of microbatch {}; number microbatches from 0, or give -m",
+                              cell, imported.microbatches, stage, missing - seen[stage].begin()));
+    }
+  }
   PreparedRun run{adjusted, build_scenario_on(adjusted, imported.placement, imported.chunks, 1),
                   std::move(imported.schedule), {}};
   if (imported.older_vocabulary) {

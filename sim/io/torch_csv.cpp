@@ -156,7 +156,10 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
                         fmt::format("stage {} appears on device {} and device {}", ref.stage, owner, device));
           }
           owner = device;
-          imported.microbatches = std::max(imported.microbatches, ref.microbatch + 1);
+          if (ref.microbatch + 1 > imported.microbatches) {
+            imported.microbatches = ref.microbatch + 1;
+            imported.largest_microbatch_at = {line, std::string(cell)};
+          }
         }
         ops.push_back(op);
       }

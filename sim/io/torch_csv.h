@@ -7,6 +7,7 @@
 #include "sim/schedule.h"
 
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +19,8 @@ struct ImportedSchedule {
   std::vector<int> placement;        ///< pi(s), inferred from which row mentions each stage
   int chunks = 1;                    ///< stages per device (v), when every device holds the same number
   int microbatches = 0;              ///< 1 + the largest microbatch id
+  /// Where that largest id was read: the line and the cell, for errors about an inferred m.
+  std::pair<int, std::string> largest_microbatch_at;
   std::vector<std::string> dropped;  ///< non-compute action kinds that were ignored (SEND_F, ...)
   /// The file uses PyTorch's older action names (B = input gradient, BW = full backward).
   bool older_vocabulary = false;

@@ -8,6 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <fstream>
+
 using namespace ppsim;
 
 TEST_CASE("import translates F, I, B, W and drops idle cells") {
@@ -124,4 +127,19 @@ TEST_CASE("issue_16 every generator PyTorch can express round-trips through both
     CHECK(imported.older_vocabulary == has_backward);
     CHECK(imported.schedule.device_ops == run.schedule.device_ops);
   }
+}
+
+TEST_CASE("issue_16 an inferred m blames the cell that set it (microbatches numbered from 1)") {
+  const std::string path = "torch_from_one.csv";
+  {
+    std::ofstream file(path);
+    file << "0F1,0F2,0B1,0B2\n1F1,1F2,1B1,1B2\n";
+  }
+  ScenarioInput input;
+  input.schedule_file = path;
+  CHECK_THROWS_WITH_AS(prepare_run(input),
+                       "torch_from_one.csv:1: action '0F2' sets m = 3 (1 + the largest microbatch id), but "
+                       "stage 0 has no forward of microbatch 0; number microbatches from 0, or give -m",
+                       Error);
+  std::remove(path.c_str());
 }
