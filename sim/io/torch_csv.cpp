@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <libfccp/csv.h>
 #include <set>
+#include <tuple>
 
 namespace ppsim {
 namespace {
@@ -115,6 +116,62 @@ std::string torch_action(const OpRef &op) {
                           describe(op)));
 }
 
+// PyTorch's unit-step lock-step replay (`_add_bubbles_to_actions`): at each step every device
+// runs its next action if what it needs ran in an earlier step (a forward the previous stage's
+// forward, a backward the next stage's backward, or the last stage's own forward), and idles
+// (an empty cell) otherwise.
+std::vector<std::vector<std::string>> with_idle_cells(const Schedule &schedule,
+                                                      const std::vector<std::vector<std::string>> &rows,
+                                                      int stages) {
+  enum Phase { kForward = 0, kBackward = 1 };
+  std::set<std::tuple<int, int, int>> seen;  // (stage, phase, microbatch)
+  const auto ready = [&](const OpRef &ref) {
+    switch (ref.kind) {
+    case OpKind::forward: return ref.stage == 0 || seen.contains({ref.stage - 1, kForward, ref.microbatch});
+    case OpKind::backward_full:
+    case OpKind::backward_input:
+      return ref.stage == stages - 1 ? seen.contains({ref.stage, kForward, ref.microbatch})
+                                     : seen.contains({ref.stage + 1, kBackward, ref.microbatch});
+    default: return true;
+    }
+  };
+  std::vector<std::vector<std::string>> spaced(rows.size());
+  std::vector<std::size_t> next(rows.size(), 0);
+  for (bool pending = true; pending;) {
+    pending = false;
+    bool advanced = false;
+    std::vector<std::tuple<int, int, int>> done;
+    for (std::size_t g = 0; g < rows.size(); ++g) {
+      if (next[g] == rows[g].size()) continue;
+      pending = true;
+      const Op &op = schedule.device_ops[g][next[g]];
+      bool can_run = true;
+      for (int part = 0; part < op.sub_op_count(); ++part) can_run = can_run && ready(op.sub_op(part));
+      if (!can_run) {
+        spaced[g].emplace_back();
+        continue;
+      }
+      for (int part = 0; part < op.sub_op_count(); ++part) {
+        const OpRef ref = op.sub_op(part);
+        if (ref.kind == OpKind::forward) done.emplace_back(ref.stage, kForward, ref.microbatch);
+        if (ref.kind == OpKind::backward_full || ref.kind == OpKind::backward_input)
+          done.emplace_back(ref.stage, kBackward, ref.microbatch);
+      }
+      spaced[g].push_back(rows[g][next[g]++]);
+      advanced = true;
+    }
+    if (pending && !advanced)
+      throw Error(fmt::format("schedule '{}' cannot be spaced in lock step: no device can run its next action",
+                              schedule.name));
+    seen.insert(done.begin(), done.end());
+  }
+  // Idle cells after a device's last action carry nothing.
+  for (auto &cells : spaced) {
+    while (!cells.empty() && cells.back().empty()) cells.pop_back();
+  }
+  return spaced;
+}
+
 } // namespace
 
 ImportedSchedule parse_torch_csv(std::string_view text, const std::string &source) {
@@ -199,15 +256,16 @@ ImportedSchedule read_torch_csv(const std::string &path) {
   return parse_torch_csv(read_text_file(path, "schedule file"), path);
 }
 
-TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule) {
+TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule, bool spacing) {
   if (scenario.pipes != 1) {
     throw Error(fmt::format("schedule '{}' runs {} pipes, which the torch CSV format cannot express",
                             schedule.name, scenario.pipes));
   }
   const int microbatches = scenario.microbatches;
   TorchCsvExport exported;
+  std::vector<std::vector<std::string>> rows;
   for (const auto &ops : schedule.device_ops) {
-    std::vector<std::string> cells;
+    std::vector<std::string> &cells = rows.emplace_back();
     cells.reserve(ops.size());
     for (const Op &op : ops) {
       if (op.kind() == OpKind::overlapped) {
@@ -216,8 +274,9 @@ TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedul
         cells.push_back(torch_action(op.first));
       }
     }
-    exported.text += fmt::format("{}\n", fmt::join(cells, ","));
   }
+  if (spacing) rows = with_idle_cells(schedule, rows, scenario.stage_count());
+  for (const std::vector<std::string> &cells : rows) exported.text += fmt::format("{}\n", fmt::join(cells, ","));
   // Where PyTorch's own schedule classes would refuse the same parameters (oracles.md O-19).
   const int p = schedule.device_count();
   if (schedule.name == "1f1b" && microbatches < p) {

@@ -41,8 +41,10 @@ struct TorchCsvExport {
   std::vector<std::string> warnings;
 };
 
-/// Writes compute actions only, one row per device, no idle cells. Throws Error for what the
-/// format cannot express: ops with no PyTorch action (R, RW, RBW) and two-pipe schedules.
-TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule);
+/// Writes compute actions only, one row per device, no idle cells, or with `spacing` the idle
+/// cells of PyTorch's unit-step lock-step replay (a device idles a step when what its next
+/// action needs ran in no earlier step). Throws Error for what the format cannot express: ops
+/// with no PyTorch action (R, RW, RBW) and two-pipe schedules.
+TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule, bool spacing = false);
 
 } // namespace ppsim
