@@ -22,7 +22,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       "under the given costs. --K limits the peak (default: p, the 1F1B level).\n\noptions");
   options.add_options()(
       "format", po::value<std::string>()->default_value("text"), "text or json")(
-      "threads", po::value<unsigned>()->default_value(0), "worker threads (0 = all cores)");
+      "threads", po::value<std::int64_t>()->default_value(0), "worker threads (0 = all cores)");
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed) return kOk;
   const po::variables_map &values = *parsed;
@@ -36,7 +36,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                         ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9))
                         : 2 * p;
   const schedules::VAutoResult result =
-      schedules::v_auto_search(scenario, limit, values["threads"].as<unsigned>());
+      schedules::v_auto_search(scenario, limit, static_cast<unsigned>(checked_integer(values, "threads", 0, kMaxThreads)));
 
   if (format == "json") {
     out << fmt::format(

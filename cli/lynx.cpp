@@ -179,7 +179,10 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     by_time.memory_limit_bytes = std::numeric_limits<double>::infinity();
     layers = partition_costs(costs, by_time).layers_per_stage;
   }
-  const solver::Options milp_options{.time_limit_seconds = values["milp-seconds"].as<double>()};
+  const double milp_seconds = values["milp-seconds"].as<double>();
+  if (!(milp_seconds > 0 && milp_seconds <= 1e6))
+    throw Error("", 0, "--milp-seconds", fmt::format("expected a positive number of seconds, got {}", milp_seconds));
+  const solver::Options milp_options{.time_limit_seconds = milp_seconds};
   std::vector<double> bubbles(static_cast<std::size_t>(lynx_options.stages), lynx_options.windows.bubble_ms);
   if (values.count("microbatches")) {
     bubbles = measured_bubbles(values, lynx_options, layers);

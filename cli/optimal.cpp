@@ -47,7 +47,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   exact.time_limit_seconds = values["time-limit"].as<double>();
   if (!(exact.time_limit_seconds > 0))
     throw Error("", 0, "--time-limit", "expected a positive number of seconds");
-  exact.max_start_variables = values["max-variables"].as<std::int64_t>();
+  exact.max_start_variables = checked_integer(values, "max-variables", 1, std::int64_t{1} << 40);
 
   const ScenarioInput input = scenario_from_options(values);
   const PreparedRun run = prepare_run(input);

@@ -2,6 +2,7 @@
 // with --analytic (or --allow-no-gpu on a machine without one), from the analytic model
 // (spec profiler.md). Parses options, calls the profiler library, writes the cost file.
 #include "cli/commands.h"
+#include "cli/scenario_options.h"
 #include "cli/output_file.h"
 
 #include "profiler/cost_model.h"
@@ -19,22 +20,26 @@ namespace ppsim::cli {
 namespace po = boost::program_options;
 namespace {
 
+// Largest model dimension accepted on the command line (hidden size, sequence, vocabulary...):
+// far above any model, far below where the byte formulas overflow.
+constexpr std::int64_t kShapeLimit = std::int64_t{1} << 24;
+
 po::options_description profile_options() {
   po::options_description model("model (one transformer block, repeated --layers times)");
   model.add_options()("model", po::value<std::string>()->default_value("gpt"),
                       "block: gpt (LayerNorm, GeLU 4h) or llama (RMSNorm, SwiGLU, GQA)")(
-      "hidden", po::value<std::uint64_t>()->default_value(4096),
-      "hidden size h")("heads", po::value<std::uint64_t>()->default_value(32), "attention heads a")(
-      "kv-heads", po::value<std::uint64_t>()->default_value(0), "KV heads g (llama; 0 = heads)")(
-      "ffn", po::value<std::uint64_t>()->default_value(0),
+      "hidden", po::value<std::int64_t>()->default_value(4096),
+      "hidden size h")("heads", po::value<std::int64_t>()->default_value(32), "attention heads a")(
+      "kv-heads", po::value<std::int64_t>()->default_value(0), "KV heads g (llama; 0 = heads)")(
+      "ffn", po::value<std::int64_t>()->default_value(0),
       "FFN size f (0 = 4h for gpt, 8h/3 rounded to 256 for llama)")(
-      "seq", po::value<std::uint64_t>()->default_value(2048), "sequence length s")(
-      "batch", po::value<std::uint64_t>()->default_value(1),
+      "seq", po::value<std::int64_t>()->default_value(2048), "sequence length s")(
+      "batch", po::value<std::int64_t>()->default_value(1),
       "microbatch size b")("layers", po::value<int>()->default_value(4), "number of transformer blocks")(
-      "vocab", po::value<std::uint64_t>()->default_value(0),
+      "vocab", po::value<std::int64_t>()->default_value(0),
       "vocabulary size V; > 0 adds the embedding and LM head as layers of their own")(
       "dtype", po::value<std::string>()->default_value("bf16"),
-      "activation type: bf16 or fp16")("tp", po::value<std::uint64_t>()->default_value(1),
+      "activation type: bf16 or fp16")("tp", po::value<std::int64_t>()->default_value(1),
                                        "tensor-parallel size t (per-GPU shard; no communication)")(
       "sequence-parallel", "Megatron sequence parallelism (shards norm and dropout regions)")(
       "no-dropout", "no dropout masks in the stash")(
@@ -84,13 +89,13 @@ profiler::BlockShape shape_from(const po::variables_map &values) {
   if (dtype != "bf16" && dtype != "fp16") {
     throw Error("", 0, "dtype", fmt::format("expected bf16 or fp16, got \"{}\"", dtype));
   }
-  shape.hidden = values["hidden"].as<std::uint64_t>();
-  shape.heads = values["heads"].as<std::uint64_t>();
-  shape.kv_heads = values["kv-heads"].as<std::uint64_t>();
-  shape.ffn = values["ffn"].as<std::uint64_t>();
-  shape.seq = values["seq"].as<std::uint64_t>();
-  shape.batch = values["batch"].as<std::uint64_t>();
-  shape.tp = values["tp"].as<std::uint64_t>();
+  shape.hidden = static_cast<std::uint64_t>(checked_integer(values, "hidden", 1, kShapeLimit));
+  shape.heads = static_cast<std::uint64_t>(checked_integer(values, "heads", 1, kShapeLimit));
+  shape.kv_heads = static_cast<std::uint64_t>(checked_integer(values, "kv-heads", 0, kShapeLimit));
+  shape.ffn = static_cast<std::uint64_t>(checked_integer(values, "ffn", 0, kShapeLimit));
+  shape.seq = static_cast<std::uint64_t>(checked_integer(values, "seq", 1, kShapeLimit));
+  shape.batch = static_cast<std::uint64_t>(checked_integer(values, "batch", 1, kShapeLimit));
+  shape.tp = static_cast<std::uint64_t>(checked_integer(values, "tp", 1, kShapeLimit));
   shape.sequence_parallel = values.count("sequence-parallel") > 0;
   shape.dropout = values.count("no-dropout") == 0;
   shape.causal_skip = values.count("causal-skip") > 0;
@@ -201,7 +206,8 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
     }
   }
 
-  CostFile file = profiler::analytic_cost_file(shape, layers, device, values["vocab"].as<std::uint64_t>());
+  const auto vocabulary = static_cast<std::uint64_t>(checked_integer(values, "vocab", 0, kShapeLimit));
+  CostFile file = profiler::analytic_cost_file(shape, layers, device, vocabulary);
   file.metadata.dtype = values["dtype"].as<std::string>();
   file.metadata.mode = values["mode"].as<std::string>();
   return write_output(values, file, json, out, "analytic");

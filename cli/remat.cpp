@@ -72,7 +72,7 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
     }
   }
   const std::vector<AutoCandidate> ranked =
-      rank_schedules(input, candidates, ilp, values["jobs"].as<int>());
+      rank_schedules(input, candidates, ilp, static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)));
   out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8}\n", "rank",
                      "schedule", "status", "max span", "peak", "R", "RW", "RBW", "solve s");
   int rank = 0;
@@ -110,7 +110,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
       "write the Gantt chart of the optimal plan")("auto", po::bool_switch(),
                                                    "solve every candidate schedule and rank them")(
       "candidates", po::value<std::string>()->value_name("A,B,..."), "schedules for --auto")(
-      "jobs,j", po::value<int>()->default_value(1), "candidates solved in parallel with --auto")(
+      "jobs,j", po::value<std::int64_t>()->default_value(1), "candidates solved in parallel with --auto")(
       "ilp-form", po::value<std::string>()->default_value("ppsim"),
       "ppsim (replay == objective) or elf (the reference formulation, for cross-checking)");
   const auto parsed = parse_scenario_command(args, options, out);

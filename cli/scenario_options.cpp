@@ -109,6 +109,14 @@ std::optional<po::variables_map> parse_scenario_command(const std::vector<std::s
   return values;
 }
 
+std::int64_t checked_integer(const po::variables_map &values, const std::string &name, std::int64_t low,
+                             std::int64_t high) {
+  const std::int64_t value = values[name].as<std::int64_t>();
+  if (value < low || value > high)
+    throw Error("", 0, "--" + name, fmt::format("expected an integer from {} to {}, got {}", low, high, value));
+  return value;
+}
+
 std::string checked_choice(const po::variables_map &values, const std::string &name,
                            std::initializer_list<const char *> allowed) {
   const std::string value = values[name].as<std::string>();

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <initializer_list>
 #include <iosfwd>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,14 @@ boost::program_options::variables_map parse_command(
 /// (returning nullopt) when asked.
 std::optional<boost::program_options::variables_map> parse_scenario_command(
     const std::vector<std::string> &args, boost::program_options::options_description &options, std::ostream &out);
+
+/// The most worker threads a command accepts (--threads, -j).
+inline constexpr std::int64_t kMaxThreads = 1024;
+
+/// The integer option `name` (declared as std::int64_t, so "-1" is read as -1, not wrapped),
+/// refused with one line outside [low, high].
+std::int64_t checked_integer(const boost::program_options::variables_map &values, const std::string &name,
+                             std::int64_t low, std::int64_t high);
 
 /// The value of option `name`, which must be one of `allowed` (error: field '--name': ...).
 std::string checked_choice(const boost::program_options::variables_map &values, const std::string &name,

@@ -6,6 +6,7 @@
 #include "cli/output_file.h"
 #include "cli/run_pipeline.h"
 #include "cli/scenario_options.h"
+#include "sim/parallel.h"
 
 #include "bounds/analyzer.h"
 #include "sim/error.h"
@@ -90,7 +91,7 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim sweep SWEEP.toml [options]");
   options.add_options()("help,h", "show this help")(
       "output,o", po::value<std::string>()->value_name("FILE"), "results CSV (default: standard output)")(
-      "jobs,j", po::value<unsigned>()->value_name("N"), "worker threads (default: every core)")(
+      "jobs,j", po::value<std::int64_t>()->value_name("N"), "worker threads (default: every core)")(
       "shard", po::value<std::string>()->value_name("i/N"), "run only the points k with k mod N == i")(
       "resume", "skip points whose run id is already in the output (or its .partial journal)")(
       "sweep", po::value<std::string>()->value_name("SWEEP.toml"), "sweep file");
@@ -104,8 +105,8 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
   if (!values.count("sweep")) throw Error("", 0, "", "missing the sweep file (ppsim sweep SWEEP.toml)");
   const std::string output = values.count("output") ? values["output"].as<std::string>() : "";
   if (values.count("resume") && output.empty()) throw Error("", 0, "--resume", "needs an output file (-o)");
-  unsigned jobs = values.count("jobs") ? values["jobs"].as<unsigned>() : std::thread::hardware_concurrency();
-  if (jobs == 0) jobs = 1;
+  const unsigned jobs = values.count("jobs") ? static_cast<unsigned>(checked_integer(values, "jobs", 1, kMaxThreads))
+                                            : std::max(1u, std::thread::hardware_concurrency());
   const Shard shard = values.count("shard") ? parse_shard(values["shard"].as<std::string>(), "--shard") : Shard{};
 
   const Sweep sweep = read_sweep_file(values["sweep"].as<std::string>());
@@ -160,10 +161,7 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
       progress.advance(++completed);
     }
   };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < std::min<std::size_t>(jobs, pending.size()); ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread &thread : threads) thread.join();
+  run_on_threads(static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(1, pending.size()))), worker);
   if (failure) std::rethrow_exception(failure);
 
   std::string content = header + "\n";

@@ -1,5 +1,7 @@
 #include "remat/auto_mode.h"
 
+#include "sim/parallel.h"
+
 #include "sim/io/run_setup.h"
 
 #include "sim/error.h"
@@ -119,13 +121,7 @@ std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
       results[k] = solve_candidate(input, candidates[k], each);
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < workers; ++t) {
-    pool.emplace_back(work);
-  }
-  work();
-  for (std::thread &thread : pool)
-    thread.join();
+  run_on_threads(static_cast<unsigned>(workers), work);
 
   std::vector<std::size_t> order(candidates.size());
   for (std::size_t k = 0; k < order.size(); ++k)

@@ -5,6 +5,8 @@
 // zerobubble/scheduler/v_auto_schedule.py (schedule, schedule_by_building_block).
 #include "sim/schedules/v_auto.h"
 
+#include "sim/parallel.h"
+
 #include "sim/schedules/v_grid.h"
 
 #include "sim/assert.h"
@@ -612,12 +614,7 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
   };
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread &thread : pool)
-    thread.join();
+  run_on_threads(std::min<std::size_t>(threads, patterns.size()), worker);
 
   // Merge in pattern order, so the first strictly better schedule wins whatever the threads.
   std::map<int, std::pair<int, std::int64_t>> frontier;

@@ -152,3 +152,17 @@ TEST_CASE("issue_18 every command's --help works alone and exits 0") {
   }
   CHECK(commands == 15);
 }
+
+TEST_CASE("issue_17 thread and size counts out of range are one line, never an abort") {
+  const Scratch scratch("counts");
+  check_user_error(scratch.ppsim("frontier -p 4 --threads -1"),
+                   "field '--threads': expected an integer from 0 to 1024, got -1");
+  check_user_error(scratch.ppsim("frontier -p 4 --threads 100000"),
+                   "field '--threads': expected an integer from 0 to 1024, got 100000");
+  check_user_error(scratch.ppsim("remat --auto -p 2 -m 2 --K 2 -j -1"),
+                   "field '--jobs': expected an integer from 1 to 1024, got -1");
+  check_user_error(scratch.ppsim("optimal -p 2 -m 2 --max-variables -1"),
+                   "field '--max-variables': expected an integer from 1 to 1099511627776, got -1");
+  check_user_error(scratch.ppsim("profile --analytic --hidden -1"),
+                   "field '--hidden': expected an integer from 1 to 16777216, got -1");
+}

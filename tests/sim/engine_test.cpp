@@ -3,9 +3,14 @@
 #include "sim/metrics.h"
 
 #include "sim/error.h"
+#include "sim/parallel.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <vector>
 
 using namespace ppsim;
 using ppsim::testing::run_schedule;
@@ -131,4 +136,16 @@ TEST_CASE("issue_16 GPipe (AFAB) with two stages per device: ELF's order, timed 
   CHECK(device_values(run, &DeviceMetrics::busy) == std::vector<double>{12, 12});
   // Every chunk of every microbatch is stored before the first backward: 2 x 2 per device.
   CHECK(peaks(run) == std::vector<double>{2, 2});
+}
+
+TEST_CASE("issue_17 run_on_threads: every task once, whatever the thread count") {
+  for (const unsigned threads : {1u, 2u, 7u, 64u}) {
+    CAPTURE(threads);
+    std::atomic<int> next{0};
+    std::vector<std::atomic<int>> done(500);
+    ppsim::run_on_threads(threads, [&] {
+      for (int k = next++; k < 500; k = next++) ++done[static_cast<std::size_t>(k)];
+    });
+    CHECK(std::all_of(done.begin(), done.end(), [](const std::atomic<int> &d) { return d == 1; }));
+  }
 }

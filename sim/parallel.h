@@ -1,0 +1,13 @@
+#pragma once
+// A fixed number of workers draining a shared queue (sweep points, v-auto patterns, remat
+// candidates): one mechanism, so a thread the system cannot start never ends the process.
+#include <functional>
+
+namespace ppsim {
+
+/// Runs `worker` on up to `threads` threads, the calling thread included, and returns when all
+/// have finished. `worker` must take its tasks from a shared queue until it is empty: when the
+/// system refuses a thread, the threads already running (and the caller) do its share.
+void run_on_threads(unsigned threads, const std::function<void()> &worker);
+
+} // namespace ppsim
