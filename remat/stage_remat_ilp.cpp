@@ -423,7 +423,9 @@ RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpFor
   const MemoryTrack &track = budget_track(scenario);
   const double cap = *track.cap;
   const StageRematModel model = build_minimum_peak_model(scenario, base, form);
-  const solver::Result least = solver::solve(model.model, {std::max(0.0, seconds_left(deadline)), 0, false});
+  solver::Options least_options{std::max(0.0, seconds_left(deadline)), 0, false};
+  least_options.preprocess = false;  // as for the main model: its rows are tight at the optimum
+  const solver::Result least = solver::solve(model.model, least_options);
   const auto cannot_fit = [&](const std::string &least_text) {
     return Error(fmt::format("cannot fit schedule '{}' within budget {}; the least peak any remat "
                              "plan reaches is {}",
