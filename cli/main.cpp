@@ -50,7 +50,15 @@ int main(int argc, char **argv) {
   }
   const ppsim::cli::Args args(argv + 2, argv + argc);
   for (const Command &command : kCommands) {
-    if (command.name == argv[1]) return ppsim::cli::guarded(command.run, args, std::cout, std::cerr);
+    if (command.name != argv[1]) continue;
+    const int code = ppsim::cli::guarded(command.run, args, std::cout, std::cerr);
+    // A full disk or a closed pipe must not pass for success: the output is the result.
+    std::cout.flush();
+    if (!std::cout && code == ppsim::cli::kOk) {
+      std::cerr << "ppsim: error: cannot write to standard output\n";
+      return ppsim::cli::kUserError;
+    }
+    return code;
   }
   std::cerr << fmt::format("ppsim: error: unknown command '{}' (see 'ppsim --help')\n", argv[1]);
   return ppsim::cli::kUserError;

@@ -5,6 +5,7 @@
 #include "cli/scenario_options.h"
 
 #include "sim/error.h"
+#include "sim/io/text_file.h"
 #include "sim/io/sweep.h"
 
 #include <algorithm>
@@ -34,11 +35,7 @@ int run_merge(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   std::string header;
   std::map<std::size_t, std::pair<std::string, std::string>> rows;  // run -> (row, file that had it)
   for (const std::string &path : values["inputs"].as<std::vector<std::string>>()) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file) throw Error(path, 0, "", "cannot open the results file");
-    std::ostringstream text;
-    text << file.rdbuf();
-    const Results results = parse_results(text.str(), path);
+    const Results results = parse_results(read_text_file(path, "results file"), path);
     if (header.empty()) header = results.header;
     if (results.header != header) throw Error(path, 1, "", "the columns differ from the first file's");
     for (const ResultsRow &row : results.rows) {

@@ -1,5 +1,7 @@
 #include "remat/policy.h"
 
+#include "sim/io/text_file.h"
+
 #include "remat/baselines.h"
 #include "sim/error.h"
 
@@ -31,13 +33,8 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
   constexpr std::string_view kFile = "file:";
   if (policy.starts_with(kFile)) {
     const std::string path = policy.substr(kFile.size());
-    std::ifstream file(path);
-    if (!file)
-      throw Error(fmt::format("cannot read remat file '{}'", path));
-    std::stringstream text;
-    text << file.rdbuf();
-    return {scenario, apply_plan(base, parse_plan_csv(text.str(), path, scenario.stage_count(),
-                                                      scenario.microbatches))};
+    return {scenario, apply_plan(base, parse_plan_csv(read_text_file(path, "remat plan file"), path,
+                                                      scenario.stage_count(), scenario.microbatches))};
   }
   throw Error(fmt::format(
       "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));

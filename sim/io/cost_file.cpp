@@ -2,6 +2,7 @@
 
 #include "sim/error.h"
 #include "sim/io/decimal.h"
+#include "sim/io/text_file.h"
 
 #include <algorithm>
 #include <charconv>
@@ -471,13 +472,9 @@ CostFile parse_cost_json(std::string_view text, const std::string &source) {
 }
 
 CostFile read_cost_file(const std::string &path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream)
-    throw Error(path, 0, "", "cannot open the cost file");
-  std::ostringstream content;
-  content << stream.rdbuf();
+  const std::string content = read_text_file(path, "cost file");
   const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
-  return json ? parse_cost_json(content.str(), path) : parse_cost_csv(content.str(), path);
+  return json ? parse_cost_json(content, path) : parse_cost_csv(content, path);
 }
 
 std::string write_cost_csv(const CostFile &file) {

@@ -5,16 +5,32 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
-#include <sstream>
 
 namespace ppsim {
 
 std::string read_text_file(const std::string &path, std::string_view what) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw Error(path, 0, "", fmt::format("is a directory, not a {}", what));
+  }
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error(path, 0, "", fmt::format("cannot open the {}", what));
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
+  // Read in blocks up to the limit, so that /dev/zero or a wrong multi-gigabyte file is refused
+  // in one line instead of filling memory.
+  std::string text;
+  constexpr std::size_t kBlock = std::size_t{1} << 20;
+  for (;;) {
+    const std::size_t had = text.size();
+    text.resize(had + kBlock);
+    file.read(text.data() + had, static_cast<std::streamsize>(kBlock));
+    text.resize(had + static_cast<std::size_t>(file.gcount()));
+    if (text.size() > kMaxInputFileBytes) {
+      throw Error(path, 0, "", fmt::format("the {} is larger than {} MiB, the most ppsim reads", what,
+                                           kMaxInputFileBytes >> 20));
+    }
+    if (!file) break;
+  }
+  return text;
 }
 
 std::string resolve_path(const std::string &path, const std::string &base_directory) {

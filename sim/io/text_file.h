@@ -1,11 +1,16 @@
 #pragma once
 // Reading whole input files, with the one error every reader reports when it cannot.
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace ppsim {
 
-/// The content of `path`; throws Error "PATH: cannot open the WHAT" (e.g. "scenario file").
+/// The largest input file ppsim reads (scenario, sweep, cost, schedule, plan and results files).
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{1} << 30;
+
+/// The content of `path`; throws Error "PATH: cannot open the WHAT" (e.g. "scenario file"),
+/// "PATH: is a directory, not a WHAT", or when it is larger than kMaxInputFileBytes.
 std::string read_text_file(const std::string &path, std::string_view what);
 
 /// `path` relative to `base_directory` unless it is absolute or either is empty.

@@ -166,3 +166,23 @@ TEST_CASE("issue_17 thread and size counts out of range are one line, never an a
   check_user_error(scratch.ppsim("profile --analytic --hidden -1"),
                    "field '--hidden': expected an integer from 1 to 16777216, got -1");
 }
+
+TEST_CASE("issue_17 a failed write to standard output is an error, not a success") {
+  REQUIRE(std::filesystem::exists("/dev/full"));  // Linux's always-full device
+  const Scratch scratch("full");
+  const std::string command =
+      fmt::format("'{}' simulate -p 4 -m 8 >/dev/full 2>'{}'", PPSIM_BINARY, scratch.file("err.txt"));
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(scratch.read("err.txt") == "ppsim: error: cannot write to standard output\n");
+}
+
+TEST_CASE("issue_17 a directory given as an input file is refused in one line") {
+  const Scratch scratch("directory");
+  std::filesystem::create_directories(scratch.file("folder"));
+  check_user_error(scratch.ppsim("simulate folder"), "folder: is a directory, not a scenario file");
+  check_user_error(scratch.ppsim("sweep folder"), "folder: is a directory, not a sweep file");
+  check_user_error(scratch.ppsim("simulate --schedule-file folder"), "folder: is a directory, not a schedule file");
+  check_user_error(scratch.ppsim("checkpoint folder"), "folder: is a directory, not a cost file");
+}

@@ -53,7 +53,7 @@ TEST_CASE("file policy reads the CSV of remat.md 6") {
   CHECK(plan.recompute_count() == 2);
   std::remove(path.c_str());
   CHECK_THROWS_WITH_AS(with_policy(b, "file:" + path),
-                       "cannot read remat file 'remat_policy_test.csv'", Error);
+                       "remat_policy_test.csv: cannot open the remat plan file", Error);
   CHECK_THROWS_WITH_AS(with_policy(b, "some"),
                        "unknown remat policy 'some' (expected none, full, selective, ilp or file:PATH)",
                        Error);
