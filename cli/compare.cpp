@@ -323,6 +323,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   std::vector<std::string> names;
   if (values.count("schedules")) {
     names = split_list(values["schedules"].as<std::string>());
+    if (names.empty()) throw Error("", 0, "--schedules", "expected at least one schedule name");
     for (const std::string &name : names) find_schedule(name);
   } else {
     for (const ScheduleInfo &info : schedule_registry()) names.push_back(info.name);

@@ -14,6 +14,7 @@
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <cmath>
 #include <ostream>
 
 namespace ppsim::cli {
@@ -111,8 +112,8 @@ profiler::DeviceThroughput device_from(const po::variables_map &values) {
   }
   if (values.count("efficiency"))
     device.efficiency = values["efficiency"].as<double>();
-  if (!(device.peak_tflops > 0))
-    throw Error("", 0, "peak-tflops", "expected a positive number");
+  if (!(device.peak_tflops > 0) || !std::isfinite(device.peak_tflops))
+    throw Error("", 0, "peak-tflops", "expected a positive finite number");
   if (!(device.efficiency > 0) || device.efficiency > 1) {
     throw Error("", 0, "efficiency", "expected a number in (0, 1]");
   }

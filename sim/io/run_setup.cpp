@@ -120,6 +120,11 @@ PreparedRun import_run(const ScenarioInput &input) {
 } // namespace
 
 PreparedRun prepare_run(const ScenarioInput &input) {
+  if (!input.schedule_file.empty() && input.origins.count("pipeline.schedule")) {
+    // Both name the order to run: refuse rather than let one win silently.
+    input.fail("pipeline.schedule_file",
+               fmt::format("a schedule file and a schedule ('{}') are both given; keep one", input.schedule));
+  }
   if (!input.schedule_file.empty()) return import_run(input);
   const ScheduleInfo *info = nullptr;
   try {

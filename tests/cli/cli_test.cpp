@@ -186,3 +186,13 @@ TEST_CASE("issue_17 a directory given as an input file is refused in one line") 
   check_user_error(scratch.ppsim("simulate --schedule-file folder"), "folder: is a directory, not a schedule file");
   check_user_error(scratch.ppsim("checkpoint folder"), "folder: is a directory, not a cost file");
 }
+
+TEST_CASE("issue_17 empty or conflicting choices are one line") {
+  const Scratch scratch("choices");
+  check_user_error(scratch.ppsim("compare -p 4 -m 8 --schedules ''"), "field '--schedules': expected at least one schedule name");
+  check_user_error(scratch.ppsim("profile --analytic --peak-tflops inf"),
+                   "field 'peak-tflops': expected a positive finite number");
+  REQUIRE(scratch.ppsim("export --schedule zb-h1 -p 4 -m 8 -o order.csv").exit_code == 0);
+  check_user_error(scratch.ppsim("simulate --schedule 1f1b --schedule-file order.csv"),
+                   "field '--schedule-file': a schedule file and a schedule ('1f1b') are both given; keep one");
+}
