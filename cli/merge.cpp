@@ -35,7 +35,7 @@ int run_merge(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   std::string header;
   std::map<std::size_t, std::pair<std::string, std::string>> rows;  // run -> (row, file that had it)
   for (const std::string &path : values["inputs"].as<std::vector<std::string>>()) {
-    const Results results = parse_results(read_text_file(path, "results file"), path);
+    const Results results = parse_results(read_text_file(path, "results file"), path, UnfinishedLastLine::refuse);
     if (header.empty()) header = results.header;
     if (results.header != header) throw Error(path, 1, "", "the columns differ from the first file's");
     for (const ResultsRow &row : results.rows) {
@@ -44,6 +44,16 @@ int run_merge(const Args &args, std::ostream &out, std::ostream & /*err*/) {
         throw Error(path, row.line_number, "", fmt::format("run {} is also in {}", row.run, slot->second.second));
       }
     }
+  }
+  // Shards take every N-th run: a gap in the run numbers means a shard (or part of one) is missing.
+  std::size_t expected = 0;
+  for (const auto &[run, row] : rows) {
+    if (run != expected) {
+      const std::string missing = run - 1 == expected ? fmt::format("run {} is", expected)
+                                                      : fmt::format("runs {} to {} are", expected, run - 1);
+      throw Error("", 0, "", fmt::format("{} in no input: is a shard missing?", missing));
+    }
+    ++expected;
   }
   std::string content = header + "\n";
   for (const auto &[run, row] : rows) content += row.first + "\n";

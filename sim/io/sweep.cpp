@@ -295,7 +295,7 @@ std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const Simulat
   return fmt::format("{}", fmt::join(row, ","));
 }
 
-Results parse_results(std::string_view text, const std::string &source) {
+Results parse_results(std::string_view text, const std::string &source, UnfinishedLastLine last_line) {
   Results results;
   std::size_t columns = 0;
   std::size_t run_column = 0;
@@ -304,7 +304,12 @@ Results parse_results(std::string_view text, const std::string &source) {
   for (std::size_t begin = 0; begin < text.size();) {
     const std::size_t end = text.find('\n', begin);
     ++line_number;
-    if (end == std::string_view::npos) break;  // cut short by a kill: the run is redone
+    if (end == std::string_view::npos) {
+      if (last_line == UnfinishedLastLine::refuse) {
+        throw Error(source, line_number, "", "the last row has no line break: the file was cut short");
+      }
+      break;  // a journal cut short by a kill: the run is redone
+    }
     const std::string_view line = text.substr(begin, end - begin);
     begin = end + 1;
     const std::vector<std::string> fields = split_csv_line(line);

@@ -87,9 +87,13 @@ struct Results {
   std::vector<ResultsRow> rows;
 };
 
-/// Parses results CSV text written by a sweep. A last line without a line break (a write cut
-/// short by a kill) is dropped; any other malformed row throws Error at `source`:line.
-Results parse_results(std::string_view text, const std::string &source);
+/// Whether a last line without a line break is a journal row cut short by a kill (dropped: the
+/// run is redone) or a finished file that was truncated (an error).
+enum class UnfinishedLastLine { drop, refuse };
+
+/// Parses results CSV text written by a sweep; a malformed row throws Error at `source`:line.
+Results parse_results(std::string_view text, const std::string &source,
+                      UnfinishedLastLine last_line = UnfinishedLastLine::drop);
 
 /// A shard `i/N` of a run list: runs with `index mod count == shard`.
 struct Shard {

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 using ppsim::testing::CommandResult;
 using ppsim::testing::Scratch;
 
@@ -195,4 +197,18 @@ TEST_CASE("issue_17 empty or conflicting choices are one line") {
   REQUIRE(scratch.ppsim("export --schedule zb-h1 -p 4 -m 8 -o order.csv").exit_code == 0);
   check_user_error(scratch.ppsim("simulate --schedule 1f1b --schedule-file order.csv"),
                    "field '--schedule-file': a schedule file and a schedule ('1f1b') are both given; keep one");
+}
+
+TEST_CASE("issue_17 merge refuses a truncated shard and a missing one") {
+  const Scratch scratch("merge");
+  const std::string sweep = PPSIM_SOURCE_DIR "/scenarios/papers/mind_bubbles_k_sweep.toml";
+  REQUIRE(scratch.ppsim("sweep " + sweep + " --shard 0/2 -o a.csv").exit_code == 0);
+  REQUIRE(scratch.ppsim("sweep " + sweep + " --shard 1/2 -o b.csv").exit_code == 0);
+  const CommandResult whole = scratch.ppsim("merge a.csv b.csv");
+  CHECK(whole.exit_code == 0);
+  CHECK(std::count(whole.out.begin(), whole.out.end(), '\n') == 81);
+  check_user_error(scratch.ppsim("merge a.csv"), "run 1 is in no input: is a shard missing?");
+  const std::string b = scratch.read("b.csv");
+  scratch.write("cut.csv", b.substr(0, b.size() - 1));
+  check_user_error(scratch.ppsim("merge a.csv cut.csv"), "cut.csv:41: the last row has no line break: the file was cut short");
 }
