@@ -315,6 +315,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   if (!parsed) return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "csv"});
+  // Output files that cannot be written are refused before a minute of ranking is printed.
+  for (const char *output : {"svg", "plan", "torch-csv"}) {
+    if (values.count(output)) check_writable(values[output].as<std::string>());
+  }
   ScenarioInput base = scenario_from_options(values);
   if (values.count("time-limit")) {
     base.remat_time_limit_seconds = values["time-limit"].as<double>();

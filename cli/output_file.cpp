@@ -12,8 +12,24 @@
 
 namespace ppsim::cli {
 
+namespace {
+
+std::string temporary_of(const std::string &path) {
+  return fmt::format("{}.tmp{}", path, static_cast<long>(::getpid()));
+}
+
+} // namespace
+
+void check_writable(const std::string &path) {
+  const std::string temporary = temporary_of(path);
+  if (!std::ofstream(temporary, std::ios::binary | std::ios::trunc)) {
+    throw Error(path, 0, "", fmt::format("cannot write the file: {}", std::strerror(errno)));
+  }
+  std::remove(temporary.c_str());
+}
+
 void write_file_atomically(const std::string &path, std::string_view content) {
-  const std::string temporary = fmt::format("{}.tmp{}", path, static_cast<long>(::getpid()));
+  const std::string temporary = temporary_of(path);
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     if (!file) throw Error(path, 0, "", fmt::format("cannot write the file: {}", std::strerror(errno)));

@@ -150,19 +150,22 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const FormInstance solved_instance = form_instance(scenario, run.schedule, ilp.form);
   const Scenario &solved = solved_instance.scenario;
   const std::string ilp_name = ilp.form == IlpForm::elf ? "ilp-elf" : "ilp";
-  out << budget_line(run.schedule.name, solved, ilp.form);
-  out << row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
+  // The table is printed after the output files are written: an unwritable --plan or --svg is
+  // one error line, not a table followed by one.
+  std::string report = budget_line(run.schedule.name, solved, ilp.form);
+  report += row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
   for (const RematOutcome &o : baselines) {
     if (!o.found) {
-      out << row(o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
+      report += row(o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
       continue;
     }
-    out << plan_row(o.policy, o.simulation.metrics.feasible ? "fits" : "over cap", o.scenario,
-                    o.plan, o.schedule, o.simulation, "");
+    report += plan_row(o.policy, o.simulation.metrics.feasible ? "fits" : "over cap", o.scenario,
+                       o.plan, o.schedule, o.simulation, "");
   }
   if (!optimum.found()) {
     // The baselines stand; the plan files cannot be written.
-    out << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-", optimum.failure);
+    out << report
+        << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-", optimum.failure);
     if (values.count("plan") || values.count("svg")) {
       throw Error(fmt::format("no ILP plan to write: {}", optimum.failure));
     }
@@ -178,8 +181,8 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                   ilp.form == IlpForm::elf ? " (elf form: B and W split, lumped timing, first ops not pinned)"
                   : optimum.first_ops_pinned ? ""
                                              : " (first ops not pinned)");
-  out << plan_row(ilp_name, solver::status_name(optimum.status), solved, optimum.plan, optimum.schedule,
-                  optimum.simulation, note);
+  report += plan_row(ilp_name, solver::status_name(optimum.status), solved, optimum.plan, optimum.schedule,
+                     optimum.simulation, note);
   if (values.count("plan")) {
     write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(optimum.plan));
   }
@@ -189,6 +192,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
         values["svg"].as<std::string>(),
         gantt_svg(solved, optimum.schedule, timed, GanttOptions{.time_unit = input.time_unit}));
   }
+  out << report;
   return kOk;
 }
 

@@ -212,3 +212,11 @@ TEST_CASE("issue_17 merge refuses a truncated shard and a missing one") {
   scratch.write("cut.csv", b.substr(0, b.size() - 1));
   check_user_error(scratch.ppsim("merge a.csv cut.csv"), "cut.csv:41: the last row has no line break: the file was cut short");
 }
+
+TEST_CASE("issue_17 compare refuses an unwritable output before it prints a ranking") {
+  const Scratch scratch("unwritable");
+  const CommandResult result = scratch.ppsim("compare -p 4 -m 8 --K 4 -q --svg missing-folder/winner.svg");
+  CHECK(result.exit_code == 1);
+  CHECK(result.out.empty());
+  CHECK(result.err.starts_with("ppsim: error: missing-folder/winner.svg: cannot write the file"));
+}

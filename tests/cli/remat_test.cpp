@@ -182,3 +182,10 @@ TEST_CASE("issue_13 remat on a schedule file takes m from the file and names the
   CHECK(o.out.find("\nilp        optimal ") != std::string::npos);
   std::remove("remat_file_m16.csv");
 }
+
+TEST_CASE("issue_17 remat with an unwritable --plan prints nothing before its one error line") {
+  const Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2", "--K", "1.5", "--plan", "/nonexistent-dir/plan.csv"});
+  CHECK(o.code == 1);
+  CHECK(o.out.empty());
+  CHECK(o.err.starts_with("ppsim: error: /nonexistent-dir/plan.csv: cannot write the file"));
+}
