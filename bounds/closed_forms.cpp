@@ -46,7 +46,7 @@ std::optional<Ticks> closed_form_makespan(const Scenario &scenario, std::string_
     return std::nullopt;
   const std::int64_t p = scenario.devices, m = scenario.microbatches, v = scenario.chunks;
   const Ticks full = u->f + u->b + u->w;
-  if (schedule == "gpipe")
+  if (schedule == "gpipe" && v == 1)
     return (m + p - 1) * full + 2 * (p - 1) * u->c;
   if (u->c != Ticks{0})
     return std::nullopt;

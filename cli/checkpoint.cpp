@@ -28,9 +28,10 @@ std::vector<int> layer_counts(const po::variables_map &values, std::size_t layer
       throw Error("", 0, "--layers-per-stage", fmt::format("expected positive layer counts such as 4,4, got \"{}\"", item));
     counts.push_back(static_cast<int>(count->numerator));
   }
-  if (std::accumulate(counts.begin(), counts.end(), std::size_t{0}) != layers)
-    throw Error("", 0, "--layers-per-stage", fmt::format("the counts add up to {}, not to the file's {} layers",
-                                                         std::accumulate(counts.begin(), counts.end(), 0), layers));
+  const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
+  if (total != layers)
+    throw Error("", 0, "--layers-per-stage",
+                fmt::format("the counts add up to {}, not to the file's {} layers", total, layers));
   return counts;
 }
 
@@ -75,7 +76,8 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
   }
   if (!values.count("costs")) throw Error("", 0, "COSTS", "give a per-layer cost file");
   const int slots = values["slots"].as<int>();
-  if (slots < 1 || slots > 100000) throw Error("", 0, "--slots", fmt::format("expected 1 to 100000 slots, got {}", slots));
+  // The DP table holds (slots + 1)(layers + 1)^2 entries of 12 bytes.
+  if (slots < 1 || slots > 5000) throw Error("", 0, "--slots", fmt::format("expected 1 to 5000 slots, got {}", slots));
   if (values["stages"].as<int>() < 1)
     throw Error("", 0, "--stages", fmt::format("expected at least 1 stage, got {}", values["stages"].as<int>()));
   std::optional<double> memory;
@@ -99,6 +101,12 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
     const std::vector<CostRow> layers(costs.rows.begin() + static_cast<std::ptrdiff_t>(first),
                                       costs.rows.begin() + static_cast<std::ptrdiff_t>(first) + counts[s]);
     const CheckpointOption whole = store_everything(layers);
+    if (!(whole.peak_bytes > 0)) {
+      throw Error(values["costs"].as<std::string>(), 0, "",
+                  fmt::format("stage {} has no activation sizes (input_bytes, activation_bytes_full): "
+                              "nothing to checkpoint",
+                              s));
+    }
     const double fastest = whole.forward_ms + whole.backward_ms;
     report += fmt::format("stage {}: layers {}-{}; storing everything takes F {} + B {} ms and peaks at {}\n", s,
                        first, first + layers.size() - 1, format_readable(whole.forward_ms),
@@ -110,6 +118,7 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
     const double top = 1.5 * whole.peak_bytes;
     const std::vector<CheckpointOption> front = checkpoint_front(layers, memory.value_or(top), slots, selective);
     if (front.empty()) {
+      if (!memory) throw Error(fmt::format("stage {}: no checkpointing plan fits even the memory of storing everything", s));
       throw Error("", 0, "--memory",
                   fmt::format("stage {} cannot run in {}: even recomputing everything needs more", s,
                               format_bytes(*memory)));

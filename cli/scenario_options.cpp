@@ -23,7 +23,7 @@ constexpr FieldFlag kFieldFlags[] = {
     {"devices,p", "-p", "cluster.devices", "number of devices"},
     {"microbatches,m", "-m", "pipeline.microbatches", "number of microbatches"},
     {"chunks,v", "-v", "pipeline.chunks", "chunks (stages) per device"},
-    {"group-size", "--group-size", "pipeline.group_size", "Megatron interleaved microbatch group size (default p)"},
+    {"group-size", "--group-size", "pipeline.group_size", "interleaved microbatch group size (default PyTorch's: m / max(1, m div p))"},
     {"F", "--F", "model.F", "forward time per stage (number, \"1/6\" or a list)"},
     {"B", "--B", "model.B", "input-gradient backward time per stage"},
     {"W", "--W", "model.W", "weight-gradient backward time per stage (0 if only the full backward is known)"},

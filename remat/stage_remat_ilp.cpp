@@ -433,11 +433,11 @@ RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpFor
   };
   if (least.status == solver::Status::failed)
     throw Error(fmt::format("the ILP solver failed: {}", least.failure));
-  const double tolerance = 1e-9;
-  if (least.status == solver::Status::optimal && least.objective > 1 + tolerance)
+  const double allowed = cap_with_tolerance(cap) / cap;  // the engine's own test, in caps
+  if (least.status == solver::Status::optimal && least.objective > allowed)
     throw cannot_fit(format_budget(scenario, least.objective * cap));
-  if (!least.has_solution() || least.objective > 1 + tolerance) {
-    if (least.best_bound > 1 + tolerance)
+  if (!least.has_solution() || least.objective > allowed) {
+    if (least.best_bound > allowed)
       throw cannot_fit(fmt::format("at least {}", format_budget(scenario, least.best_bound * cap)));
     throw Error(fmt::format("no remat plan of schedule '{}' under budget {} found within the time limit",
                             base.name, format_budget(scenario, cap)));

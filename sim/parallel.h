@@ -7,7 +7,8 @@ namespace ppsim {
 
 /// Runs `worker` on up to `threads` threads, the calling thread included, and returns when all
 /// have finished. `worker` must take its tasks from a shared queue until it is empty: when the
-/// system refuses a thread, the threads already running (and the caller) do its share.
+/// system refuses a thread, the threads already running (and the caller) do its share. The first
+/// exception a worker throws is rethrown after all have finished.
 void run_on_threads(unsigned threads, const std::function<void()> &worker);
 
 } // namespace ppsim

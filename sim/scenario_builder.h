@@ -43,7 +43,7 @@ struct ScenarioInput {
   int devices = 4;
   int microbatches = 8;
   int chunks = 0;              ///< 0 = the schedule's default v
-  int group_size = 0;          ///< 0 = p
+  int group_size = 0;          ///< interleaved g; 0 = PyTorch's m / max(1, m div p)
   /// cost_unit = "device" (the default): times and per-microbatch bytes are one device's share
   /// of the model, split over its v chunks, so every schedule does the same work (docs/scenario.md).
   bool costs_per_device = true;

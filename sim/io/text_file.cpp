@@ -28,6 +28,7 @@ std::string read_text_file(const std::string &path, std::string_view what) {
       throw Error(path, 0, "", fmt::format("the {} is larger than {} MiB, the most ppsim reads", what,
                                            kMaxInputFileBytes >> 20));
     }
+    if (file.bad()) throw Error(path, 0, "", fmt::format("cannot read the {}", what));
     if (!file) break;
   }
   return text;

@@ -104,6 +104,9 @@ Schedule interleaved_zb(const Scenario &scenario, const GeneratorOptions &option
   const int v = scenario.chunks;
   const int g = options.group_size > 0 ? options.group_size : pytorch_group_size(p, m);
   check_megatron_group_size(p, m, g);
+  if (m % g != 0) {  // PyTorch's rounds are equal; a shorter last group has no step formula
+    throw Error(fmt::format("schedule 'interleaved-zb' needs the group size to divide m, got g = {}, m = {}", g, m));
+  }
   const int total = m * v;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {

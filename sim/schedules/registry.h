@@ -14,7 +14,7 @@ namespace ppsim {
 
 /// Generator parameters that are not part of the instance itself.
 struct GeneratorOptions {
-  int group_size = 0;                  ///< Megatron interleaved g; 0 = p
+  int group_size = 0;                  ///< interleaved g; 0 = PyTorch's m / max(1, m div p)
 };
 
 using GeneratorFunction = Schedule (*)(const Scenario &, const GeneratorOptions &);

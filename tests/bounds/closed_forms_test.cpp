@@ -67,3 +67,13 @@ TEST_CASE("closed form oracles (oracles.md 1-4)") {
   uneven.forward = {{1, 1}, {2, 1}};
   CHECK_FALSE(form("1f1b", uneven).has_value());
 }
+
+TEST_CASE("issue_16 gpipe with several stages per device has no closed form (v is not in it)") {
+  auto input = uniform_input(2, 1, {1, 1}, {1, 1}, {1, 1});
+  input.chunks = 2;
+  const auto run = ppsim::testing::run_schedule("gpipe", input);
+  CHECK_FALSE(ppsim::closed_form_makespan(run.scenario, "gpipe", 0).has_value());
+  input.chunks = 1;
+  const auto single = ppsim::testing::run_schedule("gpipe", input);
+  CHECK(ppsim::closed_form_makespan(single.scenario, "gpipe", 0) == single.simulation.metrics.makespan);
+}

@@ -189,3 +189,16 @@ TEST_CASE("issue_17 remat with an unwritable --plan prints nothing before its on
   CHECK(o.out.empty());
   CHECK(o.err.starts_with("ppsim: error: /nonexistent-dir/plan.csv: cannot write the file"));
 }
+
+TEST_CASE("issue_13 ppsim checkpoint on a cost file without activation sizes is one line") {
+  {
+    std::ofstream file("checkpoint_no_bytes.csv");
+    file << "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1,1,1\n1,1,1,1,1\n";
+  }
+  std::ostringstream out, err;
+  CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, {"checkpoint_no_bytes.csv"}, out, err) == 1);
+  CHECK(out.str().empty());
+  CHECK(err.str() == "ppsim: error: checkpoint_no_bytes.csv: stage 0 has no activation sizes (input_bytes, "
+                     "activation_bytes_full): nothing to checkpoint\n");
+  std::remove("checkpoint_no_bytes.csv");
+}

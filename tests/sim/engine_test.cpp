@@ -149,3 +149,15 @@ TEST_CASE("issue_17 run_on_threads: every task once, whatever the thread count")
     CHECK(std::all_of(done.begin(), done.end(), [](const std::atomic<int> &d) { return d == 1; }));
   }
 }
+
+TEST_CASE("issue_17 run_on_threads rethrows a worker's exception after joining every thread") {
+  std::atomic<int> next{0};
+  const auto run = [&] {
+    ppsim::run_on_threads(4, [&] {
+      for (int k = next++; k < 100; k = next++) {
+        if (k == 37) throw std::runtime_error("task 37 failed");
+      }
+    });
+  };
+  CHECK_THROWS_WITH_AS(run(), "task 37 failed", std::runtime_error);
+}

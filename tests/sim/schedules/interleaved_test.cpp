@@ -209,3 +209,10 @@ TEST_CASE("issue_16 interleaved zero bubble: zb-h1 at v = 1, the ZB-H1 bubble sh
   const auto megatron = run_schedule("interleaved-1f1b", input);
   CHECK(megatron.units(megatron.simulation.metrics.makespan) == 52.5);
 }
+
+TEST_CASE("issue_16 interleaved-zb refuses a group size that does not divide m") {
+  ppsim::GeneratorOptions options;
+  options.group_size = 4;
+  CHECK_THROWS_WITH_AS(run_schedule("interleaved-zb", uniform_input(2, 10, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2), options),
+                       "schedule 'interleaved-zb' needs the group size to divide m, got g = 4, m = 10", ppsim::Error);
+}
