@@ -6,13 +6,13 @@
 #include "remat/stage_checkpoint.h"
 #include "sim/error.h"
 #include "sim/io/decimal.h"
+#include "sim/io/scenario_toml.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <numeric>
 #include <ostream>
-#include <sstream>
 
 namespace ppsim::cli {
 namespace po = boost::program_options;
@@ -20,14 +20,11 @@ namespace {
 
 std::vector<int> layer_counts(const po::variables_map &values, std::size_t layers) {
   if (!values.count("layers-per-stage")) return even_layer_counts(layers, values["stages"].as<int>());
-  std::vector<int> counts;
-  std::stringstream list(values["layers-per-stage"].as<std::string>());
-  for (std::string item; std::getline(list, item, ',');) {
-    const std::optional<Rational> count = parse_rational(item);
-    if (!count || count->denominator != 1 || count->numerator < 1 || count->numerator > 1'000'000)
-      throw Error("", 0, "--layers-per-stage", fmt::format("expected positive layer counts such as 4,4, got \"{}\"", item));
-    counts.push_back(static_cast<int>(count->numerator));
-  }
+  // The scenario field model.layers_per_stage reads the list, with its own checks and errors.
+  ScenarioInput parsed;
+  set_scenario_field_from_text(parsed, "model.layers_per_stage",
+                               "[" + values["layers-per-stage"].as<std::string>() + "]", {"", 0, "--layers-per-stage"});
+  const std::vector<int> &counts = parsed.layers_per_stage;
   const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   if (total != layers)
     throw Error("", 0, "--layers-per-stage",

@@ -129,6 +129,7 @@ public:
   }
 
   [[nodiscard]] const toml::node &node() const { return value_; }
+  [[nodiscard]] const SourceLocation &where() const { return where_; }
 
 private:
   const toml::node &value_;
@@ -139,7 +140,8 @@ using Setter = std::function<void(ScenarioInput &, const FieldReader &)>;
 
 // Layers per stage, each >= 1 (model.layers_per_stage, or model.partition as a list).
 std::vector<int> layer_counts(const FieldReader &r) {
-  return r.list<int>([](const toml::node &n) { return FieldReader(n, {}).small_integer(1); });
+  // Each element reports with the field's own file, line and name.
+  return r.list<int>([&r](const toml::node &n) { return FieldReader(n, r.where()).small_integer(1); });
 }
 
 const std::map<std::string, Setter> &field_setters() {

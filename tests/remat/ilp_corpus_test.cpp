@@ -21,6 +21,13 @@ namespace {
 
 Rational exact(const char *text) { return *parse_rational(text); }
 
+// The profiled-looking per-stage costs of the issue (ms), p devices, m microbatches, a count cap.
+testing::Generated profiled(const std::string &schedule, int p, int m, double cap) {
+  ScenarioInput input = testing::uniform_input(p, m, exact("13.960596"), exact("16.18318"), exact("11.738016"));
+  input.cap_activations = cap;
+  return testing::generate(schedule, input);
+}
+
 // The replay of a found plan: fits the budget, and (pinned ppsim form) its slowest device span
 // is the objective; the bound is below it.
 void check_plan(const Scenario &scenario, const RematSolution &solution) {
@@ -38,9 +45,7 @@ void check_plan(const Scenario &scenario, const RematSolution &solution) {
 } // namespace
 
 TEST_CASE("issue_13 profiled-looking times: once a Clp assertion, now a plan (1F1B p = 8, m = 64)") {
-  ScenarioInput input = testing::uniform_input(8, 64, exact("13.960596"), exact("16.18318"), exact("11.738016"));
-  input.cap_activations = 6.5;
-  const testing::Generated g = testing::generate("1f1b", input);
+  const testing::Generated g = profiled("1f1b", 8, 64, 6.5);
   const RematSolution solution = solve_stage_remat(g.scenario, g.schedule, IlpOptions{20, 0.03});
   check_plan(g.scenario, solution);
   // Recomputing every stash would fit too; the optimum recomputes only what 6.5 needs.
@@ -95,9 +100,7 @@ TEST_CASE("issue_13 a zoo model under a byte budget in GiB") {
 TEST_CASE("issue_13 a time limit returns the best plan so far with its proven bound") {
   // Far too little time for the solver: the greedy start comes back, with the base schedule's
   // own span as the bound.
-  ScenarioInput input = testing::uniform_input(8, 128, exact("13.960596"), exact("16.18318"), exact("11.738016"));
-  input.cap_activations = 5.25;
-  const testing::Generated g = testing::generate("zb-h1", input);
+  const testing::Generated g = profiled("zb-h1", 8, 128, 5.25);
   const RematSolution solution = solve_stage_remat(g.scenario, g.schedule, IlpOptions{0.05, 0});
   check_plan(g.scenario, solution);
   CHECK(solution.from_start);

@@ -53,6 +53,21 @@ void check_against_enumeration(const Base &b) {
   CHECK(solution.simulation.metrics.max_span == best->max_span);
 }
 
+// Byte sizes that make every accounting term of remat.md 3(c) matter (checkpoint, the W stash,
+// the transient peaks of F, B and W), p devices, 2 microbatches, under `budget` bytes.
+ScenarioInput byte_input(int p, double budget) {
+  ScenarioInput input = uniform_input(p, 2, {1, 1}, {1, 1}, {1, 1});
+  input.memory_model = MemoryModel::bytes;
+  input.bytes.activation = {1000};
+  input.bytes.kept_after_b = {600};
+  input.bytes.checkpoint = {100};
+  input.bytes.peak_forward = {80};
+  input.bytes.peak_backward_input = {120};
+  input.bytes.peak_backward_weight = {40};
+  input.cap_bytes = budget;
+  return input;
+}
+
 // The least-peak model's optimum, in the budget's unit.
 double least_peak(const Base &b) {
   const StageRematModel model = build_minimum_peak_model(b.scenario, b.schedule);
@@ -136,17 +151,9 @@ TEST_CASE("ILP == exhaustive enumeration, byte model with checkpoints and transi
   // parameters and the transient peaks of F, B, W and the checkpointed forward.
   for (const double budget : {1900.0, 2300.0, 2700.0}) {
     CAPTURE(budget);
-    ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
-    input.memory_model = MemoryModel::bytes;
-    input.bytes.activation = {1000};
-    input.bytes.kept_after_b = {600};
-    input.bytes.checkpoint = {100};
+    ScenarioInput input = byte_input(2, budget);
     input.bytes.parameters = {50};
-    input.bytes.peak_forward = {80};
-    input.bytes.peak_backward_input = {120};
-    input.bytes.peak_backward_weight = {40};
     input.bytes.peak_checkpoint = {30};
-    input.cap_bytes = budget;
     check_against_enumeration(base("zb-h2", input));
   }
 }
@@ -371,16 +378,7 @@ TEST_CASE("a stage mixing a fused BW and a split B, W: ILP == enumeration, greed
   // everything down to what no plan meets.
   for (const double budget : {2100.0, 1700.0, 1300.0, 900.0}) {
     CAPTURE(budget);
-    ScenarioInput input = uniform_input(1, 2, {1, 1}, {1, 1}, {1, 1});
-    input.memory_model = MemoryModel::bytes;
-    input.bytes.activation = {1000};
-    input.bytes.kept_after_b = {600};
-    input.bytes.checkpoint = {100};
-    input.bytes.peak_forward = {80};
-    input.bytes.peak_backward_input = {120};
-    input.bytes.peak_backward_weight = {40};
-    input.cap_bytes = budget;
-    Base b = base("1f1b-split", input);
+    Base b = base("1f1b-split", byte_input(1, budget));
     b.schedule.device_ops[0] = {Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
                                 Op::make(OpKind::backward_full, 0, 0), Op::make(OpKind::backward_input, 0, 1),
                                 Op::make(OpKind::backward_weight, 0, 1)};

@@ -148,3 +148,8 @@ TEST_CASE("issue_13 M_w, what W leaves allocated, is a scenario field in both un
         "s.toml:4: field 'model.memory.kept_after_w': stage 0 keeps 300 bytes after W, more than the 200 bytes B "
         "keeps for it");
 }
+
+TEST_CASE("issue_17 a bad element of layers_per_stage keeps the field's file, line and name") {
+  CHECK(error_of("[model]\nlayers_per_stage = [2, -1]\n") ==
+        "s.toml:2: field 'model.layers_per_stage': expected an integer >= 1, got -1");
+}

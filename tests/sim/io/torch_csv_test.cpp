@@ -13,6 +13,30 @@
 
 using namespace ppsim;
 
+namespace {
+
+// Every registered generator at p = 4, m = 8 that generates and that PyTorch's CSV can express
+// (not recomputation, not two pipes), with its export (idle cells when `spacing`).
+std::vector<std::pair<PreparedRun, TorchCsvExport>> exportable_runs(bool spacing) {
+  std::vector<std::pair<PreparedRun, TorchCsvExport>> runs;
+  for (const ScheduleInfo &info : schedule_registry()) {
+    ScenarioInput input;
+    input.devices = 4;
+    input.microbatches = 8;
+    input.schedule = info.name;
+    try {
+      PreparedRun run = prepare_run(input);
+      TorchCsvExport exported = write_torch_csv(run.scenario, run.schedule, spacing);
+      runs.emplace_back(std::move(run), std::move(exported));
+    } catch (const Error &) {
+      // not generated at this size, or no PyTorch form
+    }
+  }
+  return runs;
+}
+
+} // namespace
+
 TEST_CASE("import translates F, I, B, W and drops idle cells") {
   // PyTorch I = input gradient (ppsim B), B = full backward (ppsim BW); older PyTorch keeps the
   // idle cells, newer ones drop them and append REDUCE_GRAD (oracle O-22): both are accepted.
@@ -96,24 +120,10 @@ TEST_CASE("issue_16 PyTorch's older action names (B input gradient, BW full back
 }
 
 TEST_CASE("issue_16 every generator PyTorch can express round-trips through both vocabularies") {
-  for (const ScheduleInfo &info : schedule_registry()) {
-    CAPTURE(info.name);
-    ScenarioInput input;
-    input.devices = 4;
-    input.microbatches = 8;
-    input.schedule = info.name;
-    PreparedRun run;
-    try {
-      run = prepare_run(input);
-    } catch (const Error &) {
-      continue;  // not generated at this size
-    }
-    TorchCsvExport exported;
-    try {
-      exported = write_torch_csv(run.scenario, run.schedule);
-    } catch (const Error &) {
-      continue;  // recomputation or two pipes: no PyTorch action
-    }
+  const auto runs = exportable_runs(false);
+  CHECK(runs.size() >= 15);
+  for (const auto &[run, exported] : runs) {
+    CAPTURE(run.schedule.name);
     CHECK(parse_torch_csv(exported.text, "new.csv").schedule.device_ops == run.schedule.device_ops);
     // The older names: full backward B -> BW, input gradient I -> B.
     std::string older;
@@ -157,20 +167,8 @@ TEST_CASE("issue_16 --torch-spacing: PyTorch's idle cells by a unit-step lock-st
         ",1F0,1F1,,,1B0,1B1\n"
         ",,2F0,2F1,2B0,2B1\n");
   // Every exportable generator: the spaced file imports back to the same order.
-  for (const ScheduleInfo &info : schedule_registry()) {
-    CAPTURE(info.name);
-    ScenarioInput each;
-    each.devices = 4;
-    each.microbatches = 8;
-    each.schedule = info.name;
-    PreparedRun run;
-    TorchCsvExport spaced;
-    try {
-      run = prepare_run(each);
-      spaced = write_torch_csv(run.scenario, run.schedule, true);
-    } catch (const Error &) {
-      continue;
-    }
+  for (const auto &[run, spaced] : exportable_runs(true)) {
+    CAPTURE(run.schedule.name);
     CHECK(parse_torch_csv(spaced.text, "spaced.csv").schedule.device_ops == run.schedule.device_ops);
   }
 }
