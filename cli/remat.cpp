@@ -7,6 +7,7 @@
 
 #include "remat/auto_mode.h"
 #include "remat/baselines.h"
+#include "remat/policy.h"
 #include "remat/stage_remat_ilp.h"
 #include "sim/error.h"
 #include "sim/io/run_setup.h"
@@ -31,14 +32,17 @@ double largest_peak(const Scenario &scenario, const Schedule &schedule) {
 // The first line: what is solved, under which budget and accounting. `solved` is the scenario
 // the form solves (the elf form's has lumped timing).
 std::string budget_line(const std::string &schedule, const Scenario &solved, IlpForm form) {
+  std::size_t levels = 0;
+  for (const StageCosts &costs : solved.stage_costs) levels = std::max(levels, costs.checkpoint_level_recompute.size());
   const char *model = solved.memory_model == MemoryModel::bytes ? "byte model"
                       : solved.memory_model == MemoryModel::zb  ? "zb model"
                                                                 : "count model";
-  return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing{})\n", schedule,
+  return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing{}{})\n", schedule,
                      solved.devices, solved.microbatches, solved.chunks,
                      format_budget(solved, *budget_track(solved).cap), model,
                      solved.remat_timing == RematTiming::early ? "early" : "lumped",
-                     form == IlpForm::elf ? ", elf form" : "");
+                     form == IlpForm::elf ? ", elf form" : "",
+                     levels > 0 ? fmt::format(", up to {} checkpoint levels per stage", levels) : "");
 }
 
 constexpr const char *kRowFormat = "{:<10} {:<9} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}  {}";
@@ -58,6 +62,23 @@ std::string plan_row(const std::string &policy, const std::string &status, const
              scale.readable(simulation.metrics.makespan),
              format_budget(scenario, largest_peak(scenario, schedule)), plan.forward_count(),
              plan.weight_input_count(), plan.full_backward_count(), note);
+}
+
+// With checkpoint levels, which R the ILP plan runs at each level (the R column counts them all).
+std::string levels_line(const Scenario &scenario, const RematPlan &plan) {
+  std::size_t levels = 0;
+  for (const StageCosts &costs : scenario.stage_costs) levels = std::max(levels, costs.checkpoint_level_recompute.size());
+  if (levels == 0) return "";
+  std::vector<int> count(levels + 1, 0);
+  for (int s = 0; s < plan.stages(); ++s) {
+    for (int j = 0; j < plan.microbatches(); ++j) {
+      const RematDecision &d = plan.at(s, j);
+      if (d.forward == ForwardRemat::full) ++count[d.level];
+    }
+  }
+  std::string text = fmt::format("ilp R by checkpoint level (`ppsim checkpoint` shows the levels): whole stage {}", count[0]);
+  for (std::size_t level = 1; level <= levels; ++level) text += fmt::format(", level {} {}", level, count[level]);
+  return text + "\n";
 }
 
 int print_auto(const ScenarioInput &input, const po::variables_map &values, const IlpOptions &ilp,
@@ -131,7 +152,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
     return print_auto(input, values, ilp, out);
 
   const PreparedRun run = prepare_run(input);
-  const Scenario &scenario = run.scenario;
+  const Scenario scenario = scenario_with_checkpoint_levels(run.input, run.scenario);
   budget_track(scenario); // a budget is required before anything is printed
   if (values.count("lp")) {
     std::ostringstream lp;
@@ -183,6 +204,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                                              : " (first ops not pinned)");
   report += plan_row(ilp_name, solver::status_name(optimum.status), solved, optimum.plan, optimum.schedule,
                      optimum.simulation, note);
+  report += levels_line(solved, optimum.plan);
   if (values.count("plan")) {
     write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(optimum.plan));
   }

@@ -38,6 +38,8 @@ constexpr FieldFlag kFieldFlags[] = {
     {"overlap-fb", "--overlap-fb", "pipeline.overlap_fb", "duration of an overlapped F&B op (DualPipe)"},
     {"remat", "--remat", "remat.policy", "recomputation policy"},
     {"remat-timing", "--remat-timing", "remat.timing", "early or lumped"},
+    {"checkpoint-levels", "--checkpoint-levels", "remat.checkpoint_levels",
+     "with a per-layer cost file: up to N (0-8) rotor checkpoint levels per stage for the remat ILP"},
 };
 
 } // namespace

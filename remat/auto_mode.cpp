@@ -1,5 +1,7 @@
 #include "remat/auto_mode.h"
 
+#include "remat/policy.h"
+
 #include "sim/parallel.h"
 
 #include "sim/io/run_setup.h"
@@ -70,7 +72,7 @@ AutoCandidate solve_candidate(const ScenarioInput &input, const std::string &nam
   Schedule base;
   try {
     PreparedRun run = prepare_run(with_schedule);  // reads the cost file as every command does
-    candidate.scenario = std::move(run.scenario);
+    candidate.scenario = scenario_with_checkpoint_levels(run.input, run.scenario);
     base = std::move(run.schedule);
   } catch (const Error &error) {
     candidate.status = "incompatible";

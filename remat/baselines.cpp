@@ -94,6 +94,7 @@ public:
     for (int s = 0; s < scenario.stage_count(); ++s) {
       for (int j = 0; j < m_; ++j) split_.push_back(locator.contains(OpKind::backward_weight, s, j));
       effects_.push_back(StageEffects::engine(scenario, track_, s));
+      levels_.push_back(checkpoint_levels(scenario, track_, s));
     }
   }
 
@@ -120,11 +121,21 @@ public:
 private:
   [[nodiscard]] bool on(int stage, int microbatch, int choice) const {
     const RematDecision &d = plan_.at(stage, microbatch);
-    switch (choice) {
-    case kForwardChoice: return d.forward == ForwardRemat::full;
-    case kWeightInputChoice: return d.backward == BackwardRemat::activations;
-    default: return d.backward == BackwardRemat::full;
-    }
+    if (is_forward_choice(choice)) return d.forward == ForwardRemat::full && d.level == level_of_choice(choice);
+    return d.backward == (choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full);
+  }
+
+  // The choice of (s,j) that excludes `choice` and is on (R and its levels; RW and RBW), or -1.
+  [[nodiscard]] int rival_on(int stage, int microbatch, int choice) const {
+    const RematDecision &d = plan_.at(stage, microbatch);
+    if (is_forward_choice(choice)) return d.forward == ForwardRemat::full ? choice_of_level(d.level) : -1;
+    if (d.backward == BackwardRemat::none) return -1;
+    return d.backward == BackwardRemat::activations ? kWeightInputChoice : kFullBackwardChoice;
+  }
+
+  [[nodiscard]] bool exists(int stage, int microbatch, int choice) const {
+    if (is_forward_choice(choice)) return level_of_choice(choice) <= levels_[static_cast<std::size_t>(stage)];
+    return split_[static_cast<std::size_t>(stage * m_ + microbatch)];
   }
 
   // Resident + the op's alloc and transient under the current plan.
@@ -135,12 +146,12 @@ private:
       const int pair = key / kChoiceCount;
       if (on(pair / m_, pair % m_, key % kChoiceCount)) memory += walk.resident(key);
     }
-    for (int c = 0; c < kChoiceCount; ++c)
+    for (int c = 0; c < walk.choices(); ++c)
       if (on(ref.stage, ref.microbatch, c)) memory += during.coefficient[static_cast<std::size_t>(c)];
     return memory;
   }
 
-  // What switching option `choice` of (s,j) on (and RW off, for RBW) changes at this position.
+  // What switching `choice` of (s,j) on (and its rival off) changes at this position.
   [[nodiscard]] double change(const DeviceMemoryWalk &walk, const OpRef &ref, int stage, int microbatch,
                               int choice) const {
     const Affine during = walk.during(ref);
@@ -149,46 +160,50 @@ private:
       if (ref.stage == stage && ref.microbatch == microbatch) w += during.coefficient[static_cast<std::size_t>(c)];
       return w;
     };
-    double delta = weight(choice);
-    if (choice == kFullBackwardChoice && on(stage, microbatch, kWeightInputChoice)) delta -= weight(kWeightInputChoice);
-    return delta;
+    const int rival = rival_on(stage, microbatch, choice);
+    return weight(choice) - (rival >= 0 ? weight(rival) : 0.0);
   }
 
-  [[nodiscard]] Ticks extra_time(int stage, int microbatch, int choice) const {
+  [[nodiscard]] Ticks time_of(int stage, int choice) const {
     const StageCosts &cost = scenario_.stage_costs[static_cast<std::size_t>(stage)];
-    if (choice == kForwardChoice) return cost.recompute_forward;
     if (choice == kWeightInputChoice) return cost.recompute_weight_inputs;
-    return cost.recompute_full_backward -
-           (on(stage, microbatch, kWeightInputChoice) ? cost.recompute_weight_inputs : Ticks{0});
+    if (choice == kFullBackwardChoice) return cost.recompute_full_backward;
+    const int level = level_of_choice(choice);
+    return level == 0 ? cost.recompute_forward : cost.checkpoint_level_recompute[static_cast<std::size_t>(level - 1)];
   }
 
   // The option of an (s,j) alive at this position that saves the most memory here per unit of
-  // added time; ties go to the latest (s,j), whose saving lasts longest.
+  // added time; ties go to the latest (s,j), whose saving lasts longest. Replacing a rival
+  // option must add time, so no (s,j) can switch back and forth.
   [[nodiscard]] std::optional<GreedyMove> best_move(const DeviceMemoryWalk &walk, const OpRef &ref) const {
     std::optional<GreedyMove> best;
     const auto consider = [&](int key) {
       const int pair = key / kChoiceCount, choice = key % kChoiceCount;
       const int stage = pair / m_, microbatch = pair % m_;
-      if (on(stage, microbatch, choice) || (choice != kForwardChoice && !split_[static_cast<std::size_t>(pair)]))
-        return;
-      if (choice == kWeightInputChoice && on(stage, microbatch, kFullBackwardChoice)) return;
+      if (on(stage, microbatch, choice) || !exists(stage, microbatch, choice)) return;
+      const int rival = rival_on(stage, microbatch, choice);
+      const Ticks extra_ticks = time_of(stage, choice) - (rival >= 0 ? time_of(stage, rival) : Ticks{0});
+      if (rival >= 0 && extra_ticks <= Ticks{0}) return;
       const double saved = -change(walk, ref, stage, microbatch, choice);
       if (!(saved > 0)) return;
-      const auto extra = static_cast<double>(extra_time(stage, microbatch, choice).count());
+      const auto extra = static_cast<double>(extra_ticks.count());
       const double score = extra > 0 ? saved / extra : std::numeric_limits<double>::infinity();
       if (!best || score > best->score || (score == best->score && key > option_key(best->stage, best->microbatch, m_, best->choice)))
         best = GreedyMove{stage, microbatch, choice, saved, score};
     };
     for (const int key : walk.touched()) consider(key);
-    for (int c = 0; c < kChoiceCount; ++c) consider(option_key(ref.stage, ref.microbatch, m_, c));
+    for (int c = 0; c < walk.choices(); ++c) consider(option_key(ref.stage, ref.microbatch, m_, c));
     return best;
   }
 
   void apply(const GreedyMove &move) {
     RematDecision &d = plan_.at(move.stage, move.microbatch);
-    if (move.choice == kForwardChoice) d.forward = ForwardRemat::full;
-    if (move.choice == kWeightInputChoice) d.backward = BackwardRemat::activations;
-    if (move.choice == kFullBackwardChoice) d.backward = BackwardRemat::full;
+    if (is_forward_choice(move.choice)) {
+      d.forward = ForwardRemat::full;
+      d.level = static_cast<std::uint8_t>(level_of_choice(move.choice));
+    } else {
+      d.backward = move.choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full;
+    }
   }
 
   const Scenario &scenario_;
@@ -197,6 +212,7 @@ private:
   int m_;
   Schedule expanded_;
   std::vector<bool> split_; // per (s,j): backward options exist only for a split backward
+  std::vector<int> levels_; // per stage: its checkpoint levels
   std::vector<StageEffects> effects_;
   RematPlan plan_;
 };

@@ -1,6 +1,8 @@
 #include "remat/enumerate.h"
 
+#include "remat/option_model.h"
 #include "sim/engine.h"
+#include "sim/memory.h"
 #include "sim/error.h"
 #include "sim/op_locator.h"
 
@@ -11,12 +13,17 @@
 namespace ppsim {
 namespace {
 
-// The options of one (s,j): forward none/full, times backward none/activations/full when split.
-RematDecision option(int index, bool split) {
+// Option `index` of one (s,j): forward none, R, or R at one of `levels` checkpoint levels,
+// times backward none/activations/full when split.
+RematDecision option(int index, int levels, bool split) {
+  const int forward = index % (levels + 2);
   RematDecision d;
-  d.forward = index % 2 == 1 ? ForwardRemat::full : ForwardRemat::none;
+  if (forward > 0) {
+    d.forward = ForwardRemat::full;
+    d.level = static_cast<std::uint8_t>(forward - 1);
+  }
   if (split)
-    d.backward = static_cast<BackwardRemat>(index / 2);
+    d.backward = static_cast<BackwardRemat>(index / (levels + 2));
   return d;
 }
 
@@ -43,11 +50,14 @@ std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, c
   const OpLocator locator(base, scenario.stage_count(), scenario.microbatches);
   const int stages = scenario.stage_count();
   const int m = scenario.microbatches;
-  std::vector<int> radix;
+  std::vector<int> radix, levels;
+  std::vector<bool> split;
   std::int64_t total = 1;
   for (int s = 0; s < stages; ++s) {
     for (int j = 0; j < m; ++j) {
-      radix.push_back(locator.contains(OpKind::backward_weight, s, j) ? 6 : 2);
+      levels.push_back(checkpoint_levels(scenario, track, s));
+      split.push_back(locator.contains(OpKind::backward_weight, s, j));
+      radix.push_back((levels.back() + 2) * (split.back() ? 3 : 1));
       total *= radix.back();
       if (total > max_plans) {
         throw Error(fmt::format("too many remat plans to enumerate (more than {})", max_plans));
@@ -59,13 +69,11 @@ std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, c
   RematPlan plan(stages, m);
   for (std::int64_t tried = 0; tried < total; ++tried) {
     for (std::size_t k = 0; k < digits.size(); ++k) {
-      plan.at(static_cast<int>(k) / m, static_cast<int>(k) % m) = option(digits[k], radix[k] == 6);
+      plan.at(static_cast<int>(k) / m, static_cast<int>(k) % m) = option(digits[k], levels[k], split[k]);
     }
     const Schedule schedule = apply_plan(base, plan);
     const std::vector<double> peaks = device_peaks(scenario, schedule, track);
-    const bool fits = std::all_of(peaks.begin(), peaks.end(), [&](double peak) {
-      return peak <= *track.cap * (1 + 1e-9) + 1e-9;
-    });
+    const bool fits = std::none_of(peaks.begin(), peaks.end(), [&](double peak) { return over_cap(peak, *track.cap); });
     if (fits) {
       const Ticks span = max_span(scenario, schedule);
       if (!best || span < best->max_span ||

@@ -1,7 +1,7 @@
 #pragma once
 // Exhaustive search over remat plans for tiny instances: the reference the ILP is tested
-// against (remat.md 3, acceptance tests). Every (s,j) takes each of its options (2 for a fused
-// backward, 6 for a split one), each plan is replayed by the engine, and the smallest max span
+// against (remat.md 3, acceptance tests). Every (s,j) takes each of its options (no R, R, or R
+// at each checkpoint level of the stage; times none, RW or RBW for a split backward), each plan is replayed by the engine, and the smallest max span
 // under the budget wins.
 #include "remat/plan.h"
 #include "sim/scenario.h"

@@ -11,16 +11,30 @@
 
 namespace ppsim {
 
+int checkpoint_levels(const Scenario &scenario, const MemoryTrack &track, int stage) {
+  const auto s = static_cast<std::size_t>(stage);
+  return static_cast<int>(std::min(scenario.stage_costs[s].checkpoint_level_recompute.size(),
+                                   track.stages[s].checkpoint_levels.size()));
+}
+
 StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &track, int stage) {
+  const int levels = checkpoint_levels(scenario, track, stage);
+  if (levels > kMaxCheckpointLevels) {
+    throw Error(fmt::format("stage {} has {} checkpoint levels; the remat ILP takes at most {}", stage, levels,
+                            kMaxCheckpointLevels));
+  }
   // The effects of every op kind on one-microbatch orders with and without each option, split
-  // (B, W) and fused (BW) alike, so a stage may mix both.
-  const auto probe = [&](bool x, int backward, bool split) {
+  // (B, W) and fused (BW) alike, so a stage may mix both. `level` is the R's (none when -1).
+  const auto probe = [&](int level, int backward, bool split) {
     Schedule schedule;
     schedule.device_ops.resize(1);
     auto &ops = schedule.device_ops[0];
     const auto push = [&](OpKind kind) { ops.push_back(Op::make(kind, stage, 0)); };
+    const auto push_recompute = [&](std::vector<Op> &into) {
+      if (level >= 0) into.push_back(Op::make(OpKind::recompute_forward, stage, 0, static_cast<std::uint8_t>(level)));
+    };
     push(OpKind::forward);
-    if (x) push(OpKind::recompute_forward);
+    push_recompute(ops);
     if (split) {
       push(OpKind::backward_input);
       if (backward == kWeightInputChoice) push(OpKind::recompute_weight_inputs);
@@ -38,7 +52,7 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     if (split) {  // the fused BW of the same (s,j), for stages that mix both
       Schedule fused = schedule;
       fused.device_ops[0] = {ops.front()};
-      if (x) fused.device_ops[0].push_back(Op::make(OpKind::recompute_forward, stage, 0));
+      push_recompute(fused.device_ops[0]);
       fused.device_ops[0].push_back(Op::make(OpKind::backward_full, stage, 0));
       const OpLocator fused_locator(fused, scenario.stage_count(), 1);
       by_kind[static_cast<std::size_t>(OpKind::backward_full)] =
@@ -46,12 +60,16 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     }
     return by_kind;
   };
-  const auto base = probe(false, -1, true);
+  const auto base = probe(-1, -1, true);
   std::array<std::array<MemoryEffect, kOpKindCount>, kChoiceCount> with{};
-  with[kForwardChoice] = probe(true, -1, true);
-  with[kWeightInputChoice] = probe(false, kWeightInputChoice, true);
-  with[kFullBackwardChoice] = probe(false, kFullBackwardChoice, true);
+  with[kWeightInputChoice] = probe(-1, kWeightInputChoice, true);
+  with[kFullBackwardChoice] = probe(-1, kFullBackwardChoice, true);
+  for (int c = 0; c < kChoiceCount; ++c) {
+    if (is_forward_choice(c) && level_of_choice(c) <= levels) with[static_cast<std::size_t>(c)] = probe(level_of_choice(c), -1, true);
+    else if (is_forward_choice(c)) with[static_cast<std::size_t>(c)] = base; // no such level
+  }
   StageEffects result;
+  result.levels_ = levels;
   for (std::size_t k = 0; k < kOpKindCount; ++k) {
     AffineEffect &e = result.effects_[k];
     const MemoryEffect &b = base[k];
@@ -60,9 +78,10 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     e.transient.constant = b.transient;
     for (std::size_t c = 0; c < kChoiceCount; ++c) {
       // A fused BW has no backward option: its effect does not depend on y or z.
-      const MemoryEffect &w = (k == static_cast<std::size_t>(OpKind::backward_full) && c != kForwardChoice)
-                                  ? b
-                                  : with[c][k];
+      const MemoryEffect &w =
+          (k == static_cast<std::size_t>(OpKind::backward_full) && !is_forward_choice(static_cast<int>(c)))
+              ? b
+              : with[c][k];
       e.alloc.coefficient[c] = w.alloc - b.alloc;
       e.release.coefficient[c] = w.release - b.release;
       e.transient.coefficient[c] = w.transient - b.transient;
@@ -132,8 +151,11 @@ Schedule with_all_slots(const Schedule &base) {
 DeviceMemoryWalk::DeviceMemoryWalk(const std::vector<StageEffects> &stages, int microbatches,
                                    int option_keys)
     : stages_(stages), microbatches_(microbatches),
+      choices_(kFirstLevelChoice),
       resident_(static_cast<std::size_t>(option_keys), 0.0),
-      is_touched_(static_cast<std::size_t>(option_keys), 0) {}
+      is_touched_(static_cast<std::size_t>(option_keys), 0) {
+  for (const StageEffects &stage : stages) choices_ = std::max(choices_, kFirstLevelChoice + stage.levels());
+}
 
 void DeviceMemoryWalk::start(double constant) {
   for (const int key : touched_) {
@@ -149,7 +171,7 @@ Affine DeviceMemoryWalk::during(const OpRef &op) const {
   const AffineEffect &effect = stages_[static_cast<std::size_t>(op.stage)].of(op.kind);
   Affine sum;
   sum.constant = effect.alloc.constant + effect.transient.constant;
-  for (std::size_t c = 0; c < kChoiceCount; ++c)
+  for (std::size_t c = 0; c < static_cast<std::size_t>(choices_); ++c)
     sum.coefficient[c] = effect.alloc.coefficient[c] + effect.transient.coefficient[c];
   return sum;
 }
@@ -157,7 +179,7 @@ Affine DeviceMemoryWalk::during(const OpRef &op) const {
 void DeviceMemoryWalk::advance(const OpRef &op) {
   const AffineEffect &effect = stages_[static_cast<std::size_t>(op.stage)].of(op.kind);
   constant_ += effect.alloc.constant - effect.release.constant;
-  for (int c = 0; c < kChoiceCount; ++c) {
+  for (int c = 0; c < choices_; ++c) {
     const auto k = static_cast<std::size_t>(c);
     const double delta = effect.alloc.coefficient[k] - effect.release.coefficient[k];
     if (delta == 0) continue;

@@ -8,14 +8,32 @@
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
+#include <algorithm>
 #include <array>
 #include <vector>
 
 namespace ppsim {
 
-/// The three options of one (stage, microbatch): R (x), RW (y), RBW (z).
-enum RematChoice { kForwardChoice = 0, kWeightInputChoice = 1, kFullBackwardChoice = 2 };
-inline constexpr int kChoiceCount = 3;
+/// The options of one (stage, microbatch): R (x), RW (y), RBW (z), then R at each checkpoint
+/// level of the stage (docs/remat.md, "Checkpoint levels"). R and its levels exclude each other,
+/// as RW and RBW do.
+enum RematChoice { kForwardChoice = 0, kWeightInputChoice = 1, kFullBackwardChoice = 2, kFirstLevelChoice = 3 };
+inline constexpr int kChoiceCount = kFirstLevelChoice + kMaxCheckpointLevels;
+
+/// True for the choices that put an R before B/BW (x and the levels).
+[[nodiscard]] constexpr bool is_forward_choice(int choice) {
+  return choice == kForwardChoice || choice >= kFirstLevelChoice;
+}
+/// The R level of a forward choice: 0 for x, k for the k-th checkpoint level.
+[[nodiscard]] constexpr int level_of_choice(int choice) {
+  return choice == kForwardChoice ? 0 : choice - kFirstLevelChoice + 1;
+}
+/// The choice of R level `level`.
+[[nodiscard]] constexpr int choice_of_level(int level) {
+  return level == 0 ? kForwardChoice : kFirstLevelChoice + level - 1;
+}
+/// The checkpoint levels stage `stage` offers in the scenario's costs and in `track`.
+[[nodiscard]] int checkpoint_levels(const Scenario &scenario, const MemoryTrack &track, int stage);
 
 /// value = constant + sum_c coefficient[c] * option(c), options of the op's own (s,j).
 struct Affine {
@@ -23,7 +41,7 @@ struct Affine {
   std::array<double, kChoiceCount> coefficient{};
 
   [[nodiscard]] bool varies() const {
-    return coefficient[0] != 0 || coefficient[1] != 0 || coefficient[2] != 0;
+    return std::any_of(coefficient.begin(), coefficient.end(), [](double c) { return c != 0; });
   }
 };
 
@@ -40,19 +58,23 @@ public:
   static StageEffects engine(const Scenario &scenario, const MemoryTrack &track, int stage);
   static StageEffects reference(const StageMemory &memory);
 
+  /// The checkpoint levels of the stage (0 for the reference).
+  [[nodiscard]] int levels() const { return levels_; }
+
   [[nodiscard]] const AffineEffect &of(OpKind kind) const {
     return effects_[static_cast<std::size_t>(kind)];
   }
 
 private:
   std::array<AffineEffect, kOpKindCount> effects_{};
+  int levels_ = 0;
 };
 
 /// The base order with a slot for every option. Throws Error on overlapped F&B ops or a base
 /// that already recomputes.
 Schedule with_all_slots(const Schedule &base);
 
-/// The option key of (stage, microbatch, choice), dense in [0, stages * microbatches * 3).
+/// The option key of (stage, microbatch, choice), dense in [0, stages * microbatches * kChoiceCount).
 [[nodiscard]] inline int option_key(int stage, int microbatch, int microbatches, int choice) {
   return (stage * microbatches + microbatch) * kChoiceCount + choice;
 }
@@ -65,6 +87,8 @@ class DeviceMemoryWalk {
 public:
   DeviceMemoryWalk(const std::vector<StageEffects> &stages, int microbatches, int option_keys);
 
+  /// The choices any stage offers: x, y, z and the most levels of a stage (loops stop there).
+  [[nodiscard]] int choices() const { return choices_; }
   /// Restarts at the first position of a device holding `constant` from start to end.
   void start(double constant);
   /// The op's alloc + transient while it runs.
@@ -80,6 +104,7 @@ public:
 private:
   const std::vector<StageEffects> &stages_;
   int microbatches_;
+  int choices_;
   double constant_ = 0;
   std::vector<double> resident_;
   std::vector<char> is_touched_;

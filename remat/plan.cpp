@@ -41,6 +41,13 @@ int RematPlan::forward_count() const {
   return count;
 }
 
+int RematPlan::checkpoint_level_count() const {
+  int count = 0;
+  for (const RematDecision &d : decisions_)
+    count += d.forward == ForwardRemat::full && d.level > 0 ? 1 : 0;
+  return count;
+}
+
 int RematPlan::weight_input_count() const {
   int count = 0;
   for (const RematDecision &d : decisions_)
@@ -94,7 +101,7 @@ Schedule apply_plan(const Schedule &base, const RematPlan &plan) {
         case OpKind::backward_input:
         case OpKind::backward_full:
           if (d.forward == ForwardRemat::full) {
-            ops.push_back(Op::make(OpKind::recompute_forward, ref.stage, ref.microbatch));
+            ops.push_back(Op::make(OpKind::recompute_forward, ref.stage, ref.microbatch, d.level));
             ++placed;
           }
           if (ref.kind == OpKind::backward_full && d.backward != BackwardRemat::none) {
@@ -135,8 +142,10 @@ RematPlan plan_of(const Schedule &schedule, int stages, int microbatches) {
       if (!is_recompute(ref.kind))
         continue;
       RematDecision &d = plan.at(ref.stage, ref.microbatch);
-      if (ref.kind == OpKind::recompute_forward)
+      if (ref.kind == OpKind::recompute_forward) {
         d.forward = ForwardRemat::full;
+        d.level = ref.level;
+      }
       if (ref.kind == OpKind::recompute_weight_inputs)
         d.backward = BackwardRemat::activations;
       if (ref.kind == OpKind::recompute_full_backward)
@@ -192,12 +201,17 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
     };
     RematDecision &d =
         plan.at(index(cells[0], "stage", stages), index(cells[1], "microbatch", microbatches));
+    constexpr std::string_view kLevel = "level:";
     if (cells[2] == "none") {
       d.forward = ForwardRemat::none;
     } else if (cells[2] == "full") {
       d.forward = ForwardRemat::full;
+    } else if (cells[2].starts_with(kLevel)) {
+      d.forward = ForwardRemat::full;
+      d.level = static_cast<std::uint8_t>(index(cells[2].substr(kLevel.size()), "fwd", 256));
+      if (d.level == 0) fail("fwd", "checkpoint levels are numbered from 1 (level:0 is written full)");
     } else {
-      fail("fwd", fmt::format("expected none or full, got \"{}\"", cells[2]));
+      fail("fwd", fmt::format("expected none, full or level:K, got \"{}\"", cells[2]));
     }
     if (cells[3] == "none") {
       d.backward = BackwardRemat::none;
@@ -222,8 +236,10 @@ std::string format_plan_csv(const RematPlan &plan) {
       const RematDecision &d = plan.at(s, j);
       if (d == RematDecision{})
         continue;
-      text += fmt::format("{},{},{},{}\n", s, j, d.forward == ForwardRemat::full ? "full" : "none",
-                          kBackward[static_cast<int>(d.backward)]);
+      const std::string forward = d.forward == ForwardRemat::none ? "none"
+                                  : d.level == 0                ? "full"
+                                                                : fmt::format("level:{}", d.level);
+      text += fmt::format("{},{},{},{}\n", s, j, forward, kBackward[static_cast<int>(d.backward)]);
     }
   }
   return text;

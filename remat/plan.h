@@ -21,6 +21,9 @@ enum class BackwardRemat : std::uint8_t { none, activations, full };
 struct RematDecision {
   ForwardRemat forward = ForwardRemat::none;
   BackwardRemat backward = BackwardRemat::none;
+  /// With forward full: 0 reruns the whole stage from its checkpoint (ELF's full_fwd); k >= 1
+  /// follows the stage's k-th checkpoint level (docs/remat.md, "Checkpoint levels").
+  std::uint8_t level = 0;
 
   friend bool operator==(const RematDecision &, const RematDecision &) = default;
 };
@@ -39,6 +42,8 @@ public:
 
   /// Number of R, RW and RBW ops the plan inserts.
   [[nodiscard]] int forward_count() const;
+  /// Number of R ops that follow a checkpoint level (level >= 1).
+  [[nodiscard]] int checkpoint_level_count() const;
   [[nodiscard]] int weight_input_count() const;
   [[nodiscard]] int full_backward_count() const;
   [[nodiscard]] int recompute_count() const;
@@ -63,7 +68,7 @@ Schedule apply_plan(const Schedule &base, const RematPlan &plan);
 RematPlan plan_of(const Schedule &schedule, int stages, int microbatches);
 
 /// Parses the CSV of remat.md 6: header `stage,microbatch,fwd,bwd`, then one row per (s,j) with
-/// `fwd` in {none, full} and `bwd` in {none, activations, full}; unlisted pairs recompute
+/// `fwd` in {none, full, level:K} (K >= 1, a checkpoint level of the stage) and `bwd` in {none, activations, full}; unlisted pairs recompute
 /// nothing. Errors name `source` and the line.
 RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,
                          int microbatches);

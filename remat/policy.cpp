@@ -3,6 +3,8 @@
 #include "sim/io/text_file.h"
 
 #include "remat/baselines.h"
+#include "remat/stage_checkpoint.h"
+#include "sim/io/run_setup.h"
 #include "sim/error.h"
 
 #include <fmt/format.h>
@@ -11,6 +13,16 @@
 #include <sstream>
 
 namespace ppsim {
+
+Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scenario &scenario) {
+  if (input.remat_checkpoint_levels == 0) return scenario;
+  if (input.costs_file.empty())
+    input.fail("remat.checkpoint_levels", "checkpoint levels come from a per-layer cost file: give model.costs_file");
+  const CostFile file = read_cost_file(input.costs_file);
+  const double ticks_per_ms = static_cast<double>(scenario.time_scale.ticks_per_unit) * units_per_second(input) / 1e3;
+  return with_checkpoint_levels(scenario, stage_layers(input, file, scenario.stages_per_pipe()),
+                                input.remat_checkpoint_levels, ticks_per_ms);
+}
 
 PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
                              const Schedule &base, const std::string &policy,
@@ -25,10 +37,11 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
     return {std::move(selective), std::move(schedule)};
   }
   if (policy == "ilp") {
-    RematSolution solution = solve_stage_remat(scenario, base, ilp);
+    Scenario leveled = scenario_with_checkpoint_levels(input, scenario);
+    RematSolution solution = solve_stage_remat(leveled, base, ilp);
     if (!solution.found())
       throw Error(fmt::format("no remat plan for schedule '{}': {}", base.name, solution.failure));
-    return {scenario, std::move(solution.schedule)};
+    return {std::move(leveled), std::move(solution.schedule)};
   }
   constexpr std::string_view kFile = "file:";
   if (policy.starts_with(kFile)) {

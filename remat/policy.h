@@ -15,9 +15,14 @@ struct PolicyRun {
   Schedule schedule;
 };
 
+/// `scenario` with the checkpoint levels `input.remat_checkpoint_levels` asks for, from the
+/// rotor front of each stage's layers in the input's cost file (docs/remat.md, "Checkpoint
+/// levels"); unchanged when it asks for none. Throws Error naming the field without a cost file.
+Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scenario &scenario);
+
 /// `none` (unchanged), `full` (full_forward_plan), `selective` (selective_scenario of `input`,
 /// the scenario's input, with R on every (s,j)), `ilp` (solve_stage_remat under the scenario's
-/// cap) or `file:PATH` (the CSV of docs/remat.md). Throws Error for an unknown policy, an
+/// cap, with the input's checkpoint levels) or `file:PATH` (the CSV of docs/remat.md). Throws Error for an unknown policy, an
 /// unreadable file, a bad row, or when the ILP finds no plan.
 PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
                              const Schedule &base, const std::string &policy,

@@ -1,6 +1,9 @@
 #include "remat/stage_checkpoint.h"
 
 #include "sim/assert.h"
+#include "sim/error.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -99,6 +102,47 @@ std::vector<CheckpointOption> checkpoint_front(const std::vector<CostRow> &layer
       front.push_back(std::move(option));
   }
   return front;
+}
+
+std::vector<CheckpointOption> checkpoint_levels(const std::vector<CostRow> &layers, int count, int slots) {
+  const CheckpointOption whole = store_everything(layers);
+  // From above storing everything (the DP's memory rule reserves more than the replay needs).
+  std::vector<CheckpointOption> front = checkpoint_front(layers, 1.5 * whole.peak_bytes, slots, true);
+  std::erase_if(front, [&](const CheckpointOption &o) { return !(o.kept_bytes < whole.kept_bytes); });
+  if (count <= 0 || static_cast<int>(front.size()) <= count) return count <= 0 ? std::vector<CheckpointOption>{} : front;
+  std::vector<CheckpointOption> spread;
+  const auto last = static_cast<double>(front.size() - 1);
+  for (int k = 0; k < count; ++k) {
+    const auto index = count == 1 ? front.size() - 1
+                                  : static_cast<std::size_t>(std::lround(last * k / (count - 1)));
+    spread.push_back(front[index]);
+  }
+  return spread;
+}
+
+Scenario with_checkpoint_levels(const Scenario &scenario, const std::vector<std::vector<CostRow>> &stage_layers,
+                                int count, double ticks_per_ms) {
+  PPSIM_ASSERT(!stage_layers.empty() && count <= kMaxCheckpointLevels);
+  Scenario leveled = scenario;
+  for (int s = 0; s < leveled.stage_count(); ++s) {
+    const std::vector<CostRow> &layers = stage_layers[static_cast<std::size_t>(s) % stage_layers.size()];
+    const CheckpointOption whole = store_everything(layers);
+    if (!(whole.peak_bytes > 0) || !leveled.bytes)
+      throw Error(fmt::format("stage {} has no activation sizes (input_bytes, activation_bytes_full): no "
+                              "checkpoint levels", s));
+    const auto stage = static_cast<std::size_t>(s);
+    StageCosts &costs = leveled.stage_costs[stage];
+    StageMemory &bytes = leveled.bytes->stages[stage];
+    StageMemory &units = leveled.activations.stages[stage];
+    const double units_per_byte = bytes.stored > 0 ? units.stored / bytes.stored : 0.0;
+    for (const CheckpointOption &level : checkpoint_levels(layers, count)) {
+      costs.checkpoint_level_recompute.push_back(
+          Ticks{std::llround(std::max(0.0, level.backward_ms - whole.backward_ms) * ticks_per_ms)});
+      bytes.checkpoint_levels.push_back({level.kept_bytes, level.peak_bytes});
+      units.checkpoint_levels.push_back({level.kept_bytes * units_per_byte, level.peak_bytes * units_per_byte});
+    }
+  }
+  return leveled;
 }
 
 } // namespace ppsim

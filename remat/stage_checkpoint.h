@@ -8,6 +8,7 @@
 // stage keeps from F to B, and which layers store, checkpoint or recompute.
 #include "remat/rotor.h"
 #include "sim/io/cost_file.h"
+#include "sim/scenario.h"
 
 #include <vector>
 
@@ -48,5 +49,19 @@ CheckpointOption store_everything(const std::vector<CostRow> &layers);
 /// nothing fits.
 std::vector<CheckpointOption> checkpoint_front(const std::vector<CostRow> &layers,
                                                double max_budget_bytes, int slots, bool selective);
+
+/// Up to `count` levels of the front that recompute something (storing everything is the
+/// stage's plain F and B): all of them when there are few, else spread evenly from the least
+/// recomputation to the least memory. Ordered by decreasing kept memory.
+std::vector<CheckpointOption> checkpoint_levels(const std::vector<CostRow> &layers, int count, int slots = 500);
+
+/// `scenario` with up to `count` checkpoint levels per stage (docs/remat.md, "Checkpoint
+/// levels"): each level's R is the backward time it adds over storing everything (in ticks, the
+/// front's milliseconds times `ticks_per_ms`), its byte track keeps the level's F->B memory and
+/// peaks at the level's peak, and the count track scales both by the stage's count/byte ratio.
+/// `stage_layers` holds one pipe's stages; further pipes repeat them. Throws Error when a stage's
+/// layers have no activation sizes.
+Scenario with_checkpoint_levels(const Scenario &scenario, const std::vector<std::vector<CostRow>> &stage_layers,
+                                int count, double ticks_per_ms);
 
 } // namespace ppsim

@@ -91,36 +91,52 @@ private:
     return static_cast<std::size_t>(ref.stage * m_ + ref.microbatch);
   }
 
-  // The option variable that scales `kind`'s duration (slots) or -1.
-  [[nodiscard]] int slot_variable(const OpRef &ref) const {
+  // The option variables that scale a slot's duration: R's x and levels, RW's y, RBW's z.
+  [[nodiscard]] std::vector<std::pair<int, int>> slot_choices(const OpRef &ref) const {
+    std::vector<std::pair<int, int>> choices; // (variable, level of R)
+    const auto add = [&](int choice, int level) {
+      const int variable = result_.option_variable[static_cast<std::size_t>(option_key(ref.stage, ref.microbatch, m_, choice))];
+      if (variable >= 0) choices.emplace_back(variable, level);
+    };
     switch (ref.kind) {
     case OpKind::recompute_forward:
-      return result_.forward_variable[pair(ref)];
-    case OpKind::recompute_weight_inputs:
-      return result_.weight_input_variable[pair(ref)];
-    case OpKind::recompute_full_backward:
-      return result_.full_backward_variable[pair(ref)];
-    default:
-      return -1;
+      for (int c = 0; c < kChoiceCount; ++c)
+        if (is_forward_choice(c)) add(c, level_of_choice(c));
+      break;
+    case OpKind::recompute_weight_inputs: add(kWeightInputChoice, 0); break;
+    case OpKind::recompute_full_backward: add(kFullBackwardChoice, 0); break;
+    default: break;
     }
+    return choices;
   }
 
   void add_option_variables(const OpLocator &locator) {
-    const std::size_t pairs = static_cast<std::size_t>(scenario_.stage_count() * m_);
-    result_.forward_variable.assign(pairs, -1);
-    result_.weight_input_variable.assign(pairs, -1);
-    result_.full_backward_variable.assign(pairs, -1);
+    result_.option_variable.assign(static_cast<std::size_t>(scenario_.stage_count() * m_ * kChoiceCount), -1);
     solver::Model &model = result_.model;
     for (int s = 0; s < scenario_.stage_count(); ++s) {
+      const int levels = checkpoint_levels(scenario_, track_, s);
+      if (levels > 0 && form_ == IlpForm::elf)
+        throw Error("the elf form has no checkpoint levels: solve them in the ppsim form");
       for (int j = 0; j < m_; ++j) {
-        const std::size_t index = static_cast<std::size_t>(s * m_ + j);
-        result_.forward_variable[index] = model.add_binary(fmt::format("x_{}_{}", s, j));
+        const auto variable = [&](int choice) -> int & {
+          return result_.option_variable[static_cast<std::size_t>(option_key(s, j, m_, choice))];
+        };
+        variable(kForwardChoice) = model.add_binary(fmt::format("x_{}_{}", s, j));
+        if (levels > 0) {
+          // R from the checkpoint or at one level, not both (docs/remat.md, "Checkpoint levels").
+          std::vector<Term> one_forward{{variable(kForwardChoice), 1}};
+          for (int level = 1; level <= levels; ++level) {
+            variable(choice_of_level(level)) = model.add_binary(fmt::format("c_{}_{}_{}", s, j, level));
+            one_forward.push_back({variable(choice_of_level(level)), 1});
+          }
+          model.add_constraint(fmt::format("one_fwd_{}_{}", s, j), std::move(one_forward), Sense::less_equal, 1);
+        }
         if (!locator.contains(OpKind::backward_weight, s, j))
           continue;
         const int y = model.add_binary(fmt::format("y_{}_{}", s, j));
         const int z = model.add_binary(fmt::format("z_{}_{}", s, j));
-        result_.weight_input_variable[index] = y;
-        result_.full_backward_variable[index] = z;
+        variable(kWeightInputChoice) = y;
+        variable(kFullBackwardChoice) = z;
         // One backward option at most (remat.md 2, constraint 5).
         model.add_constraint(fmt::format("one_bwd_{}_{}", s, j), {{y, 1}, {z, 1}},
                              Sense::less_equal, 1);
@@ -139,19 +155,22 @@ private:
     }
   }
 
-  // duration(entry) as constant + coefficient * variable.
+  // duration(entry) as a constant plus, for a slot, one term per option that fills it.
   struct Duration {
     double constant = 0;
-    int variable = -1;
-    double coefficient = 0;
+    std::vector<Term> terms;
   };
 
   [[nodiscard]] Duration duration(const Op &op) const {
-    const double length = in_time_units(op_duration(scenario_, op));
-    const int variable = slot_variable(op.first);
-    if (variable >= 0)
-      return {0, variable, length};
-    return {length, -1, 0};
+    const std::vector<std::pair<int, int>> choices = slot_choices(op.first);
+    if (choices.empty()) return {in_time_units(op_duration(scenario_, op)), {}};
+    Duration d;
+    for (const auto &[variable, level] : choices) {
+      Op variant = op;
+      variant.first.level = static_cast<std::uint8_t>(level);
+      d.terms.push_back({variable, in_time_units(op_duration(scenario_, variant))});
+    }
+    return d;
   }
 
   // E(after) - E(before) - d(after) >= gap, or == gap when `pin`.
@@ -160,8 +179,7 @@ private:
     std::vector<Term> terms{{end_variable_[static_cast<std::size_t>(after)], 1}};
     if (before >= 0)
       terms.push_back({end_variable_[static_cast<std::size_t>(before)], -1});
-    if (d.variable >= 0)
-      terms.push_back({d.variable, -d.coefficient});
+    for (const Term &term : d.terms) terms.push_back({term.variable, -term.coefficient});
     result_.model.add_constraint(name, std::move(terms), pin ? Sense::equal : Sense::greater_equal,
                                  gap + d.constant);
   }
@@ -269,14 +287,7 @@ private:
                                   : StageEffects::engine(scenario_, track_, s));
     }
     DeviceMemoryWalk walk(stage_effects, m_, scenario_.stage_count() * m_ * kChoiceCount);
-    const auto option_variable = [&](int key) {
-      const auto index = static_cast<std::size_t>(key / kChoiceCount);
-      switch (key % kChoiceCount) {
-      case kForwardChoice: return result_.forward_variable[index];
-      case kWeightInputChoice: return result_.weight_input_variable[index];
-      default: return result_.full_backward_variable[index];
-      }
-    };
+    const auto option_variable = [&](int key) { return result_.option_variable[static_cast<std::size_t>(key)]; };
     for (int g = 0; g < expanded_.device_count(); ++g) {
       const double constant = track_.device_constant.empty() ? 0.0 : track_.device_constant[static_cast<std::size_t>(g)];
       walk.start(constant);
@@ -295,7 +306,7 @@ private:
           for (const int key : walk.touched()) {
             if (walk.resident(key) != 0) terms.push_back({option_variable(key), walk.resident(key) / cap});
           }
-          for (int c = 0; c < kChoiceCount; ++c) {
+          for (int c = 0; c < walk.choices(); ++c) {
             const double coefficient = during.coefficient[static_cast<std::size_t>(c)];
             if (coefficient != 0)
               terms.push_back({option_variable(option_key(ref.stage, ref.microbatch, m_, c)), coefficient / cap});
@@ -339,14 +350,16 @@ RematPlan StageRematModel::plan_from(const std::vector<double> &values, int stag
   };
   for (int s = 0; s < stages; ++s) {
     for (int j = 0; j < microbatches; ++j) {
-      const auto index = static_cast<std::size_t>(s * microbatches + j);
       RematDecision &d = plan.at(s, j);
-      if (on(forward_variable[index]))
-        d.forward = ForwardRemat::full;
-      if (on(weight_input_variable[index]))
-        d.backward = BackwardRemat::activations;
-      if (on(full_backward_variable[index]))
-        d.backward = BackwardRemat::full;
+      for (int c = 0; c < kChoiceCount; ++c) {
+        if (!on(option_variable[static_cast<std::size_t>(option_key(s, j, microbatches, c))])) continue;
+        if (is_forward_choice(c)) {
+          d.forward = ForwardRemat::full;
+          d.level = static_cast<std::uint8_t>(level_of_choice(c));
+        } else {
+          d.backward = c == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full;
+        }
+      }
     }
   }
   return plan;
@@ -403,14 +416,15 @@ std::vector<double> start_values(const StageRematModel &model, const RematPlan &
   std::vector<double> values(model.model.variables.size(), 0.0);
   for (int s = 0; s < stages; ++s) {
     for (int j = 0; j < microbatches; ++j) {
-      const auto index = static_cast<std::size_t>(s * microbatches + j);
       const RematDecision &d = plan.at(s, j);
-      const auto set = [&](int variable, bool on) {
-        if (variable >= 0) values[static_cast<std::size_t>(variable)] = on ? 1 : 0;
+      const auto chosen = [&](int choice) {
+        if (is_forward_choice(choice)) return d.forward == ForwardRemat::full && d.level == level_of_choice(choice);
+        return d.backward == (choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full);
       };
-      set(model.forward_variable[index], d.forward == ForwardRemat::full);
-      set(model.weight_input_variable[index], d.backward == BackwardRemat::activations);
-      set(model.full_backward_variable[index], d.backward == BackwardRemat::full);
+      for (int c = 0; c < kChoiceCount; ++c) {
+        const int variable = model.option_variable[static_cast<std::size_t>(option_key(s, j, microbatches, c))];
+        if (variable >= 0) values[static_cast<std::size_t>(variable)] = chosen(c) ? 1 : 0;
+      }
     }
   }
   return values;

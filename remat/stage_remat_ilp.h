@@ -18,9 +18,9 @@ namespace ppsim {
 /// The MILP and where its decision variables are (index -1: the option does not exist).
 struct StageRematModel {
   solver::Model model;
-  std::vector<int> forward_variable;       ///< x per (s,j), index s*m + j
-  std::vector<int> weight_input_variable;  ///< y per (s,j) (split backward only)
-  std::vector<int> full_backward_variable; ///< z per (s,j) (split backward only)
+  /// The binary of each option, indexed by option_key(s, j, choice) (remat/option_model.h):
+  /// x, y and z (y and z for a split backward only), and one per checkpoint level of the stage.
+  std::vector<int> option_variable;
   int span_variable = -1;                  ///< Tmax, in time units
   int peak_variable = -1;                  ///< the least-peak model's objective, in caps
   double ticks_per_time_unit = 1;          ///< times are scaled to keep the matrix balanced

@@ -18,7 +18,17 @@ bool over_cap(double amount, double cap) { return amount > cap_with_tolerance(ca
 
 namespace {
 
-MemoryEffect sub_op_effect(const OpRef &op, const OpLocator &locator, const StageMemory &stage) {
+// The level of (s,j)'s R (0: the whole stage from its checkpoint), or nothing without an R.
+std::optional<int> forward_level(const Schedule &schedule, const OpLocator &locator, const OpRef &op) {
+  const std::int32_t entry = locator.find(OpRef{OpKind::recompute_forward, op.stage, op.microbatch});
+  if (entry == OpLocator::kAbsent) return std::nullopt;
+  const int device = locator.device_of(entry);
+  return schedule.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(entry - locator.entry_offset(device))]
+      .first.level;
+}
+
+MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLocator &locator,
+                           const StageMemory &stage) {
   const auto has = [&](OpKind kind) { return locator.contains(kind, op.stage, op.microbatch); };
   const double rebuilt_by_rbw = stage.kept_after_b - stage.checkpoint;
   // What B drops because RW or RBW will rebuild it before W (spec remat.md 1).
@@ -27,21 +37,36 @@ MemoryEffect sub_op_effect(const OpRef &op, const OpLocator &locator, const Stag
     if (has(OpKind::recompute_weight_inputs)) return stage.weight_input_share;
     return 0.0;
   };
+  // A checkpoint level keeps `kept` from F on; its R holds what the backward leaves for W (the
+  // linears' inputs and output gradients, M_b, which a fused BW needs as well: reserved from R's
+  // start) and the level's backward peak above that as a transient; B or BW releases what the
+  // level kept instead of the full record (docs/remat.md, "Checkpoint levels").
+  // Only F, R and the backward that follows depend on the R's level.
+  const bool level_matters = op.kind == OpKind::forward || op.kind == OpKind::recompute_forward ||
+                             op.kind == OpKind::backward_input || op.kind == OpKind::backward_full;
+  const std::optional<int> level = level_matters ? forward_level(schedule, locator, op) : std::nullopt;
+  const CheckpointLevelMemory *checkpointed =
+      level && *level > 0 ? &stage.checkpoint_levels[static_cast<std::size_t>(*level - 1)] : nullptr;
+  const double reserved = checkpointed ? std::max(0.0, stage.kept_after_b - checkpointed->kept) : 0.0;
+  // What the stage holds right before its backward: the full record, or the level's part.
+  const double before_backward = checkpointed ? checkpointed->kept + reserved : stage.stored;
   switch (op.kind) {
   case OpKind::forward:
-    if (has(OpKind::recompute_forward)) {
-      return {stage.checkpoint, 0, stage.peak_checkpointed_forward};
-    }
+    if (checkpointed) return {checkpointed->kept, 0, stage.peak_checkpointed_forward};
+    if (level) return {stage.checkpoint, 0, stage.peak_checkpointed_forward};
     return {stage.stored, 0, stage.peak_forward};
   case OpKind::recompute_forward:
+    if (checkpointed) {
+      return {reserved, 0, std::max(0.0, checkpointed->backward_peak - checkpointed->kept - reserved)};
+    }
     return {stage.stored - stage.checkpoint, 0, stage.peak_forward};
   case OpKind::backward_input:
-    return {0, stage.stored - stage.kept_after_b + dropped_after_b(), stage.peak_backward_input};
+    return {0, before_backward - stage.kept_after_b + dropped_after_b(), stage.peak_backward_input};
   case OpKind::backward_weight:
     return {0, stage.kept_after_b - stage.kept_after_w, stage.peak_backward_weight};
   case OpKind::backward_full:
     // W's transient comes after B has already released M_f - M_b.
-    return {0, stage.stored - stage.kept_after_w,
+    return {0, before_backward - stage.kept_after_w,
             std::max(stage.peak_backward_input,
                      stage.kept_after_b - stage.stored + stage.peak_backward_weight)};
   case OpKind::recompute_weight_inputs:
@@ -67,7 +92,7 @@ std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocat
       for (int part = 0; part < op.sub_op_count(); ++part) {
         const OpRef ref = op.sub_op(part);
         const MemoryEffect one =
-            sub_op_effect(ref, locator, track.stages[static_cast<std::size_t>(ref.stage)]);
+            sub_op_effect(ref, schedule, locator, track.stages[static_cast<std::size_t>(ref.stage)]);
         total.alloc += one.alloc;
         total.release += one.release;
         total.transient = std::max(total.transient, one.transient);

@@ -13,7 +13,12 @@ Ticks single_duration(const Scenario &scenario, const OpRef &op) {
   case OpKind::backward_input: return costs.backward_input;
   case OpKind::backward_weight: return costs.backward_weight;
   case OpKind::backward_full: return costs.backward_input + costs.backward_weight;
-  case OpKind::recompute_forward: return costs.recompute_forward;
+  case OpKind::recompute_forward:
+    if (op.level > 0) {
+      PPSIM_ASSERT(op.level <= costs.checkpoint_level_recompute.size());
+      return costs.checkpoint_level_recompute[op.level - 1U];
+    }
+    return costs.recompute_forward;
   case OpKind::recompute_weight_inputs: return costs.recompute_weight_inputs;
   case OpKind::recompute_full_backward: return costs.recompute_full_backward;
   case OpKind::overlapped: break;

@@ -18,6 +18,20 @@ struct StageCosts {
   Ticks recompute_forward;          ///< R, default F
   Ticks recompute_weight_inputs;    ///< RW, default F
   Ticks recompute_full_backward;    ///< RBW, default F + B
+  /// R of checkpoint level k (index k - 1): what the level's backward recomputes
+  /// (docs/remat.md, "Checkpoint levels"); empty unless levels were derived from layer costs.
+  std::vector<Ticks> checkpoint_level_recompute;
+};
+
+/// The most checkpoint levels a stage offers the remat ILP (each is a binary per microbatch).
+inline constexpr int kMaxCheckpointLevels = 8;
+
+/// One checkpointing level of a stage in one memory track: what a forward of that level keeps
+/// until its backward, and the most the stage holds while its backward recomputes and runs
+/// (both from zero, one microbatch).
+struct CheckpointLevelMemory {
+  double kept = 0;
+  double backward_peak = 0;
 };
 
 /// How one tracked quantity (count units or bytes) moves with one stage's ops
@@ -33,6 +47,7 @@ struct StageMemory {
   double peak_backward_input = 0;   ///< transient during B (Pk_b)
   double peak_backward_weight = 0;  ///< transient during W (Pk_w)
   double peak_checkpointed_forward = 0; ///< transient during a non-storing F (Pk_ckpt)
+  std::vector<CheckpointLevelMemory> checkpoint_levels; ///< level k at index k - 1
 };
 
 /// One memory quantity for every stage, plus what each device holds from start to end

@@ -10,6 +10,14 @@
 #include <stdexcept>
 
 namespace ppsim {
+double units_per_second(const ScenarioInput &input) {
+  if (input.time_unit == "s") return 1.0;
+  if (input.time_unit == "ms") return 1e3;
+  if (input.time_unit == "us") return 1e6;
+  input.fail("model.time_unit",
+             fmt::format("expected \"s\", \"ms\" or \"us\", got \"{}\"", input.time_unit));
+}
+
 namespace {
 
 template <typename T>
@@ -21,14 +29,6 @@ T per_stage(const ScenarioInput &input, const std::string &key, const std::vecto
                                 values.size()));
   }
   return values[static_cast<std::size_t>(stage)];
-}
-
-double units_per_second(const ScenarioInput &input) {
-  if (input.time_unit == "s") return 1.0;
-  if (input.time_unit == "ms") return 1e3;
-  if (input.time_unit == "us") return 1e6;
-  input.fail("model.time_unit",
-             fmt::format("expected \"s\", \"ms\" or \"us\", got \"{}\"", input.time_unit));
 }
 
 struct RationalCosts {
@@ -88,7 +88,7 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
     scenario.stage_costs.push_back({scale.to_ticks(c.forward), scale.to_ticks(c.backward_input),
                                     scale.to_ticks(c.backward_weight), scale.to_ticks(c.recompute),
                                     scale.to_ticks(c.recompute_weight),
-                                    scale.to_ticks(c.recompute_full)});
+                                    scale.to_ticks(c.recompute_full), {}});
   }
   for (const Rational &t : transfers) scenario.boundary_transfer.push_back(scale.to_ticks(t));
   if (input.overlap_fb) scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);

@@ -76,6 +76,9 @@ struct ScenarioInput {
   std::string remat_policy = "none";
   double remat_time_limit_seconds = 60;  ///< ILP time limit
   double remat_relative_gap = 0.03;      ///< ILP relative gap
+  /// Rotor checkpoint levels per stage the ILP may choose from (needs costs_file; 0 = none;
+  /// docs/remat.md, "Checkpoint levels").
+  int remat_checkpoint_levels = 0;
   std::string costs_file;                ///< per-layer cost file (profiler output)
   std::vector<int> layers_per_stage;     ///< with costs_file; uniform split when empty
   /// How the cost file's layers are split when layers_per_stage is empty: "even", or by the
@@ -88,6 +91,9 @@ struct ScenarioInput {
   /// Throws Error at `key`'s location.
   [[noreturn]] void fail(const std::string &key, const std::string &sentence) const;
 };
+
+/// The input's time units (model.time_unit) per second.
+double units_per_second(const ScenarioInput &input);
 
 /// Builds the engine's Scenario for `schedule`: placement, ticks, transfers, memory tracks and
 /// caps. Throws Error naming the offending field for impossible values (p < 1, m < 1, negative

@@ -26,6 +26,7 @@ OpRef Op::sub_op(int index) const {
 }
 
 std::string describe(const OpRef &op) {
+  if (op.level > 0) return fmt::format("{}{}({},{})", op_kind_token(op.kind), op.level, op.stage, op.microbatch);
   return fmt::format("{}({},{})", op_kind_token(op.kind), op.stage, op.microbatch);
 }
 

@@ -31,10 +31,18 @@ constexpr bool is_recompute(OpKind kind) {
 std::string_view op_kind_token(OpKind kind);
 
 /// One (kind, stage, microbatch) unit of work. Stage ids are global (`d*p + s` for DualPipe).
+/// An R also says how it recomputes: level 0 reruns the whole stage forward from the stage's
+/// checkpoint; level k >= 1 follows the stage's k-th checkpointing level (Scenario stage
+/// costs and memory, docs/remat.md "Checkpoint levels").
 struct OpRef {
   OpKind kind = OpKind::forward;
+  std::uint8_t level = 0;
   std::int32_t stage = 0;
   std::int32_t microbatch = 0;
+
+  constexpr OpRef() = default;
+  constexpr OpRef(OpKind kind_, std::int32_t stage_, std::int32_t microbatch_, std::uint8_t level_ = 0)
+      : kind(kind_), level(level_), stage(stage_), microbatch(microbatch_) {}
 
   friend bool operator==(const OpRef &, const OpRef &) = default;
 };
@@ -47,8 +55,8 @@ struct Op {
 
   [[nodiscard]] OpKind kind() const { return first.kind; }
   /// Builds a plain op.
-  static Op make(OpKind kind, int stage, int microbatch) {
-    return Op{OpRef{kind, stage, microbatch}, {}};
+  static Op make(OpKind kind, int stage, int microbatch, std::uint8_t level = 0) {
+    return Op{OpRef{kind, stage, microbatch, level}, {}};
   }
   /// Builds an overlapped pair; `forward` must be an F and `backward` a B or BW.
   static Op overlap(OpRef forward, OpRef backward) {

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ppsim {
 namespace {
 
@@ -48,6 +50,7 @@ public:
             fail_at(g, position, op, fmt::format("microbatch {} is outside 0..{}", ref.microbatch,
                                                  scenario_.microbatches - 1));
           }
+          if (ref.level > 0) check_level(g, position, op, ref);
           const int owner = scenario_.stage_device[static_cast<std::size_t>(ref.stage)];
           if (owner != g) {
             fail_at(g, position, op, fmt::format("stage {} is placed on device {}", ref.stage, owner));
@@ -72,6 +75,19 @@ public:
   }
 
 private:
+  // Only an R has a level, and only a level the stage has in its costs and every memory track.
+  void check_level(int device, int position, const Op &op, const OpRef &ref) const {
+    if (ref.kind != OpKind::recompute_forward) fail_at(device, position, op, "only an R has a checkpoint level");
+    const auto stage = static_cast<std::size_t>(ref.stage);
+    std::size_t levels = scenario_.stage_costs[stage].checkpoint_level_recompute.size();
+    levels = std::min(levels, scenario_.activations.stages[stage].checkpoint_levels.size());
+    if (scenario_.bytes) levels = std::min(levels, scenario_.bytes->stages[stage].checkpoint_levels.size());
+    if (ref.level > levels) {
+      fail_at(device, position, op,
+              fmt::format("stage {} has {} checkpoint level{}", ref.stage, levels, levels == 1 ? "" : "s"));
+    }
+  }
+
   void check_one(const OpLocator &locator, int device, int s, int j) const {
     const auto at = [&](OpKind kind) { return locator.find(OpRef{kind, s, j}); };
     const auto missing = [&](OpKind kind) {

@@ -72,6 +72,22 @@ ScenarioInput with_cost_file(const ScenarioInput &input, int stages_per_pipe, in
   return filled;
 }
 
+} // namespace
+
+std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file, int stages_per_pipe) {
+  const std::vector<int> counts = stage_layer_counts(input, file.rows.size(), stages_per_pipe);
+  aggregate_stages(file, counts); // the checks and errors of every run's split
+  std::vector<std::vector<CostRow>> stages;
+  auto next = file.rows.begin();
+  for (const int count : counts) {
+    stages.emplace_back(next, next + count);
+    next += count;
+  }
+  return stages;
+}
+
+namespace {
+
 PreparedRun import_run(const ScenarioInput &input) {
   ImportedSchedule imported = read_torch_csv(input.schedule_file);
   ScenarioInput adjusted = with_cost_file(input, static_cast<int>(imported.placement.size()), 1);

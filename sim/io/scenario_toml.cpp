@@ -240,6 +240,12 @@ const std::map<std::string, Setter> &field_setters() {
          in.remat_time_limit_seconds = seconds;
        }},
       {"remat.gap", [](ScenarioInput &in, const FieldReader &r) { in.remat_relative_gap = r.fraction(); }},
+      {"remat.checkpoint_levels",
+       [](ScenarioInput &in, const FieldReader &r) {
+         const int levels = r.small_integer(0);
+         if (levels > kMaxCheckpointLevels) r.fail(fmt::format("expected at most {} levels, got {}", kMaxCheckpointLevels, levels));
+         in.remat_checkpoint_levels = levels;
+       }},
   };
   return setters;
 }

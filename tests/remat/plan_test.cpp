@@ -89,7 +89,7 @@ TEST_CASE("remat CSV round trip and errors (remat.md 6)") {
       "plan.csv:2: field 'microbatch': expected an integer in 0..2, got \"3\"", Error);
   CHECK_THROWS_WITH_AS(
       parse_plan_csv("stage,microbatch,fwd,bwd\n0,1,half,none\n", "plan.csv", 2, 3),
-      "plan.csv:2: field 'fwd': expected none or full, got \"half\"", Error);
+      "plan.csv:2: field 'fwd': expected none, full or level:K, got \"half\"", Error);
   CHECK_THROWS_WITH_AS(parse_plan_csv("s,j\n", "plan.csv", 2, 3),
                        "plan.csv:1: expected the header 'stage,microbatch,fwd,bwd'", Error);
 }

@@ -9,6 +9,7 @@ ppsim_add_test(NAME remat_tests
     remat/policy_test.cpp
     remat/auto_mode_test.cpp
     remat/enumerate_test.cpp
+    remat/checkpoint_levels_test.cpp
   LIBS ppsim_remat)
 # `ppsim remat` in-process (cli/remat.cpp), next to the library it prints.
 ppsim_add_test(NAME remat_cli_tests

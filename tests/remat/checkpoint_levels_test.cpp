@@ -1,0 +1,221 @@
+// Checkpoint levels (docs/remat.md, "Checkpoint levels"): the engine's memory of an R at a level,
+// the multi-option ILP against exhaustive enumeration, the greedy with levels, the plan file, and
+// levels derived from a zoo model's per-layer costs.
+#include "remat/baselines.h"
+#include "remat/enumerate.h"
+#include "remat/option_model.h"
+#include "remat/policy.h"
+#include "remat/stage_checkpoint.h"
+#include "remat/stage_remat_ilp.h"
+#include "sim/error.h"
+#include "sim/io/run_setup.h"
+#include "sim/io/scenario_toml.h"
+#include "tests/sim/test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace ppsim;
+using ppsim::testing::uniform_input;
+
+namespace {
+
+struct Level {
+  double recompute_f; ///< added backward time, in units of F
+  double kept;        ///< bytes kept from F to B
+  double peak;        ///< bytes while the backward recomputes
+};
+
+// p devices, m microbatches, unit times, the byte sizes of every accounting term (as the ILP
+// tests use), and the same levels on every stage.
+testing::Generated leveled(const std::string &schedule, int p, int m, double budget, const std::vector<Level> &levels) {
+  ScenarioInput input = uniform_input(p, m, {4, 1}, {4, 1}, {4, 1});
+  input.memory_model = MemoryModel::bytes;
+  input.bytes.activation = {1000};
+  input.bytes.kept_after_b = {600};
+  input.bytes.checkpoint = {100};
+  input.bytes.peak_forward = {80};
+  input.bytes.peak_backward_input = {120};
+  input.bytes.peak_backward_weight = {40};
+  input.cap_bytes = budget;
+  testing::Generated generated = testing::generate(schedule, input);
+  Scenario &scenario = generated.scenario;
+  const auto f = static_cast<double>(scenario.stage_costs[0].forward.count());
+  for (int s = 0; s < scenario.stage_count(); ++s) {
+    const auto stage = static_cast<std::size_t>(s);
+    for (const Level &level : levels) {
+      scenario.stage_costs[stage].checkpoint_level_recompute.push_back(Ticks{std::llround(level.recompute_f * f)});
+      scenario.bytes->stages[stage].checkpoint_levels.push_back({level.kept, level.peak});
+      scenario.activations.stages[stage].checkpoint_levels.push_back({level.kept / 1000, level.peak / 1000});
+    }
+  }
+  return generated;
+}
+
+const std::vector<Level> kTwoLevels{{0.25, 500, 900}, {0.5, 200, 700}};
+
+double single_peak(const testing::Generated &g, const std::vector<Op> &ops) {
+  Schedule schedule;
+  schedule.device_ops = {ops};
+  const std::vector<double> peaks = device_peaks(g.scenario, schedule, *g.scenario.bytes);
+  return peaks.front();
+}
+
+} // namespace
+
+TEST_CASE("an R at a checkpoint level: kept after F, the W stash reserved at R, the level's peak") {
+  const testing::Generated g = leveled("1f1b-split", 1, 1, 1e9, kTwoLevels);
+  const auto order = [](std::uint8_t level, bool split) {
+    std::vector<Op> ops{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::recompute_forward, 0, 0, level)};
+    if (split) {
+      ops.push_back(Op::make(OpKind::backward_input, 0, 0));
+      ops.push_back(Op::make(OpKind::backward_weight, 0, 0));
+    } else {
+      ops.push_back(Op::make(OpKind::backward_full, 0, 0));
+    }
+    return ops;
+  };
+  // Level 1: F keeps 500; R reserves 600 - 500 = 100 for W and peaks at 900; B then holds
+  // 600 + 120. Level 2: R reserves 400 and peaks at 700; B's 720 is the peak.
+  CHECK(single_peak(g, order(1, true)) == doctest::Approx(900));
+  CHECK(single_peak(g, order(2, true)) == doctest::Approx(720));
+  // Level 0 is the whole-stage R: the full record (1000) is back before B (+120).
+  CHECK(single_peak(g, order(0, true)) == doctest::Approx(1120));
+  // Fused: the same reserve (BW needs W's inputs too), so BW runs at 600 + 120 again.
+  CHECK(single_peak(g, order(2, false)) == doctest::Approx(720));
+  // Each level's R takes its own time.
+  const Scenario &scenario = g.scenario;
+  const Ticks f = scenario.stage_costs[0].forward;
+  CHECK(op_duration(scenario, Op::make(OpKind::recompute_forward, 0, 0, 1)) == Ticks{f.count() / 4});
+  CHECK(op_duration(scenario, Op::make(OpKind::recompute_forward, 0, 0, 2)) == Ticks{f.count() / 2});
+  CHECK(describe(Op::make(OpKind::recompute_forward, 0, 3, 2)) == "R2(0,3)");
+}
+
+TEST_CASE("a level the stage does not have is refused by validation") {
+  const testing::Generated g = leveled("1f1b", 1, 1, 1e9, kTwoLevels);
+  Schedule schedule;
+  schedule.name = "by hand";
+  schedule.device_ops = {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::recompute_forward, 0, 0, 3),
+                          Op::make(OpKind::backward_full, 0, 0)}};
+  CHECK_THROWS_WITH(simulate(g.scenario, schedule),
+                    "schedule 'by hand': device 0, position 1, op R3(0,0): stage 0 has 2 checkpoint levels");
+}
+
+TEST_CASE("multi-option ILP == exhaustive enumeration over R, its levels, RW and RBW") {
+  constexpr IlpOptions kExact{60, 0};
+  int feasible = 0, infeasible = 0, used_levels = 0;
+  for (const std::string schedule : {"1f1b", "1f1b-split", "zb-h1"}) {
+    for (double budget = 700; budget <= 2300; budget += 200) {
+      CAPTURE(schedule);
+      CAPTURE(budget);
+      const testing::Generated g = leveled(schedule, 2, 2, budget, kTwoLevels);
+      const auto best = enumerate_best_plan(g.scenario, g.schedule);
+      if (!best) {
+        CHECK_THROWS_AS(solve_stage_remat(g.scenario, g.schedule, kExact), Error);
+        ++infeasible;
+        continue;
+      }
+      const RematSolution solution = solve_stage_remat(g.scenario, g.schedule, kExact);
+      REQUIRE(solution.status == solver::Status::optimal);
+      CHECK(solution.simulation.metrics.max_span == best->max_span);
+      CHECK(static_cast<double>(solution.simulation.metrics.max_span.count()) ==
+            doctest::Approx(solution.objective).epsilon(1e-6));
+      CHECK(solution.simulation.metrics.feasible);
+      used_levels += solution.plan.checkpoint_level_count() > 0;
+      ++feasible;
+      // The greedy start fits wherever it finds a plan, and is never better than the optimum.
+      if (const std::optional<RematPlan> greedy = greedy_plan(g.scenario, g.schedule)) {
+        const Simulation replay = simulate(g.scenario, apply_plan(g.schedule, *greedy));
+        CHECK(replay.metrics.feasible);
+        CHECK(replay.metrics.max_span >= best->max_span);
+      }
+    }
+  }
+  // The grid reaches both ends and plans that need the levels.
+  CHECK(feasible > 0);
+  CHECK(infeasible > 0);
+  CHECK(used_levels > 0);
+}
+
+TEST_CASE("levels make budgets feasible that whole-stage R cannot meet, or meet them faster") {
+  // At 900 bytes, 1f1b on p = 1 cannot run B after a whole-stage R (1000 + 120) nor keep the
+  // record; level 1 fits (peak 900) for a quarter of F.
+  const testing::Generated without = leveled("1f1b", 1, 2, 900, {});
+  CHECK_THROWS_WITH(solve_stage_remat(without.scenario, without.schedule, IlpOptions{60, 0}),
+                    doctest::Contains("cannot fit schedule '1f1b' within budget 900 bytes"));
+  const testing::Generated with = leveled("1f1b", 1, 2, 900, kTwoLevels);
+  const RematSolution solution = solve_stage_remat(with.scenario, with.schedule, IlpOptions{60, 0});
+  REQUIRE(solution.found());
+  CHECK(solution.plan.checkpoint_level_count() == 2);
+  CHECK(solution.plan.at(0, 0).level == 1);
+}
+
+TEST_CASE("the elf form refuses checkpoint levels") {
+  const testing::Generated g = leveled("1f1b-split", 2, 2, 2000, kTwoLevels);
+  IlpOptions elf{60, 0};
+  elf.form = IlpForm::elf;
+  CHECK_THROWS_WITH(solve_stage_remat(g.scenario, g.schedule, elf),
+                    "the elf form has no checkpoint levels: solve them in the ppsim form");
+}
+
+TEST_CASE("a plan file carries levels: level:K written and read back, level:0 refused") {
+  RematPlan plan(2, 2);
+  plan.at(0, 1) = {ForwardRemat::full, BackwardRemat::activations, 3};
+  plan.at(1, 0) = {ForwardRemat::full, BackwardRemat::none, 0};
+  const std::string text = format_plan_csv(plan);
+  CHECK(text == "stage,microbatch,fwd,bwd\n0,1,level:3,activations\n1,0,full,none\n");
+  CHECK(parse_plan_csv(text, "plan.csv", 2, 2) == plan);
+  CHECK(plan.forward_count() == 2);
+  CHECK(plan.checkpoint_level_count() == 1);
+  CHECK_THROWS_WITH(parse_plan_csv("stage,microbatch,fwd,bwd\n0,0,level:0,none\n", "plan.csv", 2, 2),
+                    "plan.csv:2: field 'fwd': checkpoint levels are numbered from 1 (level:0 is written full)");
+  CHECK_THROWS_WITH(parse_plan_csv("stage,microbatch,fwd,bwd\n0,0,level:x,none\n", "plan.csv", 2, 2),
+                    "plan.csv:2: field 'fwd': expected an integer in 0..255, got \"x\"");
+}
+
+TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP uses them") {
+  ScenarioInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
+  input.schedule = "1f1b";
+  input.cap_bytes = 40.0 * (1ULL << 30);
+  const PreparedRun run = prepare_run(input);
+  ScenarioInput asking = run.input;
+  asking.remat_checkpoint_levels = 4;
+  const Scenario scenario = scenario_with_checkpoint_levels(asking, run.scenario);
+  for (int s = 0; s < scenario.stage_count(); ++s) {
+    CAPTURE(s);
+    const auto &levels = scenario.bytes->stages[static_cast<std::size_t>(s)].checkpoint_levels;
+    const auto &times = scenario.stage_costs[static_cast<std::size_t>(s)].checkpoint_level_recompute;
+    REQUIRE(levels.size() == 4);
+    REQUIRE(times.size() == 4);
+    for (std::size_t k = 1; k < levels.size(); ++k) {
+      CHECK(levels[k].kept < levels[k - 1].kept); // less memory ...
+      CHECK(times[k] > times[k - 1]);             // ... for more recomputation
+    }
+    CHECK(levels.front().kept < scenario.bytes->stages[static_cast<std::size_t>(s)].stored);
+  }
+  // Whole-stage R only: 5187 ms; with the levels (selective records first): 4154 ms, 4% over
+  // storing everything (3998 ms) where the budget allows it (docs/remat.md).
+  const IlpOptions options{60, 0.03};
+  const RematSolution whole = solve_stage_remat(run.scenario, run.schedule, options);
+  const RematSolution with = solve_stage_remat(scenario, run.schedule, options);
+  REQUIRE(whole.found());
+  REQUIRE(with.found());
+  CHECK(with.simulation.metrics.feasible);
+  CHECK(static_cast<double>(with.simulation.metrics.max_span.count()) ==
+        doctest::Approx(with.objective).epsilon(1e-6));
+  CHECK(with.simulation.metrics.max_span.count() * 10 < whole.simulation.metrics.max_span.count() * 9);
+  CHECK(with.plan.checkpoint_level_count() > 0);
+}
+
+TEST_CASE("checkpoint levels need a cost file and at most 8 levels") {
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.remat_checkpoint_levels = 2;
+  const testing::Generated g = testing::generate("1f1b", input);
+  CHECK_THROWS_WITH(scenario_with_checkpoint_levels(input, g.scenario),
+                    doctest::Contains("checkpoint levels come from a per-layer cost file: give model.costs_file"));
+  ScenarioInput parsed;
+  CHECK_THROWS_WITH(set_scenario_field_from_text(parsed, "remat.checkpoint_levels", "9", {"", 0, "--checkpoint-levels"}),
+                    doctest::Contains("expected at most 8 levels, got 9"));
+}
