@@ -59,7 +59,9 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
       "memory", po::value<std::string>()->value_name("SIZE"),
       "per-microbatch memory of the stage (e.g. 2GiB): the plan at that level; default: the whole front")(
       "slots", po::value<int>()->default_value(500), "memory discretisation of the DP")(
-      "no-selective", po::bool_switch(), "record layers whole only, even where selective bytes are measured");
+      "no-selective", po::bool_switch(), "record layers whole only, even where selective bytes are measured")(
+      "levels", po::value<int>()->value_name("N"),
+      "only the N checkpoint levels `remat --checkpoint-levels N` offers the ILP, numbered");
   po::positional_options_description positional;
   positional.add("costs", 1);
   const po::variables_map values = parse_command(args, options, positional);
@@ -89,6 +91,11 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
   if (values.count("stage") && (values["stage"].as<int>() < 0 || values["stage"].as<int>() >= static_cast<int>(counts.size())))
     throw Error("", 0, "--stage", fmt::format("expected a stage in 0..{}, got {}", counts.size() - 1, values["stage"].as<int>()));
   const bool selective = !values["no-selective"].as<bool>();
+  const int levels = values.count("levels") ? values["levels"].as<int>() : 0;
+  if (values.count("levels") && (levels < 1 || levels > kMaxCheckpointLevels))
+    throw Error("", 0, "--levels", fmt::format("expected 1 to {} levels, got {}", kMaxCheckpointLevels, levels));
+  if (values.count("levels") && (memory || values["no-selective"].as<bool>() || values["slots"].as<int>() != 500))
+    throw Error("", 0, "--levels", "the levels are the ILP's: give them without --memory, --no-selective or --slots");
 
   // Everything is computed before anything is printed: an error leaves no partial table.
   std::string report;
@@ -108,8 +115,14 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
     report += fmt::format("stage {}: layers {}-{}; storing everything takes F {} + B {} ms and peaks at {}\n", s,
                        first, first + layers.size() - 1, format_readable(whole.forward_ms),
                        format_readable(whole.backward_ms), format_bytes(whole.peak_bytes));
-    report += fmt::format("{:>12} {:>10} {:>10} {:>12} {:>8}  {}\n", "peak", "F ms", "B ms", "kept F->B", "time",
-                       "layers");
+    report += fmt::format("{}{:>12} {:>10} {:>10} {:>12} {:>8}  {}\n", levels > 0 ? "level " : "", "peak", "F ms",
+                          "B ms", "kept F->B", "time", "layers");
+    if (levels > 0) {
+      int number = 0;
+      for (const CheckpointOption &option : checkpoint_levels(layers, levels))
+        report += fmt::format("{:>5} {}", ++number, option_row(option, fastest));
+      continue;
+    }
     // Without a level, the whole front: from above storing everything (the DP's memory rule
     // reserves more than the replay needs) down to the least memory.
     const double top = 1.5 * whole.peak_bytes;

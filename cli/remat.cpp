@@ -76,7 +76,9 @@ std::string levels_line(const Scenario &scenario, const RematPlan &plan) {
       if (d.forward == ForwardRemat::full) ++count[d.level];
     }
   }
-  std::string text = fmt::format("ilp R by checkpoint level (`ppsim checkpoint` shows the levels): whole stage {}", count[0]);
+  std::string text =
+      fmt::format("ilp R by checkpoint level (`ppsim checkpoint COSTS --levels {}` lists them): whole stage {}", levels,
+                  count[0]);
   for (std::size_t level = 1; level <= levels; ++level) text += fmt::format(", level {} {}", level, count[level]);
   return text + "\n";
 }

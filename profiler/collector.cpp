@@ -26,8 +26,21 @@ ActivityCollector::ActivityCollector(const CuptiApi &api, CollectorOptions optio
     : api_(api), options_(options) {}
 
 ActivityCollector::~ActivityCollector() {
+  // Left running by an error path: turn the kinds off and collect what CUPTI still holds before
+  // the callbacks lose their collector (a callback without one would assert inside CUPTI's
+  // thread). Errors are ignored here; stop() reports them on the normal path.
+  if (!enabled_.empty()) {
+    for (const CUpti_ActivityKind kind : enabled_)
+      api_.activity_disable(kind);
+    enabled_.clear();
+    api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
   ActivityCollector *self = this;
   active_collector.compare_exchange_strong(self, nullptr);
+  // A buffer CUPTI has not completed may still be written: never free it under CUPTI.
+  const std::lock_guard lock(mutex_);
+  for (Buffer &buffer : lent_buffers_)
+    static_cast<void>(buffer.release());
 }
 
 std::vector<CUpti_ActivityKind> ActivityCollector::kinds() const {
@@ -133,7 +146,12 @@ void ActivityCollector::complete_buffer(CUcontext context, std::uint32_t stream_
 void CUPTIAPI ActivityCollector::on_request(std::uint8_t **buffer, std::size_t *size,
                                             std::size_t *max_records) {
   ActivityCollector *self = active_collector.load();
-  PPSIM_ASSERT(self != nullptr);
+  if (self == nullptr) { // no collector any more: CUPTI (API >= 27) drops the records
+    *buffer = nullptr;
+    *size = 0;
+    *max_records = 0;
+    return;
+  }
   *buffer = self->acquire_buffer();
   *size = self->options_.buffer_bytes;
   *max_records = 0; // as many as fit
@@ -143,7 +161,7 @@ void CUPTIAPI ActivityCollector::on_complete(CUcontext context, std::uint32_t st
                                              std::uint8_t *buffer, std::size_t /*size*/,
                                              std::size_t valid_size) {
   ActivityCollector *self = active_collector.load();
-  PPSIM_ASSERT(self != nullptr);
+  if (self == nullptr) return; // completed after its collector ended: the buffer was left to CUPTI
   self->complete_buffer(context, stream_id, buffer, valid_size);
 }
 

@@ -24,6 +24,8 @@ struct CollectorOptions {
 class ActivityCollector {
 public:
   explicit ActivityCollector(const CuptiApi &api, CollectorOptions options = {});
+  /// Disables the kinds and flushes when stop() was not reached (an error path), and leaves
+  /// to CUPTI any buffer it has not completed; callbacks after that are ignored.
   ~ActivityCollector();
   ActivityCollector(const ActivityCollector &) = delete;
   ActivityCollector &operator=(const ActivityCollector &) = delete;

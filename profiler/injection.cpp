@@ -3,8 +3,9 @@
 // it collects kernels through CUPTI's Activity API, turns NVTX ranges named layer/pass/microbatch
 // ("3/B/0", or "L03.B.mb0") into external correlation ids, and at exit writes the per-layer times
 // (medians over the ranges' repetitions) to $PPSIM_COSTS_OUT (default ppsim_costs.csv; .json for
-// JSON). $PPSIM_WARMUP repetitions of each phase are discarded (default 0). Bytes and FLOPs are
-// left 0: merge with `ppsim profile --analytic` rows for those.
+// JSON). $PPSIM_WARMUP repetitions of each phase are discarded (default 0). Only the layers and
+// passes some range measured are written; bytes and FLOPs are absent: merge with `ppsim profile
+// --analytic` rows for those.
 #include "profiler/collector.h"
 #include "profiler/decoder.h"
 #include "profiler/range_correlator.h"
@@ -100,24 +101,14 @@ void write_costs() {
     const char *warmup_text = std::getenv("PPSIM_WARMUP");
     const std::vector<PassSummary> passes =
         summarize_passes(attribution.phases, warmup_text != nullptr ? std::atoi(warmup_text) : 0);
-    CostFile file;
-    std::size_t layers = 0;
-    for (const PassSummary &pass : passes)
-      layers = std::max<std::size_t>(layers, pass.layer + 1u);
-    for (std::size_t layer = 0; layer < layers; ++layer) {
-      CostRow row;
-      row.layer_id = static_cast<int>(layer);
-      row.layer_name = "layer" + std::to_string(layer);
-      row.layer_type = "injected";
-      file.rows.push_back(row);
-    }
-    apply_measurements(file.rows, passes, "cupti");
+    CostFile file = injected_cost_file(passes);
     file.metadata.timer = "cupti";
     file.metadata.device = "injected";
     file.metadata.dropped_records = static_cast<std::int64_t>(activity.dropped_records);
     file.metadata.unattributed_kernel_ms =
         static_cast<double>(attribution.unattributed_busy_ns) / 1e6;
-    file.metadata.warnings = measurement_warnings(activity, attribution, file.rows);
+    for (std::string &warning : measurement_warnings(activity, attribution, file.rows))
+      file.metadata.warnings.push_back(std::move(warning));
     if (file.rows.empty()) {
       std::fprintf(stderr, "ppsim inject: no NVTX range named layer/pass/microbatch was seen; "
                            "nothing written (is NVTX_INJECTION64_PATH set to libcupti?)\n");
@@ -151,14 +142,17 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   std::call_once(once, [] {
     auto state = std::make_unique<profiler::Injection>();
     try {
-      state->collector = std::make_unique<profiler::ActivityCollector>(state->api);
-      state->collector->start();
+      // CUPTI's documented order: subscribe to the callbacks, then enable the activity kinds.
       profiler::check_cupti(cuptiSubscribe(&state->subscriber, &profiler::on_nvtx, nullptr),
                             "cuptiSubscribe");
       profiler::check_cupti(cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_NVTX),
                             "cuptiEnableDomain");
+      state->collector = std::make_unique<profiler::ActivityCollector>(state->api);
+      state->collector->start();
     } catch (const std::exception &error) {
       std::fprintf(stderr, "ppsim inject: %s\n", error.what());
+      state->collector.reset(); // disables what it enabled
+      if (state->subscriber != nullptr) cuptiUnsubscribe(state->subscriber);
       return;
     }
     profiler::injection = state.release();

@@ -1,5 +1,7 @@
 #include "profiler/stats.h"
 
+#include <set>
+
 #include "sim/assert.h"
 
 #include <algorithm>
@@ -99,6 +101,44 @@ void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummar
     }
     row.source = source;
   }
+}
+
+CostFile injected_cost_file(const std::vector<PassSummary> &passes) {
+  std::set<std::uint16_t> layers;
+  std::set<Pass> measured;
+  std::set<std::pair<std::uint16_t, Pass>> seen;
+  for (const PassSummary &pass : passes) {
+    layers.insert(pass.layer);
+    measured.insert(pass.pass);
+    seen.insert({pass.layer, pass.pass});
+  }
+  CostFile file;
+  std::vector<CostRow> by_id(layers.empty() ? 0 : *layers.rbegin() + 1u);
+  for (const std::uint16_t layer : layers) {
+    CostRow &row = by_id[layer];
+    row.layer_id = layer;
+    row.layer_name = "layer" + std::to_string(layer);
+    row.layer_type = "injected";
+  }
+  apply_measurements(by_id, passes, "cupti");
+  for (const std::uint16_t layer : layers) file.rows.push_back(by_id[layer]);
+  file.only_columns = {"schema_version", "layer_id", "layer_name", "layer_type", "n_samples", "source"};
+  const auto add = [&](Pass pass, std::initializer_list<const char *> columns) {
+    if (!measured.count(pass)) return;
+    file.only_columns.insert(file.only_columns.end(), columns.begin(), columns.end());
+    for (const std::uint16_t layer : layers) {
+      if (!seen.count({layer, pass}))
+        file.metadata.warnings.push_back(fmt::format("layer {} has no {} range: its {} is written 0", layer,
+                                                     pass_code(pass), *columns.begin()));
+    }
+  };
+  add(Pass::forward, {"fwd_ms", "fwd_ms_p10", "fwd_ms_p90"});
+  add(Pass::backward_input, {"bwd_input_ms", "bwd_input_ms_p10", "bwd_input_ms_p90"});
+  add(Pass::backward_weight, {"bwd_weight_ms", "bwd_weight_ms_p10", "bwd_weight_ms_p90"});
+  add(Pass::backward_total, {"bwd_total_ms"});
+  add(Pass::recompute_full, {"recompute_ms"});
+  add(Pass::recompute_selective, {"recompute_selective_ms"});
+  return file;
 }
 
 std::vector<std::string> measurement_warnings(const DecodedActivity &activity,

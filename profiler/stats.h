@@ -37,6 +37,12 @@ std::vector<PassSummary> summarize_passes(const std::vector<PhaseMetrics> &phase
 void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummary> &passes,
                         const std::string &source);
 
+/// What the injection library writes (docs/profiler.md): one row per layer some range measured,
+/// under its own id, with the measured times; only the columns of the passes that were measured
+/// are written (a script that marks F and the whole backward writes bwd_total_ms, not B and W as
+/// zeros), bytes and FLOPs are absent. A layer without a pass that others have gets a warning.
+CostFile injected_cost_file(const std::vector<PassSummary> &passes);
+
 /// The run-time warnings of spec 3 for the metadata.
 std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
                                               const Attribution &attribution,

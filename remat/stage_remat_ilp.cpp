@@ -405,6 +405,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+Scenario without_checkpoint_levels(Scenario scenario) {
+  for (StageCosts &costs : scenario.stage_costs) costs.checkpoint_level_recompute.clear();
+  return scenario;
+}
+
 double seconds_left(Clock::time_point deadline) {
   return std::chrono::duration<double>(deadline - Clock::now()).count();
 }
@@ -477,6 +482,12 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
   std::optional<RematPlan> start;
   if (options.form == IlpForm::ppsim) {
     start = greedy_plan(scenario, base);
+    // With checkpoint levels the greedy may take a deep level early; its plan without levels is
+    // a start too: keep the faster one.
+    if (const std::optional<RematPlan> whole = greedy_plan(without_checkpoint_levels(scenario), base)) {
+      const auto span = [&](const RematPlan &plan) { return simulate(scenario, apply_plan(base, plan)).metrics.max_span; };
+      if (whole != start && (!start || span(*whole) < span(*start))) start = whole;
+    }
     if (!start) start = least_peak_plan(scenario, base, options.form, deadline);
   }
   solver::Options solve_options{std::max(0.0, seconds_left(deadline)), options.relative_gap, false};

@@ -342,7 +342,7 @@ std::string format_rational(Rational value) {
     if (static_cast<int>(text.size()) <= digits) {
       text.insert(0, static_cast<std::size_t>(digits + 1) - text.size(), '0');
     }
-    text.insert(text.size() - static_cast<std::size_t>(digits), ".");
+    text.insert(text.size() - static_cast<std::size_t>(digits), 1, '.');
   }
   return negative ? "-" + text : text;
 }
@@ -477,9 +477,25 @@ CostFile read_cost_file(const std::string &path) {
   return json ? parse_cost_json(content, path) : parse_cost_csv(content, path);
 }
 
+namespace {
+
+// The columns a writer writes: every one, or those the file names.
+std::vector<Column> written_columns(const CostFile &file) {
+  std::vector<Column> written;
+  for (const Column &column : columns()) {
+    if (file.only_columns.empty() ||
+        std::find(file.only_columns.begin(), file.only_columns.end(), column.name) != file.only_columns.end())
+      written.push_back(column);
+  }
+  return written;
+}
+
+} // namespace
+
 std::string write_cost_csv(const CostFile &file) {
   std::string text;
-  for (const Column &column : columns()) {
+  const std::vector<Column> written = written_columns(file);
+  for (const Column &column : written) {
     if (!text.empty())
       text += ',';
     text += column.name;
@@ -487,7 +503,7 @@ std::string write_cost_csv(const CostFile &file) {
   text += '\n';
   for (const CostRow &row : file.rows) {
     bool first = true;
-    for (const Column &column : columns()) {
+    for (const Column &column : written) {
       if (!first)
         text += ',';
       first = false;
@@ -541,9 +557,10 @@ std::string write_cost_json(const CostFile &file) {
                           {"unattributed_kernel_ms", m.unattributed_kernel_ms},
                           {"warnings", m.warnings}};
   nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  const std::vector<Column> written = written_columns(file);
   for (const CostRow &row : file.rows) {
     nlohmann::ordered_json layer = nlohmann::ordered_json::object();
-    for (const Column &column : columns()) {
+    for (const Column &column : written) {
       const std::string key(column.name);
       std::visit(
           [&](auto member) {

@@ -77,6 +77,9 @@ struct CostFile {
   CostMetadata metadata;
   double optimizer_step_ms = 0; ///< JSON "model_level"
   std::string source_name;      ///< file name used in error messages (not written)
+  /// When not empty, the writers write only these columns (in schema order): what was not
+  /// measured is absent, not zero, so a reader's defaults or its missing-column error apply.
+  std::vector<std::string> only_columns;
 };
 
 /// Parses CSV text. Required columns: schema_version, layer_id, fwd_ms, bwd_input_ms,
@@ -87,7 +90,7 @@ CostFile parse_cost_json(std::string_view text, const std::string &source);
 /// Reads a file, choosing the parser by extension (.json, else CSV).
 CostFile read_cost_file(const std::string &path);
 
-/// All columns in schema order; times as exact decimals (or "n/d" when not decimal).
+/// All columns (or file.only_columns) in schema order; times as exact decimals (or "n/d" when not decimal).
 std::string write_cost_csv(const CostFile &file);
 /// The JSON form with metadata and model_level.
 std::string write_cost_json(const CostFile &file);

@@ -156,7 +156,7 @@ TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat and ppsim che
     }
     ++blocks;
   }
-  CHECK(blocks == 4);
+  CHECK(blocks == 6);
 }
 
 TEST_CASE("issue_13 ppsim checkpoint errors are one line, with nothing printed before them") {

@@ -162,4 +162,48 @@ TEST_CASE("only one collector is active at a time") {
   second.stop();
 }
 
+TEST_CASE("a collector left running by an error path disables its kinds and flushes when destroyed") {
+  const CuptiApi api = fake_api();
+  {
+    ActivityCollector collector(api);
+    collector.start();
+    REQUIRE_FALSE(fake.enabled.empty());
+    fake.pending.kernel(1, 100, 200, "k"); // CUPTI still holds a record
+  } // no stop(): an exception unwound past it
+  CHECK(fake.enabled.empty());
+  CHECK(fake.flushes == 1);
+  // Callbacks after the collector ended do not assert: a request gets no buffer, a completion
+  // of a buffer CUPTI kept is ignored.
+  std::uint8_t *buffer = reinterpret_cast<std::uint8_t *>(0x1);
+  std::size_t size = 1, max_records = 1;
+  fake.request(&buffer, &size, &max_records);
+  CHECK(buffer == nullptr);
+  CHECK(size == 0);
+  CHECK_NOTHROW(fake.complete(nullptr, 0, nullptr, 0, 0));
+  // A stopped collector is not flushed again by its destructor.
+  {
+    ActivityCollector collector(api);
+    collector.start();
+    collector.stop();
+    CHECK(fake.flushes == 2);
+  }
+  CHECK(fake.flushes == 2);
+}
+
+TEST_CASE("a buffer CUPTI has not completed is not freed with the collector") {
+  const CuptiApi api = fake_api();
+  std::uint8_t *held = nullptr;
+  {
+    ActivityCollector collector(api);
+    collector.start();
+    std::size_t size = 0, max_records = 0;
+    fake.request(&held, &size, &max_records); // CUPTI takes a buffer and keeps it
+    REQUIRE(held != nullptr);
+    collector.stop();
+  }
+  // Still writable (ASan would report a use after free), then returned by hand.
+  held[0] = 1;
+  ::operator delete[](held, std::align_val_t{8});
+}
+
 } // namespace ppsim::profiler

@@ -111,4 +111,32 @@ TEST_CASE(
   CHECK(measurement_warnings(activity, attribution, rows).empty());
 }
 
+TEST_CASE("the injection library writes the layers and passes it measured, and leaves the rest absent") {
+  // A stock PyTorch script marks the forward and the whole backward of layers 4 and 5 (the
+  // layers this rank owns); layer 5's backward range is missing.
+  const auto pass = [](std::uint16_t layer, Pass kind, std::int64_t us) {
+    PassSummary summary;
+    summary.layer = layer;
+    summary.pass = kind;
+    summary.busy = TimeSummary{{us, 1000}, {us, 1000}, {us, 1000}, 3};
+    return summary;
+  };
+  const CostFile file = injected_cost_file(
+      {pass(4, Pass::forward, 1250), pass(4, Pass::backward_total, 2500), pass(5, Pass::forward, 1300)});
+  REQUIRE(file.rows.size() == 2);
+  CHECK(file.rows[0].layer_id == 4);
+  CHECK(file.rows[1].layer_id == 5);
+  CHECK(write_cost_csv(file) == "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_total_ms,fwd_ms_p10,"
+                                "fwd_ms_p90,n_samples,source\n"
+                                "1,4,layer4,injected,1.25,2.5,1.25,1.25,3,cupti\n"
+                                "1,5,layer5,injected,1.3,0,1.3,1.3,3,cupti\n");
+  CHECK(file.metadata.warnings == std::vector<std::string>{"layer 5 has no BW range: its bwd_total_ms is written 0"});
+  // B and W were not measured: absent, so the reader says so instead of running B = W = 0.
+  CostFile from_zero = injected_cost_file({pass(0, Pass::forward, 1000), pass(0, Pass::backward_total, 2000)});
+  CHECK_THROWS_WITH(parse_cost_csv(write_cost_csv(from_zero), "rank0.csv"),
+                    "rank0.csv:1: missing column 'bwd_input_ms'");
+  // The JSON form writes the same columns.
+  CHECK(write_cost_json(from_zero).find("bwd_input_ms") == std::string::npos);
+}
+
 } // namespace ppsim::profiler
