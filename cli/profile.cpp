@@ -8,9 +8,13 @@
 #include "profiler/cost_model.h"
 #include "profiler/driver_probe.h"
 #include "profiler/gpu_profile.h"
+#include "profiler/kineto_import.h"
+#include "profiler/nsys_import.h"
 #include "profiler/run_plan.h"
 #include "sim/error.h"
 #include "sim/io/cost_file.h"
+#include "sim/io/decimal.h"
+#include "sim/io/text_file.h"
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -24,6 +28,14 @@ namespace {
 // Largest model dimension accepted on the command line (hidden size, sequence, vocabulary...):
 // far above any model, far below where the byte formulas overflow.
 constexpr std::int64_t kShapeLimit = std::int64_t{1} << 24;
+
+po::options_description output_options() {
+  po::options_description output("output");
+  output.add_options()("help,h", "show this help")("output,o", po::value<std::string>()->value_name("FILE"),
+                                                   "write to FILE (atomically) instead of stdout")(
+      "format", po::value<std::string>(), "csv or json (default: from the extension of FILE, else csv)");
+  return output;
+}
 
 po::options_description profile_options() {
   po::options_description model("model (one transformer block, repeated --layers times)");
@@ -65,14 +77,9 @@ po::options_description profile_options() {
       "peak-throughput preset: h100, a100, ideal")(
       "peak-tflops", po::value<double>(), "peak dense 16-bit TFLOP/s (overrides --device)")(
       "efficiency", po::value<double>(), "fraction of the peak achieved (default 0.5)");
-  po::options_description output("output");
-  output.add_options()("help,h", "show this help")("output,o",
-                                                   po::value<std::string>()->value_name("FILE"),
-                                                   "write to FILE (atomically) instead of stdout")(
-      "format", po::value<std::string>(),
-      "csv or json (default: from the extension of FILE, else csv)");
-  po::options_description all("ppsim profile [options]: per-layer F, B, W and recompute costs");
-  all.add(model).add(measure).add(analytic).add(output);
+  po::options_description all("ppsim profile [options]: per-layer F, B, W and recompute costs\n"
+                              "       ppsim profile import TRACE | merge RANK_FILE... (--help for each)");
+  all.add(model).add(measure).add(analytic).add(output_options());
   return all;
 }
 
@@ -160,9 +167,77 @@ int write_output(const po::variables_map &values, const CostFile &file, bool jso
   return kOk;
 }
 
+// `ppsim profile import TRACE`: a PyTorch profiler trace (.json) or an Nsight Systems NVTX GPU
+// projection summary (.csv) into a cost file.
+int run_import(const Args &args, std::ostream &out, std::ostream &err) {
+  po::options_description options("ppsim profile import TRACE [--warmup N] [-o FILE]");
+  options.add_options()("trace", po::value<std::string>()->value_name("TRACE"),
+                        "PyTorch profiler trace (.json) or nsys stats -r nvtx_gpu_proj_sum CSV (.csv)")(
+      "warmup", po::value<int>()->default_value(0), "iterations of each range to drop (PyTorch traces)");
+  options.add(output_options());
+  po::positional_options_description positional;
+  positional.add("trace", 1);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n"
+        << "Phases are ranges named layer/pass/microbatch (\"L03.F.mb0\" or \"3/F/0\"); passes F, B, W, BW,\n"
+        << "R, RS. A PyTorch trace recorded with record_shapes=True has its BW ranges split into B and W.\n";
+    return kOk;
+  }
+  if (!values.count("trace")) throw Error("", 0, "TRACE", "give a PyTorch profiler trace (.json) or an nsys CSV");
+  const int warmup = values["warmup"].as<int>();
+  if (warmup < 0) throw Error("", 0, "--warmup", "expected a non-negative number");
+  const bool json = json_format(values);
+  const std::string path = values["trace"].as<std::string>();
+  const std::string text = read_text_file(path, "trace");
+  CostFile file;
+  if (path.ends_with(".csv")) {
+    if (warmup > 0)
+      throw Error("", 0, "--warmup", "an nsys summary has no per-iteration rows: profile after the warm-up instead");
+    file = profiler::injected_cost_file(profiler::nsys_pass_summaries(profiler::parse_nsys_projection_csv(text, path)),
+                                        "nsys_import");
+  } else {
+    const profiler::KinetoImport import = profiler::parse_kineto_trace(text, path);
+    file = profiler::injected_cost_file(profiler::summarize_passes(import.phases, warmup), "kineto_import");
+    if (file.rows.empty())
+      throw Error(path, 0, "", fmt::format("every range is a warm-up iteration (--warmup {})", warmup));
+    err << fmt::format("ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W), {} NCCL ({} ms, "
+                       "not layer time), {} outside every range\n",
+                       import.kernels, import.kernels - import.communication - import.unattributed,
+                       import.split_ranges, import.communication,
+                       format_readable(static_cast<double>(import.communication_ns) / 1e6), import.unattributed);
+  }
+  file.metadata.timer = file.rows.front().source;
+  for (const std::string &warning : file.metadata.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
+  return write_output(values, file, json, out, "imported");
+}
+
+// `ppsim profile merge FILES...`: the per-rank files of the injection library into one model.
+int run_merge_ranks(const Args &args, std::ostream &out) {
+  po::options_description options("ppsim profile merge RANK_FILE... [-o FILE]");
+  options.add_options()("files", po::value<std::vector<std::string>>()->value_name("FILE"), "per-rank cost files");
+  options.add(output_options());
+  po::positional_options_description positional;
+  positional.add("files", -1);
+  const po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n"
+        << "Each file holds the layers one rank ran (ppsim_costs.rank3.csv); together they must hold\n"
+        << "every layer from 0 exactly once.\n";
+    return kOk;
+  }
+  if (!values.count("files")) throw Error("", 0, "FILE", "give the per-rank cost files");
+  std::vector<CostFile> files;
+  for (const std::string &path : values["files"].as<std::vector<std::string>>())
+    files.push_back(read_cost_file(path, LayerIds::ascending));
+  return write_output(values, merge_cost_files(files), json_format(values), out, "merged");
+}
+
 } // namespace
 
 int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
+  if (!args.empty() && args.front() == "import") return run_import(Args(args.begin() + 1, args.end()), out, err);
+  if (!args.empty() && args.front() == "merge") return run_merge_ranks(Args(args.begin() + 1, args.end()), out);
   const po::options_description options = profile_options();
   po::variables_map values;
   po::store(po::command_line_parser(args).options(options).run(), values);

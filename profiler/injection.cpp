@@ -3,7 +3,7 @@
 // it collects kernels through CUPTI's Activity API, turns NVTX ranges named layer/pass/microbatch
 // ("3/B/0", or "L03.B.mb0") into external correlation ids, and at exit writes the per-layer times
 // (medians over the ranges' repetitions) to $PPSIM_COSTS_OUT (default ppsim_costs.csv; .json for
-// JSON). $PPSIM_WARMUP repetitions of each phase are discarded (default 0). Only the layers and
+// JSON), one file per launcher rank (costs.rank3.csv, or "{rank}" in the name). $PPSIM_WARMUP repetitions of each phase are discarded (default 0). Only the layers and
 // passes some range measured are written; bytes and FLOPs are absent: merge with `ppsim profile
 // --analytic` rows for those.
 #include "profiler/collector.h"
@@ -101,7 +101,7 @@ void write_costs() {
     const char *warmup_text = std::getenv("PPSIM_WARMUP");
     const std::vector<PassSummary> passes =
         summarize_passes(attribution.phases, warmup_text != nullptr ? std::atoi(warmup_text) : 0);
-    CostFile file = injected_cost_file(passes);
+    CostFile file = injected_cost_file(passes, "cupti");
     file.metadata.timer = "cupti";
     file.metadata.device = "injected";
     file.metadata.dropped_records = static_cast<std::int64_t>(activity.dropped_records);
@@ -114,8 +114,10 @@ void write_costs() {
                            "nothing written (is NVTX_INJECTION64_PATH set to libcupti?)\n");
       return;
     }
+    // One file per rank (all ranks of a job share the variable): join them with `ppsim profile merge`.
     const char *path_text = std::getenv("PPSIM_COSTS_OUT");
-    const std::string path = path_text != nullptr ? path_text : "ppsim_costs.csv";
+    const std::string path = rank_cost_path(path_text != nullptr ? path_text : "ppsim_costs.csv",
+                                            launcher_rank([](const char *name) { return std::getenv(name); }));
     const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
     const std::string temporary = path + ".tmp";
     {

@@ -1,5 +1,6 @@
 #include "profiler/stats.h"
 
+#include <charconv>
 #include <set>
 
 #include "sim/assert.h"
@@ -103,7 +104,7 @@ void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummar
   }
 }
 
-CostFile injected_cost_file(const std::vector<PassSummary> &passes) {
+CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::string &source) {
   std::set<std::uint16_t> layers;
   std::set<Pass> measured;
   std::set<std::pair<std::uint16_t, Pass>> seen;
@@ -118,9 +119,9 @@ CostFile injected_cost_file(const std::vector<PassSummary> &passes) {
     CostRow &row = by_id[layer];
     row.layer_id = layer;
     row.layer_name = "layer" + std::to_string(layer);
-    row.layer_type = "injected";
+    row.layer_type = "measured";
   }
-  apply_measurements(by_id, passes, "cupti");
+  apply_measurements(by_id, passes, source);
   for (const std::uint16_t layer : layers) file.rows.push_back(by_id[layer]);
   file.only_columns = {"schema_version", "layer_id", "layer_name", "layer_type", "n_samples", "source"};
   const auto add = [&](Pass pass, std::initializer_list<const char *> columns) {
@@ -139,6 +140,29 @@ CostFile injected_cost_file(const std::vector<PassSummary> &passes) {
   add(Pass::recompute_full, {"recompute_ms"});
   add(Pass::recompute_selective, {"recompute_selective_ms"});
   return file;
+}
+
+std::optional<int> launcher_rank(const std::function<const char *(const char *)> &environment) {
+  for (const char *name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    const char *text = environment(name);
+    if (text == nullptr || *text == '\0') continue;
+    int rank = -1;
+    const std::string_view value(text);
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), rank);
+    if (error == std::errc() && end == value.data() + value.size() && rank >= 0) return rank;
+  }
+  return std::nullopt;
+}
+
+std::string rank_cost_path(const std::string &path, std::optional<int> rank) {
+  if (!rank) return path;
+  const std::string number = std::to_string(*rank);
+  if (const auto at = path.find("{rank}"); at != std::string::npos) return std::string(path).replace(at, 6, number);
+  const auto slash = path.rfind('/');
+  const auto dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == (slash == std::string::npos ? 0 : slash + 1))
+    return path + ".rank" + number;
+  return path.substr(0, dot) + ".rank" + number + path.substr(dot);
 }
 
 std::vector<std::string> measurement_warnings(const DecodedActivity &activity,

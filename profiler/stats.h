@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace ppsim::profiler {
@@ -37,11 +39,19 @@ std::vector<PassSummary> summarize_passes(const std::vector<PhaseMetrics> &phase
 void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummary> &passes,
                         const std::string &source);
 
-/// What the injection library writes (docs/profiler.md): one row per layer some range measured,
+/// What the injection library and the importers write (docs/profiler.md): one row per layer some range measured,
 /// under its own id, with the measured times; only the columns of the passes that were measured
 /// are written (a script that marks F and the whole backward writes bwd_total_ms, not B and W as
 /// zeros), bytes and FLOPs are absent. A layer without a pass that others have gets a warning.
-CostFile injected_cost_file(const std::vector<PassSummary> &passes);
+CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::string &source);
+
+/// The rank a launcher gave this process: RANK (torchrun), OMPI_COMM_WORLD_RANK, PMI_RANK or
+/// SLURM_PROCID, the first set; none outside a launcher. `environment` is getenv or a test's.
+std::optional<int> launcher_rank(const std::function<const char *(const char *)> &environment);
+
+/// Where a rank writes its file: "{rank}" in `path` replaced by the rank, else ".rankN" before
+/// the extension ("costs.csv" -> "costs.rank3.csv"); `path` itself without a rank.
+std::string rank_cost_path(const std::string &path, std::optional<int> rank);
 
 /// The run-time warnings of spec 3 for the metadata.
 std::vector<std::string> measurement_warnings(const DecodedActivity &activity,

@@ -1,4 +1,6 @@
 #include "sim/io/cost_file.h"
+#include "sim/assert.h"
+#include <map>
 
 #include "sim/error.h"
 #include "sim/io/decimal.h"
@@ -74,7 +76,7 @@ const std::vector<Column> &columns() {
 constexpr std::string_view kRequired[] = {"schema_version", "layer_id", "fwd_ms", "bwd_input_ms",
                                           "bwd_weight_ms"};
 constexpr std::string_view kSources[] = {"cupti", "cuda_events", "analytic", "synthetic",
-                                         "nsys_import"};
+                                         "nsys_import", "kineto_import"};
 
 std::vector<std::string> column_names() {
   std::vector<std::string> names;
@@ -221,11 +223,22 @@ void check_rows(const CostFile &file) {
     throw Error(file.source_name, 0, "", "the cost file has no layers");
 }
 
-void check_layer_id(const CostRow &row, std::size_t index, const Location &where) {
-  if (row.layer_id != static_cast<int>(index)) {
-    where.fail(fmt::format("expected layer id {} (rows in layer order from 0), got {}", index,
+void check_layer_id(const CostRow &row, const std::vector<CostRow> &before, LayerIds ids, const Location &where) {
+  if (ids == LayerIds::from_zero && row.layer_id != static_cast<int>(before.size())) {
+    where.fail(fmt::format("expected layer id {} (rows in layer order from 0), got {}", before.size(),
                            row.layer_id));
   }
+  if (ids == LayerIds::ascending && (row.layer_id < 0 || (!before.empty() && row.layer_id <= before.back().layer_id))) {
+    where.fail(fmt::format("expected a layer id above {} (rows in layer order), got {}",
+                           before.empty() ? -1 : before.back().layer_id, row.layer_id));
+  }
+}
+
+// The columns a reader saw, for only_columns (the version is always written).
+void note_columns(CostFile &file, const std::vector<std::string> &present) {
+  for (const std::string &name : present)
+    if (std::find(file.only_columns.begin(), file.only_columns.end(), name) == file.only_columns.end())
+      file.only_columns.push_back(name);
 }
 
 // ---- JSON -------------------------------------------------------------------------------------
@@ -347,7 +360,7 @@ std::string format_rational(Rational value) {
   return negative ? "-" + text : text;
 }
 
-CostFile parse_cost_csv(std::string_view text, const std::string &source) {
+CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids) {
   CostFile file;
   file.source_name = source;
   io::LineReader reader(source, text.data(), text.data() + text.size());
@@ -385,6 +398,7 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source) {
           throw Error(source, line_number, "", fmt::format("missing column '{}'", required));
         }
       }
+      note_columns(file, present);
       continue;
     }
     if (fields.size() != header.size()) {
@@ -397,14 +411,14 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source) {
              Location{source, line_number, std::string(header[i]->name)});
     }
     complete_row(row, present);
-    check_layer_id(row, file.rows.size(), Location{source, line_number, "layer_id"});
+    check_layer_id(row, file.rows, ids, Location{source, line_number, "layer_id"});
     file.rows.push_back(std::move(row));
   }
   check_rows(file);
   return file;
 }
 
-CostFile parse_cost_json(std::string_view text, const std::string &source) {
+CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids) {
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(text.begin(), text.end());
@@ -464,17 +478,53 @@ CostFile parse_cost_json(std::string_view text, const std::string &source) {
       }
     }
     complete_row(row, present);
-    check_layer_id(row, index, Location{source, 0, path + ".layer_id"});
+    check_layer_id(row, file.rows, ids, Location{source, 0, path + ".layer_id"});
+    note_columns(file, present);
     file.rows.push_back(std::move(row));
   }
   check_rows(file);
   return file;
 }
 
-CostFile read_cost_file(const std::string &path) {
+CostFile read_cost_file(const std::string &path, LayerIds ids) {
   const std::string content = read_text_file(path, "cost file");
   const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
-  return json ? parse_cost_json(content, path) : parse_cost_csv(content, path);
+  return json ? parse_cost_json(content, path, ids) : parse_cost_csv(content, path, ids);
+}
+
+CostFile merge_cost_files(const std::vector<CostFile> &files) {
+  PPSIM_ASSERT(!files.empty());
+  CostFile merged;
+  merged.metadata = files.front().metadata;
+  merged.metadata.warnings.clear();
+  merged.metadata.dropped_records = 0;
+  merged.metadata.unattributed_kernel_ms = 0;
+  std::map<int, const CostFile *> owner;
+  bool every_column = false;
+  for (const CostFile &file : files) {
+    for (const CostRow &row : file.rows) {
+      const auto [at, added] = owner.emplace(row.layer_id, &file);
+      if (!added) {
+        throw Error(file.source_name, 0, "layer_id",
+                    fmt::format("layer {} is also in {}", row.layer_id, at->second->source_name));
+      }
+      merged.rows.push_back(row);
+    }
+    every_column = every_column || file.only_columns.empty();
+    note_columns(merged, file.only_columns);
+    for (const std::string &warning : file.metadata.warnings)
+      merged.metadata.warnings.push_back(fmt::format("{}: {}", file.source_name, warning));
+    merged.metadata.dropped_records += file.metadata.dropped_records;
+    merged.metadata.unattributed_kernel_ms += file.metadata.unattributed_kernel_ms;
+  }
+  if (every_column) merged.only_columns.clear();
+  std::sort(merged.rows.begin(), merged.rows.end(),
+            [](const CostRow &a, const CostRow &b) { return a.layer_id < b.layer_id; });
+  for (std::size_t index = 0; index < merged.rows.size(); ++index) {
+    if (merged.rows[index].layer_id != static_cast<int>(index))
+      throw Error(fmt::format("layer {} is in none of the {} files", index, files.size()));
+  }
+  return merged;
 }
 
 namespace {

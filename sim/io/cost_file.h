@@ -73,7 +73,7 @@ struct CostMetadata {
 /// A whole cost file.
 struct CostFile {
   int schema_version = kCostSchemaVersion;
-  std::vector<CostRow> rows; ///< rows[i].layer_id == i
+  std::vector<CostRow> rows; ///< rows[i].layer_id == i (ascending ids in a rank's file)
   CostMetadata metadata;
   double optimizer_step_ms = 0; ///< JSON "model_level"
   std::string source_name;      ///< file name used in error messages (not written)
@@ -82,13 +82,24 @@ struct CostFile {
   std::vector<std::string> only_columns;
 };
 
+/// Which layer ids a file may hold: every layer from 0 in order (a model), or any ascending ids
+/// (one rank's layers, before `ppsim profile merge`).
+enum class LayerIds { from_zero, ascending };
+
 /// Parses CSV text. Required columns: schema_version, layer_id, fwd_ms, bwd_input_ms,
-/// bwd_weight_ms; absent columns take the defaults documented in docs/profiler.md.
-CostFile parse_cost_csv(std::string_view text, const std::string &source);
+/// bwd_weight_ms; absent columns take the defaults documented in docs/profiler.md. The file's
+/// columns are kept in only_columns, so writing it back leaves the absent ones absent.
+CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids = LayerIds::from_zero);
 /// Parses JSON text ({"schema_version": 1, "metadata": {...}, "layers": [...]}).
-CostFile parse_cost_json(std::string_view text, const std::string &source);
+CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids = LayerIds::from_zero);
 /// Reads a file, choosing the parser by extension (.json, else CSV).
-CostFile read_cost_file(const std::string &path);
+CostFile read_cost_file(const std::string &path, LayerIds ids = LayerIds::from_zero);
+
+/// Joins per-rank files (each holding the layers its rank ran) into one model: rows by layer id,
+/// every id from 0 exactly once, the columns any file has, the first file's metadata with every
+/// file's warnings, dropped records and unattributed time. Throws Error naming the file of a
+/// duplicate layer, or the first layer no file holds.
+CostFile merge_cost_files(const std::vector<CostFile> &files);
 
 /// All columns (or file.only_columns) in schema order; times as exact decimals (or "n/d" when not decimal).
 std::string write_cost_csv(const CostFile &file);

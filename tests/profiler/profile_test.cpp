@@ -173,3 +173,54 @@ TEST_CASE("--help lists the options") {
 }
 
 } // namespace ppsim::cli
+
+namespace ppsim::cli {
+
+TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, warm-up dropped") {
+  const std::string trace = PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_one_block.json";
+  const Run run = profile({"import", trace, "--warmup", "1"});
+  CHECK(run.code == 0);
+  CHECK(run.out.find("1,3,layer3,measured,0.012,0.022,0.033,0.055,") != std::string::npos);
+  CHECK(run.err == "ppsim: 9 kernels: 6 in layer ranges (2 BW ranges split into B and W), 2 NCCL (0.1 ms, not "
+                   "layer time), 1 outside every range\n");
+  const Run all_warmup = profile({"import", trace, "--warmup", "2"});
+  CHECK(all_warmup.code == 1);
+  CHECK(all_warmup.err.find("every range is a warm-up iteration (--warmup 2)") != std::string::npos);
+  const Run missing = profile({"import"});
+  CHECK(missing.code == 1);
+  CHECK(missing.err == "ppsim: error: field 'TRACE': give a PyTorch profiler trace (.json) or an nsys CSV\n");
+  CHECK(profile({"import", "--help"}).code == 0);
+}
+
+TEST_CASE("profile merge: per-rank files join into one model; a missing or repeated layer is one error") {
+  const auto write = [](const std::string &name, const std::string &text) {
+    const std::string path = temp_path(name);
+    std::ofstream(path) << text;
+    return path;
+  };
+  const std::string header = "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n";
+  const std::string rank0 = write("rank0.csv", header + "1,0,1.5,2,1\n1,1,1.25,2,1\n");
+  const std::string rank1 = write("rank1.csv", header + "1,2,1.75,3,1.5\n");
+  const std::string output = temp_path("merged.csv");
+  const Run merged = profile({"merge", rank1, rank0, "-o", output});
+  CHECK(merged.code == 0);
+  const CostFile file = read_cost_file(output);
+  REQUIRE(file.rows.size() == 3);
+  CHECK(file.rows[2].fwd_ms == Rational{7, 4});
+  // What no rank file had stays absent (the reader's defaults), not written as zeros.
+  std::ifstream in(output);
+  std::string first_line;
+  std::getline(in, first_line);
+  CHECK(first_line == "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms");
+  const Run gap = profile({"merge", rank1});
+  CHECK(gap.code == 1);
+  CHECK(gap.err == "ppsim: error: layer 0 is in none of the 1 files\n");
+  const Run twice = profile({"merge", rank0, rank0});
+  CHECK(twice.code == 1);
+  CHECK(twice.err == "ppsim: error: " + rank0 + ": field 'layer_id': layer 0 is also in " + rank0 + "\n");
+  // A rank file is read on its own only through merge: a model starts at layer 0.
+  CHECK_THROWS_WITH(read_cost_file(rank1), doctest::Contains("expected layer id 0 (rows in layer order from 0), got 2"));
+  for (const std::string &path : {rank0, rank1, output}) std::filesystem::remove(path);
+}
+
+} // namespace ppsim::cli

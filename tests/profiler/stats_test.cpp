@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+
 namespace ppsim::profiler {
 namespace {
 
@@ -122,21 +124,43 @@ TEST_CASE("the injection library writes the layers and passes it measured, and l
     return summary;
   };
   const CostFile file = injected_cost_file(
-      {pass(4, Pass::forward, 1250), pass(4, Pass::backward_total, 2500), pass(5, Pass::forward, 1300)});
+      {pass(4, Pass::forward, 1250), pass(4, Pass::backward_total, 2500), pass(5, Pass::forward, 1300)}, "cupti");
   REQUIRE(file.rows.size() == 2);
   CHECK(file.rows[0].layer_id == 4);
   CHECK(file.rows[1].layer_id == 5);
   CHECK(write_cost_csv(file) == "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_total_ms,fwd_ms_p10,"
                                 "fwd_ms_p90,n_samples,source\n"
-                                "1,4,layer4,injected,1.25,2.5,1.25,1.25,3,cupti\n"
-                                "1,5,layer5,injected,1.3,0,1.3,1.3,3,cupti\n");
+                                "1,4,layer4,measured,1.25,2.5,1.25,1.25,3,cupti\n"
+                                "1,5,layer5,measured,1.3,0,1.3,1.3,3,cupti\n");
   CHECK(file.metadata.warnings == std::vector<std::string>{"layer 5 has no BW range: its bwd_total_ms is written 0"});
   // B and W were not measured: absent, so the reader says so instead of running B = W = 0.
-  CostFile from_zero = injected_cost_file({pass(0, Pass::forward, 1000), pass(0, Pass::backward_total, 2000)});
+  CostFile from_zero = injected_cost_file({pass(0, Pass::forward, 1000), pass(0, Pass::backward_total, 2000)}, "cupti");
   CHECK_THROWS_WITH(parse_cost_csv(write_cost_csv(from_zero), "rank0.csv"),
                     "rank0.csv:1: missing column 'bwd_input_ms'");
   // The JSON form writes the same columns.
   CHECK(write_cost_json(from_zero).find("bwd_input_ms") == std::string::npos);
+}
+
+} // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+TEST_CASE("each launcher rank writes its own cost file") {
+  const auto environment = [](std::map<std::string, std::string> values) {
+    return [values](const char *name) -> const char * {
+      const auto found = values.find(name);
+      return found == values.end() ? nullptr : found->second.c_str();
+    };
+  };
+  CHECK(launcher_rank(environment({})) == std::nullopt);
+  CHECK(launcher_rank(environment({{"RANK", "3"}, {"SLURM_PROCID", "9"}})) == 3);
+  CHECK(launcher_rank(environment({{"OMPI_COMM_WORLD_RANK", "5"}})) == 5);
+  CHECK(launcher_rank(environment({{"RANK", "x"}, {"PMI_RANK", "2"}})) == 2);
+  CHECK(rank_cost_path("ppsim_costs.csv", std::nullopt) == "ppsim_costs.csv");
+  CHECK(rank_cost_path("ppsim_costs.csv", 3) == "ppsim_costs.rank3.csv");
+  CHECK(rank_cost_path("out/costs.json", 12) == "out/costs.rank12.json");
+  CHECK(rank_cost_path("out.d/costs", 1) == "out.d/costs.rank1");
+  CHECK(rank_cost_path("costs_{rank}.csv", 7) == "costs_7.csv");
 }
 
 } // namespace ppsim::profiler

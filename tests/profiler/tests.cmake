@@ -12,6 +12,7 @@ set(profiler_test_sources
   ${CMAKE_CURRENT_LIST_DIR}/driver_probe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/event_dump_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gpu_profile_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/kineto_import_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shared_library_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/stats_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/range_correlator_test.cpp

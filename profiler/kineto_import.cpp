@@ -1,0 +1,265 @@
+#include "profiler/kineto_import.h"
+
+#include "sim/error.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace ppsim::profiler {
+namespace {
+
+using Json = nlohmann::json;
+
+// A CPU-side interval on one thread: a phase range or an operator.
+struct CpuSpan {
+  std::uint64_t start = 0, end = 0;
+  std::size_t index = 0; // into the phase or operator list
+};
+
+struct Operator {
+  std::string name;
+  std::vector<std::vector<std::int64_t>> input_dims;
+};
+
+struct GpuActivity {
+  std::uint64_t start = 0, end = 0;
+  bool kernel = false;
+  std::string name;
+  std::int64_t correlation = -1;
+};
+
+// One weight a layer's forward multiplied by: its shape and the tokens it was applied to.
+struct Weight {
+  std::int64_t rows = 0, columns = 0, tokens = 0;
+  friend auto operator<=>(const Weight &, const Weight &) = default;
+};
+
+class TraceReader {
+public:
+  TraceReader(std::string_view text, const std::string &source) : source_(source) {
+    Json document;
+    try {
+      document = Json::parse(text);
+    } catch (const Json::exception &error) {
+      fail(fmt::format("not valid JSON ({})", error.what()));
+    }
+    const Json *events = &document;
+    if (document.is_object()) {
+      if (!document.contains("traceEvents")) fail("not a PyTorch profiler trace: no \"traceEvents\"");
+      events = &document["traceEvents"];
+    }
+    if (!events->is_array()) fail("not a PyTorch profiler trace: \"traceEvents\" is not a list");
+    for (std::size_t i = 0; i < events->size(); ++i) read_event((*events)[i], i);
+  }
+
+  KinetoImport attribute() {
+    if (phases_.empty()) {
+      fail("no record_function range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch): nothing to "
+           "measure (docs/profiler.md, \"Import a PyTorch trace\")");
+    }
+    number_repetitions();
+    const std::set<Weight> no_weights;
+    const std::map<std::uint16_t, std::set<Weight>> weights = forward_weights();
+    KinetoImport result;
+    // (phase, part) -> intervals; part 0 = the range's own pass, 1 = B, 2 = W of a BW range.
+    std::map<std::pair<PhaseId, int>, std::vector<const GpuActivity *>> members;
+    for (const GpuActivity &activity : gpu_) {
+      ++result.kernels;
+      if (activity.kernel && is_communication_kernel(activity.name)) {
+        ++result.communication;
+        result.communication_ns += activity.end - activity.start;
+        continue;
+      }
+      const auto launch = launches_.find(activity.correlation);
+      const std::optional<std::size_t> phase =
+          launch == launches_.end() ? std::nullopt : innermost(phase_spans_, launch->second.first, launch->second.second);
+      if (!phase) {
+        ++result.unattributed;
+        continue;
+      }
+      const PhaseId id = phases_[*phase];
+      members[{id, 0}].push_back(&activity);
+      if (id.pass != Pass::backward_total) continue;
+      const auto found = weights.find(id.layer);
+      const bool weight_gradient =
+          is_weight_gradient(launch->second, found == weights.end() ? no_weights : found->second);
+      members[{id, weight_gradient ? 2 : 1}].push_back(&activity);
+    }
+    std::set<PhaseId> split;
+    for (const auto &[key, list] : members)
+      if (key.second == 2) split.insert(key.first);
+    result.split_ranges = split.size();
+    for (const auto &[key, list] : members) {
+      const auto &[id, part] = key;
+      if (part != 0 && !split.count(id)) continue;
+      PhaseId phase = id;
+      if (part == 1) phase.pass = Pass::backward_input;
+      if (part == 2) phase.pass = Pass::backward_weight;
+      result.phases.push_back(metrics_of(phase, list));
+    }
+    std::sort(result.phases.begin(), result.phases.end(),
+              [](const PhaseMetrics &a, const PhaseMetrics &b) { return a.phase < b.phase; });
+    return result;
+  }
+
+private:
+  [[noreturn]] void fail(const std::string &sentence) const { throw Error(source_, 0, "", sentence); }
+
+  std::uint64_t nanoseconds(const Json &value, std::size_t event, const char *field) const {
+    if (!value.is_number()) fail(fmt::format("event {}: \"{}\" is not a number", event, field));
+    const double microseconds = value.get<double>();
+    if (!std::isfinite(microseconds) || microseconds < 0 || microseconds > 1e15)
+      fail(fmt::format("event {}: \"{}\" is out of range ({})", event, field, value.dump()));
+    return static_cast<std::uint64_t>(std::llround(microseconds * 1000));
+  }
+
+  void read_event(const Json &event, std::size_t index) {
+    if (!event.is_object() || event.value("ph", "") != "X" || !event.contains("cat") || !event["cat"].is_string())
+      return;
+    const std::string category = event["cat"].get<std::string>();
+    const std::string name = event.contains("name") && event["name"].is_string() ? event["name"].get<std::string>() : "";
+    const std::uint64_t start = nanoseconds(event.value("ts", Json()), index, "ts");
+    const std::uint64_t end = start + nanoseconds(event.value("dur", Json(0)), index, "dur");
+    const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
+    const std::string thread = event.value("pid", Json()).dump() + "/" + event.value("tid", Json()).dump();
+    if (category == "user_annotation") {
+      if (const std::optional<PhaseId> phase = parse_range_name(name)) {
+        phase_spans_[thread].push_back({start, end, phases_.size()});
+        phases_.push_back(*phase);
+      }
+    } else if (category == "cpu_op") {
+      Operator op{name, {}};
+      if (args.contains("Input Dims") && args["Input Dims"].is_array()) {
+        for (const Json &dims : args["Input Dims"]) {
+          std::vector<std::int64_t> shape;
+          if (dims.is_array())
+            for (const Json &d : dims)
+              if (d.is_number_integer()) shape.push_back(d.get<std::int64_t>());
+          op.input_dims.push_back(std::move(shape));
+        }
+      }
+      operator_spans_[thread].push_back({start, end, operators_.size()});
+      operators_.push_back(std::move(op));
+    } else if (category == "cuda_runtime" || category == "cuda_driver") {
+      if (args.contains("correlation") && args["correlation"].is_number_integer())
+        launches_[args["correlation"].get<std::int64_t>()] = {thread, start};
+    } else if (category == "kernel" || category == "gpu_memcpy" || category == "gpu_memset") {
+      GpuActivity activity{start, end, category == "kernel", name, -1};
+      if (args.contains("correlation") && args["correlation"].is_number_integer())
+        activity.correlation = args["correlation"].get<std::int64_t>();
+      gpu_.push_back(std::move(activity));
+    }
+  }
+
+  // The n-th range of a (layer, pass, microbatch), in start order, is repetition n.
+  void number_repetitions() {
+    std::vector<std::pair<std::uint64_t, std::size_t>> by_start;
+    for (const auto &[thread, spans] : phase_spans_)
+      for (const CpuSpan &span : spans) by_start.emplace_back(span.start, span.index);
+    std::sort(by_start.begin(), by_start.end());
+    std::map<std::tuple<std::uint16_t, Pass, std::uint16_t>, std::uint16_t> seen;
+    for (const auto &[start, index] : by_start) {
+      PhaseId &phase = phases_[index];
+      phase.repetition = seen[{phase.layer, phase.pass, phase.microbatch}]++;
+    }
+  }
+
+  // The innermost span of `thread` around `time` (the latest to start among those containing it).
+  static std::optional<std::size_t> innermost(const std::map<std::string, std::vector<CpuSpan>> &spans,
+                                              const std::string &thread, std::uint64_t time) {
+    const auto found = spans.find(thread);
+    if (found == spans.end()) return std::nullopt;
+    const CpuSpan *best = nullptr;
+    for (const CpuSpan &span : found->second)
+      if (span.start <= time && time < span.end && (best == nullptr || span.start >= best->start)) best = &span;
+    return best == nullptr ? std::nullopt : std::optional<std::size_t>(best->index);
+  }
+
+  // Per layer, the weights its forward `aten::linear` calls used: (out, in) and the tokens.
+  std::map<std::uint16_t, std::set<Weight>> forward_weights() const {
+    std::map<std::uint16_t, std::set<Weight>> weights;
+    for (const auto &[thread, phase_spans] : phase_spans_) {
+      const auto ops = operator_spans_.find(thread);
+      if (ops == operator_spans_.end()) continue;
+      for (const CpuSpan &range : phase_spans) {
+        const PhaseId &phase = phases_[range.index];
+        if (phase.pass != Pass::forward) continue;
+        for (const CpuSpan &span : ops->second) {
+          const Operator &op = operators_[span.index];
+          if (span.start < range.start || span.end > range.end || op.name != "aten::linear") continue;
+          if (op.input_dims.size() < 2 || op.input_dims[0].empty() || op.input_dims[1].size() != 2) continue;
+          std::int64_t tokens = 1;
+          for (std::size_t d = 0; d + 1 < op.input_dims[0].size(); ++d) tokens *= op.input_dims[0][d];
+          weights[phase.layer].insert({op.input_dims[1][0], op.input_dims[1][1], tokens});
+        }
+      }
+    }
+    return weights;
+  }
+
+  // A backward matrix multiply [a, k] x [k, b] launched at the given place computes a weight's
+  // gradient when [a, b] is a forward weight's shape (either way round) and k its token count.
+  bool is_weight_gradient(const std::pair<std::string, std::uint64_t> &launch, const std::set<Weight> &weights) const {
+    if (weights.empty()) return false;
+    const std::optional<std::size_t> op = innermost(operator_spans_, launch.first, launch.second);
+    if (!op) return false;
+    const Operator &mm = operators_[*op];
+    if (mm.name != "aten::mm" || mm.input_dims.size() != 2 || mm.input_dims[0].size() != 2 ||
+        mm.input_dims[1].size() != 2 || mm.input_dims[0][1] != mm.input_dims[1][0])
+      return false;
+    const std::int64_t a = mm.input_dims[0][0], k = mm.input_dims[0][1], b = mm.input_dims[1][1];
+    return std::any_of(weights.begin(), weights.end(), [&](const Weight &w) {
+      return w.tokens == k && ((w.rows == a && w.columns == b) || (w.rows == b && w.columns == a));
+    });
+  }
+
+  static PhaseMetrics metrics_of(const PhaseId &phase, const std::vector<const GpuActivity *> &list) {
+    PhaseMetrics metrics;
+    metrics.phase = phase;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
+    std::uint64_t first = UINT64_MAX, last = 0;
+    for (const GpuActivity *activity : list) {
+      intervals.emplace_back(activity->start, activity->end);
+      first = std::min(first, activity->start);
+      last = std::max(last, activity->end);
+      if (activity->kernel) {
+        metrics.kernel_sum_ns += activity->end - activity->start;
+        ++metrics.n_kernels;
+      }
+    }
+    metrics.busy_union_ns = union_length_ns(std::move(intervals));
+    metrics.span_ns = last - first;
+    return metrics;
+  }
+
+  const std::string &source_;
+  const Json empty_ = Json::object();
+  std::vector<PhaseId> phases_;
+  std::map<std::string, std::vector<CpuSpan>> phase_spans_;
+  std::vector<Operator> operators_;
+  std::map<std::string, std::vector<CpuSpan>> operator_spans_;
+  std::map<std::int64_t, std::pair<std::string, std::uint64_t>> launches_; // correlation -> (thread, time)
+  std::vector<GpuActivity> gpu_;
+};
+
+} // namespace
+
+bool is_communication_kernel(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find("nccl") != std::string::npos;
+}
+
+KinetoImport parse_kineto_trace(std::string_view text, const std::string &source) {
+  return TraceReader(text, source).attribute();
+}
+
+} // namespace ppsim::profiler

@@ -1,0 +1,40 @@
+#pragma once
+// Importer for the PyTorch profiler's Chrome trace (kineto; `prof.export_chrome_trace(path)` or
+// `tensorboard_trace_handler`), docs/profiler.md "Import a PyTorch trace". Phases are the
+// `record_function` ranges named like ppsim's ("L03.F.mb0", or "3/F/0": layer/pass/microbatch;
+// scripts/ppsim_annotate.py names a module's blocks so). Each GPU kernel belongs to the innermost
+// phase range around the CPU call that launched it (the launch's `correlation` id links the
+// two); the n-th range of a (layer, pass, microbatch) is repetition n, so warm-up iterations are
+// dropped by summarize_passes. Kernels with communication names (NCCL) are counted apart and
+// never as layer time. A whole-backward range (`BW`) is also split into B and W: a backward
+// matrix multiply whose output has the shape of a weight the layer's forward `aten::linear` used,
+// contracted over the forward's token count, computes a weight gradient (W); every other kernel
+// of the range is B. This needs `record_shapes=True`; without shapes only BW is measured.
+#include "profiler/attribution.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ppsim::profiler {
+
+/// What a trace gives: per-phase metrics (B and W derived from BW ranges included) and what was
+/// left out.
+struct KinetoImport {
+  std::vector<PhaseMetrics> phases; ///< in PhaseId order
+  std::size_t kernels = 0;          ///< GPU kernels, copies and sets in the trace
+  std::size_t unattributed = 0;     ///< outside every phase range (optimizer, data loading...)
+  std::size_t communication = 0;    ///< NCCL kernels, never layer time
+  std::uint64_t communication_ns = 0;
+  std::size_t split_ranges = 0;     ///< BW ranges split into B and W
+};
+
+/// Parses the JSON text; throws Error naming `source` on a malformed trace or one without
+/// phase ranges.
+KinetoImport parse_kineto_trace(std::string_view text, const std::string &source);
+
+/// True for kernels of collective or point-to-point communication (NCCL's names).
+bool is_communication_kernel(std::string_view name);
+
+} // namespace ppsim::profiler

@@ -1,0 +1,81 @@
+// The PyTorch profiler (kineto) trace importer on a trimmed fixture: two iterations of one block,
+// its backward on the autograd thread, an NCCL kernel inside the backward range and an optimizer
+// kernel outside every range (docs/profiler.md, "Import a PyTorch trace").
+#include "profiler/kineto_import.h"
+#include "profiler/stats.h"
+#include "sim/error.h"
+#include "sim/io/text_file.h"
+
+#include <doctest/doctest.h>
+
+namespace ppsim::profiler {
+namespace {
+
+const std::string kTrace = PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_one_block.json";
+
+KinetoImport fixture() { return parse_kineto_trace(read_text_file(kTrace, "trace"), kTrace); }
+
+} // namespace
+
+TEST_CASE("kineto: kernels go to the innermost phase range of their launch; NCCL and the optimizer do not") {
+  const KinetoImport import = fixture();
+  CHECK(import.kernels == 9);
+  CHECK(import.communication == 2);
+  CHECK(import.communication_ns == 100'000);
+  CHECK(import.unattributed == 1);
+  CHECK(import.split_ranges == 2);
+  // Per iteration: F, and BW split into B (the input-gradient GEMM) and W (the weight-gradient
+  // GEMM, whose output [32, 16] is the forward weight's shape, contracted over its 16 tokens).
+  REQUIRE(import.phases.size() == 8);
+  const auto find = [&](Pass pass, int repetition) {
+    for (const PhaseMetrics &p : import.phases)
+      if (p.phase.pass == pass && p.phase.repetition == repetition) return p;
+    FAIL("phase missing");
+    return PhaseMetrics{};
+  };
+  CHECK(find(Pass::forward, 1).busy_union_ns == 12'000);
+  CHECK(find(Pass::backward_input, 1).busy_union_ns == 22'000);
+  CHECK(find(Pass::backward_weight, 1).busy_union_ns == 33'000);
+  CHECK(find(Pass::backward_total, 1).busy_union_ns == 55'000);
+  // Iteration 0: B [220, 240) and W [245, 275) us: busy 50, span 55 (the NCCL kernel excluded).
+  CHECK(find(Pass::backward_total, 0).busy_union_ns == 50'000);
+  CHECK(find(Pass::backward_total, 0).span_ns == 55'000);
+  CHECK(find(Pass::forward, 0).phase.layer == 3);
+}
+
+TEST_CASE("kineto: warm-up iterations dropped, B and W measured, the cost file has what was measured") {
+  const KinetoImport import = fixture();
+  const CostFile file = injected_cost_file(summarize_passes(import.phases, 1), "kineto_import");
+  CHECK(write_cost_csv(file) ==
+        "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_ms,"
+        "fwd_ms_p10,fwd_ms_p90,bwd_input_ms_p10,bwd_input_ms_p90,bwd_weight_ms_p10,bwd_weight_ms_p90,n_samples,"
+        "source\n"
+        "1,3,layer3,measured,0.012,0.022,0.033,0.055,0.012,0.012,0.022,0.022,0.033,0.033,1,kineto_import\n");
+}
+
+TEST_CASE("kineto: without recorded shapes only BW is measured") {
+  std::string text = read_text_file(kTrace, "trace");
+  for (std::size_t at = text.find("\"Input Dims\""); at != std::string::npos; at = text.find("\"Input Dims\"", at + 1))
+    text.replace(at, 12, "\"Input Type\"");
+  const KinetoImport import = parse_kineto_trace(text, "no-shapes.json");
+  CHECK(import.split_ranges == 0);
+  CHECK(import.phases.size() == 4); // F and BW, two iterations
+}
+
+TEST_CASE("kineto: malformed traces are one error naming the file") {
+  CHECK_THROWS_WITH(parse_kineto_trace("{", "t.json"), doctest::Contains("t.json: not valid JSON"));
+  CHECK_THROWS_WITH(parse_kineto_trace("{\"a\": 1}", "t.json"),
+                    "t.json: not a PyTorch profiler trace: no \"traceEvents\"");
+  CHECK_THROWS_WITH(parse_kineto_trace("{\"traceEvents\": []}", "t.json"),
+                    doctest::Contains("t.json: no record_function range named like L03.F.mb0"));
+  CHECK_THROWS_WITH(
+      parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1e400, \"dur\": 1}]", "t.json"),
+      doctest::Contains("t.json: not valid JSON"));
+  CHECK_THROWS_WITH(
+      parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": -5, \"dur\": 1}]", "t.json"),
+      "t.json: event 0: \"ts\" is out of range (-5)");
+  CHECK(is_communication_kernel("ncclKernel_AllGather_RING_LL_Sum_bf16"));
+  CHECK_FALSE(is_communication_kernel("sm90_xmma_gemm"));
+}
+
+} // namespace ppsim::profiler
