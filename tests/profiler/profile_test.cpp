@@ -6,6 +6,8 @@
 #include "profiler/driver_probe.h"
 #include "sim/io/cost_file.h"
 
+#include <cstdlib>
+#include <sys/wait.h>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
@@ -224,3 +226,25 @@ TEST_CASE("profile merge: per-rank files join into one model; a missing or repea
 }
 
 } // namespace ppsim::cli
+
+TEST_CASE("scripts/ppsim_annotate.py names a model's blocks as ppsim reads them") {
+  // Debian's python3 with a stand-in for torch (tests/profiler/fake_torch) that records the calls.
+  const std::string command = "PYTHONPATH='" PPSIM_SOURCE_DIR "/tests/profiler/fake_torch:" PPSIM_SOURCE_DIR
+                              "/scripts' /usr/bin/python3 '" PPSIM_SOURCE_DIR "/tests/profiler/annotate_check.py'";
+  CHECK(std::system(command.c_str()) == 0);
+}
+
+TEST_CASE("scripts/gpu-check without a GPU: one line, exit 77") {
+  if (std::system("nvidia-smi -L 2>/dev/null | grep -q '^GPU'") == 0) {
+    MESSAGE("a GPU is present: run scripts/gpu-check itself");
+    return;
+  }
+  const std::string log = (std::filesystem::temp_directory_path() / "ppsim_gpu_check.out").string();
+  const int status = std::system(("'" PPSIM_SOURCE_DIR "/scripts/gpu-check' > '" + log + "' 2>&1").c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 77);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "gpu-check: no NVIDIA GPU (nvidia-smi lists none); nothing to check\n");
+  std::filesystem::remove(log);
+}

@@ -1,0 +1,37 @@
+// A PyTorch-free CUDA program for scripts/gpu-check (the injection library's acceptance): two "layers", each with a forward, a B and a
+// W range named as ppsim reads them ("<layer>/<pass>/<microbatch>"), launching kernels of known
+// relative length, for three iterations. Profiled through ppsim's injection library it must give
+// rows for layers 0 and 1 with F, B and W, W about twice B and B about twice F.
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdio>
+#include <string>
+
+__global__ void spin(float *out, int rounds) {
+  float value = static_cast<float>(threadIdx.x);
+  for (int i = 0; i < rounds; ++i) value = value * 0.999f + 0.001f;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = value;
+}
+
+int main() {
+  float *buffer = nullptr;
+  if (cudaMalloc(&buffer, 1 << 20) != cudaSuccess) {
+    std::fprintf(stderr, "ppsim_injection_probe: cudaMalloc failed\n");
+    return 1;
+  }
+  const char *passes[] = {"F", "B", "W"};
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    for (int layer = 0; layer < 2; ++layer) {
+      for (int pass = 0; pass < 3; ++pass) {
+        const std::string name = std::to_string(layer) + "/" + passes[pass] + "/0";
+        nvtxRangePushA(name.c_str());
+        spin<<<64, 256>>>(buffer, 200000 << pass); // F : B : W = 1 : 2 : 4
+        nvtxRangePop();
+      }
+    }
+  }
+  const bool ok = cudaDeviceSynchronize() == cudaSuccess;
+  cudaFree(buffer);
+  return ok ? 0 : 1;
+}

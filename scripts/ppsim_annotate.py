@@ -1,0 +1,86 @@
+"""Name the blocks of a PyTorch model with ppsim's phase ranges (docs/profiler.md).
+
+ppsim reads per-layer costs from ranges named ``L<layer>.<pass>.mb<microbatch>``: ``L03.F.mb0`` is
+the forward of block 3 on microbatch 0, ``L03.BW.mb0`` its whole backward. This helper puts such a
+range around every block's forward and backward, both as a ``record_function`` range (for
+``ppsim profile import`` of a PyTorch profiler trace) and as an NVTX range (for Nsight Systems and
+ppsim's CUPTI injection library). Standard library and torch only::
+
+    from ppsim_annotate import annotate
+    phases = annotate(model.layers)          # the blocks, in pipeline order
+    with torch.profiler.profile(activities=[...CPU, ...CUDA], record_shapes=True) as prof:
+        for step in range(4):                # the first iterations are dropped by --warmup
+            for mb, batch in enumerate(microbatches):
+                phases.microbatch = mb
+                loss = model(batch).sum()
+                loss.backward()
+    prof.export_chrome_trace("trace.json")
+    phases.remove()
+    # ppsim profile import trace.json --warmup 1 -o costs.csv
+
+``record_shapes=True`` lets ppsim split each backward range into B (input gradients) and W (weight
+gradients). The backward range opens when autograd reaches the block's outputs and closes when the
+gradients of its inputs are ready; weight gradients computed in the same autograd nodes fall
+inside it.
+"""
+
+import threading
+
+import torch
+
+
+class PhaseAnnotator:
+    """Forward and backward hooks that open and close one range per block and pass."""
+
+    def __init__(self, blocks, first_layer=0, nvtx=True):
+        self.microbatch = 0
+        self._nvtx = nvtx and torch.cuda.is_available()
+        self._open = threading.local()  # backward hooks run on autograd's threads
+        self._handles = []
+        for offset, block in enumerate(blocks):
+            layer = first_layer + offset
+            self._handles.append(block.register_forward_pre_hook(self._opener(layer, "F")))
+            self._handles.append(block.register_forward_hook(self._closer()))
+            self._handles.append(block.register_full_backward_pre_hook(self._opener(layer, "BW")))
+            self._handles.append(block.register_full_backward_hook(self._closer()))
+
+    def name(self, layer, phase):
+        """The range name ppsim reads: L03.F.mb0."""
+        return "L%02d.%s.mb%d" % (layer, phase, self.microbatch)
+
+    def _stack(self):
+        if not hasattr(self._open, "ranges"):
+            self._open.ranges = []
+        return self._open.ranges
+
+    def _opener(self, layer, phase):
+        def hook(*_):
+            name = self.name(layer, phase)
+            scope = torch.autograd.profiler.record_function(name)
+            scope.__enter__()
+            if self._nvtx:
+                torch.cuda.nvtx.range_push(name)
+            self._stack().append(scope)
+        return hook
+
+    def _closer(self):
+        def hook(*_):
+            stack = self._stack()
+            if not stack:  # a hook that fired without its opener (a module reused elsewhere)
+                return
+            if self._nvtx:
+                torch.cuda.nvtx.range_pop()
+            stack.pop().__exit__(None, None, None)
+        return hook
+
+    def remove(self):
+        """Removes every hook."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+
+def annotate(blocks, first_layer=0, nvtx=True):
+    """Hooks every block of ``blocks`` (an iterable of modules, in pipeline order); ``first_layer``
+    is the id of the first (a pipeline rank's blocks start where the previous rank's end)."""
+    return PhaseAnnotator(list(blocks), first_layer, nvtx)
