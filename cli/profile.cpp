@@ -253,6 +253,12 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
   const int layers = values["layers"].as<int>();
 
   if (!values.count("analytic")) {
+    // What the GPU workload cannot measure is refused before the probe, on any machine.
+    profiler::check_measurable(shape);
+    if (values["dtype"].as<std::string>() != "bf16")
+      throw Error("", 0, "dtype", "the GPU workload runs bf16; --dtype fp16 is for --analytic");
+    if (values["microbatches"].as<int>() != 1)
+      throw Error("", 0, "microbatches", "the GPU workload times one microbatch per phase; use --reps for more samples");
     // Probe the driver before any CUPTI call: CUPTI itself reports "unknown error" (999) when
     // there is no driver (spec 2.1).
     const auto driver = profiler::system_driver(values["driver-library"].as<std::string>());

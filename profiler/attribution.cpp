@@ -1,5 +1,7 @@
 #include "profiler/attribution.h"
 
+#include <cctype>
+
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
@@ -93,6 +95,12 @@ std::uint64_t union_length_ns(std::vector<std::pair<std::uint64_t, std::uint64_t
   return total;
 }
 
+bool is_communication_kernel(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find("nccl") != std::string::npos;
+}
+
 Attribution attribute(const DecodedActivity &activity) {
   std::unordered_map<std::uint32_t, PhaseId> phase_of;
   for (const CorrelationLink &link : activity.links) {
@@ -112,6 +120,12 @@ Attribution attribute(const DecodedActivity &activity) {
   for (const GpuActivity &gpu : activity.gpu) {
     if (gpu.start_ns == 0 && gpu.end_ns == 0) {
       ++result.zero_timestamp_activities;
+      continue;
+    }
+    if (gpu.kind == GpuActivityKind::kernel && gpu.name_id < activity.names.size() &&
+        is_communication_kernel(activity.names.text(gpu.name_id))) {
+      ++result.communication_kernels;
+      result.communication_busy_ns += gpu.end_ns - gpu.start_ns;
       continue;
     }
     const auto found = phase_of.find(gpu.correlation_id);

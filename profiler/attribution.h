@@ -62,9 +62,15 @@ struct PhaseMetrics {
   std::uint64_t copy_bytes = 0; ///< memcpy and memset bytes
 };
 
+/// True for kernels of collective or point-to-point communication (NCCL's names): never layer
+/// time, even when launched inside a layer's range.
+bool is_communication_kernel(std::string_view name);
+
 /// Phases in id order, and what could not be attributed.
 struct Attribution {
   std::vector<PhaseMetrics> phases;
+  std::uint32_t communication_kernels = 0; ///< left out of every phase
+  std::uint64_t communication_busy_ns = 0;
   std::uint64_t unattributed_busy_ns = 0;
   std::uint32_t unattributed_activities = 0;
   std::uint64_t attributed_busy_ns = 0;

@@ -27,18 +27,21 @@ public:
       return why;
     init_ = reinterpret_cast<int (*)(unsigned)>(library_->symbol("cuInit"));
     count_ = reinterpret_cast<int (*)(int *)>(library_->symbol("cuDeviceGetCount"));
-    if (init_ == nullptr || count_ == nullptr)
-      return "cuInit or cuDeviceGetCount is missing";
+    version_ = reinterpret_cast<int (*)(int *)>(library_->symbol("cuDriverGetVersion"));
+    if (init_ == nullptr || count_ == nullptr || version_ == nullptr)
+      return "cuInit, cuDeviceGetCount or cuDriverGetVersion is missing";
     return "";
   }
   int init(unsigned flags) override { return init_(flags); }
   int device_count(int *count) override { return count_(count); }
+  int driver_version(int *version) override { return version_(version); }
 
 private:
   std::string library_name_;
   std::optional<SharedLibrary> library_;
   int (*init_)(unsigned) = nullptr;
   int (*count_)(int *) = nullptr;
+  int (*version_)(int *) = nullptr;
 };
 
 std::string init_failure(int code) {
@@ -72,6 +75,13 @@ DriverProbe probe_driver(DriverApi &driver) {
   }
   if (const int code = driver.init(0); code != kCudaSuccess) {
     probe.problem = init_failure(code);
+    return probe;
+  }
+  int version = 0;
+  if (driver.driver_version(&version) == kCudaSuccess && version > 0 && version < kMinimumDriverVersion) {
+    probe.problem = fmt::format("the NVIDIA driver supports CUDA {}.{} only; the profiler needs a CUDA {} driver "
+                                "(CUPTI 13): update the driver",
+                                version / 1000, version % 1000 / 10, kMinimumDriverVersion / 1000);
     return probe;
   }
   int count = 0;

@@ -17,7 +17,12 @@ public:
   virtual int init(unsigned flags) = 0;
   /// cuDeviceGetCount(count): a CUresult.
   virtual int device_count(int *count) = 0;
+  /// cuDriverGetVersion(version): a CUresult; the version as 1000 * major + 10 * minor.
+  virtual int driver_version(int *version) = 0;
 };
+
+/// The oldest driver CUDA version the profiler runs on: CUPTI 13 needs a CUDA 13 driver.
+inline constexpr int kMinimumDriverVersion = 13000;
 
 /// The real driver: `library` is "libcuda.so.1" unless a test points it elsewhere.
 std::unique_ptr<DriverApi> system_driver(const std::string &library = "libcuda.so.1");
@@ -30,7 +35,8 @@ struct DriverProbe {
   [[nodiscard]] bool ok() const { return problem.empty(); }
 };
 
-/// dlopen, cuInit(0), cuDeviceGetCount, each failure mapped to a sentence.
+/// dlopen, cuInit(0), cuDriverGetVersion (at least kMinimumDriverVersion), cuDeviceGetCount,
+/// each failure mapped to a sentence.
 DriverProbe probe_driver(DriverApi &driver);
 
 /// The sentence for a CUDA runtime error code met while probing (35, 100, ...).

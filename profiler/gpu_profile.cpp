@@ -7,6 +7,13 @@
 
 namespace ppsim::profiler {
 
+void check_measurable(const BlockShape &shape) {
+  if (shape.kind != BlockKind::gpt)
+    throw Error("", 0, "model", "the GPU workload measures the gpt block only; use --analytic for llama");
+  if (shape.tp != 1)
+    throw Error("", 0, "tp", "the GPU workload measures --tp 1 only; use --analytic for tensor parallelism");
+}
+
 std::string default_gpu_module_path() {
 #ifdef PPSIM_GPU_MODULE_PATH
   return PPSIM_GPU_MODULE_PATH;

@@ -28,6 +28,10 @@ using GpuProfileEntry = int (*)(const GpuProfileRequest &request, std::string &c
 /// Its exported name.
 inline constexpr const char *kGpuProfileSymbol = "ppsim_run_gpu_profile";
 
+/// Throws Error naming the field unless the GPU workload can measure `shape` (the gpt block with
+/// --tp 1); called before any GPU work, on the CLI side too.
+void check_measurable(const BlockShape &shape);
+
 /// The module path compiled in ("" when the workload was not built).
 std::string default_gpu_module_path();
 

@@ -252,12 +252,6 @@ private:
 
 } // namespace
 
-bool is_communication_kernel(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return lower.find("nccl") != std::string::npos;
-}
-
 KinetoImport parse_kineto_trace(std::string_view text, const std::string &source) {
   return TraceReader(text, source).attribute();
 }

@@ -34,7 +34,4 @@ struct KinetoImport {
 /// phase ranges.
 KinetoImport parse_kineto_trace(std::string_view text, const std::string &source);
 
-/// True for kernels of collective or point-to-point communication (NCCL's names).
-bool is_communication_kernel(std::string_view name);
-
 } // namespace ppsim::profiler

@@ -180,6 +180,11 @@ std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
                     "raise CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE",
                     attribution.zero_timestamp_activities));
   }
+  if (attribution.communication_kernels > 0) {
+    warnings.push_back(fmt::format("{} NCCL kernels ({} ms) were left out of the layer times",
+                                   attribution.communication_kernels,
+                                   static_cast<double>(attribution.communication_busy_ns) / 1e6));
+  }
   const std::uint64_t total = attribution.attributed_busy_ns + attribution.unattributed_busy_ns;
   if (total > 0 && attribution.unattributed_busy_ns * 100 > total) {
     warnings.push_back(fmt::format("{:.1f}% of GPU time is not attributed to any phase",

@@ -80,6 +80,7 @@ private:
 };
 
 CostFile measure(const GpuProfileRequest &request) {
+  check_measurable(request.shape); // before CUPTI and before any allocation
   const bool use_cupti = request.timer == PhaseTimer::cupti;
   std::optional<CuptiLibrary> cupti;
   std::optional<ActivityCollector> collector;
@@ -107,12 +108,12 @@ CostFile measure(const GpuProfileRequest &request) {
   Arena arena(capacity);
   std::vector<std::string> warnings = cupti ? cupti->warnings : std::vector<std::string>{};
   std::vector<EventTiming> event_timings;
+  // The workload runs no dropout: its analytic rows and its measured stash describe that block.
+  BlockShape workload_shape = request.shape;
+  workload_shape.dropout = false;
+  std::uint64_t measured_stash = 0;
   {
     const BlockShape &shape = request.shape;
-    if (shape.kind != BlockKind::gpt || shape.tp != 1) {
-      throw Error("the GPU workload measures the gpt block with --tp 1 only; use --analytic for "
-                  "other layouts");
-    }
     const GpuBlockShape sizes{static_cast<int>(shape.batch), static_cast<int>(shape.seq),
                               static_cast<int>(shape.hidden), static_cast<int>(shape.heads),
                               static_cast<int>(ffn_of(shape))};
@@ -146,18 +147,12 @@ CostFile measure(const GpuProfileRequest &request) {
         event_timings.push_back({phase_of(steps[k], rep), events->elapsed_ms(k)});
     }
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); // CUPTI's flush does not sync
-    const std::uint64_t analytic_stash = activation_bytes([&] {
-                                           BlockShape no_dropout = request.shape;
-                                           no_dropout.dropout =
-                                               false; // the workload has no dropout
-                                           return no_dropout;
-                                         }())
-                                             .full;
-    const double measured = static_cast<double>(blocks.front()->stash_bytes());
-    if (std::abs(measured - static_cast<double>(analytic_stash)) >
+    measured_stash = blocks.front()->stash_bytes();
+    const std::uint64_t analytic_stash = activation_bytes(workload_shape).full;
+    if (std::abs(static_cast<double>(measured_stash) - static_cast<double>(analytic_stash)) >
         0.01 * static_cast<double>(analytic_stash)) {
-      warnings.push_back(fmt::format("measured stash {} bytes differs from the analytic {} bytes",
-                                     blocks.front()->stash_bytes(), analytic_stash));
+      warnings.push_back(fmt::format("measured stash {} bytes differs from the analytic {} bytes (no dropout)",
+                                     measured_stash, analytic_stash));
     }
   }
   DecodedActivity activity;
@@ -172,7 +167,8 @@ CostFile measure(const GpuProfileRequest &request) {
   cudaFree(base);
   cublasLtDestroy(handle);
   cudaStreamDestroy(stream);
-  CostFile file = analytic_cost_file(request.shape, request.layers, request.device);
+  CostFile file = analytic_cost_file(workload_shape, request.layers, request.device);
+  for (CostRow &row : file.rows) row.activation_bytes_full = static_cast<double>(measured_stash);
   apply_measurements(file.rows, summarize_passes(attribution.phases, request.warmup),
                      use_cupti ? "cupti" : "cuda_events");
   CostMetadata &m = file.metadata;

@@ -83,6 +83,23 @@ TEST_CASE("kernels on two streams overlap: busy is the union, kernel_sum the sum
   CHECK(phase.span_ns == 210);
 }
 
+TEST_CASE("an NCCL kernel launched inside a layer's range is communication, not layer time") {
+  DecodedActivity activity;
+  testing::ActivityBuffer buffer;
+  buffer.link(1, pack_phase_id(kForward)).link(2, pack_phase_id(kForward));
+  buffer.kernel(1, 100, 200, "gemm", 7).kernel(2, 150, 450, "ncclDevKernel_SendRecv", 9);
+  decode(buffer, activity);
+  const Attribution attribution = attribute(activity);
+  REQUIRE(attribution.phases.size() == 1);
+  CHECK(attribution.phases[0].busy_union_ns == 100);
+  CHECK(attribution.phases[0].n_kernels == 1);
+  CHECK(attribution.communication_kernels == 1);
+  CHECK(attribution.communication_busy_ns == 300);
+  CHECK(attribution.unattributed_activities == 0);
+  CHECK(is_communication_kernel("ncclKernel_AllGather_RING_LL_Sum_bf16"));
+  CHECK_FALSE(is_communication_kernel("sm90_xmma_gemm"));
+}
+
 TEST_CASE("a phase with memcpy and memset counts their time and bytes") {
   DecodedActivity activity;
   testing::ActivityBuffer buffer;

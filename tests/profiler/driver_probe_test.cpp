@@ -27,6 +27,11 @@ struct FakeDriver final : DriverApi {
     *count = devices;
     return count_result;
   }
+  int version = 13000;
+  int driver_version(int *out) override {
+    *out = version;
+    return 0;
+  }
 };
 
 std::string gpu_error(const DriverProbe &probe) {
@@ -47,6 +52,16 @@ TEST_CASE("a working driver with devices passes the probe") {
   CHECK(probe.ok());
   CHECK(probe.device_count == 2);
   CHECK(gpu_error(probe) == "no error");
+}
+
+TEST_CASE("a driver older than CUDA 13 is named with its version, before any CUPTI call") {
+  FakeDriver old;
+  old.version = 12040;
+  CHECK(probe_driver(old).problem ==
+        "the NVIDIA driver supports CUDA 12.4 only; the profiler needs a CUDA 13 driver (CUPTI 13): update the driver");
+  FakeDriver current;
+  current.version = 13010;
+  CHECK(probe_driver(current).ok());
 }
 
 TEST_CASE("each driver failure maps to one sentence") {
@@ -132,7 +147,7 @@ TEST_CASE("the toolkit's stub libcuda is recognised as a stub") {
 
 TEST_CASE("a library without the driver entry points is not a driver") {
   const auto driver = system_driver("libm.so.6");
-  CHECK(driver->load() == "cuInit or cuDeviceGetCount is missing");
+  CHECK(driver->load() == "cuInit, cuDeviceGetCount or cuDriverGetVersion is missing");
 }
 
 } // namespace ppsim::profiler

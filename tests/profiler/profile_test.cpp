@@ -248,3 +248,24 @@ TEST_CASE("scripts/gpu-check without a GPU: one line, exit 77") {
   CHECK(text == "gpu-check: no NVIDIA GPU (nvidia-smi lists none); nothing to check\n");
   std::filesystem::remove(log);
 }
+
+namespace ppsim::cli {
+
+TEST_CASE("what the GPU workload cannot measure is refused before the driver probe, on any machine") {
+  const std::pair<Args, std::string> cases[] = {
+      {{"--model", "llama"}, "field 'model': the GPU workload measures the gpt block only; use --analytic for llama"},
+      {{"--tp", "2"}, "field 'tp': the GPU workload measures --tp 1 only; use --analytic for tensor parallelism"},
+      {{"--dtype", "fp16"}, "field 'dtype': the GPU workload runs bf16; --dtype fp16 is for --analytic"},
+      {{"--microbatches", "2"},
+       "field 'microbatches': the GPU workload times one microbatch per phase; use --reps for more samples"}};
+  for (const auto &[args, message] : cases) {
+    CAPTURE(message);
+    const Run run = profile(args);
+    CHECK(run.code == 1);
+    CHECK(run.err == "ppsim: error: " + message + "\n");
+    // The analytic model takes them.
+    CHECK(profile(with(with(args, {"--analytic"}), {"--hidden", "64", "--heads", "4", "--seq", "16"})).code == 0);
+  }
+}
+
+} // namespace ppsim::cli
