@@ -173,7 +173,9 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim profile import TRACE [--warmup N] [-o FILE]");
   options.add_options()("trace", po::value<std::string>()->value_name("TRACE"),
                         "PyTorch profiler trace (.json) or nsys stats -r nvtx_gpu_proj_sum CSV (.csv)")(
-      "warmup", po::value<int>()->default_value(0), "iterations of each range to drop (PyTorch traces)");
+      "warmup", po::value<int>()->default_value(0), "iterations of each range to drop (PyTorch traces)")(
+      "links", po::value<std::string>()->value_name("FILE"),
+      "write the NCCL kernels (collective, bytes, ms) of a PyTorch trace as CSV");
   options.add(output_options());
   po::positional_options_description positional;
   positional.add("trace", 1);
@@ -198,7 +200,7 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
                                         "nsys_import");
   } else {
     const profiler::KinetoImport import = profiler::parse_kineto_trace(text, path);
-    file = profiler::injected_cost_file(profiler::summarize_passes(import.phases, warmup), "kineto_import");
+    file = profiler::kineto_cost_file(import, warmup);
     if (file.rows.empty())
       throw Error(path, 0, "", fmt::format("every range is a warm-up iteration (--warmup {})", warmup));
     err << fmt::format("ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W), {} NCCL ({} ms, "
@@ -206,6 +208,20 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
                        import.kernels, import.kernels - import.communication - import.unattributed,
                        import.split_ranges, import.communication,
                        format_readable(static_cast<double>(import.communication_ns) / 1e6), import.unattributed);
+    if (const std::optional<profiler::LinkFit> fit = profiler::fit_point_to_point(import.communication_kernels)) {
+      const std::string latency = format_readable(fit->latency_ms);
+      const std::string bandwidth = format_readable(fit->bandwidth_bytes_per_second / 1e9);
+      err << fmt::format("ppsim: point-to-point fit over {} send/recv kernels: latency {} ms, bandwidth {} GB/s "
+                         "(--comm {} --bandwidth {}GB/s)\n",
+                         fit->samples, latency, bandwidth, latency, bandwidth);
+    }
+    if (values.count("links")) {
+      std::string links = "collective,bytes,ms\n";
+      for (const profiler::CommunicationKernel &kernel : import.communication_kernels)
+        links += fmt::format("{},{},{}\n", kernel.collective, kernel.bytes,
+                             format_readable(static_cast<double>(kernel.duration_ns) / 1e6));
+      write_file_atomically(values["links"].as<std::string>(), links);
+    }
   }
   file.metadata.timer = file.rows.front().source;
   for (const std::string &warning : file.metadata.warnings) err << fmt::format("ppsim: warning: {}\n", warning);

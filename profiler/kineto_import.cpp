@@ -1,5 +1,7 @@
 #include "profiler/kineto_import.h"
 
+#include "profiler/stats.h"
+
 #include "sim/error.h"
 
 #include <fmt/format.h>
@@ -27,7 +29,18 @@ struct CpuSpan {
 struct Operator {
   std::string name;
   std::vector<std::vector<std::int64_t>> input_dims;
+  std::string collective;  ///< record_param_comms: "Collective name"
+  std::uint64_t bytes = 0; ///< record_param_comms: "In msg nelems" x the dtype's size
 };
+
+// Element sizes of the dtype names PyTorch writes in record_param_comms ("BFloat16", "Float").
+std::uint64_t dtype_bytes(const std::string &dtype) {
+  static const std::map<std::string, std::uint64_t, std::less<>> sizes{
+      {"BFloat16", 2}, {"Half", 2}, {"Float", 4}, {"Double", 8}, {"Byte", 1}, {"Char", 1},
+      {"Bool", 1},     {"Short", 2}, {"Int", 4},  {"Long", 8},   {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
+  const auto found = sizes.find(dtype);
+  return found == sizes.end() ? 0 : found->second;
+}
 
 struct GpuActivity {
   std::uint64_t start = 0, end = 0;
@@ -73,12 +86,21 @@ public:
     std::map<std::pair<PhaseId, int>, std::vector<const GpuActivity *>> members;
     for (const GpuActivity &activity : gpu_) {
       ++result.kernels;
+      const auto launch = launches_.find(activity.correlation);
       if (activity.kernel && is_communication_kernel(activity.name)) {
         ++result.communication;
         result.communication_ns += activity.end - activity.start;
+        CommunicationKernel kernel{activity.name, 0, activity.end - activity.start};
+        if (launch != launches_.end()) {
+          if (const std::optional<std::size_t> op = innermost(operator_spans_, launch->second.first, launch->second.second,
+                                                              "record_param_comms")) {
+            kernel.collective = operators_[*op].collective.empty() ? activity.name : operators_[*op].collective;
+            kernel.bytes = operators_[*op].bytes;
+          }
+        }
+        result.communication_kernels.push_back(std::move(kernel));
         continue;
       }
-      const auto launch = launches_.find(activity.correlation);
       const std::optional<std::size_t> phase =
           launch == launches_.end() ? std::nullopt : innermost(phase_spans_, launch->second.first, launch->second.second);
       if (!phase) {
@@ -107,6 +129,17 @@ public:
     }
     std::sort(result.phases.begin(), result.phases.end(),
               [](const PhaseMetrics &a, const PhaseMetrics &b) { return a.phase < b.phase; });
+    for (const auto &[thread, spans] : phase_spans_) {
+      const auto events = memory_.find(thread);
+      if (events == memory_.end()) continue;
+      for (const CpuSpan &span : spans) {
+        if (phases_[span.index].pass != Pass::forward) continue;
+        std::int64_t kept = 0;
+        for (const auto &[time, bytes] : events->second)
+          if (span.start <= time && time < span.end) kept += bytes;
+        result.forward_kept_bytes[phases_[span.index]] = kept;
+      }
+    }
     return result;
   }
 
@@ -122,7 +155,12 @@ private:
   }
 
   void read_event(const Json &event, std::size_t index) {
-    if (!event.is_object() || event.value("ph", "") != "X" || !event.contains("cat") || !event["cat"].is_string())
+    if (!event.is_object()) return;
+    if (event.value("ph", "") == "i" && event.value("name", "") == "[memory]") {
+      read_memory_event(event, index);
+      return;
+    }
+    if (event.value("ph", "") != "X" || !event.contains("cat") || !event["cat"].is_string())
       return;
     const std::string category = event["cat"].get<std::string>();
     const std::string name = event.contains("name") && event["name"].is_string() ? event["name"].get<std::string>() : "";
@@ -136,7 +174,8 @@ private:
         phases_.push_back(*phase);
       }
     } else if (category == "cpu_op") {
-      Operator op{name, {}};
+      Operator op;
+      op.name = name;
       if (args.contains("Input Dims") && args["Input Dims"].is_array()) {
         for (const Json &dims : args["Input Dims"]) {
           std::vector<std::int64_t> shape;
@@ -145,6 +184,13 @@ private:
               if (d.is_number_integer()) shape.push_back(d.get<std::int64_t>());
           op.input_dims.push_back(std::move(shape));
         }
+      }
+      if (name == "record_param_comms") {
+        if (args.contains("Collective name") && args["Collective name"].is_string())
+          op.collective = args["Collective name"].get<std::string>();
+        if (args.contains("In msg nelems") && args["In msg nelems"].is_number_unsigned() && args.contains("dtype") &&
+            args["dtype"].is_string())
+          op.bytes = args["In msg nelems"].get<std::uint64_t>() * dtype_bytes(args["dtype"].get<std::string>());
       }
       operator_spans_[thread].push_back({start, end, operators_.size()});
       operators_.push_back(std::move(op));
@@ -157,6 +203,16 @@ private:
         activity.correlation = args["correlation"].get<std::int64_t>();
       gpu_.push_back(std::move(activity));
     }
+  }
+
+  // An allocator event of profile_memory=True: "Bytes" allocated (negative: freed) on "Device
+  // Type" 1 (CUDA) by the thread that ran the operator.
+  void read_memory_event(const Json &event, std::size_t index) {
+    const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
+    if (!args.contains("Bytes") || !args["Bytes"].is_number_integer() || args.value("Device Type", Json(-1)) != Json(1))
+      return;
+    const std::string thread = event.value("pid", Json()).dump() + "/" + event.value("tid", Json()).dump();
+    memory_[thread].emplace_back(nanoseconds(event.value("ts", Json()), index, "ts"), args["Bytes"].get<std::int64_t>());
   }
 
   // The n-th range of a (layer, pass, microbatch), in start order, is repetition n.
@@ -172,14 +228,18 @@ private:
     }
   }
 
-  // The innermost span of `thread` around `time` (the latest to start among those containing it).
-  static std::optional<std::size_t> innermost(const std::map<std::string, std::vector<CpuSpan>> &spans,
-                                              const std::string &thread, std::uint64_t time) {
+  // The innermost span of `thread` around `time` (the latest to start among those containing it),
+  // among the operators named `named` when given.
+  std::optional<std::size_t> innermost(const std::map<std::string, std::vector<CpuSpan>> &spans,
+                                       const std::string &thread, std::uint64_t time,
+                                       std::string_view named = {}) const {
     const auto found = spans.find(thread);
     if (found == spans.end()) return std::nullopt;
     const CpuSpan *best = nullptr;
-    for (const CpuSpan &span : found->second)
+    for (const CpuSpan &span : found->second) {
+      if (!named.empty() && operators_[span.index].name != named) continue;
       if (span.start <= time && time < span.end && (best == nullptr || span.start >= best->start)) best = &span;
+    }
     return best == nullptr ? std::nullopt : std::optional<std::size_t>(best->index);
   }
 
@@ -248,9 +308,47 @@ private:
   std::map<std::string, std::vector<CpuSpan>> operator_spans_;
   std::map<std::int64_t, std::pair<std::string, std::uint64_t>> launches_; // correlation -> (thread, time)
   std::vector<GpuActivity> gpu_;
+  std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>> memory_; // thread -> (time, bytes)
 };
 
 } // namespace
+
+CostFile kineto_cost_file(const KinetoImport &import, int warmup) {
+  CostFile file = injected_cost_file(summarize_passes(import.phases, warmup), "kineto_import");
+  std::map<std::uint16_t, std::vector<std::int64_t>> kept;
+  for (const auto &[phase, bytes] : import.forward_kept_bytes)
+    if (phase.repetition >= warmup) kept[phase.layer].push_back(bytes);
+  if (kept.empty()) return file;
+  for (CostRow &row : file.rows) {
+    auto found = kept.find(static_cast<std::uint16_t>(row.layer_id));
+    if (found == kept.end()) continue;
+    std::vector<std::int64_t> &samples = found->second;
+    std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2), samples.end());
+    row.activation_bytes_full = static_cast<double>(std::max<std::int64_t>(0, samples[samples.size() / 2]));
+  }
+  file.only_columns.emplace_back("activation_bytes_full");
+  return file;
+}
+
+std::optional<LinkFit> fit_point_to_point(const std::vector<CommunicationKernel> &kernels) {
+  // Ordinary least squares of milliseconds on bytes.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::set<std::uint64_t> sizes;
+  for (const CommunicationKernel &k : kernels) {
+    if ((k.collective != "send" && k.collective != "recv") || k.bytes == 0) continue;
+    const double x = static_cast<double>(k.bytes), y = static_cast<double>(k.duration_ns) / 1e6;
+    n += 1;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+    sizes.insert(k.bytes);
+  }
+  if (sizes.size() < 2) return std::nullopt;
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx); // ms per byte
+  if (!(slope > 0)) return std::nullopt;
+  return LinkFit{std::max(0.0, (sy - slope * sx) / n), 1e3 / slope, static_cast<std::size_t>(n)};
+}
 
 KinetoImport parse_kineto_trace(std::string_view text, const std::string &source) {
   return TraceReader(text, source).attribute();

@@ -12,12 +12,37 @@
 // of the range is B. This needs `record_shapes=True`; without shapes only BW is measured.
 #include "profiler/attribution.h"
 
+#include "sim/io/cost_file.h"
+
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace ppsim::profiler {
+
+/// One NCCL kernel: its collective (the launching `record_param_comms` call's "Collective name",
+/// else the kernel's name), the message bytes ("In msg nelems" x the size of its "dtype"; 0 when
+/// the trace does not say) and the kernel's time.
+struct CommunicationKernel {
+  std::string collective;
+  std::uint64_t bytes = 0;
+  std::uint64_t duration_ns = 0;
+};
+
+/// time = latency + bytes / bandwidth, fitted by least squares (what a scenario's
+/// cluster.link.latency and cluster.link.bandwidth mean, docs/scenario.md).
+struct LinkFit {
+  double latency_ms = 0;
+  double bandwidth_bytes_per_second = 0;
+  std::size_t samples = 0;
+};
+
+/// The fit over the point-to-point kernels (collective send or recv) with known bytes; none
+/// without two distinct sizes or when time does not grow with size.
+std::optional<LinkFit> fit_point_to_point(const std::vector<CommunicationKernel> &kernels);
 
 /// What a trace gives: per-phase metrics (B and W derived from BW ranges included) and what was
 /// left out.
@@ -27,11 +52,20 @@ struct KinetoImport {
   std::size_t unattributed = 0;     ///< outside every phase range (optimizer, data loading...)
   std::size_t communication = 0;    ///< NCCL kernels, never layer time
   std::uint64_t communication_ns = 0;
+  std::vector<CommunicationKernel> communication_kernels;
+  /// With profile_memory=True: per forward phase, the CUDA bytes its thread allocated and did not
+  /// free inside the range (PyTorch's allocator events): what the layer keeps for its backward.
+  std::map<PhaseId, std::int64_t> forward_kept_bytes;
   std::size_t split_ranges = 0;     ///< BW ranges split into B and W
 };
 
 /// Parses the JSON text; throws Error naming `source` on a malformed trace or one without
 /// phase ranges.
 KinetoImport parse_kineto_trace(std::string_view text, const std::string &source);
+
+/// The cost file of an import: the measured times of the repetitions from `warmup` on
+/// (injected_cost_file) and, where the trace has allocator events, each layer's
+/// activation_bytes_full as the median of its forwards' kept bytes.
+CostFile kineto_cost_file(const KinetoImport &import, int warmup);
 
 } // namespace ppsim::profiler

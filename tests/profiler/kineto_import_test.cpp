@@ -19,9 +19,9 @@ KinetoImport fixture() { return parse_kineto_trace(read_text_file(kTrace, "trace
 
 TEST_CASE("kineto: kernels go to the innermost phase range of their launch; NCCL and the optimizer do not") {
   const KinetoImport import = fixture();
-  CHECK(import.kernels == 9);
-  CHECK(import.communication == 2);
-  CHECK(import.communication_ns == 100'000);
+  CHECK(import.kernels == 12);
+  CHECK(import.communication == 5);
+  CHECK(import.communication_ns == 270'000);
   CHECK(import.unattributed == 1);
   CHECK(import.split_ranges == 2);
   // Per iteration: F, and BW split into B (the input-gradient GEMM) and W (the weight-gradient
@@ -45,12 +45,35 @@ TEST_CASE("kineto: kernels go to the innermost phase range of their launch; NCCL
 
 TEST_CASE("kineto: warm-up iterations dropped, B and W measured, the cost file has what was measured") {
   const KinetoImport import = fixture();
-  const CostFile file = injected_cost_file(summarize_passes(import.phases, 1), "kineto_import");
+  const CostFile file = kineto_cost_file(import, 1);
   CHECK(write_cost_csv(file) ==
         "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_ms,"
-        "fwd_ms_p10,fwd_ms_p90,bwd_input_ms_p10,bwd_input_ms_p90,bwd_weight_ms_p10,bwd_weight_ms_p90,n_samples,"
-        "source\n"
-        "1,3,layer3,measured,0.012,0.022,0.033,0.055,0.012,0.012,0.022,0.022,0.033,0.033,1,kineto_import\n");
+        "fwd_ms_p10,fwd_ms_p90,bwd_input_ms_p10,bwd_input_ms_p90,bwd_weight_ms_p10,bwd_weight_ms_p90,"
+        "activation_bytes_full,n_samples,source\n"
+        "1,3,layer3,measured,0.012,0.022,0.033,0.055,0.012,0.012,0.022,0.022,0.033,0.033,4096,1,kineto_import\n");
+  // The forward kept 8192 bytes in the warm-up and 4096 after it: a workspace freed inside the
+  // range, a host allocation and a backward allocation are not activations.
+  const PhaseId warm{Pass::forward, 3, 0, 0}, timed{Pass::forward, 3, 0, 1};
+  CHECK(import.forward_kept_bytes.at(warm) == 8192);
+  CHECK(import.forward_kept_bytes.at(timed) == 4096);
+}
+
+TEST_CASE("kineto: NCCL kernels carry their collective and bytes; sends and receives fit a link") {
+  const KinetoImport import = fixture();
+  REQUIRE(import.communication_kernels.size() == 5);
+  CHECK(import.communication_kernels[0].collective == "allreduce");
+  CHECK(import.communication_kernels[0].bytes == 2048); // 1024 BFloat16 elements
+  CHECK(import.communication_kernels[2].collective == "send");
+  CHECK(import.communication_kernels[2].bytes == 1'000'000);
+  // 30, 90 and 50 us for 1, 4 and 2 MB: 10 us + bytes / 50 GB/s.
+  const std::optional<LinkFit> fit = fit_point_to_point(import.communication_kernels);
+  REQUIRE(fit.has_value());
+  CHECK(fit->samples == 3);
+  CHECK(fit->latency_ms == doctest::Approx(0.01));
+  CHECK(fit->bandwidth_bytes_per_second == doctest::Approx(50e9));
+  // One size, or time not growing with size, gives no fit.
+  CHECK_FALSE(fit_point_to_point({{"send", 100, 1000}, {"recv", 100, 2000}}).has_value());
+  CHECK_FALSE(fit_point_to_point({{"send", 100, 2000}, {"recv", 200, 1000}}).has_value());
 }
 
 TEST_CASE("kineto: without recorded shapes only BW is measured") {

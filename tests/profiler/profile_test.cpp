@@ -183,8 +183,18 @@ TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, 
   const Run run = profile({"import", trace, "--warmup", "1"});
   CHECK(run.code == 0);
   CHECK(run.out.find("1,3,layer3,measured,0.012,0.022,0.033,0.055,") != std::string::npos);
-  CHECK(run.err == "ppsim: 9 kernels: 6 in layer ranges (2 BW ranges split into B and W), 2 NCCL (0.1 ms, not "
-                   "layer time), 1 outside every range\n");
+  CHECK(run.err == "ppsim: 12 kernels: 6 in layer ranges (2 BW ranges split into B and W), 5 NCCL (0.27 ms, not "
+                   "layer time), 1 outside every range\n"
+                   "ppsim: point-to-point fit over 3 send/recv kernels: latency 0.01 ms, bandwidth 50 GB/s "
+                   "(--comm 0.01 --bandwidth 50GB/s)\n");
+  CHECK(run.out.find(",4096,1,kineto_import\n") != std::string::npos); // measured activation bytes
+  const std::string links = temp_path("links.csv");
+  CHECK(profile({"import", trace, "--links", links}).code == 0);
+  std::ifstream in(links);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "collective,bytes,ms\nallreduce,2048,0.05\nallreduce,2048,0.05\nsend,1000000,0.03\n"
+                "send,4000000,0.09\nrecv,2000000,0.05\n");
+  std::filesystem::remove(links);
   const Run all_warmup = profile({"import", trace, "--warmup", "2"});
   CHECK(all_warmup.code == 1);
   CHECK(all_warmup.err.find("every range is a warm-up iteration (--warmup 2)") != std::string::npos);
