@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include <algorithm>
+#include <deque>
 #include <charconv>
 #include <fmt/format.h>
 #include <map>
@@ -101,59 +102,87 @@ bool is_communication_kernel(std::string_view name) {
   return lower.find("nccl") != std::string::npos;
 }
 
-Attribution attribute(const DecodedActivity &activity) {
-  std::unordered_map<std::uint32_t, PhaseId> phase_of;
-  for (const CorrelationLink &link : activity.links) {
+IncrementalAttribution::IncrementalAttribution(std::size_t max_pending) : max_pending_(max_pending) {}
+
+void IncrementalAttribution::add(const DecodedActivity &batch) {
+  for (const CorrelationLink &link : batch.links) {
     if (link.external_kind != kPpsimExternalKind)
       continue; // another tool's ids
     if (const auto phase = unpack_phase_id(link.external_id))
-      phase_of[link.correlation_id] = *phase;
+      phase_of_[link.correlation_id] = *phase;
   }
-  struct Accumulator {
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
-    PhaseMetrics metrics;
-    std::uint64_t first_start = UINT64_MAX, last_end = 0;
-  };
-  std::map<PhaseId, Accumulator> by_phase;
-  Attribution result;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> unattributed;
-  for (const GpuActivity &gpu : activity.gpu) {
+  // Activity that waited for its link (which CUPTI may deliver in a later buffer).
+  std::deque<GpuActivity> waiting;
+  waiting.swap(pending_);
+  for (const GpuActivity &gpu : waiting) place(gpu);
+  for (const GpuActivity &gpu : batch.gpu) {
     if (gpu.start_ns == 0 && gpu.end_ns == 0) {
-      ++result.zero_timestamp_activities;
+      ++result_.zero_timestamp_activities;
       continue;
     }
-    if (gpu.kind == GpuActivityKind::kernel && gpu.name_id < activity.names.size() &&
-        is_communication_kernel(activity.names.text(gpu.name_id))) {
-      ++result.communication_kernels;
-      result.communication_busy_ns += gpu.end_ns - gpu.start_ns;
+    if (gpu.kind == GpuActivityKind::kernel && gpu.name_id < batch.names.size() &&
+        is_communication_kernel(batch.names.text(gpu.name_id))) {
+      ++result_.communication_kernels;
+      result_.communication_busy_ns += gpu.end_ns - gpu.start_ns;
       continue;
     }
-    const auto found = phase_of.find(gpu.correlation_id);
-    if (found == phase_of.end()) {
-      ++result.unattributed_activities;
-      unattributed.emplace_back(gpu.start_ns, gpu.end_ns);
-      continue;
-    }
-    Accumulator &phase = by_phase[found->second];
-    phase.metrics.phase = found->second;
-    phase.intervals.emplace_back(gpu.start_ns, gpu.end_ns);
-    phase.first_start = std::min(phase.first_start, gpu.start_ns);
-    phase.last_end = std::max(phase.last_end, gpu.end_ns);
-    if (gpu.kind == GpuActivityKind::kernel) {
-      ++phase.metrics.n_kernels;
-      phase.metrics.kernel_sum_ns += gpu.end_ns - gpu.start_ns;
-    } else {
-      phase.metrics.copy_bytes += gpu.bytes;
-    }
+    place(gpu);
   }
-  for (auto &[id, phase] : by_phase) {
-    phase.metrics.busy_union_ns = union_length_ns(std::move(phase.intervals));
+  while (pending_.size() > max_pending_) { // bounded: the oldest give up waiting
+    unattributed(pending_.front());
+    pending_.pop_front();
+  }
+}
+
+void IncrementalAttribution::place(const GpuActivity &gpu) {
+  const auto found = phase_of_.find(gpu.correlation_id);
+  if (found == phase_of_.end()) {
+    pending_.push_back(gpu);
+    return;
+  }
+  Accumulator &phase = by_phase_[found->second];
+  phase.metrics.phase = found->second;
+  phase.intervals.emplace_back(gpu.start_ns, gpu.end_ns);
+  phase.first_start = std::min(phase.first_start, gpu.start_ns);
+  phase.last_end = std::max(phase.last_end, gpu.end_ns);
+  if (gpu.kind == GpuActivityKind::kernel) {
+    ++phase.metrics.n_kernels;
+    phase.metrics.kernel_sum_ns += gpu.end_ns - gpu.start_ns;
+  } else {
+    phase.metrics.copy_bytes += gpu.bytes;
+  }
+}
+
+void IncrementalAttribution::unattributed(const GpuActivity &gpu) {
+  ++result_.unattributed_activities;
+  unattributed_.emplace_back(gpu.start_ns, gpu.end_ns);
+  // Bounded too: past this many intervals their union is folded into the total (overlaps across
+  // two folds, rare since activity arrives nearly in time order, are then counted twice).
+  constexpr std::size_t kFoldAt = std::size_t{1} << 16;
+  if (unattributed_.size() >= kFoldAt) {
+    result_.unattributed_busy_ns += union_length_ns(std::move(unattributed_));
+    unattributed_.clear();
+  }
+}
+
+Attribution IncrementalAttribution::finish() {
+  for (const GpuActivity &gpu : pending_) unattributed(gpu);
+  pending_.clear();
+  Attribution result = result_;
+  for (auto &[id, phase] : by_phase_) {
+    phase.metrics.busy_union_ns = union_length_ns(phase.intervals);
     phase.metrics.span_ns = phase.last_end - phase.first_start;
     result.attributed_busy_ns += phase.metrics.busy_union_ns;
     result.phases.push_back(phase.metrics);
   }
-  result.unattributed_busy_ns = union_length_ns(std::move(unattributed));
+  result.unattributed_busy_ns += union_length_ns(unattributed_);
   return result;
+}
+
+Attribution attribute(const DecodedActivity &activity) {
+  IncrementalAttribution attribution;
+  attribution.add(activity);
+  return attribution.finish();
 }
 
 } // namespace ppsim::profiler

@@ -7,6 +7,10 @@
 
 #include <compare>
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <unordered_map>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +84,34 @@ struct Attribution {
 /// Joins activities to phases. Links may arrive in any buffer order; when one correlation id has
 /// several ppsim links, the last recorded wins (CUPTI records only the innermost pushed id).
 Attribution attribute(const DecodedActivity &activity);
+
+/// The same join, fed buffer by buffer so that a long run keeps only what it still needs (the
+/// injection library): activity without its link waits for a later buffer, at most `max_pending`
+/// of it (the oldest then count as unattributed); per-phase intervals are kept until finish().
+class IncrementalAttribution {
+public:
+  explicit IncrementalAttribution(std::size_t max_pending = SIZE_MAX);
+  /// Folds one batch of decoded records (which the caller may then discard).
+  void add(const DecodedActivity &batch);
+  /// The attribution so far; what still waits for a link is unattributed.
+  [[nodiscard]] Attribution finish();
+
+private:
+  struct Accumulator {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
+    PhaseMetrics metrics;
+    std::uint64_t first_start = UINT64_MAX, last_end = 0;
+  };
+  void place(const GpuActivity &gpu);
+  void unattributed(const GpuActivity &gpu);
+
+  std::size_t max_pending_;
+  std::unordered_map<std::uint32_t, PhaseId> phase_of_;
+  std::deque<GpuActivity> pending_;
+  std::map<PhaseId, Accumulator> by_phase_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> unattributed_;
+  Attribution result_; ///< the counters
+};
 
 /// Length of the union of half-open [start, end) intervals.
 std::uint64_t union_length_ns(std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals);

@@ -134,6 +134,7 @@ void ActivityCollector::complete_buffer(CUcontext context, std::uint32_t stream_
   if (api_.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS) {
     decoded_.dropped_records += dropped;
   }
+  if (options_.on_decoded) options_.on_decoded(decoded_);
   const auto lent =
       std::find_if(lent_buffers_.begin(), lent_buffers_.end(),
                    [&](const Buffer &candidate) { return candidate.get() == buffer; });

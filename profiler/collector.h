@@ -7,6 +7,7 @@
 #include "profiler/cupti_api.h"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -18,6 +19,10 @@ struct CollectorOptions {
   std::size_t buffer_bytes = 8u << 20; ///< 4-8 MiB per CUPTI's guidance
   std::size_t pool_buffers = 16;       ///< buffers kept for reuse; more are allocated if needed
   bool memory_records = false;         ///< MEMORY2 and MEMORY_POOL (allocations in phases)
+  /// Called (on CUPTI's thread, under the collector's lock) after each buffer is decoded, with
+  /// everything decoded and not yet taken; it may consume and clear it, so that a long run keeps
+  /// bounded memory (the injection library folds it into an IncrementalAttribution).
+  std::function<void(DecodedActivity &)> on_decoded;
 };
 
 /// Collects activity through a CuptiApi table (the real libcupti or a test fake).

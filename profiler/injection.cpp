@@ -3,7 +3,9 @@
 // it collects kernels through CUPTI's Activity API, turns NVTX ranges named layer/pass/microbatch
 // ("3/B/0", or "L03.B.mb0") into external correlation ids, and at exit writes the per-layer times
 // (medians over the ranges' repetitions) to $PPSIM_COSTS_OUT (default ppsim_costs.csv; .json for
-// JSON), one file per launcher rank (costs.rank3.csv, or "{rank}" in the name). $PPSIM_WARMUP repetitions of each phase are discarded (default 0). Only the layers and
+// JSON), one file per launcher rank (costs.rank3.csv, or "{rank}" in the name). Memory stays
+// bounded: each buffer is attributed as it completes, and only the first $PPSIM_MAX_REPETITIONS
+// (default 100) ranges of each layer, pass and microbatch are measured. $PPSIM_WARMUP repetitions of each phase are discarded (default 0). Only the layers and
 // passes some range measured are written; bytes and FLOPs are absent: merge with `ppsim profile
 // --analytic` rows for those.
 #include "profiler/collector.h"
@@ -40,16 +42,39 @@ CuptiApi linked_api() {
   return api;
 }
 
+// Bounds on what a long run keeps: the repetitions measured per (layer, pass, microbatch)
+// ($PPSIM_MAX_REPETITIONS, default 100) and the kernels waiting for a link in a later buffer.
+constexpr std::uint16_t kDefaultMaxRepetitions = 100;
+constexpr std::size_t kMaxPendingActivity = std::size_t{1} << 20;
+
+std::uint16_t max_repetitions() {
+  const char *text = std::getenv("PPSIM_MAX_REPETITIONS");
+  const long value = text != nullptr ? std::strtol(text, nullptr, 10) : 0;
+  return value > 0 && value <= UINT16_MAX ? static_cast<std::uint16_t>(value) : kDefaultMaxRepetitions;
+}
+
 struct Injection {
   CuptiApi api = linked_api();
   std::unique_ptr<ActivityCollector> collector;
   CUpti_SubscriberHandle subscriber = nullptr;
+  // Each decoded buffer is folded here and dropped (under the collector's lock).
+  IncrementalAttribution attribution{kMaxPendingActivity};
+  DecodedActivity counters; ///< what the warnings need: dropped and truncated records
+  std::uint16_t repetitions = max_repetitions();
 };
 Injection *injection = nullptr; // the driver loads an injection library once per process
 
 RangeCorrelator &thread_correlator() {
-  thread_local RangeCorrelator correlator;
+  thread_local RangeCorrelator correlator(injection != nullptr ? injection->repetitions : kDefaultMaxRepetitions);
   return correlator;
+}
+
+void fold(Injection &state, DecodedActivity &batch) {
+  state.attribution.add(batch);
+  state.counters.dropped_records += batch.dropped_records;
+  state.counters.truncated_buffers += batch.truncated_buffers;
+  state.counters.records += batch.records;
+  batch = DecodedActivity{};
 }
 
 const char *pushed_name(CUpti_CallbackId id, const void *params) {
@@ -95,9 +120,9 @@ void write_costs() {
   if (injection == nullptr)
     return;
   try {
-    injection->collector->stop(); // flushes every buffer
-    const DecodedActivity activity = injection->collector->take();
-    const Attribution attribution = attribute(activity);
+    injection->collector->stop(); // flushes every buffer, folded as it completes
+    const Attribution attribution = injection->attribution.finish();
+    const DecodedActivity &activity = injection->counters;
     const char *warmup_text = std::getenv("PPSIM_WARMUP");
     const std::vector<PassSummary> passes =
         summarize_passes(attribution.phases, warmup_text != nullptr ? std::atoi(warmup_text) : 0);
@@ -149,7 +174,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
                             "cuptiSubscribe");
       profiler::check_cupti(cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_NVTX),
                             "cuptiEnableDomain");
-      state->collector = std::make_unique<profiler::ActivityCollector>(state->api);
+      profiler::CollectorOptions options;
+      options.on_decoded = [raw = state.get()](profiler::DecodedActivity &batch) { profiler::fold(*raw, batch); };
+      state->collector = std::make_unique<profiler::ActivityCollector>(state->api, options);
       state->collector->start();
     } catch (const std::exception &error) {
       std::fprintf(stderr, "ppsim inject: %s\n", error.what());

@@ -18,6 +18,10 @@ namespace ppsim::profiler {
 /// One thread's range stack (NVTX push/pop ranges are per thread).
 class RangeCorrelator {
 public:
+  /// Past `max_repetitions` ranges of one (layer, pass, microbatch), pushes yield no id: a long
+  /// run measures its first repetitions and keeps bounded state.
+  explicit RangeCorrelator(std::uint16_t max_repetitions = UINT16_MAX) : max_repetitions_(max_repetitions) {}
+
   /// A range named `name` was pushed: the external id to push, or nullopt for other ranges.
   /// The repetition field counts earlier ranges of the same (layer, pass, microbatch).
   std::optional<std::uint64_t> push(std::string_view name);
@@ -27,6 +31,7 @@ public:
   [[nodiscard]] std::size_t depth() const { return pushed_.size(); }
 
 private:
+  std::uint16_t max_repetitions_;
   std::vector<bool> pushed_;
   std::map<std::tuple<std::uint16_t, Pass, std::uint16_t>, std::uint16_t> seen_;
 };

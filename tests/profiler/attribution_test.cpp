@@ -115,6 +115,26 @@ TEST_CASE("a phase with memcpy and memset counts their time and bytes") {
   CHECK(attribution.phases[0].busy_union_ns == 20 + 5 + 10);
 }
 
+TEST_CASE("fed batch by batch: a kernel waits for a link in a later batch; past the bound it is unattributed") {
+  IncrementalAttribution attribution(2);
+  DecodedActivity first, second, third;
+  testing::ActivityBuffer a, b, c;
+  a.kernel(1, 100, 150, "gemm").kernel(2, 200, 260, "gemm");
+  decode(a, first);
+  attribution.add(first); // both wait
+  b.link(1, pack_phase_id(kForward)).kernel(3, 300, 310, "gemm");
+  decode(b, second);
+  attribution.add(second); // 1 placed; 2 and 3 wait
+  c.kernel(4, 400, 420, "gemm");
+  decode(c, third);
+  attribution.add(third); // three would wait: the oldest (2) gives up
+  const Attribution result = attribution.finish();
+  REQUIRE(result.phases.size() == 1);
+  CHECK(result.phases[0].busy_union_ns == 50);
+  CHECK(result.unattributed_activities == 3);
+  CHECK(result.unattributed_busy_ns == 60 + 10 + 20);
+}
+
 TEST_CASE("a link arriving in a later buffer than its kernels still attributes them") {
   DecodedActivity activity;
   testing::ActivityBuffer kernels;

@@ -105,7 +105,7 @@ TEST_CASE("start enables the kinds attribution needs, never the serialising KERN
 
 TEST_CASE("memory records are enabled on request") {
   const CuptiApi api = fake_api();
-  ActivityCollector collector(api, CollectorOptions{1 << 16, 2, true});
+  ActivityCollector collector(api, CollectorOptions{1 << 16, 2, true, {}});
   collector.start();
   CHECK(std::find(fake.enabled.begin(), fake.enabled.end(), CUPTI_ACTIVITY_KIND_MEMORY2) !=
         fake.enabled.end());
@@ -114,7 +114,7 @@ TEST_CASE("memory records are enabled on request") {
 
 TEST_CASE("flushed buffers are decoded, dropped records counted, buffers reused") {
   const CuptiApi api = fake_api();
-  ActivityCollector collector(api, CollectorOptions{1 << 16, 1, false});
+  ActivityCollector collector(api, CollectorOptions{1 << 16, 1, false, {}});
   collector.start();
   fake.dropped = 3;
   fake.pending.link(5, 99).kernel(5, 10, 20, "k1");
@@ -204,6 +204,25 @@ TEST_CASE("a buffer CUPTI has not completed is not freed with the collector") {
   // Still writable (ASan would report a use after free), then returned by hand.
   held[0] = 1;
   ::operator delete[](held, std::align_val_t{8});
+}
+
+TEST_CASE("on_decoded folds each buffer as it completes, and may drop it") {
+  const CuptiApi api = fake_api();
+  CollectorOptions options{1 << 16, 1, false, {}};
+  std::size_t kernels_seen = 0;
+  options.on_decoded = [&](DecodedActivity &batch) {
+    kernels_seen += batch.gpu.size();
+    batch = DecodedActivity{};
+  };
+  ActivityCollector collector(api, options);
+  collector.start();
+  fake.pending.kernel(5, 10, 20, "k1");
+  collector.flush();
+  fake.pending.kernel(6, 30, 45, "k2").kernel(7, 50, 60, "k3");
+  collector.flush();
+  collector.stop();
+  CHECK(kernels_seen == 3);
+  CHECK(collector.take().gpu.empty()); // nothing kept
 }
 
 } // namespace ppsim::profiler

@@ -33,4 +33,17 @@ TEST_CASE("repeated ranges of one phase count repetitions") {
   CHECK(unpack_phase_id(*other)->repetition == 0);
 }
 
+TEST_CASE("past the repetition cap a range yields no id, so a long run keeps bounded state") {
+  RangeCorrelator correlator(2);
+  for (int repetition = 0; repetition < 2; ++repetition) {
+    const auto id = correlator.push("3/B/0");
+    REQUIRE(id.has_value());
+    CHECK(unpack_phase_id(*id)->repetition == repetition);
+    CHECK(correlator.pop());
+  }
+  CHECK_FALSE(correlator.push("3/B/0").has_value());
+  CHECK_FALSE(correlator.pop()); // nothing was pushed for it
+  CHECK(correlator.push("3/B/1").has_value()); // another microbatch has its own count
+}
+
 } // namespace ppsim::profiler
