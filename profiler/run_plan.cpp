@@ -71,4 +71,17 @@ std::vector<PhaseMetrics> phase_metrics_from_events(const std::vector<EventTimin
   return phases;
 }
 
+void apply_arena_peaks(std::vector<CostRow> &rows, const std::map<Pass, PhaseBytes> &measured) {
+  const std::pair<Pass, double CostRow::*> fields[] = {
+      {Pass::forward, &CostRow::fwd_peak_temp_bytes},
+      {Pass::backward_input, &CostRow::bwd_input_peak_temp_bytes},
+      {Pass::backward_weight, &CostRow::bwd_weight_peak_temp_bytes},
+      {Pass::recompute_full, &CostRow::recompute_peak_temp_bytes}};
+  for (const auto &[pass, field] : fields) {
+    const auto found = measured.find(pass);
+    if (found == measured.end()) continue;
+    for (CostRow &row : rows) row.*field = static_cast<double>(found->second.peak_temp_bytes);
+  }
+}
+
 } // namespace ppsim::profiler

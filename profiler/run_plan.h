@@ -2,7 +2,11 @@
 // What the GPU runner does, without a GPU (spec profiler.md 3): the order of the timed phases in
 // each mode, and the phase metrics a CUDA-event timer yields, so that both timers feed the same
 // statistics (stats.h).
+#include "profiler/arena.h"
 #include "profiler/attribution.h"
+#include "sim/io/cost_file.h"
+
+#include <map>
 
 #include <string>
 #include <vector>
@@ -61,5 +65,10 @@ struct EventTiming {
 /// Phase metrics from event timings: busy and span are the elapsed time (events see the stream,
 /// not the kernels), so summarize_passes takes medians of it as for the CUPTI timer.
 std::vector<PhaseMetrics> phase_metrics_from_events(const std::vector<EventTiming> &timings);
+
+/// Writes each pass's transient workspace as the arena measured it (PhaseMeter: its peak above
+/// what it keeps, the largest over the layers) into every row's *_peak_temp_bytes: F, B, W and
+/// R_full; the analytic values assume bf16 attention scores, the workload keeps them in fp32.
+void apply_arena_peaks(std::vector<CostRow> &rows, const std::map<Pass, PhaseBytes> &measured);
 
 } // namespace ppsim::profiler

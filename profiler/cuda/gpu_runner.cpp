@@ -16,6 +16,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <memory>
+#include <map>
 #include <optional>
 
 namespace ppsim::profiler::gpu {
@@ -112,6 +113,7 @@ CostFile measure(const GpuProfileRequest &request) {
   BlockShape workload_shape = request.shape;
   workload_shape.dropout = false;
   std::uint64_t measured_stash = 0;
+  std::map<Pass, PhaseBytes> arena_bytes;
   {
     const BlockShape &shape = request.shape;
     const GpuBlockShape sizes{static_cast<int>(shape.batch), static_cast<int>(shape.seq),
@@ -131,6 +133,10 @@ CostFile measure(const GpuProfileRequest &request) {
     for (int rep = 0; rep < total; ++rep) {
       for (std::size_t k = 0; k < steps.size(); ++k) {
         {
+          // The arena's counters in the first timed repetition: each pass's transient workspace.
+          std::optional<PhaseMeter> meter;
+          if (rep == request.warmup)
+            meter.emplace(arena);
           PhaseScope scope(cupti ? &cupti->api : nullptr, phase_of(steps[k], rep));
           if (events)
             events->record_start(k, stream);
@@ -138,6 +144,10 @@ CostFile measure(const GpuProfileRequest &request) {
               static_cast<GpuPass>(static_cast<int>(steps[k].pass)));
           if (events)
             events->record_end(k, stream);
+          if (meter) {
+            PhaseBytes &largest = arena_bytes[steps[k].pass];
+            largest.peak_temp_bytes = std::max(largest.peak_temp_bytes, meter->finish().peak_temp_bytes);
+          }
         }
         if (synchronizes_each_phase(request.mode))
           check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
@@ -169,6 +179,7 @@ CostFile measure(const GpuProfileRequest &request) {
   cudaStreamDestroy(stream);
   CostFile file = analytic_cost_file(workload_shape, request.layers, request.device);
   for (CostRow &row : file.rows) row.activation_bytes_full = static_cast<double>(measured_stash);
+  apply_arena_peaks(file.rows, arena_bytes);
   apply_measurements(file.rows, summarize_passes(attribution.phases, request.warmup),
                      use_cupti ? "cupti" : "cuda_events");
   CostMetadata &m = file.metadata;

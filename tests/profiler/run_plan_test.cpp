@@ -144,4 +144,21 @@ TEST_CASE("CUDA-event timings feed the CUPTI statistics: medians after warm-up, 
   CHECK(rows[0].source == "cuda_events");
 }
 
+TEST_CASE("the arena's measured workspaces replace the analytic transient peaks") {
+  std::vector<CostRow> rows(2);
+  for (CostRow &row : rows) row.bwd_weight_peak_temp_bytes = 7; // W not measured: kept
+  std::map<Pass, PhaseBytes> measured;
+  measured[Pass::forward].peak_temp_bytes = 4096;        // fp32 scores
+  measured[Pass::backward_input].peak_temp_bytes = 9216; // their gradients in fp32 and bf16
+  measured[Pass::recompute_full].peak_temp_bytes = 4096;
+  measured[Pass::backward_total].peak_temp_bytes = 1;    // no column of its own
+  apply_arena_peaks(rows, measured);
+  for (const CostRow &row : rows) {
+    CHECK(row.fwd_peak_temp_bytes == 4096);
+    CHECK(row.bwd_input_peak_temp_bytes == 9216);
+    CHECK(row.recompute_peak_temp_bytes == 4096);
+    CHECK(row.bwd_weight_peak_temp_bytes == 7);
+  }
+}
+
 } // namespace ppsim::profiler
