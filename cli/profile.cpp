@@ -198,8 +198,12 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
       throw Error("", 0, "--warmup", "an nsys summary has no per-iteration rows: profile after the warm-up instead");
     file = profiler::injected_cost_file(profiler::nsys_pass_summaries(profiler::parse_nsys_projection_csv(text, path)),
                                         "nsys_import");
+    if (file.rows.empty())
+      throw Error(path, 0, "", "no range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch)");
   } else {
     const profiler::KinetoImport import = profiler::parse_kineto_trace(text, path);
+    if (import.phases.empty())
+      throw Error(path, 0, "", "no GPU work inside any phase range (record with ProfilerActivity.CUDA)");
     file = profiler::kineto_cost_file(import, warmup);
     if (file.rows.empty())
       throw Error(path, 0, "", fmt::format("every range is a warm-up iteration (--warmup {})", warmup));

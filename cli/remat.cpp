@@ -32,8 +32,7 @@ double largest_peak(const Scenario &scenario, const Schedule &schedule) {
 // The first line: what is solved, under which budget and accounting. `solved` is the scenario
 // the form solves (the elf form's has lumped timing).
 std::string budget_line(const std::string &schedule, const Scenario &solved, IlpForm form) {
-  std::size_t levels = 0;
-  for (const StageCosts &costs : solved.stage_costs) levels = std::max(levels, costs.checkpoint_level_recompute.size());
+  const int levels = solved.most_checkpoint_levels();
   const char *model = solved.memory_model == MemoryModel::bytes ? "byte model"
                       : solved.memory_model == MemoryModel::zb  ? "zb model"
                                                                 : "count model";
@@ -66,8 +65,7 @@ std::string plan_row(const std::string &policy, const std::string &status, const
 
 // With checkpoint levels, which R the ILP plan runs at each level (the R column counts them all).
 std::string levels_line(const Scenario &scenario, const RematPlan &plan) {
-  std::size_t levels = 0;
-  for (const StageCosts &costs : scenario.stage_costs) levels = std::max(levels, costs.checkpoint_level_recompute.size());
+  const auto levels = static_cast<std::size_t>(scenario.most_checkpoint_levels());
   if (levels == 0) return "";
   std::vector<int> count(levels + 1, 0);
   for (int s = 0; s < plan.stages(); ++s) {

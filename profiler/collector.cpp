@@ -7,12 +7,23 @@
 #include <algorithm>
 #include <atomic>
 #include <new>
+#include <thread>
 
 namespace ppsim::profiler {
 namespace {
 
-// CUPTI's callbacks have no user-data argument: the active collector is found here.
+// CUPTI's callbacks have no user-data argument: the active collector is found here. A callback
+// counts itself in `callbacks_running` before it looks, so a collector that clears the pointer
+// and then waits for the count to drop cannot be destroyed under a callback.
 std::atomic<ActivityCollector *> active_collector{nullptr};
+std::atomic<int> callbacks_running{0};
+
+struct RunningCallback {
+  RunningCallback() { ++callbacks_running; }
+  ~RunningCallback() { --callbacks_running; }
+  RunningCallback(const RunningCallback &) = delete;
+  RunningCallback &operator=(const RunningCallback &) = delete;
+};
 
 constexpr std::align_val_t kBufferAlignment{8}; // CUPTI requires 8-byte aligned buffers
 
@@ -35,8 +46,7 @@ ActivityCollector::~ActivityCollector() {
     enabled_.clear();
     api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   }
-  ActivityCollector *self = this;
-  active_collector.compare_exchange_strong(self, nullptr);
+  detach();
   // A buffer CUPTI has not completed may still be written: never free it under CUPTI.
   const std::lock_guard lock(mutex_);
   for (Buffer &buffer : lent_buffers_)
@@ -90,7 +100,14 @@ void ActivityCollector::stop() {
     api_.activity_disable(kind);
   enabled_.clear();
   flush();
-  active_collector.store(nullptr);
+  detach();
+}
+
+void ActivityCollector::detach() {
+  ActivityCollector *self = this;
+  active_collector.compare_exchange_strong(self, nullptr);
+  // A callback that found this collector before the pointer was cleared may still run.
+  while (callbacks_running.load() != 0) std::this_thread::yield();
 }
 
 DecodedActivity ActivityCollector::take() {
@@ -146,6 +163,7 @@ void ActivityCollector::complete_buffer(CUcontext context, std::uint32_t stream_
 
 void CUPTIAPI ActivityCollector::on_request(std::uint8_t **buffer, std::size_t *size,
                                             std::size_t *max_records) {
+  const RunningCallback running;
   ActivityCollector *self = active_collector.load();
   if (self == nullptr) { // no collector any more: CUPTI (API >= 27) drops the records
     *buffer = nullptr;
@@ -161,6 +179,7 @@ void CUPTIAPI ActivityCollector::on_request(std::uint8_t **buffer, std::size_t *
 void CUPTIAPI ActivityCollector::on_complete(CUcontext context, std::uint32_t stream_id,
                                              std::uint8_t *buffer, std::size_t /*size*/,
                                              std::size_t valid_size) {
+  const RunningCallback running;
   ActivityCollector *self = active_collector.load();
   if (self == nullptr) return; // completed after its collector ended: the buffer was left to CUPTI
   self->complete_buffer(context, stream_id, buffer, valid_size);

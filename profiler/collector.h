@@ -54,6 +54,8 @@ private:
                                   std::size_t *max_records);
   static void CUPTIAPI on_complete(CUcontext context, std::uint32_t stream_id, std::uint8_t *buffer,
                                    std::size_t size, std::size_t valid_size);
+  /// Stops being the active collector and waits for callbacks already inside it.
+  void detach();
   std::uint8_t *acquire_buffer();
   void complete_buffer(CUcontext context, std::uint32_t stream_id, std::uint8_t *buffer,
                        std::size_t valid_size);

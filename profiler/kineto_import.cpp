@@ -23,8 +23,23 @@ using Json = nlohmann::json;
 // A CPU-side interval on one thread: a phase range or an operator.
 struct CpuSpan {
   std::uint64_t start = 0, end = 0;
-  std::size_t index = 0; // into the phase or operator list
+  std::size_t index = 0;      // into the phase or operator list
+  std::ptrdiff_t parent = -1; // the enclosing span of the same thread and list, once sorted
 };
+
+// Sorts one thread's spans by start (outer first on ties) and links each to its enclosing span,
+// so that the innermost span around a time is a binary search and a walk up a few parents.
+void nest(std::vector<CpuSpan> &spans) {
+  std::sort(spans.begin(), spans.end(), [](const CpuSpan &a, const CpuSpan &b) {
+    return a.start != b.start ? a.start < b.start : a.end > b.end;
+  });
+  std::vector<std::ptrdiff_t> open;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    while (!open.empty() && spans[static_cast<std::size_t>(open.back())].end <= spans[i].start) open.pop_back();
+    spans[i].parent = open.empty() ? -1 : open.back();
+    open.push_back(static_cast<std::ptrdiff_t>(i));
+  }
+}
 
 struct Operator {
   std::string name;
@@ -70,7 +85,23 @@ public:
       events = &document["traceEvents"];
     }
     if (!events->is_array()) fail("not a PyTorch profiler trace: \"traceEvents\" is not a list");
-    for (std::size_t i = 0; i < events->size(); ++i) read_event((*events)[i], i);
+    // Older traces count microseconds from the epoch: times are taken from the earliest event.
+    bool any = false;
+    for (const Json &event : *events) {
+      if (!event.is_object() || !event.contains("ts") || !event["ts"].is_number()) continue;
+      const double ts = event["ts"].get<double>();
+      if (std::isfinite(ts) && (!any || ts < base_us_)) base_us_ = ts;
+      any = true;
+    }
+    for (std::size_t i = 0; i < events->size(); ++i) {
+      try {
+        read_event((*events)[i], i);
+      } catch (const Json::exception &error) {
+        fail(fmt::format("event {}: {}", i, error.what()));
+      }
+    }
+    for (auto &[thread, spans] : phase_spans_) nest(spans);
+    for (auto &[thread, spans] : operator_spans_) nest(spans);
   }
 
   KinetoImport attribute() {
@@ -146,10 +177,11 @@ public:
 private:
   [[noreturn]] void fail(const std::string &sentence) const { throw Error(source_, 0, "", sentence); }
 
+  // A time ("ts", from the earliest event) or a duration ("dur") in microseconds, as nanoseconds.
   std::uint64_t nanoseconds(const Json &value, std::size_t event, const char *field) const {
     if (!value.is_number()) fail(fmt::format("event {}: \"{}\" is not a number", event, field));
-    const double microseconds = value.get<double>();
-    if (!std::isfinite(microseconds) || microseconds < 0 || microseconds > 1e15)
+    const double microseconds = value.get<double>() - (std::string_view(field) == "ts" ? base_us_ : 0.0);
+    if (!std::isfinite(microseconds) || microseconds < 0 || microseconds > 1e12)
       fail(fmt::format("event {}: \"{}\" is out of range ({})", event, field, value.dump()));
     return static_cast<std::uint64_t>(std::llround(microseconds * 1000));
   }
@@ -235,12 +267,15 @@ private:
                                        std::string_view named = {}) const {
     const auto found = spans.find(thread);
     if (found == spans.end()) return std::nullopt;
-    const CpuSpan *best = nullptr;
-    for (const CpuSpan &span : found->second) {
-      if (!named.empty() && operators_[span.index].name != named) continue;
-      if (span.start <= time && time < span.end && (best == nullptr || span.start >= best->start)) best = &span;
+    const std::vector<CpuSpan> &list = found->second;
+    // The last span to start by `time`, then up its enclosing spans (nest()).
+    auto at = std::upper_bound(list.begin(), list.end(), time,
+                               [](std::uint64_t t, const CpuSpan &span) { return t < span.start; });
+    for (std::ptrdiff_t i = (at - list.begin()) - 1; i >= 0; i = list[static_cast<std::size_t>(i)].parent) {
+      const CpuSpan &span = list[static_cast<std::size_t>(i)];
+      if (time < span.end && (named.empty() || operators_[span.index].name == named)) return span.index;
     }
-    return best == nullptr ? std::nullopt : std::optional<std::size_t>(best->index);
+    return std::nullopt;
   }
 
   // Per layer, the weights its forward `aten::linear` calls used: (out, in) and the tokens.
@@ -249,12 +284,16 @@ private:
     for (const auto &[thread, phase_spans] : phase_spans_) {
       const auto ops = operator_spans_.find(thread);
       if (ops == operator_spans_.end()) continue;
+      const std::vector<CpuSpan> &list = ops->second;
       for (const CpuSpan &range : phase_spans) {
         const PhaseId &phase = phases_[range.index];
         if (phase.pass != Pass::forward) continue;
-        for (const CpuSpan &span : ops->second) {
+        auto first = std::lower_bound(list.begin(), list.end(), range.start,
+                                      [](const CpuSpan &span, std::uint64_t t) { return span.start < t; });
+        for (auto it = first; it != list.end() && it->start < range.end; ++it) {
+          const CpuSpan &span = *it;
           const Operator &op = operators_[span.index];
-          if (span.start < range.start || span.end > range.end || op.name != "aten::linear") continue;
+          if (span.end > range.end || op.name != "aten::linear") continue;
           if (op.input_dims.size() < 2 || op.input_dims[0].empty() || op.input_dims[1].size() != 2) continue;
           std::int64_t tokens = 1;
           for (std::size_t d = 0; d + 1 < op.input_dims[0].size(); ++d) tokens *= op.input_dims[0][d];
@@ -309,6 +348,7 @@ private:
   std::map<std::int64_t, std::pair<std::string, std::uint64_t>> launches_; // correlation -> (thread, time)
   std::vector<GpuActivity> gpu_;
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>> memory_; // thread -> (time, bytes)
+  double base_us_ = 0; // the earliest "ts"
 };
 
 } // namespace
@@ -319,9 +359,15 @@ CostFile kineto_cost_file(const KinetoImport &import, int warmup) {
   for (const auto &[phase, bytes] : import.forward_kept_bytes)
     if (phase.repetition >= warmup) kept[phase.layer].push_back(bytes);
   if (kept.empty()) return file;
+  for (const CostRow &row : file.rows) {
+    if (!kept.count(static_cast<std::uint16_t>(row.layer_id))) {
+      file.metadata.warnings.push_back(fmt::format(
+          "layer {} has no allocator events in its forward: activation_bytes_full left absent", row.layer_id));
+      return file;
+    }
+  }
   for (CostRow &row : file.rows) {
     auto found = kept.find(static_cast<std::uint16_t>(row.layer_id));
-    if (found == kept.end()) continue;
     std::vector<std::int64_t> &samples = found->second;
     std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2), samples.end());
     row.activation_bytes_full = static_cast<double>(std::max<std::int64_t>(0, samples[samples.size() / 2]));

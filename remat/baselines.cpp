@@ -120,9 +120,7 @@ public:
 
 private:
   [[nodiscard]] bool on(int stage, int microbatch, int choice) const {
-    const RematDecision &d = plan_.at(stage, microbatch);
-    if (is_forward_choice(choice)) return d.forward == ForwardRemat::full && d.level == level_of_choice(choice);
-    return d.backward == (choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full);
+    return takes(plan_.at(stage, microbatch), choice);
   }
 
   // The choice of (s,j) that excludes `choice` and is on (R and its levels; RW and RBW), or -1.

@@ -11,6 +11,11 @@
 
 namespace ppsim {
 
+bool takes(const RematDecision &decision, int choice) {
+  if (is_forward_choice(choice)) return decision.forward == ForwardRemat::full && decision.level == level_of_choice(choice);
+  return decision.backward == (choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full);
+}
+
 int checkpoint_levels(const Scenario &scenario, const MemoryTrack &track, int stage) {
   const auto s = static_cast<std::size_t>(stage);
   return static_cast<int>(std::min(scenario.stage_costs[s].checkpoint_level_recompute.size(),

@@ -32,6 +32,9 @@ inline constexpr int kChoiceCount = kFirstLevelChoice + kMaxCheckpointLevels;
 [[nodiscard]] constexpr int choice_of_level(int level) {
   return level == 0 ? kForwardChoice : kFirstLevelChoice + level - 1;
 }
+/// Whether `decision` takes `choice`: its R at that level, or that backward option.
+[[nodiscard]] bool takes(const RematDecision &decision, int choice);
+
 /// The checkpoint levels stage `stage` offers in the scenario's costs and in `track`.
 [[nodiscard]] int checkpoint_levels(const Scenario &scenario, const MemoryTrack &track, int stage);
 

@@ -20,8 +20,12 @@ Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scena
     input.fail("remat.checkpoint_levels", "checkpoint levels come from a per-layer cost file: give model.costs_file");
   const CostFile file = read_cost_file(input.costs_file);
   const double ticks_per_ms = static_cast<double>(scenario.time_scale.ticks_per_unit) * units_per_second(input) / 1e3;
-  return with_checkpoint_levels(scenario, stage_layers(input, file, scenario.stages_per_pipe()),
-                                input.remat_checkpoint_levels, ticks_per_ms);
+  try {
+    return with_checkpoint_levels(scenario, stage_layers(input, file, scenario.stages_per_pipe()),
+                                  input.remat_checkpoint_levels, ticks_per_ms);
+  } catch (const Error &error) {
+    input.fail("remat.checkpoint_levels", fmt::format("{} in {}", error.sentence(), input.costs_file));
+  }
 }
 
 PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
@@ -45,9 +49,12 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
   }
   constexpr std::string_view kFile = "file:";
   if (policy.starts_with(kFile)) {
+    // A plan may name checkpoint levels (level:K): they exist with remat.checkpoint_levels.
+    Scenario leveled = scenario_with_checkpoint_levels(input, scenario);
     const std::string path = policy.substr(kFile.size());
-    return {scenario, apply_plan(base, parse_plan_csv(read_text_file(path, "remat plan file"), path,
-                                                      scenario.stage_count(), scenario.microbatches))};
+    Schedule schedule = apply_plan(base, parse_plan_csv(read_text_file(path, "remat plan file"), path,
+                                                        leveled.stage_count(), leveled.microbatches));
+    return {std::move(leveled), std::move(schedule)};
   }
   throw Error(fmt::format(
       "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));

@@ -421,14 +421,9 @@ std::vector<double> start_values(const StageRematModel &model, const RematPlan &
   std::vector<double> values(model.model.variables.size(), 0.0);
   for (int s = 0; s < stages; ++s) {
     for (int j = 0; j < microbatches; ++j) {
-      const RematDecision &d = plan.at(s, j);
-      const auto chosen = [&](int choice) {
-        if (is_forward_choice(choice)) return d.forward == ForwardRemat::full && d.level == level_of_choice(choice);
-        return d.backward == (choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full);
-      };
       for (int c = 0; c < kChoiceCount; ++c) {
         const int variable = model.option_variable[static_cast<std::size_t>(option_key(s, j, microbatches, c))];
-        if (variable >= 0) values[static_cast<std::size_t>(variable)] = chosen(c) ? 1 : 0;
+        if (variable >= 0) values[static_cast<std::size_t>(variable)] = takes(plan.at(s, j), c) ? 1 : 0;
       }
     }
   }

@@ -68,7 +68,7 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
     // W's transient comes after B has already released M_f - M_b.
     return {0, before_backward - stage.kept_after_w,
             std::max(stage.peak_backward_input,
-                     stage.kept_after_b - stage.stored + stage.peak_backward_weight)};
+                     stage.kept_after_b - before_backward + stage.peak_backward_weight)};
   case OpKind::recompute_weight_inputs:
     return {stage.weight_input_share, 0, stage.peak_checkpointed_forward};
   case OpKind::recompute_full_backward:

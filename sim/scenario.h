@@ -5,6 +5,7 @@
 #include "sim/schedule.h"
 #include "sim/time.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -90,6 +91,12 @@ struct Scenario {
   TimeScale time_scale;
 
   [[nodiscard]] int stage_count() const { return static_cast<int>(stage_device.size()); }
+  /// The most checkpoint levels any stage offers (0 without levels).
+  [[nodiscard]] int most_checkpoint_levels() const {
+    std::size_t most = 0;
+    for (const StageCosts &costs : stage_costs) most = std::max(most, costs.checkpoint_level_recompute.size());
+    return static_cast<int>(most);
+  }
   [[nodiscard]] int stages_per_pipe() const { return stage_count() / pipes; }
   /// True when `stage` is the first stage of its pipe (no forward predecessor).
   [[nodiscard]] bool is_pipe_entry(int stage) const { return stage % stages_per_pipe() == 0; }

@@ -69,6 +69,17 @@ TEST_CASE("LB2 worked example of bounds.md 4.1 and the all-remat comparison rows
   CHECK(ppsim::lb2_memory_time(heavier, BackwardForm::fused) == Ticks{15});
 }
 
+TEST_CASE("no memory-time bound once a stage has checkpoint levels (its model no longer covers every plan)") {
+  ppsim::Scenario scenario = single_wave(2, 4, 1, 1, 1.0);
+  REQUIRE(ppsim::lb2_memory_time(scenario, BackwardForm::fused).has_value());
+  // A level that keeps a tenth of the activation for a tenth of R's time.
+  scenario.stage_costs[0].checkpoint_level_recompute.push_back(Ticks{0});
+  scenario.activations.stages[0].checkpoint_levels.push_back({0.1, 0.5});
+  CHECK_FALSE(ppsim::lb2_memory_time(scenario, BackwardForm::fused).has_value());
+  CHECK_FALSE(ppsim::lb3_memory_time(scenario).has_value());
+  CHECK(ppsim::lb1_device_path(scenario, BackwardForm::fused) == Ticks{10}); // the others stand
+}
+
 TEST_CASE("LB0 and LB1 on the 1F1B oracles (oracles.md 1)") {
   // LB1 = (m+p-1)(F+Bf) with c = 0 is attained by 1F1B: p = 4, m = 8, F = B = W = 1 -> 33.
   const ppsim::Scenario unit = scenario_for("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));

@@ -76,6 +76,26 @@ TEST_CASE("kineto: NCCL kernels carry their collective and bytes; sends and rece
   CHECK_FALSE(fit_point_to_point({{"send", 100, 2000}, {"recv", 200, 1000}}).has_value());
 }
 
+TEST_CASE("kineto: traces that count microseconds from the epoch read the same") {
+  std::string text = read_text_file(kTrace, "trace");
+  // Shift every "ts" by 1.7e15 us (PyTorch before 2.4 wrote absolute times).
+  std::string shifted;
+  for (std::size_t at = 0;;) {
+    const std::size_t found = text.find("\"ts\": ", at);
+    if (found == std::string::npos) {
+      shifted += text.substr(at);
+      break;
+    }
+    const std::size_t value = found + 6, end = text.find_first_of(",}\n", value);
+    shifted += text.substr(at, value - at) + std::to_string(1'700'000'000'000'000LL + std::stoll(text.substr(value, end - value)));
+    at = end;
+  }
+  const KinetoImport import = parse_kineto_trace(shifted, "absolute.json");
+  const KinetoImport relative = fixture();
+  REQUIRE(import.phases.size() == relative.phases.size());
+  for (std::size_t k = 0; k < import.phases.size(); ++k) CHECK(import.phases[k].busy_union_ns == relative.phases[k].busy_union_ns);
+}
+
 TEST_CASE("kineto: without recorded shapes only BW is measured") {
   std::string text = read_text_file(kTrace, "trace");
   for (std::size_t at = text.find("\"Input Dims\""); at != std::string::npos; at = text.find("\"Input Dims\"", at + 1))
@@ -95,8 +115,10 @@ TEST_CASE("kineto: malformed traces are one error naming the file") {
       parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1e400, \"dur\": 1}]", "t.json"),
       doctest::Contains("t.json: not valid JSON"));
   CHECK_THROWS_WITH(
-      parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": -5, \"dur\": 1}]", "t.json"),
-      "t.json: event 0: \"ts\" is out of range (-5)");
+      parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 5, \"dur\": -1}]", "t.json"),
+      "t.json: event 0: \"dur\" is out of range (-1)");
+  CHECK_THROWS_WITH(parse_kineto_trace("[{\"ph\": 3, \"cat\": \"kernel\"}]", "t.json"),
+                    doctest::Contains("t.json: event 0: [json.exception.type_error"));
 }
 
 } // namespace ppsim::profiler

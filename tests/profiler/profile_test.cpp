@@ -198,6 +198,20 @@ TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, 
   const Run all_warmup = profile({"import", trace, "--warmup", "2"});
   CHECK(all_warmup.code == 1);
   CHECK(all_warmup.err.find("every range is a warm-up iteration (--warmup 2)") != std::string::npos);
+  const auto write = [](const std::string &name, const std::string &text) {
+    const std::string path = temp_path(name);
+    std::ofstream(path) << text;
+    return path;
+  };
+  const std::string cpu_only = write("cpu_only.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", "
+                                                      "\"name\": \"L00.F.mb0\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 10}]}");
+  CHECK(profile({"import", cpu_only}).err ==
+        "ppsim: error: " + cpu_only + ": no GPU work inside any phase range (record with ProfilerActivity.CUDA)\n");
+  const std::string foreign = write("foreign.csv", "Range,Total Proj Time (ns),Range Instances\nstep,900,3\n");
+  CHECK(profile({"import", foreign}).err ==
+        "ppsim: error: " + foreign + ": no range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch)\n");
+  std::filesystem::remove(cpu_only);
+  std::filesystem::remove(foreign);
   const Run missing = profile({"import"});
   CHECK(missing.code == 1);
   CHECK(missing.err == "ppsim: error: field 'TRACE': give a PyTorch profiler trace (.json) or an nsys CSV\n");

@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 using namespace ppsim;
 using ppsim::testing::uniform_input;
@@ -85,6 +87,11 @@ TEST_CASE("an R at a checkpoint level: kept after F, the W stash reserved at R, 
   CHECK(single_peak(g, order(0, true)) == doctest::Approx(1120));
   // Fused: the same reserve (BW needs W's inputs too), so BW runs at 600 + 120 again.
   CHECK(single_peak(g, order(2, false)) == doctest::Approx(720));
+  // A fused BW's W part runs on what the level left (600), not on the full record: with a W
+  // transient of 300 it peaks at 900.
+  testing::Generated heavy_w = g;
+  heavy_w.scenario.bytes->stages[0].peak_backward_weight = 300;
+  CHECK(single_peak(heavy_w, order(2, false)) == doctest::Approx(900));
   // Each level's R takes its own time.
   const Scenario &scenario = g.scenario;
   const Ticks f = scenario.stage_costs[0].forward;
@@ -218,4 +225,24 @@ TEST_CASE("checkpoint levels need a cost file and at most 8 levels") {
   ScenarioInput parsed;
   CHECK_THROWS_WITH(set_scenario_field_from_text(parsed, "remat.checkpoint_levels", "9", {"", 0, "--checkpoint-levels"}),
                     doctest::Contains("expected at most 8 levels, got 9"));
+}
+
+TEST_CASE("a plan file naming levels replays with the scenario's checkpoint levels") {
+  ScenarioInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
+  input.schedule = "1f1b";
+  input.remat_checkpoint_levels = 2;
+  const PreparedRun run = prepare_run(input);
+  const std::string path = (std::filesystem::temp_directory_path() / "ppsim_level_plan.csv").string();
+  std::ofstream(path) << "stage,microbatch,fwd,bwd\n0,0,level:2,none\n3,5,full,none\n";
+  const PolicyRun replay = apply_remat_policy(run.input, run.scenario, run.schedule, "file:" + path);
+  const Simulation simulation = simulate(replay.scenario, replay.schedule);
+  CHECK(plan_of(replay.schedule, replay.scenario.stage_count(), replay.scenario.microbatches).checkpoint_level_count() == 1);
+  CHECK(simulation.metrics.makespan > Ticks{0});
+  // Without levels in the scenario the level is refused, naming the op.
+  ScenarioInput plain = run.input;
+  plain.remat_checkpoint_levels = 0;
+  CHECK_THROWS_WITH(simulate(apply_remat_policy(plain, run.scenario, run.schedule, "file:" + path).scenario,
+                             apply_remat_policy(plain, run.scenario, run.schedule, "file:" + path).schedule),
+                    doctest::Contains("op R2(0,0): stage 0 has 0 checkpoint levels"));
+  std::filesystem::remove(path);
 }
