@@ -35,6 +35,44 @@ struct RationalCosts {
   Rational forward, backward_input, backward_weight, recompute, recompute_weight, recompute_full;
 };
 
+// The field whose largest value weighs most in the run's time, for an error about time range.
+const char *largest_time_field(const ScenarioInput &input, const std::vector<RationalCosts> &costs,
+                               const std::vector<Rational> &transfers) {
+  const auto units = [](Rational r) { return static_cast<long double>(r.numerator) / r.denominator; };
+  std::pair<long double, const char *> largest{-1, "model.F"};
+  const auto consider = [&](Rational r, const char *key) { largest = std::max(largest, std::pair{units(r), key}); };
+  for (const RationalCosts &c : costs) {
+    consider(c.forward, "model.F");
+    consider(c.backward_input, "model.B");
+    consider(c.backward_weight, "model.W");
+    if (!input.recompute_forward.empty()) consider(c.recompute, "model.R");
+    if (!input.recompute_weight_inputs.empty()) consider(c.recompute_weight, "model.RW");
+    if (!input.recompute_full_backward.empty()) consider(c.recompute_full, "model.RBW");
+  }
+  for (const Rational &t : transfers)
+    consider(t, input.bytes.output.empty() ? "cluster.link.latency" : "cluster.link.bandwidth");
+  if (input.overlap_fb) consider(*input.overlap_fb, "pipeline.overlap_fb");
+  return largest.second;
+}
+
+// Time range (docs/model.md, "Time"): no run of the scenario can take longer than every op of
+// every microbatch and every transfer one after the other, so keeping that sum below 2^62 ticks
+// keeps every event time, span and sum of the engine, the bounds and the reports exact in 64
+// bits. True when the scenario's times are within it.
+bool within_time_range(const Scenario &scenario) {
+  __extension__ using Int128 = __int128;
+  constexpr Int128 kLimit = Int128{1} << 62;
+  Int128 per_microbatch = 0;
+  for (const StageCosts &c : scenario.stage_costs) {
+    per_microbatch += Int128{c.forward.count()} + c.backward_input.count() + c.backward_weight.count() +
+                      c.recompute_forward.count() +
+                      std::max(c.recompute_weight_inputs, c.recompute_full_backward).count();
+    if (scenario.overlap_duration) per_microbatch += scenario.overlap_duration->count();
+  }
+  for (const Ticks transfer : scenario.boundary_transfer) per_microbatch += 2 * Int128{transfer.count()};
+  return per_microbatch * scenario.microbatches < kLimit;
+}
+
 void build_times(const ScenarioInput &input, Scenario &scenario) {
   const int stage_count = scenario.stage_count();
   const std::int64_t divisor = input.costs_per_device ? scenario.chunks : 1;
@@ -84,14 +122,23 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
   if (input.overlap_fb) all.push_back(*input.overlap_fb);
   scenario.time_scale = scale_for(all.data(), all.size());
   const TimeScale &scale = scenario.time_scale;
-  for (const RationalCosts &c : costs) {
-    scenario.stage_costs.push_back({scale.to_ticks(c.forward), scale.to_ticks(c.backward_input),
-                                    scale.to_ticks(c.backward_weight), scale.to_ticks(c.recompute),
-                                    scale.to_ticks(c.recompute_weight),
-                                    scale.to_ticks(c.recompute_full), {}});
+  try {
+    for (const RationalCosts &c : costs) {
+      scenario.stage_costs.push_back({scale.to_ticks(c.forward), scale.to_ticks(c.backward_input),
+                                      scale.to_ticks(c.backward_weight), scale.to_ticks(c.recompute),
+                                      scale.to_ticks(c.recompute_weight),
+                                      scale.to_ticks(c.recompute_full), {}});
+    }
+    for (const Rational &t : transfers) scenario.boundary_transfer.push_back(scale.to_ticks(t));
+    if (input.overlap_fb) scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);
+    if (!within_time_range(scenario)) throw std::overflow_error("time range");
+  } catch (const std::overflow_error &) {
+    input.fail(largest_time_field(input, costs, transfers),
+               fmt::format("every op of every microbatch one after the other would exceed the 2^62 ticks "
+                           "ppsim times in exactly ({} ticks per {}); use smaller values or a coarser "
+                           "model.time_unit",
+                           scale.ticks_per_unit, input.time_unit));
   }
-  for (const Rational &t : transfers) scenario.boundary_transfer.push_back(scale.to_ticks(t));
-  if (input.overlap_fb) scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);
 }
 
 // Bytes that grow with the layers a stage holds (activations, parameters and their state) are

@@ -76,7 +76,9 @@ Ticks TimeScale::to_ticks(Rational value) const {
   }
   const long double units =
       static_cast<long double>(value.numerator) / static_cast<long double>(value.denominator);
-  return Ticks{static_cast<std::int64_t>(std::llround(units * ticks_per_unit))};
+  const long double ticks = units * ticks_per_unit;
+  if (!(std::fabs(ticks) < 0x1p62L)) throw std::overflow_error("duration beyond 2^62 ticks");
+  return Ticks{static_cast<std::int64_t>(std::llround(ticks))};
 }
 
 double TimeScale::to_units(Ticks t) const {

@@ -53,6 +53,29 @@ TEST_CASE("impossible values name the field where they were written") {
                        "field 'cluster.memory': a byte budget needs byte sizes (model.memory.act_bytes)", Error);
 }
 
+TEST_CASE("times whose serial sum leaves 2^62 ticks are refused where they enter, naming the field") {
+  // p = 2, m = 2 with F = B = x, W = 0 (so R = x, RBW = 2x): 2 stages x 2 microbatches x 5x
+  // ticks of 1 ms in all, which must stay below 2^62.
+  const std::int64_t limit = std::int64_t{1} << 62;
+  const std::int64_t x = limit / 20 - 1;
+  ScenarioInput input = uniform_input(2, 2, {x, 1}, {x, 1}, {0, 1});
+  CHECK_NOTHROW(build_scenario(input, find_schedule("1f1b")));
+  input = uniform_input(2, 2, {x + 2, 1}, {x + 2, 1}, {0, 1});
+  CHECK_THROWS_AS(build_scenario(input, find_schedule("1f1b")), Error);
+  input = uniform_input(2, 2, {limit / 8, 1}, {1, 1}, {0, 1});
+  input.origins["model.F"] = SourceLocation{"", 0, "--F"};
+  CHECK_THROWS_WITH_AS(build_scenario(input, find_schedule("1f1b")),
+                       "field '--F': every op of every microbatch one after the other would exceed the 2^62 "
+                       "ticks ppsim times in exactly (1 ticks per ms); use smaller values or a coarser "
+                       "model.time_unit",
+                       Error);
+  // A link latency that alone overflows 64 bits in ticks.
+  input = uniform_input(2, 2, {1, 1000}, {1, 1}, {0, 1});
+  input.latency = {INT64_MAX / 2, 1};
+  CHECK_THROWS_WITH(build_scenario(input, find_schedule("1f1b")),
+                    doctest::Contains("field 'cluster.link.latency': every op of every microbatch"));
+}
+
 TEST_CASE("a byte budget becomes a count cap K for the strictest device") {
   // K = (bytes - 2 params) / act: device 0 holds 2x10 bytes of parameters, act 100 per stage.
   ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
