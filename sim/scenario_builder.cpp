@@ -291,6 +291,16 @@ void check_counts(const ScenarioInput &input) {
 
 } // namespace
 
+void check_run_size(const ScenarioInput &input, std::int64_t stages, std::int64_t microbatches) {
+  __extension__ using Int128 = __int128;
+  const Int128 ops = Int128{stages} * microbatches * kOpsPerStageAndMicrobatch;
+  if (ops <= kMaxOps) return;
+  input.fail(microbatches >= stages ? "pipeline.microbatches" : "cluster.devices",
+             fmt::format("{} stages x {} microbatches make about {} ops, above ppsim's limit of {} (about 150 "
+                         "bytes each)",
+                         stages, microbatches, format_readable(static_cast<double>(ops)), kMaxOps));
+}
+
 SourceLocation ScenarioInput::locate(const std::string &key) const {
   const auto found = origins.find(key);
   if (found != origins.end()) return found->second;
@@ -305,6 +315,7 @@ void ScenarioInput::fail(const std::string &key, const std::string &sentence) co
 Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placement, int chunks,
                            int pipes) {
   check_counts(input);
+  check_run_size(input, static_cast<std::int64_t>(placement.size()), input.microbatches / pipes);
   Scenario scenario;
   scenario.model_name = input.model_name;
   scenario.devices = input.devices;
@@ -348,6 +359,7 @@ Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule
                fmt::format("schedule '{}' splits the microbatches over two pipes, so m must be "
                            "even, got {}", schedule.name, input.microbatches));
   }
+  check_run_size(input, std::int64_t{input.devices} * chunks * pipes, input.microbatches / pipes);
   return build_scenario_on(input, make_placement(schedule.placement, input.devices, chunks), chunks,
                            pipes);
 }

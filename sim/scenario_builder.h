@@ -92,6 +92,14 @@ struct ScenarioInput {
   [[noreturn]] void fail(const std::string &key, const std::string &sentence) const;
 };
 
+/// Size guard: F, B and W of every stage and microbatch, the most a run's ops may number
+/// (about 150 bytes each in the engine, so some 10 GB), checked before anything is allocated.
+inline constexpr std::int64_t kOpsPerStageAndMicrobatch = 3;
+inline constexpr std::int64_t kMaxOps = std::int64_t{1} << 26;
+/// Throws Error naming pipeline.microbatches (or cluster.devices) when `stages` x `microbatches`
+/// x kOpsPerStageAndMicrobatch exceeds kMaxOps.
+void check_run_size(const ScenarioInput &input, std::int64_t stages, std::int64_t microbatches);
+
 /// The input's time units (model.time_unit) per second.
 double units_per_second(const ScenarioInput &input);
 

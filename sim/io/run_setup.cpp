@@ -101,6 +101,14 @@ PreparedRun import_run(const ScenarioInput &input) {
   // is the likely culprit (ids numbered from 1, say), not the op that seems missing.
   if (!input.origins.count("pipeline.microbatches")) {
     adjusted.microbatches = imported.microbatches;
+    // Before the tables below, sized stages x m: a cell naming microbatch 2e9 is one line.
+    try {
+      check_run_size(adjusted, static_cast<std::int64_t>(imported.placement.size()), imported.microbatches);
+    } catch (const Error &error) {
+      throw Error(input.schedule_file, imported.largest_microbatch_at.first, "",
+                  fmt::format("action '{}' sets m = {} (1 + the largest microbatch id): {}",
+                              imported.largest_microbatch_at.second, imported.microbatches, error.sentence()));
+    }
     std::vector<std::vector<char>> seen(imported.placement.size(),
                                         std::vector<char>(static_cast<std::size_t>(imported.microbatches), 0));
     for (const auto &ops : imported.schedule.device_ops) {

@@ -2,9 +2,13 @@
 #include "sim/scenario_builder.h"
 
 #include "sim/error.h"
+#include "sim/io/run_setup.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
 
 using namespace ppsim;
 using ppsim::testing::uniform_input;
@@ -74,6 +78,27 @@ TEST_CASE("times whose serial sum leaves 2^62 ticks are refused where they enter
   input.latency = {INT64_MAX / 2, 1};
   CHECK_THROWS_WITH(build_scenario(input, find_schedule("1f1b")),
                     doctest::Contains("field 'cluster.link.latency': every op of every microbatch"));
+}
+
+TEST_CASE("a run too large to hold is refused before anything is allocated") {
+  ScenarioInput input = uniform_input(100000, 100000, {1, 1}, {1, 1}, {0, 1});
+  input.origins["pipeline.microbatches"] = SourceLocation{"", 0, "-m"};
+  CHECK_THROWS_WITH_AS(build_scenario(input, find_schedule("1f1b")),
+                       "field '-m': 100000 stages x 100000 microbatches make about 30000000000 ops, above "
+                       "ppsim's limit of 67108864 (about 150 bytes each)",
+                       Error);
+  // The largest that fits: stages x m x 3 = 2^26 at most.
+  CHECK_NOTHROW(check_run_size(input, 1 << 12, (1 << 14) / 3));
+  CHECK_THROWS_AS(check_run_size(input, 1 << 12, (1 << 14) / 3 + 1), Error);
+  // A schedule file naming microbatch 2e9 says so in one line, naming the cell.
+  const std::string path = (std::filesystem::temp_directory_path() / "ppsim_huge_m.csv").string();
+  std::ofstream(path) << "0F0,0F2000000000,0B0\n1F0,1B0\n";
+  ScenarioInput imported;
+  imported.schedule_file = path;
+  CHECK_THROWS_WITH(prepare_run(imported),
+                    doctest::Contains((path + ":1: action '0F2000000000' sets m = 2000000001 (1 + the largest "
+                                              "microbatch id): 2 stages x 2000000001 microbatches").c_str()));
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("a byte budget becomes a count cap K for the strictest device") {
