@@ -232,6 +232,18 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
   std::stable_sort(sweep.axes.begin(), sweep.axes.end(), [&positions](const SweepAxis &a, const SweepAxis &b) {
     return axis_position(a, positions) < axis_position(b, positions);
   });
+  // The grid's points are numbered in 64 bits (sharding, resume): a product past the limit would
+  // wrap. No sweep that size could run anyway.
+  __extension__ using Int128 = __int128;
+  Int128 points = 1;
+  for (const SweepAxis &axis : sweep.axes) {
+    points *= static_cast<Int128>(axis.size());
+    if (points > kMaxSweepPoints) {
+      throw Error(source, 0, "",
+                  fmt::format("the axes make more than {} points (the product of their lengths); split the sweep",
+                              kMaxSweepPoints));
+    }
+  }
   return sweep;
 }
 

@@ -37,6 +37,9 @@ struct SweepPoint {
   std::string error;                ///< why a value does not fit its field; the run is skipped
 };
 
+/// The most points a sweep may have (the product of its axes' lengths).
+inline constexpr std::int64_t kMaxSweepPoints = std::int64_t{1} << 40;
+
 struct Sweep {
   ScenarioInput base;                ///< the `base` scenario (defaults when none)
   std::vector<SweepAxis> axes;       ///< in declaration order; the first varies slowest

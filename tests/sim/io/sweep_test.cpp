@@ -32,6 +32,22 @@ std::string error_of(const std::string &text) {
 
 std::vector<std::string> values_at(const Sweep &sweep, std::size_t index) { return sweep.point(index).values; }
 
+TEST_CASE("a grid of more points than the limit is one error, not a wrapped count") {
+  // Six axes of 256 values: 2^48 points, past the 2^40 limit (the count used to wrap to 0).
+  std::string axes;
+  for (const char *key : {"pipeline.microbatches", "cluster.devices", "pipeline.chunks", "model.F", "model.B",
+                          "model.W"}) {
+    axes += fmt::format("\"{}\" = [", key);
+    for (int value = 1; value <= 256; ++value) axes += fmt::format("{}{}", value == 1 ? "" : ", ", value);
+    axes += "]\n";
+  }
+  CHECK(error_of("base = \"base.toml\"\n[axes]\n" + axes) ==
+        "sweep.toml: the axes make more than 1099511627776 points (the product of their lengths); split the sweep");
+  // Five of them, 2^40 exactly, are taken.
+  const std::string five = axes.substr(0, axes.rfind("\"model.W\""));
+  CHECK(sweep_from("base = \"base.toml\"\n[axes]\n" + five).size() == std::size_t{1} << 40);
+}
+
 TEST_CASE("a product sweep varies the last declared axis fastest") {
   // Keys declared in the order m, schedule, p (not alphabetical): the declaration order wins.
   const Sweep sweep = sweep_from(R"(base = "base.toml"
