@@ -84,6 +84,8 @@ DecodedActivity read_events_ndjson(std::string_view text, const std::string &sou
     nlohmann::json line;
     try {
       line = nlohmann::json::parse(raw);
+    } catch (const nlohmann::json::out_of_range &) {
+      throw Error(source, number, "", "a number is out of range (it must fit a double)");
     } catch (const nlohmann::json::parse_error &) {
       throw Error(source, number, "", "expected one JSON object per line");
     }

@@ -45,17 +45,26 @@ std::string_view strip_domain(std::string_view name) {
   return colon == std::string_view::npos ? name : name.substr(colon + 1);
 }
 
+// Counts and nanoseconds up to 2^53 (104 days; exact in a double): sums and means stay exact.
+constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 53;
+
 std::uint64_t parse_count(std::string_view text, const std::string &source, int line,
                           std::string_view column) {
   std::uint64_t value = 0;
   double as_double = 0;
+  const auto too_large = [&]() {
+    return Error(source, line, std::string(column), fmt::format("{} is too large (at most 2^53)", text));
+  };
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (!text.empty() && error == std::errc() && end == text.data() + text.size())
+  if (!text.empty() && error == std::errc() && end == text.data() + text.size()) {
+    if (value > kMaxCount) throw too_large();
     return value;
+  }
   // Averages and medians may be printed with decimals.
   const auto [end2, error2] = std::from_chars(text.data(), text.data() + text.size(), as_double);
   if (!text.empty() && error2 == std::errc() && end2 == text.data() + text.size() &&
       as_double >= 0) {
+    if (!(as_double <= static_cast<double>(kMaxCount))) throw too_large();
     return static_cast<std::uint64_t>(as_double + 0.5);
   }
   throw Error(source, line, std::string(column),
@@ -145,13 +154,15 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
 }
 
 std::vector<PassSummary> nsys_pass_summaries(const NsysImport &import) {
+  __extension__ using Int128 = __int128;
   struct Totals {
-    std::uint64_t weighted_median = 0, instances = 0, min = UINT64_MAX, max = 0;
+    Int128 weighted_median = 0; // median x instances summed: up to 2^106
+    std::uint64_t instances = 0, min = UINT64_MAX, max = 0;
   };
   std::map<std::pair<std::uint16_t, Pass>, Totals> grouped;
   for (const NsysRange &range : import.ranges) {
     Totals &totals = grouped[{range.phase.layer, range.phase.pass}];
-    totals.weighted_median += range.median_ns * range.instances;
+    totals.weighted_median += Int128{range.median_ns} * range.instances;
     totals.instances += range.instances;
     totals.min = std::min(totals.min, range.min_ns);
     totals.max = std::max(totals.max, range.max_ns);
@@ -161,11 +172,15 @@ std::vector<PassSummary> nsys_pass_summaries(const NsysImport &import) {
     PassSummary pass;
     pass.layer = key.first;
     pass.pass = key.second;
-    pass.busy.median_ms = normalized({static_cast<std::int64_t>(totals.weighted_median),
-                                      static_cast<std::int64_t>(totals.instances) * 1'000'000});
+    // The instance-weighted mean of the medians, to the nearest ns (at most 2^53 ns).
+    const auto mean_ns = totals.instances == 0
+                             ? std::int64_t{0}
+                             : static_cast<std::int64_t>((totals.weighted_median + totals.instances / 2) /
+                                                         totals.instances);
+    pass.busy.median_ms = normalized({mean_ns, 1'000'000});
     pass.busy.p10_ms = normalized({static_cast<std::int64_t>(totals.min), 1'000'000});
     pass.busy.p90_ms = normalized({static_cast<std::int64_t>(totals.max), 1'000'000});
-    pass.busy.samples = static_cast<int>(totals.instances);
+    pass.busy.samples = static_cast<int>(std::min<std::uint64_t>(totals.instances, INT32_MAX));
     passes.push_back(pass);
   }
   return passes;

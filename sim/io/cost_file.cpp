@@ -429,6 +429,11 @@ CostFile parse_cost_json(std::string_view text, const std::string &source, Layer
       message = message.substr(colon + 2);
     throw Error(source, line_of_byte(text, error.byte == 0 ? 0 : error.byte - 1), "",
                 fmt::format("invalid JSON: {}", message));
+  } catch (const nlohmann::json::out_of_range &error) {
+    // Thrown for a number beyond a double (1e400); nlohmann gives no position for it.
+    std::string message = error.what();
+    message = message.substr(message.find(']') + 2);
+    throw Error(source, 0, "", fmt::format("invalid JSON: {}", message));
   }
   if (!document.is_object())
     throw Error(source, 1, "", "expected a JSON object at the top level");

@@ -51,6 +51,11 @@ TEST_CASE("dump and replay give the same attribution") {
   CHECK(write_events_ndjson(replayed) == text);
 }
 
+TEST_CASE("a number beyond a double is one error naming the line") {
+  CHECK_THROWS_WITH_AS(read_events_ndjson("{\"type\":\"gpu\",\"start\":1e400}\n", "t.ndjson"),
+                       "t.ndjson:1: a number is out of range (it must fit a double)", Error);
+}
+
 TEST_CASE("malformed lines name the line and field") {
   CHECK_THROWS_WITH_AS(read_events_ndjson("\n{\"type\":\"gpu\",\"kind\":\"kernel\"}\n", "t.ndjson"),
                        "t.ndjson:2: field 'name': missing", Error);

@@ -69,6 +69,19 @@ TEST_CASE("without median columns the average is used") {
   CHECK(import.ranges[0].max_ns == 300);
 }
 
+TEST_CASE("huge counts stay exact up to 2^53 and are refused beyond, naming the cell") {
+  // 1e15 instances of 2 ns: the instance-weighted mean needs 128 bits on the way (it overflowed).
+  const NsysImport import = parse_nsys_projection_csv(
+      "Range,Total Proj Time (ns),Range Instances,Proj Med (ns)\nL00.F.mb0,2000000000000000,1000000000000000,2\n",
+      "proj.csv");
+  const std::vector<PassSummary> passes = nsys_pass_summaries(import);
+  REQUIRE(passes.size() == 1);
+  CHECK(passes[0].busy.median_ms == Rational{1, 500000});
+  CHECK(passes[0].busy.samples == INT32_MAX);
+  CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,10,100000000000000000\n") ==
+        "proj.csv:2: field 'Range Instances': 100000000000000000 is too large (at most 2^53)");
+}
+
 TEST_CASE("malformed reports name the line and column") {
   CHECK(error_of("Range,Total Proj Time (ns)\n") ==
         "proj.csv:1: missing column 'Range Instances' (expected `nsys stats -r nvtx_gpu_proj_sum "

@@ -92,6 +92,12 @@ TEST_CASE("format_rational prints exact decimals and falls back to fractions") {
   CHECK(ppsim::format_rational({1, 3}) == "1/3");
 }
 
+TEST_CASE("a JSON number beyond a double is one error naming the file") {
+  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1e400, "bwd_input_ms": 1,
+                  "bwd_weight_ms": 1}]})",
+                 true) == "layers.json: invalid JSON: number overflow parsing '1e400'");
+}
+
 TEST_CASE("a minimal CSV gets the documented defaults") {
   const CostFile file = ppsim::parse_cost_csv(kMinimal, "layers.csv");
   REQUIRE(file.rows.size() == 2);
