@@ -26,6 +26,10 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace ppsim::cli {
@@ -61,6 +65,31 @@ std::map<std::string, std::string> finished_rows(const std::string &output, cons
   }
   return rows;
 }
+
+// One sweep at a time per output file (a requeued cluster task must not interleave its rows
+// with the first one's journal): an exclusive lock on FILE.lock, held until the process ends,
+// released by the kernel even after a kill.
+class OutputLock {
+public:
+  explicit OutputLock(const std::string &output) : path_(output + ".lock") {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error(path_, 0, "", fmt::format("cannot create the lock file: {}", std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw Error(output, 0, "", "another sweep is writing this output (it holds " + path_ + "); wait for it or use another -o");
+    }
+  }
+  ~OutputLock() {
+    std::filesystem::remove(path_);
+    ::close(fd_);
+  }
+  OutputLock(const OutputLock &) = delete;
+  OutputLock &operator=(const OutputLock &) = delete;
+
+private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 // A one-line progress bar, redrawn at most ten times a second.
 class Progress {
@@ -115,28 +144,32 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
   for (std::size_t k = 0; k < sweep.size(); ++k) {
     if (shard.contains(k)) indices.push_back(k);
   }
+  std::optional<OutputLock> lock;
+  if (!output.empty()) lock.emplace(output);
   const std::map<std::string, std::string> finished =
       values.count("resume") ? finished_rows(output, header) : std::map<std::string, std::string>{};
 
   // rows[i] is the row of indices[i]; a point left empty still has to run.
   std::vector<std::string> rows(indices.size());
   std::vector<std::size_t> pending;
-  std::optional<std::ofstream> journal;
-  if (!output.empty()) {
-    journal.emplace(output + ".partial", std::ios::binary | std::ios::trunc);
-    if (!*journal) throw Error(output + ".partial", 0, "", "cannot write the sweep journal");
-    *journal << header << '\n';
-  }
+  std::string kept = header + "\n"; // the journal's first content: the rows already finished
   for (std::size_t i = 0; i < indices.size(); ++i) {
     const auto done = finished.find(sweep.point(indices[i]).id);
     if (done == finished.end()) {
       pending.push_back(i);
     } else {
       rows[i] = done->second;
-      if (journal) *journal << rows[i] << '\n';
+      kept += rows[i] + "\n";
     }
   }
-  if (journal) journal->flush();
+  // Rewritten through a temporary file and a rename, so a kill now leaves the old journal or the
+  // new one, never a truncated one; new rows are then appended.
+  std::optional<std::ofstream> journal;
+  if (!output.empty()) {
+    write_file_atomically(output + ".partial", kept);
+    journal.emplace(output + ".partial", std::ios::binary | std::ios::app);
+    if (!*journal) throw Error(output + ".partial", 0, "", "cannot write the sweep journal");
+  }
 
   std::atomic<std::size_t> next{0};
   std::mutex finished_mutex;  // guards the journal, the progress bar and `failure`

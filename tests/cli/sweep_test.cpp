@@ -8,6 +8,10 @@
 #include <doctest/doctest.h>
 #include <thread>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 namespace ppsim {
 namespace {
 
@@ -108,6 +112,24 @@ TEST_CASE("a killed sweep resumes without lost or duplicated rows") {
   // Resuming a finished sweep recomputes nothing and rewrites the same file.
   REQUIRE(scratch.ppsim("sweep s.toml -o out.csv --resume").exit_code == 0);
   CHECK(scratch.read("out.csv") == clean);
+}
+
+TEST_CASE("a second sweep on the same output is refused while the first holds it") {
+  const Scratch scratch("sweep-lock");
+  write_base(scratch);
+  scratch.write("s.toml", kSmallSweep);
+  // Hold the lock as a running sweep would.
+  const int fd = ::open(scratch.file("out.csv.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  const auto refused = scratch.ppsim("sweep s.toml -o out.csv");
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err == "ppsim: error: out.csv: another sweep is writing this output (it holds out.csv.lock); wait "
+                       "for it or use another -o\n");
+  CHECK_FALSE(scratch.exists("out.csv.partial")); // nothing touched
+  ::close(fd);                                     // the first one ends (or is killed)
+  CHECK(scratch.ppsim("sweep s.toml -o out.csv").exit_code == 0);
+  CHECK_FALSE(scratch.exists("out.csv.lock"));
 }
 
 TEST_CASE("resume skips the run ids already in the output") {
