@@ -220,3 +220,29 @@ TEST_CASE("issue_17 compare refuses an unwritable output before it prints a rank
   CHECK(result.out.empty());
   CHECK(result.err.starts_with("ppsim: error: missing-folder/winner.svg: cannot write the file"));
 }
+
+TEST_CASE("outputs keep a symbolic link and the file's permissions, write devices in place, clear orphans") {
+  const Scratch scratch("output-kinds");
+  const std::string csv = "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n";
+  // Through a link: the target gets the bytes, the link stays a link.
+  scratch.write("real.csv", "old\n");
+  std::filesystem::create_symlink("real.csv", scratch.file("link.csv"));
+  REQUIRE(scratch.ppsim("export --schedule 1f1b -p 2 -m 2 -o link.csv").exit_code == 0);
+  CHECK(std::filesystem::is_symlink(scratch.file("link.csv")));
+  CHECK(scratch.read("real.csv") == csv);
+  // A replaced file keeps its mode.
+  scratch.write("private.csv", "old\n");
+  std::filesystem::permissions(scratch.file("private.csv"), std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  REQUIRE(scratch.ppsim("export --schedule 1f1b -p 2 -m 2 -o private.csv").exit_code == 0);
+  CHECK(std::filesystem::status(scratch.file("private.csv")).permissions() ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
+  // A temporary file of a killed writer (no such process) is removed by the next write.
+  scratch.write("out.csv.tmp3999999", "half");
+  REQUIRE(scratch.ppsim("export --schedule 1f1b -p 2 -m 2 -o out.csv").exit_code == 0);
+  CHECK_FALSE(scratch.exists("out.csv.tmp3999999"));
+  // /dev/stdout is written in place, never replaced (it is a link to the process's own stream).
+  const CommandResult device = scratch.ppsim("export --schedule 1f1b -p 2 -m 2 -o /dev/stdout");
+  CHECK(device.exit_code == 0);
+  CHECK(device.out.find(csv) == 0);
+  CHECK(std::filesystem::is_symlink("/dev/stdout"));
+}
