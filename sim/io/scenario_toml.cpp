@@ -228,7 +228,18 @@ const std::map<std::string, Setter> &field_setters() {
       {"pipeline.group_size", [](ScenarioInput &in, const FieldReader &r) { in.group_size = r.small_integer(1); }},
       {"pipeline.overlap_fb", [](ScenarioInput &in, const FieldReader &r) { in.overlap_fb = r.rational(r.node()); }},
       {"pipeline.schedule_file", [](ScenarioInput &in, const FieldReader &r) { in.schedule_file = r.string(); }},
-      {"remat.policy", [](ScenarioInput &in, const FieldReader &r) { in.remat_policy = r.string(); }},
+      {"remat.policy",
+       [](ScenarioInput &in, const FieldReader &r) {
+         // One policy, or (for `compare`) a comma-separated list of them.
+         const std::string policies = r.string();
+         std::stringstream list(policies);
+         for (std::string policy; std::getline(list, policy, ',');) {
+           if (policy != "none" && policy != "full" && policy != "selective" && policy != "ilp" &&
+               !policy.starts_with("file:"))
+             r.fail(fmt::format("unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));
+         }
+         in.remat_policy = policies;
+       }},
       {"remat.timing",
        [](ScenarioInput &in, const FieldReader &r) {
          in.remat_timing = r.choice({"early", "lumped"}) == "early" ? RematTiming::early : RematTiming::lumped;

@@ -246,3 +246,16 @@ TEST_CASE("outputs keep a symbolic link and the file's permissions, write device
   CHECK(device.out.find(csv) == 0);
   CHECK(std::filesystem::is_symlink("/dev/stdout"));
 }
+
+TEST_CASE("errors keep their place and stay one line") {
+  const Scratch scratch("error-lines");
+  scratch.write("p.toml", "[remat]\npolicy = \"most\"\n");
+  CHECK(scratch.ppsim("simulate p.toml -p 2 -m 2").err ==
+        "ppsim: error: p.toml:2: field 'remat.policy': unknown remat policy 'most' (expected none, full, selective, "
+        "ilp or file:PATH)\n");
+  // A newline given to --set, and a control character, are shown escaped.
+  CHECK(scratch.ppsim("simulate -p 2 -m 2 --set \"$(printf 'model.F=1\\n2')\"").err ==
+        "ppsim: error: field 'model.F': expected a number, got \"1\\n2\"\n");
+  CHECK(scratch.ppsim("simulate --schedule \"$(printf 'a\\001b')\"").err ==
+        "ppsim: error: field '--schedule': unknown schedule 'a\\x01b' (see 'ppsim schedules')\n");
+}
