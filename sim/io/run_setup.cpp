@@ -22,6 +22,19 @@ std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t laye
   }
 }
 
+// The stage sums of the file's layers split as the input says; a split the user wrote that does
+// not fit the file is blamed on where it was written (model.partition or model.layers_per_stage),
+// not on the cost file.
+std::vector<StageCostSums> split_stages(const ScenarioInput &input, const CostFile &file, const std::vector<int> &counts) {
+  try {
+    return aggregate_stages(file, counts);
+  } catch (const Error &error) {
+    if (input.layers_per_stage.empty()) throw;
+    const char *key = input.origins.count("model.partition") ? "model.partition" : "model.layers_per_stage";
+    input.fail(key, fmt::format("{} ({})", error.sentence(), file.source_name));
+  }
+}
+
 // Fills the per-stage costs and byte sizes from the cost file (docs/profiler.md, "The cost
 // file"); fields the user set explicitly keep their values. The file describes the whole model,
 // split into `stages_per_pipe` stages; a second pipe (DualPipe) holds a copy of every stage.
@@ -29,7 +42,7 @@ ScenarioInput with_cost_file(const ScenarioInput &input, int stages_per_pipe, in
   if (input.costs_file.empty()) return input;
   const CostFile file = read_cost_file(input.costs_file);
   const std::vector<StageCostSums> stages =
-      aggregate_stages(file, stage_layer_counts(input, file.rows.size(), stages_per_pipe));
+      split_stages(input, file, stage_layer_counts(input, file.rows.size(), stages_per_pipe));
   if (stages.size() != static_cast<std::size_t>(stages_per_pipe)) {
     input.fail("model.layers_per_stage", fmt::format("expected {} stages for this schedule, got {}",
                                                      stages_per_pipe, stages.size()));
@@ -76,7 +89,7 @@ ScenarioInput with_cost_file(const ScenarioInput &input, int stages_per_pipe, in
 
 std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file, int stages_per_pipe) {
   const std::vector<int> counts = stage_layer_counts(input, file.rows.size(), stages_per_pipe);
-  aggregate_stages(file, counts); // the checks and errors of every run's split
+  split_stages(input, file, counts); // the checks and errors of every run's split
   std::vector<std::vector<CostRow>> stages;
   auto next = file.rows.begin();
   for (const int count : counts) {

@@ -253,6 +253,12 @@ TEST_CASE("errors keep their place and stay one line") {
   CHECK(scratch.ppsim("simulate p.toml -p 2 -m 2").err ==
         "ppsim: error: p.toml:2: field 'remat.policy': unknown remat policy 'most' (expected none, full, selective, "
         "ilp or file:PATH)\n");
+  // An explicit split that does not fit the cost file is blamed on where it was written.
+  scratch.write("split.toml", "[model]\ncosts_file = \"" PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv\"\n"
+                              "partition = [1, 1]\n");
+  CHECK(scratch.ppsim("simulate split.toml -p 2 -m 2").err ==
+        "ppsim: error: split.toml:3: field 'model.partition': the stages hold 2 layers but the cost file has 34 (" +
+            std::string(PPSIM_SOURCE_DIR) + "/scenarios/models/llama2-7b.csv)\n");
   // A newline given to --set, and a control character, are shown escaped.
   CHECK(scratch.ppsim("simulate -p 2 -m 2 --set \"$(printf 'model.F=1\\n2')\"").err ==
         "ppsim: error: field 'model.F': expected a number, got \"1\\n2\"\n");
