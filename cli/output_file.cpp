@@ -45,6 +45,7 @@ void remove_orphans(const std::filesystem::path &path) {
 } // namespace
 
 void check_writable(const std::string &path) {
+  if (path == "-") return; // standard output
   const std::string temporary = temporary_of(resolved(path).string());
   if (!std::ofstream(temporary, std::ios::binary | std::ios::trunc)) {
     throw Error(path, 0, "", fmt::format("cannot write the file: {}", std::strerror(errno)));
@@ -53,6 +54,16 @@ void check_writable(const std::string &path) {
 }
 
 void write_file_atomically(const std::string &path, std::string_view content) {
+  if (path == "-") { // standard output, after whatever the process printed before
+    std::fflush(stdout);
+    for (std::size_t written = 0; written < content.size();) {
+      const ssize_t n = ::write(STDOUT_FILENO, content.data() + written, content.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw Error("-", 0, "", fmt::format("cannot write to standard output: {}", std::strerror(errno)));
+      written += static_cast<std::size_t>(n);
+    }
+    return;
+  }
   std::error_code status_error;
   const std::filesystem::file_status status = std::filesystem::status(path, status_error); // through links
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {

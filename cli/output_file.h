@@ -7,6 +7,7 @@
 namespace ppsim::cli {
 
 /// Writes `content` to `path` atomically; throws Error naming the path on failure.
+/// `-` is standard output.
 void write_file_atomically(const std::string &path, std::string_view content);
 
 /// Throws the Error write_file_atomically would when `path` cannot be written (its folder is

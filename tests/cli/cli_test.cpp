@@ -245,6 +245,11 @@ TEST_CASE("outputs keep a symbolic link and the file's permissions, write device
   CHECK(device.exit_code == 0);
   CHECK(device.out.find(csv) == 0);
   CHECK(std::filesystem::is_symlink("/dev/stdout"));
+  // `-o -` is standard output.
+  const CommandResult dash = scratch.ppsim("export --schedule 1f1b -p 2 -m 2 -o -");
+  CHECK(dash.exit_code == 0);
+  CHECK(dash.out == csv);
+  CHECK_FALSE(scratch.exists("-"));
 }
 
 TEST_CASE("errors keep their place and stay one line") {
