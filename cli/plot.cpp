@@ -8,12 +8,15 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <fmt/format.h>
 #include <ostream>
 #include <spawn.h>
 #include <string_view>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 extern char **environ;
@@ -39,13 +42,20 @@ constexpr std::array<PlotKind, 6> kKinds{{
     {"remat-overhead", "remat_overhead.py", "sweep results over a budget with remat policies"},
 }};
 
-// Runs `arguments` (argv[0] is the program) and returns its exit status, or -1 if it did not run.
-int run_program(const std::vector<std::string> &arguments) {
+// Runs `arguments` (argv[0] is the program) and returns its exit status, or -1 if it did not run;
+// with `errors`, its standard error goes to that file instead of ours.
+int run_program(const std::vector<std::string> &arguments, const std::string &errors = "") {
   std::vector<char *> argv;
   for (const std::string &argument : arguments) argv.push_back(const_cast<char *>(argument.c_str()));
   argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (!errors.empty())
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t child = 0;
-  if (posix_spawn(&child, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  const int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
   int status = 0;
   if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
   return WEXITSTATUS(status);
@@ -59,7 +69,7 @@ std::filesystem::path plots_directory() {
 
 } // namespace
 
-int run_plot(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
   std::string kinds_help = "figure:";
   for (const PlotKind &kind : kKinds) kinds_help += fmt::format("\n  {:<18} from {}", kind.name, kind.input);
   po::options_description options("ppsim plot INPUT --kind KIND -o FIG.pdf (a PNG is written beside it)");
@@ -106,9 +116,27 @@ int run_plot(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       command.push_back(values[option].as<std::string>());
     }
   }
-  // The script prints its own one-line error ("ppsim plot: error: ...") on stderr.
-  if (run_program(command) != 0) throw Error(fmt::format("the {} script failed (see above)", kind->script));
-  return kOk;
+  // The script's one-line error ("ppsim plot: error: ...", also for what it did not foresee) becomes
+  // ppsim's; anything else it printed (a warning) is passed on.
+  const std::string errors = (std::filesystem::temp_directory_path() / fmt::format("ppsim-plot-{}.err", ::getpid())).string();
+  const int status = run_program(command, errors);
+  std::string printed;
+  {
+    std::ifstream in(errors);
+    printed.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::filesystem::remove(errors);
+  if (status == 0) {
+    err << printed;
+    return kOk;
+  }
+  constexpr std::string_view kPrefix = "ppsim plot: error: ";
+  const auto at = printed.rfind(kPrefix);
+  if (at == std::string::npos)
+    throw Error(fmt::format("the {} script failed{}", kind->script, status < 0 ? " to start" : ""));
+  std::string message = printed.substr(at + kPrefix.size());
+  message.erase(message.find_last_not_of("\n") + 1);
+  throw Error(message);
 }
 
 } // namespace ppsim::cli

@@ -4,6 +4,7 @@ writers the figure scripts share."""
 import argparse
 import csv
 import json
+import os
 import sys
 import zlib
 
@@ -83,17 +84,45 @@ def figure(width=COLUMN_WIDTH, height=2.2):
 
 
 def save(fig, output):
-    """Writes the vector PDF (or whatever `output` names) and a PNG beside it."""
-    fig.savefig(output)
-    stem = output.rsplit(".", 1)[0]
-    if not output.endswith(".png"):
-        fig.savefig(stem + ".png", dpi=300)
+    """Writes the vector PDF (or whatever `output` names) and a PNG beside it, each through a
+    temporary file and a rename: a kill or a failure leaves the old figures, never half of one."""
+    stem, extension = os.path.splitext(output)
+    targets = [(output, {})]
+    if extension.lower() != ".png":
+        targets.append((stem + ".png", {"dpi": 300}))
+    written = []
+    try:
+        for target, options in targets:
+            target_stem, target_extension = os.path.splitext(target)
+            temporary = f"{target_stem}.tmp{os.getpid()}{target_extension}"
+            written.append((temporary, target))
+            fig.savefig(temporary, **options)
+        for temporary, target in written:
+            os.replace(temporary, target)
+    except OSError as error:
+        for temporary, _ in written:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+        fail(f"{output}: {error.strerror}")
     plt.close(fig)
 
 
 def fail(message):
     print(f"ppsim plot: error: {message}", file=sys.stderr)
     sys.exit(1)
+
+
+def _one_line(kind, error, _traceback):
+    """Any error a script did not foresee is one line too, never a traceback."""
+    if issubclass(kind, KeyboardInterrupt):
+        sys.exit(130)
+    message = " ".join(str(error).split())
+    print(f"ppsim plot: error: {kind.__name__}: {message}" if message else f"ppsim plot: error: {kind.__name__}",
+          file=sys.stderr)
+    sys.exit(1)
+
+
+sys.excepthook = _one_line
 
 
 def arguments(description, extra=None):

@@ -84,4 +84,23 @@ TEST_CASE("issue_12 budget figures read byte budgets as written in scenarios and
 }
 
 } // namespace
+TEST_CASE("ppsim plot: an unforeseen script error is one line, and the old figure survives it") {
+  if (!have_matplotlib()) {
+    MESSAGE("/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib): case skipped");
+    return;
+  }
+  const Scratch scratch("plots-atomic");
+  scratch.write("fig.pdf", "old figure");
+  scratch.write("r.csv", "run,run_id,schedule,p,m,v,remat_policy,feasible,cluster.K,bubble_ratio,span_bubble_ratio\n"
+                         "0,aa,1f1b,4,8,1,none,true,abc,0.1,0.1\n");
+  const auto failed = scratch.ppsim("plot r.csv --kind bubble-vs-k -o fig.pdf");
+  CHECK(failed.exit_code == 1);
+  CHECK(failed.err == "ppsim: error: ValueError: could not convert string to float: 'abc'\n");
+  CHECK(scratch.read("fig.pdf") == "old figure");
+  CHECK_FALSE(scratch.exists("fig.png"));
+  // No temporary file is left beside it.
+  for (const auto &entry : std::filesystem::directory_iterator(scratch.file("")))
+    CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+}
+
 } // namespace ppsim
