@@ -1,5 +1,6 @@
 // ppsim: the subcommand table and dispatch (CONVENTIONS example 12).
 #include "cli/commands.h"
+#include "ppsim_version.h"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -35,7 +36,7 @@ constexpr Command kCommands[] = {
 };
 
 void print_usage(std::ostream &out) {
-  out << "usage: ppsim <command> [options]   (ppsim <command> --help for its options)\n\ncommands:\n";
+  out << "usage: ppsim <command> [options]   (ppsim <command> --help for its options; ppsim --version)\n\ncommands:\n";
   for (const Command &command : kCommands) {
     out << fmt::format("  {:<10} {}\n", command.name, command.description);
   }
@@ -44,6 +45,10 @@ void print_usage(std::ostream &out) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    std::cout << fmt::format("ppsim {} (commit {})\n", PPSIM_VERSION, PPSIM_COMMIT);
+    return ppsim::cli::kOk;
+  }
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
     print_usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? ppsim::cli::kUserError : ppsim::cli::kOk;

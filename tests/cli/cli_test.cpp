@@ -270,3 +270,12 @@ TEST_CASE("errors keep their place and stay one line") {
   CHECK(scratch.ppsim("simulate --schedule \"$(printf 'a\\001b')\"").err ==
         "ppsim: error: field '--schedule': unknown schedule 'a\\x01b' (see 'ppsim schedules')\n");
 }
+
+TEST_CASE("ppsim --version prints the version and the commit") {
+  const Scratch scratch("version");
+  const CommandResult result = scratch.ppsim("--version");
+  CHECK(result.exit_code == 0);
+  CHECK(result.out.starts_with("ppsim 0.1.0 (commit "));
+  CHECK(result.out.ends_with(")\n"));
+  CHECK(result.out.find("commit )") == std::string::npos); // a commit (or "unknown") is named
+}
