@@ -10,6 +10,7 @@
 // --analytic` rows for those.
 #include "profiler/collector.h"
 #include "profiler/decoder.h"
+#include "profiler/driver_probe.h"
 #include "profiler/range_correlator.h"
 #include "profiler/stats.h"
 #include "sim/error.h"
@@ -167,6 +168,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   static std::once_flag once;
   static int result = 0;
   std::call_once(once, [] {
+    // The driver first, as `ppsim profile` does: without one CUPTI answers only "unknown error"
+    // and may leave threads half set up; then nothing of CUPTI is touched.
+    const profiler::DriverProbe probe = profiler::probe_driver(*profiler::system_driver());
+    if (!probe.ok()) {
+      std::fprintf(stderr, "ppsim inject: %s; not profiling\n", probe.problem.c_str());
+      return;
+    }
     auto state = std::make_unique<profiler::Injection>();
     try {
       // CUPTI's documented order: subscribe to the callbacks, then enable the activity kinds.
