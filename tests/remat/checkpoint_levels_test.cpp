@@ -34,14 +34,7 @@ struct Level {
 // tests use), and the same levels on every stage.
 testing::Generated leveled(const std::string &schedule, int p, int m, double budget, const std::vector<Level> &levels) {
   ScenarioInput input = uniform_input(p, m, {4, 1}, {4, 1}, {4, 1});
-  input.memory_model = MemoryModel::bytes;
-  input.bytes.activation = {1000};
-  input.bytes.kept_after_b = {600};
-  input.bytes.checkpoint = {100};
-  input.bytes.peak_forward = {80};
-  input.bytes.peak_backward_input = {120};
-  input.bytes.peak_backward_weight = {40};
-  input.cap_bytes = budget;
+  testing::set_accounting_bytes(input, budget);
   testing::Generated generated = testing::generate(schedule, input);
   Scenario &scenario = generated.scenario;
   const auto f = static_cast<double>(scenario.stage_costs[0].forward.count());

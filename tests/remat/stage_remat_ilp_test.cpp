@@ -57,14 +57,7 @@ void check_against_enumeration(const Base &b) {
 // the transient peaks of F, B and W), p devices, 2 microbatches, under `budget` bytes.
 ScenarioInput byte_input(int p, double budget) {
   ScenarioInput input = uniform_input(p, 2, {1, 1}, {1, 1}, {1, 1});
-  input.memory_model = MemoryModel::bytes;
-  input.bytes.activation = {1000};
-  input.bytes.kept_after_b = {600};
-  input.bytes.checkpoint = {100};
-  input.bytes.peak_forward = {80};
-  input.bytes.peak_backward_input = {120};
-  input.bytes.peak_backward_weight = {40};
-  input.cap_bytes = budget;
+  testing::set_accounting_bytes(input, budget);
   return input;
 }
 

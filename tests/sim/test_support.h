@@ -26,6 +26,19 @@ inline ScenarioInput uniform_input(int p, int m, Rational f, Rational b, Rationa
 }
 
 /// A scenario and the schedule a registered generator makes for it.
+/// Byte sizes that make every memory accounting term of remat matter (docs/remat.md: the
+/// checkpoint, the W stash, the transient peaks of F, B and W), under a budget of `budget` bytes.
+inline void set_accounting_bytes(ScenarioInput &input, double budget) {
+  input.memory_model = MemoryModel::bytes;
+  input.bytes.activation = {1000};
+  input.bytes.kept_after_b = {600};
+  input.bytes.checkpoint = {100};
+  input.bytes.peak_forward = {80};
+  input.bytes.peak_backward_input = {120};
+  input.bytes.peak_backward_weight = {40};
+  input.cap_bytes = budget;
+}
+
 struct Generated {
   Scenario scenario;
   Schedule schedule;
