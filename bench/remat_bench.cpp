@@ -1,7 +1,10 @@
-// Remat speed (issues 5 and 13): the StageRemat ILP for ZB-H2, p = 4, m = 16, at a budget that
-// forces remat, solved to optimality (target < 1 s); the greedy baseline from 64 to 4096
-// microbatches (near-linear); the rotor DP for 64 layers and 500 memory slots (target < 1 s). Figures and commands: docs/performance.md, section Rematerialization.
+// Remat speed (issues 5, 13 and 17): the StageRemat ILP for ZB-H2, p = 4, m = 16, at a budget
+// that forces remat, solved to optimality (target < 1 s); the greedy baseline from 64 to 4096
+// microbatches (near-linear); the rotor DP for 64 layers and 500 memory slots (target < 1 s);
+// the partition DP on 1000 and 10 000 layers (target: seconds). Figures and commands:
+// docs/performance.md, section Rematerialization.
 #include "remat/baselines.h"
+#include "remat/partition.h"
 #include "remat/rotor.h"
 #include "remat/stage_remat_ilp.h"
 #include "sim/scenario_builder.h"
@@ -84,8 +87,53 @@ void BM_rotor(benchmark::State &state) {
   }
 }
 
+// GPT-6.2B-like blocks (sizes of scenarios/models/gpt-6.2b.csv) whose times vary by +-20%
+// (seeded), split into 8 stages for 1F1B under a limit that the even split needs about half of:
+// state.range(0) layers, balanced (0) or remat-aware (1) with tensor parallelism 8.
+void BM_partition(benchmark::State &state) {
+  const int layers = static_cast<int>(state.range(0));
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> scale(800, 1200);
+  CostFile costs;
+  for (int l = 0; l < layers; ++l) {
+    const int s = scale(rng);
+    CostRow row;
+    row.layer_id = l;
+    row.fwd_ms = {3889520LL * s, 1000000000};
+    row.bwd_input_ms = {4445165LL * s, 1000000000};
+    row.bwd_weight_ms = {3333874LL * s, 1000000000};
+    row.recompute_ms = row.fwd_ms;
+    row.recompute_selective_ms = {555646LL * s, 1000000000};
+    row.stored_input_bytes = row.output_bytes = 33554432;
+    row.activation_bytes_full = 3254779904;
+    row.activation_bytes_selective = 570425344;
+    row.param_bytes = row.grad_bytes = 402759680;
+    costs.rows.push_back(row);
+  }
+  PartitionOptions options;
+  options.stages = 8;
+  options.mode = state.range(1) ? PartitionMode::remat_aware : PartitionMode::balanced;
+  options.windows.tp = state.range(1) ? 8 : 1;
+  // Stage 0 of an even split holds layers / 8 layers for 8 microbatches.
+  options.memory_limit_bytes = layers * 1.7e9;
+  Partition partition;
+  for (auto _ : state) {
+    partition = partition_costs(costs, options);
+    benchmark::DoNotOptimize(partition.bottleneck_ms);
+  }
+  state.counters["bottleneck_ms"] = partition.bottleneck_ms;
+}
+
 } // namespace
 
+BENCHMARK(BM_partition)
+    ->Args({1000, 0})
+    ->Args({10000, 0})
+    ->Args({100, 1})
+    ->Args({200, 1})
+    ->Args({400, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK(BM_stage_remat_ilp_zb_h2)
     ->Arg(4)
     ->Arg(5)

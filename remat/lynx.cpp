@@ -20,23 +20,41 @@ int available_from(const OverlapProblem &problem, const OverlapPlan &plan, int i
   return problem.windows[plan.window[index]].position;
 }
 
-/// Peak resident bytes over the segments (spec remat.md 7: kept tensors of every in-flight
-/// microbatch, plus recomputed tensors from their placement point to their consumer).
-double peak_bytes(const OverlapProblem &problem, const OverlapPlan &plan) {
+/// Bytes of the tensors `plan` keeps, per in-flight microbatch.
+double kept_bytes(const OverlapProblem &problem, const OverlapPlan &plan) {
   double kept = 0;
+  for (std::size_t o = 0; o < problem.tensors.size(); ++o) {
+    if (!dropped(plan.placement[o])) kept += problem.tensors[o].bytes;
+  }
+  return kept;
+}
+
+/// Adds `bytes` to the segments where recomputed tensor `index` is resident: from where it is
+/// rebuilt (`start`) to its consumer.
+void add_live_range(const OverlapProblem &problem, int index, int start, double bytes,
+                    std::vector<double> &live) {
+  for (int t = std::max(start, 0); t <= problem.tensors[index].consumer_segment && t < problem.segments; ++t) {
+    live[t] += bytes;
+  }
+}
+
+/// Resident bytes of the recomputed tensors at each segment.
+std::vector<double> live_bytes(const OverlapProblem &problem, const OverlapPlan &plan) {
   std::vector<double> live(static_cast<std::size_t>(std::max(problem.segments, 1)), 0.0);
   for (std::size_t o = 0; o < problem.tensors.size(); ++o) {
-    const OverlapTensor &tensor = problem.tensors[o];
-    if (!dropped(plan.placement[o])) {
-      kept += tensor.bytes;
-      continue;
-    }
-    const int start = available_from(problem, plan, static_cast<int>(o));
-    for (int t = std::max(start, 0); t <= tensor.consumer_segment && t < problem.segments; ++t) {
-      live[t] += tensor.bytes;
-    }
+    if (!dropped(plan.placement[o])) continue;
+    const int index = static_cast<int>(o);
+    add_live_range(problem, index, available_from(problem, plan, index), problem.tensors[o].bytes, live);
   }
-  return problem.static_bytes + problem.in_flight * kept + *std::max_element(live.begin(), live.end());
+  return live;
+}
+
+/// Peak resident bytes over the segments (docs/lynx.md: kept tensors of every in-flight
+/// microbatch, plus recomputed tensors from their placement point to their consumer).
+double peak_bytes(const OverlapProblem &problem, const OverlapPlan &plan) {
+  const std::vector<double> live = live_bytes(problem, plan);
+  return problem.static_bytes + problem.in_flight * kept_bytes(problem, plan) +
+         *std::max_element(live.begin(), live.end());
 }
 
 bool fits(const OverlapProblem &problem, const OverlapPlan &plan) {
@@ -137,20 +155,34 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
 
   // Placement, producers first: the latest window with spare capacity, else the cheapest of on
   // demand and the least overflow (on demand on ties).
+  // The memory check of each trial moves only tensor o's live range (from on demand to the
+  // window), so it updates the plan's live bytes instead of recounting every tensor.
   std::vector<double> load(problem.windows.size(), 0.0);
+  std::vector<double> live = live_bytes(problem, plan);
+  const double fixed_bytes = problem.static_bytes + problem.in_flight * kept_bytes(problem, plan);
   for (int o = 0; o < count; ++o) {
     if (!dropped(plan.placement[o])) continue;
     const OverlapTensor &tensor = problem.tensors[o];
     const int earliest = available_from(problem, plan, tensor.producer);
     int spare = -1, least = -1;
     double least_added = 0;
+    add_live_range(problem, o, tensor.demand_segment, -tensor.bytes, live);
+    // With o rebuilt at segment `start`, the peak is the largest of: the segments before start,
+    // those from start to its consumer plus o, and those after the consumer.
+    const int last = std::min(tensor.consumer_segment, static_cast<int>(live.size()) - 1);
+    std::vector<double> before(live.size() + 1, 0.0), through_consumer(live.size() + 1, 0.0);
+    for (std::size_t t = 0; t < live.size(); ++t) before[t + 1] = std::max(before[t], live[t]);
+    for (int t = last; t >= 0; --t) through_consumer[t] = std::max(through_consumer[t + 1], live[t]);
+    const double after = std::accumulate(live.begin() + last + 1, live.end(), 0.0,
+                                         [](double a, double b) { return std::max(a, b); });
+    const auto peak_from = [&](int start) {
+      start = std::max(start, 0);
+      return std::max({before[start], through_consumer[start] + tensor.bytes, after});
+    };
     for (int w = 0; w < static_cast<int>(problem.windows.size()); ++w) {
       const OverlapWindow &window = problem.windows[w];
       if (window.position < earliest || window.position > latest[o]) continue;
-      OverlapPlan trial = plan;
-      trial.placement[o] = Placement::window;
-      trial.window[o] = w;
-      if (!fits(problem, trial)) continue;
+      if (fixed_bytes + peak_from(window.position) > problem.budget_bytes) continue;
       const double added = overflow(load[w] + tensor.recompute_ms, window.length_ms) -
                            overflow(load[w], window.length_ms);
       if (added == 0 && (spare < 0 || window.position >= problem.windows[spare].position)) spare = w;
@@ -164,6 +196,7 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
       plan.window[o] = chosen;
       load[chosen] += tensor.recompute_ms;
     }
+    add_live_range(problem, o, available_from(problem, plan, o), tensor.bytes, live);
   }
   // Memory checks above held with later tensors on demand; keep the baseline if the final plan
   // broke availability or cost more (it never should, the check is the guarantee).

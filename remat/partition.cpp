@@ -1,4 +1,4 @@
-// Recomputation-aware partitioning DP (spec remat.md 8).
+// Recomputation-aware partitioning DP (docs/partition.md).
 #include "remat/partition.h"
 
 #include "sim/io/decimal.h"
@@ -6,6 +6,7 @@
 #include "sim/error.h"
 
 #include <algorithm>
+#include <memory>
 #include <fmt/format.h>
 
 namespace ppsim {
@@ -17,7 +18,8 @@ double milliseconds(Rational value) {
 
 } // namespace
 
-std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time) {
+std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
+                                          const StageBoundFn &lower_bound) {
   if (stages < 1 || layers < stages) {
     throw Error(fmt::format("cannot split {} layers into {} stages", layers, stages));
   }
@@ -30,15 +32,37 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
   for (int k = 1; k <= stages; ++k) {
     // Every stage needs one layer, so stage k - 1 ends between layer k and L - (p - k).
     for (int l = k; l <= layers - (stages - k); ++l) {
-      for (int n = 1; n <= l - (k - 1); ++n) {
-        if (best[k - 1][l - n] == kNone) continue;
+      double &least = best[k][l];
+      int &least_take = take[k][l];
+      const int longest = l - (k - 1);
+      // Whether n layers in the last stage, at `value` or more, could still win (ties: fewer).
+      const auto may_improve = [&](double value, int n) {
+        return value < least || (value == least && n < least_take);
+      };
+      const auto consider = [&](int n, double bound) {
+        const double before = best[k - 1][l - n];
+        if (before == kNone || !may_improve(std::max(before, bound), n)) return;
         const std::optional<double> time = stage_time(k - 1, l - n, n);
-        if (!time) continue;
-        const double bottleneck = std::max(best[k - 1][l - n], *time);
-        if (bottleneck < best[k][l]) {
-          best[k][l] = bottleneck;
-          take[k][l] = n;
+        if (time && may_improve(std::max(before, *time), n)) {
+          least = std::max(before, *time);
+          least_take = n;
         }
+      };
+      // The split of l - 1 layers with its last stage one layer longer is usually close to the
+      // optimum; asked first, it lets the bound cut the search short.
+      const int seed = l > k ? take[k][l - 1] + 1 : 0;
+      if (lower_bound && seed >= 1 && seed <= longest) {
+        if (const std::optional<double> bound = lower_bound(k - 1, l - seed, seed)) consider(seed, *bound);
+      }
+      for (int n = 1; n <= longest; ++n) {
+        double bound = 0;
+        if (lower_bound) {
+          if (n == seed) continue;
+          const std::optional<double> value = lower_bound(k - 1, l - n, n);
+          if (!value || !may_improve(*value, n)) break; // so is every longer last stage
+          bound = *value;
+        }
+        consider(n, bound);
       }
     }
   }
@@ -72,45 +96,125 @@ int stage_in_flight(const PartitionOptions &options, int stage) {
   return options.in_flight.at(static_cast<std::size_t>(stage));
 }
 
-StageModel stage_model(const CostFile &costs, const PartitionOptions &options, int stage, int first,
-                       int count) {
+namespace {
+
+/// What the stage models read of each layer, computed once for a whole cost file.
+struct LayerTable {
+  std::vector<LayerProfile> profiles;
+  std::vector<double> compute_ms;   ///< F + B + W
+  std::vector<double> static_bytes; ///< parameters, gradients and optimizer states
+};
+
+LayerTable layer_table(const CostFile &costs, const PartitionOptions &options, int first, int count) {
+  LayerTable table;
+  for (int l = first; l < first + count; ++l) {
+    const CostRow &row = costs.rows[static_cast<std::size_t>(l)];
+    table.profiles.push_back(layer_profile(row, options.windows));
+    table.compute_ms.push_back(milliseconds(row.fwd_ms) + milliseconds(row.bwd_input_ms) +
+                               milliseconds(row.bwd_weight_ms));
+    table.static_bytes.push_back(resident_state_bytes(
+        row.param_bytes, row.grad_bytes, row.optimizer_state_bytes, options.optimizer_shards));
+  }
+  return table;
+}
+
+/// The model of layers [first, first + count) of `costs`, whose rows from `offset` on `table` holds.
+StageModel stage_model_from(const CostFile &costs, const LayerTable &table, int offset,
+                            const PartitionOptions &options, int stage, int first, int count) {
   StageModel model;
   double static_bytes = 0;
-  std::vector<LayerProfile> layers;
-  for (int l = first; l < first + count; ++l) {
-    const CostRow &row = costs.rows[l];
-    model.compute_ms +=
-        milliseconds(row.fwd_ms) + milliseconds(row.bwd_input_ms) + milliseconds(row.bwd_weight_ms);
-    static_bytes += resident_state_bytes(row.param_bytes, row.grad_bytes, row.optimizer_state_bytes,
-                                         options.optimizer_shards);
-    layers.push_back(layer_profile(row, options.windows));
+  const auto begin = static_cast<std::size_t>(first - offset);
+  const auto end = begin + static_cast<std::size_t>(count);
+  for (std::size_t i = begin; i < end; ++i) {
+    model.compute_ms += table.compute_ms[i];
+    static_bytes += table.static_bytes[i];
   }
+  const std::vector<LayerProfile> layers(table.profiles.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         table.profiles.begin() + static_cast<std::ptrdiff_t>(end));
   const double pipeline_ms =
-      costs.rows[first + count - 1].output_bytes / (options.windows.p2p_bandwidth_gb_per_s * 1e6) +
+      costs.rows[static_cast<std::size_t>(first + count - 1)].output_bytes /
+          (options.windows.p2p_bandwidth_gb_per_s * 1e6) +
       options.windows.bubble_ms;
-  model.problem = build_stage_problem(layers, pipeline_ms,
-                                      stage_in_flight(options, stage),
+  model.problem = build_stage_problem(layers, pipeline_ms, stage_in_flight(options, stage),
                                       static_bytes, options.memory_limit_bytes);
   return model;
 }
 
-StageTimeFn stage_time_from_costs(const CostFile &costs, const PartitionOptions &options) {
-  return [&costs, options](int stage, int first, int count) -> std::optional<double> {
-    const StageModel model = stage_model(costs, options, stage, first, count);
-    if (options.mode == PartitionMode::balanced) {
-      if (!evaluate(model.problem, keep_all(model.problem)).feasible) return std::nullopt;
-      return model.compute_ms;
+} // namespace
+
+StageModel stage_model(const CostFile &costs, const PartitionOptions &options, int stage, int first,
+                       int count) {
+  return stage_model_from(costs, layer_table(costs, options, first, count), first, options, stage,
+                          first, count);
+}
+
+namespace {
+
+/// Prefix sums over a cost file's layers: F + B + W, static bytes, and the bytes per in-flight
+/// microbatch that every plan of the mode holds (everything when balanced, the layer inputs when
+/// remat-aware). A balanced stage is exactly these sums; they bound a remat-aware one.
+class StageSums {
+public:
+  StageSums(const CostFile &costs, const PartitionOptions &options) : options_(options) {
+    const LayerTable table = layer_table(costs, options, 0, static_cast<int>(costs.rows.size()));
+    for (std::size_t l = 0; l < table.profiles.size(); ++l) {
+      const LayerProfile &layer = table.profiles[l];
+      double held = layer.kept_bytes;
+      if (options.mode == PartitionMode::balanced) {
+        for (const OverlapTensor &tensor : layer.tensors) held += tensor.bytes;
+      }
+      compute_ms_.push_back(compute_ms_.back() + table.compute_ms[l]);
+      static_bytes_.push_back(static_bytes_.back() + table.static_bytes[l]);
+      held_bytes_.push_back(held_bytes_.back() + held);
     }
+  }
+
+  /// F + B + W of the stage, or nullopt when the bytes it holds exceed the limit; `shave`
+  /// lowers both sums by that relative amount.
+  std::optional<double> time(int stage, int first, int count, double shave = 0) const {
+    const auto sum = [&](const std::vector<double> &values) {
+      const double total =
+          values[static_cast<std::size_t>(first + count)] - values[static_cast<std::size_t>(first)];
+      return std::max(0.0, total * (1 - shave));
+    };
+    const double bytes = sum(static_bytes_) + stage_in_flight(options_, stage) * sum(held_bytes_);
+    if (bytes > options_.memory_limit_bytes) return std::nullopt;
+    return sum(compute_ms_);
+  }
+
+private:
+  PartitionOptions options_;
+  std::vector<double> compute_ms_{0}, static_bytes_{0}, held_bytes_{0};
+};
+
+} // namespace
+
+StageTimeFn stage_time_from_costs(const CostFile &costs, const PartitionOptions &options) {
+  if (options.mode == PartitionMode::balanced) {
+    const auto sums = std::make_shared<const StageSums>(costs, options);
+    return [sums](int stage, int first, int count) { return sums->time(stage, first, count); };
+  }
+  const auto table = std::make_shared<const LayerTable>(
+      layer_table(costs, options, 0, static_cast<int>(costs.rows.size())));
+  return [&costs, options, table](int stage, int first, int count) -> std::optional<double> {
+    const StageModel model = stage_model_from(costs, *table, 0, options, stage, first, count);
     const std::optional<OverlapPlan> plan = lynx_heuristic(model.problem);
     if (!plan) return std::nullopt;
     return model.compute_ms + evaluate(model.problem, *plan).exposed_ms;
   };
 }
 
+StageBoundFn stage_bound_from_costs(const CostFile &costs, const PartitionOptions &options) {
+  // Differences of prefix sums round differently from the stage model's own sums; shaving a
+  // relative 1e-9 keeps the bound below them.
+  const auto sums = std::make_shared<const StageSums>(costs, options);
+  return [sums](int stage, int first, int count) { return sums->time(stage, first, count, 1e-9); };
+}
+
 Partition partition_costs(const CostFile &costs, const PartitionOptions &options) {
   const std::optional<Partition> partition =
       partition_layers(static_cast<int>(costs.rows.size()), options.stages,
-                       stage_time_from_costs(costs, options));
+                       stage_time_from_costs(costs, options), stage_bound_from_costs(costs, options));
   if (!partition) {
     throw Error(fmt::format("no split of {} layers into {} stages fits {} per device",
                             costs.rows.size(), options.stages, format_bytes(options.memory_limit_bytes)));

@@ -1,5 +1,5 @@
 #pragma once
-// Stage partitioning of a per-layer cost file (spec remat.md 8): consecutive layers into p
+// Stage partitioning of a per-layer cost file (docs/partition.md): consecutive layers into p
 // stages minimising the slowest stage, under a per-device memory limit that depends on the
 // stage's in-flight count (MadPipe-style dynamic program), optionally recomputation-aware
 // (a stage's time includes its exposed recomputation under reconstructed Lynx HEU, remat/lynx.h).
@@ -23,12 +23,20 @@ struct Partition {
   std::vector<int> layers_per_stage;
   std::vector<double> stage_ms; ///< stage_time of each stage
   double bottleneck_ms = 0;     ///< the largest stage_ms
+  bool operator==(const Partition &) const = default;
 };
 
-/// The DP of spec remat.md 8: best[k][l] = min_n max(best[k-1][l-n], time_{k-1}(l-n, n)),
-/// O(p L^2) evaluations of `stage_time`, each pair asked once. Ties go to the split with
-/// fewer layers in the last stage. nullopt when no split fits.
-std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time);
+/// A cheap lower bound on stage_time(stage, f, c) for every interval [f, f + c) that contains
+/// [first, first + count) and ends at the same layer; nullopt when none of them fits.
+using StageBoundFn = StageTimeFn;
+
+/// The DP of docs/partition.md: best[k][l] = min_n max(best[k-1][l-n], time_{k-1}(l-n, n)).
+/// Ties go to the split with fewer layers in the last stage. nullopt when no split fits.
+/// Without `lower_bound` each (stage, interval) is evaluated at most once, O(p L^2). With it, the last
+/// stage grows only while its bound stays below the best found, and `stage_time` is asked only
+/// where the bound leaves room to improve; the result is the same.
+std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
+                                          const StageBoundFn &lower_bound = {});
 
 /// Microbatches whose activations stage `stage` of `stages` holds at its peak under `schedule`
 /// (spec remat.md 7, HEU step 4): 1f1b and 1f1b-split p - k, zb-h1 p, zb-h2 2p - 1, v-half
@@ -66,9 +74,14 @@ int stage_in_flight(const PartitionOptions &options, int stage);
 StageModel stage_model(const CostFile &costs, const PartitionOptions &options, int stage, int first,
                        int count);
 
-/// The stage time of spec remat.md 8 for a cost file: sum of F + B + W of its layers plus, when
+/// The stage time of docs/partition.md for a cost file: sum of F + B + W of its layers plus, when
 /// remat-aware, the exposed recomputation of HEU; balanced stages fit only keeping everything.
 StageTimeFn stage_time_from_costs(const CostFile &costs, const PartitionOptions &options);
+
+/// The lower bound for partition_layers from prefix sums, O(1) a call: the stage's F + B + W,
+/// and nullopt when the memory it holds in any plan (everything kept when balanced, only the
+/// layer inputs when remat-aware) exceeds the limit.
+StageBoundFn stage_bound_from_costs(const CostFile &costs, const PartitionOptions &options);
 
 /// partition_layers over a cost file; throws ppsim::Error when no split fits the limit.
 Partition partition_costs(const CostFile &costs, const PartitionOptions &options);

@@ -131,14 +131,13 @@ SweepPoint Sweep::point(std::size_t index) const {
     choice[a] = rest % axes[a].size();
     rest /= axes[a].size();
   }
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  std::uint64_t hash = fnv1a("ppsim " PPSIM_PROJECT_VERSION "\n", 0xcbf29ce484222325ULL);
   for (std::size_t a = 0; a < axes.size(); ++a) {
     for (const SweepColumn &column : axes[a].columns) {
       point.values.push_back(value_text(*column.values.get(choice[a])));
       hash = fnv1a(fmt::format("{}={}\n", column.key, point.values.back()), hash);
     }
   }
-  point.id = fmt::format("{:016x}", hash);
   try {
     for (std::size_t a = 0; a < axes.size(); ++a) {
       for (const SweepColumn &column : axes[a].columns) {
@@ -151,7 +150,28 @@ SweepPoint Sweep::point(std::size_t index) const {
   }
   point.input.costs_file = resolve_path(point.input.costs_file, base_directory);
   point.input.schedule_file = resolve_path(point.input.schedule_file, base_directory);
+  // The files a run reads, so that resuming after one of them changed runs it again.
+  constexpr std::string_view kPlanFile = "file:";
+  const std::string plan_file =
+      point.input.remat_policy.starts_with(kPlanFile) ? point.input.remat_policy.substr(kPlanFile.size()) : "";
+  for (const std::string &file : {base_file, point.input.costs_file, point.input.schedule_file, plan_file}) {
+    if (!file.empty()) hash = fnv1a(fmt::format("{}={:016x}\n", file, digests->of(file)), hash);
+  }
+  point.id = fmt::format("{:016x}", hash);
   return point;
+}
+
+std::uint64_t FileDigests::of(const std::string &path) {
+  const std::lock_guard lock(mutex_);
+  const auto known = digests_.find(path);
+  if (known != digests_.end()) return known->second;
+  std::uint64_t digest = 0;
+  try {
+    digest = fnv1a(read_text_file(path, "file"), 0xcbf29ce484222325ULL);
+  } catch (const Error &) {
+    // Left to the run, which names the file in its error.
+  }
+  return digests_[path] = digest;
 }
 
 Sweep parse_sweep(std::string_view text, const std::string &source, const std::string &base_directory,
@@ -168,7 +188,8 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
     if (name == "base") {
       const auto path = node.value_exact<std::string>();
       if (!path) throw Error(source, line, name, "expected the path of a scenario file");
-      sweep.base = load_scenario(resolve_path(*path, base_directory));
+      sweep.base_file = resolve_path(*path, base_directory);
+      sweep.base = load_scenario(sweep.base_file);
     } else if (name == "mode") {
       const auto mode = node.value_exact<std::string>();
       if (!mode || (*mode != "product" && *mode != "zip")) {

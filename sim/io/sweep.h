@@ -1,11 +1,15 @@
 #pragma once
 // Sweep files (spec model.md 12): a base scenario and axes of values, expanded into a numbered
-// list of runs. I/O-free apart from read_sweep_file; the CLI runs the points and writes the rows.
+// list of runs. Reads files only in read_sweep_file and for run ids (FileDigests); the CLI runs
+// the points and writes the rows.
 #include "sim/io/report.h"
 #include "sim/scenario_builder.h"
 
 #include <cstddef>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <toml++/toml.h>
@@ -29,9 +33,22 @@ struct SweepAxis {
 };
 
 /// One run of a sweep: its position, stable id, parameter values and the scenario to run.
+/// The FNV-1a digest of each file's text, read once (thread-safe); 0 for a file that cannot be
+/// read (its run reports that).
+class FileDigests {
+public:
+  std::uint64_t of(const std::string &path);
+
+private:
+  std::mutex mutex_;
+  std::map<std::string, std::uint64_t> digests_;
+};
+
 struct SweepPoint {
   std::size_t index = 0;            ///< k, position in the unsharded run list
-  std::string id;                   ///< 16 hex digits, a hash of the parameter values
+  /// 16 hex digits: a hash of everything the run's row depends on (docs/sweep.md): ppsim's
+  /// version, the parameter values and the text of the files it reads.
+  std::string id;
   std::vector<std::string> values;  ///< one per parameter column, as CSV text (unquoted)
   ScenarioInput input;
   std::string error;                ///< why a value does not fit its field; the run is skipped
@@ -45,6 +62,7 @@ struct Sweep {
   std::vector<SweepAxis> axes;       ///< in declaration order; the first varies slowest
   std::vector<std::string> metrics;  ///< [output] metrics; empty = every metric
   std::string base_directory;        ///< relative file values (costs_file, ...) resolve here
+  std::string base_file;             ///< the `base` scenario file, resolved; empty when none
 
   /// Number of runs: the product of the axis sizes (1 when there is no axis).
   [[nodiscard]] std::size_t size() const;
@@ -53,6 +71,10 @@ struct Sweep {
   /// Run `index` (< size()). A value that does not fit its field sets `error` (with the sweep
   /// file and line) instead of throwing, so one bad point does not stop a sweep.
   [[nodiscard]] SweepPoint point(std::size_t index) const;
+
+  /// Digests of the files runs read (base scenario, cost file, schedule file, remat plan), read
+  /// once each; shared by copies and threads.
+  std::shared_ptr<class FileDigests> digests = std::make_shared<FileDigests>();
 };
 
 /// Loads the base scenario named by `base = "..."` (already resolved against the sweep folder).

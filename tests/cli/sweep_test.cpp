@@ -147,6 +147,39 @@ TEST_CASE("resume skips the run ids already in the output") {
   CHECK(scratch.read("out.csv") == marked);
 }
 
+TEST_CASE("resume redoes the rows whose inputs changed: the base scenario or a file it reads") {
+  const Scratch scratch("sweep-resume-inputs");
+  write_base(scratch);
+  scratch.write("s.toml", kSmallSweep);
+  REQUIRE(scratch.ppsim("sweep s.toml -o out.csv").exit_code == 0);
+  const std::string first = scratch.read("out.csv");
+  // Same inputs: every run id is the same and every row is kept.
+  REQUIRE(scratch.ppsim("sweep s.toml -o out.csv --resume").exit_code == 0);
+  CHECK(scratch.read("out.csv") == first);
+  // A slower forward in the base: new run ids, every row computed again (as a clean run does).
+  scratch.write("base.toml", "[model]\nF = 2\nB = 1\nW = 1\n[cluster]\ndevices = 4\n[cluster.link]\nlatency = 0.05\n");
+  REQUIRE(scratch.ppsim("sweep s.toml -o out.csv --resume").exit_code == 0);
+  const std::string resumed = scratch.read("out.csv");
+  REQUIRE(scratch.ppsim("sweep s.toml -o clean.csv").exit_code == 0);
+  CHECK(resumed == scratch.read("clean.csv"));
+  const Results before = parse_results(first, "first"), after = parse_results(resumed, "resumed");
+  REQUIRE(before.rows.size() == after.rows.size());
+  for (std::size_t k = 0; k < after.rows.size(); ++k) CHECK(before.rows[k].id != after.rows[k].id);
+  CHECK(split_csv_line(after.rows[3].line)[11] != split_csv_line(before.rows[3].line)[11]); // makespan
+
+  // A cost file the base names: editing its text changes the ids too.
+  scratch.write("costs.csv", "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,1,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
+  scratch.write("base.toml", "[model]\ncosts_file = \"costs.csv\"\n[cluster]\ndevices = 4\n");
+  scratch.write("one.toml", "base = \"base.toml\"\n[axes]\n\"pipeline.microbatches\" = [8]\n");
+  REQUIRE(scratch.ppsim("sweep one.toml -o costs_out.csv").exit_code == 0);
+  const std::string with_costs = scratch.read("costs_out.csv");
+  scratch.write("costs.csv", "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,2,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
+  REQUIRE(scratch.ppsim("sweep one.toml -o costs_out.csv --resume").exit_code == 0);
+  CHECK(parse_results(scratch.read("costs_out.csv"), "c").rows[0].id !=
+        parse_results(with_costs, "c").rows[0].id);
+  CHECK(scratch.read("costs_out.csv") != with_costs);
+}
+
 TEST_CASE("shards merged give the unsharded file") {
   const Scratch scratch("sweep-shards");
   write_base(scratch);

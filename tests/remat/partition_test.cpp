@@ -103,6 +103,74 @@ TEST_CASE("DP equals brute force on random stage times, some stages not fitting"
   }
 }
 
+TEST_CASE("a lower bound changes the work, never the split: random times above a prefix-sum bound") {
+  std::mt19937 rng(21);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int layers = std::uniform_int_distribution<int>(1, 12)(rng);
+    const int stages = std::uniform_int_distribution<int>(1, layers)(rng);
+    // Stage time = the layers' base times (what the bound sums) plus a random extra, on a small
+    // integer grid so that ties are common; some stages do not fit, and so none containing them.
+    std::vector<double> prefix{0};
+    for (int l = 0; l < layers; ++l) prefix.push_back(prefix.back() + std::uniform_int_distribution<int>(0, 4)(rng));
+    std::vector<double> extra(static_cast<std::size_t>(stages * layers * (layers + 1)));
+    for (double &value : extra) value = std::uniform_int_distribution<int>(0, 3)(rng);
+    const int widest = std::uniform_int_distribution<int>(1, layers)(rng);
+    const StageBoundFn bound = [&](int, int first, int count) -> std::optional<double> {
+      if (count > widest) return std::nullopt;
+      return prefix[first + count] - prefix[first];
+    };
+    const StageTimeFn stage_time = [&](int stage, int first, int count) -> std::optional<double> {
+      const std::optional<double> base = bound(stage, first, count);
+      if (!base) return std::nullopt;
+      return *base + extra[(stage * layers + first) * (layers + 1) + count];
+    };
+    const std::optional<Partition> exhaustive = partition_layers(layers, stages, stage_time);
+    const std::optional<Partition> bounded = partition_layers(layers, stages, stage_time, bound);
+    REQUIRE(bounded.has_value() == exhaustive.has_value());
+    if (!bounded) continue;
+    CHECK(bounded->layers_per_stage == exhaustive->layers_per_stage);
+    CHECK(bounded->bottleneck_ms == exhaustive->bottleneck_ms);
+  }
+}
+
+TEST_CASE("cost files: the prefix-sum bound gives the exhaustive split in both modes") {
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 80; ++trial) {
+    const int layers = std::uniform_int_distribution<int>(2, 24)(rng);
+    const CostFile costs = random_costs(rng, layers);
+    PartitionOptions options;
+    options.stages = std::uniform_int_distribution<int>(1, std::min(layers, 4))(rng);
+    options.schedule = trial % 2 ? "1f1b" : "zb-h1";
+    options.memory_limit_bytes = std::uniform_real_distribution<double>(20, 400)(rng);
+    options.mode = trial % 3 ? PartitionMode::balanced : PartitionMode::remat_aware;
+    options.windows = {.tp = 2, .tp_bandwidth_gb_per_s = 1};
+    const StageTimeFn stage_time = stage_time_from_costs(costs, options);
+    const std::optional<Partition> exhaustive = partition_layers(layers, options.stages, stage_time);
+    const std::optional<Partition> bounded =
+        partition_layers(layers, options.stages, stage_time, stage_bound_from_costs(costs, options));
+    REQUIRE(bounded.has_value() == exhaustive.has_value());
+    if (!bounded) continue;
+    CHECK(bounded->layers_per_stage == exhaustive->layers_per_stage);
+    CHECK(bounded->bottleneck_ms == exhaustive->bottleneck_ms);
+  }
+  // 400 layers in 8 balanced stages: the bound leaves a small share of the 8 x 400^2 / 2
+  // intervals to evaluate.
+  const CostFile costs = random_costs(rng, 400);
+  PartitionOptions options;
+  options.stages = 8;
+  const StageTimeFn stage_time = stage_time_from_costs(costs, options);
+  int calls = 0;
+  const StageTimeFn counted = [&](int stage, int first, int count) {
+    ++calls;
+    return stage_time(stage, first, count);
+  };
+  const std::optional<Partition> partition =
+      partition_layers(400, 8, counted, stage_bound_from_costs(costs, options));
+  REQUIRE(partition);
+  CHECK(calls < 8 * 400 * 4);
+  CHECK(*partition == partition_costs(costs, options));
+}
+
 TEST_CASE("balanced: uniform layers split evenly") {
   const StageTimeFn stage_time = [](int, int, int count) -> std::optional<double> { return 3.0 * count; };
   const std::optional<Partition> partition = partition_layers(8, 4, stage_time);
