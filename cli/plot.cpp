@@ -72,13 +72,14 @@ std::filesystem::path plots_directory() {
 int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
   std::string kinds_help = "figure:";
   for (const PlotKind &kind : kKinds) kinds_help += fmt::format("\n  {:<18} from {}", kind.name, kind.input);
-  po::options_description options("ppsim plot INPUT --kind KIND -o FIG.pdf (a PNG is written beside it)");
+  po::options_description options("ppsim plot INPUT --kind KIND -o FIG.pdf [--png]");
   options.add_options()("help,h", "show this help")(
       "kind,k", po::value<std::string>()->value_name("KIND"), kinds_help.c_str())(
       "output,o", po::value<std::string>()->value_name("FIG.pdf"), "figure file (vector PDF; SVG and PNG also work)")(
       "x", po::value<std::string>()->value_name("COLUMN"), "budget column (default cluster.K, then cluster.memory)")(
       "metric", po::value<std::string>()->value_name("NAME"), "bubble-vs-k: bubble_ratio or span_bubble_ratio")(
       "title", po::value<std::string>()->value_name("TEXT"), "figure title")(
+      "png", "also write a 300 dpi PNG beside the figure (FIG.png)")(
       "input", po::value<std::string>()->value_name("INPUT"), "results CSV or trace JSON");
   po::positional_options_description positional;
   positional.add("input", 1);
@@ -116,6 +117,7 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
       command.push_back(values[option].as<std::string>());
     }
   }
+  if (values.count("png")) command.emplace_back("--png");
   // The script's one-line error ("ppsim plot: error: ...", also for what it did not foresee) becomes
   // ppsim's; anything else it printed (a warning) is passed on.
   const std::string errors = (std::filesystem::temp_directory_path() / fmt::format("ppsim-plot-{}.err", ::getpid())).string();

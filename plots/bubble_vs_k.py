@@ -32,7 +32,7 @@ def main():
     ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)
     if args.title:
         ax.set_title(args.title)
-    style.save(fig, args.output)
+    style.save(fig, args)
 
 
 if __name__ == "__main__":

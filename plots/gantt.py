@@ -35,7 +35,7 @@ def main():
     ax.legend(handles=handles, ncol=len(kinds), loc="lower left", bbox_to_anchor=(0, 1.0), borderaxespad=0.2)
     if args.title:
         ax.set_title(args.title, loc="right")
-    style.save(fig, args.output)
+    style.save(fig, args)
 
 
 if __name__ == "__main__":

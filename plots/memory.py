@@ -33,7 +33,7 @@ def main():
     axes[0].legend(ncol=min(4, len(devices)), loc="lower left", bbox_to_anchor=(0, 1.0))
     if args.title:
         axes[0].set_title(args.title, loc="right")
-    style.save(fig, args.output)
+    style.save(fig, args)
 
 
 if __name__ == "__main__":

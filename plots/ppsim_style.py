@@ -83,12 +83,14 @@ def figure(width=COLUMN_WIDTH, height=2.2):
     return plt.subplots(figsize=(width, height))
 
 
-def save(fig, output):
-    """Writes the vector PDF (or whatever `output` names) and a PNG beside it, each through a
-    temporary file and a rename: a kill or a failure leaves the old figures, never half of one."""
+def save(fig, args):
+    """Writes the figure `args.output` names (vector PDF, or SVG or PNG by its extension) and,
+    with `--png`, a 300 dpi PNG beside it, each through a temporary file and a rename: a kill or
+    a failure leaves the old figures, never half of one. Nothing else is written."""
+    output = args.output
     stem, extension = os.path.splitext(output)
     targets = [(output, {})]
-    if extension.lower() != ".png":
+    if args.png and extension.lower() != ".png":
         targets.append((stem + ".png", {"dpi": 300}))
     written = []
     try:
@@ -126,11 +128,12 @@ sys.excepthook = _one_line
 
 
 def arguments(description, extra=None):
-    """INPUT -o OUTPUT, plus script-specific options added by `extra(parser)`."""
+    """INPUT -o OUTPUT [--title T] [--png], plus script-specific options added by `extra(parser)`."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("input")
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--title", default="")
+    parser.add_argument("--png", action="store_true", help="also write a 300 dpi PNG beside the figure")
     if extra:
         extra(parser)
     return parser.parse_args()

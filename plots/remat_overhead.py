@@ -46,7 +46,7 @@ def main():
     top.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)
     if args.title:
         top.set_title(args.title)
-    style.save(fig, args.output)
+    style.save(fig, args)
 
 
 if __name__ == "__main__":

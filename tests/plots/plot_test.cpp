@@ -1,5 +1,5 @@
 // Smoke test of plots/: each figure script turns a small sweep results file (or a trace) into a
-// non-empty PDF and a PNG beside it. Skipped when /usr/bin/python3 has no matplotlib.
+// non-empty PDF (and, with --png, a PNG beside it). Skipped when /usr/bin/python3 has no matplotlib.
 #include "tests/cli/cli_support.h"
 
 #include <doctest/doctest.h>
@@ -18,9 +18,9 @@ int run_script(const Scratch &scratch, const std::string &script, const std::str
                          .c_str());
 }
 
-void check_figure(const Scratch &scratch, const std::string &stem) {
+void check_figure(const Scratch &scratch, const std::string &stem, bool png = false) {
   CHECK(scratch.exists(stem + ".pdf"));
-  CHECK(scratch.exists(stem + ".png"));
+  CHECK(scratch.exists(stem + ".png") == png);
   if (scratch.exists(stem + ".pdf")) {
     CHECK(std::filesystem::file_size(scratch.file(stem + ".pdf")) > 1000);
     CHECK(scratch.read(stem + ".pdf").rfind("%PDF", 0) == 0);
@@ -45,8 +45,8 @@ TEST_CASE("every plot script draws a PDF from a small results file or trace") {
   for (const auto &[script, input] : figures) {
     CAPTURE(script);
     const std::string stem = std::string(script).substr(0, std::string(script).size() - 3);
-    CHECK(run_script(scratch, script, fmt::format("{} -o {}.pdf", input, stem)) == 0);
-    check_figure(scratch, stem);
+    CHECK(run_script(scratch, script, fmt::format("{} -o {}.pdf --png", input, stem)) == 0);
+    check_figure(scratch, stem, true);
   }
   // A results file without the needed columns fails with one line naming them.
   scratch.write("bad.csv", "run,run_id,schedule\n0,aa,1f1b\n");
@@ -101,6 +101,22 @@ TEST_CASE("ppsim plot: an unforeseen script error is one line, and the old figur
   // No temporary file is left beside it.
   for (const auto &entry : std::filesystem::directory_iterator(scratch.file("")))
     CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+}
+
+TEST_CASE("ppsim plot writes only the figure it is asked for: a PNG beside it needs --png") {
+  if (!have_matplotlib()) {
+    MESSAGE("/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib): case skipped");
+    return;
+  }
+  const Scratch scratch("plots-png");
+  scratch.write("base.toml", "[model]\nF = 1\nB = 1\nW = 1\n[cluster]\ndevices = 4\n");
+  REQUIRE(scratch.ppsim("simulate base.toml --schedule zb-h1 -m 8 --trace trace.json").exit_code == 0);
+  scratch.write("fig.png", "the user's own picture");
+  REQUIRE(scratch.ppsim("plot trace.json --kind gantt -o fig.pdf").exit_code == 0);
+  check_figure(scratch, "fig", true);
+  CHECK(scratch.read("fig.png") == "the user's own picture");
+  REQUIRE(scratch.ppsim("plot trace.json --kind gantt -o fig.pdf --png").exit_code == 0);
+  CHECK(scratch.read("fig.png").rfind("\x89PNG", 0) == 0);
 }
 
 } // namespace ppsim
