@@ -172,10 +172,10 @@ int write_output(const po::variables_map &values, const CostFile &file, bool jso
 int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim profile import TRACE [--warmup N] [-o FILE]");
   options.add_options()("trace", po::value<std::string>()->value_name("TRACE"),
-                        "PyTorch profiler trace (.json) or nsys stats -r nvtx_gpu_proj_sum CSV (.csv)")(
-      "warmup", po::value<int>()->default_value(0), "iterations of each range to drop (PyTorch traces)")(
+                        "PyTorch profiler trace (.json), or nsys stats -r nvtx_gpu_proj_trace (or _sum) CSV (.csv)")(
+      "warmup", po::value<int>()->default_value(0), "iterations of each range to drop (PyTorch traces, nsys traces)")(
       "links", po::value<std::string>()->value_name("FILE"),
-      "write the NCCL kernels (collective, bytes, ms) of a PyTorch trace as CSV");
+      "write the NCCL kernels (collective, link, bytes, ms) of a PyTorch trace as CSV");
   options.add(output_options());
   po::positional_options_description positional;
   positional.add("trace", 1);
@@ -194,39 +194,51 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   const std::string text = read_text_file(path, "trace");
   CostFile file;
   if (path.ends_with(".csv")) {
-    if (warmup > 0)
-      throw Error("", 0, "--warmup", "an nsys summary has no per-iteration rows: profile after the warm-up instead");
-    file = profiler::injected_cost_file(profiler::nsys_pass_summaries(profiler::parse_nsys_projection_csv(text, path)),
-                                        "nsys_import");
-    if (file.rows.empty())
+    const profiler::NsysImport import = profiler::parse_nsys_projection_csv(text, path);
+    if (!import.per_instance && warmup > 0) {
+      throw Error("", 0, "--warmup",
+                  "an nsys summary pools every iteration: export `nsys stats -r nvtx_gpu_proj_trace` (one row per "
+                  "range) to drop warm-up iterations");
+    }
+    if (import.per_instance ? import.instances.empty() : import.ranges.empty())
       throw Error(path, 0, "", "no range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch)");
+    file = profiler::injected_cost_file(import.per_instance ? profiler::summarize_passes(import.instances, warmup)
+                                                            : profiler::nsys_pass_summaries(import),
+                                        "nsys_import");
   } else {
     const profiler::KinetoImport import = profiler::parse_kineto_trace(text, path);
     if (import.phases.empty())
       throw Error(path, 0, "", "no GPU work inside any phase range (record with ProfilerActivity.CUDA)");
     file = profiler::kineto_cost_file(import, warmup);
-    if (file.rows.empty())
-      throw Error(path, 0, "", fmt::format("every range is a warm-up iteration (--warmup {})", warmup));
     err << fmt::format("ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W), {} NCCL ({} ms, "
                        "not layer time), {} outside every range\n",
                        import.kernels, import.kernels - import.communication - import.unattributed,
                        import.split_ranges, import.communication,
                        format_readable(static_cast<double>(import.communication_ns) / 1e6), import.unattributed);
-    if (const std::optional<profiler::LinkFit> fit = profiler::fit_point_to_point(import.communication_kernels)) {
-      const std::string latency = format_readable(fit->latency_ms);
-      const std::string bandwidth = format_readable(fit->bandwidth_bytes_per_second / 1e9);
-      err << fmt::format("ppsim: point-to-point fit over {} send/recv kernels: latency {} ms, bandwidth {} GB/s "
+    // One line for every send/recv kernel pooled (what the scenario's single link model takes),
+    // then one per link when the trace has several.
+    const auto print_fit = [&err](const std::string &what, const profiler::LinkFit &fit) {
+      const std::string latency = format_readable(fit.latency_ms);
+      const std::string bandwidth = format_readable(fit.bandwidth_bytes_per_second / 1e9);
+      err << fmt::format("ppsim: {} fit over {} send/recv kernels: latency {} ms, bandwidth {} GB/s "
                          "(--comm {} --bandwidth {}GB/s)\n",
-                         fit->samples, latency, bandwidth, latency, bandwidth);
-    }
+                         what, fit.samples, latency, bandwidth, latency, bandwidth);
+    };
+    if (const std::optional<profiler::LinkFit> fit = profiler::fit_point_to_point(import.communication_kernels))
+      print_fit("point-to-point", *fit);
+    const std::map<std::string, profiler::LinkFit> links = profiler::fit_links(import.communication_kernels);
+    if (links.size() > 1)
+      for (const auto &[link, fit] : links) print_fit("link " + link, fit);
     if (values.count("links")) {
-      std::string links = "collective,bytes,ms\n";
+      std::string rows = "collective,link,bytes,ms\n";
       for (const profiler::CommunicationKernel &kernel : import.communication_kernels)
-        links += fmt::format("{},{},{}\n", kernel.collective, kernel.bytes,
-                             format_readable(static_cast<double>(kernel.duration_ns) / 1e6));
-      write_file_atomically(values["links"].as<std::string>(), links);
+        rows += fmt::format("{},{},{},{}\n", kernel.collective, kernel.link, kernel.bytes,
+                            format_readable(static_cast<double>(kernel.duration_ns) / 1e6));
+      write_file_atomically(values["links"].as<std::string>(), rows);
     }
   }
+  if (file.rows.empty())
+    throw Error(path, 0, "", fmt::format("every range is a warm-up iteration (--warmup {})", warmup));
   file.metadata.timer = file.rows.front().source;
   for (const std::string &warning : file.metadata.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
   return write_output(values, file, json, out, "imported");

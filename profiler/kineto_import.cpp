@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -46,7 +47,33 @@ struct Operator {
   std::vector<std::vector<std::int64_t>> input_dims;
   std::string collective;  ///< record_param_comms: "Collective name"
   std::uint64_t bytes = 0; ///< record_param_comms: "In msg nelems" x the dtype's size
+  int peer = -1;           ///< record_param_comms of a send or recv: the peer's global rank
 };
+
+// The global rank of group rank `rank`: "Process Group Ranks" lists the group's global ranks,
+// as a JSON list or as its text ("[0, 2, 4]"); without it group ranks are global.
+int global_rank(int rank, const Json &args) {
+  if (!args.contains("Process Group Ranks")) return rank;
+  const Json &listed = args["Process Group Ranks"];
+  std::vector<int> ranks;
+  if (listed.is_array()) {
+    for (const Json &r : listed)
+      if (r.is_number_integer()) ranks.push_back(r.get<int>());
+  } else if (listed.is_string()) {
+    const std::string text = listed.get<std::string>();
+    for (std::size_t i = 0; i < text.size();) {
+      int value = 0;
+      const auto [end, error] = std::from_chars(text.data() + i, text.data() + text.size(), value);
+      if (error == std::errc()) {
+        ranks.push_back(value);
+        i = static_cast<std::size_t>(end - text.data());
+      } else {
+        ++i;
+      }
+    }
+  }
+  return rank >= 0 && rank < static_cast<int>(ranks.size()) ? ranks[static_cast<std::size_t>(rank)] : rank;
+}
 
 // Element sizes of the dtype names PyTorch writes in record_param_comms ("BFloat16", "Float").
 std::uint64_t dtype_bytes(const std::string &dtype) {
@@ -83,6 +110,9 @@ public:
     if (document.is_object()) {
       if (!document.contains("traceEvents")) fail("not a PyTorch profiler trace: no \"traceEvents\"");
       events = &document["traceEvents"];
+      const Json &info = document.contains("distributedInfo") ? document["distributedInfo"] : empty_;
+      if (info.is_object() && info.contains("rank") && info["rank"].is_number_integer())
+        rank_ = info["rank"].get<int>();
     }
     if (!events->is_array()) fail("not a PyTorch profiler trace: \"traceEvents\" is not a list");
     // Older traces count microseconds from the epoch: times are taken from the earliest event.
@@ -121,12 +151,18 @@ public:
       if (activity.kernel && is_communication_kernel(activity.name)) {
         ++result.communication;
         result.communication_ns += activity.end - activity.start;
-        CommunicationKernel kernel{activity.name, 0, activity.end - activity.start};
+        CommunicationKernel kernel{activity.name, 0, activity.end - activity.start, ""};
         if (launch != launches_.end()) {
           if (const std::optional<std::size_t> op = innermost(operator_spans_, launch->second.first, launch->second.second,
                                                               "record_param_comms")) {
-            kernel.collective = operators_[*op].collective.empty() ? activity.name : operators_[*op].collective;
-            kernel.bytes = operators_[*op].bytes;
+            const Operator &comms = operators_[*op];
+            kernel.collective = comms.collective.empty() ? activity.name : comms.collective;
+            kernel.bytes = comms.bytes;
+            if (comms.peer >= 0) {
+              const std::string self = rank_ ? std::to_string(*rank_) : "?";
+              const std::string peer = std::to_string(comms.peer);
+              kernel.link = comms.collective == "send" ? self + "->" + peer : peer + "->" + self;
+            }
           }
         }
         result.communication_kernels.push_back(std::move(kernel));
@@ -223,6 +259,9 @@ private:
         if (args.contains("In msg nelems") && args["In msg nelems"].is_number_unsigned() && args.contains("dtype") &&
             args["dtype"].is_string())
           op.bytes = args["In msg nelems"].get<std::uint64_t>() * dtype_bytes(args["dtype"].get<std::string>());
+        if ((op.collective == "send" || op.collective == "recv") && args.contains("Rank") &&
+            args["Rank"].is_number_integer())
+          op.peer = global_rank(args["Rank"].get<int>(), args);
       }
       operator_spans_[thread].push_back({start, end, operators_.size()});
       operators_.push_back(std::move(op));
@@ -341,6 +380,7 @@ private:
 
   const std::string &source_;
   const Json empty_ = Json::object();
+  std::optional<int> rank_; ///< "distributedInfo": {"rank": ...}
   std::vector<PhaseId> phases_;
   std::map<std::string, std::vector<CpuSpan>> phase_spans_;
   std::vector<Operator> operators_;
@@ -394,6 +434,16 @@ std::optional<LinkFit> fit_point_to_point(const std::vector<CommunicationKernel>
   const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx); // ms per byte
   if (!(slope > 0)) return std::nullopt;
   return LinkFit{std::max(0.0, (sy - slope * sx) / n), 1e3 / slope, static_cast<std::size_t>(n)};
+}
+
+std::map<std::string, LinkFit> fit_links(const std::vector<CommunicationKernel> &kernels) {
+  std::map<std::string, std::vector<CommunicationKernel>> by_link;
+  for (const CommunicationKernel &kernel : kernels)
+    if (!kernel.link.empty()) by_link[kernel.link].push_back(kernel);
+  std::map<std::string, LinkFit> fits;
+  for (const auto &[link, members] : by_link)
+    if (const std::optional<LinkFit> fit = fit_point_to_point(members)) fits.emplace(link, *fit);
+  return fits;
 }
 
 KinetoImport parse_kineto_trace(std::string_view text, const std::string &source) {

@@ -25,11 +25,15 @@ namespace ppsim::profiler {
 
 /// One NCCL kernel: its collective (the launching `record_param_comms` call's "Collective name",
 /// else the kernel's name), the message bytes ("In msg nelems" x the size of its "dtype"; 0 when
-/// the trace does not say) and the kernel's time.
+/// the trace does not say), the kernel's time, and for a send or recv its link.
 struct CommunicationKernel {
   std::string collective;
   std::uint64_t bytes = 0;
   std::uint64_t duration_ns = 0;
+  /// "0->1": sender and receiver as global ranks. PyTorch records the peer of a send or recv as
+  /// its "Rank" (group rank, mapped through "Process Group Ranks"), and the trace's own rank in
+  /// "distributedInfo"; "?" stands for a rank the trace does not give. Empty for collectives.
+  std::string link;
 };
 
 /// time = latency + bytes / bandwidth, fitted by least squares (what a scenario's
@@ -43,6 +47,9 @@ struct LinkFit {
 /// The fit over the point-to-point kernels (collective send or recv) with known bytes; none
 /// without two distinct sizes or when time does not grow with size.
 std::optional<LinkFit> fit_point_to_point(const std::vector<CommunicationKernel> &kernels);
+
+/// fit_point_to_point of each link's kernels, by link; links without a fit are left out.
+std::map<std::string, LinkFit> fit_links(const std::vector<CommunicationKernel> &kernels);
 
 /// What a trace gives: per-phase metrics (B and W derived from BW ranges included) and what was
 /// left out.

@@ -8,6 +8,7 @@
 #include <libfccp/csv.h>
 #include <map>
 #include <optional>
+#include <tuple>
 
 namespace ppsim::profiler {
 namespace {
@@ -77,8 +78,13 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
   io::LineReader reader(source, text.data(), text.data() + text.size());
   NsysImport result;
   std::vector<std::string> header;
-  std::optional<std::size_t> range_column, total_column, instances_column, median_column,
-      min_column, max_column;
+  // Columns by name; the name column is "Range" in the summary, "Name" in the trace.
+  std::map<std::string, std::size_t, std::less<>> column;
+  const auto has = [&](std::string_view name) { return column.count(name) > 0; };
+  const auto count = [&](const std::vector<std::string_view> &fields, std::string_view name, int line) {
+    return parse_count(fields[column.find(name)->second], source, line, name);
+  };
+  std::vector<std::uint64_t> starts; // of result.instances
   int line_number = 0;
   while (char *raw = reader.next_line()) {
     ++line_number;
@@ -87,31 +93,24 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
       continue;
     const auto fields = split_csv(line);
     if (header.empty()) {
-      // nsys may print a banner before the table; the header is the line naming "Range".
-      if (std::find(fields.begin(), fields.end(), "Range") == fields.end())
+      // nsys may print a banner before the table; the header is the line naming the ranges.
+      const bool summary = std::find(fields.begin(), fields.end(), "Range") != fields.end();
+      const bool trace = std::find(fields.begin(), fields.end(), "Projected Duration (ns)") != fields.end();
+      if (!summary && !trace)
         continue;
       for (std::size_t i = 0; i < fields.size(); ++i) {
         header.emplace_back(fields[i]);
-        if (fields[i] == "Range")
-          range_column = i;
-        if (fields[i] == "Total Proj Time (ns)")
-          total_column = i;
-        if (fields[i] == "Range Instances")
-          instances_column = i;
-        if (fields[i] == "Proj Med (ns)")
-          median_column = i;
-        if (fields[i] == "Proj Min (ns)")
-          min_column = i;
-        if (fields[i] == "Proj Max (ns)")
-          max_column = i;
+        column.emplace(std::string(fields[i]), i);
       }
-      for (const auto &[column, name] : {std::pair{total_column, "Total Proj Time (ns)"},
-                                         std::pair{instances_column, "Range Instances"}}) {
-        if (!column) {
+      result.per_instance = !summary;
+      const std::vector<std::string_view> needed =
+          summary ? std::vector<std::string_view>{"Total Proj Time (ns)", "Range Instances"}
+                  : std::vector<std::string_view>{"Name", "Projected Start (ns)"};
+      for (const std::string_view name : needed) {
+        if (!has(name)) {
           throw Error(source, line_number, "",
-                      fmt::format("missing column '{}' (expected `nsys stats -r nvtx_gpu_proj_sum "
-                                  "--format csv`)",
-                                  name));
+                      fmt::format("missing column '{}' (expected `nsys stats -r {} --format csv`)", name,
+                                  summary ? "nvtx_gpu_proj_sum" : "nvtx_gpu_proj_trace"));
         }
       }
       continue;
@@ -120,35 +119,50 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
       throw Error(source, line_number, "",
                   fmt::format("expected {} fields, got {}", header.size(), fields.size()));
     }
-    const auto phase = parse_range_name(strip_domain(fields[*range_column]));
+    const auto phase =
+        parse_range_name(strip_domain(fields[column.find(result.per_instance ? "Name" : "Range")->second]));
     if (!phase) {
       ++result.ignored_ranges;
       continue;
     }
+    if (result.per_instance) {
+      PhaseMetrics instance;
+      instance.phase = *phase;
+      instance.busy_union_ns = instance.span_ns = instance.kernel_sum_ns =
+          count(fields, "Projected Duration (ns)", line_number);
+      if (has("NumGPUOps"))
+        instance.n_kernels = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(count(fields, "NumGPUOps", line_number), UINT32_MAX));
+      result.instances.push_back(instance);
+      starts.push_back(count(fields, "Projected Start (ns)", line_number));
+      continue;
+    }
     NsysRange range;
     range.phase = *phase;
-    range.total_projection_ns =
-        parse_count(fields[*total_column], source, line_number, "Total Proj Time (ns)");
-    range.instances =
-        parse_count(fields[*instances_column], source, line_number, "Range Instances");
+    range.total_projection_ns = count(fields, "Total Proj Time (ns)", line_number);
+    range.instances = count(fields, "Range Instances", line_number);
     if (range.instances == 0) {
       throw Error(source, line_number, "Range Instances", "expected at least one instance");
     }
-    range.median_ns =
-        median_column ? parse_count(fields[*median_column], source, line_number, "Proj Med (ns)")
-                      : range.total_projection_ns / range.instances;
-    range.min_ns = min_column
-                       ? parse_count(fields[*min_column], source, line_number, "Proj Min (ns)")
-                       : range.median_ns;
-    range.max_ns = max_column
-                       ? parse_count(fields[*max_column], source, line_number, "Proj Max (ns)")
-                       : range.median_ns;
+    range.median_ns = has("Proj Med (ns)") ? count(fields, "Proj Med (ns)", line_number)
+                                           : range.total_projection_ns / range.instances;
+    range.min_ns = has("Proj Min (ns)") ? count(fields, "Proj Min (ns)", line_number) : range.median_ns;
+    range.max_ns = has("Proj Max (ns)") ? count(fields, "Proj Max (ns)", line_number) : range.median_ns;
     result.ranges.push_back(range);
   }
   if (header.empty()) {
     throw Error(source, 0, "",
-                "no table with a 'Range' column (expected `nsys stats -r "
-                "nvtx_gpu_proj_sum --format csv`)");
+                "no table of NVTX ranges (expected `nsys stats -r nvtx_gpu_proj_sum` or "
+                "`-r nvtx_gpu_proj_trace`, `--format csv`)");
+  }
+  // Repetitions in projected start order (a range pushed once per iteration).
+  std::vector<std::size_t> order(result.instances.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return starts[a] < starts[b]; });
+  std::map<std::tuple<std::uint16_t, Pass, std::uint16_t>, std::uint16_t> seen;
+  for (const std::size_t i : order) {
+    PhaseId &phase = result.instances[i].phase;
+    phase.repetition = seen[{phase.layer, phase.pass, phase.microbatch}]++;
   }
   return result;
 }

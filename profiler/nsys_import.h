@@ -1,8 +1,11 @@
 #pragma once
-// Importer for Nsight Systems' NVTX GPU projection summary (spec profiler.md 6.9):
-// `nsys stats -r nvtx_gpu_proj_sum --format csv report.nsys-rep`, whose ranges are named like
-// ppsim's phases ("L03.B.mb0", or "3/B/0" from the injection library). The GPU projection is the
-// GPU time of the work launched inside each range, which is what ppsim measures with CUPTI.
+// Importer for Nsight Systems' NVTX GPU projection reports (docs/profiler.md, "Import a PyTorch
+// trace"): the summary `nsys stats -r nvtx_gpu_proj_sum --format csv report.nsys-rep` (one row
+// per range name) or the trace `-r nvtx_gpu_proj_trace` (one row per range instance, so warm-up
+// iterations can be dropped), whose ranges are named like ppsim's phases ("L03.B.mb0", or
+// "3/B/0" from the injection library). The GPU projection is the GPU time of the work launched
+// inside each range, which is what ppsim measures with CUPTI.
+#include "profiler/attribution.h"
 #include "profiler/stats.h"
 
 #include <string>
@@ -22,11 +25,17 @@ struct NsysRange {
 
 /// The parsed report: ppsim ranges and how many other ranges were ignored.
 struct NsysImport {
-  std::vector<NsysRange> ranges;
+  std::vector<NsysRange> ranges;        ///< from a summary
+  /// From a trace: one per range instance, busy = span = its projected duration; the n-th
+  /// instance of a (layer, pass, microbatch) in projected start order is repetition n.
+  std::vector<PhaseMetrics> instances;
+  bool per_instance = false;            ///< a trace (instances), not a summary (ranges)
   std::size_t ignored_ranges = 0;
 };
 
-/// Parses the CSV text; throws Error naming `source`, line and column on malformed input.
+/// Parses the CSV text of either report, told apart by the header ("Range" and "Total Proj
+/// Time (ns)" for the summary, "Name" and "Projected Duration (ns)" for the trace); throws Error
+/// naming `source`, line and column on malformed input.
 NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &source);
 
 /// Per (layer, pass) summaries for apply_measurements: instance-weighted over microbatches;

@@ -72,8 +72,44 @@ TEST_CASE("kineto: NCCL kernels carry their collective and bytes; sends and rece
   CHECK(fit->latency_ms == doctest::Approx(0.01));
   CHECK(fit->bandwidth_bytes_per_second == doctest::Approx(50e9));
   // One size, or time not growing with size, gives no fit.
-  CHECK_FALSE(fit_point_to_point({{"send", 100, 1000}, {"recv", 100, 2000}}).has_value());
-  CHECK_FALSE(fit_point_to_point({{"send", 100, 2000}, {"recv", 200, 1000}}).has_value());
+  CHECK_FALSE(fit_point_to_point({{"send", 100, 1000, ""}, {"recv", 100, 2000, ""}}).has_value());
+  CHECK_FALSE(fit_point_to_point({{"send", 100, 2000, ""}, {"recv", 200, 1000, ""}}).has_value());
+}
+
+TEST_CASE("kineto: each send and recv has its link, in global ranks; each link is fitted apart") {
+  // The trace is rank 4's ("distributedInfo"); its group is global ranks [0, 4, 8]. PyTorch
+  // records a send's destination and a recv's source as the group rank "Rank".
+  const KinetoImport import = fixture();
+  REQUIRE(import.communication_kernels.size() == 5);
+  CHECK(import.communication_kernels[0].link.empty()); // an all-reduce has no link
+  CHECK(import.communication_kernels[2].link == "4->8");
+  CHECK(import.communication_kernels[3].link == "4->8");
+  CHECK(import.communication_kernels[4].link == "0->4"); // "Process Group Ranks" as a JSON list
+  // The two sends to 8 (1 and 4 MB) fit alone; one recv from 0 is one size: no fit.
+  const std::map<std::string, LinkFit> fits = fit_links(import.communication_kernels);
+  REQUIRE(fits.size() == 1);
+  CHECK(fits.at("4->8").samples == 2);
+  CHECK(fits.at("4->8").latency_ms == doctest::Approx(0.01));
+  CHECK(fits.at("4->8").bandwidth_bytes_per_second == doctest::Approx(50e9));
+
+  // Two links of different speeds: each gets its own line, the pool neither.
+  const std::vector<CommunicationKernel> kernels{
+      {"send", 1'000'000, 30'000, "0->1"}, {"send", 2'000'000, 50'000, "0->1"},  // 10 us + 50 GB/s
+      {"send", 1'000'000, 25'000, "1->2"}, {"send", 3'000'000, 65'000, "1->2"},  // 5 us + 50 GB/s
+      {"allreduce", 4096, 9'000, ""}};
+  const std::map<std::string, LinkFit> two = fit_links(kernels);
+  REQUIRE(two.size() == 2);
+  CHECK(two.at("0->1").latency_ms == doctest::Approx(0.01));
+  CHECK(two.at("0->1").bandwidth_bytes_per_second == doctest::Approx(50e9));
+  CHECK(two.at("1->2").latency_ms == doctest::Approx(0.005));
+  CHECK(two.at("1->2").bandwidth_bytes_per_second == doctest::Approx(50e9));
+
+  // Without "distributedInfo" the trace's own rank is unknown.
+  std::string text = read_text_file(kTrace, "trace");
+  text.erase(text.find("\"distributedInfo\""), text.find("\"traceEvents\"") - text.find("\"distributedInfo\""));
+  const KinetoImport anonymous = parse_kineto_trace(text, "anonymous.json");
+  CHECK(anonymous.communication_kernels[2].link == "?->8");
+  CHECK(anonymous.communication_kernels[4].link == "0->?");
 }
 
 TEST_CASE("kineto: traces that count microseconds from the epoch read the same") {

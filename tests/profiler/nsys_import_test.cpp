@@ -1,4 +1,4 @@
-// Nsight Systems importer (spec profiler.md 6.9) on `nvtx_gpu_proj_sum` CSV fixtures.
+// Nsight Systems importer on `nvtx_gpu_proj_sum` and `nvtx_gpu_proj_trace` CSV fixtures.
 #include "profiler/nsys_import.h"
 
 #include "sim/error.h"
@@ -20,6 +20,20 @@ const char *const kReport =
     "ppsim:L00.B.mb0,PushPop,40000,45000,10,4000.0,4000.0,3900,4100,1.0,200,20.0,0.0,0.0\n"
     "\"optimizer, step\",PushPop,5000,5000,1,5000.0,5000.0,5000,5000,0.0,3,3.0,0.0,0.0\n"
     "1/W/0,StartEnd,9000,9000,3,3000.0,3000.0,3000,3000,0.0,30,10.0,0.0,0.0\n";
+
+// Per-instance rows: three iterations of L00.F.mb0 (the first a slow warm-up), two of L00.B.mb0,
+// rows not in start order, a foreign range.
+const char *const kTraceReport =
+    "Processing [report.sqlite] with [nvtx_gpu_proj_trace.py]... \n"
+    "\n"
+    "Name,Projected Start (ns),Projected Duration (ns),Orig Start (ns),Orig Duration (ns),Style,PID,TID,"
+    "NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack\n"
+    ":L00.F.mb0,1000,9000,900,9500,PushPop,1,1,12,0,0,1,,:1\n"
+    ":L00.B.mb0,12000,4000,11900,4200,PushPop,1,1,20,0,0,2,,:2\n"
+    ":L00.F.mb0,30000,2000,29900,2100,PushPop,1,1,12,0,0,4,,:4\n"
+    ":L00.F.mb0,20000,2200,19900,2300,PushPop,1,1,12,0,0,3,,:3\n"
+    "\"optimizer, step\",25000,500,24900,600,PushPop,1,1,3,0,0,5,,:5\n"
+    ":L00.B.mb0,33000,3800,32900,3900,PushPop,1,1,20,0,0,6,,:6\n";
 
 std::string error_of(const char *text) {
   try {
@@ -82,6 +96,34 @@ TEST_CASE("huge counts stay exact up to 2^53 and are refused beyond, naming the 
         "proj.csv:2: field 'Range Instances': 100000000000000000 is too large (at most 2^53)");
 }
 
+TEST_CASE("nvtx_gpu_proj_trace: one phase per instance, repetitions in start order, warm-up dropped") {
+  const NsysImport import = parse_nsys_projection_csv(kTraceReport, "trace.csv");
+  CHECK(import.per_instance);
+  CHECK(import.ranges.empty());
+  CHECK(import.ignored_ranges == 1);
+  REQUIRE(import.instances.size() == 5);
+  // File order is kept; the repetition is the rank by projected start.
+  CHECK(import.instances[0].phase == PhaseId{Pass::forward, 0, 0, 0});
+  CHECK(import.instances[2].phase == PhaseId{Pass::forward, 0, 0, 2}); // starts at 30000
+  CHECK(import.instances[3].phase == PhaseId{Pass::forward, 0, 0, 1}); // starts at 20000
+  CHECK(import.instances[4].phase == PhaseId{Pass::backward_input, 0, 0, 1});
+  CHECK(import.instances[0].busy_union_ns == 9000);
+  CHECK(import.instances[0].n_kernels == 12);
+  // Without the warm-up the forward is the median of 2200 and 2000 ns, B is 3800 ns.
+  const std::vector<PassSummary> passes = summarize_passes(import.instances, 1);
+  REQUIRE(passes.size() == 2);
+  CHECK(passes[0].pass == Pass::forward);
+  CHECK(passes[0].busy.samples == 2);
+  CHECK(passes[0].busy.median_ms == Rational{21, 10000});
+  CHECK(passes[1].busy.median_ms == Rational{19, 5000}); // 3800 ns
+  CHECK(summarize_passes(import.instances, 0)[0].busy.samples == 3);
+  CHECK(error_of("Name,Projected Duration (ns)\nL00.F.mb0,10\n") ==
+        "proj.csv:1: missing column 'Projected Start (ns)' (expected `nsys stats -r nvtx_gpu_proj_trace "
+        "--format csv`)");
+  CHECK(error_of("Name,Projected Start (ns),Projected Duration (ns)\nL00.F.mb0,5,-1\n") ==
+        "proj.csv:2: field 'Projected Duration (ns)': expected a non-negative number, got \"-1\"");
+}
+
 TEST_CASE("malformed reports name the line and column") {
   CHECK(error_of("Range,Total Proj Time (ns)\n") ==
         "proj.csv:1: missing column 'Range Instances' (expected `nsys stats -r nvtx_gpu_proj_sum "
@@ -92,8 +134,8 @@ TEST_CASE("malformed reports name the line and column") {
         "proj.csv:2: expected 3 fields, got 2");
   CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,10,0\n") ==
         "proj.csv:2: field 'Range Instances': expected at least one instance");
-  CHECK(error_of("nothing here\n") == "proj.csv: no table with a 'Range' column (expected `nsys "
-                                      "stats -r nvtx_gpu_proj_sum --format csv`)");
+  CHECK(error_of("nothing here\n") == "proj.csv: no table of NVTX ranges (expected `nsys stats -r "
+                                      "nvtx_gpu_proj_sum` or `-r nvtx_gpu_proj_trace`, `--format csv`)");
 }
 
 } // namespace ppsim::profiler

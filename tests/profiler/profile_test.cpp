@@ -192,8 +192,8 @@ TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, 
   CHECK(profile({"import", trace, "--links", links}).code == 0);
   std::ifstream in(links);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(text == "collective,bytes,ms\nallreduce,2048,0.05\nallreduce,2048,0.05\nsend,1000000,0.03\n"
-                "send,4000000,0.09\nrecv,2000000,0.05\n");
+  CHECK(text == "collective,link,bytes,ms\nallreduce,,2048,0.05\nallreduce,,2048,0.05\nsend,4->8,1000000,0.03\n"
+                "send,4->8,4000000,0.09\nrecv,0->4,2000000,0.05\n");
   std::filesystem::remove(links);
   const Run all_warmup = profile({"import", trace, "--warmup", "2"});
   CHECK(all_warmup.code == 1);
@@ -210,8 +210,24 @@ TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, 
   const std::string foreign = write("foreign.csv", "Range,Total Proj Time (ns),Range Instances\nstep,900,3\n");
   CHECK(profile({"import", foreign}).err ==
         "ppsim: error: " + foreign + ": no range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch)\n");
+  // An nsys summary pools the iterations: --warmup asks for the per-instance trace instead.
+  const std::string summary = write("summary.csv", "Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,900,3\n");
+  CHECK(profile({"import", summary, "--warmup", "1"}).err ==
+        "ppsim: error: field '--warmup': an nsys summary pools every iteration: export `nsys stats -r "
+        "nvtx_gpu_proj_trace` (one row per range) to drop warm-up iterations\n");
+  // The trace: the warm-up instance (9 us) is dropped, the forward is the median of 2 and 2.2 us.
+  const std::string per_range = write("per_range.csv", "Name,Projected Start (ns),Projected Duration (ns)\n"
+                                                       "L00.F.mb0,0,9000\nL00.F.mb0,10000,2000\nL00.F.mb0,20000,2200\n");
+  const Run trace_run = profile({"import", per_range, "--warmup", "1"});
+  CHECK(trace_run.code == 0);
+  CHECK(trace_run.out.find("\n1,0,layer0,measured,0.0021,") != std::string::npos);
+  CHECK(trace_run.out.find(",2,nsys_import\n") != std::string::npos);
+  CHECK(profile({"import", per_range, "--warmup", "3"}).err ==
+        "ppsim: error: " + per_range + ": every range is a warm-up iteration (--warmup 3)\n");
   std::filesystem::remove(cpu_only);
   std::filesystem::remove(foreign);
+  std::filesystem::remove(summary);
+  std::filesystem::remove(per_range);
   const Run missing = profile({"import"});
   CHECK(missing.code == 1);
   CHECK(missing.err == "ppsim: error: field 'TRACE': give a PyTorch profiler trace (.json) or an nsys CSV\n");
