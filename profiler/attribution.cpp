@@ -112,9 +112,10 @@ void IncrementalAttribution::add(const DecodedActivity &batch) {
       phase_of_[link.correlation_id] = *phase;
   }
   // Activity that waited for its link (which CUPTI may deliver in a later buffer).
-  std::deque<GpuActivity> waiting;
+  std::deque<Waiting> waiting;
   waiting.swap(pending_);
-  for (const GpuActivity &gpu : waiting) place(gpu);
+  for (const Waiting &item : waiting) place(item);
+  for (const MemoryEvent &memory : batch.memory) place(memory);
   for (const GpuActivity &gpu : batch.gpu) {
     if (gpu.start_ns == 0 && gpu.end_ns == 0) {
       ++result_.zero_timestamp_activities;
@@ -134,14 +135,24 @@ void IncrementalAttribution::add(const DecodedActivity &batch) {
   }
 }
 
-void IncrementalAttribution::place(const GpuActivity &gpu) {
-  const auto found = phase_of_.find(gpu.correlation_id);
+void IncrementalAttribution::place(const Waiting &item) {
+  const std::uint32_t correlation =
+      std::visit([](const auto &event) { return event.correlation_id; }, item);
+  const auto found = phase_of_.find(correlation);
   if (found == phase_of_.end()) {
-    pending_.push_back(gpu);
+    pending_.push_back(item);
     return;
   }
   Accumulator &phase = by_phase_[found->second];
   phase.metrics.phase = found->second;
+  if (const auto *memory = std::get_if<MemoryEvent>(&item)) {
+    const auto bytes = static_cast<std::int64_t>(memory->bytes);
+    phase.metrics.allocations += memory->allocation ? 1 : 0;
+    result_.allocations_in_phases += memory->allocation ? 1 : 0;
+    phase.metrics.allocated_bytes += memory->allocation ? bytes : -bytes;
+    return;
+  }
+  const GpuActivity &gpu = std::get<GpuActivity>(item);
   phase.intervals.emplace_back(gpu.start_ns, gpu.end_ns);
   phase.first_start = std::min(phase.first_start, gpu.start_ns);
   phase.last_end = std::max(phase.last_end, gpu.end_ns);
@@ -153,7 +164,12 @@ void IncrementalAttribution::place(const GpuActivity &gpu) {
   }
 }
 
-void IncrementalAttribution::unattributed(const GpuActivity &gpu) {
+void IncrementalAttribution::unattributed(const Waiting &item) {
+  if (std::holds_alternative<MemoryEvent>(item)) {
+    result_.unattributed_allocations += std::get<MemoryEvent>(item).allocation ? 1 : 0;
+    return;
+  }
+  const GpuActivity &gpu = std::get<GpuActivity>(item);
   ++result_.unattributed_activities;
   unattributed_.emplace_back(gpu.start_ns, gpu.end_ns);
   // Bounded too: past this many intervals their union is folded into the total (overlaps across
@@ -166,10 +182,11 @@ void IncrementalAttribution::unattributed(const GpuActivity &gpu) {
 }
 
 Attribution IncrementalAttribution::finish() {
-  for (const GpuActivity &gpu : pending_) unattributed(gpu);
+  for (const Waiting &item : pending_) unattributed(item);
   pending_.clear();
   Attribution result = result_;
   for (auto &[id, phase] : by_phase_) {
+    if (phase.intervals.empty()) continue; // allocations only, no GPU work: nothing to time
     phase.metrics.busy_union_ns = union_length_ns(phase.intervals);
     phase.metrics.span_ns = phase.last_end - phase.first_start;
     result.attributed_busy_ns += phase.metrics.busy_union_ns;

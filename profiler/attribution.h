@@ -10,10 +10,10 @@
 #include <deque>
 #include <map>
 #include <unordered_map>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace ppsim::profiler {
@@ -64,6 +64,11 @@ struct PhaseMetrics {
   std::uint64_t span_ns = 0;       ///< first start to last end
   std::uint32_t n_kernels = 0;
   std::uint64_t copy_bytes = 0; ///< memcpy and memset bytes
+  /// Device allocations (cudaMalloc, MEMORY2 records) made inside the phase, and the bytes they
+  /// net of the releases made in it: what a forward keeps for its backward when the program
+  /// allocates its tensors itself. Zero without memory records.
+  std::uint32_t allocations = 0;
+  std::int64_t allocated_bytes = 0;
 };
 
 /// True for kernels of collective or point-to-point communication (NCCL's names): never layer
@@ -79,6 +84,8 @@ struct Attribution {
   std::uint32_t unattributed_activities = 0;
   std::uint64_t attributed_busy_ns = 0;
   std::uint32_t zero_timestamp_activities = 0; ///< excluded from every metric
+  std::uint32_t unattributed_allocations = 0;  ///< MEMORY2 allocations outside every phase
+  std::uint32_t allocations_in_phases = 0;     ///< MEMORY2 allocations inside some phase
 };
 
 /// Joins activities to phases. Links may arrive in any buffer order; when one correlation id has
@@ -102,12 +109,14 @@ private:
     PhaseMetrics metrics;
     std::uint64_t first_start = UINT64_MAX, last_end = 0;
   };
-  void place(const GpuActivity &gpu);
-  void unattributed(const GpuActivity &gpu);
+  /// GPU work or an allocation waiting for the link from its correlation id to a phase.
+  using Waiting = std::variant<GpuActivity, MemoryEvent>;
+  void place(const Waiting &waiting);
+  void unattributed(const Waiting &waiting);
 
   std::size_t max_pending_;
   std::unordered_map<std::uint32_t, PhaseId> phase_of_;
-  std::deque<GpuActivity> pending_;
+  std::deque<Waiting> pending_;
   std::map<PhaseId, Accumulator> by_phase_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> unattributed_;
   Attribution result_; ///< the counters

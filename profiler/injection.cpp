@@ -122,19 +122,9 @@ void write_costs() {
     return;
   try {
     injection->collector->stop(); // flushes every buffer, folded as it completes
-    const Attribution attribution = injection->attribution.finish();
-    const DecodedActivity &activity = injection->counters;
     const char *warmup_text = std::getenv("PPSIM_WARMUP");
-    const std::vector<PassSummary> passes =
-        summarize_passes(attribution.phases, warmup_text != nullptr ? std::atoi(warmup_text) : 0);
-    CostFile file = injected_cost_file(passes, "cupti");
-    file.metadata.timer = "cupti";
-    file.metadata.device = "injected";
-    file.metadata.dropped_records = static_cast<std::int64_t>(activity.dropped_records);
-    file.metadata.unattributed_kernel_ms =
-        static_cast<double>(attribution.unattributed_busy_ns) / 1e6;
-    for (std::string &warning : measurement_warnings(activity, attribution, file.rows))
-      file.metadata.warnings.push_back(std::move(warning));
+    const CostFile file = injection_cost_file(injection->attribution.finish(), injection->counters,
+                                              warmup_text != nullptr ? std::atoi(warmup_text) : 0);
     if (file.rows.empty()) {
       std::fprintf(stderr, "ppsim inject: no NVTX range named layer/pass/microbatch was seen; "
                            "nothing written (is NVTX_INJECTION64_PATH set to libcupti?)\n");
@@ -183,6 +173,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       profiler::check_cupti(cuptiEnableDomain(1, state->subscriber, CUPTI_CB_DOMAIN_NVTX),
                             "cuptiEnableDomain");
       profiler::CollectorOptions options;
+      options.memory_records = true; // activation bytes of programs that allocate their tensors
       options.on_decoded = [raw = state.get()](profiler::DecodedActivity &batch) { profiler::fold(*raw, batch); };
       state->collector = std::make_unique<profiler::ActivityCollector>(state->api, options);
       state->collector->start();

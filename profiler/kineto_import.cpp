@@ -395,24 +395,7 @@ private:
 
 CostFile kineto_cost_file(const KinetoImport &import, int warmup) {
   CostFile file = injected_cost_file(summarize_passes(import.phases, warmup), "kineto_import");
-  std::map<std::uint16_t, std::vector<std::int64_t>> kept;
-  for (const auto &[phase, bytes] : import.forward_kept_bytes)
-    if (phase.repetition >= warmup) kept[phase.layer].push_back(bytes);
-  if (kept.empty()) return file;
-  for (const CostRow &row : file.rows) {
-    if (!kept.count(static_cast<std::uint16_t>(row.layer_id))) {
-      file.metadata.warnings.push_back(fmt::format(
-          "layer {} has no allocator events in its forward: activation_bytes_full left absent", row.layer_id));
-      return file;
-    }
-  }
-  for (CostRow &row : file.rows) {
-    auto found = kept.find(static_cast<std::uint16_t>(row.layer_id));
-    std::vector<std::int64_t> &samples = found->second;
-    std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2), samples.end());
-    row.activation_bytes_full = static_cast<double>(std::max<std::int64_t>(0, samples[samples.size() / 2]));
-  }
-  file.only_columns.emplace_back("activation_bytes_full");
+  apply_forward_kept_bytes(file, import.forward_kept_bytes, warmup, "allocator events");
   return file;
 }
 

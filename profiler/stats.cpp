@@ -194,13 +194,68 @@ std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
   for (const CostRow &row : rows) {
     const double forward = to_double(row.fwd_ms);
     const double recompute = to_double(row.recompute_ms);
-    if (forward > 0 && std::abs(recompute - forward) > 0.15 * forward) {
+    // A row without R (the injection library's, when a script marks no R range) is not off.
+    if (forward > 0 && recompute > 0 && std::abs(recompute - forward) > 0.15 * forward) {
       warnings.push_back(fmt::format("layer {}: recompute_ms {} is more than 15% off fwd_ms {}",
                                      row.layer_id, format_rational(row.recompute_ms),
                                      format_rational(row.fwd_ms)));
     }
   }
   return warnings;
+}
+
+void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept, int warmup,
+                              std::string_view evidence) {
+  std::map<std::uint16_t, std::vector<std::int64_t>> kept;
+  for (const auto &[phase, bytes] : forward_kept)
+    if (phase.pass == Pass::forward && phase.repetition >= warmup) kept[phase.layer].push_back(bytes);
+  if (kept.empty()) return;
+  for (const CostRow &row : file.rows) {
+    if (!kept.count(static_cast<std::uint16_t>(row.layer_id))) {
+      file.metadata.warnings.push_back(fmt::format(
+          "layer {} has no {} in its forward: activation_bytes_full left absent", row.layer_id, evidence));
+      return;
+    }
+  }
+  for (CostRow &row : file.rows) {
+    std::vector<std::int64_t> &samples = kept.find(static_cast<std::uint16_t>(row.layer_id))->second;
+    const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+    std::nth_element(samples.begin(), middle, samples.end());
+    row.activation_bytes_full = static_cast<double>(std::max<std::int64_t>(0, *middle));
+  }
+  file.only_columns.emplace_back("activation_bytes_full");
+}
+
+CostFile injection_cost_file(const Attribution &attribution, const DecodedActivity &counters, int warmup) {
+  CostFile file = injected_cost_file(summarize_passes(attribution.phases, warmup), "cupti");
+  file.metadata.timer = "cupti";
+  file.metadata.device = "injected";
+  file.metadata.dropped_records = static_cast<std::int64_t>(counters.dropped_records);
+  file.metadata.unattributed_kernel_ms = static_cast<double>(attribution.unattributed_busy_ns) / 1e6;
+  for (std::string &warning : measurement_warnings(counters, attribution, file.rows))
+    file.metadata.warnings.push_back(std::move(warning));
+  // A forward whose tensors come from a cache shows no allocation: only forwards that allocated
+  // are evidence, and a layer needs one in every kept repetition.
+  std::map<PhaseId, std::int64_t> forward_kept;
+  std::map<std::uint16_t, std::pair<int, int>> forwards; // layer -> (kept forwards, that allocated)
+  for (const PhaseMetrics &phase : attribution.phases) {
+    if (phase.phase.pass != Pass::forward || phase.phase.repetition < warmup) continue;
+    auto &[all, allocating] = forwards[phase.phase.layer];
+    ++all;
+    if (phase.allocations == 0) continue;
+    ++allocating;
+    forward_kept[phase.phase] = phase.allocated_bytes;
+  }
+  for (const auto &[layer, counts] : forwards) {
+    if (counts.second > 0 && counts.second < counts.first) {
+      file.metadata.warnings.push_back(fmt::format(
+          "layer {}: {} of {} forwards allocated (a caching allocator?): activation_bytes_full left absent", layer,
+          counts.second, counts.first));
+      return file;
+    }
+  }
+  apply_forward_kept_bytes(file, forward_kept, warmup, "CUPTI allocation records");
+  return file;
 }
 
 } // namespace ppsim::profiler

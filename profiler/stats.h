@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -57,5 +59,20 @@ std::string rank_cost_path(const std::string &path, std::optional<int> rank);
 std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
                                               const Attribution &attribution,
                                               const std::vector<CostRow> &rows);
+
+/// Sets each row's activation_bytes_full to the median, over its layer's forward phases from
+/// repetition `warmup` on, of the bytes the forward allocated and did not free (`forward_kept`),
+/// and writes the column. Nothing when `forward_kept` has no kept repetition; when some measured
+/// layer has none, the column stays absent and a warning names the layer and `evidence` (what
+/// would have measured it).
+void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept, int warmup,
+                              std::string_view evidence);
+
+/// The injection library's cost file (docs/profiler.md): the measured times of the phases from
+/// repetition `warmup` on, the run-time warnings, and activation bytes from CUPTI's allocation
+/// records for the layers whose every kept forward allocated (a program that allocates its own
+/// tensors; a caching allocator such as PyTorch's allocates nothing after its warm-up, and then
+/// the column is absent).
+CostFile injection_cost_file(const Attribution &attribution, const DecodedActivity &counters, int warmup);
 
 } // namespace ppsim::profiler

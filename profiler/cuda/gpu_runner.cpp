@@ -87,7 +87,9 @@ CostFile measure(const GpuProfileRequest &request) {
   std::optional<ActivityCollector> collector;
   if (use_cupti) {
     cupti.emplace(load_cupti(cupti_candidates(request.cupti_path)));
-    collector.emplace(cupti->api);
+    CollectorOptions options;
+    options.memory_records = true; // to check that no timed phase allocates (the arena's promise)
+    collector.emplace(cupti->api, options);
     collector->start(); // before the first CUDA call (spec 2.2)
   }
   cudaDeviceProp properties{};
@@ -171,6 +173,9 @@ CostFile measure(const GpuProfileRequest &request) {
     collector->stop();
     activity = collector->take();
     attribution = attribute(activity);
+    if (attribution.allocations_in_phases > 0)
+      warnings.push_back(fmt::format("{} device allocations inside timed phases (the arena should make none)",
+                                     attribution.allocations_in_phases));
   } else {
     attribution.phases = phase_metrics_from_events(event_timings);
   }

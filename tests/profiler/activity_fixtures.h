@@ -61,6 +61,18 @@ public:
     record.bytes = bytes;
     return add(record);
   }
+  /// A MEMORY2 record: cudaMalloc (allocation) or cudaFree of `bytes` by API call `correlation`.
+  ActivityBuffer &memory_record(std::uint32_t correlation, bool allocation, std::uint64_t bytes,
+                                std::uint64_t timestamp = 1) {
+    CUpti_ActivityMemory4 record{};
+    record.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    record.memoryOperationType = allocation ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+                                            : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+    record.correlationId = correlation;
+    record.bytes = bytes;
+    record.timestamp = timestamp;
+    return add(record);
+  }
   ActivityBuffer &api(std::uint32_t correlation, bool driver = false) {
     CUpti_ActivityAPI record{};
     record.kind = driver ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;

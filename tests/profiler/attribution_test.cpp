@@ -135,6 +135,37 @@ TEST_CASE("fed batch by batch: a kernel waits for a link in a later batch; past 
   CHECK(result.unattributed_busy_ns == 60 + 10 + 20);
 }
 
+TEST_CASE("allocation records join their phase by correlation id, net of releases, links in any order") {
+  // F (correlation 1-3) launches a kernel, allocates 3 MiB and 1 MiB and frees the 1 MiB; the
+  // 3 MiB are freed in B (4); the link of 3 arrives in a later batch; 5 allocates outside every
+  // phase (the arena before timing); 6 allocates in a phase with no GPU work.
+  IncrementalAttribution attribution;
+  DecodedActivity first, second;
+  testing::ActivityBuffer a, b;
+  a.link(1, pack_phase_id(kForward)).kernel(1, 100, 150, "gemm").link(2, pack_phase_id(kForward));
+  a.memory_record(2, true, 3 << 20).memory_record(3, true, 1 << 20).memory_record(3, false, 1 << 20);
+  a.link(4, pack_phase_id(kBackward)).kernel(4, 200, 230, "gemm").memory_record(4, false, 3 << 20);
+  a.memory_record(5, true, 64 << 20);
+  decode(a, first);
+  attribution.add(first);
+  b.link(3, pack_phase_id(kForward)).link(6, pack_phase_id({Pass::recompute_full, 3, 0, 7}));
+  b.memory_record(6, true, 5);
+  decode(b, second);
+  attribution.add(second);
+  const Attribution result = attribution.finish();
+  REQUIRE(result.phases.size() == 2); // the allocating phase without GPU work is not timed
+  const PhaseMetrics *forward = find(result, kForward);
+  REQUIRE(forward != nullptr);
+  CHECK(forward->allocations == 2);
+  CHECK(forward->allocated_bytes == 3 << 20);
+  CHECK(forward->busy_union_ns == 50);
+  CHECK(find(result, kBackward)->allocations == 0);
+  CHECK(find(result, kBackward)->allocated_bytes == -(3 << 20));
+  CHECK(result.allocations_in_phases == 3);
+  CHECK(result.unattributed_allocations == 1);
+  CHECK(result.unattributed_activities == 0); // allocations are not GPU activity
+}
+
 TEST_CASE("a link arriving in a later buffer than its kernels still attributes them") {
   DecodedActivity activity;
   testing::ActivityBuffer kernels;

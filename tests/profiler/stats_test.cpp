@@ -145,6 +145,60 @@ TEST_CASE("the injection library writes the layers and passes it measured, and l
 
 namespace ppsim::profiler {
 
+TEST_CASE("injection: activation bytes from allocation records where every kept forward allocated") {
+  // Layers 0 and 1, three repetitions of F and B; repetition 0 is the warm-up.
+  const auto phase = [](std::uint16_t layer, Pass pass, std::uint16_t repetition, std::uint32_t allocations,
+                        std::int64_t bytes) {
+    PhaseMetrics metrics;
+    metrics.phase = PhaseId{pass, layer, 0, repetition};
+    metrics.busy_union_ns = metrics.span_ns = metrics.kernel_sum_ns = 1000 * (layer + 1);
+    metrics.n_kernels = 1;
+    metrics.allocations = allocations;
+    metrics.allocated_bytes = bytes;
+    return metrics;
+  };
+  Attribution attribution;
+  for (std::uint16_t r = 0; r < 3; ++r) {
+    // Layer 0 keeps 1 MiB (the warm-up kept 9 MiB); layer 1 keeps 2, 3 MiB: median of two is the upper.
+    attribution.phases.push_back(phase(0, Pass::forward, r, 1, r == 0 ? 9 << 20 : 1 << 20));
+    attribution.phases.push_back(phase(0, Pass::backward_input, r, 0, -(1 << 20)));
+    attribution.phases.push_back(phase(1, Pass::forward, r, 2, (r + 1) << 20));
+    attribution.phases.push_back(phase(1, Pass::backward_input, r, 0, 0));
+  }
+  const CostFile file = injection_cost_file(attribution, DecodedActivity{}, 1);
+  REQUIRE(file.rows.size() == 2);
+  CHECK(file.rows[0].activation_bytes_full == 1 << 20);
+  CHECK(file.rows[1].activation_bytes_full == 3 << 20);
+  CHECK(file.metadata.timer == "cupti");
+  CHECK(write_cost_csv(file).find(",activation_bytes_full,") != std::string::npos);
+  CHECK(file.metadata.warnings.empty()); // no recompute warning: R was not measured
+
+  // A caching allocator (PyTorch's): only the warm-up forward allocated. No evidence after it: the
+  // column is absent, silently.
+  Attribution cached = attribution;
+  for (PhaseMetrics &metrics : cached.phases)
+    if (metrics.phase.repetition > 0) metrics.allocations = 0, metrics.allocated_bytes = 0;
+  const CostFile absent = injection_cost_file(cached, DecodedActivity{}, 1);
+  CHECK(write_cost_csv(absent).find("activation_bytes_full") == std::string::npos);
+  CHECK(absent.metadata.warnings.empty());
+  // Some kept forwards allocated and some did not: not a measurement of what the layer keeps.
+  cached.phases[4].allocations = 1; // layer 0, repetition 1
+  const CostFile mixed = injection_cost_file(cached, DecodedActivity{}, 1);
+  CHECK(write_cost_csv(mixed).find("activation_bytes_full") == std::string::npos);
+  CHECK(mixed.metadata.warnings == std::vector<std::string>{
+                                       "layer 0: 1 of 2 forwards allocated (a caching allocator?): "
+                                       "activation_bytes_full left absent"});
+  // One layer measured, the other without any allocating forward: absent, with a warning.
+  Attribution partial = attribution;
+  for (PhaseMetrics &metrics : partial.phases)
+    if (metrics.phase.layer == 1) metrics.allocations = 0;
+  const CostFile one_layer = injection_cost_file(partial, DecodedActivity{}, 1);
+  CHECK(write_cost_csv(one_layer).find("activation_bytes_full") == std::string::npos);
+  CHECK(one_layer.metadata.warnings == std::vector<std::string>{
+                                           "layer 1 has no CUPTI allocation records in its forward: "
+                                           "activation_bytes_full left absent"});
+}
+
 TEST_CASE("each launcher rank writes its own cost file") {
   const auto environment = [](std::map<std::string, std::string> values) {
     return [values](const char *name) -> const char * {
