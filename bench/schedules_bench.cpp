@@ -4,7 +4,7 @@
 //
 // The scenario is built outside the timed region; each iteration runs the generator alone.
 // BM_v_auto's second argument is the thread count (0 = all cores).
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/scenario_builder.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/registry.h"

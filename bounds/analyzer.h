@@ -9,7 +9,7 @@
 #include "bounds/lower_bounds.h"
 #include "sim/scenario.h"
 #include "sim/schedules/registry.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <optional>
 #include <string>

@@ -2,7 +2,7 @@
 // Makespan closed forms of the standard schedules (spec bounds.md 7), used as regression checks
 // and printed by `ppsim bounds` next to the lower bounds.
 #include "sim/scenario.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <optional>
 #include <string_view>

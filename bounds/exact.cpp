@@ -4,8 +4,8 @@
 #include "bounds/exact.h"
 
 #include "bounds/analyzer.h"
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 #include "sim/metrics.h"
 #include "sim/placement.h"
 #include "sim/schedules/registry.h"

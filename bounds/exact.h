@@ -5,7 +5,7 @@
 #include "bounds/lower_bounds.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 // Lifespan predictor (spec bounds.md 6): measure one microbatch in the middle of the run.
 #include "bounds/lifespan.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/op_locator.h"
 
 #include <fmt/format.h>

@@ -10,7 +10,7 @@
 #include "sim/engine.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <vector>
 

@@ -3,7 +3,7 @@
 // divided by the cap, its memory-time integral.
 #include "bounds/lower_bounds.h"
 
-#include "sim/assert.h"
+#include "base/assert.h"
 
 #include <algorithm>
 #include <cmath>

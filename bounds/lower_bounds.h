@@ -9,7 +9,7 @@
 // (resident from the start of R(s,j)), and any schedule may choose per (s,j). Every value is in
 // ticks and rounded up: all durations are whole ticks, so every ASAP makespan is too.
 #include "sim/scenario.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <optional>
 #include <span>

@@ -2,12 +2,12 @@
 // selected schedule's closed form (text, or JSON with the keys of spec model.md 10), and with
 // --predict-memory the lifespan predictor beside the simulated peaks (bounds.md 6).
 #include "cli/commands.h"
-#include "cli/run_pipeline.h"
+#include "run/prepare.h"
 #include "cli/scenario_options.h"
 
 #include "bounds/analyzer.h"
 #include "bounds/lifespan.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/io/report.h"
 #include "sim/metrics.h"
 

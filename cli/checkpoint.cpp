@@ -4,8 +4,8 @@
 #include "cli/scenario_options.h"
 
 #include "remat/stage_checkpoint.h"
-#include "sim/error.h"
-#include "sim/io/decimal.h"
+#include "base/error.h"
+#include "base/decimal.h"
 #include "sim/io/scenario_toml.h"
 
 #include <fmt/format.h>

@@ -4,13 +4,13 @@
 // what a user takes away (remat plan, PyTorch schedule, Gantt chart) is written on request.
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "cli/run_pipeline.h"
+#include "run/prepare.h"
 #include "cli/scenario_options.h"
 
 #include "remat/plan.h"
 #include "sim/critical_path.h"
-#include "sim/error.h"
-#include "sim/io/decimal.h"
+#include "base/error.h"
+#include "base/decimal.h"
 #include "sim/io/report.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/io/svg.h"

@@ -3,8 +3,8 @@
 #include "cli/output_file.h"
 #include "cli/scenario_options.h"
 
-#include "sim/error.h"
-#include "sim/io/run_setup.h"
+#include "base/error.h"
+#include "run/prepare.h"
 #include "sim/io/torch_csv.h"
 
 #include <fmt/format.h>

@@ -3,7 +3,7 @@
 #include "cli/commands.h"
 #include "cli/scenario_options.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/registry.h"
 #include "sim/schedules/v_auto.h"
 

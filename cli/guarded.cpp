@@ -1,7 +1,7 @@
 #include "cli/commands.h"
 
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 
 #include <boost/program_options/errors.hpp>
 #include <fmt/format.h>

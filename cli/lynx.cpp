@@ -2,12 +2,12 @@
 // and overall (spec remat.md 7), for a cost file split into stages.
 #include "cli/commands.h"
 #include "cli/lynx_options.h"
-#include "cli/run_pipeline.h"
+#include "run/prepare.h"
 #include "cli/scenario_options.h"
 
-#include "sim/error.h"
-#include "sim/io/decimal.h"
-#include "sim/io/run_setup.h"
+#include "base/error.h"
+#include "base/decimal.h"
+#include "run/prepare.h"
 #include "sim/metrics.h"
 #include "sim/schedules/registry.h"
 

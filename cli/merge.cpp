@@ -4,9 +4,9 @@
 #include "cli/output_file.h"
 #include "cli/scenario_options.h"
 
-#include "sim/error.h"
-#include "sim/io/text_file.h"
-#include "sim/io/sweep.h"
+#include "base/error.h"
+#include "base/text_file.h"
+#include "run/sweep.h"
 
 #include <algorithm>
 #include <fmt/format.h>

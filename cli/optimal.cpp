@@ -1,12 +1,12 @@
 // `ppsim optimal`: the exact minimum makespan of a tiny scenario (spec bounds.md 8), with the
 // per-device orders that reach it, to validate bounds and schedules.
 #include "cli/commands.h"
-#include "cli/run_pipeline.h"
+#include "run/prepare.h"
 #include "cli/scenario_options.h"
 
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/io/report.h"
 #include "sim/schedules/registry.h"
 

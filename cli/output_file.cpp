@@ -1,6 +1,6 @@
 #include "cli/output_file.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <cerrno>
 #include <cstdio>

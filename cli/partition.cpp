@@ -4,8 +4,8 @@
 #include "cli/lynx_options.h"
 #include "cli/scenario_options.h"
 
-#include "sim/error.h"
-#include "sim/io/decimal.h"
+#include "base/error.h"
+#include "base/decimal.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -3,7 +3,7 @@
 #include "cli/commands.h"
 #include "cli/scenario_options.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <array>

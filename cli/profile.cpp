@@ -11,10 +11,10 @@
 #include "profiler/kineto_import.h"
 #include "profiler/nsys_import.h"
 #include "profiler/run_plan.h"
-#include "sim/error.h"
-#include "sim/io/cost_file.h"
-#include "sim/io/decimal.h"
-#include "sim/io/text_file.h"
+#include "base/error.h"
+#include "costs/cost_file.h"
+#include "base/decimal.h"
+#include "base/text_file.h"
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>

@@ -5,12 +5,12 @@
 #include "cli/output_file.h"
 #include "cli/scenario_options.h"
 
-#include "remat/auto_mode.h"
+#include "run/auto_mode.h"
 #include "remat/baselines.h"
-#include "remat/policy.h"
+#include "run/policy.h"
 #include "remat/stage_remat_ilp.h"
-#include "sim/error.h"
-#include "sim/io/run_setup.h"
+#include "base/error.h"
+#include "run/prepare.h"
 #include "sim/io/svg.h"
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 #include "cli/scenario_options.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/io/scenario_toml.h"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // `ppsim schedules`: the registry with one-line descriptions.
 #include "cli/commands.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/registry.h"
 
 #include <fmt/format.h>

@@ -2,11 +2,11 @@
 // Chrome trace and the critical-path explanation.
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "cli/run_pipeline.h"
+#include "run/prepare.h"
 #include "cli/scenario_options.h"
 
 #include "sim/critical_path.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/io/report.h"
 #include "sim/io/svg.h"
 #include "sim/io/trace.h"

@@ -4,14 +4,14 @@
 // results file itself is only ever written whole.
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "cli/run_pipeline.h"
+#include "run/prepare.h"
 #include "cli/scenario_options.h"
-#include "sim/parallel.h"
+#include "base/parallel.h"
 
 #include "bounds/analyzer.h"
-#include "sim/error.h"
-#include "sim/io/sweep.h"
-#include "sim/io/text_file.h"
+#include "base/error.h"
+#include "run/sweep.h"
+#include "base/text_file.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,8 +1,8 @@
 #include "profiler/collector.h"
 
 #include "profiler/decoder.h"
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,6 +1,6 @@
 #include "profiler/cost_model.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <cmath>
 #include <fmt/format.h>

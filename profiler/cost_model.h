@@ -3,7 +3,7 @@
 // passes F, B, W and recompute; activation, parameter and optimizer bytes after Korthikanti et
 // al. (arXiv 2205.05198, section 4, table 2) and Zero Bubble (arXiv 2401.10241, table 1); times
 // from a peak throughput and an efficiency. All counts are exact 64-bit integers.
-#include "sim/io/cost_file.h"
+#include "costs/cost_file.h"
 
 #include <cstdint>
 #include <string>

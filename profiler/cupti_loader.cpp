@@ -1,6 +1,6 @@
 #include "profiler/cupti_loader.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #include "profiler/driver_probe.h"
 
 #include "profiler/shared_library.h"
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 #include <optional>

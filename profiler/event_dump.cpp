@@ -1,6 +1,6 @@
 #include "profiler/event_dump.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 #include <limits>

@@ -1,7 +1,7 @@
 #include "profiler/gpu_profile.h"
 
 #include "profiler/shared_library.h"
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 // the driver probe found a device, so the ppsim binary itself links no CUDA library.
 #include "profiler/cost_model.h"
 #include "profiler/run_plan.h"
-#include "sim/io/cost_file.h"
+#include "costs/cost_file.h"
 
 #include <string>
 

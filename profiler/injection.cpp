@@ -13,8 +13,8 @@
 #include "profiler/driver_probe.h"
 #include "profiler/range_correlator.h"
 #include "profiler/stats.h"
-#include "sim/error.h"
-#include "sim/io/cost_file.h"
+#include "base/error.h"
+#include "costs/cost_file.h"
 
 #include <cstdio>
 #include <cstdlib>

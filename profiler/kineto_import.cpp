@@ -2,7 +2,7 @@
 
 #include "profiler/stats.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

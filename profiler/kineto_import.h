@@ -12,7 +12,7 @@
 // of the range is B. This needs `record_shapes=True`; without shapes only BW is measured.
 #include "profiler/attribution.h"
 
-#include "sim/io/cost_file.h"
+#include "costs/cost_file.h"
 
 #include <cstdint>
 #include <map>

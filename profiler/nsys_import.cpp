@@ -1,6 +1,6 @@
 #include "profiler/nsys_import.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,6 +1,6 @@
 #include "profiler/run_plan.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 // statistics (stats.h).
 #include "profiler/arena.h"
 #include "profiler/attribution.h"
-#include "sim/io/cost_file.h"
+#include "costs/cost_file.h"
 
 #include <map>
 

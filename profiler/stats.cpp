@@ -3,7 +3,7 @@
 #include <charconv>
 #include <set>
 
-#include "sim/assert.h"
+#include "base/assert.h"
 
 #include <algorithm>
 #include <fmt/format.h>

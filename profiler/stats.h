@@ -3,7 +3,7 @@
 // are the median over repetitions of busy_union, with p10 and p90 beside it; warm-up
 // repetitions are discarded; run-time warnings go to the metadata.
 #include "profiler/attribution.h"
-#include "sim/io/cost_file.h"
+#include "costs/cost_file.h"
 
 #include <cstdint>
 #include <string>

@@ -3,7 +3,7 @@
 #include "remat/option_model.h"
 #include "sim/engine.h"
 #include "sim/memory.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/op_locator.h"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // Reconstructed Lynx overlap model, heuristic and MILP (spec remat.md 7).
 #include "remat/lynx.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -6,7 +6,7 @@
 // backward, on the critical path, costing its full time) or inside a window before its consumer
 // (costing only what overflows the window). This file is a pure computation: it does not run
 // the engine. See docs/lynx.md for the decisions the abstracts leave open.
-#include "sim/io/cost_file.h"
+#include "costs/cost_file.h"
 #include "solver/milp.h"
 
 #include <optional>

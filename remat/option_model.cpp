@@ -1,6 +1,6 @@
 #include "remat/option_model.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/memory.h"
 #include "sim/op_locator.h"
 

@@ -1,9 +1,9 @@
 // Recomputation-aware partitioning DP (docs/partition.md).
 #include "remat/partition.h"
 
-#include "sim/io/decimal.h"
+#include "base/decimal.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <memory>

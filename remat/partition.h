@@ -4,7 +4,7 @@
 // stage's in-flight count (MadPipe-style dynamic program), optionally recomputation-aware
 // (a stage's time includes its exposed recomputation under reconstructed Lynx HEU, remat/lynx.h).
 #include "remat/lynx.h"
-#include "sim/io/cost_file.h"
+#include "costs/cost_file.h"
 
 #include <functional>
 #include <limits>

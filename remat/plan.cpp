@@ -1,7 +1,7 @@
 #include "remat/plan.h"
 
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "remat/rotor.h"
 
-#include "sim/assert.h"
+#include "base/assert.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,7 +7,7 @@
 // level it gives the stage's forward time, backward time (with its recomputation) and what the
 // stage keeps from F to B, and which layers store, checkpoint or recompute.
 #include "remat/rotor.h"
-#include "sim/io/cost_file.h"
+#include "costs/cost_file.h"
 #include "sim/scenario.h"
 
 #include <vector>

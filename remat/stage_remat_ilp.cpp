@@ -2,11 +2,11 @@
 
 #include "remat/baselines.h"
 #include "remat/option_model.h"
-#include "sim/io/decimal.h"
+#include "base/decimal.h"
 
-#include "sim/assert.h"
+#include "base/assert.h"
 #include "sim/dependencies.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/memory.h"
 #include "sim/op_locator.h"
 #include "sim/validate.h"

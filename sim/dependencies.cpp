@@ -1,6 +1,6 @@
 #include "sim/dependencies.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <fmt/format.h>

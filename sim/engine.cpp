@@ -1,7 +1,7 @@
 #include "sim/engine.h"
 
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 #include "sim/event_queue.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #pragma once
 // The engine's future events, ordered by a total key so every run is deterministic.
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include "sim/op_locator.h"
 
-#include "sim/assert.h"
+#include "base/assert.h"
 
 namespace ppsim {
 

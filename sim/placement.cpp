@@ -1,6 +1,6 @@
 #include "sim/placement.h"
 
-#include "sim/assert.h"
+#include "base/assert.h"
 
 namespace ppsim {
 

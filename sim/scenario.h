@@ -3,7 +3,7 @@
 // per-stage costs in ticks, transfer times, memory model and cap. Plain data; the builders that
 // fill it from TOML, flags or cost files live in scenario_builder.h and io/.
 #include "sim/schedule.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <algorithm>
 #include <optional>

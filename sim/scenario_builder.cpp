@@ -1,8 +1,8 @@
 #include "sim/scenario_builder.h"
 
-#include "sim/error.h"
-#include "sim/io/cost_file.h"
-#include "sim/io/decimal.h"
+#include "base/error.h"
+#include "costs/cost_file.h"
+#include "base/decimal.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // and the builder that turns it into the engine's Scenario for a given schedule.
 #include "sim/scenario.h"
 #include "sim/schedules/registry.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <limits>
 #include <map>

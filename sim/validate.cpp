@@ -1,6 +1,6 @@
 #include "sim/validate.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/op_locator.h"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // Model building and validation shared by every backend and the LP writer.
 #include "solver/milp.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "solver/check_model.h"
 
 #include <algorithm>

@@ -10,7 +10,7 @@
 #include "profiler/gpu_profile.h"
 #include "profiler/run_plan.h"
 #include "profiler/stats.h"
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>

@@ -1,6 +1,6 @@
 #include "sim/io/report.h"
 
-#include "sim/io/decimal.h"
+#include "base/decimal.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
 #include "sim/io/scenario_toml.h"
 
-#include "sim/error.h"
-#include "sim/io/decimal.h"
-#include "sim/io/text_file.h"
+#include "base/error.h"
+#include "base/decimal.h"
+#include "base/text_file.h"
 #include "sim/io/toml_fields.h"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 #include "sim/io/torch_csv.h"
 
-#include "sim/error.h"
-#include "sim/io/text_file.h"
+#include "base/error.h"
+#include "base/text_file.h"
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,6 @@
 #include "sim/io/trace.h"
 
-#include "sim/assert.h"
+#include "base/assert.h"
 #include "sim/io/memory_steps.h"
 
 #include <algorithm>

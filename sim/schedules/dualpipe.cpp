@@ -2,7 +2,7 @@
 // Sources: PyTorch ScheduleDualPipeV (pytorch/pytorch torch/distributed/pipelining/schedules.py),
 // deepseek-ai/DualPipe dualpipe/dualpipev.py and dualpipe/dualpipe.py. The OV duration is the
 // scenario's overlap_duration (F&B); the engine applies it.
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 

@@ -3,7 +3,7 @@
 // Their internal end times are exposed so tests can check they equal the engine's ASAP times.
 #include "sim/scenario.h"
 #include "sim/schedule.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
 // Hanayo wave-like pipeline in the ELF reference order (spec schedules.md 5).
 // Sources: arXiv 2308.15762 (placement); topal-team/elf elf/scheduling/schedulers.py
 // (generate_hanayo_schedule), whose order ppsim follows because Hanayo has no official code.
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 

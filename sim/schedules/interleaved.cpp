@@ -1,7 +1,7 @@
 // Megatron interleaved 1F1B and looped BFS on the round-robin placement (spec schedules.md 3-4).
 // Sources: NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedules.py
 // (get_pp_rank_microbatches, get_schedule_table); PyTorch ScheduleLoopedBFS.
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/megatron_table.h"
 #include "sim/schedules/op_lists.h"

@@ -1,6 +1,6 @@
 #include "sim/schedules/registry.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 
 #include <fmt/format.h>

@@ -5,12 +5,12 @@
 // zerobubble/scheduler/v_auto_schedule.py (schedule, schedule_by_building_block).
 #include "sim/schedules/v_auto.h"
 
-#include "sim/parallel.h"
+#include "base/parallel.h"
 
 #include "sim/schedules/v_grid.h"
 
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 
 #include <algorithm>

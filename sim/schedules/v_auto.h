@@ -4,7 +4,7 @@
 // frontier and the best schedule under a memory limit. Used by `v-auto` and `ppsim frontier`.
 #include "sim/scenario.h"
 #include "sim/schedule.h"
-#include "sim/time.h"
+#include "base/time.h"
 
 #include <vector>
 

@@ -3,8 +3,8 @@
 // Source: sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
 // scheduler/zbv_greedy.py ("implementation of vhalf and vmin schedules of PPCM");
 // arXiv 2405.15362 sections 3-4.
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/v_grid.h"

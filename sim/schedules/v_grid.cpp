@@ -3,7 +3,7 @@
 // zbv_greedy.py eager_execution_time, which time the same order the same way).
 #include "sim/schedules/v_grid.h"
 
-#include "sim/assert.h"
+#include "base/assert.h"
 #include "sim/schedules/op_lists.h"
 
 #include <algorithm>

@@ -2,8 +2,8 @@
 // zb-2p (X = 2p) are this one generator with different caps.
 // Source: sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
 // scheduler/zb.py (Graph.manual_order, initial_solution); arXiv 2401.10241 section 3.
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/op_lists.h"

@@ -2,8 +2,8 @@
 // Source: PyTorch ScheduleZBVZeroBubble._calculate_single_rank_operations
 // (pytorch/pytorch torch/distributed/pipelining/schedules.py); the ZB authors note (PyTorch PR
 // #138444) that with F = B = W this rule is already zero-bubble.
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 

@@ -2,8 +2,8 @@
 // memory cap, refined with "approved bubbles" and the best of four W-filling flag settings.
 // Source: sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
 // scheduler/zbv.py (PipelineGraph.try_v_schedule, create_schedule); arXiv 2401.10241 section 6.
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/op_lists.h"

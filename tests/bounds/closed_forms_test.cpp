@@ -1,7 +1,7 @@
 // Closed forms of spec bounds.md 7 against simulation, over every registered schedule that has
 // one, on seeded random uniform instances.
 #include "bounds/closed_forms.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>

@@ -3,7 +3,7 @@
 // replay of the returned orders reaches OPT within the cap.
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/placement.h"
 #include "tests/sim/test_support.h"
 

@@ -6,7 +6,7 @@
 // patterns (peaks 1.5 and 3 where one measured microbatch predicts 1 and 2.5), so one
 // microbatch is not its period.
 #include "bounds/lifespan.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>

@@ -1,8 +1,8 @@
 // `ppsim lynx` and `ppsim partition` in-process on a four-layer cost file: hand-computed tables
 // and the one-line errors.
 #include "cli/commands.h"
-#include "cli/run_pipeline.h"
-#include "sim/error.h"
+#include "run/prepare.h"
+#include "base/error.h"
 #include "sim/io/scenario_toml.h"
 
 #include <doctest/doctest.h>
@@ -151,7 +151,7 @@ TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-l
     const ppsim::ScenarioInput input = ppsim::parse_scenario(
         "[model]\ncosts_file = \"" + costs.path + "\"\n" + model_lines + "[cluster]\ndevices = 2\n" + cluster_lines,
         "s.toml", ".");
-    const ppsim::PreparedRun run = ppsim::cli::prepare_policy_run(input);
+    const ppsim::PreparedRun run = ppsim::prepare_policy_run(input);
     std::vector<double> forward;
     for (const auto &stage : run.scenario.stage_costs) forward.push_back(run.scenario.time_scale.to_units(stage.forward));
     return forward;
@@ -167,7 +167,7 @@ TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-l
 
   const auto error_of = [&](const std::string &model_lines, const std::string &rest) {
     try {
-      (void)ppsim::cli::prepare_policy_run(ppsim::parse_scenario(model_lines + rest, "s.toml", "."));
+      (void)ppsim::prepare_policy_run(ppsim::parse_scenario(model_lines + rest, "s.toml", "."));
     } catch (const ppsim::Error &error) {
       return std::string(error.what());
     }

@@ -2,7 +2,7 @@
 // run end to end through `ppsim sweep` exactly as docs/reproductions.md tells a user to.
 #include "tests/cli/cli_support.h"
 
-#include "sim/io/sweep.h"
+#include "run/sweep.h"
 
 #include <doctest/doctest.h>
 #include <cmath>

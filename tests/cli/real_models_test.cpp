@@ -5,9 +5,9 @@
 
 #include "sim/engine.h"
 #include "sim/metrics.h"
-#include "sim/error.h"
-#include "sim/io/cost_file.h"
-#include "sim/io/run_setup.h"
+#include "base/error.h"
+#include "costs/cost_file.h"
+#include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/schedules/registry.h"
 

@@ -2,7 +2,7 @@
 // resume after a killed run, shards merged back into the unsharded file (also via GNU parallel).
 #include "tests/cli/cli_support.h"
 
-#include "sim/io/sweep.h"
+#include "run/sweep.h"
 
 #include <chrono>
 #include <doctest/doctest.h>

@@ -6,10 +6,10 @@
 #include "profiler/kineto_import.h"
 #include "profiler/nsys_import.h"
 #include "remat/plan.h"
-#include "sim/error.h"
-#include "sim/io/cost_file.h"
+#include "base/error.h"
+#include "costs/cost_file.h"
 #include "sim/io/scenario_toml.h"
-#include "sim/io/sweep.h"
+#include "run/sweep.h"
 #include "sim/io/torch_csv.h"
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // Workload arena: alignment, first fit, coalescing, exhaustion, per-phase kept and peak bytes.
 #include "profiler/arena.h"
 
-#include "sim/assert.h"
-#include "sim/error.h"
+#include "base/assert.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 

@@ -4,7 +4,7 @@
 
 #include "activity_fixtures.h"
 #include "profiler/decoder.h"
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <cstring>

@@ -2,7 +2,7 @@
 // arXiv 2205.05198 section 4 and table 2; Zero Bubble arXiv 2401.10241 table 1).
 #include "profiler/cost_model.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 

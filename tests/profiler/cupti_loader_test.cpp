@@ -1,7 +1,7 @@
 // Loading libcupti (spec profiler.md 2.1, 6.5): not found, missing symbol, versions, error text.
 #include "profiler/cupti_loader.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 #include <optional>

@@ -5,7 +5,7 @@
 
 #include "activity_fixtures.h"
 #include "profiler/cupti_loader.h"
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <cstddef>
 #include <doctest/doctest.h>

@@ -2,7 +2,7 @@
 // on a machine without a GPU says so.
 #include "profiler/driver_probe.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 #include <filesystem>

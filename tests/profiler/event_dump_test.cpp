@@ -3,7 +3,7 @@
 #include "profiler/event_dump.h"
 
 #include "profiler/attribution.h"
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 #include "profiler/gpu_profile.h"
 
 #include "profiler/driver_probe.h"
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 #include <filesystem>

@@ -3,8 +3,8 @@
 // kernel outside every range (docs/profiler.md, "Import a PyTorch trace").
 #include "profiler/kineto_import.h"
 #include "profiler/stats.h"
-#include "sim/error.h"
-#include "sim/io/text_file.h"
+#include "base/error.h"
+#include "base/text_file.h"
 
 #include <doctest/doctest.h>
 

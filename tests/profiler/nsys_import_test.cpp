@@ -1,7 +1,7 @@
 // Nsight Systems importer on `nvtx_gpu_proj_sum` and `nvtx_gpu_proj_trace` CSV fixtures.
 #include "profiler/nsys_import.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 

@@ -3,7 +3,7 @@
 #include "profiler/run_plan.h"
 
 #include "profiler/stats.h"
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <algorithm>
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // Exhaustive plan search (the ILP's reference on tiny instances).
 #include "remat/enumerate.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>

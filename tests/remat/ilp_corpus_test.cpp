@@ -5,10 +5,10 @@
 #include "remat/baselines.h"
 #include "remat/stage_remat_ilp.h"
 
-#include "sim/error.h"
-#include "sim/io/run_setup.h"
+#include "base/error.h"
+#include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
-#include "sim/io/decimal.h"
+#include "base/decimal.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>

@@ -3,7 +3,7 @@
 // optimum on seeded random instances.
 #include "remat/lynx.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 

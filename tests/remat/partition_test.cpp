@@ -2,7 +2,7 @@
 // limit of the in-flight counts, and recomputation-aware splits.
 #include "remat/partition.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Remat plans and their replay (spec remat.md 1 and 6, model.md 4.1 and 5.1).
 #include "remat/plan.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>

@@ -5,7 +5,7 @@
 #include "remat/baselines.h"
 #include "remat/enumerate.h"
 #include "sim/memory.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>

@@ -2,8 +2,8 @@
 #include "sim/engine.h"
 #include "sim/metrics.h"
 
-#include "sim/error.h"
-#include "sim/parallel.h"
+#include "base/error.h"
+#include "base/parallel.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>

@@ -1,8 +1,8 @@
 // Building the engine's Scenario from user input: placements, exact ticks, cost units, errors.
 #include "sim/scenario_builder.h"
 
-#include "sim/error.h"
-#include "sim/io/run_setup.h"
+#include "base/error.h"
+#include "run/prepare.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // Structural validation of spec model.md 8: each rule has its exact message.
 #include "sim/validate.h"
 
-#include "sim/error.h"
+#include "base/error.h"
 #include "test_support.h"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // Text, JSON and CSV reports (spec model.md 10) on the O-1 oracle.
 #include "sim/io/report.h"
-#include "sim/io/decimal.h"
+#include "base/decimal.h"
 
 #include "../test_support.h"
 

@@ -1,8 +1,8 @@
 // Scenario TOML (spec model.md 11) and the one field setter shared with flags and sweeps.
 #include "sim/io/scenario_toml.h"
 
-#include "sim/error.h"
-#include "sim/io/decimal.h"
+#include "base/error.h"
+#include "base/decimal.h"
 #include "sim/scenario_builder.h"
 #include "sim/schedules/registry.h"
 

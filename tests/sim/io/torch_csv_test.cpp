@@ -2,8 +2,8 @@
 // actions, overlapped pairs, placement inference, errors, and export.
 #include "sim/io/torch_csv.h"
 
-#include "sim/error.h"
-#include "sim/io/run_setup.h"
+#include "base/error.h"
+#include "run/prepare.h"
 #include "sim/schedules/registry.h"
 
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
 // DualPipeV and DualPipe (spec schedules.md 12; oracle O-16, README closed forms, O-19 errors).
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "tests/sim/schedules/oracle_support.h"
 

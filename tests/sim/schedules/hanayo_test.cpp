@@ -1,5 +1,5 @@
 // Hanayo in the ELF reference order (spec schedules.md 5; oracles.md section 3 full-stage rows).
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "tests/sim/schedules/oracle_support.h"
 

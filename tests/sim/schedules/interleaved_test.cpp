@@ -1,5 +1,5 @@
 // Megatron interleaved 1F1B and looped BFS (spec schedules.md 3-4; oracles O-8, O-9, O-10, O-19).
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/megatron_table.h"
 #include "tests/sim/schedules/oracle_support.h"

@@ -4,7 +4,7 @@
 // (start >= producer end + transfer), never overlaps two ops on a device, is deterministic, and
 // never beats the LB1 path bound of spec bounds.md 3 (LB3 of bounds.md 5 where W ops exist),
 // and re-imports unchanged from its PyTorch CSV export (spec schedules.md 14).
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/io/torch_csv.h"
 #include "sim/metrics.h"
 #include "sim/op_locator.h"

@@ -1,7 +1,7 @@
 // Building-block search (spec schedules.md 11; sail-sg v_auto_schedule.py, arXiv 2405.15362).
 #include "../test_support.h"
 #include "greedy_support.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/v_auto.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // V-Min and V-Half (spec schedules.md 10; sail-sg zbv_greedy.py, arXiv 2405.15362).
 #include "../test_support.h"
 #include "greedy_support.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/greedy.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // ZB automatic heuristic (spec schedules.md 7; sail-sg zb.py manual_order / initial_solution).
 #include "../test_support.h"
 #include "greedy_support.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/greedy.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // ZB-V greedy (spec schedules.md 9; sail-sg zbv.py try_v_schedule / create_schedule).
 #include "../test_support.h"
 #include "greedy_support.h"
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/schedules/greedy.h"
 
 #include <doctest/doctest.h>

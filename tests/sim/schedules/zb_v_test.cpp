@@ -1,5 +1,5 @@
 // ZB-V fixed rule (spec schedules.md 8; oracle O-11; O-19 stages-per-device error).
-#include "sim/error.h"
+#include "base/error.h"
 #include "tests/sim/schedules/oracle_support.h"
 
 #include <doctest/doctest.h>

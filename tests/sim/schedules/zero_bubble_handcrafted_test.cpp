@@ -1,5 +1,5 @@
 // ZB-H1 and ZB-H2 (spec schedules.md 6; oracles O-4, O-5 and the split-backward table).
-#include "sim/error.h"
+#include "base/error.h"
 #include "sim/op_locator.h"
 #include "tests/sim/schedules/oracle_support.h"
 

@@ -1,0 +1,46 @@
+#include "base/text_file.h"
+
+#include "base/error.h"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+namespace ppsim {
+
+std::string read_text_file(const std::string &path, std::string_view what) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw Error(path, 0, "", fmt::format("is a directory, not a {}", what));
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(path, 0, "", fmt::format("cannot open the {}", what));
+  // Read in blocks up to the limit, so that /dev/zero or a wrong multi-gigabyte file is refused
+  // in one line instead of filling memory.
+  std::string text;
+  constexpr std::size_t kBlock = std::size_t{1} << 20;
+  for (;;) {
+    const std::size_t had = text.size();
+    text.resize(had + kBlock);
+    file.read(text.data() + had, static_cast<std::streamsize>(kBlock));
+    text.resize(had + static_cast<std::size_t>(file.gcount()));
+    if (text.size() > kMaxInputFileBytes) {
+      throw Error(path, 0, "", fmt::format("the {} is larger than {} MiB, the most ppsim reads", what,
+                                           kMaxInputFileBytes >> 20));
+    }
+    if (file.bad()) throw Error(path, 0, "", fmt::format("cannot read the {}", what));
+    if (!file) break;
+  }
+  return text;
+}
+
+std::string resolve_path(const std::string &path, const std::string &base_directory) {
+  if (path.empty() || base_directory.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base_directory) / path).lexically_normal().string();
+}
+
+std::string parent_directory(const std::string &path) {
+  return std::filesystem::path(path).parent_path().string();
+}
+
+} // namespace ppsim

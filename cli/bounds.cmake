@@ -1,1 +1,0 @@
-target_link_libraries(ppsim_cli_lib PUBLIC ppsim_bounds)

@@ -1,0 +1,709 @@
+#include "costs/cost_file.h"
+#include "base/assert.h"
+#include <map>
+
+#include "base/error.h"
+#include "base/decimal.h"
+#include "base/text_file.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <fstream>
+#include <libfccp/csv.h>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <variant>
+
+namespace ppsim {
+namespace {
+
+__extension__ using Int128 = __int128;
+__extension__ using UInt128 = unsigned __int128;
+
+using Member = std::variant<std::monostate, int CostRow::*, std::string CostRow::*,
+                            Rational CostRow::*, std::uint64_t CostRow::*, double CostRow::*>;
+
+struct Column {
+  std::string_view name;
+  Member member; // monostate: schema_version, which is not a row field
+};
+
+// Schema order (spec profiler.md section 4).
+const std::vector<Column> &columns() {
+  static const std::vector<Column> table{
+      {"schema_version", std::monostate{}},
+      {"layer_id", &CostRow::layer_id},
+      {"layer_name", &CostRow::layer_name},
+      {"layer_type", &CostRow::layer_type},
+      {"fwd_ms", &CostRow::fwd_ms},
+      {"bwd_input_ms", &CostRow::bwd_input_ms},
+      {"bwd_weight_ms", &CostRow::bwd_weight_ms},
+      {"bwd_total_ms", &CostRow::bwd_total_ms},
+      {"recompute_ms", &CostRow::recompute_ms},
+      {"recompute_selective_ms", &CostRow::recompute_selective_ms},
+      {"fwd_ms_p10", &CostRow::fwd_ms_p10},
+      {"fwd_ms_p90", &CostRow::fwd_ms_p90},
+      {"bwd_input_ms_p10", &CostRow::bwd_input_ms_p10},
+      {"bwd_input_ms_p90", &CostRow::bwd_input_ms_p90},
+      {"bwd_weight_ms_p10", &CostRow::bwd_weight_ms_p10},
+      {"bwd_weight_ms_p90", &CostRow::bwd_weight_ms_p90},
+      {"fwd_flops", &CostRow::fwd_flops},
+      {"bwd_input_flops", &CostRow::bwd_input_flops},
+      {"bwd_weight_flops", &CostRow::bwd_weight_flops},
+      {"recompute_flops", &CostRow::recompute_flops},
+      {"input_bytes", &CostRow::input_bytes},
+      {"output_bytes", &CostRow::output_bytes},
+      {"stored_input_bytes", &CostRow::stored_input_bytes},
+      {"activation_bytes_full", &CostRow::activation_bytes_full},
+      {"activation_bytes_selective", &CostRow::activation_bytes_selective},
+      {"bwd_w_stash_bytes", &CostRow::bwd_w_stash_bytes},
+      {"bwd_w_act_bytes", &CostRow::bwd_w_act_bytes},
+      {"param_bytes", &CostRow::param_bytes},
+      {"grad_bytes", &CostRow::grad_bytes},
+      {"optimizer_state_bytes", &CostRow::optimizer_state_bytes},
+      {"fwd_peak_temp_bytes", &CostRow::fwd_peak_temp_bytes},
+      {"bwd_input_peak_temp_bytes", &CostRow::bwd_input_peak_temp_bytes},
+      {"bwd_weight_peak_temp_bytes", &CostRow::bwd_weight_peak_temp_bytes},
+      {"recompute_peak_temp_bytes", &CostRow::recompute_peak_temp_bytes},
+      {"n_samples", &CostRow::n_samples},
+      {"source", &CostRow::source},
+  };
+  return table;
+}
+
+constexpr std::string_view kRequired[] = {"schema_version", "layer_id", "fwd_ms", "bwd_input_ms",
+                                          "bwd_weight_ms"};
+constexpr std::string_view kSources[] = {"cupti", "cuda_events", "analytic", "synthetic",
+                                         "nsys_import", "kineto_import"};
+
+std::vector<std::string> column_names() {
+  std::vector<std::string> names;
+  for (const Column &column : columns())
+    names.emplace_back(column.name);
+  return names;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// Where a value came from, for error messages: CSV gives a line, JSON a field path.
+struct Location {
+  const std::string &source;
+  int line;
+  std::string field;
+
+  [[noreturn]] void fail(const std::string &sentence) const {
+    throw Error(source, line, field, sentence);
+  }
+};
+
+template <typename Integer> Integer parse_integer(std::string_view text, const Location &where) {
+  Integer value{};
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) {
+    where.fail(fmt::format("expected a non-negative integer, got \"{}\"", text));
+  }
+  return value;
+}
+
+Rational parse_time(std::string_view text, const Location &where) {
+  const auto value = parse_rational(text);
+  if (!value || value->numerator < 0) {
+    where.fail(fmt::format("expected a non-negative number, got \"{}\"", text));
+  }
+  return *value;
+}
+
+double parse_bytes(std::string_view text, const Location &where) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || !(value >= 0) ||
+      value > 1e30) {
+    where.fail(fmt::format("expected a non-negative number of bytes, got \"{}\"", text));
+  }
+  return value;
+}
+
+void check_source(const std::string &text, const Location &where) {
+  if (std::find(std::begin(kSources), std::end(kSources), text) == std::end(kSources)) {
+    where.fail(fmt::format("unknown source '{}' (expected cupti, cuda_events, analytic, synthetic "
+                           "or nsys_import)",
+                           text));
+  }
+}
+
+void check_version(std::int64_t version, const Location &where) {
+  if (version != kCostSchemaVersion) {
+    where.fail(fmt::format("unsupported schema version {} (this ppsim reads version {})", version,
+                           kCostSchemaVersion));
+  }
+}
+
+// Stores one textual value into its row field.
+void assign(CostRow &row, const Column &column, std::string_view text, const Location &where) {
+  std::visit(
+      [&](auto member) {
+        using M = decltype(member);
+        if constexpr (std::is_same_v<M, std::monostate>) {
+          check_version(parse_integer<std::int64_t>(text, where), where);
+        } else if constexpr (std::is_same_v<M, int CostRow::*>) {
+          row.*member = parse_integer<int>(text, where);
+        } else if constexpr (std::is_same_v<M, std::string CostRow::*>) {
+          if (text.empty())
+            where.fail("expected a name, got an empty value");
+          row.*member = std::string(text);
+          if (member == &CostRow::source)
+            check_source(row.source, where);
+        } else if constexpr (std::is_same_v<M, Rational CostRow::*>) {
+          row.*member = parse_time(text, where);
+        } else if constexpr (std::is_same_v<M, std::uint64_t CostRow::*>) {
+          row.*member = parse_integer<std::uint64_t>(text, where);
+        } else {
+          row.*member = parse_bytes(text, where);
+        }
+      },
+      column.member);
+}
+
+const Column *find_column(std::string_view name) {
+  for (const Column &column : columns()) {
+    if (column.name == name)
+      return &column;
+  }
+  return nullptr;
+}
+
+[[noreturn]] void unknown_column(const std::string &name, const Location &where) {
+  const std::string guess = closest_name(name, column_names());
+  where.fail(guess.empty() ? fmt::format("unknown column '{}'", name)
+                           : fmt::format("unknown column '{}', did you mean '{}'?", name, guess));
+}
+
+// Fills what a file may leave out: BW = B + W, R = F, percentiles = the median, a name.
+void complete_row(CostRow &row, const std::vector<std::string> &present) {
+  const auto has = [&](std::string_view name) {
+    return std::find(present.begin(), present.end(), name) != present.end();
+  };
+  if (!has("layer_name"))
+    row.layer_name = fmt::format("block{}", row.layer_id);
+  if (!has("bwd_total_ms"))
+    row.bwd_total_ms = normalized(row.bwd_input_ms + row.bwd_weight_ms);
+  if (!has("recompute_ms"))
+    row.recompute_ms = row.fwd_ms;
+  if (!has("grad_bytes"))
+    row.grad_bytes = row.param_bytes;  // gradients in the weights' type
+  struct Percentile {
+    std::string_view name;
+    Rational CostRow::*percentile;
+    Rational CostRow::*median;
+  };
+  const Percentile percentiles[] = {
+      {"fwd_ms_p10", &CostRow::fwd_ms_p10, &CostRow::fwd_ms},
+      {"fwd_ms_p90", &CostRow::fwd_ms_p90, &CostRow::fwd_ms},
+      {"bwd_input_ms_p10", &CostRow::bwd_input_ms_p10, &CostRow::bwd_input_ms},
+      {"bwd_input_ms_p90", &CostRow::bwd_input_ms_p90, &CostRow::bwd_input_ms},
+      {"bwd_weight_ms_p10", &CostRow::bwd_weight_ms_p10, &CostRow::bwd_weight_ms},
+      {"bwd_weight_ms_p90", &CostRow::bwd_weight_ms_p90, &CostRow::bwd_weight_ms}};
+  for (const Percentile &entry : percentiles) {
+    if (!has(entry.name))
+      row.*entry.percentile = row.*entry.median;
+  }
+}
+
+void check_rows(const CostFile &file) {
+  if (file.rows.empty())
+    throw Error(file.source_name, 0, "", "the cost file has no layers");
+}
+
+void check_layer_id(const CostRow &row, const std::vector<CostRow> &before, LayerIds ids, const Location &where) {
+  if (ids == LayerIds::from_zero && row.layer_id != static_cast<int>(before.size())) {
+    where.fail(fmt::format("expected layer id {} (rows in layer order from 0), got {}", before.size(),
+                           row.layer_id));
+  }
+  if (ids == LayerIds::ascending && (row.layer_id < 0 || (!before.empty() && row.layer_id <= before.back().layer_id))) {
+    where.fail(fmt::format("expected a layer id above {} (rows in layer order), got {}",
+                           before.empty() ? -1 : before.back().layer_id, row.layer_id));
+  }
+}
+
+// The columns a reader saw, for only_columns (the version is always written).
+void note_columns(CostFile &file, const std::vector<std::string> &present) {
+  for (const std::string &name : present)
+    if (std::find(file.only_columns.begin(), file.only_columns.end(), name) == file.only_columns.end())
+      file.only_columns.push_back(name);
+}
+
+// ---- JSON -------------------------------------------------------------------------------------
+
+std::string json_value_text(const nlohmann::json &value, const Location &where) {
+  if (value.is_string())
+    return value.get<std::string>();
+  if (value.is_number_unsigned())
+    return std::to_string(value.get<std::uint64_t>());
+  if (value.is_number_integer())
+    return std::to_string(value.get<std::int64_t>());
+  if (value.is_number_float()) {
+    const auto exact = rational_from_double(value.get<double>());
+    if (!exact)
+      where.fail(fmt::format("expected a finite number, got {}", value.dump()));
+    return format_rational(*exact);
+  }
+  where.fail(fmt::format("expected a number or name, got {}", value.dump()));
+}
+
+int line_of_byte(std::string_view text, std::size_t byte) {
+  byte = std::min(byte, text.size());
+  return 1 +
+         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
+}
+
+template <typename T>
+void read_metadata_field(const nlohmann::json &metadata, const char *key, T &target,
+                         const std::string &source) {
+  const auto found = metadata.find(key);
+  if (found == metadata.end() || found->is_null())
+    return;
+  try {
+    target = found->get<T>();
+  } catch (const nlohmann::json::exception &) {
+    throw Error(source, 0, fmt::format("metadata.{}", key),
+                fmt::format("unexpected value {}", found->dump()));
+  }
+}
+
+CostMetadata read_metadata(const nlohmann::json &metadata, const std::string &source) {
+  CostMetadata result;
+  if (!metadata.is_object())
+    throw Error(source, 0, "metadata", "expected an object");
+  read_metadata_field(metadata, "device", result.device, source);
+  read_metadata_field(metadata, "sm_count", result.sm_count, source);
+  read_metadata_field(metadata, "clock_khz", result.clock_khz, source);
+  read_metadata_field(metadata, "driver", result.driver, source);
+  read_metadata_field(metadata, "cuda_runtime", result.cuda_runtime, source);
+  read_metadata_field(metadata, "cupti_api_version", result.cupti_api_version, source);
+  read_metadata_field(metadata, "dtype", result.dtype, source);
+  read_metadata_field(metadata, "b", result.b, source);
+  read_metadata_field(metadata, "s", result.s, source);
+  read_metadata_field(metadata, "h", result.h, source);
+  read_metadata_field(metadata, "a", result.a, source);
+  read_metadata_field(metadata, "kv_heads", result.kv_heads, source);
+  read_metadata_field(metadata, "ffn", result.ffn, source);
+  read_metadata_field(metadata, "tp", result.tp, source);
+  read_metadata_field(metadata, "dropout", result.dropout, source);
+  read_metadata_field(metadata, "attention", result.attention, source);
+  read_metadata_field(metadata, "timer", result.timer, source);
+  read_metadata_field(metadata, "mode", result.mode, source);
+  read_metadata_field(metadata, "warmup", result.warmup, source);
+  read_metadata_field(metadata, "reps", result.reps, source);
+  read_metadata_field(metadata, "dropped_records", result.dropped_records, source);
+  read_metadata_field(metadata, "unattributed_kernel_ms", result.unattributed_kernel_ms, source);
+  read_metadata_field(metadata, "warnings", result.warnings, source);
+  return result;
+}
+
+// A time as a JSON number when the double prints back to the same exact value, else a string.
+nlohmann::ordered_json time_json(Rational value) {
+  const std::string text = format_rational(value);
+  if (text.find('/') == std::string::npos) {
+    const double as_double = std::stod(text);
+    const auto back = rational_from_double(as_double);
+    if (back && normalized(*back) == normalized(value))
+      return as_double;
+  }
+  return text;
+}
+
+std::string byte_text(double value) { return fmt::format("{}", value); }
+
+} // namespace
+
+std::string format_rational(Rational value) {
+  value = normalized(value);
+  std::int64_t denominator = value.denominator;
+  int twos = 0;
+  int fives = 0;
+  while (denominator % 2 == 0)
+    denominator /= 2, ++twos;
+  while (denominator % 5 == 0)
+    denominator /= 5, ++fives;
+  const int digits = std::max(twos, fives);
+  if (denominator != 1 || digits > 18) {
+    return fmt::format("{}/{}", value.numerator, value.denominator);
+  }
+  // numerator / (2^twos 5^fives) = numerator * 2^(digits-twos) 5^(digits-fives) / 10^digits.
+  Int128 scaled = value.numerator;
+  for (int i = twos; i < digits; ++i)
+    scaled *= 2;
+  for (int i = fives; i < digits; ++i)
+    scaled *= 5;
+  const bool negative = scaled < 0;
+  UInt128 magnitude = static_cast<UInt128>(negative ? -scaled : scaled);
+  std::string text;
+  do {
+    text.insert(text.begin(), static_cast<char>('0' + static_cast<int>(magnitude % 10)));
+    magnitude /= 10;
+  } while (magnitude != 0);
+  if (digits > 0) {
+    if (static_cast<int>(text.size()) <= digits) {
+      text.insert(0, static_cast<std::size_t>(digits + 1) - text.size(), '0');
+    }
+    text.insert(text.size() - static_cast<std::size_t>(digits), 1, '.');
+  }
+  return negative ? "-" + text : text;
+}
+
+CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids) {
+  CostFile file;
+  file.source_name = source;
+  io::LineReader reader(source, text.data(), text.data() + text.size());
+  std::vector<const Column *> header;
+  std::vector<std::string> present;
+  int line_number = 0;
+  while (char *raw = reader.next_line()) {
+    ++line_number;
+    const std::string_view line = trim(raw);
+    if (line.empty() || line.front() == '#')
+      continue;
+    std::vector<std::string_view> fields;
+    for (std::size_t start = 0;;) {
+      const std::size_t comma = line.find(',', start);
+      fields.push_back(
+          trim(line.substr(start, comma == std::string_view::npos ? comma : comma - start)));
+      if (comma == std::string_view::npos)
+        break;
+      start = comma + 1;
+    }
+    if (header.empty()) {
+      for (const std::string_view name : fields) {
+        const Location where{source, line_number, ""};
+        const Column *column = find_column(name);
+        if (column == nullptr)
+          unknown_column(std::string(name), where);
+        if (std::find(present.begin(), present.end(), name) != present.end()) {
+          where.fail(fmt::format("duplicate column '{}'", name));
+        }
+        header.push_back(column);
+        present.emplace_back(name);
+      }
+      for (const std::string_view required : kRequired) {
+        if (std::find(present.begin(), present.end(), required) == present.end()) {
+          throw Error(source, line_number, "", fmt::format("missing column '{}'", required));
+        }
+      }
+      note_columns(file, present);
+      continue;
+    }
+    if (fields.size() != header.size()) {
+      throw Error(source, line_number, "",
+                  fmt::format("expected {} fields, got {}", header.size(), fields.size()));
+    }
+    CostRow row;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      assign(row, *header[i], fields[i],
+             Location{source, line_number, std::string(header[i]->name)});
+    }
+    complete_row(row, present);
+    check_layer_id(row, file.rows, ids, Location{source, line_number, "layer_id"});
+    file.rows.push_back(std::move(row));
+  }
+  check_rows(file);
+  return file;
+}
+
+CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids) {
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error &error) {
+    std::string message = error.what();
+    const auto colon = message.find(": ", message.find("column"));
+    if (colon != std::string::npos)
+      message = message.substr(colon + 2);
+    throw Error(source, line_of_byte(text, error.byte == 0 ? 0 : error.byte - 1), "",
+                fmt::format("invalid JSON: {}", message));
+  } catch (const nlohmann::json::out_of_range &error) {
+    // Thrown for a number beyond a double (1e400); nlohmann gives no position for it.
+    std::string message = error.what();
+    message = message.substr(message.find(']') + 2);
+    throw Error(source, 0, "", fmt::format("invalid JSON: {}", message));
+  }
+  if (!document.is_object())
+    throw Error(source, 1, "", "expected a JSON object at the top level");
+  CostFile file;
+  file.source_name = source;
+  const auto version = document.find("schema_version");
+  if (version == document.end())
+    throw Error(source, 0, "", "missing field 'schema_version'");
+  if (!version->is_number_integer()) {
+    throw Error(source, 0, "schema_version",
+                fmt::format("expected an integer, got {}", version->dump()));
+  }
+  check_version(version->get<std::int64_t>(), Location{source, 0, "schema_version"});
+  if (const auto metadata = document.find("metadata"); metadata != document.end()) {
+    file.metadata = read_metadata(*metadata, source);
+  }
+  if (const auto model = document.find("model_level");
+      model != document.end() && model->is_object()) {
+    if (const auto step = model->find("optimizer_step_ms");
+        step != model->end() && step->is_number()) {
+      file.optimizer_step_ms = step->get<double>();
+    }
+  }
+  const auto layers = document.find("layers");
+  if (layers == document.end() || !layers->is_array()) {
+    throw Error(source, 0, "layers", "expected an array of layer objects");
+  }
+  for (std::size_t index = 0; index < layers->size(); ++index) {
+    const nlohmann::json &layer = (*layers)[index];
+    const std::string path = fmt::format("layers[{}]", index);
+    if (!layer.is_object())
+      throw Error(source, 0, path, "expected an object");
+    CostRow row;
+    std::vector<std::string> present;
+    for (const auto &[key, value] : layer.items()) {
+      const Location where{source, 0, fmt::format("{}.{}", path, key)};
+      const Column *column = find_column(key);
+      if (column == nullptr)
+        unknown_column(key, Location{source, 0, path});
+      assign(row, *column, json_value_text(value, where), where);
+      present.push_back(key);
+    }
+    present.emplace_back("schema_version");
+    for (const std::string_view required : kRequired) {
+      if (std::find(present.begin(), present.end(), required) == present.end()) {
+        throw Error(source, 0, path, fmt::format("missing field '{}'", required));
+      }
+    }
+    complete_row(row, present);
+    check_layer_id(row, file.rows, ids, Location{source, 0, path + ".layer_id"});
+    note_columns(file, present);
+    file.rows.push_back(std::move(row));
+  }
+  check_rows(file);
+  return file;
+}
+
+CostFile read_cost_file(const std::string &path, LayerIds ids) {
+  const std::string content = read_text_file(path, "cost file");
+  const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
+  return json ? parse_cost_json(content, path, ids) : parse_cost_csv(content, path, ids);
+}
+
+CostFile merge_cost_files(const std::vector<CostFile> &files) {
+  PPSIM_ASSERT(!files.empty());
+  CostFile merged;
+  merged.metadata = files.front().metadata;
+  merged.metadata.warnings.clear();
+  merged.metadata.dropped_records = 0;
+  merged.metadata.unattributed_kernel_ms = 0;
+  std::map<int, const CostFile *> owner;
+  bool every_column = false;
+  for (const CostFile &file : files) {
+    for (const CostRow &row : file.rows) {
+      const auto [at, added] = owner.emplace(row.layer_id, &file);
+      if (!added) {
+        throw Error(file.source_name, 0, "layer_id",
+                    fmt::format("layer {} is also in {}", row.layer_id, at->second->source_name));
+      }
+      merged.rows.push_back(row);
+    }
+    every_column = every_column || file.only_columns.empty();
+    note_columns(merged, file.only_columns);
+    for (const std::string &warning : file.metadata.warnings)
+      merged.metadata.warnings.push_back(fmt::format("{}: {}", file.source_name, warning));
+    merged.metadata.dropped_records += file.metadata.dropped_records;
+    merged.metadata.unattributed_kernel_ms += file.metadata.unattributed_kernel_ms;
+  }
+  if (every_column) merged.only_columns.clear();
+  std::sort(merged.rows.begin(), merged.rows.end(),
+            [](const CostRow &a, const CostRow &b) { return a.layer_id < b.layer_id; });
+  for (std::size_t index = 0; index < merged.rows.size(); ++index) {
+    if (merged.rows[index].layer_id != static_cast<int>(index))
+      throw Error(fmt::format("layer {} is in none of the {} files", index, files.size()));
+  }
+  return merged;
+}
+
+namespace {
+
+// The columns a writer writes: every one, or those the file names.
+std::vector<Column> written_columns(const CostFile &file) {
+  std::vector<Column> written;
+  for (const Column &column : columns()) {
+    if (file.only_columns.empty() ||
+        std::find(file.only_columns.begin(), file.only_columns.end(), column.name) != file.only_columns.end())
+      written.push_back(column);
+  }
+  return written;
+}
+
+} // namespace
+
+std::string write_cost_csv(const CostFile &file) {
+  std::string text;
+  const std::vector<Column> written = written_columns(file);
+  for (const Column &column : written) {
+    if (!text.empty())
+      text += ',';
+    text += column.name;
+  }
+  text += '\n';
+  for (const CostRow &row : file.rows) {
+    bool first = true;
+    for (const Column &column : written) {
+      if (!first)
+        text += ',';
+      first = false;
+      std::visit(
+          [&](auto member) {
+            using M = decltype(member);
+            if constexpr (std::is_same_v<M, std::monostate>) {
+              text += std::to_string(file.schema_version);
+            } else if constexpr (std::is_same_v<M, std::string CostRow::*>) {
+              text += row.*member;
+            } else if constexpr (std::is_same_v<M, Rational CostRow::*>) {
+              text += format_rational(row.*member);
+            } else if constexpr (std::is_same_v<M, double CostRow::*>) {
+              text += byte_text(row.*member);
+            } else {
+              text += std::to_string(row.*member);
+            }
+          },
+          column.member);
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+std::string write_cost_json(const CostFile &file) {
+  nlohmann::ordered_json document;
+  document["schema_version"] = file.schema_version;
+  const CostMetadata &m = file.metadata;
+  document["metadata"] = {{"device", m.device},
+                          {"sm_count", m.sm_count},
+                          {"clock_khz", m.clock_khz},
+                          {"driver", m.driver},
+                          {"cuda_runtime", m.cuda_runtime},
+                          {"cupti_api_version", m.cupti_api_version},
+                          {"dtype", m.dtype},
+                          {"b", m.b},
+                          {"s", m.s},
+                          {"h", m.h},
+                          {"a", m.a},
+                          {"kv_heads", m.kv_heads},
+                          {"ffn", m.ffn},
+                          {"tp", m.tp},
+                          {"dropout", m.dropout},
+                          {"attention", m.attention},
+                          {"timer", m.timer},
+                          {"mode", m.mode},
+                          {"warmup", m.warmup},
+                          {"reps", m.reps},
+                          {"dropped_records", m.dropped_records},
+                          {"unattributed_kernel_ms", m.unattributed_kernel_ms},
+                          {"warnings", m.warnings}};
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  const std::vector<Column> written = written_columns(file);
+  for (const CostRow &row : file.rows) {
+    nlohmann::ordered_json layer = nlohmann::ordered_json::object();
+    for (const Column &column : written) {
+      const std::string key(column.name);
+      std::visit(
+          [&](auto member) {
+            using M = decltype(member);
+            if constexpr (std::is_same_v<M, std::monostate>) {
+              // The version is a top-level field in JSON.
+            } else if constexpr (std::is_same_v<M, Rational CostRow::*>) {
+              layer[key] = time_json(row.*member);
+            } else {
+              layer[key] = row.*member;
+            }
+          },
+          column.member);
+    }
+    layers.push_back(std::move(layer));
+  }
+  document["layers"] = std::move(layers);
+  document["model_level"] = {{"embedding", nlohmann::ordered_json::object()},
+                             {"head_loss", nlohmann::ordered_json::object()},
+                             {"optimizer_step_ms", file.optimizer_step_ms}};
+  return document.dump(2) + "\n";
+}
+
+double resident_state_bytes(double param_bytes, double grad_bytes, double optimizer_state_bytes,
+                            int optimizer_shards) {
+  return param_bytes + grad_bytes + optimizer_state_bytes / optimizer_shards;
+}
+
+std::vector<int> even_layer_counts(std::size_t layers, int stages) {
+  if (stages < 1 || layers < static_cast<std::size_t>(stages)) {
+    throw Error(fmt::format("the cost file has {} layers, fewer than the {} stages", layers, stages));
+  }
+  std::vector<int> counts(static_cast<std::size_t>(stages), static_cast<int>(layers / static_cast<std::size_t>(stages)));
+  for (std::size_t s = 0; s < layers % static_cast<std::size_t>(stages); ++s) ++counts[s];
+  return counts;
+}
+
+std::vector<StageCostSums> aggregate_stages(const CostFile &file,
+                                            const std::vector<int> &layers_per_stage) {
+  std::size_t total = 0;
+  for (std::size_t stage = 0; stage < layers_per_stage.size(); ++stage) {
+    if (layers_per_stage[stage] <= 0) {
+      throw Error(file.source_name, 0, "layers_per_stage",
+                  fmt::format("stage {} has {} layers; every stage needs at least one", stage,
+                              layers_per_stage[stage]));
+    }
+    total += static_cast<std::size_t>(layers_per_stage[stage]);
+  }
+  if (layers_per_stage.empty() || total != file.rows.size()) {
+    throw Error(
+        file.source_name, 0, "layers_per_stage",
+        fmt::format("the stages hold {} layers but the cost file has {}", total, file.rows.size()));
+  }
+  std::vector<StageCostSums> stages;
+  std::size_t next = 0;
+  for (const int count : layers_per_stage) {
+    StageCostSums sums;
+    const std::size_t first = next;
+    for (std::size_t i = first; i < first + static_cast<std::size_t>(count); ++i) {
+      const CostRow &row = file.rows[i];
+      sums.forward_ms = sums.forward_ms + row.fwd_ms;
+      sums.backward_input_ms = sums.backward_input_ms + row.bwd_input_ms;
+      sums.backward_weight_ms = sums.backward_weight_ms + row.bwd_weight_ms;
+      sums.backward_total_ms = sums.backward_total_ms + row.bwd_total_ms;
+      sums.recompute_ms = sums.recompute_ms + row.recompute_ms;
+      sums.recompute_selective_ms = sums.recompute_selective_ms + row.recompute_selective_ms;
+      sums.activation_bytes_full += row.activation_bytes_full;
+      sums.activation_bytes_selective += row.activation_bytes_selective;
+      sums.bwd_w_stash_bytes += row.bwd_w_stash_bytes;
+      sums.bwd_w_act_bytes += row.bwd_w_act_bytes;
+      sums.stored_input_bytes += row.stored_input_bytes;
+      sums.param_bytes += row.param_bytes;
+      sums.grad_bytes += row.grad_bytes;
+      sums.optimizer_state_bytes += row.optimizer_state_bytes;
+      sums.fwd_peak_temp_bytes = std::max(sums.fwd_peak_temp_bytes, row.fwd_peak_temp_bytes);
+      sums.bwd_input_peak_temp_bytes =
+          std::max(sums.bwd_input_peak_temp_bytes, row.bwd_input_peak_temp_bytes);
+      sums.bwd_weight_peak_temp_bytes =
+          std::max(sums.bwd_weight_peak_temp_bytes, row.bwd_weight_peak_temp_bytes);
+      sums.recompute_peak_temp_bytes =
+          std::max(sums.recompute_peak_temp_bytes, row.recompute_peak_temp_bytes);
+    }
+    next = first + static_cast<std::size_t>(count);
+    sums.input_bytes = file.rows[first].input_bytes;
+    sums.output_bytes = file.rows[next - 1].output_bytes;
+    stages.push_back(sums);
+  }
+  return stages;
+}
+
+} // namespace ppsim

@@ -1,0 +1,63 @@
+#include "run/policy.h"
+
+#include "base/text_file.h"
+
+#include "remat/baselines.h"
+#include "remat/stage_checkpoint.h"
+#include "run/prepare.h"
+#include "base/error.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace ppsim {
+
+Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scenario &scenario) {
+  if (input.remat_checkpoint_levels == 0) return scenario;
+  if (input.costs_file.empty())
+    input.fail("remat.checkpoint_levels", "checkpoint levels come from a per-layer cost file: give model.costs_file");
+  const CostFile file = read_cost_file(input.costs_file);
+  const double ticks_per_ms = static_cast<double>(scenario.time_scale.ticks_per_unit) * units_per_second(input) / 1e3;
+  try {
+    return with_checkpoint_levels(scenario, stage_layers(input, file, scenario.stages_per_pipe()),
+                                  input.remat_checkpoint_levels, ticks_per_ms);
+  } catch (const Error &error) {
+    input.fail("remat.checkpoint_levels", fmt::format("{} in {}", error.sentence(), input.costs_file));
+  }
+}
+
+PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
+                             const Schedule &base, const std::string &policy,
+                             const IlpOptions &ilp) {
+  if (policy == "none")
+    return {scenario, base};
+  if (policy == "full")
+    return {scenario, apply_plan(base, full_forward_plan(scenario))};
+  if (policy == "selective") {
+    Scenario selective = selective_scenario(input, scenario, {});
+    Schedule schedule = apply_plan(base, selective_plan(selective));
+    return {std::move(selective), std::move(schedule)};
+  }
+  if (policy == "ilp") {
+    Scenario leveled = scenario_with_checkpoint_levels(input, scenario);
+    RematSolution solution = solve_stage_remat(leveled, base, ilp);
+    if (!solution.found())
+      throw Error(fmt::format("no remat plan for schedule '{}': {}", base.name, solution.failure));
+    return {std::move(leveled), std::move(solution.schedule)};
+  }
+  constexpr std::string_view kFile = "file:";
+  if (policy.starts_with(kFile)) {
+    // A plan may name checkpoint levels (level:K): they exist with remat.checkpoint_levels.
+    Scenario leveled = scenario_with_checkpoint_levels(input, scenario);
+    const std::string path = policy.substr(kFile.size());
+    Schedule schedule = apply_plan(base, parse_plan_csv(read_text_file(path, "remat plan file"), path,
+                                                        leveled.stage_count(), leveled.microbatches));
+    return {std::move(leveled), std::move(schedule)};
+  }
+  throw Error(fmt::format(
+      "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));
+}
+
+} // namespace ppsim

@@ -1,0 +1,297 @@
+#include "run/prepare.h"
+
+#include "base/error.h"
+#include "remat/partition.h"
+#include "run/policy.h"
+#include "sim/engine.h"
+#include "sim/io/torch_csv.h"
+#include "sim/schedules/registry.h"
+#include "sim/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <optional>
+
+namespace ppsim {
+namespace {
+
+// Consecutive layers per stage: as given, or as even as possible (the first stages take one
+// more layer when the count does not divide).
+std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t layers, int stage_count) {
+  if (!input.layers_per_stage.empty()) return input.layers_per_stage;
+  try {
+    return even_layer_counts(layers, stage_count);
+  } catch (const Error &error) {
+    input.fail("model.costs_file", error.sentence());
+  }
+}
+
+// The stage sums of the file's layers split as the input says; a split the user wrote that does
+// not fit the file is blamed on where it was written (model.partition or model.layers_per_stage),
+// not on the cost file.
+std::vector<StageCostSums> split_stages(const ScenarioInput &input, const CostFile &file, const std::vector<int> &counts) {
+  try {
+    return aggregate_stages(file, counts);
+  } catch (const Error &error) {
+    if (input.layers_per_stage.empty()) throw;
+    const char *key = input.origins.count("model.partition") ? "model.partition" : "model.layers_per_stage";
+    input.fail(key, fmt::format("{} ({})", error.sentence(), file.source_name));
+  }
+}
+
+// The input's cost file, read once per run (none when model.costs_file is not set).
+std::optional<CostFile> read_costs(const ScenarioInput &input) {
+  if (input.costs_file.empty()) return std::nullopt;
+  return read_cost_file(input.costs_file);
+}
+
+// Fills the per-stage costs and byte sizes from the cost file (docs/profiler.md, "The cost
+// file"); fields the user set explicitly keep their values. The file describes the whole model,
+// split into `stages_per_pipe` stages; a second pipe (DualPipe) holds a copy of every stage.
+ScenarioInput with_cost_file(const ScenarioInput &input, const std::optional<CostFile> &costs, int stages_per_pipe,
+                             int pipes) {
+  if (!costs) return input;
+  const CostFile &file = *costs;
+  const std::vector<StageCostSums> stages =
+      split_stages(input, file, stage_layer_counts(input, file.rows.size(), stages_per_pipe));
+  if (stages.size() != static_cast<std::size_t>(stages_per_pipe)) {
+    input.fail("model.layers_per_stage", fmt::format("expected {} stages for this schedule, got {}",
+                                                     stages_per_pipe, stages.size()));
+  }
+  ScenarioInput filled = input;
+  filled.costs_per_device = false;  // the sums are per stage already
+  const auto fill = [&](const char *key, auto &field, auto value_of) {
+    if (input.origins.count(key)) return;
+    field.clear();
+    for (int pipe = 0; pipe < pipes; ++pipe) {
+      for (const StageCostSums &stage : stages) field.push_back(value_of(stage));
+    }
+  };
+  fill("model.F", filled.forward, [](const StageCostSums &c) { return c.forward_ms; });
+  fill("model.B", filled.backward_input, [](const StageCostSums &c) { return c.backward_input_ms; });
+  fill("model.W", filled.backward_weight, [](const StageCostSums &c) { return c.backward_weight_ms; });
+  fill("model.R", filled.recompute_forward, [](const StageCostSums &c) { return c.recompute_ms; });
+  fill("model.R_selective", filled.recompute_selective,
+       [](const StageCostSums &c) { return c.recompute_selective_ms; });
+  ByteSizesInput &bytes = filled.bytes;
+  fill("model.memory.act_bytes", bytes.activation, [](const StageCostSums &c) { return c.activation_bytes_full; });
+  fill("model.memory.selective_act_bytes", bytes.selective_activation,
+       [](const StageCostSums &c) { return c.activation_bytes_selective; });
+  fill("model.memory.kept_after_b", bytes.kept_after_b, [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
+  fill("model.memory.weight_input_bytes", bytes.weight_inputs, [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
+  fill("model.memory.ckpt_bytes", bytes.checkpoint,
+       [](const StageCostSums &c) { return c.input_bytes + c.output_bytes; });
+  fill("model.memory.param_bytes", bytes.parameters, [](const StageCostSums &c) { return c.param_bytes; });
+  fill("model.memory.grad_bytes", bytes.gradients, [](const StageCostSums &c) { return c.grad_bytes; });
+  fill("model.memory.optimizer_bytes", bytes.optimizer,
+       [](const StageCostSums &c) { return c.optimizer_state_bytes; });
+  fill("model.memory.peak_f", bytes.peak_forward, [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+  fill("model.memory.peak_b", bytes.peak_backward_input,
+       [](const StageCostSums &c) { return c.bwd_input_peak_temp_bytes; });
+  fill("model.memory.peak_w", bytes.peak_backward_weight,
+       [](const StageCostSums &c) { return c.bwd_weight_peak_temp_bytes; });
+  fill("model.memory.peak_ckpt", bytes.peak_checkpoint, [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+  fill("model.memory.out_bytes", bytes.output, [](const StageCostSums &c) { return c.output_bytes; });
+  if (!input.origins.count("model.time_unit")) filled.time_unit = "ms";  // the cost file's unit
+  return filled;
+}
+
+} // namespace
+
+std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file, int stages_per_pipe) {
+  const std::vector<int> counts = stage_layer_counts(input, file.rows.size(), stages_per_pipe);
+  split_stages(input, file, counts); // the checks and errors of every run's split
+  std::vector<std::vector<CostRow>> stages;
+  auto next = file.rows.begin();
+  for (const int count : counts) {
+    stages.emplace_back(next, next + count);
+    next += count;
+  }
+  return stages;
+}
+
+namespace {
+
+PreparedRun import_run(const ScenarioInput &input) {
+  if (input.partition != "even") {
+    input.fail("model.partition", "splits the layers for a generated schedule; with a schedule file give "
+                                  "model.layers_per_stage");
+  }
+  ImportedSchedule imported = read_torch_csv(input.schedule_file);
+  ScenarioInput adjusted = with_cost_file(input, read_costs(input), static_cast<int>(imported.placement.size()), 1);
+  adjusted.devices = imported.schedule.device_count();
+  if (input.origins.count("cluster.devices") && input.devices != adjusted.devices) {
+    input.fail("cluster.devices", fmt::format("the schedule file has {} device rows, not {}",
+                                              adjusted.devices, input.devices));
+  }
+  // m is 1 + the largest microbatch id unless the user gave it (spec schedules.md 14). Then
+  // every stage must run a forward of every id below it; if one does not, the cell that set m
+  // is the likely culprit (ids numbered from 1, say), not the op that seems missing.
+  if (!input.origins.count("pipeline.microbatches")) {
+    adjusted.microbatches = imported.microbatches;
+    // Before the tables below, sized stages x m: a cell naming microbatch 2e9 is one line.
+    try {
+      check_run_size(adjusted, static_cast<std::int64_t>(imported.placement.size()), imported.microbatches);
+    } catch (const Error &error) {
+      throw Error(input.schedule_file, imported.largest_microbatch_at.first, "",
+                  fmt::format("action '{}' sets m = {} (1 + the largest microbatch id): {}",
+                              imported.largest_microbatch_at.second, imported.microbatches, error.sentence()));
+    }
+    std::vector<std::vector<char>> seen(imported.placement.size(),
+                                        std::vector<char>(static_cast<std::size_t>(imported.microbatches), 0));
+    for (const auto &ops : imported.schedule.device_ops) {
+      for (const Op &op : ops) {
+        for (int part = 0; part < op.sub_op_count(); ++part) {
+          const OpRef ref = op.sub_op(part);
+          if (ref.kind == OpKind::forward) seen[static_cast<std::size_t>(ref.stage)][static_cast<std::size_t>(ref.microbatch)] = 1;
+        }
+      }
+    }
+    for (std::size_t stage = 0; stage < seen.size(); ++stage) {
+      const auto missing = std::find(seen[stage].begin(), seen[stage].end(), 0);
+      if (missing == seen[stage].end()) continue;
+      const auto &[line, cell] = imported.largest_microbatch_at;
+      throw Error(input.schedule_file, line, "",
+                  fmt::format("action '{}' sets m = {} (1 + the largest microbatch id), but stage {} has no "
+                              "forward of microbatch {}; number microbatches from 0, or give -m",
+                              cell, imported.microbatches, stage, missing - seen[stage].begin()));
+    }
+  }
+  PreparedRun run{adjusted, build_scenario_on(adjusted, imported.placement, imported.chunks, 1),
+                  std::move(imported.schedule), {}};
+  if (imported.older_vocabulary) {
+    run.warnings.push_back("read PyTorch's older action names: B is the input gradient, BW the full backward");
+  }
+  if (!imported.dropped.empty()) {
+    run.warnings.push_back(fmt::format("ignored non-compute actions: {}", fmt::join(imported.dropped, ", ")));
+  }
+  validate_schedule(run.scenario, run.schedule, ScheduleOrigin{input.schedule_file, 1});
+  return run;
+}
+
+
+const ScheduleInfo &schedule_of(const ScenarioInput &input) {
+  try {
+    return find_schedule(input.schedule);
+  } catch (const Error &error) {
+    input.fail("pipeline.schedule", error.sentence());
+  }
+}
+
+struct StageLayout {
+  int stages_per_pipe;
+  int pipes;
+};
+
+StageLayout layout_of(const ScenarioInput &input, const ScheduleInfo &info) {
+  const int chunks = input.chunks > 0 ? input.chunks : info.default_chunks;
+  return {std::max(1, input.devices) * chunks, info.placement == PlacementKind::dual_pipe ? 2 : 1};
+}
+
+// The count-model peak of a run of the even split with no cap (W frees the whole activation).
+// It depends on the op order only, so it holds for any split; docs/partition.md gives it in
+// closed form for four schedules (1F1B p - k, ZB-H1 p, ZB-H2 2p - 1, V-Half), this measures any.
+std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &info,
+                              const std::optional<CostFile> &costs) {
+  ScenarioInput even = input;
+  even.partition = "even";
+  even.memory_model = MemoryModel::count;
+  even.w_stash = 1;
+  even.cap_activations.reset();
+  even.cap_bytes.reset();
+  const StageLayout layout = layout_of(even, info);
+  const ScenarioInput costed = with_cost_file(even, costs, layout.stages_per_pipe, layout.pipes);
+  const Scenario scenario = build_scenario(costed, info);
+  const Simulation simulation =
+      simulate(scenario, generate_schedule(info, scenario, GeneratorOptions{input.group_size}));
+  std::vector<int> in_flight;
+  for (const DeviceMetrics &device : simulation.metrics.devices) {
+    in_flight.push_back(static_cast<int>(std::ceil(device.peak_activations - 1e-9)));
+  }
+  return in_flight;
+}
+
+// model.partition = "balanced" | "remat-aware": the cost file's layers split by the partition DP
+// (docs/partition.md) for this schedule's in-flight counts and the device memory budget.
+std::vector<int> partitioned_layers(const ScenarioInput &input, const ScheduleInfo &info,
+                                    const std::optional<CostFile> &costs) {
+  if (!costs) input.fail("model.partition", "needs model.costs_file, the per-layer costs to split");
+  if (input.origins.count("model.layers_per_stage")) {
+    input.fail("model.partition", "is given twice: model.layers_per_stage already splits the layers");
+  }
+  if ((input.chunks > 0 ? input.chunks : info.default_chunks) != 1 || info.placement == PlacementKind::dual_pipe) {
+    input.fail("model.partition", fmt::format("splits the layers into one stage per device; schedule '{}' "
+                                              "places several on a device (give model.layers_per_stage)",
+                                              input.schedule));
+  }
+  PartitionOptions options;
+  options.stages = input.devices;
+  options.schedule = input.schedule;
+  options.in_flight = in_flight_of(input, info, costs);
+  options.mode = input.partition == "balanced" ? PartitionMode::balanced : PartitionMode::remat_aware;
+  if (input.cap_bytes) options.memory_limit_bytes = *input.cap_bytes;
+  options.optimizer_shards = input.optimizer_shards;
+  try {
+    return partition_costs(*costs, options).layers_per_stage;
+  } catch (const Error &error) {
+    input.fail("model.partition", error.sentence());
+  }
+}
+
+} // namespace
+
+PreparedRun prepare_run(const ScenarioInput &input) {
+  if (!input.schedule_file.empty() && input.origins.count("pipeline.schedule")) {
+    // Both name the order to run: refuse rather than let one win silently.
+    input.fail("pipeline.schedule_file",
+               fmt::format("a schedule file and a schedule ('{}') are both given; keep one", input.schedule));
+  }
+  if (!input.schedule_file.empty()) return import_run(input);
+  const ScheduleInfo &info = schedule_of(input);
+  const std::optional<CostFile> costs = read_costs(input);
+  ScenarioInput split = input;
+  if (input.partition != "even") split.layers_per_stage = partitioned_layers(input, info, costs);
+  const StageLayout layout = layout_of(input, info);
+  PreparedRun run;
+  run.input = with_cost_file(split, costs, layout.stages_per_pipe, layout.pipes);
+  run.scenario = build_scenario(run.input, info);
+  run.schedule = generate_schedule(info, run.scenario, GeneratorOptions{input.group_size});
+  validate_schedule(run.scenario, run.schedule);
+  return run;
+}
+
+PreparedRun prepare_policy_run(const ScenarioInput &input) {
+  PreparedRun run = prepare_run(input);
+  if (input.remat_policy != "none") {
+    PolicyRun applied = apply_remat_policy(run.input, run.scenario, run.schedule, input.remat_policy,
+                                           IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});
+    run.scenario = std::move(applied.scenario);
+    run.schedule = std::move(applied.schedule);
+  }
+  return run;
+}
+
+std::vector<int> measured_in_flight(const ScenarioInput &input) {
+  return in_flight_of(input, schedule_of(input), read_costs(input));
+}
+
+BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run) {
+  if (input.schedule_file.empty()) {
+    BoundsOptions options = bounds_options_for(find_schedule(input.schedule), input.group_size);
+    // A closed form describes the generator's own ops, not the schedule after recomputation.
+    if (input.remat_policy != "none") options.schedule.clear();
+    return compute_bounds(run.scenario, options);
+  }
+  const bool split = std::any_of(run.schedule.device_ops.begin(), run.schedule.device_ops.end(),
+                                 [](const std::vector<Op> &ops) {
+                                   return std::any_of(ops.begin(), ops.end(), [](const Op &op) {
+                                     return op.kind() == OpKind::backward_weight;
+                                   });
+                                 });
+  BoundsOptions options;
+  options.backward = split ? BackwardForm::split : BackwardForm::fused;
+  return compute_bounds(run.scenario, options);
+}
+
+} // namespace ppsim

@@ -1,0 +1,424 @@
+#include "run/sweep.h"
+
+#include "base/error.h"
+#include "sim/io/scenario_toml.h"
+#include "base/text_file.h"
+#include "sim/io/toml_fields.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+namespace ppsim {
+namespace {
+
+// Where a key was declared, for the declaration order of axes (toml++ tables are sorted maps).
+struct Declared {
+  SweepColumn column;
+  std::pair<int, int> position;  // line, column of the key
+};
+
+[[noreturn]] void fail_at(const std::string &source, const toml::source_region &region, const std::string &sentence) {
+  throw Error(source, static_cast<int>(region.begin.line), "", sentence);
+}
+
+// Value text as it appears in the CSV and in the id: strings bare, floats in their shortest
+// round-trip form (0.1, not TOML's 0.10000000000000001), other values as TOML prints them.
+std::string value_text(const toml::node &node) {
+  if (const auto text = node.value_exact<std::string>()) return *text;
+  if (const auto number = node.value_exact<double>()) return fmt::format("{}", *number);
+  std::ostringstream out;
+  node.visit([&out](const auto &value) { out << value; });
+  return out.str();
+}
+
+// Flattens a table of axes (quoted "a.b" keys or dotted a.b keys) into columns.
+void collect_columns(const toml::table &table, const std::string &prefix, const std::string &source,
+                     std::vector<Declared> &columns) {
+  for (const auto &[key, node] : table) {
+    const std::string dotted = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+    if (const toml::table *child = node.as_table()) {
+      collect_columns(*child, dotted, source, columns);
+      continue;
+    }
+    const auto &names = scenario_field_names();
+    if (std::find(names.begin(), names.end(), dotted) == names.end()) {
+      const std::string suggestion = closest_name(dotted, names);
+      fail_at(source, key.source(),
+              suggestion.empty() ? fmt::format("unknown field '{}'", dotted)
+                                 : fmt::format("unknown field '{}', did you mean '{}'?", dotted, suggestion));
+    }
+    const toml::array *values = node.as_array();
+    if (values == nullptr || values->empty()) {
+      throw Error(source, static_cast<int>(key.source().begin.line), dotted, "expected a non-empty list of values");
+    }
+    columns.push_back(Declared{SweepColumn{dotted, *values, source, static_cast<int>(key.source().begin.line)},
+                               {static_cast<int>(key.source().begin.line), static_cast<int>(key.source().begin.column)}});
+  }
+}
+
+// Sorts columns into declaration order and checks that every field is swept once.
+SweepAxis make_axis(std::vector<Declared> declared, const std::string &source) {
+  std::sort(declared.begin(), declared.end(),
+            [](const Declared &a, const Declared &b) { return a.position < b.position; });
+  SweepAxis axis;
+  for (Declared &entry : declared) {
+    if (!axis.columns.empty() && entry.column.values.size() != axis.size()) {
+      throw Error(source, entry.column.line, entry.column.key,
+                  fmt::format("has {} values but '{}' has {}: axes that advance together need equal lengths",
+                              entry.column.values.size(), axis.columns.front().key, axis.size()));
+    }
+    axis.columns.push_back(std::move(entry.column));
+  }
+  // Equal value tuples would give two runs the same id.
+  std::set<std::vector<std::string>> seen;
+  for (std::size_t i = 0; i < axis.size(); ++i) {
+    std::vector<std::string> tuple;
+    for (const SweepColumn &column : axis.columns) tuple.push_back(value_text(*column.values.get(i)));
+    if (!seen.insert(tuple).second) {
+      const SweepColumn &first = axis.columns.front();
+      throw Error(source, first.line, first.key,
+                  fmt::format("value {} is listed twice", fmt::join(tuple, ", ")));
+    }
+  }
+  return axis;
+}
+
+std::pair<int, int> axis_position(const SweepAxis &axis, const std::vector<std::pair<std::string, std::pair<int, int>>> &positions) {
+  for (const auto &[key, position] : positions) {
+    if (key == axis.columns.front().key) return position;
+  }
+  return {0, 0};
+}
+
+std::uint64_t fnv1a(std::string_view text, std::uint64_t hash) {
+  for (const char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+} // namespace
+
+std::size_t Sweep::size() const {
+  std::size_t count = 1;
+  for (const SweepAxis &axis : axes) count *= axis.size();
+  return count;
+}
+
+std::vector<std::string> Sweep::parameter_names() const {
+  std::vector<std::string> names;
+  for (const SweepAxis &axis : axes) {
+    for (const SweepColumn &column : axis.columns) names.push_back(column.key);
+  }
+  return names;
+}
+
+SweepPoint Sweep::point(std::size_t index) const {
+  SweepPoint point;
+  point.index = index;
+  point.input = base;
+  // Mixed radix, the last axis fastest: the lexicographic order of declaration.
+  std::vector<std::size_t> choice(axes.size());
+  std::size_t rest = index;
+  for (std::size_t a = axes.size(); a-- > 0;) {
+    choice[a] = rest % axes[a].size();
+    rest /= axes[a].size();
+  }
+  std::uint64_t hash = fnv1a("ppsim " PPSIM_PROJECT_VERSION "\n", 0xcbf29ce484222325ULL);
+  for (std::size_t a = 0; a < axes.size(); ++a) {
+    for (const SweepColumn &column : axes[a].columns) {
+      point.values.push_back(value_text(*column.values.get(choice[a])));
+      hash = fnv1a(fmt::format("{}={}\n", column.key, point.values.back()), hash);
+    }
+  }
+  try {
+    for (std::size_t a = 0; a < axes.size(); ++a) {
+      for (const SweepColumn &column : axes[a].columns) {
+        set_scenario_field(point.input, column.key, *column.values.get(choice[a]),
+                           SourceLocation{column.source, column.line, column.key});
+      }
+    }
+  } catch (const Error &error) {
+    point.error = error.what();
+  }
+  point.input.costs_file = resolve_path(point.input.costs_file, base_directory);
+  point.input.schedule_file = resolve_path(point.input.schedule_file, base_directory);
+  // The files a run reads, so that resuming after one of them changed runs it again.
+  constexpr std::string_view kPlanFile = "file:";
+  const std::string plan_file =
+      point.input.remat_policy.starts_with(kPlanFile) ? point.input.remat_policy.substr(kPlanFile.size()) : "";
+  for (const std::string &file : {base_file, point.input.costs_file, point.input.schedule_file, plan_file}) {
+    if (!file.empty()) hash = fnv1a(fmt::format("{}={:016x}\n", file, digests->of(file)), hash);
+  }
+  point.id = fmt::format("{:016x}", hash);
+  return point;
+}
+
+std::uint64_t FileDigests::of(const std::string &path) {
+  const std::lock_guard lock(mutex_);
+  const auto known = digests_.find(path);
+  if (known != digests_.end()) return known->second;
+  std::uint64_t digest = 0;
+  try {
+    digest = fnv1a(read_text_file(path, "file"), 0xcbf29ce484222325ULL);
+  } catch (const Error &) {
+    // Left to the run, which names the file in its error.
+  }
+  return digests_[path] = digest;
+}
+
+Sweep parse_sweep(std::string_view text, const std::string &source, const std::string &base_directory,
+                  const ScenarioLoader &load_scenario) {
+  const toml::table parsed = parse_toml(text, source);
+  Sweep sweep;
+  sweep.base_directory = base_directory;
+  bool zip_mode = false;
+  std::vector<Declared> axis_columns;
+  std::vector<std::vector<Declared>> zip_groups;
+  for (const auto &[key, node] : parsed) {
+    const std::string name(key.str());
+    const int line = static_cast<int>(key.source().begin.line);
+    if (name == "base") {
+      const auto path = node.value_exact<std::string>();
+      if (!path) throw Error(source, line, name, "expected the path of a scenario file");
+      sweep.base_file = resolve_path(*path, base_directory);
+      sweep.base = load_scenario(sweep.base_file);
+    } else if (name == "mode") {
+      const auto mode = node.value_exact<std::string>();
+      if (!mode || (*mode != "product" && *mode != "zip")) {
+        throw Error(source, line, name, "expected \"product\" or \"zip\"");
+      }
+      zip_mode = *mode == "zip";
+    } else if (name == "axes") {
+      if (!node.is_table()) throw Error(source, line, name, "expected a table of lists");
+      collect_columns(*node.as_table(), "", source, axis_columns);
+    } else if (name == "zip") {
+      const toml::array *groups = node.as_array();
+      if (groups == nullptr || !groups->is_array_of_tables()) {
+        throw Error(source, line, name, "expected [[zip]] tables");
+      }
+      for (const toml::node &group : *groups) {
+        zip_groups.emplace_back();
+        collect_columns(*group.as_table(), "", source, zip_groups.back());
+        if (zip_groups.back().empty()) fail_at(source, group.source(), "a [[zip]] group needs at least one field");
+      }
+    } else if (name == "output") {
+      const toml::node *metrics = node.is_table() ? node.as_table()->get("metrics") : nullptr;
+      const toml::array *list = metrics != nullptr ? metrics->as_array() : nullptr;
+      if (list == nullptr || node.as_table()->size() != 1) {
+        throw Error(source, line, name, "expected one key, metrics = [\"makespan\", ...]");
+      }
+      const std::vector<std::string> known = sweep_metric_names();
+      for (const toml::node &metric : *list) {
+        const auto metric_name = metric.value_exact<std::string>();
+        if (!metric_name || std::find(known.begin(), known.end(), *metric_name) == known.end()) {
+          const std::string shown = metric_name ? *metric_name : value_text(metric);
+          const std::string suggestion = closest_name(shown, known);
+          throw Error(source, static_cast<int>(metric.source().begin.line), "output.metrics",
+                      suggestion.empty() ? fmt::format("unknown metric '{}'", shown)
+                                         : fmt::format("unknown metric '{}', did you mean '{}'?", shown, suggestion));
+        }
+        sweep.metrics.push_back(*metric_name);
+      }
+    } else {
+      throw Error(source, line, "",
+                  fmt::format("unknown sweep key '{}' (expected base, mode, axes, zip or output)", name));
+    }
+  }
+
+  std::vector<std::pair<std::string, std::pair<int, int>>> positions;
+  for (const Declared &entry : axis_columns) positions.emplace_back(entry.column.key, entry.position);
+  for (const auto &group : zip_groups) {
+    for (const Declared &entry : group) positions.emplace_back(entry.column.key, entry.position);
+  }
+  std::set<std::string> swept;
+  for (const auto &[field, position] : positions) {
+    if (!swept.insert(field).second) {
+      throw Error(source, position.first, field, "is swept twice");
+    }
+  }
+  if (zip_mode && !axis_columns.empty()) {
+    sweep.axes.push_back(make_axis(std::move(axis_columns), source));
+  } else {
+    for (Declared &entry : axis_columns) sweep.axes.push_back(make_axis({std::move(entry)}, source));
+  }
+  for (auto &group : zip_groups) sweep.axes.push_back(make_axis(std::move(group), source));
+  std::stable_sort(sweep.axes.begin(), sweep.axes.end(), [&positions](const SweepAxis &a, const SweepAxis &b) {
+    return axis_position(a, positions) < axis_position(b, positions);
+  });
+  // The grid's points are numbered in 64 bits (sharding, resume): a product past the limit would
+  // wrap. No sweep that size could run anyway.
+  __extension__ using Int128 = __int128;
+  Int128 points = 1;
+  for (const SweepAxis &axis : sweep.axes) {
+    points *= static_cast<Int128>(axis.size());
+    if (points > kMaxSweepPoints) {
+      throw Error(source, 0, "",
+                  fmt::format("the axes make more than {} points (the product of their lengths); split the sweep",
+                              kMaxSweepPoints));
+    }
+  }
+  return sweep;
+}
+
+Sweep read_sweep_file(const std::string &path) {
+  return parse_sweep(read_text_file(path, "sweep file"), path, parent_directory(path), read_scenario_file);
+}
+
+std::vector<std::string> sweep_metric_names() {
+  std::vector<std::string> names = report_csv_columns();
+  names.erase(names.begin(), std::find(names.begin(), names.end(), "feasible") + 1);
+  names.push_back("recompute_time");
+  names.push_back("device_bubble");
+  return names;
+}
+
+std::vector<std::string> sweep_columns(const Sweep &sweep) {
+  std::vector<std::string> columns{"run", "run_id"};
+  for (const std::string &name : sweep.parameter_names()) columns.push_back(name);
+  for (const char *name : {"schedule", "p", "m", "v", "remat_policy", "feasible"}) columns.emplace_back(name);
+  const std::vector<std::string> metrics = sweep.metrics.empty() ? sweep_metric_names() : sweep.metrics;
+  columns.insert(columns.end(), metrics.begin(), metrics.end());
+  columns.emplace_back("error");
+  return columns;
+}
+
+std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const SimulationReport *report,
+                      const std::string &error) {
+  // Every value by column name; columns not filled stay empty.
+  std::map<std::string, std::string> cells;
+  cells["schedule"] = point.input.schedule_file.empty() ? point.input.schedule : point.input.schedule_file;
+  cells["p"] = fmt::format("{}", point.input.devices);
+  cells["m"] = fmt::format("{}", point.input.microbatches);
+  cells["v"] = point.input.chunks > 0 ? fmt::format("{}", point.input.chunks) : "";
+  cells["remat_policy"] = point.input.remat_policy;
+  cells["feasible"] = "false";
+  cells["error"] = error;
+  if (report != nullptr) {
+    const std::vector<std::string> names = report_csv_columns();
+    const std::vector<std::string> values = report_csv_values(*report);
+    for (std::size_t i = 0; i < names.size(); ++i) cells[names[i]] = values[i];
+    // device_bubble: the DualPipe README's per-device bubble, max over devices of makespan - busy.
+    const Metrics &metrics = report->simulation.metrics;
+    Ticks recompute{0};
+    Ticks device_bubble{0};
+    for (const DeviceMetrics &device : metrics.devices) {
+      recompute = recompute + device.recompute;
+      device_bubble = std::max(device_bubble, metrics.makespan - device.busy);
+    }
+    cells["recompute_time"] = report->scenario.time_scale.format(recompute);
+    cells["device_bubble"] = report->scenario.time_scale.format(device_bubble);
+    if (!report->simulation.metrics.violations.empty() && error.empty()) {
+      const Violation &first = report->simulation.metrics.violations.front();
+      cells["error"] = fmt::format("device {} exceeds the memory cap: {:.6g} > {:.6g}", first.device,
+                                   first.resident, first.cap);
+    }
+  }
+  std::vector<std::string> row{fmt::format("{}", point.index), point.id};
+  for (const std::string &value : point.values) row.push_back(csv_field(value));
+  const std::vector<std::string> columns = sweep_columns(sweep);
+  for (std::size_t c = row.size(); c < columns.size(); ++c) row.push_back(csv_field(cells[columns[c]]));
+  return fmt::format("{}", fmt::join(row, ","));
+}
+
+Results parse_results(std::string_view text, const std::string &source, UnfinishedLastLine last_line) {
+  Results results;
+  std::size_t columns = 0;
+  std::size_t run_column = 0;
+  std::size_t id_column = 0;
+  int line_number = 0;
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t end = text.find('\n', begin);
+    ++line_number;
+    if (end == std::string_view::npos) {
+      if (last_line == UnfinishedLastLine::refuse) {
+        throw Error(source, line_number, "", "the last row has no line break: the file was cut short");
+      }
+      break;  // a journal cut short by a kill: the run is redone
+    }
+    const std::string_view line = text.substr(begin, end - begin);
+    begin = end + 1;
+    const std::vector<std::string> fields = split_csv_line(line);
+    if (line_number == 1) {
+      results.header = std::string(line);
+      columns = fields.size();
+      const auto run = std::find(fields.begin(), fields.end(), "run");
+      const auto id = std::find(fields.begin(), fields.end(), "run_id");
+      if (run == fields.end() || id == fields.end()) {
+        throw Error(source, 1, "", "not a sweep results file (no 'run' and 'run_id' columns)");
+      }
+      run_column = static_cast<std::size_t>(run - fields.begin());
+      id_column = static_cast<std::size_t>(id - fields.begin());
+      continue;
+    }
+    ResultsRow row{0, "", std::string(line), line_number};
+    const std::string &run = fields.size() == columns ? fields[run_column] : std::string();
+    const auto [rest, error] = std::from_chars(run.data(), run.data() + run.size(), row.run);
+    if (fields.size() != columns || error != std::errc() || rest != run.data() + run.size() || run.empty()) {
+      throw Error(source, line_number, "",
+                  fmt::format("expected {} fields starting with a run number, got {}", columns, fields.size()));
+    }
+    row.id = fields[id_column];
+    results.rows.push_back(std::move(row));
+  }
+  if (line_number == 0) throw Error(source, 0, "", "empty results file");
+  return results;
+}
+
+Shard parse_shard(const std::string &text, const std::string &field) {
+  const std::size_t slash = text.find('/');
+  Shard shard;
+  const auto number = [&text](std::size_t begin, std::size_t end, std::size_t &value) {
+    const auto [rest, error] = std::from_chars(text.data() + begin, text.data() + end, value);
+    return error == std::errc() && rest == text.data() + end && begin < end;
+  };
+  if (slash == std::string::npos || !number(0, slash, shard.shard) ||
+      !number(slash + 1, text.size(), shard.count) || shard.count == 0 || shard.shard >= shard.count) {
+    throw Error("", 0, field, fmt::format("expected i/N with 0 <= i < N, got \"{}\"", text));
+  }
+  return shard;
+}
+
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (const char c : text) {
+    quoted += c;
+    if (c == '"') quoted += '"';
+  }
+  return quoted + "\"";
+}
+
+std::vector<std::string> split_csv_line(std::string_view line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+} // namespace ppsim

@@ -1,0 +1,268 @@
+// Cost files (spec profiler.md section 4): parse, write, round trip, stage sums and errors.
+#include "costs/cost_file.h"
+
+#include "base/error.h"
+
+#include <doctest/doctest.h>
+#include <string>
+
+using ppsim::CostFile;
+using ppsim::CostRow;
+using ppsim::Rational;
+
+namespace {
+
+const char *const kMinimal = "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n"
+                             "1,0,1.5,2,1\n"
+                             "1,1,0.25,0.5,1/3\n";
+
+std::string error_of(const std::string &text, bool json = false) {
+  try {
+    if (json) {
+      ppsim::parse_cost_json(text, "layers.json");
+    } else {
+      ppsim::parse_cost_csv(text, "layers.csv");
+    }
+  } catch (const ppsim::Error &error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+CostRow full_row(int id) {
+  CostRow row;
+  row.layer_id = id;
+  row.layer_name = "block" + std::to_string(id);
+  row.fwd_ms = ppsim::normalized({3 + id, 2});
+  row.bwd_input_ms = {7, 4};
+  row.bwd_weight_ms = {1, 1000000};
+  row.bwd_total_ms = {2, 1};
+  row.recompute_ms = {3, 2};
+  row.recompute_selective_ms = {1, 10};
+  row.fwd_ms_p10 = {1, 1};
+  row.fwd_ms_p90 = {2, 1};
+  row.bwd_input_ms_p10 = {1, 3}; // not a finite decimal: written as "1/3"
+  row.bwd_input_ms_p90 = {2, 1};
+  row.bwd_weight_ms_p10 = {0, 1};
+  row.bwd_weight_ms_p90 = {1, 1};
+  row.fwd_flops = 1'000'000'000'000ULL + static_cast<std::uint64_t>(id);
+  row.bwd_input_flops = 18'446'744'073'709'551'615ULL; // uint64 max survives
+  row.bwd_weight_flops = 3;
+  row.recompute_flops = 4;
+  row.input_bytes = 100 + id;
+  row.output_bytes = 200 + id;
+  row.stored_input_bytes = 300;
+  row.activation_bytes_full = 7079985152.0;
+  row.activation_bytes_selective = 1.5;
+  row.bwd_w_stash_bytes = 50 + id;
+  row.bwd_w_act_bytes = 20 + id;
+  row.param_bytes = 1e9;
+  row.grad_bytes = 2e9;
+  row.optimizer_state_bytes = 3e9;
+  row.fwd_peak_temp_bytes = 10.0 * (id + 1);
+  row.bwd_input_peak_temp_bytes = 30.0 - id;
+  row.bwd_weight_peak_temp_bytes = 5;
+  row.recompute_peak_temp_bytes = 6;
+  row.n_samples = 20;
+  row.source = "cupti";
+  return row;
+}
+
+CostFile sample_file() {
+  CostFile file;
+  for (int id = 0; id < 3; ++id)
+    file.rows.push_back(full_row(id));
+  file.metadata.device = "NVIDIA H100 80GB HBM3";
+  file.metadata.sm_count = 132;
+  file.metadata.h = 4096;
+  file.metadata.timer = "cupti";
+  file.metadata.warnings = {"dropped records: 3"};
+  file.optimizer_step_ms = 1.25;
+  return file;
+}
+
+} // namespace
+
+TEST_CASE("format_rational prints exact decimals and falls back to fractions") {
+  CHECK(ppsim::format_rational({3, 2}) == "1.5");
+  CHECK(ppsim::format_rational({1, 1000000}) == "0.000001");
+  CHECK(ppsim::format_rational({-5, 4}) == "-1.25");
+  CHECK(ppsim::format_rational({12, 4}) == "3");
+  CHECK(ppsim::format_rational({0, 7}) == "0");
+  CHECK(ppsim::format_rational({1, 3}) == "1/3");
+}
+
+TEST_CASE("a JSON number beyond a double is one error naming the file") {
+  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1e400, "bwd_input_ms": 1,
+                  "bwd_weight_ms": 1}]})",
+                 true) == "layers.json: invalid JSON: number overflow parsing '1e400'");
+}
+
+TEST_CASE("a minimal CSV gets the documented defaults") {
+  const CostFile file = ppsim::parse_cost_csv(kMinimal, "layers.csv");
+  REQUIRE(file.rows.size() == 2);
+  const CostRow &row = file.rows[1];
+  CHECK(row.layer_name == "block1");
+  CHECK(row.layer_type == "gpt_block");
+  CHECK(row.source == "synthetic");
+  CHECK(row.fwd_ms == Rational{1, 4});
+  CHECK(row.bwd_weight_ms == Rational{1, 3});
+  CHECK(row.bwd_total_ms == Rational{5, 6}); // B + W
+  CHECK(row.recompute_ms == Rational{1, 4}); // R = F
+  CHECK(row.fwd_ms_p10 == Rational{1, 4});
+  CHECK(row.bwd_weight_ms_p90 == Rational{1, 3});
+  CHECK(row.activation_bytes_full == 0);
+}
+
+TEST_CASE("CSV round trip: write then parse gives the same rows") {
+  const CostFile original = sample_file();
+  const std::string text = ppsim::write_cost_csv(original);
+  CHECK(text.rfind("schema_version,layer_id,layer_name,layer_type,fwd_ms,", 0) == 0);
+  CHECK(text.find(",1/3,") != std::string::npos);
+  const CostFile parsed = ppsim::parse_cost_csv(text, "out.csv");
+  REQUIRE(parsed.rows.size() == original.rows.size());
+  for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
+    CHECK(parsed.rows[i] == original.rows[i]);
+  }
+}
+
+TEST_CASE("JSON round trip keeps rows, metadata and model level") {
+  const CostFile original = sample_file();
+  const std::string text = ppsim::write_cost_json(original);
+  CHECK(text.find("\"schema_version\": 1") != std::string::npos);
+  CHECK(text.find("\"fwd_ms\": 1.5") != std::string::npos); // exact decimals are JSON numbers
+  CHECK(text.find("\"bwd_input_ms_p10\": \"1/3\"") != std::string::npos);
+  const CostFile parsed = ppsim::parse_cost_json(text, "out.json");
+  REQUIRE(parsed.rows.size() == original.rows.size());
+  for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
+    CHECK(parsed.rows[i] == original.rows[i]);
+  }
+  CHECK(parsed.metadata == original.metadata);
+  CHECK(parsed.optimizer_step_ms == 1.25);
+}
+
+TEST_CASE("JSON numbers are read as the exact decimals they print as") {
+  const CostFile file = ppsim::parse_cost_json(
+      R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 0.1, "bwd_input_ms": "0.2",
+          "bwd_weight_ms": 3}]})",
+      "layers.json");
+  CHECK(file.rows[0].fwd_ms == Rational{1, 10});
+  CHECK(file.rows[0].bwd_input_ms == Rational{1, 5});
+  CHECK(file.rows[0].bwd_total_ms == Rational{16, 5});
+}
+
+TEST_CASE("aggregate_stages sums times exactly and maps bytes as the spec says") {
+  const CostFile file = sample_file();
+  const auto stages = ppsim::aggregate_stages(file, {2, 1});
+  REQUIRE(stages.size() == 2);
+  const ppsim::StageCostSums &first = stages[0];
+  CHECK(first.forward_ms == Rational{7, 2});              // 3/2 + 4/2
+  CHECK(first.backward_input_ms == Rational{7, 2});       // 7/4 * 2
+  CHECK(first.backward_weight_ms == Rational{1, 500000}); // 2 * 1e-6
+  CHECK(first.backward_total_ms == Rational{4, 1});
+  CHECK(first.recompute_ms == Rational{3, 1});
+  CHECK(first.activation_bytes_full == 2 * 7079985152.0); // M_f = sum
+  CHECK(first.bwd_w_stash_bytes == 50 + 51);              // M_b = sum
+  CHECK(first.bwd_w_act_bytes == 20 + 21);                // M_ba = sum
+  CHECK(first.input_bytes == 100);                        // M_in = first layer's input
+  CHECK(first.output_bytes == 201);                       // M_out = last layer's output
+  CHECK(first.param_bytes == 2e9);
+  CHECK(first.optimizer_state_bytes == 6e9);
+  CHECK(first.fwd_peak_temp_bytes == 20); // max, not sum
+  CHECK(first.bwd_input_peak_temp_bytes == 30);
+  CHECK(stages[1].forward_ms == Rational{5, 2});
+  CHECK(stages[1].input_bytes == 102);
+  CHECK(stages[1].output_bytes == 202);
+}
+
+TEST_CASE("stage sums are the same after a write and a read") {
+  const CostFile file = sample_file();
+  const auto direct = ppsim::aggregate_stages(file, {1, 2});
+  CHECK(ppsim::aggregate_stages(ppsim::parse_cost_csv(ppsim::write_cost_csv(file), "a.csv"),
+                                {1, 2}) == direct);
+  CHECK(ppsim::aggregate_stages(ppsim::parse_cost_json(ppsim::write_cost_json(file), "a.json"),
+                                {1, 2}) == direct);
+}
+
+TEST_CASE("aggregate_stages rejects partitions that do not cover the layers") {
+  CostFile file = ppsim::parse_cost_csv(kMinimal, "layers.csv");
+  const auto message = [&](const std::vector<int> &parts) {
+    try {
+      ppsim::aggregate_stages(file, parts);
+    } catch (const ppsim::Error &error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message({1, 2}) ==
+        "layers.csv: field 'layers_per_stage': the stages hold 3 layers but the cost file has 2");
+  CHECK(message({2, 0}) == "layers.csv: field 'layers_per_stage': stage 1 has 0 layers; every "
+                           "stage needs at least one");
+  CHECK(message({}) ==
+        "layers.csv: field 'layers_per_stage': the stages hold 0 layers but the cost file has 2");
+}
+
+TEST_CASE("CSV errors name file, line and field") {
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,-1,1,1\n") ==
+        "layers.csv:2: field 'fwd_ms': expected a non-negative number, got \"-1\"");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n2,0,1,1,1\n") ==
+        "layers.csv:2: field 'schema_version': unsupported schema version 2 (this ppsim reads "
+        "version 1)");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms\n") ==
+        "layers.csv:1: missing column 'bwd_weight_ms'");
+  CHECK(error_of("schema_version,layer_id,fwd_sm,bwd_input_ms,bwd_weight_ms\n") ==
+        "layers.csv:1: unknown column 'fwd_sm', did you mean 'fwd_ms'?");
+  CHECK(error_of("schema_version,layer_id,forward,bwd_input_ms,bwd_weight_ms\n") ==
+        "layers.csv:1: unknown column 'forward'");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,fwd_ms,bwd_input_ms,bwd_weight_ms\n") ==
+        "layers.csv:1: duplicate column 'fwd_ms'");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1,1\n") ==
+        "layers.csv:2: expected 5 fields, got 4");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,1,1,1,1\n") ==
+        "layers.csv:2: field 'layer_id': expected layer id 0 (rows in layer order from 0), got 1");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,input_bytes\n"
+                 "1,0,1,1,1,lots\n") ==
+        "layers.csv:2: field 'input_bytes': expected a non-negative number of bytes, got \"lots\"");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,fwd_flops\n"
+                 "1,0,1,1,1,1.5\n") ==
+        "layers.csv:2: field 'fwd_flops': expected a non-negative integer, got \"1.5\"");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,source\n"
+                 "1,0,1,1,1,guess\n") ==
+        "layers.csv:2: field 'source': unknown source 'guess' (expected cupti, cuda_events, "
+        "analytic, synthetic or nsys_import)");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n") ==
+        "layers.csv: the cost file has no layers");
+}
+
+TEST_CASE("CSV comments, blank lines and CRLF are accepted") {
+  const CostFile file = ppsim::parse_cost_csv(
+      "# measured on a laptop\r\nschema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\r\n\r\n"
+      "1, 0, 1, 2, 3\r\n",
+      "layers.csv");
+  REQUIRE(file.rows.size() == 1);
+  CHECK(file.rows[0].bwd_weight_ms == Rational{3, 1});
+}
+
+TEST_CASE("JSON errors name the field path") {
+  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": -2,
+                  "bwd_input_ms": 1, "bwd_weight_ms": 1}]})",
+                 true) ==
+        "layers.json: field 'layers[0].fwd_ms': expected a non-negative number, got \"-2\"");
+  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1}]})", true) ==
+        "layers.json: field 'layers[0]': missing field 'bwd_input_ms'");
+  CHECK(error_of(R"({"layers": []})", true) == "layers.json: missing field 'schema_version'");
+  CHECK(error_of(R"({"schema_version": 1, "layers": {}})", true) ==
+        "layers.json: field 'layers': expected an array of layer objects");
+  CHECK(error_of("{\"schema_version\": 1,\n \"layers\": [,]}", true) ==
+        "layers.json:2: invalid JSON: syntax error while parsing value - unexpected ','; expected "
+        "'[', '{', or a literal");
+  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1,
+                  "bwd_weight_ms": 1, "fwd_msec": 1}]})",
+                 true) ==
+        "layers.json: field 'layers[0]': unknown column 'fwd_msec', did you mean 'fwd_ms'?");
+}
+
+TEST_CASE("read_cost_file picks the parser by extension and reports missing files") {
+  CHECK_THROWS_WITH_AS(ppsim::read_cost_file("/nonexistent/costs.csv"),
+                       "/nonexistent/costs.csv: cannot open the cost file", ppsim::Error);
+}

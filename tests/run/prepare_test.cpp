@@ -1,0 +1,75 @@
+// From input to a runnable scenario: cost files summed into stages (spec profiler.md 4) and
+// CSV imports.
+#include "run/prepare.h"
+
+#include "base/error.h"
+#include "costs/cost_file.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace ppsim;
+
+namespace {
+
+struct TemporaryFile {
+  std::string path;
+  TemporaryFile(const std::string &name, const std::string &content)
+      : path((std::filesystem::temp_directory_path() / name).string()) {
+    std::ofstream(path) << content;
+  }
+  ~TemporaryFile() { std::remove(path.c_str()); }
+};
+
+const char *kLayers = "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,activation_bytes_full,"
+                      "output_bytes,param_bytes\n"
+                      "1,0,0.5,1,0.25,100,10,1000\n"
+                      "1,1,0.5,1,0.25,100,10,1000\n"
+                      "1,2,1.5,2,0.75,300,30,3000\n"
+                      "1,3,0.25,0.5,0.125,50,5,500\n";
+
+} // namespace
+
+TEST_CASE("a cost file written and read back gives the stage sums") {
+  // Round trip: parse -> write -> file -> scenario loader -> same per-stage costs.
+  const TemporaryFile file("ppsim-run-setup-layers.csv", write_cost_csv(parse_cost_csv(kLayers, "layers.csv")));
+  ScenarioInput input;
+  input.devices = 2;
+  input.microbatches = 4;
+  input.costs_file = file.path;
+  const PreparedRun even = prepare_run(input);  // 2 layers per stage
+  const TimeScale &scale = even.scenario.time_scale;
+  CHECK(even.scenario.stage_costs[0].forward == scale.to_ticks({1, 1}));
+  CHECK(even.scenario.stage_costs[1].forward == scale.to_ticks({7, 4}));
+  CHECK(even.scenario.stage_costs[1].backward_input == scale.to_ticks({5, 2}));
+  CHECK(even.scenario.stage_costs[1].backward_weight == scale.to_ticks({7, 8}));
+  CHECK(even.scenario.stage_costs[1].recompute_forward == scale.to_ticks({7, 4}));  // R defaults to F
+  REQUIRE(even.scenario.bytes.has_value());
+  CHECK(even.scenario.bytes->stages[1].stored == 350);
+  CHECK(even.scenario.bytes->device_constant[1] == 2 * 3500);
+  // The count unit follows the bytes: stage activations relative to their device's share.
+  CHECK(even.scenario.activations.stages[0].stored == 1);
+
+  input.layers_per_stage = {1, 3};
+  const PreparedRun uneven = prepare_run(input);
+  CHECK(uneven.scenario.stage_costs[0].forward == uneven.scenario.time_scale.to_ticks({1, 2}));
+  CHECK(uneven.scenario.stage_costs[1].forward == uneven.scenario.time_scale.to_ticks({9, 4}));
+
+  // An explicit value wins over the cost file.
+  input.forward = {{3, 1}};
+  input.origins["model.F"] = SourceLocation{"s.toml", 2, "model.F"};
+  CHECK(prepare_run(input).scenario.stage_costs[0].forward == prepare_run(input).scenario.time_scale.to_ticks({3, 1}));
+}
+
+TEST_CASE("a cost file with fewer layers than stages is an error at the field") {
+  const TemporaryFile file("ppsim-run-setup-few.csv", kLayers);
+  ScenarioInput input;
+  input.devices = 8;
+  input.costs_file = file.path;
+  input.origins["model.costs_file"] = SourceLocation{"s.toml", 4, "model.costs_file"};
+  CHECK_THROWS_WITH_AS(prepare_run(input),
+                       "s.toml:4: field 'model.costs_file': the cost file has 4 layers, fewer than the 8 stages", Error);
+}
