@@ -22,6 +22,7 @@ std::optional<Ticks> BoundsReport::find(const std::string &name) const {
 BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &options) {
   BoundsReport report;
   const BackwardForm form = options.backward;
+  report.backward = form;
   report.lower_bounds.push_back({"LB0", lb0_chain(scenario, form), true});
   report.lower_bounds.push_back({"LB1", lb1_device_path(scenario, form), true});
   report.lb2_integer_scan = lb2_is_integer_scan(scenario);

@@ -35,6 +35,7 @@ struct NamedBound {
 };
 
 struct BoundsReport {
+  BackwardForm backward = BackwardForm::fused;  ///< the form of the schedules the bounds are for
   std::vector<NamedBound> lower_bounds; ///< in the order above; LB3* only for split schedules
   Ticks best_lower_bound;               ///< max of the makespan bounds
   std::optional<Ticks> closed_form;     ///< makespan of the schedule by its closed form

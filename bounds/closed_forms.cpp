@@ -1,6 +1,9 @@
-// Closed forms of spec bounds.md 7; the validity ranges are those the tests confirm against
-// simulation (tests/bounds/closed_forms_test.cpp).
+// Closed forms (docs/bounds.md, "Closed forms"): each schedule's formula is a fact of its registry
+// entry, written beside its generator; this evaluates it on scenarios whose stages are alike. The
+// validity ranges are those the tests confirm against simulation (tests/bounds/closed_forms_test.cpp).
 #include "bounds/closed_forms.h"
+
+#include "sim/schedules/registry.h"
 
 #include <algorithm>
 
@@ -41,54 +44,12 @@ std::optional<Uniform> uniform_costs(const Scenario &scenario) {
 
 std::optional<Ticks> closed_form_makespan(const Scenario &scenario, std::string_view schedule,
                                           int group_size) {
+  const ScheduleInfo *info = lookup_schedule(schedule);
   const std::optional<Uniform> u = uniform_costs(scenario);
-  if (!u || scenario.pipes != 1)
+  if (!info || !info->closed_form || !u || scenario.pipes != 1)
     return std::nullopt;
-  const std::int64_t p = scenario.devices, m = scenario.microbatches, v = scenario.chunks;
-  const Ticks full = u->f + u->b + u->w;
-  if (schedule == "gpipe" && v == 1)
-    return (m + p - 1) * full + 2 * (p - 1) * u->c;
-  if (u->c != Ticks{0})
-    return std::nullopt;
-  if (schedule == "1f1b")
-    return (m + p - 1) * full;
-  if (schedule == "1f1b-split")
-    return m * full + (p - 1) * (u->f + u->b);
-  if (schedule == "interleaved-1f1b") {
-    const std::int64_t g = group_size == 0 ? p : group_size;
-    if (g != p || m % p != 0)
-      return std::nullopt;
-    return (v * m + p - 1) * full;
-  }
-  if (schedule == "hanayo") {
-    if (m < p)
-      return std::nullopt;
-    return v * m * full + 2 * (p - 1) * std::max(u->f, u->b + u->w);
-  }
-  if (schedule == "zb-h1") {
-    // The W-filled drain matches the formula only while W fits in both F and B slots.
-    if (m < p || u->w > std::min(u->f, u->b))
-      return std::nullopt;
-    return m * full + (p - 1) * (u->f + u->b - u->w);
-  }
-  const bool all_equal = u->f == u->b && u->b == u->w;
-  if (schedule == "zb-h2") {
-    if (m < 2 * p - 1 || !all_equal)
-      return std::nullopt;
-    return (p - 1) * u->f + m * full;
-  }
-  if (schedule == "zb-v") {
-    if (m < 2 * p - 1 || !all_equal)
-      return std::nullopt;
-    return (p - 1) * u->f + 2 * m * full;
-  }
-  if (schedule == "allremat-1f1b") {
-    const Ticks bf = u->b + u->w;
-    if (m < 2 || u->f > bf || u->r != u->f || scenario.remat_timing != RematTiming::early)
-      return std::nullopt;
-    return m * (2 * u->f + bf) + (p - 1) * (u->f + bf) - 2 * u->f;
-  }
-  return std::nullopt;
+  return info->closed_form(UniformCosts{u->f, u->b, u->w, u->r, u->c, scenario.devices, scenario.microbatches,
+                                        scenario.chunks, group_size, scenario.remat_timing});
 }
 
 } // namespace ppsim

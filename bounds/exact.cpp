@@ -10,6 +10,7 @@
 #include "sim/placement.h"
 #include "sim/schedules/registry.h"
 #include "solver/milp.h"
+#include "sim/memory.h"
 
 #include <fmt/format.h>
 
@@ -102,7 +103,7 @@ bool cap_can_bind(const Scenario &scenario) {
   for (int s = 0; s < scenario.stage_count(); ++s)
     all_resident[at(scenario.stage_device[at(s)])] +=
         scenario.microbatches * scenario.activations.stages[at(s)].stored;
-  return *std::max_element(all_resident.begin(), all_resident.end()) > *scenario.activations.cap;
+  return over_cap(*std::max_element(all_resident.begin(), all_resident.end()), *scenario.activations.cap);
 }
 
 /// Builds, solves and decodes the ILP.

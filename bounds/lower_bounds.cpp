@@ -4,6 +4,7 @@
 #include "bounds/lower_bounds.h"
 
 #include "base/assert.h"
+#include "sim/memory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -102,7 +103,7 @@ std::optional<std::vector<double>> device_memory_time(const Scenario &scenario, 
           stage.recomputed_lifespan += w_stash * w;
         }
       }
-      if (cap && stage.unit > *cap)
+      if (cap && over_cap(stage.unit, *cap))
         return std::nullopt;
       device_stages.push_back(stage);
     }

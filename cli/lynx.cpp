@@ -49,8 +49,7 @@ ScenarioInput first_run_input(const po::variables_map &values, const PartitionOp
   if (microbatches < 1) {
     throw Error("", 0, "--microbatches", fmt::format("expected a positive count, got {}", microbatches));
   }
-  const ScheduleInfo &info = find_schedule(options.schedule);
-  if (info.default_chunks != 1 || info.placement == PlacementKind::dual_pipe) {
+  if (!find_schedule(options.schedule).one_stage_per_device(0)) {
     throw Error("", 0, "--microbatches",
                 fmt::format("a first run needs one stage per device; '{}' places several", options.schedule));
   }
@@ -71,19 +70,18 @@ PartitionOptions lynx_options_from(const po::variables_map &values) {
     throw Error("", 0, "--stages", fmt::format("expected a positive count, got {}", options.stages));
   }
   options.schedule = values["schedule"].as<std::string>();
+  const ScheduleInfo *schedule = nullptr;
+  try {
+    schedule = &find_schedule(options.schedule);
+  } catch (const Error &error) {
+    throw Error("", 0, "--schedule", error.sentence());
+  }
   if (values.count("microbatches")) {
     options.in_flight = measured_in_flight(first_run_input(values, options));
-  } else {
-    try {
-      in_flight_count(options.schedule, options.stages, 0); // rejects schedules without a formula
-    } catch (const Error &error) {
-      const auto &registry = schedule_registry();
-      const bool known = std::any_of(registry.begin(), registry.end(),
-                                     [&](const ScheduleInfo &info) { return info.name == options.schedule; });
-      if (!known)
-        throw;
-      throw Error(fmt::format("{}; --microbatches M measures it on a first run", error.sentence()));
-    }
+  } else if (!schedule->in_flight) {
+    throw Error("", 0, "--schedule",
+                fmt::format("schedule '{}' has no in-flight count formula; --microbatches M measures it on a "
+                            "first run", options.schedule));
   }
   if (values.count("memory")) {
     const std::string text = values["memory"].as<std::string>();

@@ -52,8 +52,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const ScenarioInput input = scenario_from_options(values);
   const PreparedRun run = prepare_run(input);
   const BoundsReport bounds = bounds_for_run(input, run);
-  const BackwardForm form = bounds.find("LB3") ? BackwardForm::split : BackwardForm::fused;
-  const ExactResult result = exact_optimum(run.scenario, form, exact);
+  const ExactResult result = exact_optimum(run.scenario, bounds.backward, exact);
   const TimeScale &scale = run.scenario.time_scale;
   const std::vector<std::string> orders = device_orders(result.schedule);
   if (format == "json") {

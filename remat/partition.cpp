@@ -1,5 +1,6 @@
 // Recomputation-aware partitioning DP (docs/partition.md).
 #include "remat/partition.h"
+#include "sim/schedules/registry.h"
 
 #include "base/decimal.h"
 
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ppsim {
 namespace {
@@ -80,14 +82,16 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
 }
 
 int in_flight_count(const std::string &schedule, int stages, int stage) {
-  if (schedule == "1f1b" || schedule == "1f1b-split") return stages - stage;
-  if (schedule == "zb-h1") return stages;
-  if (schedule == "zb-h2") return 2 * stages - 1;
-  if (schedule == "v-half") return (stages + 2) / 2;
-  const std::vector<std::string> known{"1f1b", "1f1b-split", "zb-h1", "zb-h2", "v-half"};
-  const std::string suggestion = closest_name(schedule, known);
-  throw Error(fmt::format("no in-flight count for schedule '{}'{}", schedule,
-                          suggestion.empty() ? "" : fmt::format(", did you mean '{}'?", suggestion)));
+  const ScheduleInfo &info = find_schedule(schedule);
+  if (!info.in_flight) {
+    std::vector<std::string> with_count;
+    for (const ScheduleInfo &entry : schedule_registry()) {
+      if (entry.in_flight) with_count.push_back(entry.name);
+    }
+    throw Error(fmt::format("schedule '{}' has no in-flight count formula (those with one: {})", schedule,
+                            fmt::join(with_count, ", ")));
+  }
+  return info.in_flight(stages, stage);
 }
 
 int stage_in_flight(const PartitionOptions &options, int stage) {

@@ -263,24 +263,4 @@ const MemoryTrack &budget_track(const Scenario &scenario) {
   return track;
 }
 
-std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule,
-                                 const MemoryTrack &track) {
-  const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
-  const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
-  std::vector<double> peaks;
-  for (int g = 0; g < schedule.device_count(); ++g) {
-    double resident =
-        track.device_constant.empty() ? 0.0 : track.device_constant[static_cast<std::size_t>(g)];
-    double peak = resident;
-    const std::size_t count = schedule.device_ops[static_cast<std::size_t>(g)].size();
-    for (std::size_t i = 0; i < count; ++i) {
-      const MemoryEffect &e = effects[static_cast<std::size_t>(locator.entry_offset(g)) + i];
-      peak = std::max(peak, resident + e.alloc + e.transient);
-      resident += e.alloc - e.release;
-    }
-    peaks.push_back(peak);
-  }
-  return peaks;
-}
-
 } // namespace ppsim

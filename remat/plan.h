@@ -83,9 +83,4 @@ namespace ppsim {
 /// count (or zb) track otherwise. Throws Error when that track has no cap.
 const MemoryTrack &budget_track(const Scenario &scenario);
 
-/// Per-device peak of `track` for a validated schedule. Peaks depend on the device orders only
-/// (model.md 4: prefix sums of resident + alloc + transient), so no timing run is needed.
-std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule,
-                                 const MemoryTrack &track);
-
 } // namespace ppsim

@@ -441,7 +441,7 @@ RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpFor
   least_options.preprocess = false;  // as for the main model: its rows are tight at the optimum
   const solver::Result least = solver::solve(model.model, least_options);
   const auto cannot_fit = [&](const std::string &least_text) {
-    return Error(fmt::format("cannot fit schedule '{}' within budget {}; the least peak any remat "
+    return BudgetUnreachable(fmt::format("cannot fit schedule '{}' within budget {}; the least peak any remat "
                              "plan reaches is {}",
                              base.name, format_budget(scenario, cap), least_text));
   };

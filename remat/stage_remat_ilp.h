@@ -6,6 +6,7 @@
 // span is minimal. Recompute ops have explicit positions (R right before B/BW, RW/RBW right
 // before W), each rank's first op is pinned to its ASAP time, and memory increments are those
 // of the engine's memory model, so the replayed span equals the ILP objective.
+#include "base/error.h"
 #include "remat/plan.h"
 #include "sim/metrics.h"
 #include "solver/milp.h"
@@ -14,6 +15,13 @@
 #include <vector>
 
 namespace ppsim {
+
+/// The budget is below the least peak any plan of the schedule reaches: no remat plan fits. An
+/// Error like any other for the user; what ranks schedules tells it apart from a failure.
+class BudgetUnreachable : public Error {
+public:
+  using Error::Error;
+};
 
 /// The MILP and where its decision variables are (index -1: the option does not exist).
 struct StageRematModel {

@@ -7,6 +7,7 @@
 #include "run/prepare.h"
 
 #include "base/error.h"
+#include "sim/memory.h"
 
 #include <fmt/format.h>
 
@@ -25,7 +26,7 @@ void replay_as_generated(const Scenario &scenario, const Schedule &base, const R
   for (const double peak : device_peaks(scenario, base, track)) {
     candidate.peak = std::max(candidate.peak, peak);
   }
-  if (candidate.peak > *track.cap * (1 + 1e-9) + 1e-9) {
+  if (over_cap(candidate.peak, *track.cap)) {
     candidate.status = "infeasible";
     candidate.note =
         fmt::format("schedule '{}' peaks at {} over budget {}", base.name,
@@ -56,8 +57,11 @@ void solve_with_ilp(const Scenario &scenario, const Schedule &base, const IlpOpt
       candidate.peak = std::max(candidate.peak, peak);
     }
     candidate.solution = std::move(solution);
+  } catch (const BudgetUnreachable &error) {
+    candidate.status = "infeasible";
+    candidate.note = error.sentence();
   } catch (const Error &error) {
-    candidate.status = error.sentence().starts_with("cannot fit") ? "infeasible" : "error";
+    candidate.status = "error";
     candidate.note = error.sentence();
   }
 }
@@ -94,16 +98,9 @@ AutoCandidate solve_candidate(const ScenarioInput &input, const std::string &nam
 } // namespace
 
 std::vector<std::string> default_auto_candidates() {
-  static const char *const kDefaults[] = {
-      "gpipe", "1f1b",   "1f1b-split",       "zb-h1",     "zb-h2", "zb-v", "v-half",
-      "v-min", "hanayo", "interleaved-1f1b", "full-remat"};
   std::vector<std::string> names;
-  for (const char *name : kDefaults) {
-    const auto &registry = schedule_registry();
-    if (std::any_of(registry.begin(), registry.end(),
-                    [&](const ScheduleInfo &info) { return info.name == name; })) {
-      names.emplace_back(name);
-    }
+  for (const ScheduleInfo &info : schedule_registry()) {
+    if (info.auto_candidate) names.push_back(info.name);
   }
   return names;
 }

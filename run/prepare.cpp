@@ -179,16 +179,6 @@ const ScheduleInfo &schedule_of(const ScenarioInput &input) {
   }
 }
 
-struct StageLayout {
-  int stages_per_pipe;
-  int pipes;
-};
-
-StageLayout layout_of(const ScenarioInput &input, const ScheduleInfo &info) {
-  const int chunks = input.chunks > 0 ? input.chunks : info.default_chunks;
-  return {std::max(1, input.devices) * chunks, info.placement == PlacementKind::dual_pipe ? 2 : 1};
-}
-
 // The count-model peak of a run of the even split with no cap (W frees the whole activation).
 // It depends on the op order only, so it holds for any split; docs/partition.md gives it in
 // closed form for four schedules (1F1B p - k, ZB-H1 p, ZB-H2 2p - 1, V-Half), this measures any.
@@ -200,8 +190,8 @@ std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &in
   even.w_stash = 1;
   even.cap_activations.reset();
   even.cap_bytes.reset();
-  const StageLayout layout = layout_of(even, info);
-  const ScenarioInput costed = with_cost_file(even, costs, layout.stages_per_pipe, layout.pipes);
+  const ScenarioInput costed =
+      with_cost_file(even, costs, info.stages_per_pipe(std::max(1, even.devices), even.chunks), info.pipes());
   const Scenario scenario = build_scenario(costed, info);
   const Simulation simulation =
       simulate(scenario, generate_schedule(info, scenario, GeneratorOptions{input.group_size}));
@@ -220,7 +210,7 @@ std::vector<int> partitioned_layers(const ScenarioInput &input, const ScheduleIn
   if (input.origins.count("model.layers_per_stage")) {
     input.fail("model.partition", "is given twice: model.layers_per_stage already splits the layers");
   }
-  if ((input.chunks > 0 ? input.chunks : info.default_chunks) != 1 || info.placement == PlacementKind::dual_pipe) {
+  if (!info.one_stage_per_device(input.chunks)) {
     input.fail("model.partition", fmt::format("splits the layers into one stage per device; schedule '{}' "
                                               "places several on a device (give model.layers_per_stage)",
                                               input.schedule));
@@ -252,9 +242,8 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   const std::optional<CostFile> costs = read_costs(input);
   ScenarioInput split = input;
   if (input.partition != "even") split.layers_per_stage = partitioned_layers(input, info, costs);
-  const StageLayout layout = layout_of(input, info);
   PreparedRun run;
-  run.input = with_cost_file(split, costs, layout.stages_per_pipe, layout.pipes);
+  run.input = with_cost_file(split, costs, info.stages_per_pipe(std::max(1, input.devices), input.chunks), info.pipes());
   run.scenario = build_scenario(run.input, info);
   run.schedule = generate_schedule(info, run.scenario, GeneratorOptions{input.group_size});
   validate_schedule(run.scenario, run.schedule);

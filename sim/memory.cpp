@@ -103,38 +103,65 @@ std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocat
   return effects;
 }
 
+namespace {
+
+// The one walk of a device's order: `visit(entry, during, resident_after, release)` for each op,
+// where `during` is resident_before + alloc + transient; returns the device's peak.
+template <class Visit>
+double walk_device(const Schedule &schedule, const OpLocator &locator, const std::vector<MemoryEffect> &effects,
+                   const MemoryTrack &track, int g, Visit &&visit) {
+  const auto device = static_cast<std::size_t>(g);
+  double resident = track.device_constant.empty() ? 0.0 : track.device_constant[device];
+  double peak = resident;
+  const std::size_t count = schedule.device_ops[device].size();
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto entry = static_cast<std::size_t>(locator.entry_offset(g)) + i;
+    const MemoryEffect &effect = effects[entry];
+    const double during = resident + effect.alloc + effect.transient;
+    peak = std::max(peak, during);
+    resident += effect.alloc - effect.release;
+    visit(entry, during, resident, effect.release);
+  }
+  return peak;
+}
+
+} // namespace
+
+std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule, const MemoryTrack &track) {
+  const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
+  const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
+  std::vector<double> peaks;
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    peaks.push_back(walk_device(schedule, locator, effects, track, g, [](std::size_t, double, double, double) {}));
+  }
+  return peaks;
+}
+
 MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Result &result,
                           const MemoryTrack &track, bool with_timeline) {
   const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
   MemoryReport report;
   report.devices.resize(schedule.device_ops.size());
   for (int g = 0; g < schedule.device_count(); ++g) {
-    const auto device = static_cast<std::size_t>(g);
-    DeviceMemory &memory = report.devices[device];
-    double resident = track.device_constant.empty() ? 0.0 : track.device_constant[device];
-    memory.peak = resident;
-    const std::size_t count = schedule.device_ops[device].size();
+    DeviceMemory &memory = report.devices[static_cast<std::size_t>(g)];
     if (with_timeline) {
-      memory.timeline.reserve(2 * count + 1);
-      memory.timeline.push_back({Ticks{}, resident});
+      memory.timeline.reserve(2 * schedule.device_ops[static_cast<std::size_t>(g)].size() + 1);
+      memory.timeline.push_back(
+          {Ticks{}, track.device_constant.empty() ? 0.0 : track.device_constant[static_cast<std::size_t>(g)]});
     }
     bool violated = false;
-    for (std::size_t i = 0; i < count; ++i) {
-      const auto entry = static_cast<std::size_t>(locator.entry_offset(g)) + i;
-      const MemoryEffect &effect = effects[entry];
-      const double during = resident + effect.alloc + effect.transient;
-      memory.peak = std::max(memory.peak, during);
-      if (track.cap && !violated && over_cap(during, *track.cap)) {
-        violated = true;
-        report.violations.push_back(
-            {g, static_cast<std::int32_t>(entry), result.start[entry], during, *track.cap});
-      }
-      resident += effect.alloc - effect.release;
-      if (with_timeline) {
-        memory.timeline.push_back({result.start[entry], resident + effect.release});
-        memory.timeline.push_back({result.end[entry], resident});
-      }
-    }
+    memory.peak = walk_device(schedule, locator, effects, track, g,
+                              [&](std::size_t entry, double during, double resident, double release) {
+                                if (track.cap && !violated && over_cap(during, *track.cap)) {
+                                  violated = true;
+                                  report.violations.push_back(
+                                      {g, static_cast<std::int32_t>(entry), result.start[entry], during, *track.cap});
+                                }
+                                if (with_timeline) {
+                                  memory.timeline.push_back({result.start[entry], resident + release});
+                                  memory.timeline.push_back({result.end[entry], resident});
+                                }
+                              });
   }
   return report;
 }

@@ -53,6 +53,11 @@ bool over_cap(double amount, double cap);
 std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocator &locator,
                                          const MemoryTrack &track);
 
+/// Per-device peak of `track` for a validated schedule. Peaks depend on the device orders only
+/// (docs/model.md, "Memory": prefix sums of resident + alloc + transient), so no timing run is
+/// needed; the same walk as track_memory.
+std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule, const MemoryTrack &track);
+
 /// Walks each device's order (peaks are exact prefix sums, spec model.md 4) and, with
 /// `with_timeline`, records the step function over time from the engine's result.
 MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Result &result,

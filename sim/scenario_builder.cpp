@@ -333,9 +333,9 @@ Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placemen
 
 Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule) {
   check_counts(input);
-  const int chunks = input.chunks > 0 ? input.chunks : schedule.default_chunks;
+  const int chunks = schedule.chunks(input.chunks);
   if (input.chunks < 0) input.fail("pipeline.chunks", fmt::format("expected v >= 1, got {}", input.chunks));
-  int pipes = 1;
+  const int pipes = schedule.pipes();
   switch (schedule.placement) {
   case PlacementKind::single_wave:
   case PlacementKind::dual_pipe:
@@ -343,7 +343,6 @@ Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule
       input.fail("pipeline.chunks", fmt::format("schedule '{}' places one stage per device and "
                                                 "pipe, so v must be 1, got {}", schedule.name, chunks));
     }
-    pipes = schedule.placement == PlacementKind::dual_pipe ? 2 : 1;
     break;
   case PlacementKind::round_robin:
     break;

@@ -22,4 +22,10 @@ Schedule gpipe(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   return schedule;
 }
 
+// `(m+p-1)(F+B+W) + 2(p-1)c` on one stage per device (GPipe, arXiv 1811.06965).
+std::optional<Ticks> gpipe_closed_form(const UniformCosts &u) {
+  if (u.v != 1) return std::nullopt;
+  return (u.m + u.p - 1) * u.full() + 2 * (u.p - 1) * u.c;
+}
+
 } // namespace ppsim::schedules

@@ -61,4 +61,10 @@ Schedule hanayo(const Scenario &scenario, const GeneratorOptions & /*options*/) 
   return schedule;
 }
 
+// `vm(F+Bf) + 2(p-1) max(F, Bf)` for m >= p, the full-stage form (docs/bounds.md, "Closed forms").
+std::optional<Ticks> hanayo_closed_form(const UniformCosts &u) {
+  if (u.c != Ticks{0} || u.m < u.p) return std::nullopt;
+  return u.v * u.m * u.full() + 2 * (u.p - 1) * std::max(u.f, u.b + u.w);
+}
+
 } // namespace ppsim::schedules

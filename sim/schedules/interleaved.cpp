@@ -162,4 +162,11 @@ Schedule looped_bfs(const Scenario &scenario, const GeneratorOptions & /*options
   return schedule;
 }
 
+// `(vm+p-1)(F+B+W)` with groups of g = p and m mod p = 0 (Megatron, Narayanan et al. 2021).
+std::optional<Ticks> interleaved_1f1b_closed_form(const UniformCosts &u) {
+  const std::int64_t g = u.group_size == 0 ? u.p : u.group_size;
+  if (u.c != Ticks{0} || g != u.p || u.m % u.p != 0) return std::nullopt;
+  return (u.v * u.m + u.p - 1) * u.full();
+}
+
 } // namespace ppsim::schedules

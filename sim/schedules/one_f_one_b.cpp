@@ -38,4 +38,19 @@ Schedule one_f_one_b_split(const Scenario &scenario, const GeneratorOptions & /*
   return one_f_one_b_order(scenario, true);
 }
 
+// `(m+p-1)(F+B+W)` (PipeDream-flush, Narayanan et al. 2021).
+std::optional<Ticks> one_f_one_b_closed_form(const UniformCosts &u) {
+  if (u.c != Ticks{0}) return std::nullopt;
+  return (u.m + u.p - 1) * u.full();
+}
+
+// `m(F+B+W) + (p-1)(F+B)`: W runs right after its B, so only F and B cross the pipeline.
+std::optional<Ticks> one_f_one_b_split_closed_form(const UniformCosts &u) {
+  if (u.c != Ticks{0}) return std::nullopt;
+  return u.m * u.full() + (u.p - 1) * (u.f + u.b);
+}
+
+// Microbatches stage `stage` of `stages` holds at its peak: the warm-up forwards plus one.
+int one_f_one_b_in_flight(int stages, int stage) { return stages - stage; }
+
 } // namespace ppsim::schedules

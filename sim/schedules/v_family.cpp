@@ -8,6 +8,7 @@
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/v_grid.h"
+#include "sim/memory.h"
 
 #include <algorithm>
 #include <array>
@@ -200,7 +201,7 @@ Slots reorder(Slots slots, bool consider_w) {
         if (occupied[static_cast<std::size_t>(pass.device)][static_cast<std::size_t>(t)])
           continue;
         slot = t;
-        moved = device_peak(device) <= cap;
+        moved = !over_cap(device_peak(device), cap);
       }
       if (!moved)
         slot = old;
@@ -270,5 +271,8 @@ Schedule v_min(const Scenario &scenario, const GeneratorOptions & /*options*/) {
 Schedule v_half(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   return v_family_timed(scenario, VPattern::half).schedule;
 }
+
+// V-Half holds about half of 1F1B's activations: (stages + 2) / 2 on every stage (PPCM).
+int v_half_in_flight(int stages, int /*stage*/) { return (stages + 2) / 2; }
 
 } // namespace ppsim::schedules

@@ -7,6 +7,7 @@
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/op_lists.h"
+#include "sim/memory.h"
 
 #include <algorithm>
 #include <array>
@@ -20,8 +21,6 @@ enum Kind : int { kF = 0, kB = 1, kW = 2 };
 constexpr std::array<OpKind, 3> kOpKinds{OpKind::forward, OpKind::backward_input,
                                          OpKind::backward_weight};
 
-/// True when `value` exceeds `limit`, with a relative tolerance for fractional memory units.
-bool exceeds(double value, double limit) { return value > limit + 1e-9 * std::max(1.0, limit); }
 
 /// The reference's ValueError("Cannot fit memory") as a user error naming the stage (O-19).
 Error cannot_fit_memory(int stage, double cap_share) {
@@ -161,7 +160,7 @@ private:
   }
 
   void make_room(int s, double delta) {
-    while (exceeds(memory(s) + delta, max_mem(s))) {
+    while (over_cap(memory(s) + delta, max_mem(s))) {
       if (nw(s) >= nb(s)) {
         throw cannot_fit_memory(s, max_mem(s) / mem(kF, s));
       }
@@ -179,7 +178,7 @@ private:
       std::int64_t tt = e(s);
       const std::int64_t c = comm_[static_cast<std::size_t>(s)];
       int &more = extra[static_cast<std::size_t>(s)];
-      while (nf(s) + more < m_ && !exceeds(mm + mem(kF, s), max_mem(s))) {
+      while (nf(s) + more < m_ && !over_cap(mm + mem(kF, s), max_mem(s))) {
         if (flags_.allow_bubble_before_first_b ? tt + cost(kF, s) > last + c : tt >= last + c)
           break;
         mm += mem(kF, s);
@@ -219,7 +218,7 @@ private:
     // Cost of the W's make_room(s, mem_f) would put, simulated without putting.
     std::int64_t w_cost = 0;
     double with_w = memory(s) + mem(kF, s);
-    for (int k = nw(s); exceeds(with_w, max_mem(s)) && k < nb(s); ++k) {
+    for (int k = nw(s); over_cap(with_w, max_mem(s)) && k < nb(s); ++k) {
       w_cost += cost(kW, s);
       with_w += mem(kW, s);
     }
@@ -290,7 +289,7 @@ TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share) {
       throw Error(
           fmt::format("schedule 'zb-auto' needs a positive stored activation on stage {}", s));
     }
-    if (exceeds(mem_f, cap_share * mem_f)) {
+    if (over_cap(mem_f, cap_share * mem_f)) {
       throw cannot_fit_memory(s, cap_share);
     }
     max_mem.push_back(cap_share * mem_f);

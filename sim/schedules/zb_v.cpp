@@ -84,4 +84,10 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   return schedule;
 }
 
+// `(p-1)F + 2m(F+B+W)` for m >= 2p-1 and F = B = W (zero-bubble paper, ZB-V).
+std::optional<Ticks> zb_v_closed_form(const UniformCosts &u) {
+  if (u.c != Ticks{0} || u.m < 2 * u.p - 1 || !u.all_equal()) return std::nullopt;
+  return (u.p - 1) * u.f + 2 * u.m * u.full();
+}
+
 } // namespace ppsim::schedules

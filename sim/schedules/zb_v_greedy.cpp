@@ -7,6 +7,7 @@
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/op_lists.h"
+#include "sim/memory.h"
 
 #include <algorithm>
 #include <array>
@@ -180,8 +181,7 @@ private:
   }
 
   [[nodiscard]] bool over_cap(int i, double delta) const {
-    const double cap = (*cap_)[static_cast<std::size_t>(i)];
-    return mem_now_[static_cast<std::size_t>(i)] + delta > cap + 1e-9 * std::max(1.0, cap);
+    return ppsim::over_cap(mem_now_[static_cast<std::size_t>(i)] + delta, (*cap_)[static_cast<std::size_t>(i)]);
   }
 
   static Error cannot_fit_memory(int device) {

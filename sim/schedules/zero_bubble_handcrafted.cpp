@@ -50,4 +50,21 @@ Schedule zb_h2(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   return handcrafted(scenario, 2);
 }
 
+// `m(F+B+W) + (p-1)(F+B-W)` (zero-bubble paper, arXiv 2401.10241): the W-filled drain matches
+// the formula only while W fits in both F and B slots.
+std::optional<Ticks> zb_h1_closed_form(const UniformCosts &u) {
+  if (u.c != Ticks{0} || u.m < u.p || u.w > std::min(u.f, u.b)) return std::nullopt;
+  return u.m * u.full() + (u.p - 1) * (u.f + u.b - u.w);
+}
+
+// `(p-1)F + m(F+B+W)` for m >= 2p-1 and F = B = W (zero-bubble paper).
+std::optional<Ticks> zb_h2_closed_form(const UniformCosts &u) {
+  if (u.c != Ticks{0} || u.m < 2 * u.p - 1 || !u.all_equal()) return std::nullopt;
+  return (u.p - 1) * u.f + u.m * u.full();
+}
+
+// ZB-H1 holds p microbatches at its peak on every stage, ZB-H2 2p - 1 (zero-bubble paper).
+int zb_h1_in_flight(int stages, int /*stage*/) { return stages; }
+int zb_h2_in_flight(int stages, int /*stage*/) { return 2 * stages - 1; }
+
 } // namespace ppsim::schedules

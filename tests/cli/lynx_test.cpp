@@ -125,9 +125,10 @@ TEST_CASE("ppsim lynx and partition errors") {
   o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--layers-per-stage", "4"});
   CHECK(o.err == "ppsim: error: field '--layers-per-stage': expected 2 counts, got 1\n");
   o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--schedule", "zb-h22"});
-  CHECK(o.err == "ppsim: error: no in-flight count for schedule 'zb-h22', did you mean 'zb-h2'?\n");
+  CHECK(o.err == "ppsim: error: field '--schedule': unknown schedule 'zb-h22', did you mean 'zb-h2'?\n");
   o = run(ppsim::cli::run_partition, {costs.path, "--stages", "2", "--schedule", "gpipe"});
-  CHECK(o.err == "ppsim: error: no in-flight count for schedule 'gpipe'; --microbatches M measures it on a "
+  CHECK(o.err == "ppsim: error: field '--schedule': schedule 'gpipe' has no in-flight count formula; --microbatches M "
+                     "measures it on a "
                  "first run\n");
   // Measured: GPipe holds all m microbatches on both stages, so m = 1 fits [2, 2] in 3 GB and
   // m = 2 fits no split.

@@ -273,8 +273,11 @@ TEST_CASE("in-flight counts and errors") {
   CHECK(in_flight_count("zb-h1", 4, 3) == 4);
   CHECK(in_flight_count("zb-h2", 4, 3) == 7);
   CHECK(in_flight_count("v-half", 4, 0) == 3);
-  CHECK_THROWS_WITH_AS(in_flight_count("zb-h22", 4, 0),
-                       "no in-flight count for schedule 'zb-h22', did you mean 'zb-h2'?", Error);
+  CHECK_THROWS_WITH_AS(in_flight_count("zb-h22", 4, 0), "unknown schedule 'zb-h22', did you mean 'zb-h2'?", Error);
+  CHECK_THROWS_WITH_AS(in_flight_count("gpipe", 4, 0),
+                       "schedule 'gpipe' has no in-flight count formula (those with one: 1f1b, 1f1b-split, "
+                       "zb-h1, zb-h2, v-half)",
+                       Error);
   const StageTimeFn unit = [](int, int, int n) -> std::optional<double> { return n; };
   CHECK_THROWS_WITH_AS(partition_layers(2, 3, unit), "cannot split 2 layers into 3 stages", Error);
 }

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "costs/cost_file.h"
+#include "sim/schedules/registry.h"
 
 #include <doctest/doctest.h>
 
@@ -72,4 +73,37 @@ TEST_CASE("a cost file with fewer layers than stages is an error at the field") 
   input.origins["model.costs_file"] = SourceLocation{"s.toml", 4, "model.costs_file"};
   CHECK_THROWS_WITH_AS(prepare_run(input),
                        "s.toml:4: field 'model.costs_file': the cost file has 4 layers, fewer than the 8 stages", Error);
+}
+
+TEST_CASE("every registered in-flight formula is the peak a run of the schedule measures") {
+  int checked = 0;
+  for (const ScheduleInfo &info : schedule_registry()) {
+    if (!info.in_flight || !info.one_stage_per_device(0)) continue;
+    for (const int p : {2, 3, 4, 6}) {
+      ScenarioInput input;
+      input.schedule = info.name;
+      input.devices = p;
+      input.microbatches = 4 * p;
+      const std::vector<int> measured = measured_in_flight(input);
+      REQUIRE(measured.size() == static_cast<std::size_t>(p));
+      for (int stage = 0; stage < p; ++stage) {
+        CAPTURE(info.name);
+        CAPTURE(p);
+        CHECK(measured[static_cast<std::size_t>(stage)] == info.in_flight(p, stage));
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked == 4 * 4);  // 1f1b, 1f1b-split, zb-h1, zb-h2
+}
+
+TEST_CASE("a partition with a schedule file is refused at model.partition") {
+  ScenarioInput input;
+  input.schedule_file = "order.csv";
+  input.partition = "balanced";
+  input.origins["model.partition"] = SourceLocation{"s.toml", 7, "model.partition"};
+  CHECK_THROWS_WITH_AS(prepare_run(input),
+                       "s.toml:7: field 'model.partition': splits the layers for a generated schedule; with a "
+                       "schedule file give model.layers_per_stage",
+                       Error);
 }
