@@ -12,6 +12,7 @@
 #include "sim/schedules/registry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <limits>
@@ -102,6 +103,10 @@ PartitionOptions lynx_options_from(const po::variables_map &values) {
   options.windows.tp_bandwidth_gb_per_s = values["tp-bandwidth"].as<double>();
   options.windows.p2p_bandwidth_gb_per_s = values["p2p-bandwidth"].as<double>();
   options.windows.bubble_ms = values["bubble-ms"].as<double>();
+  if (!std::isfinite(options.windows.bubble_ms) || options.windows.bubble_ms < 0) {
+    throw Error("", 0, "--bubble-ms",
+                fmt::format("expected a finite non-negative number of ms, got {}", options.windows.bubble_ms));
+  }
   for (const char *name : {"tp-bandwidth", "p2p-bandwidth"}) {
     if (!(values[name].as<double>() > 0)) {
       throw Error("", 0, fmt::format("--{}", name),
@@ -149,7 +154,7 @@ std::string cell(const std::optional<double> &value) {
 
 } // namespace
 
-int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
   po::options_description options("ppsim lynx COSTS --stages P [options]");
   options.add_options()("help,h", "show this help")(
       "layers-per-stage", po::value<std::string>(), "e.g. 3,3,2 (default: balanced by time)")(
@@ -158,7 +163,7 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   add_lynx_options(options, positional);
   const po::variables_map values = parse_command(args, options, positional);
   if (values.count("help")) {
-    out << options << "\n"
+    printed << options << "\n"
         << "Per stage: exposed recomputation (ms) of the drop set HEU picks for the memory limit,\n"
         << "recomputed on demand, placed by HEU in communication windows, and placed by the MILP\n"
         << "(which also picks the drop set). The overall row is the slowest stage's time.\n";
@@ -188,6 +193,33 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     bubbles = measured_bubbles(values, lynx_options, layers);
   }
 
+  // Dropping every activation is the least a stage can hold: a budget below the largest such
+  // need has no policy in some stage (every cell '-'), refused before any MILP runs.
+  if (values.count("memory")) {
+    double need = 0;
+    int needing = 0;
+    for (int k = 0, first = 0; k < lynx_options.stages; first += layers[k], ++k) {
+      PartitionOptions stage_options = lynx_options;
+      stage_options.windows.bubble_ms = bubbles[static_cast<std::size_t>(k)];
+      const OverlapProblem problem = stage_model(costs, stage_options, k, first, layers[k]).problem;
+      OverlapPlan dropped;
+      dropped.placement.assign(problem.tensors.size(), Placement::on_demand);
+      dropped.window.assign(problem.tensors.size(), -1);
+      const double least = evaluate(problem, dropped).peak_bytes;
+      if (least > need) {
+        need = least;
+        needing = k;
+      }
+    }
+    if (need > lynx_options.memory_limit_bytes) {
+      throw Error("", 0, "--memory",
+                  fmt::format("{} is below what stage {} holds with every activation recomputed ({}); give at least "
+                              "that",
+                              values["memory"].as<std::string>(), needing, format_bytes(need)));
+    }
+  }
+  // The table is printed whole once every stage is solved: a failure is one line, not half a table.
+  std::ostringstream out;
   out << fmt::format("reconstructed Lynx (spec remat.md 7): schedule {}, layers [{}], tp {}\n",
                      lynx_options.schedule, fmt::join(layers, ", "), lynx_options.windows.tp);
   if (values.count("microbatches")) {
@@ -227,6 +259,7 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   out << fmt::format("{:>7}  {:>6}  {:>9}  {:>7}  {:>10.6g}  {:>12}  {:>10}  {:>10}\n", "overall",
                      costs.rows.size(), "", "", slowest_compute, cell(slowest_demand), cell(slowest_heu),
                      cell(slowest_milp));
+  printed << out.str();
   return kOk;
 }
 
