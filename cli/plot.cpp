@@ -106,13 +106,13 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
   }
   const std::string input = values["input"].as<std::string>();
   std::error_code status_error;
-  const std::filesystem::file_status status = std::filesystem::status(input, status_error);
-  if (!std::filesystem::exists(status)) throw Error(input, 0, "", "no such file");
+  const std::filesystem::file_status kind_of_input = std::filesystem::status(input, status_error);
+  if (!std::filesystem::exists(kind_of_input)) throw Error(input, 0, "", "no such file");
   // The script reads what every ppsim reader reads (base/text_file.h): a file up to 1 GiB.
-  if (std::filesystem::is_directory(status)) throw Error(input, 0, "", "is a directory, not an input file");
-  if (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status))
+  if (std::filesystem::is_directory(kind_of_input)) throw Error(input, 0, "", "is a directory, not an input file");
+  if (std::filesystem::is_character_file(kind_of_input) || std::filesystem::is_block_file(kind_of_input))
     throw Error(input, 0, "", "is a device, not an input file");
-  if (std::filesystem::is_regular_file(status) && std::filesystem::file_size(input, status_error) > kMaxInputFileBytes)
+  if (std::filesystem::is_regular_file(kind_of_input) && std::filesystem::file_size(input, status_error) > kMaxInputFileBytes)
     throw Error(input, 0, "", fmt::format("larger than the {} GiB an input file may have", kMaxInputFileBytes >> 30));
   check_outputs(given_outputs(values, {"output"}), {input});
   if (run_program({kPython, "-c", "import matplotlib"}) != 0) {

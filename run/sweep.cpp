@@ -362,7 +362,7 @@ Results parse_results(std::string_view text, const std::string &source, Unfinish
       if (points != fields.end()) points_column = static_cast<std::size_t>(points - fields.begin());
       continue;
     }
-    ResultsRow row{0, "", std::string(line), line_number};
+    ResultsRow row{0, "", std::string(line), line_number, std::nullopt};
     const std::string &run = fields.size() == columns ? fields[run_column] : std::string();
     const auto [rest, error] = std::from_chars(run.data(), run.data() + run.size(), row.run);
     if (fields.size() != columns || error != std::errc() || rest != run.data() + run.size() || run.empty()) {
