@@ -193,11 +193,12 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
     bubbles = measured_bubbles(values, lynx_options, layers);
   }
 
-  // Dropping every activation is the least a stage can hold: a budget below the largest such
-  // need has no policy in some stage (every cell '-'), refused before any MILP runs.
+  // Dropping every activation is the least a stage can hold. A budget below that in every stage
+  // leaves every cell '-': refused before any MILP runs (a stage that alone does not fit is a
+  // row of '-', the others still informative).
   if (values.count("memory")) {
-    double need = 0;
-    int needing = 0;
+    std::optional<double> least_need;
+    int least_stage = 0;
     for (int k = 0, first = 0; k < lynx_options.stages; first += layers[k], ++k) {
       PartitionOptions stage_options = lynx_options;
       stage_options.windows.bubble_ms = bubbles[static_cast<std::size_t>(k)];
@@ -205,17 +206,17 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
       OverlapPlan dropped;
       dropped.placement.assign(problem.tensors.size(), Placement::on_demand);
       dropped.window.assign(problem.tensors.size(), -1);
-      const double least = evaluate(problem, dropped).peak_bytes;
-      if (least > need) {
-        need = least;
-        needing = k;
+      const double need = evaluate(problem, dropped).peak_bytes;
+      if (!least_need || need < *least_need) {
+        least_need = need;
+        least_stage = k;
       }
     }
-    if (need > lynx_options.memory_limit_bytes) {
+    if (least_need && *least_need > lynx_options.memory_limit_bytes) {
       throw Error("", 0, "--memory",
-                  fmt::format("{} is below what stage {} holds with every activation recomputed ({}); give at least "
-                              "that",
-                              values["memory"].as<std::string>(), needing, format_bytes(need)));
+                  fmt::format("{} is below what every stage holds with every activation recomputed (the least is "
+                              "stage {}: {})",
+                              values["memory"].as<std::string>(), least_stage, format_bytes(*least_need)));
     }
   }
   // The table is printed whole once every stage is solved: a failure is one line, not half a table.
