@@ -165,7 +165,7 @@ TEST_CASE("resume redoes the rows whose inputs changed: the base scenario or a f
   const Results before = parse_results(first, "first"), after = parse_results(resumed, "resumed");
   REQUIRE(before.rows.size() == after.rows.size());
   for (std::size_t k = 0; k < after.rows.size(); ++k) CHECK(before.rows[k].id != after.rows[k].id);
-  CHECK(split_csv_line(after.rows[3].line)[11] != split_csv_line(before.rows[3].line)[11]); // makespan
+  CHECK(split_csv_line(after.rows[3].line)[12] != split_csv_line(before.rows[3].line)[12]); // makespan
 
   // A cost file the base names: editing its text changes the ids too.
   scratch.write("costs.csv", "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,1,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
