@@ -147,4 +147,22 @@ TEST_CASE("issue_17 ppsim plot: a device input, a bad option or column, an orpha
   check_figure(scratch, "g");
 }
 
+TEST_CASE("issue_17 ppsim plot names a script that failed without its own line by its last line") {
+  if (!have_matplotlib()) {
+    MESSAGE("/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib): case skipped");
+    return;
+  }
+  const Scratch scratch("plots-fallback");
+  std::filesystem::create_directories(scratch.file("plots"));
+  scratch.write("plots/gantt.py", "import sys\nprint('first', file=sys.stderr)\nprint('the reason', file=sys.stderr)\n"
+                                  "sys.exit(3)\n");
+  scratch.write("t.json", "{}");
+  const int status = std::system(fmt::format("cd '{}' && PPSIM_PLOTS_DIR=plots '{}' plot t.json --kind gantt -o g.pdf "
+                                             ">out.txt 2>err.txt",
+                                             scratch.file(""), PPSIM_BINARY)
+                                     .c_str());
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(scratch.read("err.txt") == "ppsim: error: the gantt.py script failed: the reason\n");
+}
+
 } // namespace ppsim
