@@ -315,11 +315,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   if (!parsed) return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "csv"});
-  // Output files that cannot be written are refused before a minute of ranking is printed.
-  for (const char *output : {"svg", "plan", "torch-csv"}) {
-    if (values.count(output)) check_writable(values[output].as<std::string>());
-  }
   ScenarioInput base = scenario_from_options(values);
+  // Output files that cannot be written are refused before a minute of ranking is printed.
+  check_outputs(given_outputs(values, {"svg", "plan", "torch-csv"}), scenario_input_files(values, base));
   if (values.count("time-limit")) {
     base.remat_time_limit_seconds = values["time-limit"].as<double>();
     if (!(base.remat_time_limit_seconds > 0)) throw Error("", 0, "--time-limit", "expected a positive number of seconds");

@@ -23,7 +23,9 @@ int run_export(const Args &args, std::ostream &out, std::ostream &err) {
   if (!parsed) return kOk;
   const po::variables_map &values = *parsed;
   checked_choice(values, "to", {"torch-csv"});
-  const PreparedRun run = prepare_run(scenario_from_options(values));
+  const ScenarioInput input = scenario_from_options(values);
+  check_outputs(given_outputs(values, {"output"}), scenario_input_files(values, input));
+  const PreparedRun run = prepare_run(input);
   const TorchCsvExport exported = write_torch_csv(run.scenario, run.schedule, values["torch-spacing"].as<bool>());
   for (const std::string &warning : exported.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
   if (values.count("output")) {

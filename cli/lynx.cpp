@@ -12,6 +12,7 @@
 #include "sim/schedules/registry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <limits>
@@ -100,6 +101,10 @@ PartitionOptions lynx_options_from(const po::variables_map &values) {
   options.windows.tp_bandwidth_gb_per_s = values["tp-bandwidth"].as<double>();
   options.windows.p2p_bandwidth_gb_per_s = values["p2p-bandwidth"].as<double>();
   options.windows.bubble_ms = values["bubble-ms"].as<double>();
+  if (!std::isfinite(options.windows.bubble_ms) || options.windows.bubble_ms < 0) {
+    throw Error("", 0, "--bubble-ms",
+                fmt::format("expected a finite non-negative number of ms, got {}", options.windows.bubble_ms));
+  }
   for (const char *name : {"tp-bandwidth", "p2p-bandwidth"}) {
     if (!(values[name].as<double>() > 0)) {
       throw Error("", 0, fmt::format("--{}", name),
@@ -147,7 +152,7 @@ std::string cell(const std::optional<double> &value) {
 
 } // namespace
 
-int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
   po::options_description options("ppsim lynx COSTS --stages P [options]");
   options.add_options()("help,h", "show this help")(
       "layers-per-stage", po::value<std::string>(), "e.g. 3,3,2 (default: balanced by time)")(
@@ -156,7 +161,7 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   add_lynx_options(options, positional);
   const po::variables_map values = parse_command(args, options, positional);
   if (values.count("help")) {
-    out << options << "\n"
+    printed << options << "\n"
         << "Per stage: exposed recomputation (ms) of the drop set HEU picks for the memory limit,\n"
         << "recomputed on demand, placed by HEU in communication windows, and placed by the MILP\n"
         << "(which also picks the drop set). The overall row is the slowest stage's time.\n";
@@ -186,6 +191,34 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     bubbles = measured_bubbles(values, lynx_options, layers);
   }
 
+  // Dropping every activation is the least a stage can hold. A budget below that in every stage
+  // leaves every cell '-': refused before any MILP runs (a stage that alone does not fit is a
+  // row of '-', the others still informative).
+  if (values.count("memory")) {
+    std::optional<double> least_need;
+    int least_stage = 0;
+    for (int k = 0, first = 0; k < lynx_options.stages; first += layers[k], ++k) {
+      PartitionOptions stage_options = lynx_options;
+      stage_options.windows.bubble_ms = bubbles[static_cast<std::size_t>(k)];
+      const OverlapProblem problem = stage_model(costs, stage_options, k, first, layers[k]).problem;
+      OverlapPlan dropped;
+      dropped.placement.assign(problem.tensors.size(), Placement::on_demand);
+      dropped.window.assign(problem.tensors.size(), -1);
+      const double need = evaluate(problem, dropped).peak_bytes;
+      if (!least_need || need < *least_need) {
+        least_need = need;
+        least_stage = k;
+      }
+    }
+    if (least_need && *least_need > lynx_options.memory_limit_bytes) {
+      throw Error("", 0, "--memory",
+                  fmt::format("{} is below what every stage holds with every activation recomputed (the least is "
+                              "stage {}: {})",
+                              values["memory"].as<std::string>(), least_stage, format_bytes(*least_need)));
+    }
+  }
+  // The table is printed whole once every stage is solved: a failure is one line, not half a table.
+  std::ostringstream out;
   out << fmt::format("reconstructed Lynx (spec remat.md 7): schedule {}, layers [{}], tp {}\n",
                      lynx_options.schedule, fmt::join(layers, ", "), lynx_options.windows.tp);
   if (values.count("microbatches")) {
@@ -225,6 +258,7 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   out << fmt::format("{:>7}  {:>6}  {:>9}  {:>7}  {:>10.6g}  {:>12}  {:>10}  {:>10}\n", "overall",
                      costs.rows.size(), "", "", slowest_compute, cell(slowest_demand), cell(slowest_heu),
                      cell(slowest_milp));
+  printed << out.str();
   return kOk;
 }
 

@@ -42,28 +42,31 @@ void print_usage(std::ostream &out) {
   }
 }
 
+// A full disk or a closed pipe must not pass for success: the output is the result.
+int checked_exit(int code) {
+  std::cout.flush();
+  if (!std::cout && code == ppsim::cli::kOk) {
+    std::cerr << "ppsim: error: cannot write to standard output\n";
+    return ppsim::cli::kUserError;
+  }
+  return code;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
     std::cout << fmt::format("ppsim {} (commit {})\n", PPSIM_VERSION, PPSIM_COMMIT);
-    return ppsim::cli::kOk;
+    return checked_exit(ppsim::cli::kOk);
   }
   if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h") {
     print_usage(argc < 2 ? std::cerr : std::cout);
-    return argc < 2 ? ppsim::cli::kUserError : ppsim::cli::kOk;
+    return checked_exit(argc < 2 ? ppsim::cli::kUserError : ppsim::cli::kOk);
   }
   const ppsim::cli::Args args(argv + 2, argv + argc);
   for (const Command &command : kCommands) {
     if (command.name != argv[1]) continue;
-    const int code = ppsim::cli::guarded(command.run, args, std::cout, std::cerr);
-    // A full disk or a closed pipe must not pass for success: the output is the result.
-    std::cout.flush();
-    if (!std::cout && code == ppsim::cli::kOk) {
-      std::cerr << "ppsim: error: cannot write to standard output\n";
-      return ppsim::cli::kUserError;
-    }
-    return code;
+    return checked_exit(ppsim::cli::guarded(command.run, args, std::cout, std::cerr));
   }
   std::cerr << fmt::format("ppsim: error: unknown command '{}' (see 'ppsim --help')\n", argv[1]);
   return ppsim::cli::kUserError;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -32,13 +33,24 @@ int run_merge(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   }
   if (!values.count("inputs")) throw Error("", 0, "", "missing the shard results (ppsim merge SHARD.csv... -o all.csv)");
 
+  check_outputs(given_outputs(values, {"output"}), values["inputs"].as<std::vector<std::string>>());
   std::string header;
   std::map<std::size_t, std::pair<std::string, std::string>> rows;  // run -> (row, file that had it)
+  // The sweep's point count, from the `points` column (docs/sweep.md), and the file it came from.
+  std::optional<std::pair<std::size_t, std::string>> points;
   for (const std::string &path : values["inputs"].as<std::vector<std::string>>()) {
     const Results results = parse_results(read_text_file(path, "results file"), path, UnfinishedLastLine::refuse);
     if (header.empty()) header = results.header;
     if (results.header != header) throw Error(path, 1, "", "the columns differ from the first file's");
     for (const ResultsRow &row : results.rows) {
+      if (row.points) {
+        if (!points) points.emplace(*row.points, path);
+        if (points->first != *row.points) {
+          throw Error(path, row.line_number, "points",
+                      fmt::format("the sweep has {} points here but {} in {}: shards of different sweeps?",
+                                  *row.points, points->first, points->second));
+        }
+      }
       const auto [slot, inserted] = rows.emplace(row.run, std::make_pair(row.line, path));
       if (!inserted) {
         throw Error(path, row.line_number, "", fmt::format("run {} is also in {}", row.run, slot->second.second));
@@ -54,6 +66,14 @@ int run_merge(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       throw Error("", 0, "", fmt::format("{} in no input: is a shard missing?", missing));
     }
     ++expected;
+  }
+  // The last runs missing leave no gap: the point count tells.
+  if (points && expected < points->first) {
+    const std::string missing = expected + 1 == points->first
+                                    ? fmt::format("run {} is", expected)
+                                    : fmt::format("runs {} to {} are", expected, points->first - 1);
+    throw Error("", 0, "", fmt::format("{} in no input (the sweep has {} points): is a shard missing?", missing,
+                                       points->first));
   }
   std::string content = header + "\n";
   for (const auto &[run, row] : rows) content += row.first + "\n";

@@ -1,8 +1,14 @@
 #pragma once
 // Output files are written whole or not at all: a temporary file in the same folder, renamed
-// over the target once complete.
+// over the target once complete (docs/reliability.md, "Outputs"). A path that names one of this
+// process's open descriptors (`-`, /dev/stdout, /dev/fd/N, /proc/self/fd/N, or any path to the
+// file our standard output or error already is) is written in place to the descriptor.
+#include <boost/program_options/variables_map.hpp>
+
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ppsim::cli {
 
@@ -11,7 +17,28 @@ namespace ppsim::cli {
 void write_file_atomically(const std::string &path, std::string_view content);
 
 /// Throws the Error write_file_atomically would when `path` cannot be written (its folder is
-/// missing or read-only), so a command can refuse before it computes and prints anything.
-void check_writable(const std::string &path);
+/// missing or read-only, it is a folder), so a command can refuse before it computes and prints
+/// anything. `option` (such as "--svg") names the path in the error when given.
+void check_writable(const std::string &path, const std::string &option = "");
+
+/// Whether `path` is written in place to a descriptor, a device, a pipe or a terminal rather
+/// than replaced through a temporary file (no journal or lock can sit beside it).
+bool is_stream_output(const std::string &path);
+
+/// An output file and the option that named it ("-o", "--svg").
+struct OutputPath {
+  std::string option;
+  std::string path;
+};
+
+/// The outputs among `options` (names without dashes, as declared: "svg", "output") that were
+/// given, each with its option as the user writes it.
+std::vector<OutputPath> given_outputs(const boost::program_options::variables_map &values,
+                                      std::initializer_list<const char *> options);
+
+/// The one check every command runs before it computes, writes or prints anything: each output
+/// can be written (check_writable), is not (and does not resolve to) one of `inputs`, and no two
+/// outputs are the same file. Throws Error naming the option.
+void check_outputs(const std::vector<OutputPath> &outputs, const std::vector<std::string> &inputs);
 
 } // namespace ppsim::cli

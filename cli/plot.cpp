@@ -1,7 +1,10 @@
 // `ppsim plot`: draws a figure from sweep results or a trace by running the matching matplotlib
 // script of plots/ with Debian's /usr/bin/python3 (the one python3-matplotlib is installed for).
 #include "cli/commands.h"
+#include "cli/output_file.h"
 #include "cli/scenario_options.h"
+
+#include "base/text_file.h"
 
 #include "base/error.h"
 
@@ -102,7 +105,16 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
                                    : fmt::format("unknown figure '{}', did you mean '{}'?", name, suggestion));
   }
   const std::string input = values["input"].as<std::string>();
-  if (!std::filesystem::exists(input)) throw Error(input, 0, "", "no such file");
+  std::error_code status_error;
+  const std::filesystem::file_status kind_of_input = std::filesystem::status(input, status_error);
+  if (!std::filesystem::exists(kind_of_input)) throw Error(input, 0, "", "no such file");
+  // The script reads what every ppsim reader reads (base/text_file.h): a file up to 1 GiB.
+  if (std::filesystem::is_directory(kind_of_input)) throw Error(input, 0, "", "is a directory, not an input file");
+  if (std::filesystem::is_character_file(kind_of_input) || std::filesystem::is_block_file(kind_of_input))
+    throw Error(input, 0, "", "is a device, not an input file");
+  if (std::filesystem::is_regular_file(kind_of_input) && std::filesystem::file_size(input, status_error) > kMaxInputFileBytes)
+    throw Error(input, 0, "", fmt::format("larger than the {} GiB an input file may have", kMaxInputFileBytes >> 30));
+  check_outputs(given_outputs(values, {"output"}), {input});
   if (run_program({kPython, "-c", "import matplotlib"}) != 0) {
     throw Error(fmt::format("plotting needs matplotlib for {} (Debian: apt-get install python3-matplotlib)", kPython));
   }
@@ -134,8 +146,14 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
   }
   constexpr std::string_view kPrefix = "ppsim plot: error: ";
   const auto at = printed.rfind(kPrefix);
-  if (at == std::string::npos)
-    throw Error(fmt::format("the {} script failed{}", kind->script, status < 0 ? " to start" : ""));
+  if (at == std::string::npos) {
+    // Not the script's own line (killed, or failing before it set up its errors): its last line.
+    std::string last = printed;
+    last.erase(last.find_last_not_of("\n") + 1);
+    last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+    throw Error(fmt::format("the {} script failed{}{}", kind->script, status < 0 ? " to start or was killed" : "",
+                            last.empty() ? "" : ": " + last));
+  }
   std::string message = printed.substr(at + kPrefix.size());
   message.erase(message.find_last_not_of("\n") + 1);
   throw Error(message);

@@ -160,7 +160,8 @@ int write_output(const po::variables_map &values, const CostFile &file, bool jso
   if (values.count("output")) {
     const std::string path = values["output"].as<std::string>();
     write_file_atomically(path, text);
-    out << fmt::format("ppsim: wrote {} {} layer rows to {}\n", file.rows.size(), kind, path);
+    // Written to standard output (or a pipe): the cost file is the whole output.
+    if (!is_stream_output(path)) out << fmt::format("ppsim: wrote {} {} layer rows to {}\n", file.rows.size(), kind, path);
   } else {
     out << text;
   }
@@ -191,6 +192,7 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   if (warmup < 0) throw Error("", 0, "--warmup", "expected a non-negative number");
   const bool json = json_format(values);
   const std::string path = values["trace"].as<std::string>();
+  check_outputs(given_outputs(values, {"output", "links"}), {path});
   const std::string text = read_text_file(path, "trace");
   CostFile file;
   if (path.ends_with(".csv")) {
@@ -259,10 +261,12 @@ int run_merge_ranks(const Args &args, std::ostream &out) {
     return kOk;
   }
   if (!values.count("files")) throw Error("", 0, "FILE", "give the per-rank cost files");
+  const bool json = json_format(values);
+  check_outputs(given_outputs(values, {"output"}), values["files"].as<std::vector<std::string>>());
   std::vector<CostFile> files;
   for (const std::string &path : values["files"].as<std::vector<std::string>>())
     files.push_back(read_cost_file(path, LayerIds::ascending));
-  return write_output(values, merge_cost_files(files), json_format(values), out, "merged");
+  return write_output(values, merge_cost_files(files), json, out, "merged");
 }
 
 } // namespace
@@ -282,6 +286,7 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
   const profiler::DeviceThroughput device = device_from(values);
   check_measurement_options(values);
   const bool json = json_format(values);
+  check_outputs(given_outputs(values, {"output"}), {});
   const int layers = values["layers"].as<int>();
 
   if (!values.count("analytic")) {

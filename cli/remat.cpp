@@ -86,11 +86,16 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
   std::vector<std::string> candidates = default_auto_candidates();
   if (values.count("candidates")) {
     candidates.clear();
-    std::stringstream list(values["candidates"].as<std::string>());
+    const std::string text = values["candidates"].as<std::string>();
+    std::stringstream list(text);
     for (std::string name; std::getline(list, name, ',');) {
+      if (name.empty())
+        throw Error("", 0, "--candidates", fmt::format("expected comma-separated schedule names, got \"{}\"", text));
       find_schedule(name); // unknown names fail with a suggestion
       candidates.push_back(name);
     }
+    if (candidates.empty() || text.ends_with(','))
+      throw Error("", 0, "--candidates", fmt::format("expected comma-separated schedule names, got \"{}\"", text));
   }
   const std::vector<AutoCandidate> ranked =
       rank_schedules(input, candidates, ilp, static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)));
@@ -148,8 +153,18 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   if (!(ilp.relative_gap >= 0))
     throw Error("", 0, "--gap", "expected a non-negative gap");
   ilp.form = checked_choice(values, "ilp-form", {"ppsim", "elf"}) == "elf" ? IlpForm::elf : IlpForm::ppsim;
-  if (values["auto"].as<bool>())
+  const std::vector<OutputPath> outputs = given_outputs(values, {"lp", "plan", "svg"});
+  if (values["auto"].as<bool>()) {
+    // The files describe one schedule's plan; --auto ranks several (docs/remat.md).
+    if (!outputs.empty()) {
+      throw Error("", 0, outputs.front().option,
+                  "writes the plan of one schedule and --auto ranks several: run `ppsim remat --schedule WINNER` "
+                  "with it after --auto names the winner");
+    }
     return print_auto(input, values, ilp, out);
+  }
+  if (values.count("candidates")) throw Error("", 0, "--candidates", "lists the schedules --auto ranks; give --auto");
+  check_outputs(outputs, scenario_input_files(values, input));
 
   const PreparedRun run = prepare_run(input);
   const Scenario scenario = scenario_with_checkpoint_levels(run.input, run.scenario);

@@ -59,6 +59,14 @@ void add_scenario_positional(po::options_description &options, po::positional_op
   positional.add("scenario", 1);
 }
 
+std::vector<std::string> scenario_input_files(const po::variables_map &values, const ScenarioInput &input) {
+  std::vector<std::string> files{input.costs_file, input.schedule_file};
+  if (values.count("scenario")) files.push_back(values["scenario"].as<std::string>());
+  constexpr std::string_view kPlanFile = "file:";
+  if (input.remat_policy.starts_with(kPlanFile)) files.push_back(input.remat_policy.substr(kPlanFile.size()));
+  return files;
+}
+
 ScenarioInput scenario_from_options(const po::variables_map &values) {
   ScenarioInput input;
   if (values.count("scenario")) input = read_scenario_file(values["scenario"].as<std::string>());

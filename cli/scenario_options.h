@@ -23,6 +23,11 @@ void add_scenario_positional(boost::program_options::options_description &option
 /// Reads the scenario file (if any) and applies the flags given on the command line.
 ScenarioInput scenario_from_options(const boost::program_options::variables_map &values);
 
+/// The files a scenario command reads: the scenario file, the cost file, the schedule file and a
+/// remat plan file (`remat.policy = "file:PLAN"`), so that no output replaces one of them.
+std::vector<std::string> scenario_input_files(const boost::program_options::variables_map &values,
+                                              const ScenarioInput &input);
+
 /// Parses `args` with `options` (and the positional scenario), rejecting unknown flags.
 boost::program_options::variables_map parse_command(
     const std::vector<std::string> &args, const boost::program_options::options_description &options,

@@ -30,6 +30,7 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   const std::string format = checked_choice(values, "format", {"text", "json", "csv"});
 
   const ScenarioInput input = scenario_from_options(values);
+  check_outputs(given_outputs(values, {"svg", "trace"}), scenario_input_files(values, input));
   const PreparedRun run = prepare_policy_run(input);
   const bool timelines = values.count("svg") || values.count("trace");
   const Simulation simulation = simulate(run.scenario, run.schedule, SimulateOptions{timelines});

@@ -132,13 +132,19 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
     return kOk;
   }
   if (!values.count("sweep")) throw Error("", 0, "", "missing the sweep file (ppsim sweep SWEEP.toml)");
-  const std::string output = values.count("output") ? values["output"].as<std::string>() : "";
+  // Standard output, a pipe or a descriptor (`-o -`, `-o /dev/stdout`) is written in place at the
+  // end, with no journal or lock beside it.
+  const std::string given = values.count("output") ? values["output"].as<std::string>() : "";
+  const bool stream = !given.empty() && is_stream_output(given);
+  const std::string output = stream ? "" : given;
   if (values.count("resume") && output.empty()) throw Error("", 0, "--resume", "needs an output file (-o)");
   const unsigned jobs = values.count("jobs") ? static_cast<unsigned>(checked_integer(values, "jobs", 1, kMaxThreads))
                                             : std::max(1u, std::thread::hardware_concurrency());
   const Shard shard = values.count("shard") ? parse_shard(values["shard"].as<std::string>(), "--shard") : Shard{};
 
   const Sweep sweep = read_sweep_file(values["sweep"].as<std::string>());
+  check_outputs(given_outputs(values, {"output"}),
+                {values["sweep"].as<std::string>(), sweep.base_file, sweep.base.costs_file, sweep.base.schedule_file});
   const std::string header = fmt::format("{}", fmt::join(sweep_columns(sweep), ","));
   std::vector<std::size_t> indices;
   for (std::size_t k = 0; k < sweep.size(); ++k) {
@@ -199,6 +205,10 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
 
   std::string content = header + "\n";
   for (const std::string &row : rows) content += row + "\n";
+  if (stream) {
+    write_file_atomically(given, content);
+    return kOk;
+  }
   if (output.empty()) {
     out << content;
     return kOk;

@@ -3,8 +3,10 @@ same as the SVG Gantt chart of sim/io/svg.cpp) and one colour per schedule, and 
 writers the figure scripts share."""
 import argparse
 import csv
+import io
 import json
 import os
+import stat
 import sys
 import zlib
 
@@ -96,6 +98,7 @@ def save(fig, args):
     try:
         for target, options in targets:
             target_stem, target_extension = os.path.splitext(target)
+            _remove_orphans(target_stem, target_extension)
             temporary = f"{target_stem}.tmp{os.getpid()}{target_extension}"
             written.append((temporary, target))
             fig.savefig(temporary, **options)
@@ -107,6 +110,32 @@ def save(fig, args):
                 os.remove(temporary)
         fail(f"{output}: {error.strerror}")
     plt.close(fig)
+
+
+def _remove_orphans(stem, extension):
+    """`FIG.tmp<pid>.pdf` files left by a plot that was killed while saving (no such process
+    any more) are removed, as every other output's (docs/reliability.md)."""
+    folder = os.path.dirname(stem) or "."
+    prefix = os.path.basename(stem) + ".tmp"
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(extension)):
+            continue
+        pid = name[len(prefix):len(name) - len(extension)]
+        if not pid.isdigit() or len(pid) > 9:
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            try:
+                os.remove(os.path.join(folder, name))
+            except OSError:
+                pass
+        except OSError:
+            pass
 
 
 def fail(message):
@@ -130,6 +159,8 @@ sys.excepthook = _one_line
 def arguments(description, extra=None):
     """INPUT -o OUTPUT [--title T] [--png], plus script-specific options added by `extra(parser)`."""
     parser = argparse.ArgumentParser(description=description)
+    # A bad option is ppsim's one line with argparse's reason, not its usage text.
+    parser.error = fail
     parser.add_argument("input")
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--title", default="")
@@ -139,14 +170,38 @@ def arguments(description, extra=None):
     return parser.parse_args()
 
 
-def read_results(path, required):
-    """Rows of a `ppsim sweep` results file as dicts; fails naming missing columns."""
+# Input files are read up to the size every ppsim reader accepts (base/text_file.h).
+MAX_INPUT_BYTES = 1 << 30
+
+
+def _read_text(path):
+    """The text of an input file, refused past MAX_INPUT_BYTES (a device such as /dev/zero too)."""
     try:
-        with open(path, newline="") as file:
-            rows = list(csv.DictReader(file))
-            columns = rows[0].keys() if rows else []
+        mode = os.stat(path).st_mode
     except OSError as error:
         fail(f"{path}: {error.strerror}")
+    if stat.S_ISDIR(mode):
+        fail(f"{path}: is a directory, not an input file")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        fail(f"{path}: is a device, not an input file")
+    try:
+        with open(path, newline="") as file:
+            text = file.read(MAX_INPUT_BYTES + 1)
+    except OSError as error:
+        fail(f"{path}: {error.strerror}")
+    except UnicodeDecodeError:
+        fail(f"{path}: not a text file")
+    if len(text) > MAX_INPUT_BYTES:
+        fail(f"{path}: larger than the {MAX_INPUT_BYTES >> 30} GiB an input file may have")
+    return text
+
+
+def read_results(path, required):
+    """Rows of a `ppsim sweep` results file as dicts; fails naming missing columns."""
+    rows = list(csv.DictReader(io.StringIO(_read_text(path), newline="")))
+    columns = rows[0].keys() if rows else []
+    global _results_path
+    _results_path = path
     missing = [name for name in required if name not in columns]
     if missing:
         fail(f"{path}: missing column(s) {', '.join(missing)}")
@@ -161,9 +216,14 @@ def feasible(rows):
     return [row for row in rows if row.get("feasible") == "true"]
 
 
+_results_path = "results"
+
+
 def budget_column(rows, requested):
     """The memory-budget column: the one asked for, else cluster.K, else cluster.memory."""
     columns = rows[0].keys() if rows else []
+    if requested and requested not in columns:
+        fail(f"{_results_path}: --x: no column '{requested}' in the file (its columns: {', '.join(columns)})")
     for name in [requested] if requested else ["cluster.K", "cluster.memory"]:
         if name in columns:
             return name
@@ -209,8 +269,8 @@ def pair_label(row):
 
 
 def read_trace(path):
+    text = _read_text(path)
     try:
-        with open(path) as file:
-            return json.load(file)["traceEvents"]
-    except (OSError, ValueError, KeyError) as error:
+        return json.loads(text)["traceEvents"]
+    except (ValueError, KeyError, TypeError) as error:
         fail(f"{path}: not a Chrome trace written by ppsim simulate --trace ({error})")

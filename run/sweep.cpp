@@ -281,7 +281,7 @@ std::vector<std::string> sweep_metric_names() {
 }
 
 std::vector<std::string> sweep_columns(const Sweep &sweep) {
-  std::vector<std::string> columns{"run", "run_id"};
+  std::vector<std::string> columns{"run", "run_id", "points"};
   for (const std::string &name : sweep.parameter_names()) columns.push_back(name);
   for (const char *name : {"schedule", "p", "m", "v", "remat_policy", "feasible"}) columns.emplace_back(name);
   const std::vector<std::string> metrics = sweep.metrics.empty() ? sweep_metric_names() : sweep.metrics;
@@ -321,7 +321,8 @@ std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const Simulat
                                    first.resident, first.cap);
     }
   }
-  std::vector<std::string> row{fmt::format("{}", point.index), point.id};
+  // Every row carries the sweep's point count, so that merge can tell a missing last shard.
+  std::vector<std::string> row{fmt::format("{}", point.index), point.id, fmt::format("{}", sweep.size())};
   for (const std::string &value : point.values) row.push_back(csv_field(value));
   const std::vector<std::string> columns = sweep_columns(sweep);
   for (std::size_t c = row.size(); c < columns.size(); ++c) row.push_back(csv_field(cells[columns[c]]));
@@ -333,6 +334,7 @@ Results parse_results(std::string_view text, const std::string &source, Unfinish
   std::size_t columns = 0;
   std::size_t run_column = 0;
   std::size_t id_column = 0;
+  std::optional<std::size_t> points_column;
   int line_number = 0;
   for (std::size_t begin = 0; begin < text.size();) {
     const std::size_t end = text.find('\n', begin);
@@ -356,9 +358,11 @@ Results parse_results(std::string_view text, const std::string &source, Unfinish
       }
       run_column = static_cast<std::size_t>(run - fields.begin());
       id_column = static_cast<std::size_t>(id - fields.begin());
+      const auto points = std::find(fields.begin(), fields.end(), "points");
+      if (points != fields.end()) points_column = static_cast<std::size_t>(points - fields.begin());
       continue;
     }
-    ResultsRow row{0, "", std::string(line), line_number};
+    ResultsRow row{0, "", std::string(line), line_number, std::nullopt};
     const std::string &run = fields.size() == columns ? fields[run_column] : std::string();
     const auto [rest, error] = std::from_chars(run.data(), run.data() + run.size(), row.run);
     if (fields.size() != columns || error != std::errc() || rest != run.data() + run.size() || run.empty()) {
@@ -366,6 +370,17 @@ Results parse_results(std::string_view text, const std::string &source, Unfinish
                   fmt::format("expected {} fields starting with a run number, got {}", columns, fields.size()));
     }
     row.id = fields[id_column];
+    if (points_column) {
+      const std::string &points = fields[*points_column];
+      std::size_t value = 0;
+      const auto [end_of_points, points_error] = std::from_chars(points.data(), points.data() + points.size(), value);
+      if (points_error != std::errc() || end_of_points != points.data() + points.size() || points.empty() ||
+          row.run >= value) {
+        throw Error(source, line_number, "points",
+                    fmt::format("expected the sweep's point count (more than run {}), got \"{}\"", row.run, points));
+      }
+      row.points = value;
+    }
     results.rows.push_back(std::move(row));
   }
   if (line_number == 0) throw Error(source, 0, "", "empty results file");

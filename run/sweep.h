@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <toml++/toml.h>
@@ -104,6 +105,9 @@ struct ResultsRow {
   std::string id;       ///< the `run_id` column
   std::string line;     ///< the whole row, without its line break
   int line_number = 0;
+  /// The `points` column: how many runs the whole (unsharded) sweep has; absent in files written
+  /// before it existed.
+  std::optional<std::size_t> points;
 };
 
 /// A results file: its header line and rows in file order.

@@ -13,6 +13,12 @@ using ppsim::testing::Scratch;
 
 namespace {
 
+// Runs a shell command line inside the scratch folder; its exit status.
+int shell(const Scratch &scratch, const std::string &command) {
+  const int status = std::system(fmt::format("cd '{}' && {}", scratch.file(""), command).c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 void check_user_error(const CommandResult &result, const std::string &message) {
   CHECK(result.exit_code == 1);
   CHECK(result.err == "ppsim: error: " + message + "\n");
@@ -218,7 +224,7 @@ TEST_CASE("issue_17 compare refuses an unwritable output before it prints a rank
   const CommandResult result = scratch.ppsim("compare -p 4 -m 8 --K 4 -q --svg missing-folder/winner.svg");
   CHECK(result.exit_code == 1);
   CHECK(result.out.empty());
-  CHECK(result.err.starts_with("ppsim: error: missing-folder/winner.svg: cannot write the file"));
+  CHECK(result.err.starts_with("ppsim: error: missing-folder/winner.svg: field '--svg': cannot write the file"));
 }
 
 TEST_CASE("outputs keep a symbolic link and the file's permissions, write devices in place, clear orphans") {
@@ -278,4 +284,142 @@ TEST_CASE("ppsim --version prints the version and the commit") {
   CHECK(result.out.starts_with("ppsim 0.1.0 (commit "));
   CHECK(result.out.ends_with(")\n"));
   CHECK(result.out.find("commit )") == std::string::npos); // a commit (or "unknown") is named
+}
+
+TEST_CASE("issue_17 an output that is already our standard output is written in place, never replaced") {
+  const Scratch scratch("stdout-in-place");
+  const std::string csv = "0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n";
+  const std::string exported = fmt::format("'{}' export --schedule 1f1b -p 2 -m 2", PPSIM_BINARY);
+  // The shell's file around the output keeps what others wrote before and after it.
+  for (const char *target : {"/dev/stdout", "/proc/self/fd/1", "/dev/fd/1", "grp.txt", "-"}) {
+    CAPTURE(target);
+    REQUIRE(shell(scratch, fmt::format("{{ echo HEADER; {} -o {}; echo FOOTER; }} > grp.txt", exported, target)) == 0);
+    CHECK(scratch.read("grp.txt") == "HEADER\n" + csv + "FOOTER\n");
+  }
+  scratch.write("app.txt", "old\n");
+  REQUIRE(shell(scratch, fmt::format("{} -o /dev/stdout >> app.txt", exported)) == 0);
+  CHECK(scratch.read("app.txt") == "old\n" + csv);
+  // A descriptor the shell opened, and standard error.
+  REQUIRE(shell(scratch, fmt::format("{} -o /dev/fd/3 3> three.txt", exported)) == 0);
+  CHECK(scratch.read("three.txt") == csv);
+  scratch.write("log.txt", "log\n");
+  REQUIRE(shell(scratch, fmt::format("{} -o /dev/stderr 2>> log.txt", exported)) == 0);
+  CHECK(scratch.read("log.txt") == "log\n" + csv);
+  // A descriptor that is not open is one line.
+  CHECK(shell(scratch, fmt::format("{} -o /dev/fd/7 2> err.txt", exported)) == 1);
+  CHECK(scratch.read("err.txt") ==
+        "ppsim: error: /dev/fd/7: field '-o': cannot write the file: descriptor 7 is not open for writing\n");
+  // A dangling link: its target is created, the link stays a link.
+  std::filesystem::create_symlink("target.csv", scratch.file("dangling.csv"));
+  REQUIRE(scratch.ppsim("export --schedule 1f1b -p 2 -m 2 -o dangling.csv").exit_code == 0);
+  CHECK(std::filesystem::is_symlink(scratch.file("dangling.csv")));
+  CHECK(scratch.read("target.csv") == csv);
+}
+
+TEST_CASE("issue_17 every output is checked before any is written or anything printed") {
+  const Scratch scratch("outputs-first");
+  const CommandResult simulated = scratch.ppsim("simulate -p 2 -m 2 --svg a.svg --trace missing/x.json");
+  CHECK(simulated.exit_code == 1);
+  CHECK(simulated.out.empty());
+  CHECK(simulated.err.starts_with("ppsim: error: missing/x.json: field '--trace': cannot write the file"));
+  CHECK_FALSE(scratch.exists("a.svg"));
+  // profile import and merge refuse before they read (or print) anything.
+  CHECK(scratch.ppsim("profile import trace.json -o missing/c.csv").err.starts_with(
+      "ppsim: error: missing/c.csv: field '-o': cannot write the file"));
+  CHECK(scratch.ppsim("profile import trace.json --links missing/l.csv").err.starts_with(
+      "ppsim: error: missing/l.csv: field '--links': cannot write the file"));
+  CHECK(scratch.ppsim("profile merge r0.csv -o missing/c.csv").err.starts_with(
+      "ppsim: error: missing/c.csv: field '-o': cannot write the file"));
+  const CommandResult analytic = scratch.ppsim("profile --analytic -o missing/c.csv");
+  CHECK(analytic.exit_code == 1);
+  CHECK(analytic.out.empty());
+  CHECK(scratch.ppsim("remat -p 2 -m 2 --K 2 --plan missing/p.csv").err.starts_with(
+      "ppsim: error: missing/p.csv: field '--plan': cannot write the file"));
+  // A folder is not a file to replace.
+  std::filesystem::create_directories(scratch.file("folder"));
+  check_user_error(scratch.ppsim("export -p 2 -m 2 -o folder"),
+                   "folder: field '-o': cannot write the file: it is a folder");
+  // Two outputs naming one file.
+  check_user_error(scratch.ppsim("simulate -p 2 -m 2 --svg same.out --trace same.out"),
+                   "same.out: field '--trace': is also the output of --svg; give each output its own file");
+}
+
+TEST_CASE("issue_17 an output that is one of the command's inputs is refused") {
+  const Scratch scratch("output-is-input");
+  scratch.write("base.toml", "[pipeline]\nschedule = \"1f1b\"\n[cluster]\ndevices = 2\n");
+  const std::string sweep = "base = \"base.toml\"\n[axes]\n\"pipeline.microbatches\" = [4, 8]\n";
+  scratch.write("sw.toml", sweep);
+  check_user_error(scratch.ppsim("sweep sw.toml -o sw.toml"),
+                   "sw.toml: field '-o': is the input file sw.toml; write the output to another file");
+  CHECK(scratch.read("sw.toml") == sweep);
+  const CommandResult base = scratch.ppsim("sweep sw.toml -o base.toml");
+  CHECK(base.exit_code == 1);
+  CHECK(base.err.starts_with("ppsim: error: base.toml: field '-o': is the input file "));
+  CHECK(base.err.ends_with("base.toml; write the output to another file\n"));
+  // Through a link, and for the other commands.
+  std::filesystem::create_symlink("base.toml", scratch.file("link.toml"));
+  check_user_error(scratch.ppsim("simulate base.toml --svg link.toml"),
+                   "link.toml: field '--svg': is the input file base.toml; write the output to another file");
+  check_user_error(scratch.ppsim("export base.toml -m 2 -o base.toml"),
+                   "base.toml: field '-o': is the input file base.toml; write the output to another file");
+  REQUIRE(scratch.ppsim("sweep sw.toml -o r.csv").exit_code == 0);
+  check_user_error(scratch.ppsim("merge r.csv -o r.csv"),
+                   "r.csv: field '-o': is the input file r.csv; write the output to another file");
+  CHECK(scratch.read("base.toml").starts_with("[pipeline]"));
+}
+
+TEST_CASE("issue_17 remat --auto refuses the files of one plan and an empty candidate list") {
+  const Scratch scratch("remat-auto");
+  check_user_error(scratch.ppsim("remat -p 2 -m 4 --K 2 --auto --svg x.svg"),
+                   "field '--svg': writes the plan of one schedule and --auto ranks several: run `ppsim remat "
+                   "--schedule WINNER` with it after --auto names the winner");
+  check_user_error(scratch.ppsim("remat -p 2 -m 4 --K 2 --auto --lp m.lp"),
+                   "field '--lp': writes the plan of one schedule and --auto ranks several: run `ppsim remat "
+                   "--schedule WINNER` with it after --auto names the winner");
+  check_user_error(scratch.ppsim("remat -p 2 -m 4 --K 2 --auto --candidates ''"),
+                   "field '--candidates': expected comma-separated schedule names, got \"\"");
+  check_user_error(scratch.ppsim("remat -p 2 -m 4 --K 2 --auto --candidates 1f1b,"),
+                   "field '--candidates': expected comma-separated schedule names, got \"1f1b,\"");
+  check_user_error(scratch.ppsim("remat -p 2 -m 4 --K 2 --candidates 1f1b"),
+                   "field '--candidates': lists the schedules --auto ranks; give --auto");
+}
+
+TEST_CASE("issue_17 lynx and partition refuse a bad bubble and a budget no stage meets before printing") {
+  const Scratch scratch("lynx-inputs");
+  const std::string costs = PPSIM_SOURCE_DIR "/scenarios/models/gpt-1.5b.csv";
+  for (const char *value : {"nan", "-5", "inf"}) {
+    check_user_error(scratch.ppsim(fmt::format("lynx {} --stages 2 --bubble-ms {} --memory 20GiB", costs, value)),
+                     fmt::format("field '--bubble-ms': expected a finite non-negative number of ms, got {}", value));
+    check_user_error(scratch.ppsim(fmt::format("partition {} --stages 2 --bubble-ms {}", costs, value)),
+                     fmt::format("field '--bubble-ms': expected a finite non-negative number of ms, got {}", value));
+  }
+  const CommandResult tiny = scratch.ppsim(fmt::format("lynx {} --stages 2 --memory 1B", costs));
+  CHECK(tiny.exit_code == 1);
+  CHECK(tiny.out.empty());
+  CHECK(tiny.err.starts_with(
+      "ppsim: error: field '--memory': 1B is below what every stage holds with every activation recomputed (the "
+      "least is stage "));
+}
+
+TEST_CASE("issue_17 merge tells that the last shard is missing") {
+  const Scratch scratch("merge-last");
+  scratch.write("s.toml", "[axes]\n\"pipeline.microbatches\" = [4, 8, 12, 16]\n");
+  for (int shard = 0; shard < 4; ++shard) {
+    REQUIRE(scratch.ppsim(fmt::format("sweep s.toml --shard {}/4 -o f{}.csv", shard, shard)).exit_code == 0);
+  }
+  const std::string last = scratch.read("f3.csv");
+  CHECK(std::count(last.begin(), last.end(), '\n') == 2);
+  const CommandResult all = scratch.ppsim("merge f0.csv f1.csv f2.csv f3.csv");
+  CHECK(all.exit_code == 0);
+  CHECK(std::count(all.out.begin(), all.out.end(), '\n') == 5);
+  check_user_error(scratch.ppsim("merge f0.csv f1.csv f2.csv"),
+                   "run 3 is in no input (the sweep has 4 points): is a shard missing?");
+}
+
+TEST_CASE("issue_17 --help and --version fail on a failed write to standard output") {
+  for (const char *arguments : {"--help", "--version"}) {
+    const int status = std::system(fmt::format("'{}' {} >/dev/full 2>/dev/null", PPSIM_BINARY, arguments).c_str());
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+  }
 }

@@ -116,9 +116,16 @@ TEST_CASE("ppsim lynx --microbatches: the pipeline bubble measured in a first si
 
 TEST_CASE("ppsim lynx and partition errors") {
   const CostFixture costs;
+  // No stage fits even recomputing everything: one line, no table (it would be all '-').
   Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory", "0.1GB"});
+  CHECK(o.code == 1);
+  CHECK(o.out.empty());
+  CHECK(o.err == "ppsim: error: field '--memory': 0.1GB is below what every stage holds with every activation "
+                 "recomputed (the least is stage 1: 1.024 GiB)\n");
+  // One stage that does not fit is a row of '-', the other still solved.
+  o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory", "1.1GiB"});
   CHECK(o.code == 0);
-  CHECK(lines(o.out)[2].find("   -   ") != std::string::npos); // nothing fits stage 0
+  CHECK(lines(o.out)[2].find("   -   ") != std::string::npos); // HEU fits nothing in stage 0
   o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--layers-per-stage", "1,x"});
   CHECK(o.code == 1);
   CHECK(o.err == "ppsim: error: field '--layers-per-stage': expected comma-separated counts, got \"1,x\"\n");

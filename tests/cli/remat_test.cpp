@@ -187,7 +187,7 @@ TEST_CASE("issue_17 remat with an unwritable --plan prints nothing before its on
   const Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2", "--K", "1.5", "--plan", "/nonexistent-dir/plan.csv"});
   CHECK(o.code == 1);
   CHECK(o.out.empty());
-  CHECK(o.err.starts_with("ppsim: error: /nonexistent-dir/plan.csv: cannot write the file"));
+  CHECK(o.err.starts_with("ppsim: error: /nonexistent-dir/plan.csv: field '--plan': cannot write the file"));
 }
 
 TEST_CASE("issue_13 ppsim checkpoint on a cost file without activation sizes is one line") {

@@ -41,23 +41,23 @@ TEST_CASE("sweep writes one row per point with parameters, metrics, bound and fa
   CHECK_FALSE(scratch.exists("out.csv.partial"));
   const Results results = parse_results(scratch.read("out.csv"), "out.csv");
   CHECK(results.header ==
-        "run,run_id,pipeline.schedule,pipeline.microbatches,cluster.K,schedule,p,m,v,remat_policy,feasible,makespan,"
+        "run,run_id,points,pipeline.schedule,pipeline.microbatches,cluster.K,schedule,p,m,v,remat_policy,feasible,makespan,"
         "max_span,ideal,bubble_ratio,span_bubble_ratio,peak_activations,peak_bytes,best_lower_bound,gap,"
         "recompute_time,device_bubble,error");
   REQUIRE(results.rows.size() == 16);
   for (std::size_t k = 0; k < results.rows.size(); ++k) CHECK(results.rows[k].run == k);
   // 1F1B p=4 m=8 F=B=W=1 c=0.05: fits K=8, and its bound (LB1 with latency) is 33.3; every
   // device is busy 24 of the 33.8, so the per-device bubble is 9.8.
-  CHECK(results.rows[3].line == fmt::format("3,{},1f1b,8,8,1f1b,4,8,1,none,true,33.8,33.8,24,0.28994082840236685,"
+  CHECK(results.rows[3].line == fmt::format("3,{},16,1f1b,8,8,1f1b,4,8,1,none,true,33.8,33.8,24,0.28994082840236685,"
                                             "0.28994082840236685,4,,33.3,0.01501501501501501,0,9.8,",
                                             results.rows[3].id));
   // Over the cap: measured, but infeasible with the reason and no bound.
-  CHECK(split_csv_line(results.rows[2].line)[10] == "false");
+  CHECK(split_csv_line(results.rows[2].line)[11] == "false");
   CHECK(split_csv_line(results.rows[2].line).back() == "device 0 exceeds the memory cap: 3 > 2");
-  CHECK(split_csv_line(results.rows[2].line)[18].empty());
+  CHECK(split_csv_line(results.rows[2].line)[19].empty());
   // Invalid point: no metrics, the generator's reason, and the sweep continued.
   CHECK(results.rows[8].line ==
-        fmt::format("8,{},dualpipev,2,2,dualpipev,4,2,,none,false,,,,,,,,,,,,\"schedule 'dualpipev' needs m >= 2p = 8 "
+        fmt::format("8,{},16,dualpipev,2,2,dualpipev,4,2,,none,false,,,,,,,,,,,,\"schedule 'dualpipev' needs m >= 2p = 8 "
                     "microbatches (the number of stages), got m = 2\"",
                     results.rows[8].id));
 }
@@ -165,7 +165,7 @@ TEST_CASE("resume redoes the rows whose inputs changed: the base scenario or a f
   const Results before = parse_results(first, "first"), after = parse_results(resumed, "resumed");
   REQUIRE(before.rows.size() == after.rows.size());
   for (std::size_t k = 0; k < after.rows.size(); ++k) CHECK(before.rows[k].id != after.rows[k].id);
-  CHECK(split_csv_line(after.rows[3].line)[11] != split_csv_line(before.rows[3].line)[11]); // makespan
+  CHECK(split_csv_line(after.rows[3].line)[12] != split_csv_line(before.rows[3].line)[12]); // makespan
 
   // A cost file the base names: editing its text changes the ids too.
   scratch.write("costs.csv", "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,1,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");

@@ -119,4 +119,50 @@ TEST_CASE("ppsim plot writes only the figure it is asked for: a PNG beside it ne
   CHECK(scratch.read("fig.png").rfind("\x89PNG", 0) == 0);
 }
 
+TEST_CASE("issue_17 ppsim plot: a device input, a bad option or column, an orphan and an output that is the input") {
+  const Scratch scratch("plots-hostile");
+  // Refused before the script runs (no matplotlib needed).
+  const auto device = scratch.ppsim("plot /dev/zero --kind gantt -o g.pdf");
+  CHECK(device.exit_code == 1);
+  CHECK(device.err == "ppsim: error: /dev/zero: is a device, not an input file\n");
+  scratch.write("r.csv", "run,run_id,schedule,p,m,v,remat_policy,feasible,cluster.K,bubble_ratio,span_bubble_ratio\n"
+                         "0,aa,1f1b,4,8,1,none,true,2,0.1,0.1\n1,bb,1f1b,4,8,1,none,true,4,0.05,0.05\n");
+  const auto same = scratch.ppsim("plot r.csv --kind bubble-vs-k -o r.csv");
+  CHECK(same.err == "ppsim: error: r.csv: field '-o': is the input file r.csv; write the output to another file\n");
+  if (!have_matplotlib()) {
+    MESSAGE("/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib): rest skipped");
+    return;
+  }
+  const auto metric = scratch.ppsim("plot r.csv --kind bubble-vs-k -o g.pdf --metric bogus");
+  CHECK(metric.exit_code == 1);
+  CHECK(metric.err == "ppsim: error: argument --metric: invalid choice: 'bogus' (choose from 'bubble_ratio', "
+                      "'span_bubble_ratio')\n");
+  const auto column = scratch.ppsim("plot r.csv --kind bubble-vs-k -o g.pdf --x bogus");
+  CHECK(column.exit_code == 1);
+  CHECK(column.err.starts_with("ppsim: error: r.csv: --x: no column 'bogus' in the file (its columns: run, run_id,"));
+  // The temporary figure of a killed plot (no such process) is removed by the next one.
+  scratch.write("g.tmp3999999.pdf", "half a figure");
+  REQUIRE(scratch.ppsim("plot r.csv --kind bubble-vs-k -o g.pdf").exit_code == 0);
+  CHECK_FALSE(scratch.exists("g.tmp3999999.pdf"));
+  check_figure(scratch, "g");
+}
+
+TEST_CASE("issue_17 ppsim plot names a script that failed without its own line by its last line") {
+  if (!have_matplotlib()) {
+    MESSAGE("/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib): case skipped");
+    return;
+  }
+  const Scratch scratch("plots-fallback");
+  std::filesystem::create_directories(scratch.file("plots"));
+  scratch.write("plots/gantt.py", "import sys\nprint('first', file=sys.stderr)\nprint('the reason', file=sys.stderr)\n"
+                                  "sys.exit(3)\n");
+  scratch.write("t.json", "{}");
+  const int status = std::system(fmt::format("cd '{}' && PPSIM_PLOTS_DIR=plots '{}' plot t.json --kind gantt -o g.pdf "
+                                             ">out.txt 2>err.txt",
+                                             scratch.file(""), PPSIM_BINARY)
+                                     .c_str());
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(scratch.read("err.txt") == "ppsim: error: the gantt.py script failed: the reason\n");
+}
+
 } // namespace ppsim

@@ -225,24 +225,38 @@ TEST_CASE("results rows: parameters, identity, metrics and the reason of a failu
 metrics = ["makespan", "bubble_ratio", "recompute_time"]
 )");
   CHECK(sweep_columns(sweep) ==
-        std::vector<std::string>{"run", "run_id", "pipeline.schedule", "cluster.K", "schedule", "p", "m", "v",
+        std::vector<std::string>{"run", "run_id", "points", "pipeline.schedule", "cluster.K", "schedule", "p", "m", "v",
                                  "remat_policy", "feasible", "makespan", "bubble_ratio", "recompute_time", "error"});
   const SweepPoint fits = sweep.point(1);  // gpipe, K = 8
   const PreparedRun run = prepare_run(fits.input);
   const Simulation simulation = simulate(run.scenario, run.schedule);
   const SimulationReport report{run.scenario, run.schedule, simulation, std::nullopt, {}};
   // gpipe p=2 m=4 F=B=W=1: makespan (m + p - 1) * (F + B + W) = 15, bubble 3/15.
-  CHECK(sweep_row(sweep, fits, &report, "") == fmt::format("1,{},gpipe,8,gpipe,2,4,1,none,true,15,0.2,0,", fits.id));
+  CHECK(sweep_row(sweep, fits, &report, "") == fmt::format("1,{},4,gpipe,8,gpipe,2,4,1,none,true,15,0.2,0,", fits.id));
 
   const SweepPoint over = sweep.point(0);  // gpipe, K = 1: over the cap
   const PreparedRun over_run = prepare_run(over.input);
   const Simulation over_simulation = simulate(over_run.scenario, over_run.schedule);
   const SimulationReport over_report{over_run.scenario, over_run.schedule, over_simulation, std::nullopt, {}};
   CHECK(sweep_row(sweep, over, &over_report, "") ==
-        fmt::format("0,{},gpipe,1,gpipe,2,4,1,none,false,15,0.2,0,device 0 exceeds the memory cap: 2 > 1", over.id));
+        fmt::format("0,{},4,gpipe,1,gpipe,2,4,1,none,false,15,0.2,0,device 0 exceeds the memory cap: 2 > 1", over.id));
 
   CHECK(sweep_row(sweep, sweep.point(2), nullptr, "m < 2p, \"quoted\"") ==
-        fmt::format("2,{},1f1b,1,1f1b,2,4,,none,false,,,,\"m < 2p, \"\"quoted\"\"\"", sweep.point(2).id));
+        fmt::format("2,{},4,1f1b,1,1f1b,2,4,,none,false,,,,\"m < 2p, \"\"quoted\"\"\"", sweep.point(2).id));
+}
+
+TEST_CASE("results rows carry the sweep's point count when the file has a points column") {
+  const Results results = parse_results("run,run_id,points,x\n0,aa,3,1\n2,bb,3,2\n", "out.csv");
+  REQUIRE(results.rows.size() == 2);
+  CHECK(results.rows[1].points == std::optional<std::size_t>(3));
+  CHECK_FALSE(parse_results("run,run_id,x\n0,aa,1\n", "out.csv").rows[0].points);
+  std::string error;
+  try {
+    (void)parse_results("run,run_id,points\n3,aa,3\n", "out.csv");
+  } catch (const Error &refused) {
+    error = refused.what();
+  }
+  CHECK(error == "out.csv:2: field 'points': expected the sweep's point count (more than run 3), got \"3\"");
 }
 
 TEST_CASE("csv fields round trip through quoting") {
