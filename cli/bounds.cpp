@@ -57,7 +57,7 @@ std::string bounds_text(const Scenario &scenario, const std::string &schedule,
   const TimeScale &scale = scenario.time_scale;
   std::string text =
       fmt::format("lower bounds on the makespan (p = {}, m = {}, K = {}):\n", scenario.devices,
-                  scenario.microbatches,
+                  scenario.total_microbatches(),
                   scenario.activations.cap ? fmt::format("{}", *scenario.activations.cap)
                                            : std::string("none"));
   for (const NamedBound &bound : report.lower_bounds) {

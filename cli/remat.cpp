@@ -37,7 +37,7 @@ std::string budget_line(const std::string &schedule, const Scenario &solved, Ilp
                       : solved.memory_model == MemoryModel::zb  ? "zb model"
                                                                 : "count model";
   return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing{}{})\n", schedule,
-                     solved.devices, solved.microbatches, solved.chunks,
+                     solved.devices, solved.total_microbatches(), solved.chunks,
                      format_budget(solved, *budget_track(solved).cap), model,
                      solved.remat_timing == RematTiming::early ? "early" : "lumped",
                      form == IlpForm::elf ? ", elf form" : "",

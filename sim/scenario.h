@@ -74,7 +74,7 @@ struct LinkModel {
 struct Scenario {
   std::string model_name;          ///< label from the scenario file, may be empty
   int devices = 1;                 ///< p
-  int microbatches = 1;            ///< m per pipe
+  int microbatches = 1;            ///< m per pipe (what the engine and generators index by)
   int chunks = 1;                  ///< v: stages per device and pipe
   int pipes = 1;                   ///< 2 only for DualPipe (spec model.md 3.1)
   std::vector<int> stage_device;   ///< pi(s) for every global stage
@@ -98,6 +98,8 @@ struct Scenario {
     return static_cast<int>(most);
   }
   [[nodiscard]] int stages_per_pipe() const { return stage_count() / pipes; }
+  /// m as the user wrote it: every pipe's microbatches (what every report prints).
+  [[nodiscard]] int total_microbatches() const { return microbatches * pipes; }
   /// True when `stage` is the first stage of its pipe (no forward predecessor).
   [[nodiscard]] bool is_pipe_entry(int stage) const { return stage % stages_per_pipe() == 0; }
   /// True when `stage` is the last stage of its pipe (where the loss turns F into B).

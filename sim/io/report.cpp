@@ -56,7 +56,7 @@ std::string report_text(const SimulationReport &report) {
   std::string out;
   if (!scenario.model_name.empty()) out += fmt::format("model {}\n", scenario.model_name);
   out += fmt::format("schedule {}  p={} m={} v={}\n", report.schedule.name, scenario.devices,
-                     scenario.microbatches * scenario.pipes, scenario.chunks);
+                     scenario.total_microbatches(), scenario.chunks);
   out += fmt::format("makespan {}  max span {}  ideal {}  bubble {:.2f}%  span bubble {:.2f}%\n",
                      scale.readable(metrics.makespan), scale.readable(metrics.max_span),
                      scale.readable(metrics.ideal), 100 * metrics.bubble_ratio,
@@ -123,7 +123,7 @@ std::string report_json(const SimulationReport &report) {
       "\"max_span\": {}, \"ideal\": {}, \"bubble_ratio\": {}, \"span_bubble_ratio\": {}, "
       "\"best_lower_bound\": {}, \"gap\": {}, \"exact_time\": {}, \"devices\": [{}], \"violations\": [{}], "
       "\"warnings\": [{}]}}\n",
-      json_string(report.schedule.name), scenario.devices, scenario.microbatches * scenario.pipes,
+      json_string(report.schedule.name), scenario.devices, scenario.total_microbatches(),
       scenario.chunks, metrics.feasible ? "true" : "false", time(metrics.makespan), time(metrics.max_span),
       time(metrics.ideal), json_number(metrics.bubble_ratio), json_number(metrics.span_bubble_ratio),
       report.best_lower_bound ? time(*report.best_lower_bound) : "null",
@@ -144,7 +144,7 @@ std::vector<std::string> report_csv_values(const SimulationReport &report) {
   const std::optional<double> relative_gap = gap(report);
   return {report.schedule.name,
           fmt::format("{}", scenario.devices),
-          fmt::format("{}", scenario.microbatches * scenario.pipes),
+          fmt::format("{}", scenario.total_microbatches()),
           fmt::format("{}", scenario.chunks),
           metrics.feasible ? "true" : "false",
           scale.format(metrics.makespan),

@@ -136,7 +136,7 @@ private:
     const std::string chunks =
         scenario_.chunks > 1 ? fmt::format(", v={}", scenario_.chunks) : std::string();
     return fmt::format("{}: p={}, m={}{}, makespan {} {}, bubble {:.1f}%", schedule_.name,
-                       scenario_.devices, scenario_.microbatches, chunks,
+                       scenario_.devices, scenario_.total_microbatches(), chunks,
                        scenario_.time_scale.readable(metrics.makespan), options_.time_unit,
                        100 * metrics.bubble_ratio);
   }

@@ -129,7 +129,7 @@ Schedule dualpipev(const Scenario &scenario, const GeneratorOptions & /*options*
 
 Schedule dualpipe(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   const int p = scenario.devices;
-  const int total = scenario.microbatches * scenario.pipes; // the builder splits m over 2 pipes
+  const int total = scenario.total_microbatches(); // the builder splits m over 2 pipes
   if (scenario.pipes != 2) {
     throw Error("schedule 'dualpipe' needs the two-pipe placement");
   }

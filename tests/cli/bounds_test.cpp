@@ -49,6 +49,12 @@ TEST_CASE("bounds text output") {
                       "closed form (allremat-1f1b): 12\n");
 }
 
+TEST_CASE("the bounds header shows m as the user wrote it, both pipes of DualPipe together") {
+  const Output output = run(ppsim::cli::run_bounds, {"-p", "4", "-m", "8", "--schedule", "dualpipe"});
+  CHECK(output.code == 0);
+  CHECK(output.out.starts_with("lower bounds on the makespan (p = 4, m = 8, K = none):\n"));
+}
+
 TEST_CASE("bounds for a split schedule list LB3 and --predict-memory compares peaks") {
   const Output output = run(ppsim::cli::run_bounds, {"-p", "4", "-m", "16", "--schedule", "zb-h1",
                                                      "--predict-memory", "--format", "json"});

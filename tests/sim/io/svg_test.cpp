@@ -144,6 +144,12 @@ TEST_CASE("svg: title, time axis and op geometry") {
         std::string::npos);
 }
 
+TEST_CASE("svg: the title shows m as the user wrote it, both pipes of DualPipe together") {
+  const auto run = run_schedule("dualpipe", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  REQUIRE(run.scenario.pipes == 2);
+  CHECK(svg_of(run).find("<title>dualpipe: p=4, m=8,") != std::string::npos);
+}
+
 TEST_CASE("svg: microbatch labels where boxes are wide enough, none when too narrow") {
   const auto run = run_schedule("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   const std::string wide = svg_of(run);
