@@ -47,6 +47,10 @@ void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummar
 /// zeros), bytes and FLOPs are absent. A layer without a pass that others have gets a warning.
 CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::string &source);
 
+/// The file's metadata warnings as lines for stderr, "<prefix>: warning: <warning>\n" each: the
+/// injection library prints them, since a CSV file has no metadata to carry them.
+std::string warning_lines(const CostFile &file, std::string_view prefix);
+
 /// The rank a launcher gave this process: RANK (torchrun), OMPI_COMM_WORLD_RANK, PMI_RANK or
 /// SLURM_PROCID, the first set; none outside a launcher. `environment` is getenv or a test's.
 std::optional<int> launcher_rank(const std::function<const char *(const char *)> &environment);
