@@ -330,7 +330,7 @@ TEST_CASE("profile import and merge: metadata says what the run was, absent stay
   const std::string trace = PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_one_block.json";
   const Run imported = profile({"import", trace, "--warmup", "1", "--format", "json"});
   REQUIRE(imported.code == 0);
-  const CostFile parsed = parse_cost_json(imported.out, "imported.json");
+  const CostFile parsed = parse_cost_json(imported.out, "imported.json", LayerIds::ascending);
   CHECK(parsed.metadata.warmup == 1);
   CHECK_FALSE(parsed.metadata.dropout);
   CHECK(parsed.metadata.timer == "kineto_import");
