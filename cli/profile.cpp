@@ -212,10 +212,12 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
     if (import.phases.empty())
       throw Error(path, 0, "", "no GPU work inside any phase range (record with ProfilerActivity.CUDA)");
     file = profiler::kineto_cost_file(import, warmup);
-    err << fmt::format("ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W), {} NCCL ({} ms, "
+    err << fmt::format("ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W{}), {} NCCL ({} ms, "
                        "not layer time), {} outside every range\n",
                        import.kernels, import.kernels - import.communication - import.unattributed,
-                       import.split_ranges, import.communication,
+                       import.split_ranges,
+                       import.ambiguous_ranges > 0 ? fmt::format(", {} left whole", import.ambiguous_ranges) : "",
+                       import.communication,
                        format_readable(static_cast<double>(import.communication_ns) / 1e6), import.unattributed);
     // One line for every send/recv kernel pooled (what the scenario's single link model takes),
     // then one per link when the trace has several.

@@ -343,6 +343,7 @@ TEST_CASE("profile import and merge: metadata says what the run was, absent stay
   const std::string no_strides = write("no_strides.json", square);
   const Run ambiguous = profile({"import", no_strides});
   CHECK(ambiguous.code == 0);
+  CHECK(ambiguous.err.find("(0 BW ranges split into B and W, 1 left whole)") != std::string::npos);
   CHECK(ambiguous.err.find("ppsim: warning: layer 0: a backward aten::mm [4096, 4096] x [4096, 4096] fits both") !=
         std::string::npos);
   CHECK(ambiguous.out.find("bwd_input_ms") == std::string::npos);
