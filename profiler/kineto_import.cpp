@@ -45,7 +45,7 @@ void nest(std::vector<CpuSpan> &spans) {
 struct Operator {
   std::string name;
   std::vector<std::vector<std::int64_t>> input_dims;
-  std::vector<std::vector<std::int64_t>> input_strides; ///< "Input Strides" (PyTorch 2.1 on), when recorded
+  std::vector<std::vector<std::int64_t>> input_strides; ///< "Input Strides", when recorded (recent PyTorch)
   std::string collective;  ///< record_param_comms: "Collective name"
   std::uint64_t bytes = 0; ///< record_param_comms: "In msg nelems" x the dtype's size
   int peer = -1;           ///< record_param_comms of a send or recv: the peer's global rank
