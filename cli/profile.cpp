@@ -19,6 +19,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <cmath>
+#include <optional>
 #include <ostream>
 
 namespace ppsim::cli {
@@ -207,15 +208,18 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
     file = profiler::injected_cost_file(import.per_instance ? profiler::summarize_passes(import.instances, warmup)
                                                             : profiler::nsys_pass_summaries(import),
                                         "nsys_import");
+    file.metadata.warnings.insert(file.metadata.warnings.end(), import.warnings.begin(), import.warnings.end());
   } else {
     const profiler::KinetoImport import = profiler::parse_kineto_trace(text, path);
     if (import.phases.empty())
       throw Error(path, 0, "", "no GPU work inside any phase range (record with ProfilerActivity.CUDA)");
     file = profiler::kineto_cost_file(import, warmup);
-    err << fmt::format("ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W), {} NCCL ({} ms, "
+    err << fmt::format("ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W{}), {} NCCL ({} ms, "
                        "not layer time), {} outside every range\n",
                        import.kernels, import.kernels - import.communication - import.unattributed,
-                       import.split_ranges, import.communication,
+                       import.split_ranges,
+                       import.ambiguous_ranges > 0 ? fmt::format(", {} left whole", import.ambiguous_ranges) : "",
+                       import.communication,
                        format_readable(static_cast<double>(import.communication_ns) / 1e6), import.unattributed);
     // One line for every send/recv kernel pooled (what the scenario's single link model takes),
     // then one per link when the trace has several.
@@ -242,6 +246,8 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   if (file.rows.empty())
     throw Error(path, 0, "", fmt::format("every range is a warm-up iteration (--warmup {})", warmup));
   file.metadata.timer = file.rows.front().source;
+  file.metadata.warmup = warmup;
+  file.metadata.dropout = false; // a trace does not say; the measured bytes are what the model kept
   for (const std::string &warning : file.metadata.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
   return write_output(values, file, json, out, "imported");
 }
@@ -264,9 +270,26 @@ int run_merge_ranks(const Args &args, std::ostream &out) {
   const bool json = json_format(values);
   check_outputs(given_outputs(values, {"output"}), values["files"].as<std::vector<std::string>>());
   std::vector<CostFile> files;
-  for (const std::string &path : values["files"].as<std::vector<std::string>>())
-    files.push_back(read_cost_file(path, LayerIds::ascending));
-  return write_output(values, merge_cost_files(files), json, out, "merged");
+  std::optional<std::size_t> first_json;
+  for (const std::string &path : values["files"].as<std::vector<std::string>>()) {
+    // A rank's file keeps what it did not measure absent (an F + BW script has no B or W column).
+    files.push_back(read_cost_file(path, LayerIds::ascending, Required::absent_allowed));
+    if (!first_json && path.ends_with(".json")) first_json = files.size() - 1;
+  }
+  CostFile merged = merge_cost_files(files);
+  // A CSV file has no metadata: take the first JSON file's, else claim only what the rows say.
+  const CostMetadata sums = merged.metadata;
+  merged.metadata = first_json ? files[*first_json].metadata : CostMetadata{};
+  merged.metadata.warnings = sums.warnings;
+  merged.metadata.dropped_records = sums.dropped_records;
+  merged.metadata.unattributed_kernel_ms = sums.unattributed_kernel_ms;
+  if (!first_json) {
+    merged.metadata.timer = merged.rows.front().source;
+    for (const CostRow &row : merged.rows)
+      if (row.source != merged.metadata.timer) merged.metadata.timer = "mixed";
+    merged.metadata.dropout = false;
+  }
+  return write_output(values, merged, json, out, "merged");
 }
 
 } // namespace
@@ -296,6 +319,13 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
       throw Error("", 0, "dtype", "the GPU workload runs bf16; --dtype fp16 is for --analytic");
     if (values["microbatches"].as<int>() != 1)
       throw Error("", 0, "microbatches", "the GPU workload times one microbatch per phase; use --reps for more samples");
+    // Options only the analytic model reads: measuring would silently ignore them.
+    if (values["vocab"].as<std::int64_t>() != 0)
+      throw Error("", 0, "vocab", "the GPU workload measures transformer blocks only; --vocab is for --analytic");
+    for (const char *option : {"device", "peak-tflops", "efficiency"})
+      if (values.count(option) && !values[option].defaulted())
+        throw Error("", 0, option, "measured times need no throughput model; --" + std::string(option) +
+                                       " is for --analytic");
     // Probe the driver before any CUPTI call: CUPTI itself reports "unknown error" (999) when
     // there is no driver (spec 2.1).
     const auto driver = profiler::system_driver(values["driver-library"].as<std::string>());

@@ -75,6 +75,18 @@ const std::vector<Column> &columns() {
 
 constexpr std::string_view kRequired[] = {"schema_version", "layer_id", "fwd_ms", "bwd_input_ms",
                                           "bwd_weight_ms"};
+// What a rank's file read for merge must have (Required::absent_allowed).
+constexpr std::string_view kIdentity[] = {"schema_version", "layer_id"};
+
+bool is_required(std::string_view name, Required required) {
+  if (required == Required::absent_allowed)
+    return std::find(std::begin(kIdentity), std::end(kIdentity), name) != std::end(kIdentity);
+  return std::find(std::begin(kRequired), std::end(kRequired), name) != std::end(kRequired);
+}
+
+bool contains(const std::vector<std::string> &names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
 constexpr std::string_view kSources[] = {"cupti", "cuda_events", "analytic", "synthetic",
                                          "nsys_import", "kineto_import"};
 
@@ -360,7 +372,7 @@ std::string format_rational(Rational value) {
   return negative ? "-" + text : text;
 }
 
-CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids) {
+CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids, Required required) {
   CostFile file;
   file.source_name = source;
   io::LineReader reader(source, text.data(), text.data() + text.size());
@@ -393,10 +405,9 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerI
         header.push_back(column);
         present.emplace_back(name);
       }
-      for (const std::string_view required : kRequired) {
-        if (std::find(present.begin(), present.end(), required) == present.end()) {
-          throw Error(source, line_number, "", fmt::format("missing column '{}'", required));
-        }
+      for (const std::string_view name : kRequired) {
+        if (is_required(name, required) && !contains(present, name))
+          throw Error(source, line_number, "", fmt::format("missing column '{}'", name));
       }
       note_columns(file, present);
       continue;
@@ -406,11 +417,25 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerI
                   fmt::format("expected {} fields, got {}", header.size(), fields.size()));
     }
     CostRow row;
+    std::vector<std::string> row_present;
     for (std::size_t i = 0; i < fields.size(); ++i) {
-      assign(row, *header[i], fields[i],
-             Location{source, line_number, std::string(header[i]->name)});
+      const std::string_view name = header[i]->name;
+      // An empty cell is an absent value (docs/profiler.md, "Cost file"); the identity never is.
+      if (fields[i].empty() && std::find(std::begin(kIdentity), std::end(kIdentity), name) == std::end(kIdentity)) {
+        row.absent_columns.emplace_back(name);
+        continue;
+      }
+      assign(row, *header[i], fields[i], Location{source, line_number, std::string(name)});
+      row_present.emplace_back(name);
     }
-    complete_row(row, present);
+    for (const std::string &name : row.absent_columns) {
+      if (is_required(name, required)) {
+        throw Error(source, line_number, name,
+                    fmt::format("layer {} has no value (an empty cell: not measured); a simulation needs one",
+                                row.layer_id));
+      }
+    }
+    complete_row(row, row_present);
     check_layer_id(row, file.rows, ids, Location{source, line_number, "layer_id"});
     file.rows.push_back(std::move(row));
   }
@@ -418,7 +443,7 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerI
   return file;
 }
 
-CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids) {
+CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids, Required required) {
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(text.begin(), text.end());
@@ -461,6 +486,7 @@ CostFile parse_cost_json(std::string_view text, const std::string &source, Layer
   if (layers == document.end() || !layers->is_array()) {
     throw Error(source, 0, "layers", "expected an array of layer objects");
   }
+  std::vector<std::vector<std::string>> row_columns;
   for (std::size_t index = 0; index < layers->size(); ++index) {
     const nlohmann::json &layer = (*layers)[index];
     const std::string path = fmt::format("layers[{}]", index);
@@ -473,28 +499,34 @@ CostFile parse_cost_json(std::string_view text, const std::string &source, Layer
       const Column *column = find_column(key);
       if (column == nullptr)
         unknown_column(key, Location{source, 0, path});
+      if (value.is_null() && key != "layer_id")
+        continue; // absent, as an empty CSV cell
       assign(row, *column, json_value_text(value, where), where);
       present.push_back(key);
     }
     present.emplace_back("schema_version");
-    for (const std::string_view required : kRequired) {
-      if (std::find(present.begin(), present.end(), required) == present.end()) {
-        throw Error(source, 0, path, fmt::format("missing field '{}'", required));
-      }
+    for (const std::string_view name : kRequired) {
+      if (is_required(name, required) && !contains(present, name))
+        throw Error(source, 0, path, fmt::format("missing field '{}'", name));
     }
     complete_row(row, present);
     check_layer_id(row, file.rows, ids, Location{source, 0, path + ".layer_id"});
     note_columns(file, present);
+    row_columns.push_back(std::move(present));
     file.rows.push_back(std::move(row));
   }
+  // A column some layer has and another lacks is absent in the other (written back so).
+  for (std::size_t index = 0; index < file.rows.size(); ++index)
+    for (const std::string &name : file.only_columns)
+      if (!contains(row_columns[index], name)) file.rows[index].absent_columns.push_back(name);
   check_rows(file);
   return file;
 }
 
-CostFile read_cost_file(const std::string &path, LayerIds ids) {
+CostFile read_cost_file(const std::string &path, LayerIds ids, Required required) {
   const std::string content = read_text_file(path, "cost file");
   const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
-  return json ? parse_cost_json(content, path, ids) : parse_cost_csv(content, path, ids);
+  return json ? parse_cost_json(content, path, ids, required) : parse_cost_csv(content, path, ids, required);
 }
 
 CostFile merge_cost_files(const std::vector<CostFile> &files) {
@@ -506,6 +538,7 @@ CostFile merge_cost_files(const std::vector<CostFile> &files) {
   merged.metadata.unattributed_kernel_ms = 0;
   std::map<int, const CostFile *> owner;
   bool every_column = false;
+  std::vector<const CostFile *> row_file;
   for (const CostFile &file : files) {
     for (const CostRow &row : file.rows) {
       const auto [at, added] = owner.emplace(row.layer_id, &file);
@@ -514,6 +547,7 @@ CostFile merge_cost_files(const std::vector<CostFile> &files) {
                     fmt::format("layer {} is also in {}", row.layer_id, at->second->source_name));
       }
       merged.rows.push_back(row);
+      row_file.push_back(&file);
     }
     every_column = every_column || file.only_columns.empty();
     note_columns(merged, file.only_columns);
@@ -523,6 +557,19 @@ CostFile merge_cost_files(const std::vector<CostFile> &files) {
     merged.metadata.unattributed_kernel_ms += file.metadata.unattributed_kernel_ms;
   }
   if (every_column) merged.only_columns.clear();
+  // A row whose file lacks a column the merged file has: absent there, not a default.
+  for (std::size_t index = 0; index < merged.rows.size(); ++index) {
+    const CostFile &file = *row_file[index];
+    if (file.only_columns.empty()) continue;
+    CostRow &row = merged.rows[index];
+    for (const Column &column : columns()) {
+      if (merged.only_columns.empty() || contains(merged.only_columns, column.name)) {
+        if (!contains(file.only_columns, column.name) && !contains(row.absent_columns, column.name) &&
+            column.name != "schema_version")
+          row.absent_columns.emplace_back(column.name);
+      }
+    }
+  }
   std::sort(merged.rows.begin(), merged.rows.end(),
             [](const CostRow &a, const CostRow &b) { return a.layer_id < b.layer_id; });
   for (std::size_t index = 0; index < merged.rows.size(); ++index) {
@@ -562,6 +609,8 @@ std::string write_cost_csv(const CostFile &file) {
       if (!first)
         text += ',';
       first = false;
+      if (contains(row.absent_columns, column.name))
+        continue; // an empty cell
       std::visit(
           [&](auto member) {
             using M = decltype(member);
@@ -617,6 +666,8 @@ std::string write_cost_json(const CostFile &file) {
     nlohmann::ordered_json layer = nlohmann::ordered_json::object();
     for (const Column &column : written) {
       const std::string key(column.name);
+      if (contains(row.absent_columns, column.name))
+        continue;
       std::visit(
           [&](auto member) {
             using M = decltype(member);

@@ -49,6 +49,10 @@ struct CostRow {
   double recompute_peak_temp_bytes = 0;
   int n_samples = 0;                ///< repetitions behind the medians (0 when modelled)
   std::string source = "synthetic"; ///< cupti, cuda_events, analytic, synthetic, nsys_import
+  /// Columns this row does not have although the file does (a layer whose pass was not
+  /// measured): written as empty CSV cells and left out of the JSON object, read back as absent
+  /// (the column's default, or an error for a required column). The fields keep their defaults.
+  std::vector<std::string> absent_columns;
 
   friend bool operator==(const CostRow &, const CostRow &) = default;
 };
@@ -86,18 +90,30 @@ struct CostFile {
 /// (one rank's layers, before `ppsim profile merge`).
 enum class LayerIds { from_zero, ascending };
 
+/// Whether the required columns must have a value in every row (a model the simulator runs), or
+/// may be absent, kept absent (a rank's file read by `ppsim profile merge`).
+enum class Required { values, absent_allowed };
+
 /// Parses CSV text. Required columns: schema_version, layer_id, fwd_ms, bwd_input_ms,
-/// bwd_weight_ms; absent columns take the defaults documented in docs/profiler.md. The file's
-/// columns are kept in only_columns, so writing it back leaves the absent ones absent.
-CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids = LayerIds::from_zero);
-/// Parses JSON text ({"schema_version": 1, "metadata": {...}, "layers": [...]}).
-CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids = LayerIds::from_zero);
+/// bwd_weight_ms; absent columns take the defaults documented in docs/profiler.md, and so does
+/// an empty cell (an absent value, CostRow::absent_columns), except in a required column, where it
+/// is an error naming the line and column. The file's columns are kept in only_columns, so
+/// writing it back leaves the absent ones absent. With Required::absent_allowed any of fwd_ms,
+/// bwd_input_ms, bwd_weight_ms may be missing or empty (kept absent); layer_id never.
+CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids = LayerIds::from_zero,
+                        Required required = Required::values);
+/// Parses JSON text ({"schema_version": 1, "metadata": {...}, "layers": [...]}); a key that is
+/// missing or null is absent, as an empty CSV cell.
+CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids = LayerIds::from_zero,
+                         Required required = Required::values);
 /// Reads a file, choosing the parser by extension (.json, else CSV).
-CostFile read_cost_file(const std::string &path, LayerIds ids = LayerIds::from_zero);
+CostFile read_cost_file(const std::string &path, LayerIds ids = LayerIds::from_zero,
+                        Required required = Required::values);
 
 /// Joins per-rank files (each holding the layers its rank ran) into one model: rows by layer id,
-/// every id from 0 exactly once, the columns any file has, the first file's metadata with every
-/// file's warnings, dropped records and unattributed time. Throws Error naming the file of a
+/// every id from 0 exactly once, the columns any file has (a row whose file lacks one of them
+/// has it absent, an empty cell), the first file's metadata with every file's warnings, dropped
+/// records and unattributed time. Throws Error naming the file of a
 /// duplicate layer, or the first layer no file holds.
 CostFile merge_cost_files(const std::vector<CostFile> &files);
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <new>
 #include <thread>
+#include <utility>
 
 namespace ppsim::profiler {
 namespace {
@@ -27,11 +28,16 @@ struct RunningCallback {
 
 constexpr std::align_val_t kBufferAlignment{8}; // CUPTI requires 8-byte aligned buffers
 
+std::atomic<std::size_t> live_buffer_count{0};
+
 } // namespace
 
 void ActivityCollector::AlignedDelete::operator()(std::uint8_t *buffer) const {
   ::operator delete[](buffer, kBufferAlignment);
+  --live_buffer_count;
 }
+
+std::size_t ActivityCollector::live_buffers() { return live_buffer_count.load(); }
 
 ActivityCollector::ActivityCollector(const CuptiApi &api, CollectorOptions options)
     : api_(api), options_(options) {}
@@ -93,14 +99,32 @@ void ActivityCollector::start() {
 
 void ActivityCollector::flush() {
   check_cupti(api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  rethrow_callback_error();
 }
 
 void ActivityCollector::stop() {
   for (const CUpti_ActivityKind kind : enabled_)
     api_.activity_disable(kind);
   enabled_.clear();
-  flush();
+  const CUptiResult flushed = api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  // Detached whatever the flush said: a later callback finds no collector and is ignored.
   detach();
+  check_cupti(flushed, "cuptiActivityFlushAll");
+  rethrow_callback_error();
+}
+
+void ActivityCollector::note_callback_error(std::exception_ptr error) {
+  const std::lock_guard lock(mutex_);
+  if (!callback_error_) callback_error_ = std::move(error);
+}
+
+void ActivityCollector::rethrow_callback_error() {
+  std::exception_ptr error;
+  {
+    const std::lock_guard lock(mutex_);
+    error = std::exchange(callback_error_, nullptr);
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 void ActivityCollector::detach() {
@@ -133,6 +157,7 @@ std::uint8_t *ActivityCollector::acquire_buffer() {
     // allocate anyway and count it.
     buffer.reset(
         static_cast<std::uint8_t *>(::operator new[](options_.buffer_bytes, kBufferAlignment)));
+    ++live_buffer_count;
     if (++allocated_ > options_.pool_buffers)
       ++overflow_;
   }
@@ -144,14 +169,20 @@ std::uint8_t *ActivityCollector::acquire_buffer() {
 void ActivityCollector::complete_buffer(CUcontext context, std::uint32_t stream_id,
                                         std::uint8_t *buffer, std::size_t valid_size) {
   const std::lock_guard lock(mutex_);
-  if (buffer != nullptr && valid_size > 0) {
-    decode_buffer(buffer, valid_size, api_.activity_get_next_record, decoded_);
+  try {
+    if (buffer != nullptr && valid_size > 0) {
+      decode_buffer(buffer, valid_size, api_.activity_get_next_record, decoded_);
+    }
+    std::size_t dropped = 0;
+    if (api_.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS) {
+      decoded_.dropped_records += dropped;
+    }
+    if (options_.on_decoded) options_.on_decoded(decoded_);
+  } catch (...) {
+    // On CUPTI's thread an exception would terminate the program: kept for flush() or stop(),
+    // and the buffer is returned all the same.
+    if (!callback_error_) callback_error_ = std::current_exception();
   }
-  std::size_t dropped = 0;
-  if (api_.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS) {
-    decoded_.dropped_records += dropped;
-  }
-  if (options_.on_decoded) options_.on_decoded(decoded_);
   const auto lent =
       std::find_if(lent_buffers_.begin(), lent_buffers_.end(),
                    [&](const Buffer &candidate) { return candidate.get() == buffer; });
@@ -171,8 +202,14 @@ void CUPTIAPI ActivityCollector::on_request(std::uint8_t **buffer, std::size_t *
     *max_records = 0;
     return;
   }
-  *buffer = self->acquire_buffer();
-  *size = self->options_.buffer_bytes;
+  try {
+    *buffer = self->acquire_buffer();
+    *size = self->options_.buffer_bytes;
+  } catch (...) { // out of memory: CUPTI drops the records; the caller hears at flush()
+    self->note_callback_error(std::current_exception());
+    *buffer = nullptr;
+    *size = 0;
+  }
   *max_records = 0; // as many as fit
 }
 
@@ -182,7 +219,11 @@ void CUPTIAPI ActivityCollector::on_complete(CUcontext context, std::uint32_t st
   const RunningCallback running;
   ActivityCollector *self = active_collector.load();
   if (self == nullptr) return; // completed after its collector ended: the buffer was left to CUPTI
-  self->complete_buffer(context, stream_id, buffer, valid_size);
+  try {
+    self->complete_buffer(context, stream_id, buffer, valid_size);
+  } catch (...) { // a buffer that was never lent (an internal error): never across CUPTI's frames
+    self->note_callback_error(std::current_exception());
+  }
 }
 
 } // namespace ppsim::profiler

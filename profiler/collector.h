@@ -7,6 +7,7 @@
 #include "profiler/cupti_api.h"
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -21,7 +22,9 @@ struct CollectorOptions {
   bool memory_records = false;         ///< MEMORY2 and MEMORY_POOL (allocations in phases)
   /// Called (on CUPTI's thread, under the collector's lock) after each buffer is decoded, with
   /// everything decoded and not yet taken; it may consume and clear it, so that a long run keeps
-  /// bounded memory (the injection library folds it into an IncrementalAttribution).
+  /// bounded memory (the injection library folds it into an IncrementalAttribution). An
+  /// exception from it (or from decoding) never crosses CUPTI's C frames: the buffer is still
+  /// returned, and the first such exception is rethrown by the next flush() or stop().
   std::function<void(DecodedActivity &)> on_decoded;
 };
 
@@ -37,9 +40,11 @@ public:
 
   /// Registers the buffer callbacks and enables the kinds; throws Error with CUPTI's sentence.
   void start();
-  /// Forces CUPTI to complete every buffer (call after cudaDeviceSynchronize()).
+  /// Forces CUPTI to complete every buffer (call after cudaDeviceSynchronize()); throws Error
+  /// with CUPTI's sentence, or what a buffer callback threw.
   void flush();
-  /// Disables the kinds and flushes; the collector can be started again.
+  /// Disables the kinds, flushes and detaches from CUPTI's callbacks, even when the flush fails
+  /// (then it throws afterwards, as flush() does); the collector can be started again.
   void stop();
   /// Moves out what was decoded so far.
   DecodedActivity take();
@@ -48,6 +53,9 @@ public:
   [[nodiscard]] std::vector<CUpti_ActivityKind> kinds() const;
   /// Buffers allocated beyond the pool bound (a hint to raise it or flush more often).
   [[nodiscard]] std::size_t overflow_buffers() const;
+  /// Activity buffers allocated and not freed in this process, by every collector, those left to
+  /// CUPTI included (for tests: a buffer a collector got back is freed with it).
+  [[nodiscard]] static std::size_t live_buffers();
 
 private:
   static void CUPTIAPI on_request(std::uint8_t **buffer, std::size_t *size,
@@ -59,6 +67,9 @@ private:
   std::uint8_t *acquire_buffer();
   void complete_buffer(CUcontext context, std::uint32_t stream_id, std::uint8_t *buffer,
                        std::size_t valid_size);
+  /// Keeps the first exception of a callback for the caller's thread; rethrows it there.
+  void note_callback_error(std::exception_ptr error);
+  void rethrow_callback_error();
 
   struct AlignedDelete {
     void operator()(std::uint8_t *buffer) const;
@@ -74,6 +85,7 @@ private:
   std::size_t overflow_ = 0;
   std::vector<CUpti_ActivityKind> enabled_;
   DecodedActivity decoded_;
+  std::exception_ptr callback_error_;
 };
 
 } // namespace ppsim::profiler

@@ -5,7 +5,21 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace ppsim::profiler {
+
+std::string stash_warning(std::uint64_t measured_bytes, std::uint64_t analytic_bytes) {
+  const double measured = static_cast<double>(measured_bytes), analytic = static_cast<double>(analytic_bytes);
+  if (std::abs(measured - analytic) <= kStashTolerance * analytic) return "";
+  return fmt::format("{} by more than {}%: {} bytes measured, {} bytes analytic (no dropout)", kStashDiffers,
+                     kStashTolerance * 100, measured_bytes, analytic_bytes);
+}
+
+std::string allocations_warning(std::size_t count) {
+  if (count == 0) return "";
+  return fmt::format("{} {} (the arena should make none)", count, kAllocationsInPhases);
+}
 
 void check_measurable(const BlockShape &shape) {
   if (shape.kind != BlockKind::gpt)

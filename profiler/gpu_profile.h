@@ -6,7 +6,10 @@
 #include "profiler/run_plan.h"
 #include "costs/cost_file.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace ppsim::profiler {
 
@@ -27,6 +30,20 @@ using GpuProfileEntry = int (*)(const GpuProfileRequest &request, std::string &c
                                 std::string &error);
 /// Its exported name.
 inline constexpr const char *kGpuProfileSymbol = "ppsim_run_gpu_profile";
+
+/// The fixed parts of the workload's warnings that scripts/gpu-check greps for (its checks "the
+/// arena's stash equals the analytic one" and "no allocation in timed phases"); a test checks
+/// that the script greps these very strings.
+inline constexpr std::string_view kStashDiffers = "measured stash differs from the analytic";
+inline constexpr std::string_view kAllocationsInPhases = "device allocations inside timed phases";
+/// How far the measured stash may be from the analytic one, relative (docs/profiler.md).
+inline constexpr double kStashTolerance = 0.01;
+
+/// The warning when the measured stash differs from the analytic one by more than
+/// kStashTolerance, both values in it; "" when they agree.
+std::string stash_warning(std::uint64_t measured_bytes, std::uint64_t analytic_bytes);
+/// The warning for `count` > 0 device allocations inside timed phases; "" for none.
+std::string allocations_warning(std::size_t count);
 
 /// Throws Error naming the field unless the GPU workload can measure `shape` (the gpt block with
 /// --tp 1); called before any GPU work, on the CLI side too.

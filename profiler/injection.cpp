@@ -144,6 +144,8 @@ void write_costs() {
     }
     std::filesystem::rename(temporary, path);
     std::fprintf(stderr, "ppsim inject: wrote %zu layers to %s\n", file.rows.size(), path.c_str());
+    // A CSV file has no metadata: its warnings (a layer without a pass, dropped records) go here.
+    std::fputs(warning_lines(file, "ppsim inject").c_str(), stderr);
   } catch (const std::exception &error) {
     std::fprintf(stderr, "ppsim inject: %s\n", error.what());
   }

@@ -45,6 +45,7 @@ void nest(std::vector<CpuSpan> &spans) {
 struct Operator {
   std::string name;
   std::vector<std::vector<std::int64_t>> input_dims;
+  std::vector<std::vector<std::int64_t>> input_strides; ///< "Input Strides", when recorded (recent PyTorch)
   std::string collective;  ///< record_param_comms: "Collective name"
   std::uint64_t bytes = 0; ///< record_param_comms: "In msg nelems" x the dtype's size
   int peer = -1;           ///< record_param_comms of a send or recv: the peer's global rank
@@ -143,6 +144,7 @@ public:
     const std::set<Weight> no_weights;
     const std::map<std::uint16_t, std::set<Weight>> weights = forward_weights();
     KinetoImport result;
+    std::map<PhaseId, std::string> ambiguous; // BW ranges with a GEMM the shapes cannot classify
     // (phase, part) -> intervals; part 0 = the range's own pass, 1 = B, 2 = W of a BW range.
     std::map<std::pair<PhaseId, int>, std::vector<const GpuActivity *>> members;
     for (const GpuActivity &activity : gpu_) {
@@ -178,14 +180,28 @@ public:
       members[{id, 0}].push_back(&activity);
       if (id.pass != Pass::backward_total) continue;
       const auto found = weights.find(id.layer);
-      const bool weight_gradient =
-          is_weight_gradient(launch->second, found == weights.end() ? no_weights : found->second);
-      members[{id, weight_gradient ? 2 : 1}].push_back(&activity);
+      const Role role = gemm_role(launch->second, found == weights.end() ? no_weights : found->second);
+      if (role == Role::ambiguous) {
+        ambiguous.emplace(id, ambiguous_gemm_);
+        continue;
+      }
+      members[{id, role == Role::weight_gradient ? 2 : 1}].push_back(&activity);
     }
     std::set<PhaseId> split;
     for (const auto &[key, list] : members)
-      if (key.second == 2) split.insert(key.first);
+      if (key.second == 2 && !ambiguous.count(key.first)) split.insert(key.first);
     result.split_ranges = split.size();
+    result.ambiguous_ranges = ambiguous.size();
+    // One warning per layer (every repetition of a layer runs the same shapes).
+    std::set<std::uint16_t> warned;
+    for (const auto &[id, gemm] : ambiguous) {
+      if (!warned.insert(id.layer).second) continue;
+      result.warnings.push_back(fmt::format(
+          "layer {}: a backward aten::mm {} fits both an input gradient and a weight gradient of the same "
+          "shapes (tokens equal a weight dimension) and its \"Input Strides\" do not tell them apart; its BW "
+          "ranges are not split into B and W (docs/profiler.md, \"B and W from a whole backward\")",
+          id.layer, gemm));
+    }
     for (const auto &[key, list] : members) {
       const auto &[id, part] = key;
       if (part != 0 && !split.count(id)) continue;
@@ -244,15 +260,18 @@ private:
     } else if (category == "cpu_op") {
       Operator op;
       op.name = name;
-      if (args.contains("Input Dims") && args["Input Dims"].is_array()) {
-        for (const Json &dims : args["Input Dims"]) {
+      const auto read_lists = [&args](const char *field, std::vector<std::vector<std::int64_t>> &lists) {
+        if (!args.contains(field) || !args[field].is_array()) return;
+        for (const Json &dims : args[field]) {
           std::vector<std::int64_t> shape;
           if (dims.is_array())
             for (const Json &d : dims)
               if (d.is_number_integer()) shape.push_back(d.get<std::int64_t>());
-          op.input_dims.push_back(std::move(shape));
+          lists.push_back(std::move(shape));
         }
-      }
+      };
+      read_lists("Input Dims", op.input_dims);
+      read_lists("Input Strides", op.input_strides);
       if (name == "record_param_comms") {
         if (args.contains("Collective name") && args["Collective name"].is_string())
           op.collective = args["Collective name"].get<std::string>();
@@ -343,20 +362,48 @@ private:
     return weights;
   }
 
-  // A backward matrix multiply [a, k] x [k, b] launched at the given place computes a weight's
-  // gradient when [a, b] is a forward weight's shape (either way round) and k its token count.
-  bool is_weight_gradient(const std::pair<std::string, std::uint64_t> &launch, const std::set<Weight> &weights) const {
-    if (weights.empty()) return false;
+  enum class Role { input_gradient, weight_gradient, ambiguous };
+
+  // The role of a backward matrix multiply [a, k] x [k, b] launched at the given place, from the
+  // weights (out, in) and token counts T of the layer's forward `aten::linear` calls. PyTorch's
+  // linear backward computes the weight gradient as dY^T x X, [out, T] x [T, in] (or X^T x dY,
+  // [in, T] x [T, out]): contracted over the tokens, output the weight's shape. The input
+  // gradient is dY x W, [T, out] x [out, in], contracted over the weight's rows (or, for a
+  // column-major input, W^T x dY^T, [in, out] x [out, T]). When tokens equal a weight dimension
+  // (b = 1, s = h) one multiply can fit both: then the operands' "Input Strides" decide (a weight
+  // gradient's first operand is a transposed view, column-major, and its second row-major; both
+  // operands of an input gradient are row-major), and without them the role is ambiguous.
+  // Anything that fits no weight gradient is B.
+  Role gemm_role(const std::pair<std::string, std::uint64_t> &launch, const std::set<Weight> &weights) {
+    if (weights.empty()) return Role::input_gradient;
     const std::optional<std::size_t> op = innermost(operator_spans_, launch.first, launch.second);
-    if (!op) return false;
+    if (!op) return Role::input_gradient;
     const Operator &mm = operators_[*op];
     if (mm.name != "aten::mm" || mm.input_dims.size() != 2 || mm.input_dims[0].size() != 2 ||
         mm.input_dims[1].size() != 2 || mm.input_dims[0][1] != mm.input_dims[1][0])
-      return false;
+      return Role::input_gradient;
     const std::int64_t a = mm.input_dims[0][0], k = mm.input_dims[0][1], b = mm.input_dims[1][1];
-    return std::any_of(weights.begin(), weights.end(), [&](const Weight &w) {
+    const bool weight_gradient = std::any_of(weights.begin(), weights.end(), [&](const Weight &w) {
       return w.tokens == k && ((w.rows == a && w.columns == b) || (w.rows == b && w.columns == a));
     });
+    if (!weight_gradient) return Role::input_gradient;
+    const bool input_gradient = std::any_of(weights.begin(), weights.end(), [&](const Weight &w) {
+      return (a == w.tokens && k == w.rows && b == w.columns) || (a == w.columns && k == w.rows && b == w.tokens);
+    });
+    if (!input_gradient) return Role::weight_gradient;
+    // Both fit: the operands' layout decides when recorded.
+    const auto layout = [&mm](std::size_t operand) -> int { // 1 row-major, -1 column-major, 0 neither
+      if (mm.input_strides.size() != 2 || mm.input_strides[operand].size() != 2) return 0;
+      const std::vector<std::int64_t> &dims = mm.input_dims[operand], &strides = mm.input_strides[operand];
+      if (dims[0] < 2 || dims[1] < 2) return 0;
+      if (strides[1] == 1 && strides[0] == dims[1]) return 1;
+      if (strides[0] == 1 && strides[1] == dims[0]) return -1;
+      return 0;
+    };
+    if (layout(0) == -1 && layout(1) == 1) return Role::weight_gradient;
+    if (layout(0) == 1 && layout(1) == 1) return Role::input_gradient;
+    ambiguous_gemm_ = fmt::format("[{}, {}] x [{}, {}]", a, k, k, b);
+    return Role::ambiguous;
   }
 
   static PhaseMetrics metrics_of(const PhaseId &phase, const std::vector<const GpuActivity *> &list) {
@@ -389,6 +436,7 @@ private:
   std::vector<GpuActivity> gpu_;
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>> memory_; // thread -> (time, bytes)
   double base_us_ = 0; // the earliest "ts"
+  std::string ambiguous_gemm_; // the shapes of the last ambiguous multiply, for the warning
 };
 
 } // namespace
@@ -396,6 +444,7 @@ private:
 CostFile kineto_cost_file(const KinetoImport &import, int warmup) {
   CostFile file = injected_cost_file(summarize_passes(import.phases, warmup), "kineto_import");
   apply_forward_kept_bytes(file, import.forward_kept_bytes, warmup, "allocator events");
+  file.metadata.warnings.insert(file.metadata.warnings.end(), import.warnings.begin(), import.warnings.end());
   return file;
 }
 

@@ -9,7 +9,9 @@
 // never as layer time. A whole-backward range (`BW`) is also split into B and W: a backward
 // matrix multiply whose output has the shape of a weight the layer's forward `aten::linear` used,
 // contracted over the forward's token count, computes a weight gradient (W); every other kernel
-// of the range is B. This needs `record_shapes=True`; without shapes only BW is measured.
+// of the range is B. Where one multiply fits both roles (tokens equal a weight dimension) the
+// operands' recorded strides decide, and without them the range is left whole with a warning.
+// This needs `record_shapes=True`; without shapes only BW is measured.
 #include "profiler/attribution.h"
 
 #include "costs/cost_file.h"
@@ -64,6 +66,10 @@ struct KinetoImport {
   /// free inside the range (PyTorch's allocator events): what the layer keeps for its backward.
   std::map<PhaseId, std::int64_t> forward_kept_bytes;
   std::size_t split_ranges = 0;     ///< BW ranges split into B and W
+  /// BW ranges left whole because a matrix multiply in them fits both an input and a weight
+  /// gradient and its strides do not decide (tokens equal a weight dimension).
+  std::size_t ambiguous_ranges = 0;
+  std::vector<std::string> warnings; ///< one line each; kineto_cost_file copies them to the metadata
 };
 
 /// Parses the JSON text; throws Error naming `source` on a malformed trace or one without

@@ -8,6 +8,7 @@
 #include <libfccp/csv.h>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace ppsim::profiler {
@@ -45,6 +46,23 @@ std::string_view strip_domain(std::string_view name) {
   const auto colon = name.rfind(':');
   return colon == std::string_view::npos ? name : name.substr(colon + 1);
 }
+
+// NCCL's NVTX ranges: domain "NCCL", names "ncclAllReduce", "ncclSend"...
+bool is_communication_range(std::string_view name) {
+  const std::string_view bare = strip_domain(name);
+  const auto starts_nccl = [](std::string_view text) {
+    return text.size() >= 4 && (text[0] == 'n' || text[0] == 'N') && (text[1] == 'c' || text[1] == 'C') &&
+           (text[2] == 'c' || text[2] == 'C') && (text[3] == 'l' || text[3] == 'L');
+  };
+  return starts_nccl(bare) || starts_nccl(name);
+}
+
+// Where a range ran, for nesting: its id and ancestors (":1:4"), else its thread and CPU time.
+struct RangePlace {
+  std::string id, stack, thread;
+  std::uint64_t start = 0, end = 0;
+  std::string name;
+};
 
 // Counts and nanoseconds up to 2^53 (104 days; exact in a double): sums and means stay exact.
 constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 53;
@@ -85,6 +103,9 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
     return parse_count(fields[column.find(name)->second], source, line, name);
   };
   std::vector<std::uint64_t> starts; // of result.instances
+  std::vector<RangePlace> places;    // of result.instances
+  std::vector<RangePlace> communication;
+  std::set<std::string> communication_names;
   int line_number = 0;
   while (char *raw = reader.next_line()) {
     ++line_number;
@@ -119,10 +140,29 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
       throw Error(source, line_number, "",
                   fmt::format("expected {} fields, got {}", header.size(), fields.size()));
     }
-    const auto phase =
-        parse_range_name(strip_domain(fields[column.find(result.per_instance ? "Name" : "Range")->second]));
+    const std::string_view name = fields[column.find(result.per_instance ? "Name" : "Range")->second];
+    const auto phase = parse_range_name(strip_domain(name));
+    // Where the range ran (trace rows): for telling NCCL ranges nested in a phase.
+    const auto place = [&] {
+      RangePlace at;
+      at.name = std::string(strip_domain(name));
+      if (has("RangeId")) at.id = std::string(fields[column.find("RangeId")->second]);
+      if (has("RangeStack")) at.stack = std::string(fields[column.find("RangeStack")->second]);
+      if (has("TID")) at.thread = std::string(fields[column.find("TID")->second]);
+      if (has("PID")) at.thread += "/" + std::string(fields[column.find("PID")->second]);
+      if (has("Orig Start (ns)") && has("Orig Duration (ns)")) {
+        at.start = count(fields, "Orig Start (ns)", line_number);
+        at.end = at.start + count(fields, "Orig Duration (ns)", line_number);
+      }
+      return at;
+    };
     if (!phase) {
       ++result.ignored_ranges;
+      if (is_communication_range(name)) {
+        ++result.communication_ranges;
+        communication_names.insert(std::string(strip_domain(name)));
+        if (result.per_instance) communication.push_back(place());
+      }
       continue;
     }
     if (result.per_instance) {
@@ -135,6 +175,7 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
             std::min<std::uint64_t>(count(fields, "NumGPUOps", line_number), UINT32_MAX));
       result.instances.push_back(instance);
       starts.push_back(count(fields, "Projected Start (ns)", line_number));
+      places.push_back(place());
       continue;
     }
     NsysRange range;
@@ -163,6 +204,50 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
   for (const std::size_t i : order) {
     PhaseId &phase = result.instances[i].phase;
     phase.repetition = seen[{phase.layer, phase.pass, phase.microbatch}]++;
+  }
+  // NCCL ranges nested in a phase instance: its projection includes their kernels.
+  const bool by_stack = has("RangeId") && has("RangeStack");
+  const bool by_time = has("Orig Start (ns)") && has("Orig Duration (ns)");
+  const auto nested = [&](const RangePlace &inner, const RangePlace &outer) {
+    if (by_stack && !outer.id.empty()) {
+      // RangeStack lists the ids of the range and its ancestors, ":1:4".
+      const std::string token = ":" + outer.id;
+      for (std::size_t at = inner.stack.find(token); at != std::string::npos; at = inner.stack.find(token, at + 1)) {
+        const std::size_t after = at + token.size();
+        if (after == inner.stack.size() || inner.stack[after] == ':') return true;
+      }
+      return false;
+    }
+    return by_time && inner.thread == outer.thread && outer.start <= inner.start && inner.end <= outer.end &&
+           inner.start < inner.end;
+  };
+  std::map<std::pair<std::uint16_t, Pass>, std::pair<std::size_t, std::set<std::string>>> affected;
+  for (std::size_t i = 0; i < result.instances.size(); ++i) {
+    for (const RangePlace &comm : communication) {
+      if (!nested(comm, places[i])) continue;
+      ++result.ranges_with_communication;
+      auto &[instances, names] = affected[{result.instances[i].phase.layer, result.instances[i].phase.pass}];
+      ++instances;
+      for (const RangePlace &other : communication)
+        if (nested(other, places[i])) names.insert(other.name);
+      break;
+    }
+  }
+  for (const auto &[key, what] : affected) {
+    std::string names;
+    for (const std::string &name : what.second) names += (names.empty() ? "" : ", ") + name;
+    result.warnings.push_back(fmt::format(
+        "layer {} {}: {} range{} with NCCL inside ({}): nsys projects every GPU operation launched in a range, so "
+        "the communication kernels count as layer time (docs/profiler.md, \"Import a PyTorch trace\")",
+        key.first, pass_code(key.second), what.first, what.first == 1 ? "" : "s", names));
+  }
+  if (!result.per_instance && !communication_names.empty()) {
+    std::string names;
+    for (const std::string &name : communication_names) names += (names.empty() ? "" : ", ") + name;
+    result.warnings.push_back(fmt::format(
+        "the report has NCCL ranges ({}): where one ran inside a layer range its kernels count as layer time; "
+        "the per-instance report (nvtx_gpu_proj_trace) names the ranges",
+        names));
   }
   return result;
 }

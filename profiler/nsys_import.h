@@ -4,7 +4,9 @@
 // per range name) or the trace `-r nvtx_gpu_proj_trace` (one row per range instance, so warm-up
 // iterations can be dropped), whose ranges are named like ppsim's phases ("L03.B.mb0", or
 // "3/B/0" from the injection library). The GPU projection is the GPU time of the work launched
-// inside each range, which is what ppsim measures with CUPTI.
+// inside each range, which is what ppsim measures with CUPTI, except that communication kernels
+// launched inside a range are part of its projection: NCCL ranges nested in a phase are warned
+// about, not subtracted.
 #include "profiler/attribution.h"
 #include "profiler/stats.h"
 
@@ -31,6 +33,14 @@ struct NsysImport {
   std::vector<PhaseMetrics> instances;
   bool per_instance = false;            ///< a trace (instances), not a summary (ranges)
   std::size_t ignored_ranges = 0;
+  /// NCCL's own NVTX ranges ("NCCL:ncclAllReduce"; NCCL emits them unless NCCL_NVTX_DISABLE=1).
+  std::size_t communication_ranges = 0;
+  /// Ranges whose projected time includes communication: a phase instance with an NCCL range
+  /// nested in it (by "RangeStack", else by CPU time on the same thread). nsys projects all GPU
+  /// work launched inside a range, so its NCCL kernels count as layer time; the report cannot
+  /// take them out, so the import warns (one line per layer and pass, in `warnings`).
+  std::size_t ranges_with_communication = 0;
+  std::vector<std::string> warnings;
 };
 
 /// Parses the CSV text of either report, told apart by the header ("Range" and "Total Proj

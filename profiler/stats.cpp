@@ -127,10 +127,13 @@ CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::s
   const auto add = [&](Pass pass, std::initializer_list<const char *> columns) {
     if (!measured.count(pass)) return;
     file.only_columns.insert(file.only_columns.end(), columns.begin(), columns.end());
-    for (const std::uint16_t layer : layers) {
-      if (!seen.count({layer, pass}))
-        file.metadata.warnings.push_back(fmt::format("layer {} has no {} range: its {} is written 0", layer,
-                                                     pass_code(pass), *columns.begin()));
+    // A layer without a pass that others have: its cells are empty (absent), never a 0 the
+    // simulator would take for a measurement (docs/profiler.md, "Any CUDA program").
+    for (CostRow &row : file.rows) {
+      if (seen.count({static_cast<std::uint16_t>(row.layer_id), pass})) continue;
+      row.absent_columns.insert(row.absent_columns.end(), columns.begin(), columns.end());
+      file.metadata.warnings.push_back(fmt::format("layer {} has no {} range: its {} is left empty (absent)",
+                                                   row.layer_id, pass_code(pass), *columns.begin()));
     }
   };
   add(Pass::forward, {"fwd_ms", "fwd_ms_p10", "fwd_ms_p90"});
@@ -140,6 +143,12 @@ CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::s
   add(Pass::recompute_full, {"recompute_ms"});
   add(Pass::recompute_selective, {"recompute_selective_ms"});
   return file;
+}
+
+std::string warning_lines(const CostFile &file, std::string_view prefix) {
+  std::string lines;
+  for (const std::string &warning : file.metadata.warnings) lines += fmt::format("{}: warning: {}\n", prefix, warning);
+  return lines;
 }
 
 std::optional<int> launcher_rank(const std::function<const char *(const char *)> &environment) {

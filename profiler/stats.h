@@ -44,8 +44,13 @@ void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummar
 /// What the injection library and the importers write (docs/profiler.md): one row per layer some range measured,
 /// under its own id, with the measured times; only the columns of the passes that were measured
 /// are written (a script that marks F and the whole backward writes bwd_total_ms, not B and W as
-/// zeros), bytes and FLOPs are absent. A layer without a pass that others have gets a warning.
+/// zeros), bytes and FLOPs are absent. A layer without a pass that others have gets empty cells
+/// for it (CostRow::absent_columns) and a warning.
 CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::string &source);
+
+/// The file's metadata warnings as lines for stderr, "<prefix>: warning: <warning>\n" each: the
+/// injection library prints them, since a CSV file has no metadata to carry them.
+std::string warning_lines(const CostFile &file, std::string_view prefix);
 
 /// The rank a launcher gave this process: RANK (torchrun), OMPI_COMM_WORLD_RANK, PMI_RANK or
 /// SLURM_PROCID, the first set; none outside a launcher. `environment` is getenv or a test's.

@@ -297,7 +297,15 @@ TEST_CASE("what the GPU workload cannot measure is refused before the driver pro
       {{"--tp", "2"}, "field 'tp': the GPU workload measures --tp 1 only; use --analytic for tensor parallelism"},
       {{"--dtype", "fp16"}, "field 'dtype': the GPU workload runs bf16; --dtype fp16 is for --analytic"},
       {{"--microbatches", "2"},
-       "field 'microbatches': the GPU workload times one microbatch per phase; use --reps for more samples"}};
+       "field 'microbatches': the GPU workload times one microbatch per phase; use --reps for more samples"},
+      // Options only the analytic model reads: measuring would ignore them.
+      {{"--vocab", "50257"},
+       "field 'vocab': the GPU workload measures transformer blocks only; --vocab is for --analytic"},
+      {{"--device", "a100"}, "field 'device': measured times need no throughput model; --device is for --analytic"},
+      {{"--efficiency", "0.4"},
+       "field 'efficiency': measured times need no throughput model; --efficiency is for --analytic"},
+      {{"--peak-tflops", "500"},
+       "field 'peak-tflops': measured times need no throughput model; --peak-tflops is for --analytic"}};
   for (const auto &[args, message] : cases) {
     CAPTURE(message);
     const Run run = profile(args);
@@ -306,6 +314,68 @@ TEST_CASE("what the GPU workload cannot measure is refused before the driver pro
     // The analytic model takes them.
     CHECK(profile(with(with(args, {"--analytic"}), {"--hidden", "64", "--heads", "4", "--seq", "16"})).code == 0);
   }
+}
+
+} // namespace ppsim::cli
+
+namespace ppsim::cli {
+
+TEST_CASE("profile import and merge: metadata says what the run was, absent stays absent, warnings on stderr") {
+  const auto write = [](const std::string &name, const std::string &text) {
+    const std::string path = temp_path(name);
+    std::ofstream(path) << text;
+    return path;
+  };
+  // An import records its --warmup and claims no dropout.
+  const std::string trace = PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_one_block.json";
+  const Run imported = profile({"import", trace, "--warmup", "1", "--format", "json"});
+  REQUIRE(imported.code == 0);
+  const CostFile parsed = parse_cost_json(imported.out, "imported.json", LayerIds::ascending);
+  CHECK(parsed.metadata.warmup == 1);
+  CHECK_FALSE(parsed.metadata.dropout);
+  CHECK(parsed.metadata.timer == "kineto_import");
+
+  // A square weight without strides: the warning on stderr, no B or W column.
+  std::string square = read_text(PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_square_weight.json");
+  for (std::size_t at = square.find("\"Input Strides\""); at != std::string::npos;
+       at = square.find("\"Input Strides\"", at + 1))
+    square.replace(at, 15, "\"Input Stridez\"");
+  const std::string no_strides = write("no_strides.json", square);
+  const Run ambiguous = profile({"import", no_strides});
+  CHECK(ambiguous.code == 0);
+  CHECK(ambiguous.err.find("(0 BW ranges split into B and W, 1 left whole)") != std::string::npos);
+  CHECK(ambiguous.err.find("ppsim: warning: layer 0: a backward aten::mm [4096, 4096] x [4096, 4096] fits both") !=
+        std::string::npos);
+  CHECK(ambiguous.out.find("bwd_input_ms") == std::string::npos);
+
+  // nsys: an all-reduce inside the backward range is named on stderr.
+  const Run nsys = profile({"import", PPSIM_SOURCE_DIR "/tests/profiler/traces/nsys_proj_trace_nccl.csv"});
+  CHECK(nsys.code == 0);
+  CHECK(nsys.err.find("ppsim: warning: layer 0 BW: 2 ranges with NCCL inside (ncclAllReduce)") != std::string::npos);
+
+  // Rank files of a script that marks F and BW merge (no bwd_input_ms column anywhere).
+  const std::string header = "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_total_ms,n_samples,source\n";
+  const std::string rank0 = write("fb.rank0.csv", header + "1,0,layer0,measured,1,3,5,cupti\n");
+  const std::string rank1 = write("fb.rank1.csv", header + "1,1,layer1,measured,2,,5,cupti\n");
+  const Run merged = profile({"merge", rank0, rank1});
+  CHECK(merged.code == 0);
+  CHECK(merged.out == header + "1,0,layer0,measured,1,3,5,cupti\n1,1,layer1,measured,2,,5,cupti\n");
+  // CSV first: the metadata claims what the rows say, not the analytic defaults.
+  const Run as_json = profile({"merge", rank0, rank1, "--format", "json"});
+  REQUIRE(as_json.code == 0);
+  const CostFile merged_json = parse_cost_json(as_json.out, "merged.json", LayerIds::from_zero, Required::absent_allowed);
+  CHECK(merged_json.metadata.timer == "cupti");
+  CHECK_FALSE(merged_json.metadata.dropout);
+  CHECK(as_json.out.find("\"timer\": \"analytic\"") == std::string::npos);
+  // A JSON rank file later in the list gives its metadata.
+  const std::string json1 = write("fb.rank1.json", R"({"schema_version": 1, "metadata": {"timer": "cuda_events",
+    "warmup": 3, "dropout": false}, "layers": [{"layer_id": 1, "fwd_ms": 2, "bwd_total_ms": 4}]})");
+  const Run mixed = profile({"merge", rank0, json1, "--format", "json"});
+  REQUIRE(mixed.code == 0);
+  const CostFile mixed_json = parse_cost_json(mixed.out, "mixed.json", LayerIds::from_zero, Required::absent_allowed);
+  CHECK(mixed_json.metadata.timer == "cuda_events");
+  CHECK(mixed_json.metadata.warmup == 3);
+  for (const std::string &path : {no_strides, rank0, rank1, json1}) std::filesystem::remove(path);
 }
 
 } // namespace ppsim::cli

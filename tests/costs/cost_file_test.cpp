@@ -266,3 +266,67 @@ TEST_CASE("read_cost_file picks the parser by extension and reports missing file
   CHECK_THROWS_WITH_AS(ppsim::read_cost_file("/nonexistent/costs.csv"),
                        "/nonexistent/costs.csv: cannot open the cost file", ppsim::Error);
 }
+
+TEST_CASE("an empty cell is an absent value: the default where a column may be missing, an error where not") {
+  // bwd_total_ms and recompute_ms empty in layer 1: BW = B + W and R = F, as for missing columns.
+  const CostFile file = ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,"
+                                              "bwd_total_ms,recompute_ms,layer_name\n"
+                                              "1,0,1,2,3,4,5,first\n"
+                                              "1,1,1,2,3,,,\n",
+                                              "layers.csv");
+  REQUIRE(file.rows.size() == 2);
+  CHECK(file.rows[0].bwd_total_ms == Rational{4, 1});
+  CHECK(file.rows[1].bwd_total_ms == Rational{5, 1});
+  CHECK(file.rows[1].recompute_ms == Rational{1, 1});
+  CHECK(file.rows[1].layer_name == "block1");
+  CHECK(file.rows[1].absent_columns == std::vector<std::string>{"bwd_total_ms", "recompute_ms", "layer_name"});
+  // Written back, the cells stay empty (never the defaults, never 0).
+  CHECK(ppsim::write_cost_csv(file).find("\n1,1,,1,2,3,,\n") != std::string::npos);
+  // A required value: one line naming the line and column.
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1,,3\n") ==
+        "layers.csv:2: field 'bwd_input_ms': layer 0 has no value (an empty cell: not measured); a simulation "
+        "needs one");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,,1,2,3\n") ==
+        "layers.csv:2: field 'layer_id': expected a non-negative integer, got \"\"");
+  // JSON: null is absent, like a missing key.
+  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": null,
+                  "bwd_weight_ms": 1}]})",
+                 true) == "layers.json: field 'layers[0]': missing field 'bwd_input_ms'");
+  const CostFile json = ppsim::parse_cost_json(
+      R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1, "bwd_weight_ms": 1,
+          "bwd_total_ms": 3}, {"layer_id": 1, "fwd_ms": 1, "bwd_input_ms": 1, "bwd_weight_ms": 1,
+          "bwd_total_ms": null}]})",
+      "layers.json");
+  CHECK(json.rows[1].bwd_total_ms == Rational{2, 1});
+  CHECK(json.rows[1].absent_columns == std::vector<std::string>{"bwd_total_ms"});
+  CHECK(ppsim::write_cost_csv(json).find("\n1,1,1,1,1,\n") != std::string::npos);
+}
+
+TEST_CASE("rank files read for merge keep missing required columns absent, and so does the merge") {
+  using ppsim::LayerIds;
+  using ppsim::Required;
+  // Rank 0 marked F and BW only; rank 1 F, B and W.
+  const std::string forward_backward = "schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,0,1,3,cupti\n";
+  CHECK(error_of(forward_backward) == "layers.csv:1: missing column 'bwd_input_ms'");
+  const CostFile rank0 = ppsim::parse_cost_csv(forward_backward, "rank0.csv", LayerIds::ascending, Required::absent_allowed);
+  const CostFile rank1 = ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,source\n"
+                                               "1,1,1,2,1,cupti\n",
+                                               "rank1.csv", LayerIds::ascending, Required::absent_allowed);
+  CHECK_THROWS_WITH(
+      ppsim::parse_cost_csv("schema_version,fwd_ms\n1,1\n", "x.csv", LayerIds::ascending, Required::absent_allowed),
+      "x.csv:1: missing column 'layer_id'");
+  const CostFile merged = ppsim::merge_cost_files({rank0, rank1});
+  const std::string text = ppsim::write_cost_csv(merged);
+  CHECK(text == "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_ms,source\n"
+                "1,0,1,,,3,cupti\n"
+                "1,1,1,2,1,,cupti\n");
+  // The simulator's reader refuses the merged file's empty B instead of running B = 0.
+  CHECK_THROWS_WITH(ppsim::parse_cost_csv(text, "merged.csv"),
+                    "merged.csv:2: field 'bwd_input_ms': layer 0 has no value (an empty cell: not measured); a "
+                    "simulation needs one");
+  // Both ranks F and BW only: the merged file has no B column at all.
+  const CostFile also_fb = ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,1,2,4,cupti\n",
+                                                 "rank1.csv", LayerIds::ascending, Required::absent_allowed);
+  CHECK(ppsim::write_cost_csv(ppsim::merge_cost_files({rank0, also_fb})) ==
+        "schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,0,1,3,cupti\n1,1,2,4,cupti\n");
+}

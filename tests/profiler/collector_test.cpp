@@ -23,12 +23,16 @@ struct FakeCupti {
   CUpti_ActivityKind failing_kind = CUPTI_ACTIVITY_KIND_INVALID;
   std::size_t dropped = 0;
   int flushes = 0;
+  CUptiResult register_result = CUPTI_SUCCESS;
+  CUptiResult flush_result = CUPTI_SUCCESS;
   testing::ActivityBuffer pending; // what the next flush delivers
 };
 FakeCupti fake;
 
 CUptiResult fake_register(CUpti_BuffersCallbackRequestFunc request,
                           CUpti_BuffersCallbackCompleteFunc complete) {
+  if (fake.register_result != CUPTI_SUCCESS)
+    return fake.register_result;
   fake.request = request;
   fake.complete = complete;
   return CUPTI_SUCCESS;
@@ -47,6 +51,8 @@ CUptiResult fake_disable(CUpti_ActivityKind kind) {
 CUptiResult fake_flush(std::uint32_t flags) {
   CHECK(flags == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   ++fake.flushes;
+  if (fake.flush_result != CUPTI_SUCCESS)
+    return fake.flush_result;
   if (fake.pending.size() == 0)
     return CUPTI_SUCCESS;
   std::thread worker([] {
@@ -164,14 +170,22 @@ TEST_CASE("only one collector is active at a time") {
 
 TEST_CASE("a collector left running by an error path disables its kinds and flushes when destroyed") {
   const CuptiApi api = fake_api();
+  const std::size_t buffers_before = ActivityCollector::live_buffers();
+  std::size_t kernels_decoded = 0;
   {
-    ActivityCollector collector(api);
+    CollectorOptions options;
+    options.buffer_bytes = 1 << 16;
+    options.on_decoded = [&](DecodedActivity &batch) { kernels_decoded += batch.gpu.size(); };
+    ActivityCollector collector(api, options);
     collector.start();
     REQUIRE_FALSE(fake.enabled.empty());
     fake.pending.kernel(1, 100, 200, "k"); // CUPTI still holds a record
   } // no stop(): an exception unwound past it
   CHECK(fake.enabled.empty());
   CHECK(fake.flushes == 1);
+  // The flushed buffer was decoded and came back to the collector, which freed it.
+  CHECK(kernels_decoded == 1);
+  CHECK(ActivityCollector::live_buffers() == buffers_before);
   // Callbacks after the collector ended do not assert: a request gets no buffer, a completion
   // of a buffer CUPTI kept is ignored.
   std::uint8_t *buffer = reinterpret_cast<std::uint8_t *>(0x1);
@@ -192,6 +206,7 @@ TEST_CASE("a collector left running by an error path disables its kinds and flus
 
 TEST_CASE("a buffer CUPTI has not completed is not freed with the collector") {
   const CuptiApi api = fake_api();
+  const std::size_t buffers_before = ActivityCollector::live_buffers();
   std::uint8_t *held = nullptr;
   {
     ActivityCollector collector(api);
@@ -202,6 +217,7 @@ TEST_CASE("a buffer CUPTI has not completed is not freed with the collector") {
     collector.stop();
   }
   // Still writable (ASan would report a use after free), then returned by hand.
+  CHECK(ActivityCollector::live_buffers() == buffers_before + 1);
   held[0] = 1;
   ::operator delete[](held, std::align_val_t{8});
 }
@@ -223,6 +239,80 @@ TEST_CASE("on_decoded folds each buffer as it completes, and may drop it") {
   collector.stop();
   CHECK(kernels_seen == 3);
   CHECK(collector.take().gpu.empty()); // nothing kept
+}
+
+TEST_CASE("a failing callback registration throws, enables nothing and leaves no collector active") {
+  const CuptiApi api = fake_api();
+  fake.register_result = CUPTI_ERROR_UNKNOWN;
+  ActivityCollector collector(api);
+  CHECK_THROWS_WITH_AS(collector.start(),
+                       "cuptiActivityRegisterCallbacks: CUPTI failed with an unknown error (often: no CUDA "
+                       "driver or device) (CUPTI error 999)",
+                       Error);
+  CHECK(fake.enabled.empty());
+  // Not left as the active collector: another one starts.
+  fake.register_result = CUPTI_SUCCESS;
+  ActivityCollector other(api);
+  CHECK_NOTHROW(other.start());
+  other.stop();
+  CHECK(fake.flushes == 1); // the failed collector's destructor flushed nothing
+}
+
+TEST_CASE("a flush that fails in stop(): kinds disabled, the collector detached, then the error") {
+  const CuptiApi api = fake_api();
+  const std::size_t buffers_before = ActivityCollector::live_buffers();
+  {
+    ActivityCollector collector(api, CollectorOptions{1 << 16, 1, false, {}});
+    collector.start();
+    fake.flush_result = CUPTI_ERROR_UNKNOWN;
+    CHECK_THROWS_WITH_AS(collector.stop(),
+                         "cuptiActivityFlushAll: CUPTI failed with an unknown error (often: no CUDA driver or "
+                         "device) (CUPTI error 999)",
+                         Error);
+    CHECK(fake.enabled.empty());
+    CHECK(fake.flushes == 1);
+    // Detached: a late callback gets no buffer, and another collector may start.
+    std::uint8_t *buffer = reinterpret_cast<std::uint8_t *>(0x1);
+    std::size_t size = 1, max_records = 1;
+    fake.request(&buffer, &size, &max_records);
+    CHECK(buffer == nullptr);
+    fake.flush_result = CUPTI_SUCCESS;
+    ActivityCollector other(api);
+    CHECK_NOTHROW(other.start());
+    other.stop();
+  }
+  CHECK(fake.flushes == 2); // the stopped collector's destructor does not flush again
+  CHECK(ActivityCollector::live_buffers() == buffers_before);
+}
+
+TEST_CASE("an exception from on_decoded: no terminate, the buffer returned, the error at stop()") {
+  const CuptiApi api = fake_api();
+  const std::size_t buffers_before = ActivityCollector::live_buffers();
+  bool fail = true;
+  {
+    CollectorOptions options{1 << 16, 1, false, {}};
+    options.on_decoded = [&](DecodedActivity &batch) {
+      if (fail) throw Error("folding the buffer failed");
+      batch = DecodedActivity{};
+    };
+    ActivityCollector collector(api, options);
+    collector.start();
+    // Completed on another thread, as CUPTI does: an exception escaping there would terminate.
+    fake.pending.kernel(5, 10, 20, "k1");
+    CHECK_THROWS_WITH_AS(collector.flush(), "folding the buffer failed", Error);
+    // The buffer came back: the next one reuses it (a pool of one, no overflow).
+    fail = false;
+    fake.pending.kernel(6, 30, 45, "k2");
+    CHECK_NOTHROW(collector.flush());
+    CHECK(collector.overflow_buffers() == 0);
+    // A failure seen during stop()'s flush is thrown after the kinds are disabled.
+    fail = true;
+    fake.pending.kernel(7, 50, 60, "k3");
+    CHECK_THROWS_WITH_AS(collector.stop(), "folding the buffer failed", Error);
+    CHECK(fake.enabled.empty());
+    CHECK(collector.overflow_buffers() == 0);
+  }
+  CHECK(ActivityCollector::live_buffers() == buffers_before);
 }
 
 } // namespace ppsim::profiler

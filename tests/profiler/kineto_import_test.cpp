@@ -158,3 +158,73 @@ TEST_CASE("kineto: malformed traces are one error naming the file") {
 }
 
 } // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+namespace {
+
+const std::string kSquare = PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_square_weight.json";
+
+const PhaseMetrics &phase_of(const KinetoImport &import, Pass pass) {
+  for (const PhaseMetrics &p : import.phases)
+    if (p.phase.pass == pass) return p;
+  FAIL("phase missing");
+  return import.phases.front();
+}
+
+} // namespace
+
+TEST_CASE("kineto: a square weight with tokens == h is split by the operands' strides, on overlapping streams") {
+  // b = 1, s = h = 4096: the projection's input gradient [T, h] x [h, h] and weight gradient
+  // [h, T] x [T, h] have the same dims; only the weight gradient's first operand is transposed
+  // (strides [1, h]). An elementwise backward kernel on a second stream overlaps two GEMMs.
+  const KinetoImport import = parse_kineto_trace(read_text_file(kSquare, "trace"), kSquare);
+  CHECK(import.split_ranges == 1);
+  CHECK(import.ambiguous_ranges == 0);
+  CHECK(import.warnings.empty());
+  REQUIRE(import.phases.size() == 4);
+  CHECK(phase_of(import, Pass::forward).busy_union_ns == 60'000);
+  // B: the MLP's input gradient [220, 260), the GeLU backward [250, 270) on stream 8 and the
+  // projection's input gradient [310, 330): union 70 us of 80 us of kernels.
+  CHECK(phase_of(import, Pass::backward_input).busy_union_ns == 70'000);
+  CHECK(phase_of(import, Pass::backward_input).kernel_sum_ns == 80'000);
+  CHECK(phase_of(import, Pass::backward_input).n_kernels == 3);
+  // W: the MLP's weight gradient [260, 310) and the projection's [330, 360). (Dims alone took
+  // the projection's input gradient for W: W 100 us, B 50.)
+  CHECK(phase_of(import, Pass::backward_weight).busy_union_ns == 80'000);
+  CHECK(phase_of(import, Pass::backward_weight).n_kernels == 2);
+  // BW: the union over both streams, [220, 360), less than B + W because the streams overlap.
+  CHECK(phase_of(import, Pass::backward_total).busy_union_ns == 140'000);
+  CHECK(phase_of(import, Pass::backward_total).kernel_sum_ns == 160'000);
+  CHECK(phase_of(import, Pass::backward_total).span_ns == 140'000);
+  CHECK(write_cost_csv(kineto_cost_file(import, 0)).find("\n1,0,layer0,measured,0.06,0.07,0.08,0.14,") !=
+        std::string::npos);
+}
+
+TEST_CASE("kineto: where neither dims nor strides decide, the BW range is not split and a warning says so") {
+  std::string text = read_text_file(kSquare, "trace");
+  for (std::size_t at = text.find("\"Input Strides\""); at != std::string::npos;
+       at = text.find("\"Input Strides\"", at + 1))
+    text.replace(at, 15, "\"Input Stridez\"");
+  const KinetoImport import = parse_kineto_trace(text, "no-strides.json");
+  CHECK(import.split_ranges == 0);
+  CHECK(import.ambiguous_ranges == 1);
+  REQUIRE(import.warnings.size() == 1);
+  CHECK(import.warnings[0].find("layer 0: a backward aten::mm [4096, 4096] x [4096, 4096] fits both") == 0);
+  REQUIRE(import.phases.size() == 2); // F and BW only: no guessed B or W
+  CHECK(phase_of(import, Pass::backward_total).busy_union_ns == 140'000);
+  const CostFile file = kineto_cost_file(import, 0);
+  CHECK(file.metadata.warnings == import.warnings);
+  CHECK(write_cost_csv(file).find("bwd_input_ms") == std::string::npos);
+
+  // Strides that are neither layout (a sliced operand) do not decide either.
+  std::string sliced = read_text_file(kSquare, "trace");
+  const std::size_t wgrad = sliced.find("sm90_gemm_wgrad_proj");
+  const std::size_t strides = sliced.rfind("\"Input Strides\"", wgrad);
+  const std::size_t one = sliced.find("1,", strides);
+  sliced.replace(one, 2, "2,"); // [1, h] -> [2, h]
+  const KinetoImport guessed = parse_kineto_trace(sliced, "sliced.json");
+  CHECK(guessed.ambiguous_ranges == 1);
+  CHECK(guessed.split_ranges == 0);
+}
+
+} // namespace ppsim::profiler

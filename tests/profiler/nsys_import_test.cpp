@@ -2,6 +2,7 @@
 #include "profiler/nsys_import.h"
 
 #include "base/error.h"
+#include "base/text_file.h"
 
 #include <doctest/doctest.h>
 
@@ -136,6 +137,58 @@ TEST_CASE("malformed reports name the line and column") {
         "proj.csv:2: field 'Range Instances': expected at least one instance");
   CHECK(error_of("nothing here\n") == "proj.csv: no table of NVTX ranges (expected `nsys stats -r "
                                       "nvtx_gpu_proj_sum` or `-r nvtx_gpu_proj_trace`, `--format csv`)");
+}
+
+TEST_CASE("nsys file: an NCCL range nested in a layer range is warned about, one on another thread is not") {
+  // Two iterations of layer 0 (F on thread 7, BW on autograd's thread 8), each BW with an
+  // all-reduce launched inside it (RangeStack ":2:3" names BW's range 2); a pipeline send on
+  // thread 9 overlaps the second BW in time but is not inside it.
+  const std::string path = PPSIM_SOURCE_DIR "/tests/profiler/traces/nsys_proj_trace_nccl.csv";
+  const NsysImport import = parse_nsys_projection_csv(read_text_file(path, "trace"), path);
+  REQUIRE(import.per_instance);
+  REQUIRE(import.instances.size() == 4);
+  CHECK(import.ignored_ranges == 4);
+  CHECK(import.communication_ranges == 3);
+  CHECK(import.ranges_with_communication == 2);
+  REQUIRE(import.warnings.size() == 1);
+  CHECK(import.warnings[0] ==
+        "layer 0 BW: 2 ranges with NCCL inside (ncclAllReduce): nsys projects every GPU operation launched in a "
+        "range, so the communication kernels count as layer time (docs/profiler.md, \"Import a PyTorch trace\")");
+  // The projected durations stay what nsys reports (the all-reduce's kernels included).
+  const std::vector<PassSummary> passes = summarize_passes(import.instances, 1);
+  REQUIRE(passes.size() == 2);
+  CHECK(passes[1].pass == Pass::backward_total);
+  CHECK(passes[1].busy.median_ms == normalized({6, 1000}));
+
+  // Without RangeId and RangeStack, nesting is CPU time on the same thread.
+  std::string text = read_text_file(path, "trace");
+  std::string without;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    if (line.find("PushPop") != std::string::npos || line.find("RangeStack") != std::string::npos) {
+      // Drop the last three fields (RangeId, ParentId, RangeStack).
+      for (int k = 0; k < 3; ++k) line.erase(line.rfind(','));
+    }
+    without += line + "\n";
+    at = end + 1;
+  }
+  const NsysImport by_time = parse_nsys_projection_csv(without, "by-time.csv");
+  CHECK(by_time.ranges_with_communication == 2);
+  REQUIRE(by_time.warnings.size() == 1);
+  CHECK(by_time.warnings[0].find("layer 0 BW: 2 ranges with NCCL inside (ncclAllReduce)") == 0);
+}
+
+TEST_CASE("nsys summary: NCCL ranges in the report are warned about") {
+  const std::string summary = std::string(kReport) + "NCCL:ncclAllReduce,PushPop,3000,3000,1,3000.0,3000.0,3000,3000,"
+                                                     "0.0,1,1.0,1.0,0.0\n";
+  const NsysImport import = parse_nsys_projection_csv(summary, "proj.csv");
+  CHECK(import.communication_ranges == 1);
+  REQUIRE(import.warnings.size() == 1);
+  CHECK(import.warnings[0].find("the report has NCCL ranges (ncclAllReduce): where one ran inside a layer range") ==
+        0);
+  CHECK(parse_nsys_projection_csv(kReport, "proj.csv").warnings.empty());
 }
 
 } // namespace ppsim::profiler

@@ -131,8 +131,26 @@ TEST_CASE("the injection library writes the layers and passes it measured, and l
   CHECK(write_cost_csv(file) == "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_total_ms,fwd_ms_p10,"
                                 "fwd_ms_p90,n_samples,source\n"
                                 "1,4,layer4,measured,1.25,2.5,1.25,1.25,3,cupti\n"
-                                "1,5,layer5,measured,1.3,0,1.3,1.3,3,cupti\n");
-  CHECK(file.metadata.warnings == std::vector<std::string>{"layer 5 has no BW range: its bwd_total_ms is written 0"});
+                                "1,5,layer5,measured,1.3,,1.3,1.3,3,cupti\n");
+  CHECK(file.metadata.warnings ==
+        std::vector<std::string>{"layer 5 has no BW range: its bwd_total_ms is left empty (absent)"});
+  // The warnings reach stderr (a CSV file has no metadata to carry them).
+  CHECK(warning_lines(file, "ppsim inject") ==
+        "ppsim inject: warning: layer 5 has no BW range: its bwd_total_ms is left empty (absent)\n");
+  // The empty cell reads back absent: kept absent for merge, in JSON a missing key.
+  const CostFile back = parse_cost_csv(write_cost_csv(file), "rank.csv", LayerIds::ascending, Required::absent_allowed);
+  CHECK(back.rows[1].absent_columns == std::vector<std::string>{"bwd_total_ms"});
+  CHECK(write_cost_csv(back) == write_cost_csv(file));
+  CHECK(write_cost_json(file).find("\"bwd_total_ms\"") == write_cost_json(file).rfind("\"bwd_total_ms\""));
+  // A forward missing where other layers have one: empty fwd_ms cells, which a model refuses.
+  const CostFile no_forward = injected_cost_file(
+      {pass(0, Pass::forward, 1000), pass(0, Pass::backward_input, 1000), pass(0, Pass::backward_weight, 1000),
+       pass(1, Pass::backward_input, 1000), pass(1, Pass::backward_weight, 1000)},
+      "cupti");
+  CHECK(write_cost_csv(no_forward).find("\n1,1,layer1,measured,,1,1,,,1,1,1,1,0,cupti\n") != std::string::npos);
+  CHECK_THROWS_WITH(parse_cost_csv(write_cost_csv(no_forward), "model.csv"),
+                    "model.csv:3: field 'fwd_ms': layer 1 has no value (an empty cell: not measured); a simulation "
+                    "needs one");
   // B and W were not measured: absent, so the reader says so instead of running B = W = 0.
   CostFile from_zero = injected_cost_file({pass(0, Pass::forward, 1000), pass(0, Pass::backward_total, 2000)}, "cupti");
   CHECK_THROWS_WITH(parse_cost_csv(write_cost_csv(from_zero), "rank0.csv"),
