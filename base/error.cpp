@@ -62,4 +62,11 @@ void fail_invariant(const char *condition, const char *file, int line) {
   throw InternalError(fmt::format("internal invariant '{}' failed at {}:{}", condition, file, line));
 }
 
+std::string unknown_name(std::string_view what, const std::string &name, const std::vector<std::string> &candidates,
+                         std::string_view otherwise) {
+  const std::string suggestion = closest_name(name, candidates);
+  if (suggestion.empty()) return fmt::format("unknown {} '{}'{}", what, name, otherwise);
+  return fmt::format("unknown {} '{}', did you mean '{}'?", what, name, suggestion);
+}
+
 } // namespace ppsim

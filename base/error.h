@@ -2,6 +2,7 @@
 // The one exception type for user errors (CONVENTIONS: file, line, field and a sentence).
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim {
@@ -30,5 +31,11 @@ private:
 
 /// Returns the registry name closest to `name` by edit distance, or "" when none is close.
 std::string closest_name(const std::string &name, const std::vector<std::string> &candidates);
+
+/// The one sentence for a name that is not one of `candidates`: "unknown WHAT 'name', did you
+/// mean 'x'?" when one is close, else "unknown WHAT 'name'" followed by `otherwise` (a hint such
+/// as " (see 'ppsim schedules')"; empty: nothing).
+std::string unknown_name(std::string_view what, const std::string &name, const std::vector<std::string> &candidates,
+                         std::string_view otherwise = "");
 
 } // namespace ppsim

@@ -99,10 +99,8 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
   if (kind == kKinds.end()) {
     std::vector<std::string> names;
     for (const PlotKind &k : kKinds) names.emplace_back(k.name);
-    const std::string suggestion = closest_name(name, names);
     throw Error("", 0, "--kind",
-                suggestion.empty() ? fmt::format("unknown figure '{}' (available: {})", name, fmt::join(names, ", "))
-                                   : fmt::format("unknown figure '{}', did you mean '{}'?", name, suggestion));
+                unknown_name("figure", name, names, fmt::format(" (available: {})", fmt::join(names, ", "))));
   }
   const std::string input = values["input"].as<std::string>();
   std::error_code status_error;

@@ -194,9 +194,7 @@ const Column *find_column(std::string_view name) {
 }
 
 [[noreturn]] void unknown_column(const std::string &name, const Location &where) {
-  const std::string guess = closest_name(name, column_names());
-  where.fail(guess.empty() ? fmt::format("unknown column '{}'", name)
-                           : fmt::format("unknown column '{}', did you mean '{}'?", name, guess));
+  where.fail(unknown_name("column", name, column_names()));
 }
 
 // Fills what a file may leave out: BW = B + W, R = F, percentiles = the median, a name.

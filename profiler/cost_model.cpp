@@ -204,10 +204,7 @@ DeviceThroughput device_preset(const std::string &name) {
     return {"a100", 312.0, 0.5};
   if (name == "ideal")
     return {"ideal", 1000.0, 1.0};
-  const std::string guess = closest_name(name, {"h100", "a100", "ideal"});
-  throw Error("", 0, "device",
-              guess.empty() ? fmt::format("unknown device '{}'", name)
-                            : fmt::format("unknown device '{}', did you mean '{}'?", name, guess));
+  throw Error("", 0, "device", unknown_name("device", name, {"h100", "a100", "ideal"}));
 }
 
 Rational analytic_ms(std::uint64_t flops, const DeviceThroughput &device) {

@@ -48,10 +48,7 @@ void collect_columns(const toml::table &table, const std::string &prefix, const 
     }
     const auto &names = scenario_field_names();
     if (std::find(names.begin(), names.end(), dotted) == names.end()) {
-      const std::string suggestion = closest_name(dotted, names);
-      fail_at(source, key.source(),
-              suggestion.empty() ? fmt::format("unknown field '{}'", dotted)
-                                 : fmt::format("unknown field '{}', did you mean '{}'?", dotted, suggestion));
+      fail_at(source, key.source(), unknown_name("field", dotted, names));
     }
     const toml::array *values = node.as_array();
     if (values == nullptr || values->empty()) {
@@ -220,10 +217,8 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
         const auto metric_name = metric.value_exact<std::string>();
         if (!metric_name || std::find(known.begin(), known.end(), *metric_name) == known.end()) {
           const std::string shown = metric_name ? *metric_name : value_text(metric);
-          const std::string suggestion = closest_name(shown, known);
           throw Error(source, static_cast<int>(metric.source().begin.line), "output.metrics",
-                      suggestion.empty() ? fmt::format("unknown metric '{}'", shown)
-                                         : fmt::format("unknown metric '{}', did you mean '{}'?", shown, suggestion));
+                      unknown_name("metric", shown, known));
         }
         sweep.metrics.push_back(*metric_name);
       }

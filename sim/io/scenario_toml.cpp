@@ -282,10 +282,7 @@ void set_scenario_field(ScenarioInput &input, const std::string &key, const toml
   const auto &setters = field_setters();
   const auto setter = setters.find(key);
   if (setter == setters.end()) {
-    const std::string suggestion = closest_name(key, scenario_field_names());
-    throw Error(where.file, where.line, "",
-                suggestion.empty() ? fmt::format("unknown field '{}'", key)
-                                   : fmt::format("unknown field '{}', did you mean '{}'?", key, suggestion));
+    throw Error(where.file, where.line, "", unknown_name("field", key, scenario_field_names()));
   }
   setter->second(input, FieldReader(value, where));
   input.origins[key] = where;

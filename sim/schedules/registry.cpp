@@ -94,11 +94,7 @@ const ScheduleInfo &find_schedule(const std::string &name) {
     if (info.name == name) return info;
     names.push_back(info.name);
   }
-  const std::string suggestion = closest_name(name, names);
-  if (suggestion.empty()) {
-    throw Error(fmt::format("unknown schedule '{}' (see 'ppsim schedules')", name));
-  }
-  throw Error(fmt::format("unknown schedule '{}', did you mean '{}'?", name, suggestion));
+  throw Error(unknown_name("schedule", name, names, " (see 'ppsim schedules')"));
 }
 
 const ScheduleInfo *lookup_schedule(std::string_view name) {
