@@ -1,6 +1,7 @@
 // `ppsim checkpoint`: which layers of a pipeline stage to store, store selectively, checkpoint
 // or recompute, from a per-layer cost file (rotor DP, docs/remat.md "ppsim checkpoint").
 #include "cli/commands.h"
+#include "costs/stage_sums.h"
 #include "cli/scenario_options.h"
 
 #include "remat/stage_checkpoint.h"

@@ -1,6 +1,7 @@
 // `ppsim lynx`: on-demand recomputation vs reconstructed Lynx HEU vs the MILP optimum, per stage
 // and overall (spec remat.md 7), for a cost file split into stages.
 #include "cli/commands.h"
+#include "costs/stage_sums.h"
 #include "cli/lynx_options.h"
 #include "run/prepare.h"
 #include "cli/scenario_options.h"

@@ -1,5 +1,6 @@
 // Recomputation-aware partitioning DP (docs/partition.md).
 #include "remat/partition.h"
+#include "costs/stage_sums.h"
 #include "sim/schedules/registry.h"
 
 #include "base/decimal.h"

@@ -1,4 +1,5 @@
 #include "run/prepare.h"
+#include "costs/stage_sums.h"
 
 #include "base/error.h"
 #include "remat/partition.h"

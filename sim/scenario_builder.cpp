@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "costs/cost_file.h"
+#include "costs/stage_sums.h"
 #include "base/decimal.h"
 
 #include <algorithm>

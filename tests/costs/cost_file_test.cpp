@@ -1,5 +1,7 @@
-// Cost files (spec profiler.md section 4): parse, write, round trip, stage sums and errors.
+// Cost files (docs/profiler.md, "The cost file"): parse, write, round trip and errors.
 #include "costs/cost_file.h"
+
+#include "tests/costs/cost_fixtures.h"
 
 #include "base/error.h"
 
@@ -9,12 +11,12 @@
 using ppsim::CostFile;
 using ppsim::CostRow;
 using ppsim::Rational;
+using ppsim::testing::full_row;
+using ppsim::testing::kMinimal;
+using ppsim::testing::sample_file;
 
 namespace {
 
-const char *const kMinimal = "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n"
-                             "1,0,1.5,2,1\n"
-                             "1,1,0.25,0.5,1/3\n";
 
 std::string error_of(const std::string &text, bool json = false) {
   try {
@@ -27,58 +29,6 @@ std::string error_of(const std::string &text, bool json = false) {
     return error.what();
   }
   return "no error";
-}
-
-CostRow full_row(int id) {
-  CostRow row;
-  row.layer_id = id;
-  row.layer_name = "block" + std::to_string(id);
-  row.fwd_ms = ppsim::normalized({3 + id, 2});
-  row.bwd_input_ms = {7, 4};
-  row.bwd_weight_ms = {1, 1000000};
-  row.bwd_total_ms = {2, 1};
-  row.recompute_ms = {3, 2};
-  row.recompute_selective_ms = {1, 10};
-  row.fwd_ms_p10 = {1, 1};
-  row.fwd_ms_p90 = {2, 1};
-  row.bwd_input_ms_p10 = {1, 3}; // not a finite decimal: written as "1/3"
-  row.bwd_input_ms_p90 = {2, 1};
-  row.bwd_weight_ms_p10 = {0, 1};
-  row.bwd_weight_ms_p90 = {1, 1};
-  row.fwd_flops = 1'000'000'000'000ULL + static_cast<std::uint64_t>(id);
-  row.bwd_input_flops = 18'446'744'073'709'551'615ULL; // uint64 max survives
-  row.bwd_weight_flops = 3;
-  row.recompute_flops = 4;
-  row.input_bytes = 100 + id;
-  row.output_bytes = 200 + id;
-  row.stored_input_bytes = 300;
-  row.activation_bytes_full = 7079985152.0;
-  row.activation_bytes_selective = 1.5;
-  row.bwd_w_stash_bytes = 50 + id;
-  row.bwd_w_act_bytes = 20 + id;
-  row.param_bytes = 1e9;
-  row.grad_bytes = 2e9;
-  row.optimizer_state_bytes = 3e9;
-  row.fwd_peak_temp_bytes = 10.0 * (id + 1);
-  row.bwd_input_peak_temp_bytes = 30.0 - id;
-  row.bwd_weight_peak_temp_bytes = 5;
-  row.recompute_peak_temp_bytes = 6;
-  row.n_samples = 20;
-  row.source = "cupti";
-  return row;
-}
-
-CostFile sample_file() {
-  CostFile file;
-  for (int id = 0; id < 3; ++id)
-    file.rows.push_back(full_row(id));
-  file.metadata.device = "NVIDIA H100 80GB HBM3";
-  file.metadata.sm_count = 132;
-  file.metadata.h = 4096;
-  file.metadata.timer = "cupti";
-  file.metadata.warnings = {"dropped records: 3"};
-  file.optimizer_step_ms = 1.25;
-  return file;
 }
 
 } // namespace
@@ -149,57 +99,6 @@ TEST_CASE("JSON numbers are read as the exact decimals they print as") {
   CHECK(file.rows[0].fwd_ms == Rational{1, 10});
   CHECK(file.rows[0].bwd_input_ms == Rational{1, 5});
   CHECK(file.rows[0].bwd_total_ms == Rational{16, 5});
-}
-
-TEST_CASE("aggregate_stages sums times exactly and maps bytes as the spec says") {
-  const CostFile file = sample_file();
-  const auto stages = ppsim::aggregate_stages(file, {2, 1});
-  REQUIRE(stages.size() == 2);
-  const ppsim::StageCostSums &first = stages[0];
-  CHECK(first.forward_ms == Rational{7, 2});              // 3/2 + 4/2
-  CHECK(first.backward_input_ms == Rational{7, 2});       // 7/4 * 2
-  CHECK(first.backward_weight_ms == Rational{1, 500000}); // 2 * 1e-6
-  CHECK(first.backward_total_ms == Rational{4, 1});
-  CHECK(first.recompute_ms == Rational{3, 1});
-  CHECK(first.activation_bytes_full == 2 * 7079985152.0); // M_f = sum
-  CHECK(first.bwd_w_stash_bytes == 50 + 51);              // M_b = sum
-  CHECK(first.bwd_w_act_bytes == 20 + 21);                // M_ba = sum
-  CHECK(first.input_bytes == 100);                        // M_in = first layer's input
-  CHECK(first.output_bytes == 201);                       // M_out = last layer's output
-  CHECK(first.param_bytes == 2e9);
-  CHECK(first.optimizer_state_bytes == 6e9);
-  CHECK(first.fwd_peak_temp_bytes == 20); // max, not sum
-  CHECK(first.bwd_input_peak_temp_bytes == 30);
-  CHECK(stages[1].forward_ms == Rational{5, 2});
-  CHECK(stages[1].input_bytes == 102);
-  CHECK(stages[1].output_bytes == 202);
-}
-
-TEST_CASE("stage sums are the same after a write and a read") {
-  const CostFile file = sample_file();
-  const auto direct = ppsim::aggregate_stages(file, {1, 2});
-  CHECK(ppsim::aggregate_stages(ppsim::parse_cost_csv(ppsim::write_cost_csv(file), "a.csv"),
-                                {1, 2}) == direct);
-  CHECK(ppsim::aggregate_stages(ppsim::parse_cost_json(ppsim::write_cost_json(file), "a.json"),
-                                {1, 2}) == direct);
-}
-
-TEST_CASE("aggregate_stages rejects partitions that do not cover the layers") {
-  CostFile file = ppsim::parse_cost_csv(kMinimal, "layers.csv");
-  const auto message = [&](const std::vector<int> &parts) {
-    try {
-      ppsim::aggregate_stages(file, parts);
-    } catch (const ppsim::Error &error) {
-      return std::string(error.what());
-    }
-    return std::string("no error");
-  };
-  CHECK(message({1, 2}) ==
-        "layers.csv: field 'layers_per_stage': the stages hold 3 layers but the cost file has 2");
-  CHECK(message({2, 0}) == "layers.csv: field 'layers_per_stage': stage 1 has 0 layers; every "
-                           "stage needs at least one");
-  CHECK(message({}) ==
-        "layers.csv: field 'layers_per_stage': the stages hold 0 layers but the cost file has 2");
 }
 
 TEST_CASE("CSV errors name file, line and field") {
