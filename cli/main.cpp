@@ -56,7 +56,8 @@ int main(int argc, char **argv) {
   const ppsim::cli::Args args(argv + 2, argv + argc);
   for (const Command &command : kCommands) {
     if (command.name != argv[1]) continue;
-    const int code = ppsim::cli::guarded(command.run, args, std::cout, std::cerr);
+    const int code = ppsim::cli::guarded(command.run, args, std::cout, std::cerr,
+                                                fmt::format("'ppsim {}'", command.name));
     // A full disk or a closed pipe must not pass for success: the output is the result.
     std::cout.flush();
     if (!std::cout && code == ppsim::cli::kOk) {

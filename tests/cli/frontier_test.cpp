@@ -53,3 +53,16 @@ TEST_CASE("ppsim frontier errors") {
   CHECK(single.err == "ppsim: error: schedule 'v-auto' needs at least 2 devices (its building "
                       "blocks span p >= 2)\n");
 }
+
+TEST_CASE("ppsim frontier takes a --K past 32 bits: the limit is 64-bit, the search the same as at 2p") {
+  // --K 3e9 once wrapped to a negative int limit (docs/schedules.md, v-auto).
+  const Output huge = frontier({"-p", "4", "-m", "8", "--K", "3e9", "--cost-unit", "stage", "--format", "json"});
+  CHECK(huge.code == 0);
+  const Output level = frontier({"-p", "4", "-m", "8", "--K", "4", "--cost-unit", "stage", "--format", "json"});
+  REQUIRE(level.code == 0);
+  CHECK(huge.out.find("\"limit_chunks\": 6000000000,") != std::string::npos);
+  CHECK(huge.out.substr(huge.out.find("\"frontier\"")) == level.out.substr(level.out.find("\"frontier\"")));
+  const Output beyond = frontier({"-p", "4", "-m", "8", "--K", "1e300", "--cost-unit", "stage"});
+  CHECK(beyond.code == 0);
+  CHECK(beyond.out.find("limit 4611686018427387904 chunk activations") != std::string::npos);
+}
