@@ -93,26 +93,32 @@ private:
   void check_size() const {
     const std::vector<StageEffects> effects = stage_effects();
     DeviceMemoryWalk walk(effects, m_, scenario_.stage_count() * m_ * kChoiceCount);
-    std::int64_t ops = 0;
     std::int64_t nonzeros = 0;
     for (const auto &device : expanded_.device_ops) {
       walk.start(0);
       for (const Op &op : device) {
         nonzeros += static_cast<std::int64_t>(walk.touched().size()) + walk.choices() + 4;
         walk.advance(op.first);
-        ++ops;
       }
-      if (nonzeros > kMaxIlpNonzeros) break;
-      check_deadline();
+      if (nonzeros > kMaxIlpNonzeros) break;  // enough to refuse
     }
     if (nonzeros <= kMaxIlpNonzeros) return;
     throw Error(fmt::format(
-        "the remat ILP of schedule '{}' is too large: over {} matrix entries ({} stages, m = {}, {} ops "
-        "with recomputation slots), the limit is 2^25 (docs/reliability.md); use fewer microbatches "
-        "(-m) or devices (-p), or a remat policy other than the ILP",
-        base_.name, format_readable(static_cast<double>(nonzeros)), scenario_.stage_count(), m_,
-        ops));
+        "the remat ILP of schedule '{}' is too large: over {} matrix entries ({} stages, m = {}), the "
+        "limit is 2^25 (docs/reliability.md); use fewer microbatches (-m) or devices (-p), or a remat "
+        "policy other than the ILP",
+        base_.name, nonzeros, scenario_.stage_count(), m_));
   }
+
+public:
+  /// The size check alone, before anything else is computed (remat.md).
+  void check_size_only() {
+    validate_schedule(scenario_, base_);
+    expanded_ = with_all_slots(base_);
+    check_size();
+  }
+
+private:
 
   // Times enter the model in a unit near the typical op duration, a power of two of ticks (so
   // that integer tick counts stay exact): with microsecond ticks of millisecond ops the matrix
@@ -425,6 +431,11 @@ StageRematModel build_minimum_peak_model(const Scenario &scenario, const Schedul
   return ModelBuilder(scenario, base, form, true).build();
 }
 
+void check_stage_remat_size(const Scenario &scenario, const Schedule &base, IlpForm form) {
+  const FormInstance instance = form_instance(scenario, base, form);
+  ModelBuilder(instance.scenario, instance.base, form, false).check_size_only();
+}
+
 FormInstance form_instance(const Scenario &scenario, const Schedule &base, IlpForm form) {
   FormInstance instance{scenario, base};
   if (form == IlpForm::ppsim)
@@ -531,8 +542,7 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     built = ModelBuilder(scenario, base, options.form, false, deadline).build();
   } catch (const BuildDeadline &) {
     RematSolution solution;
-    solution.failure = fmt::format("no plan within the time limit of {} s (it ended while building the ILP)",
-                                   options.time_limit_seconds);
+    solution.failure = "no plan: the time limit ended while the ILP was being built";
     solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
     return solution;
   }

@@ -108,8 +108,9 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
         // here, naming the size that makes it so, before its rational overflows.
         const auto too_long = [&] {
           input.fail("model.memory.out_bytes",
-                     fmt::format("a transfer of {} bytes at {} bytes/s takes {} s, longer than ppsim times "
-                                 "exactly in {} (2^62 ticks); use a smaller size or a larger bandwidth",
+                     fmt::format("a transfer of {:g} bytes at {:g} bytes/s takes {:g} s, beyond the range ppsim "
+                                 "times exactly (2^62 ticks of the run's {} scale); use a smaller size or a "
+                                 "larger bandwidth",
                                  bytes, input.bandwidth_bytes_per_second, seconds, input.time_unit));
         };
         const double units = seconds * units_per_second(input);

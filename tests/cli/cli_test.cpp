@@ -349,8 +349,9 @@ TEST_CASE("issue_17 refusals say the real reason and name the field") {
   const CommandResult transfer =
       scratch.ppsim("simulate " QUICKSTART " --bandwidth 1B/s --set model.memory.out_bytes=5e14");
   CHECK(transfer.exit_code == 1);
-  CHECK(transfer.err.find("field 'model.memory.out_bytes': a transfer of 5e+14 bytes at 1 bytes/s takes") !=
-        std::string::npos);
+  CHECK(transfer.err == "ppsim: error: field 'model.memory.out_bytes': a transfer of 5e+14 bytes at 1 bytes/s "
+                        "takes 5e+14 s, beyond the range ppsim times exactly (2^62 ticks of the run's ms scale); "
+                        "use a smaller size or a larger bandwidth\n");
   const CommandResult longer =
       scratch.ppsim("simulate " QUICKSTART " --bandwidth 1B/s --set model.memory.out_bytes=1e16");
   CHECK(longer.exit_code == 1);
