@@ -139,3 +139,17 @@ TEST_CASE("malformed reports name the line and column") {
 }
 
 } // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+TEST_CASE("issue_17 a pass with more samples than a cost file row counts is refused, never clamped") {
+  const NsysImport import = parse_nsys_projection_csv(
+      "Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,2000000000,2000000000\n"
+      "L00.F.mb1,2000000000,2000000000\n",
+      "proj.csv");
+  CHECK_THROWS_WITH(nsys_pass_summaries(import),
+                    "field 'Range Instances': layer 0 pass F has 4000000000 instances in all, more than the "
+                    "2147483647 samples a cost file row counts");
+}
+
+} // namespace ppsim::profiler
