@@ -1,7 +1,6 @@
 #include "profiler/nsys_import.h"
 
 #include "base/error.h"
-#include "profiler/attribution.h"
 
 #include <algorithm>
 #include <charconv>
@@ -195,15 +194,7 @@ std::vector<PassSummary> nsys_pass_summaries(const NsysImport &import) {
     pass.busy.median_ms = normalized({mean_ns, 1'000'000});
     pass.busy.p10_ms = normalized({static_cast<std::int64_t>(totals.min), 1'000'000});
     pass.busy.p90_ms = normalized({static_cast<std::int64_t>(totals.max), 1'000'000});
-    // A cost file counts a row's samples in 32 bits: more is refused, never clamped
-    // (docs/reliability.md, "Limits").
-    if (totals.instances > INT32_MAX) {
-      throw Error("", 0, "Range Instances",
-                  fmt::format("layer {} pass {} has {} instances in all, more than the 2147483647 samples a "
-                              "cost file row counts",
-                              key.first, pass_code(key.second), static_cast<std::uint64_t>(totals.instances)));
-    }
-    pass.busy.samples = static_cast<int>(totals.instances);
+    pass.busy.samples = totals.instances;  // 64-bit, never clamped (docs/reliability.md)
     passes.push_back(pass);
   }
   return passes;

@@ -91,7 +91,7 @@ TEST_CASE("huge counts stay exact up to 2^53 and are refused beyond, naming the 
   const std::vector<PassSummary> passes = nsys_pass_summaries(import);
   REQUIRE(passes.size() == 1);
   CHECK(passes[0].busy.median_ms == Rational{1, 500000});
-  CHECK(passes[0].busy.samples == INT32_MAX);
+  CHECK(passes[0].busy.samples == 1000000000000000);  // carried in 64 bits, not clamped to 2^31 - 1
   CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,10,100000000000000000\n") ==
         "proj.csv:2: field 'Range Instances': 100000000000000000 is too large (at most 2^53)");
 }
@@ -142,14 +142,18 @@ TEST_CASE("malformed reports name the line and column") {
 
 namespace ppsim::profiler {
 
-TEST_CASE("issue_17 a pass with more samples than a cost file row counts is refused, never clamped") {
+TEST_CASE("issue_17 a pass's samples past 2^31 reach the cost file, never clamped") {
   const NsysImport import = parse_nsys_projection_csv(
       "Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,2000000000,2000000000\n"
       "L00.F.mb1,2000000000,2000000000\n",
       "proj.csv");
-  CHECK_THROWS_WITH(nsys_pass_summaries(import),
-                    "field 'Range Instances': layer 0 pass F has 4000000000 instances in all, more than the "
-                    "2147483647 samples a cost file row counts");
+  const std::vector<PassSummary> passes = nsys_pass_summaries(import);
+  REQUIRE(passes.size() == 1);
+  CHECK(passes[0].busy.samples == 4000000000);
+  const CostFile file = injected_cost_file(passes, "nsys_import");
+  REQUIRE(file.rows.size() == 1);
+  CHECK(file.rows[0].n_samples == 4000000000);
+  CHECK(write_cost_csv(file).find("4000000000") != std::string::npos);
 }
 
 } // namespace ppsim::profiler
