@@ -100,13 +100,15 @@ public:
       }
     }
     if (!number || *number == 0 || std::isnan(*number)) return std::nullopt;
+    // A TOML float shows as its shortest form (1e+300), not the stream's 17 digits.
+    const std::string shown_value = node.is_string() ? shown() : fmt::format("{}", *number);
     if (digits.size() > 18) {
-      return fmt::format("{} has more than 18 significant digits, the most an exact duration takes", shown());
+      return fmt::format("{} has more than 18 significant digits, the most an exact duration takes", shown_value);
     }
     if (std::fabs(*number) < 1) {
-      return fmt::format("{} is below the finest time ppsim represents exactly (10^-18 of the time unit)", shown());
+      return fmt::format("{} is below the finest time ppsim represents exactly (10^-18 of the time unit)", shown_value);
     }
-    return fmt::format("{} is above the largest time ppsim reads exactly (about 9.2e18 of the time unit)", shown());
+    return fmt::format("{} is above the largest time ppsim reads exactly (about 9.2e18 of the time unit)", shown_value);
   }
 
   [[nodiscard]] double real(const toml::node &node) const {

@@ -344,6 +344,11 @@ TEST_CASE("issue_17 refusals say the real reason and name the field") {
   const Scratch scratch("reasons");
   check_user_error(scratch.ppsim("simulate --F 1e-300"),
                    "field '--F': 1e-300 is below the finest time ppsim represents exactly (10^-18 of the time unit)");
+  check_user_error(scratch.ppsim("simulate --F 1e300"),
+                   "field '--F': 1e+300 is above the largest time ppsim reads exactly (about 9.2e18 of the time unit)");
+  check_user_error(scratch.ppsim("simulate --set model.F='\"1.2345678901234567891\"'"),
+                   "field 'model.F': \"1.2345678901234567891\" has more than 18 significant digits, the most an "
+                   "exact duration takes");
   check_user_error(scratch.ppsim("lynx " PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv --stages 4 --milp-seconds 1e300"),
                    "field '--milp-seconds': expected a number of seconds above 0 and at most 1000000, got 1e+300");
   const CommandResult transfer =
