@@ -164,7 +164,7 @@ TEST_CASE("issue_17 thread and size counts out of range are one line, never an a
   check_user_error(scratch.ppsim("remat --auto -p 2 -m 2 --K 2 -j -1"),
                    "field '--jobs': expected an integer from 1 to 1024, got -1");
   check_user_error(scratch.ppsim("optimal -p 2 -m 2 --max-variables -1"),
-                   "field '--max-variables': expected an integer from 1 to 4194304, got -1");
+                   "field '--max-variables': expected an integer from 1 to 131072, got -1");
   check_user_error(scratch.ppsim("profile --analytic --hidden -1"),
                    "field '--hidden': expected an integer from 1 to 16777216, got -1");
 }
@@ -325,7 +325,7 @@ TEST_CASE("issue_17 size guards refuse before allocating, in one line naming the
   CHECK(ilp.err.find("(-m) or devices (-p)") != std::string::npos);
   CHECK(std::count(ilp.err.begin(), ilp.err.end(), '\n') == 1);
   check_user_error(scratch.ppsim("optimal " QUICKSTART " -p 32 -m 256 --max-variables 1099511627776"),
-                   "field '--max-variables': expected an integer from 1 to 4194304, got 1099511627776");
+                   "field '--max-variables': expected an integer from 1 to 131072, got 1099511627776");
 }
 
 TEST_CASE("issue_17 running out of memory or threads is one clear line, exit 1") {
