@@ -6,6 +6,7 @@
 #include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
 #include <new>
+#include <stdexcept>
 #include <system_error>
 #include <ostream>
 
@@ -41,6 +42,12 @@ int guarded(int (*handler)(const Args &, std::ostream &, std::ostream &), const 
   } catch (const std::bad_alloc &) {
     err << fmt::format("ppsim: error: out of memory while running {} (the system refused an "
                        "allocation; see the size limits in docs/reliability.md)\n",
+                       command);
+    return kUserError;
+  } catch (const std::length_error &) {
+    // A container asked for more than the address space holds: the same limit as bad_alloc.
+    err << fmt::format("ppsim: error: out of memory while running {} (a table would exceed the "
+                       "addressable size; see the size limits in docs/reliability.md)\n",
                        command);
     return kUserError;
   } catch (const std::system_error &error) {
