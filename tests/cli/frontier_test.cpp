@@ -3,7 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <new>
 #include <sstream>
+#include <system_error>
+#include <vector>
 
 using ppsim::cli::run_frontier;
 
@@ -65,4 +68,31 @@ TEST_CASE("ppsim frontier takes a --K past 32 bits: the limit is 64-bit, the sea
   const Output beyond = frontier({"-p", "4", "-m", "8", "--K", "1e300", "--cost-unit", "stage"});
   CHECK(beyond.code == 0);
   CHECK(beyond.out.find("limit 4611686018427387904 chunk activations") != std::string::npos);
+}
+
+namespace {
+
+int out_of_memory(const ppsim::cli::Args &, std::ostream &, std::ostream &) { throw std::bad_alloc(); }
+int too_long(const ppsim::cli::Args &, std::ostream &, std::ostream &) {
+  std::vector<double> table;
+  table.reserve(table.max_size() + 1);  // std::length_error
+  return 0;
+}
+int no_thread(const ppsim::cli::Args &, std::ostream &, std::ostream &) {
+  throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again), "thread");
+}
+
+} // namespace
+
+TEST_CASE("issue_17 out of memory or threads is one line and exit 1, never an internal error") {
+  std::ostringstream out, err;
+  CHECK(ppsim::cli::guarded(out_of_memory, {}, out, err, "'ppsim sweep'") == 1);
+  CHECK(err.str() == "ppsim: error: out of memory while running 'ppsim sweep' (the system refused an allocation; "
+                     "see the size limits in docs/reliability.md)\n");
+  std::ostringstream err2;
+  CHECK(ppsim::cli::guarded(too_long, {}, out, err2, "'ppsim simulate'") == 1);
+  CHECK(err2.str().rfind("ppsim: error: out of memory while running 'ppsim simulate'", 0) == 0);
+  std::ostringstream err3;
+  CHECK(ppsim::cli::guarded(no_thread, {}, out, err3, "'ppsim sweep'") == 1);
+  CHECK(err3.str().rfind("ppsim: error: out of system resources while running 'ppsim sweep' (thread: ", 0) == 0);
 }
