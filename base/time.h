@@ -1,5 +1,5 @@
 #pragma once
-// Exact simulated time (spec model.md section 7).
+// Exact simulated time (docs/model.md, "Time").
 //
 // Every duration of a scenario is an exact rational number of the user's time unit. The
 // scenario builder picks one scale L (ticks per unit, the LCM of all denominators) so that
@@ -57,8 +57,11 @@ struct TimeScale {
   [[nodiscard]] Ticks to_ticks(Rational value) const;
   /// The value in user units, for printing and JSON only.
   [[nodiscard]] double to_units(Ticks t) const;
-  /// Shortest exact decimal when the value has one, else 9 significant digits.
+  /// Every digit of the exact decimal when the value has one (from the integer ticks, never through a
+  /// double), else 9 significant digits and never fewer than the integer part.
   [[nodiscard]] std::string format(Ticks t) const;
+  /// A JSON number: as format, but 17 significant digits for a value with no finite decimal.
+  [[nodiscard]] std::string json(Ticks t) const;
   /// At most 4 significant digits (format_readable), for text reports; JSON and CSV keep format.
   [[nodiscard]] std::string readable(Ticks t) const;
 };

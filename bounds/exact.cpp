@@ -125,9 +125,17 @@ public:
     return count;
   }
 
-  solver::Result solve(double time_limit_seconds) {
-    build();
-    return solver::solve(model_, {.time_limit_seconds = time_limit_seconds});
+  /// Builds and solves within `deadline`: the time limit bounds the model's construction too
+  /// (docs/bounds.md); past it the result has no solution.
+  solver::Result solve(std::chrono::steady_clock::time_point deadline) {
+    deadline_ = deadline;
+    try {
+      build();
+    } catch (const BuildDeadline &) {
+      return {};
+    }
+    const double remaining = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    return solver::solve(model_, {.time_limit_seconds = std::max(0.0, remaining)});
   }
 
   /// Per-device orders of a solution, sorted by start then end (zero-length ops first).
@@ -323,13 +331,20 @@ private:
           precedence(ops_[at(index(0, s, j))], ops_[at(index(0, s, j + 1))],
                      stage_duration(OpKind::forward, s).count());
     }
+    check_deadline();
     add_device_capacity();
     if (recompute_)
       add_memory(keep);
   }
 
+  struct BuildDeadline {};
+  void check_deadline() const {
+    if (std::chrono::steady_clock::now() >= deadline_) throw BuildDeadline{};
+  }
+
   void add_device_capacity() {
     for (int g = 0; g < scenario_.devices; ++g) {
+      check_deadline();
       for (std::int64_t t = 0; t < horizon_; ++t) {
         std::vector<solver::Term> terms;
         for (const IlpOp &op : ops_) {
@@ -353,6 +368,7 @@ private:
         at(scenario_.devices),
         std::vector<std::vector<solver::Term>>(at(static_cast<int>(horizon_))));
     for (int s = 0; s < stages; ++s) {
+      check_deadline();
       const StageMemory &memory = scenario_.activations.stages[at(s)];
       struct Share {
         int release_slot;
@@ -402,6 +418,7 @@ private:
   std::vector<int> op_index_;
   bool empty_window_ = false;
   solver::Model model_;
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };
 
 } // namespace
@@ -430,7 +447,9 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
   // makespan: each question is a feasibility ILP whose windows shrink with H, which CBC answers
   // much faster than the optimization over the incumbent's horizon.
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(options.time_limit_seconds);
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(std::clamp(options.time_limit_seconds, 0.0, 1e7)));
   result.method = "ilp";
   for (Ticks horizon = bounds.best_lower_bound; horizon < incumbent.makespan; horizon += Ticks{1}) {
     TimeIndexedIlp ilp(scenario, form, recompute, horizon);
@@ -445,9 +464,7 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
           "horizon {} ticks), the limit is {}; use smaller p, m or coarser costs",
           ilp.start_variables(), scenario.devices, scenario.microbatches, horizon.count(),
           options.max_start_variables));
-    const double remaining =
-        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-    const solver::Result solved = ilp.solve(std::max(0.0, remaining));
+    const solver::Result solved = ilp.solve(deadline);
     result.solve_seconds += solved.seconds;
     PPSIM_ASSERT(solved.status != solver::Status::unbounded);
     if (solved.status == solver::Status::infeasible) {

@@ -34,7 +34,7 @@ std::string json_peaks(const std::vector<double> &values) {
 
 std::string bounds_json(const Scenario &scenario, const BoundsReport &report,
                         const std::optional<PeakComparison> &peaks) {
-  const auto time = [&](Ticks t) { return json_number(scenario.time_scale.to_units(t)); };
+  const auto time = [&](Ticks t) { return scenario.time_scale.json(t); };
   std::vector<std::string> bounds;
   for (const NamedBound &bound : report.lower_bounds)
     bounds.push_back(fmt::format("{}: {}", json_string(bound.name), time(bound.value)));

@@ -3,6 +3,7 @@
 // prints; handlers take streams so tests run them in-process. See cli/main.cpp for the table.
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim::cli {
@@ -30,8 +31,10 @@ int run_lynx(const Args &args, std::ostream &out, std::ostream &err);
 int run_checkpoint(const Args &args, std::ostream &out, std::ostream &err);
 
 /// Runs `handler`, turning ppsim::Error into "ppsim: error: <message>" + exit 1 and internal
-/// failures into exit 2, so every subcommand reports errors the same way.
+/// failures into exit 2, so every subcommand reports errors the same way. Running out of memory
+/// or threads is the system's limit, not a bug: one line naming `command`, exit 1
+/// (docs/reliability.md, "Limits").
 int guarded(int (*handler)(const Args &, std::ostream &, std::ostream &), const Args &args,
-            std::ostream &out, std::ostream &err);
+            std::ostream &out, std::ostream &err, std::string_view command = "the command");
 
 } // namespace ppsim::cli

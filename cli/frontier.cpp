@@ -32,9 +32,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const ScheduleInfo &info = find_schedule(input.schedule);
   const Scenario scenario = build_scenario(input, info);
   const int p = scenario.devices;
-  const int limit = scenario.activations.cap
-                        ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9))
-                        : 2 * p;
+  const std::int64_t limit = schedules::v_auto_limit_chunks(scenario);
   const schedules::VAutoResult result =
       schedules::v_auto_search(scenario, limit, static_cast<unsigned>(checked_integer(values, "threads", 0, kMaxThreads)));
 

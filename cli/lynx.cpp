@@ -185,7 +185,8 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
   }
   const double milp_seconds = values["milp-seconds"].as<double>();
   if (!(milp_seconds > 0 && milp_seconds <= 1e6))
-    throw Error("", 0, "--milp-seconds", fmt::format("expected a positive number of seconds, got {}", milp_seconds));
+    throw Error("", 0, "--milp-seconds",
+                fmt::format("expected a number of seconds above 0 and at most 1000000, got {}", milp_seconds));
   const solver::Options milp_options{.time_limit_seconds = milp_seconds};
   std::vector<double> bubbles(static_cast<std::size_t>(lynx_options.stages), lynx_options.windows.bubble_ms);
   if (values.count("microbatches")) {

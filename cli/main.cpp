@@ -66,7 +66,8 @@ int main(int argc, char **argv) {
   const ppsim::cli::Args args(argv + 2, argv + argc);
   for (const Command &command : kCommands) {
     if (command.name != argv[1]) continue;
-    return checked_exit(ppsim::cli::guarded(command.run, args, std::cout, std::cerr));
+    return checked_exit(
+        ppsim::cli::guarded(command.run, args, std::cout, std::cerr, fmt::format("'ppsim {}'", command.name)));
   }
   std::cerr << fmt::format("ppsim: error: unknown command '{}' (see 'ppsim --help')\n", argv[1]);
   return ppsim::cli::kUserError;

@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/decimal.h"
 
+#include <chrono>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <ostream>
@@ -14,7 +15,7 @@
 namespace ppsim::cli {
 namespace po = boost::program_options;
 
-int run_partition(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim partition COSTS --stages P [options]");
   options.add_options()("help,h", "show this help")(
       "mode", po::value<std::string>()->default_value("balanced"), "balanced or remat-aware")(
@@ -35,6 +36,16 @@ int run_partition(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                                ? PartitionMode::balanced
                                : PartitionMode::remat_aware;
   const CostFile costs = read_cost_file(values["costs"].as<std::string>());
+  // Remat-aware stages grow about as L^3.5 (docs/partition.md): a run past a second says how far
+  // it is, one line per stage of the DP on standard error.
+  const auto started = std::chrono::steady_clock::now();
+  partition_options.progress = [&](int done, int stages) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (seconds >= 1 && done < stages) {
+      err << fmt::format("ppsim: partition: stage {} of {} done after {:.0f} s\n", done, stages, seconds);
+      err.flush();
+    }
+  };
   const Partition partition = partition_costs(costs, partition_options);
 
   if (format == "json") {

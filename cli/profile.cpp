@@ -29,6 +29,14 @@ namespace {
 // Largest model dimension accepted on the command line (hidden size, sequence, vocabulary...):
 // far above any model, far below where the byte formulas overflow.
 constexpr std::int64_t kShapeLimit = std::int64_t{1} << 24;
+// A cost file holds one row per layer; 100 000 rows is far past any model and a few MB
+// (docs/reliability.md, "Limits").
+constexpr std::int64_t kMaxLayers = 100000;
+// The throughput the analytic model accepts: below it a layer's time leaves the exact range of
+// a cost file (docs/reliability.md, "Limits").
+constexpr double kMinPeakTflops = 1e-3;
+constexpr double kMaxPeakTflops = 1e6;
+constexpr double kMinEfficiency = 1e-4;
 
 po::options_description output_options() {
   po::options_description output("output");
@@ -49,7 +57,7 @@ po::options_description profile_options() {
       "FFN size f (0 = 4h for gpt, 8h/3 rounded to 256 for llama)")(
       "seq", po::value<std::int64_t>()->default_value(2048), "sequence length s")(
       "batch", po::value<std::int64_t>()->default_value(1),
-      "microbatch size b")("layers", po::value<int>()->default_value(4), "number of transformer blocks")(
+      "microbatch size b")("layers", po::value<std::int64_t>()->default_value(4), "number of transformer blocks (1 to 100000)")(
       "vocab", po::value<std::int64_t>()->default_value(0),
       "vocabulary size V; > 0 adds the embedding and LM head as layers of their own")(
       "dtype", po::value<std::string>()->default_value("bf16"),
@@ -121,9 +129,18 @@ profiler::DeviceThroughput device_from(const po::variables_map &values) {
   if (values.count("efficiency"))
     device.efficiency = values["efficiency"].as<double>();
   if (!(device.peak_tflops > 0) || !std::isfinite(device.peak_tflops))
-    throw Error("", 0, "peak-tflops", "expected a positive finite number");
+    throw Error("", 0, "--peak-tflops", "expected a positive finite number");
+  if (!(device.peak_tflops >= kMinPeakTflops) || device.peak_tflops > kMaxPeakTflops) {
+    throw Error("", 0, "--peak-tflops",
+                fmt::format("expected {} to {} TFLOP/s, got {}", kMinPeakTflops, kMaxPeakTflops, device.peak_tflops));
+  }
   if (!(device.efficiency > 0) || device.efficiency > 1) {
-    throw Error("", 0, "efficiency", "expected a number in (0, 1]");
+    throw Error("", 0, "--efficiency", "expected a number in (0, 1]");
+  }
+  if (device.efficiency < kMinEfficiency) {
+    throw Error("", 0, "--efficiency",
+                fmt::format("expected {} to 1, got {}: a layer's time would leave the range of a cost file",
+                            kMinEfficiency, device.efficiency));
   }
   return device;
 }
@@ -310,7 +327,7 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
   check_measurement_options(values);
   const bool json = json_format(values);
   check_outputs(given_outputs(values, {"output"}), {});
-  const int layers = values["layers"].as<int>();
+  const int layers = static_cast<int>(checked_integer(values, "layers", 1, kMaxLayers));
 
   if (!values.count("analytic")) {
     // What the GPU workload cannot measure is refused before the probe, on any machine.

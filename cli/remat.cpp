@@ -169,6 +169,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const PreparedRun run = prepare_run(input);
   const Scenario scenario = scenario_with_checkpoint_levels(run.input, run.scenario);
   budget_track(scenario); // a budget is required before anything is printed
+  check_stage_remat_size(scenario, run.schedule, ilp.form);  // refused before the baselines run
   if (values.count("lp")) {
     std::ostringstream lp;
     const FormInstance instance = form_instance(scenario, run.schedule, ilp.form);

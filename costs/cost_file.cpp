@@ -7,6 +7,7 @@
 #include "base/text_file.h"
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <fmt/format.h>
 #include <fstream>
@@ -128,17 +129,33 @@ template <typename Integer> Integer parse_integer(std::string_view text, const L
 
 Rational parse_time(std::string_view text, const Location &where) {
   const auto value = parse_rational(text);
+  if (!value) {
+    // A number with no exact form is out of the range times are read in (docs/model.md, "Time").
+    double approximate = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), approximate);
+    if (!text.empty() && end == text.data() + text.size() &&
+        (error == std::errc::result_out_of_range || (error == std::errc() && approximate > 0))) {
+      where.fail(fmt::format("\"{}\" is out of range: times are read exactly, at most 18 significant digits "
+                             "from 1e-18 to about 9.2e18 ms",
+                             text));
+    }
+  }
   if (!value || value->numerator < 0) {
     where.fail(fmt::format("expected a non-negative number, got \"{}\"", text));
   }
   return *value;
 }
 
+constexpr double kMaxBytes = 1e30;
+
 double parse_bytes(std::string_view text, const Location &where) {
   double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || !(value >= 0) ||
-      value > 1e30) {
+  const bool number = !text.empty() && end == text.data() + text.size();
+  if (number && (error == std::errc::result_out_of_range || (error == std::errc() && value > kMaxBytes))) {
+    where.fail(fmt::format("\"{}\" bytes is out of range: at most 1e30", text));
+  }
+  if (!number || error != std::errc() || !(value >= 0)) {
     where.fail(fmt::format("expected a non-negative number of bytes, got \"{}\"", text));
   }
   return value;
@@ -261,10 +278,12 @@ std::string json_value_text(const nlohmann::json &value, const Location &where) 
   if (value.is_number_integer())
     return std::to_string(value.get<std::int64_t>());
   if (value.is_number_float()) {
-    const auto exact = rational_from_double(value.get<double>());
-    if (!exact)
+    const double number = value.get<double>();
+    if (!std::isfinite(number))
       where.fail(fmt::format("expected a finite number, got {}", value.dump()));
-    return format_rational(*exact);
+    // A finite number with no exact decimal form (1e300) reaches the field's own range check.
+    const auto exact = rational_from_double(number);
+    return exact ? format_rational(*exact) : value.dump();
   }
   where.fail(fmt::format("expected a number or name, got {}", value.dump()));
 }

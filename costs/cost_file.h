@@ -47,7 +47,7 @@ struct CostRow {
   double bwd_input_peak_temp_bytes = 0;
   double bwd_weight_peak_temp_bytes = 0;
   double recompute_peak_temp_bytes = 0;
-  int n_samples = 0;                ///< repetitions behind the medians (0 when modelled)
+  std::uint64_t n_samples = 0;      ///< repetitions behind the medians (0 when modelled); 64-bit, as nsys counts are
   std::string source = "synthetic"; ///< cupti, cuda_events, analytic, synthetic, nsys_import
   /// Columns this row does not have although the file does (a layer whose pass was not
   /// measured): written as empty CSV cells and left out of the JSON object, read back as absent

@@ -209,10 +209,19 @@ DeviceThroughput device_preset(const std::string &name) {
 
 Rational analytic_ms(std::uint64_t flops, const DeviceThroughput &device) {
   if (!(device.peak_tflops > 0) || !(device.efficiency > 0) || device.efficiency > 1) {
-    throw Error("", 0, "efficiency", "expected a peak above 0 and an efficiency in (0, 1]");
+    throw Error("", 0, "--efficiency", "expected a peak above 0 and an efficiency in (0, 1]");
   }
   const double nanoseconds =
       static_cast<double>(flops) / (device.peak_tflops * device.efficiency * 1e3);
+  // Whole nanoseconds stay exact below 2^53 (about 104 days per layer); past it the conversion to
+  // an integer would overflow (docs/reliability.md, "Limits").
+  if (!(nanoseconds <= 0x1p53)) {
+    throw Error("", 0, "--peak-tflops",
+                fmt::format("a layer of {} FLOP at {} TFLOP/s and efficiency {} takes over 2^53 ns (about "
+                            "104 days), beyond what a cost file holds; raise --peak-tflops or --efficiency, "
+                            "or shrink the model",
+                            static_cast<double>(flops), device.peak_tflops, device.efficiency));
+  }
   return normalized({static_cast<std::int64_t>(std::llround(nanoseconds)), 1'000'000});
 }
 
@@ -302,7 +311,7 @@ CostRow analytic_head_row(const BlockShape &shape, std::uint64_t vocab, int laye
 CostFile analytic_cost_file(const BlockShape &shape, int layers, const DeviceThroughput &device,
                             std::uint64_t vocab) {
   if (layers <= 0)
-    throw Error("", 0, "layers", "expected a positive number of layers");
+    throw Error("", 0, "--layers", "expected a positive number of layers");
   CostFile file;
   if (vocab > 0)
     file.rows.push_back(analytic_embedding_row(shape, vocab, 0));

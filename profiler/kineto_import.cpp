@@ -104,6 +104,8 @@ public:
     Json document;
     try {
       document = Json::parse(text);
+    } catch (const Json::out_of_range &) {
+      fail("a number is out of range (it must fit a double; docs/reliability.md)");
     } catch (const Json::exception &error) {
       fail(fmt::format("not valid JSON ({})", error.what()));
     }

@@ -279,7 +279,7 @@ std::vector<PassSummary> nsys_pass_summaries(const NsysImport &import) {
     pass.busy.median_ms = normalized({mean_ns, 1'000'000});
     pass.busy.p10_ms = normalized({static_cast<std::int64_t>(totals.min), 1'000'000});
     pass.busy.p90_ms = normalized({static_cast<std::int64_t>(totals.max), 1'000'000});
-    pass.busy.samples = static_cast<int>(std::min<std::uint64_t>(totals.instances, INT32_MAX));
+    pass.busy.samples = totals.instances;  // 64-bit, never clamped (docs/reliability.md)
     passes.push_back(pass);
   }
   return passes;

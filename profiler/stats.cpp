@@ -33,7 +33,7 @@ TimeSummary summarize_ns(std::vector<std::uint64_t> samples_ns) {
   std::sort(samples_ns.begin(), samples_ns.end());
   const std::size_t n = samples_ns.size();
   TimeSummary summary;
-  summary.samples = static_cast<int>(n);
+  summary.samples = static_cast<std::uint64_t>(n);
   if (n % 2 == 1) {
     summary.median_ms = ns_to_ms(samples_ns[n / 2]);
   } else {

@@ -18,7 +18,7 @@ namespace ppsim::profiler {
 /// Median and nearest-rank p10/p90 of samples in ns, as exact milliseconds.
 struct TimeSummary {
   Rational median_ms, p10_ms, p90_ms;
-  int samples = 0;
+  std::uint64_t samples = 0;
 
   friend bool operator==(const TimeSummary &, const TimeSummary &) = default;
 };

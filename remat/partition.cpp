@@ -22,7 +22,8 @@ double milliseconds(Rational value) {
 } // namespace
 
 std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
-                                          const StageBoundFn &lower_bound) {
+                                          const StageBoundFn &lower_bound,
+                                          const std::function<void(int, int)> &progress) {
   if (stages < 1 || layers < stages) {
     throw Error(fmt::format("cannot split {} layers into {} stages", layers, stages));
   }
@@ -68,6 +69,7 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
         consider(n, bound);
       }
     }
+    if (progress) progress(k, stages);
   }
   if (best[stages][layers] == kNone) return std::nullopt;
   Partition partition;
@@ -219,7 +221,8 @@ StageBoundFn stage_bound_from_costs(const CostFile &costs, const PartitionOption
 Partition partition_costs(const CostFile &costs, const PartitionOptions &options) {
   const std::optional<Partition> partition =
       partition_layers(static_cast<int>(costs.rows.size()), options.stages,
-                       stage_time_from_costs(costs, options), stage_bound_from_costs(costs, options));
+                       stage_time_from_costs(costs, options), stage_bound_from_costs(costs, options),
+                       options.progress);
   if (!partition) {
     throw Error(fmt::format("no split of {} layers into {} stages fits {} per device",
                             costs.rows.size(), options.stages, format_bytes(options.memory_limit_bytes)));

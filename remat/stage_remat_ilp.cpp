@@ -33,11 +33,21 @@ std::string lowercase_token(OpKind kind) {
   return token;
 }
 
+using Clock = std::chrono::steady_clock;
+
+// The most nonzeros (matrix entries) the model may have: past it the matrix alone would take
+// gigabytes and CBC could not solve it within any sensible limit (docs/reliability.md, "Limits").
+constexpr std::int64_t kMaxIlpNonzeros = std::int64_t{1} << 25;
+
+// Thrown when the time limit ends while the model is still being built.
+struct BuildDeadline {};
+
 class ModelBuilder {
 public:
-  ModelBuilder(const Scenario &scenario, const Schedule &base, IlpForm form, bool peak_mode)
+  ModelBuilder(const Scenario &scenario, const Schedule &base, IlpForm form, bool peak_mode,
+               std::optional<Clock::time_point> deadline = std::nullopt)
       : scenario_(scenario), base_(base), track_(budget_track(scenario)),
-        m_(scenario.microbatches), form_(form), peak_mode_(peak_mode) {}
+        m_(scenario.microbatches), form_(form), peak_mode_(peak_mode), deadline_(deadline) {}
 
   StageRematModel build() {
     if (scenario_.link.contention || scenario_.link.blocking) {
@@ -46,6 +56,7 @@ public:
     }
     validate_schedule(scenario_, base_);
     expanded_ = with_all_slots(base_);
+    check_size();
     const OpLocator locator(expanded_, scenario_.stage_count(), m_);
     add_option_variables(locator);
     if (peak_mode_) {
@@ -62,6 +73,53 @@ public:
   }
 
 private:
+  void check_deadline() const {
+    if (deadline_ && Clock::now() >= *deadline_) throw BuildDeadline{};
+  }
+
+  [[nodiscard]] std::vector<StageEffects> stage_effects() const {
+    std::vector<StageEffects> effects;
+    for (int s = 0; s < scenario_.stage_count(); ++s) {
+      effects.push_back(form_ == IlpForm::elf
+                            ? StageEffects::reference(track_.stages[static_cast<std::size_t>(s)])
+                            : StageEffects::engine(scenario_, track_, s));
+    }
+    return effects;
+  }
+
+  // Bounds the matrix before building it: a memory row per position holds at most the options
+  // resident there plus the op's own, and the time rows a few entries per op. The walk counts
+  // without building, in time linear in the ops.
+  void check_size() const {
+    const std::vector<StageEffects> effects = stage_effects();
+    DeviceMemoryWalk walk(effects, m_, scenario_.stage_count() * m_ * kChoiceCount);
+    std::int64_t nonzeros = 0;
+    for (const auto &device : expanded_.device_ops) {
+      walk.start(0);
+      for (const Op &op : device) {
+        nonzeros += static_cast<std::int64_t>(walk.touched().size()) + walk.choices() + 4;
+        walk.advance(op.first);
+      }
+      if (nonzeros > kMaxIlpNonzeros) break;  // enough to refuse
+    }
+    if (nonzeros <= kMaxIlpNonzeros) return;
+    throw Error(fmt::format(
+        "the remat ILP of schedule '{}' is too large: over {} matrix entries ({} stages, m = {}), the "
+        "limit is 2^25 (docs/reliability.md); use fewer microbatches (-m) or devices (-p), or a remat "
+        "policy other than the ILP",
+        base_.name, nonzeros, scenario_.stage_count(), m_));
+  }
+
+public:
+  /// The size check alone, before anything else is computed (remat.md).
+  void check_size_only() {
+    validate_schedule(scenario_, base_);
+    expanded_ = with_all_slots(base_);
+    check_size();
+  }
+
+private:
+
   // Times enter the model in a unit near the typical op duration, a power of two of ticks (so
   // that integer tick counts stay exact): with microsecond ticks of millisecond ops the matrix
   // would otherwise mix coefficients of 1e7 with the memory rows' O(1), which Clp cannot always
@@ -196,6 +254,7 @@ private:
         add_precedence(fmt::format("seq_{}", e), e, e == first ? -1 : e - 1,
                        duration(entries[static_cast<std::size_t>(e)]), 0);
       }
+      check_deadline();
     }
     // Cross-op dependencies of the engine, with their transfer times (constraint 2; the lumped
     // timing edge of R comes with the graph, remat.md 3(b)).
@@ -280,15 +339,11 @@ private:
   // is minimised; in units of the cap, for numerical balance.
   void add_memory_constraints() {
     const double cap = *track_.cap;
-    std::vector<StageEffects> stage_effects;
-    for (int s = 0; s < scenario_.stage_count(); ++s) {
-      stage_effects.push_back(form_ == IlpForm::elf
-                                  ? StageEffects::reference(track_.stages[static_cast<std::size_t>(s)])
-                                  : StageEffects::engine(scenario_, track_, s));
-    }
-    DeviceMemoryWalk walk(stage_effects, m_, scenario_.stage_count() * m_ * kChoiceCount);
+    const std::vector<StageEffects> effects = stage_effects();
+    DeviceMemoryWalk walk(effects, m_, scenario_.stage_count() * m_ * kChoiceCount);
     const auto option_variable = [&](int key) { return result_.option_variable[static_cast<std::size_t>(key)]; };
     for (int g = 0; g < expanded_.device_count(); ++g) {
+      check_deadline();
       const double constant = track_.device_constant.empty() ? 0.0 : track_.device_constant[static_cast<std::size_t>(g)];
       walk.start(constant);
       if (peak_mode_) {
@@ -335,6 +390,7 @@ private:
   int m_;
   IlpForm form_;
   bool peak_mode_;
+  std::optional<Clock::time_point> deadline_;
   Schedule expanded_;
   std::vector<int> end_variable_;
   StageRematModel result_;
@@ -375,6 +431,11 @@ StageRematModel build_minimum_peak_model(const Scenario &scenario, const Schedul
   return ModelBuilder(scenario, base, form, true).build();
 }
 
+void check_stage_remat_size(const Scenario &scenario, const Schedule &base, IlpForm form) {
+  const FormInstance instance = form_instance(scenario, base, form);
+  ModelBuilder(instance.scenario, instance.base, form, false).check_size_only();
+}
+
 FormInstance form_instance(const Scenario &scenario, const Schedule &base, IlpForm form) {
   FormInstance instance{scenario, base};
   if (form == IlpForm::ppsim)
@@ -402,8 +463,6 @@ std::string format_budget(const Scenario &scenario, double amount) {
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 Scenario without_checkpoint_levels(Scenario scenario) {
   for (StageCosts &costs : scenario.stage_costs) costs.checkpoint_level_recompute.clear();
@@ -436,7 +495,14 @@ RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpFor
                           Clock::time_point deadline) {
   const MemoryTrack &track = budget_track(scenario);
   const double cap = *track.cap;
-  const StageRematModel model = build_minimum_peak_model(scenario, base, form);
+  StageRematModel model;
+  try {
+    model = ModelBuilder(scenario, base, form, true, deadline).build();
+  } catch (const BuildDeadline &) {
+    throw Error(fmt::format("no remat plan of schedule '{}' under budget {} found within the time limit "
+                            "(it ended while building the least-peak ILP)",
+                            base.name, format_budget(scenario, cap)));
+  }
   solver::Options least_options{std::max(0.0, seconds_left(deadline)), 0, false};
   least_options.preprocess = false;  // as for the main model: its rows are tight at the optimum
   const solver::Result least = solver::solve(model.model, least_options);
@@ -470,7 +536,16 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
   const FormInstance instance = form_instance(given_scenario, given_base, options.form);
   const Scenario &scenario = instance.scenario;
   const Schedule &base = instance.base;
-  const StageRematModel built = build_stage_remat_model(scenario, base, options.form);
+  // The time limit bounds the whole call, building included (docs/remat.md).
+  StageRematModel built;
+  try {
+    built = ModelBuilder(scenario, base, options.form, false, deadline).build();
+  } catch (const BuildDeadline &) {
+    RematSolution solution;
+    solution.failure = "no plan: the time limit ended while the ILP was being built";
+    solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
+    return solution;
+  }
 
   // A plan that fits, to start the search from: the greedy one, else the least-peak one (which
   // also decides that no plan fits). The reference's accounting decides for itself.

@@ -71,6 +71,10 @@ StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule
 StageRematModel build_minimum_peak_model(const Scenario &scenario, const Schedule &base,
                                          IlpForm form = IlpForm::ppsim);
 
+/// Throws Error when the model of `base` would exceed the ILP's size limit (2^25 matrix entries,
+/// docs/reliability.md), counted from the schedule without building anything.
+void check_stage_remat_size(const Scenario &scenario, const Schedule &base, IlpForm form = IlpForm::ppsim);
+
 struct IlpOptions {
   double time_limit_seconds = 60; ///< bounds the whole solve_stage_remat call
   double relative_gap = 0.03;

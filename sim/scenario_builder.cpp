@@ -105,9 +105,24 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
         const double bytes =
             per_stage(input, "model.memory.out_bytes", input.bytes.output, stage_count, s);
         const double seconds = bytes / input.bandwidth_bytes_per_second;
-        const auto serialization = rational_from_double(seconds * units_per_second(input));
-        if (!serialization) input.fail("cluster.link.bandwidth", "transfer time is not finite");
-        transfers[static_cast<std::size_t>(s)] = input.latency + *serialization;
+        // A transfer longer than any run ppsim times exactly (docs/model.md, "Time") is refused
+        // here, naming the size that makes it so, before its rational overflows.
+        const auto too_long = [&] {
+          input.fail("model.memory.out_bytes",
+                     fmt::format("a transfer of {:g} bytes at {:g} bytes/s takes {:g} s, beyond the range ppsim "
+                                 "times exactly (2^62 ticks of the run's {} scale); use a smaller size or a "
+                                 "larger bandwidth",
+                                 bytes, input.bandwidth_bytes_per_second, seconds, input.time_unit));
+        };
+        const double units = seconds * units_per_second(input);
+        if (!(units < 0x1p62)) too_long();
+        const auto serialization = rational_from_double(units);
+        if (!serialization) too_long();
+        try {
+          transfers[static_cast<std::size_t>(s)] = input.latency + *serialization;
+        } catch (const std::overflow_error &) {
+          too_long();
+        }
       }
     }
   } catch (const std::overflow_error &) {

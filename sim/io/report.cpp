@@ -100,7 +100,7 @@ std::string report_json(const SimulationReport &report) {
   const Scenario &scenario = report.scenario;
   const Metrics &metrics = report.simulation.metrics;
   const TimeScale &scale = scenario.time_scale;
-  const auto time = [&](Ticks t) { return json_number(scale.to_units(t)); };
+  const auto time = [&](Ticks t) { return scale.json(t); };
   std::vector<std::string> devices;
   for (const DeviceMetrics &d : metrics.devices) {
     devices.push_back(fmt::format(

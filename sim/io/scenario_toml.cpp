@@ -5,13 +5,18 @@
 #include "base/text_file.h"
 #include "sim/io/toml_fields.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <functional>
+#include <optional>
 #include <map>
 #include <sstream>
 
 namespace ppsim {
 namespace {
+
+constexpr double kMaxMemoryAmount = 0x1p60;
 
 // Reads values of one field, failing with the field's location and a sentence on bad types.
 class FieldReader {
@@ -75,9 +80,35 @@ public:
     } else if (const auto text = node.value_exact<std::string>()) {
       value = parse_rational(*text);
     }
-    if (!value) fail(fmt::format("expected a number, got {}", shown()));
+    if (!value) fail(out_of_exact_range(node).value_or(fmt::format("expected a number, got {}", shown())));
     if (value->numerator < 0) fail(fmt::format("expected a non-negative number, got {}", shown()));
     return *value;
+  }
+
+  // Why a well-formed number has no exact form: durations are decimals of at most 18 significant
+  // digits between 10^-18 and about 9.2e18 units (docs/model.md, "Time"); nullopt when it is no number.
+  [[nodiscard]] std::optional<std::string> out_of_exact_range(const toml::node &node) const {
+    std::optional<double> number = node.value_exact<double>();
+    std::string digits;
+    if (const auto text = node.value_exact<std::string>()) {
+      char *end = nullptr;
+      const double parsed = std::strtod(text->c_str(), &end);
+      if (end == text->c_str() || *end != '\0' || text->find('/') != std::string::npos) return std::nullopt;
+      number = parsed;
+      for (const char c : text->substr(0, text->find_first_of("eE"))) {
+        if (c >= '0' && c <= '9' && !(digits.empty() && c == '0')) digits += c;
+      }
+    }
+    if (!number || *number == 0 || std::isnan(*number)) return std::nullopt;
+    // A TOML float shows as its shortest form (1e+300), not the stream's 17 digits.
+    const std::string shown_value = node.is_string() ? shown() : fmt::format("{}", *number);
+    if (digits.size() > 18) {
+      return fmt::format("{} has more than 18 significant digits, the most an exact duration takes", shown_value);
+    }
+    if (std::fabs(*number) < 1) {
+      return fmt::format("{} is below the finest time ppsim represents exactly (10^-18 of the time unit)", shown_value);
+    }
+    return fmt::format("{} is above the largest time ppsim reads exactly (about 9.2e18 of the time unit)", shown_value);
   }
 
   [[nodiscard]] double real(const toml::node &node) const {
@@ -97,12 +128,27 @@ public:
   }
 
   [[nodiscard]] double bytes(const toml::node &node) const {
+    std::optional<double> size;
     if (const auto number = node.value<double>()) {
-      if (*number >= 0) return *number;
+      if (*number >= 0) size = *number;
     } else if (const auto text = node.value_exact<std::string>()) {
-      if (const auto size = parse_byte_size(*text)) return *size;
+      size = parse_byte_size(*text);
     }
-    fail(fmt::format("expected a byte size such as 80GiB, got {}", shown()));
+    if (!size) fail(fmt::format("expected a byte size such as 80GiB, got {}", shown()));
+    return within_memory_range(*size);
+  }
+
+  // Memory amounts (bytes, or activations of the count and zb models) up to 2^60, so that sums
+  // over every microbatch of a run stay finite and exact to the byte (docs/reliability.md).
+  [[nodiscard]] double within_memory_range(double amount) const {
+    if (!(std::fabs(amount) <= kMaxMemoryAmount)) {
+      fail(fmt::format("{} is out of range: memory amounts are at most 2^60 (about 1.15e18)", shown()));
+    }
+    return amount;
+  }
+
+  [[nodiscard]] std::vector<double> memory_amounts() const {
+    return list<double>([this](const toml::node &n) { return within_memory_range(real(n)); });
   }
 
   // Scalar or list: one value for every stage, or one per stage.
@@ -189,8 +235,8 @@ const std::map<std::string, Setter> &field_setters() {
       {"model.memory.peak_ckpt", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_checkpoint = r.byte_sizes(); }},
       {"model.memory.out_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.output = r.byte_sizes(); }},
       {"model.memory.m_ba_fraction", [](ScenarioInput &in, const FieldReader &r) { in.m_ba_fraction = r.fraction(); }},
-      {"model.memory.mem_f", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_f = r.reals(); }},
-      {"model.memory.mem_w", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_w = r.reals(); }},
+      {"model.memory.mem_f", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_f = r.memory_amounts(); }},
+      {"model.memory.mem_w", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_w = r.memory_amounts(); }},
       {"cluster.devices", [](ScenarioInput &in, const FieldReader &r) { in.devices = r.small_integer(1); }},
       {"cluster.optimizer_shards",
        [](ScenarioInput &in, const FieldReader &r) { in.optimizer_shards = r.small_integer(1); }},

@@ -593,7 +593,9 @@ PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, in
 
 } // namespace
 
-VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned threads) {
+constexpr int kMaxVAutoDevices = 32;
+
+VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks, unsigned threads) {
   if (scenario.chunks != 2 || scenario.pipes != 1) {
     throw Error(
         fmt::format("schedule 'v-auto' needs exactly 2 stages per device (v = 2), got v = {}",
@@ -603,13 +605,25 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
   const int m = scenario.microbatches;
   if (p < 2)
     throw Error("schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)");
+  // The search tries O(p) blocks per offset pair, each scheduled on a p-row grid: past 32 devices
+  // it runs for minutes (p = 64: about 80 s), so it is refused before it starts
+  // (docs/reliability.md, "Limits").
+  if (p > kMaxVAutoDevices) {
+    throw Error("", 0, "-p",
+                fmt::format("schedule 'v-auto' (and ppsim frontier) searches at most {} devices, got {}: its "
+                            "building-block search grows steeply with p (p = 64 takes over a minute)",
+                            kMaxVAutoDevices, p));
+  }
   const LetterCosts costs = scenario_letter_costs(scenario);
+  // No block peaks above 2p chunks (search_pattern stops there), so a larger limit searches the
+  // same blocks: clamp it before it meets int arithmetic.
+  const int search_limit = static_cast<int>(std::clamp<std::int64_t>(limit_chunks, -1, 2 * std::int64_t{p}));
   const std::vector<std::array<int, kLetters>> patterns = starting_patterns();
   std::vector<PatternResult> results(patterns.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t k = next++; k < patterns.size(); k = next++) {
-      results[k] = search_pattern(patterns[k], p, m, limit_chunks, costs);
+      results[k] = search_pattern(patterns[k], p, m, search_limit, costs);
     }
   };
   if (threads == 0)
@@ -633,7 +647,7 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
   if (best == nullptr) {
     throw Error(fmt::format("schedule 'v-auto' found no building block within {} chunk activations "
                             "per device (--K {})",
-                            limit_chunks, limit_chunks / 2.0));
+                            limit_chunks, static_cast<double>(limit_chunks) / 2.0));
   }
   VAutoResult out;
   for (const auto &[peak, point] : frontier)
@@ -647,12 +661,16 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
 }
 
 Schedule v_auto(const Scenario &scenario, const GeneratorOptions & /*options*/) {
-  // --K is in device shares; the search limit M is in chunk activations (spec 11 heading).
-  const int p = scenario.devices;
-  const int limit = scenario.activations.cap
-                        ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9))
-                        : 2 * p;
-  return v_auto_search(scenario, limit).best;
+  return v_auto_search(scenario, v_auto_limit_chunks(scenario)).best;
+}
+
+std::int64_t v_auto_limit_chunks(const Scenario &scenario) {
+  // --K is in device shares; the search limit M is in chunk activations (docs/schedules.md).
+  if (!scenario.activations.cap) return 2 * std::int64_t{scenario.devices};
+  const double twice = std::floor(2 * *scenario.activations.cap + 1e-9);
+  constexpr double kSaturated = 0x1p62;
+  if (!(twice < kSaturated)) return std::int64_t{1} << 62;
+  return static_cast<std::int64_t>(twice);
 }
 
 } // namespace ppsim::schedules

@@ -28,6 +28,11 @@ struct VAutoResult {
 /// Runs the search on `scenario` (V placement, v = 2, p >= 2) for a limit of
 /// `limit_chunks` chunk activations, over `threads` workers (0 = hardware concurrency). The
 /// result does not depend on the thread count. Throws Error when no block fits the limit.
-VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned threads = 0);
+/// Limits past 2p (no block peaks higher) search the same blocks, so any int64 limit is accepted.
+VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks, unsigned threads = 0);
+
+/// The search limit in chunk activations for the scenario's --K (2K rounded down, 2p without
+/// one), in 64 bits and saturated at 2^62, so a --K of 3e9 or 1e300 is no overflow.
+std::int64_t v_auto_limit_chunks(const Scenario &scenario);
 
 } // namespace ppsim::schedules

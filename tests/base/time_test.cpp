@@ -42,3 +42,31 @@ TEST_CASE("rational arithmetic is exact and normalized") {
   CHECK(Rational{1, 2} / 3 == Rational{1, 6});
   CHECK(Rational{1, 3} < Rational{1, 2});
 }
+
+TEST_CASE("values past 2^53 ticks print exactly, never through a double") {
+  // --F 1e15 on a 1/10 scale: 11000000000000022.8 is not a double (docs/model.md, "Time").
+  const ppsim::TimeScale tenths{10, true};
+  const Ticks big{110000000000000228};
+  CHECK(tenths.format(big) == "11000000000000022.8");
+  CHECK(tenths.json(big) == "11000000000000022.8");
+  CHECK(tenths.readable(big) == "11000000000000023");
+  CHECK(tenths.readable(Ticks{110000000000000225}) == "11000000000000023");  // half away from zero
+  CHECK(tenths.format(Ticks{-110000000000000228}) == "-11000000000000022.8");
+  // --F 1e-12 --B 1e4: 80008.000000000008 on a 10^12 scale.
+  const ppsim::TimeScale fine{1000000000000, true};
+  const Ticks ideal{80008000000000008};
+  CHECK(fine.format(ideal) == "80008.000000000008");
+  CHECK(fine.json(ideal) == "80008.000000000008");
+  CHECK(fine.readable(ideal) == "80008");
+  // Every digit of a finite decimal, however many (2^-40 has 40).
+  const ppsim::TimeScale binary{std::int64_t{1} << 40, true};
+  CHECK(binary.format(Ticks{1}) == "0.0000000000009094947017729282379150390625");
+  // No finite decimal: 9 (17 in JSON) significant digits, never fewer than the integer part.
+  const ppsim::TimeScale thirds{3, true};
+  CHECK(thirds.format(Ticks{1}) == "0.333333333");
+  CHECK(thirds.format(Ticks{30000000000000002}) == "10000000000000001");  // 17 integer digits, exact
+  CHECK(thirds.json(Ticks{30000000000000002}) == "10000000000000001");
+  CHECK(thirds.json(Ticks{300000000000000001}) == "100000000000000000");
+  CHECK(thirds.format(Ticks{3000000001}) == "1000000000");
+  CHECK(thirds.json(Ticks{2}) == "0.6666666666666666");
+}

@@ -170,7 +170,7 @@ TEST_CASE("issue_17 thread and size counts out of range are one line, never an a
   check_user_error(scratch.ppsim("remat --auto -p 2 -m 2 --K 2 -j -1"),
                    "field '--jobs': expected an integer from 1 to 1024, got -1");
   check_user_error(scratch.ppsim("optimal -p 2 -m 2 --max-variables -1"),
-                   "field '--max-variables': expected an integer from 1 to 1099511627776, got -1");
+                   "field '--max-variables': expected an integer from 1 to 131072, got -1");
   check_user_error(scratch.ppsim("profile --analytic --hidden -1"),
                    "field '--hidden': expected an integer from 1 to 16777216, got -1");
 }
@@ -199,7 +199,7 @@ TEST_CASE("issue_17 empty or conflicting choices are one line") {
   const Scratch scratch("choices");
   check_user_error(scratch.ppsim("compare -p 4 -m 8 --schedules ''"), "field '--schedules': expected at least one schedule name");
   check_user_error(scratch.ppsim("profile --analytic --peak-tflops inf"),
-                   "field 'peak-tflops': expected a positive finite number");
+                   "field '--peak-tflops': expected a positive finite number");
   REQUIRE(scratch.ppsim("export --schedule zb-h1 -p 4 -m 8 -o order.csv").exit_code == 0);
   check_user_error(scratch.ppsim("simulate --schedule 1f1b --schedule-file order.csv"),
                    "field '--schedule-file': a schedule file and a schedule ('1f1b') are both given; keep one");
@@ -422,4 +422,89 @@ TEST_CASE("issue_17 --help and --version fail on a failed write to standard outp
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 1);
   }
+}
+
+#define QUICKSTART PPSIM_SOURCE_DIR "/scenarios/quickstart.toml"
+
+TEST_CASE("issue_17 exact times past 2^53 ticks print every digit in text, CSV and JSON") {
+  const Scratch scratch("exact-print");
+  // 8 microbatches of F = 1e15 with a 0.05 latency: 11000000000000022.8 is no double.
+  const CommandResult csv = scratch.ppsim("simulate " QUICKSTART " --F 1e15 --format csv");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.find(",11000000000000022.8,") != std::string::npos);
+  const CommandResult json = scratch.ppsim("simulate " QUICKSTART " --F 1e15 --format json");
+  REQUIRE(json.exit_code == 0);
+  CHECK(json.out.find("\"makespan\": 11000000000000022.8,") != std::string::npos);
+  CHECK(json.out.find("e+16") == std::string::npos);
+  const CommandResult text = scratch.ppsim("simulate " QUICKSTART " --F 1e15");
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("makespan 11000000000000023 ") != std::string::npos);
+  // A 10^12 scale: 80008.000000000008 under exact_time, not 80008.
+  const CommandResult fine = scratch.ppsim("simulate " QUICKSTART " --F 1e-12 --B 1e4 --format json");
+  REQUIRE(fine.exit_code == 0);
+  CHECK(fine.out.find("\"ideal\": 80008.000000000008,") != std::string::npos);
+  CHECK(fine.out.find("\"exact_time\": true") != std::string::npos);
+}
+
+TEST_CASE("issue_17 v-auto takes a --K past 32 bits") {
+  const Scratch scratch("v-auto-k");
+  const CommandResult huge = scratch.ppsim("simulate " QUICKSTART " --schedule v-auto --K 1e15 --format csv");
+  const CommandResult level = scratch.ppsim("simulate " QUICKSTART " --schedule v-auto --K 8 --format csv");
+  CHECK(huge.exit_code == 0);
+  CHECK(huge.err.empty());
+  const auto makespan = [](const std::string &out) { return out.substr(out.find('\n') + 1); };
+  CHECK(makespan(huge.out).substr(0, 40) == makespan(level.out).substr(0, 40));
+  CHECK(scratch.ppsim("frontier -p 4 --K 3e9").exit_code == 0);
+}
+
+TEST_CASE("issue_17 size guards refuse before allocating, in one line naming the option") {
+  const Scratch scratch("size-guards");
+  check_user_error(scratch.ppsim("frontier -p 1000"),
+                   "field '-p': schedule 'v-auto' (and ppsim frontier) searches at most 32 devices, got 1000: its "
+                   "building-block search grows steeply with p (p = 64 takes over a minute)");
+  const CommandResult ilp =
+      scratch.ppsim("remat " QUICKSTART " -p 256 -m 512 --schedule interleaved-zb --time-limit 5");
+  CHECK(ilp.exit_code == 1);
+  CHECK(ilp.err.find("the remat ILP of schedule 'interleaved-zb' is too large") != std::string::npos);
+  CHECK(ilp.err.find("(-m) or devices (-p)") != std::string::npos);
+  CHECK(std::count(ilp.err.begin(), ilp.err.end(), '\n') == 1);
+  check_user_error(scratch.ppsim("optimal " QUICKSTART " -p 32 -m 256 --max-variables 1099511627776"),
+                   "field '--max-variables': expected an integer from 1 to 131072, got 1099511627776");
+}
+
+TEST_CASE("issue_17 running out of memory or threads is one clear line, exit 1") {
+  const Scratch scratch("oom");
+  // 300 MB of address space: the allocation or the thread fails, ppsim says so in one line.
+  const CommandResult result = scratch.ppsim("--version >/dev/null; ulimit -v 300000; '" PPSIM_BINARY
+                                             "' simulate -p 1000 -m 20000 --format csv");
+  if (result.exit_code != 0) {
+    CHECK(result.exit_code == 1);
+    CHECK(result.err.find("internal error") == std::string::npos);
+    CHECK(result.err.rfind("ppsim: error: out of memory while running 'ppsim simulate'", 0) == 0);
+  }
+}
+
+TEST_CASE("issue_17 refusals say the real reason and name the field") {
+  const Scratch scratch("reasons");
+  check_user_error(scratch.ppsim("simulate --F 1e-300"),
+                   "field '--F': 1e-300 is below the finest time ppsim represents exactly (10^-18 of the time unit)");
+  check_user_error(scratch.ppsim("simulate --F 1e300"),
+                   "field '--F': 1e+300 is above the largest time ppsim reads exactly (about 9.2e18 of the time unit)");
+  check_user_error(scratch.ppsim("simulate --set model.F='\"1.2345678901234567891\"'"),
+                   "field 'model.F': \"1.2345678901234567891\" has more than 18 significant digits, the most an "
+                   "exact duration takes");
+  check_user_error(scratch.ppsim("lynx " PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv --stages 4 --milp-seconds 1e300"),
+                   "field '--milp-seconds': expected a number of seconds above 0 and at most 1000000, got 1e+300");
+  const CommandResult transfer =
+      scratch.ppsim("simulate " QUICKSTART " --bandwidth 1B/s --set model.memory.out_bytes=5e14");
+  CHECK(transfer.exit_code == 1);
+  CHECK(transfer.err == "ppsim: error: field 'model.memory.out_bytes': a transfer of 5e+14 bytes at 1 bytes/s "
+                        "takes 5e+14 s, beyond the range ppsim times exactly (2^62 ticks of the run's ms scale); "
+                        "use a smaller size or a larger bandwidth\n");
+  const CommandResult longer =
+      scratch.ppsim("simulate " QUICKSTART " --bandwidth 1B/s --set model.memory.out_bytes=1e16");
+  CHECK(longer.exit_code == 1);
+  CHECK(longer.err.find("field 'model.memory.out_bytes': a transfer of 1e+16 bytes") != std::string::npos);
+  check_user_error(scratch.ppsim("simulate " QUICKSTART " --set model.memory.mem_f=1e308 --memory-model zb"),
+                   "field 'model.memory.mem_f': 1e+308 is out of range: memory amounts are at most 2^60 (about 1.15e18)");
 }

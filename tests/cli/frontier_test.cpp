@@ -3,7 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <new>
 #include <sstream>
+#include <system_error>
+#include <vector>
 
 using ppsim::cli::run_frontier;
 
@@ -52,4 +55,44 @@ TEST_CASE("ppsim frontier errors") {
   CHECK(single.code == 1);
   CHECK(single.err == "ppsim: error: schedule 'v-auto' needs at least 2 devices (its building "
                       "blocks span p >= 2)\n");
+}
+
+TEST_CASE("ppsim frontier takes a --K past 32 bits: the limit is 64-bit, the search the same as at 2p") {
+  // --K 3e9 once wrapped to a negative int limit (docs/schedules.md, v-auto).
+  const Output huge = frontier({"-p", "4", "-m", "8", "--K", "3e9", "--cost-unit", "stage", "--format", "json"});
+  CHECK(huge.code == 0);
+  const Output level = frontier({"-p", "4", "-m", "8", "--K", "4", "--cost-unit", "stage", "--format", "json"});
+  REQUIRE(level.code == 0);
+  CHECK(huge.out.find("\"limit_chunks\": 6000000000,") != std::string::npos);
+  CHECK(huge.out.substr(huge.out.find("\"frontier\"")) == level.out.substr(level.out.find("\"frontier\"")));
+  const Output beyond = frontier({"-p", "4", "-m", "8", "--K", "1e300", "--cost-unit", "stage"});
+  CHECK(beyond.code == 0);
+  CHECK(beyond.out.find("limit 4611686018427387904 chunk activations") != std::string::npos);
+}
+
+namespace {
+
+int out_of_memory(const ppsim::cli::Args &, std::ostream &, std::ostream &) { throw std::bad_alloc(); }
+int too_long(const ppsim::cli::Args &, std::ostream &, std::ostream &) {
+  std::vector<double> table;
+  table.reserve(table.max_size() + 1);  // std::length_error
+  return 0;
+}
+int no_thread(const ppsim::cli::Args &, std::ostream &, std::ostream &) {
+  throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again), "thread");
+}
+
+} // namespace
+
+TEST_CASE("issue_17 out of memory or threads is one line and exit 1, never an internal error") {
+  std::ostringstream out, err;
+  CHECK(ppsim::cli::guarded(out_of_memory, {}, out, err, "'ppsim sweep'") == 1);
+  CHECK(err.str() == "ppsim: error: out of memory while running 'ppsim sweep' (the system refused an allocation; "
+                     "see the size limits in docs/reliability.md)\n");
+  std::ostringstream err2;
+  CHECK(ppsim::cli::guarded(too_long, {}, out, err2, "'ppsim simulate'") == 1);
+  CHECK(err2.str().rfind("ppsim: error: out of memory while running 'ppsim simulate'", 0) == 0);
+  std::ostringstream err3;
+  CHECK(ppsim::cli::guarded(no_thread, {}, out, err3, "'ppsim sweep'") == 1);
+  CHECK(err3.str().rfind("ppsim: error: out of system resources while running 'ppsim sweep' (thread: ", 0) == 0);
 }

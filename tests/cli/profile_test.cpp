@@ -152,9 +152,24 @@ TEST_CASE("option errors are one line naming the option") {
   CHECK(profile(with(kSmall, {"--analytic", "--model", "bert"})).err ==
         "ppsim: error: field 'model': expected gpt or llama, got \"bert\"\n");
   CHECK(profile(with(kSmall, {"--analytic", "--efficiency", "1.5"})).err ==
-        "ppsim: error: field 'efficiency': expected a number in (0, 1]\n");
+        "ppsim: error: field '--efficiency': expected a number in (0, 1]\n");
   CHECK(profile({"--analytic", "--hidden", "64", "--heads", "4", "--layers", "0"}).err ==
-        "ppsim: error: field 'layers': expected a positive number of layers\n");
+        "ppsim: error: field '--layers': expected an integer from 1 to 100000, got 0\n");
+  // Issue 17: a tiny throughput once wrapped fwd_ms to -9223372036854.775808; a huge --layers
+  // ended in bad_alloc (docs/reliability.md, "Limits").
+  CHECK(profile({"--analytic", "--hidden", "64", "--heads", "4", "--layers", "-1"}).err ==
+        "ppsim: error: field '--layers': expected an integer from 1 to 100000, got -1\n");
+  CHECK(profile({"--analytic", "--layers", "10000000"}).err ==
+        "ppsim: error: field '--layers': expected an integer from 1 to 100000, got 10000000\n");
+  CHECK(profile({"--analytic", "--efficiency", "1e-300"}).err ==
+        "ppsim: error: field '--efficiency': expected 0.0001 to 1, got 1e-300: a layer's time would "
+        "leave the range of a cost file\n");
+  CHECK(profile({"--analytic", "--peak-tflops", "1e-30"}).err ==
+        "ppsim: error: field '--peak-tflops': expected 0.001 to 1000000 TFLOP/s, got 1e-30\n");
+  const Run slowest = profile({"--analytic", "--hidden", "8192", "--heads", "64", "--seq", "4096",
+                               "--peak-tflops", "0.001", "--efficiency", "0.0001"});
+  CHECK(slowest.code == kUserError);
+  CHECK(slowest.err.find("field '--peak-tflops': a layer of") != std::string::npos);
   CHECK(profile(with(kSmall, {"--analytic", "--timer", "nvml"})).err ==
         "ppsim: error: field 'timer': expected cupti or cuda-events, got \"nvml\"\n");
   CHECK(profile(with(kSmall, {"--analytic", "--mode", "pipelined"})).err ==

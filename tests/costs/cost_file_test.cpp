@@ -228,4 +228,20 @@ TEST_CASE("rank files read for merge keep missing required columns absent, and s
                                                  "rank1.csv", LayerIds::ascending, Required::absent_allowed);
   CHECK(ppsim::write_cost_csv(ppsim::merge_cost_files({rank0, also_fb})) ==
         "schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,0,1,3,cupti\n1,1,2,4,cupti\n");
+
+TEST_CASE("issue_17 numbers out of range say so, with the limit") {
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1e300,1,1\n") ==
+        "layers.csv:2: field 'fwd_ms': \"1e300\" is out of range: times are read exactly, at most 18 "
+        "significant digits from 1e-18 to about 9.2e18 ms");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,input_bytes\n1,0,1,1,1,1e31\n") ==
+        "layers.csv:2: field 'input_bytes': \"1e31\" bytes is out of range: at most 1e30");
+  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1,
+                  "bwd_weight_ms": 1, "activation_bytes_full": 1e300}]})",
+                 true) ==
+        "layers.json: field 'layers[0].activation_bytes_full': \"1e+300\" bytes is out of range: at most 1e30");
+  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1e300, "bwd_input_ms": 1,
+                  "bwd_weight_ms": 1}]})",
+                 true) ==
+        "layers.json: field 'layers[0].fwd_ms': \"1e+300\" is out of range: times are read exactly, at most 18 "
+        "significant digits from 1e-18 to about 9.2e18 ms");
 }

@@ -149,7 +149,7 @@ TEST_CASE("kineto: malformed traces are one error naming the file") {
                     doctest::Contains("t.json: no record_function range named like L03.F.mb0"));
   CHECK_THROWS_WITH(
       parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1e400, \"dur\": 1}]", "t.json"),
-      doctest::Contains("t.json: not valid JSON"));
+      "t.json: a number is out of range (it must fit a double; docs/reliability.md)");
   CHECK_THROWS_WITH(
       parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 5, \"dur\": -1}]", "t.json"),
       "t.json: event 0: \"dur\" is out of range (-1)");

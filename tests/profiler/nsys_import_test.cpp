@@ -92,7 +92,7 @@ TEST_CASE("huge counts stay exact up to 2^53 and are refused beyond, naming the 
   const std::vector<PassSummary> passes = nsys_pass_summaries(import);
   REQUIRE(passes.size() == 1);
   CHECK(passes[0].busy.median_ms == Rational{1, 500000});
-  CHECK(passes[0].busy.samples == INT32_MAX);
+  CHECK(passes[0].busy.samples == 1000000000000000);  // carried in 64 bits, not clamped to 2^31 - 1
   CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,10,100000000000000000\n") ==
         "proj.csv:2: field 'Range Instances': 100000000000000000 is too large (at most 2^53)");
 }
@@ -189,6 +189,24 @@ TEST_CASE("nsys summary: NCCL ranges in the report are warned about") {
   CHECK(import.warnings[0].find("the report has NCCL ranges (ncclAllReduce): where one ran inside a layer range") ==
         0);
   CHECK(parse_nsys_projection_csv(kReport, "proj.csv").warnings.empty());
+}
+
+} // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+TEST_CASE("issue_17 a pass's samples past 2^31 reach the cost file, never clamped") {
+  const NsysImport import = parse_nsys_projection_csv(
+      "Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,2000000000,2000000000\n"
+      "L00.F.mb1,2000000000,2000000000\n",
+      "proj.csv");
+  const std::vector<PassSummary> passes = nsys_pass_summaries(import);
+  REQUIRE(passes.size() == 1);
+  CHECK(passes[0].busy.samples == 4000000000);
+  const CostFile file = injected_cost_file(passes, "nsys_import");
+  REQUIRE(file.rows.size() == 1);
+  CHECK(file.rows[0].n_samples == 4000000000);
+  CHECK(write_cost_csv(file).find("4000000000") != std::string::npos);
 }
 
 } // namespace ppsim::profiler

@@ -179,6 +179,15 @@ TEST_CASE("balanced: uniform layers split evenly") {
   CHECK(partition->bottleneck_ms == 6);
 }
 
+TEST_CASE("issue_17 the DP reports each finished stage, so a long remat-aware split is never silent") {
+  const StageTimeFn stage_time = [](int, int, int count) -> std::optional<double> { return 3.0 * count; };
+  std::vector<std::pair<int, int>> reports;
+  const auto progress = [&](int done, int stages) { reports.emplace_back(done, stages); };
+  const std::optional<Partition> partition = partition_layers(8, 4, stage_time, {}, progress);
+  REQUIRE(partition);
+  CHECK(reports == std::vector<std::pair<int, int>>{{1, 4}, {2, 4}, {3, 4}, {4, 4}});
+}
+
 TEST_CASE("1f1b memory limit: early stages take fewer layers") {
   // 8 identical layers, 4 stages; activation 1 per layer and in-flight microbatch, no states.
   CostFile costs;
