@@ -228,6 +228,7 @@ TEST_CASE("rank files read for merge keep missing required columns absent, and s
                                                  "rank1.csv", LayerIds::ascending, Required::absent_allowed);
   CHECK(ppsim::write_cost_csv(ppsim::merge_cost_files({rank0, also_fb})) ==
         "schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,0,1,3,cupti\n1,1,2,4,cupti\n");
+}
 
 TEST_CASE("issue_17 numbers out of range say so, with the limit") {
   CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1e300,1,1\n") ==
