@@ -79,26 +79,16 @@ TEST_CASE("read_text_file names the path and what it is in every refusal") {
   }
 }
 
-TEST_CASE("read_text_file accepts kMaxInputFileBytes and refuses one byte more") {
+TEST_CASE("read_text_file refuses a file one byte over kMaxInputFileBytes") {
   const TempDir dir;
-  // Sparse files: the size is what matters, not the disk space.
-  const fs::path at_limit = dir.path / "at_limit.csv";
-  { std::ofstream touch(at_limit); }
-  fs::resize_file(at_limit, ppsim::kMaxInputFileBytes);
-  CHECK(read_text_file(at_limit.string(), "cost file").size() == ppsim::kMaxInputFileBytes);
-
+  // A sparse file: the size is what matters, not the disk space. (Reading one at exactly the
+  // limit costs seconds and a GiB of memory, so the accepting side is the multi-block case.)
   const fs::path over = dir.path / "over.csv";
   { std::ofstream touch(over); }
   fs::resize_file(over, ppsim::kMaxInputFileBytes + 1);
   CHECK_THROWS_WITH_AS(read_text_file(over.string(), "cost file"),
                        (over.string() + ": the cost file is larger than 1024 MiB, the most ppsim reads").c_str(),
                        Error);
-}
-
-TEST_CASE("read_text_file refuses an endless device instead of filling memory") {
-  if (!fs::exists("/dev/zero")) return;
-  CHECK_THROWS_WITH_AS(read_text_file("/dev/zero", "scenario file"),
-                       "/dev/zero: the scenario file is larger than 1024 MiB, the most ppsim reads", Error);
 }
 
 TEST_CASE("resolve_path joins relative paths to the base directory") {
