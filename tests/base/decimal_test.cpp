@@ -149,3 +149,15 @@ TEST_CASE("format_bytes picks bytes, MiB or GiB by size") {
   CHECK(format_bytes(71.25 * ppsim::kBytesPerGiB) == "71.25 GiB");
   CHECK(format_bytes(-2.0 * ppsim::kBytesPerGiB) == "-2 GiB");
 }
+
+// BUG (reported, not fixed here: library code is out of this change's scope): parse_decimal
+// computes `scale -= exponent` in int, so an exponent of -2147483648 (or -2147483647 after a
+// decimal point) overflows a signed int. Plain builds wrap and happen to return nullopt; the
+// sanitizer build (scripts/test --sanitize, -fno-sanitize-recover) aborts the whole suite with
+// "signed integer overflow: 0 - -2147483648". Skipped until decimal.cpp clamps the exponent.
+TEST_CASE("parse_rational refuses exponents at the limits of int without overflowing" * doctest::skip()) {
+  CHECK_FALSE(parse_rational("1e-2147483648").has_value());
+  CHECK_FALSE(parse_rational("0.5e-2147483647").has_value());
+  CHECK_FALSE(parse_rational("1e2147483647").has_value());
+  CHECK(parse_rational("0e-2147483648") == Rational{0, 1});
+}
