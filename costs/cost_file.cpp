@@ -30,7 +30,7 @@ struct Column {
   Member member; // monostate: schema_version, which is not a row field
 };
 
-// Schema order (spec profiler.md section 4).
+// Schema order (docs/profiler.md, "The cost file").
 const std::vector<Column> &columns() {
   static const std::vector<Column> table{
       {"schema_version", std::monostate{}},

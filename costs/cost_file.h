@@ -1,8 +1,8 @@
 #pragma once
-// Per-layer cost files written by `ppsim profile` and read by the scenario loader (spec
-// profiler.md section 4): CSV, one row per layer, or JSON, the same rows plus metadata. Times
-// are kept as exact rationals of milliseconds so stage sums feed the exact engine (spec model.md
-// 7); byte counts are doubles.
+// Per-layer cost files written by `ppsim profile` and read by the scenario loader
+// (docs/profiler.md, "The cost file"): CSV, one row per layer, or JSON, the same rows plus
+// metadata. Times are kept as exact rationals of milliseconds so stage sums feed the exact engine
+// (docs/model.md, "Time"); byte counts are doubles.
 #include "base/time.h"
 
 #include <cstdint>
@@ -122,7 +122,8 @@ std::string write_cost_csv(const CostFile &file);
 /// The JSON form with metadata and model_level.
 std::string write_cost_json(const CostFile &file);
 
-/// One stage's costs: the layer sums of spec profiler.md section 4, "Mapping into the simulator".
+/// One stage's costs: the layer sums of docs/profiler.md, "The cost file", "Mapping into the
+/// simulator".
 struct StageCostSums {
   Rational forward_ms, backward_input_ms, backward_weight_ms, backward_total_ms, recompute_ms;
   Rational recompute_selective_ms;      ///< R when only the attention core is recomputed

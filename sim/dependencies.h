@@ -1,5 +1,5 @@
 #pragma once
-// The cross-op dependency edges of spec model.md 5.1 rule 2, for a validated schedule.
+// The cross-op dependency edges of docs/model.md, "Dependencies", for a validated schedule.
 // Device order is not an edge here: the engine and the critical-path analysis add it themselves.
 #include "sim/op_locator.h"
 #include "sim/scenario.h"

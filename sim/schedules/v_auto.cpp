@@ -1,4 +1,4 @@
-// Building-block search (spec schedules.md 11): repeat a 6-slot building block, squeeze,
+// Building-block search (docs/schedules.md, "v-auto"): repeat a 6-slot building block, squeeze,
 // reorganise the warm-up, reorder greedily without raising the peak, and keep the frontier.
 // Source: arXiv 2405.15362 (Pipeline Parallelism with Controllable Memory) sections 3-4 and
 // appendix A; sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/
@@ -647,7 +647,8 @@ VAutoResult v_auto_search(const Scenario &scenario, int limit_chunks, unsigned t
 }
 
 Schedule v_auto(const Scenario &scenario, const GeneratorOptions & /*options*/) {
-  // --K is in device shares; the search limit M is in chunk activations (spec 11 heading).
+  // --K is in device shares; the search limit M is in chunk activations (docs/schedules.md,
+  // "v-auto").
   const int p = scenario.devices;
   const int limit = scenario.activations.cap
                         ? static_cast<int>(std::floor(2 * *scenario.activations.cap + 1e-9))

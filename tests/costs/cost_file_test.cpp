@@ -1,4 +1,4 @@
-// Cost files (spec profiler.md section 4): parse, write, round trip, stage sums and errors.
+// Cost files (docs/profiler.md, "The cost file"): parse, write, round trip, stage sums and errors.
 #include "costs/cost_file.h"
 
 #include "base/error.h"

@@ -1,5 +1,6 @@
-// Attribution by external correlation (spec profiler.md 2.3, 6.3), on synthetic activity decoded
-// from buffers, so the join sees exactly what the collector would hand it.
+// Attribution by external correlation (docs/profiler.md, "How measurement works" and "Testing
+// without a GPU"), on synthetic activity decoded from buffers, so the join sees exactly what the
+// collector would hand it.
 #include "profiler/attribution.h"
 
 #include "activity_fixtures.h"

@@ -1,4 +1,5 @@
-// Loading libcupti (spec profiler.md 2.1, 6.5): not found, missing symbol, versions, error text.
+// Loading libcupti (docs/profiler.md, "How measurement works" and "Testing without a GPU"): not
+// found, missing symbol, versions, error text.
 #include "profiler/cupti_loader.h"
 
 #include "base/error.h"
