@@ -151,7 +151,7 @@ TEST_CASE("JSON numbers are read as the exact decimals they print as") {
   CHECK(file.rows[0].bwd_total_ms == Rational{16, 5});
 }
 
-TEST_CASE("aggregate_stages sums times exactly and maps bytes as the spec says") {
+TEST_CASE("aggregate_stages sums times exactly and maps bytes as docs/profiler.md says") {
   const CostFile file = sample_file();
   const auto stages = ppsim::aggregate_stages(file, {2, 1});
   REQUIRE(stages.size() == 2);
