@@ -1,4 +1,4 @@
-// `ppsim bounds` in-process (cli/bounds.cpp): exact text and JSON for the oracle rows of spec
+// `ppsim bounds` in-process (cli/bounds.cpp): exact text and JSON for the oracle rows of
 // docs/oracles.md, "Bounds at small caps", and the error paths.
 #include "cli/commands.h"
 

@@ -42,7 +42,7 @@ const PhaseMetrics *find(const Attribution &attribution, PhaseId id) {
 
 } // namespace
 
-TEST_CASE("external ids pack (schema, pass, layer, microbatch, repetition) as docs/profiler.md lays out") {
+TEST_CASE("external ids pack (schema, pass, layer, microbatch, repetition) as docs/profiler.md says") {
   const PhaseId phase{Pass::backward_weight, 0x1234, 0x0056, 0x0789};
   CHECK(pack_phase_id(phase) == 0x0103123400560789ULL);
   CHECK(unpack_phase_id(0x0103123400560789ULL) == phase);

@@ -9,7 +9,7 @@
 
 namespace ppsim::profiler {
 
-TEST_CASE("the default candidates follow the spec's load order") {
+TEST_CASE("the default candidates follow the load order of docs/profiler.md") {
   CHECK(cupti_candidates() == std::vector<std::string>{"libcupti.so.13", "libcupti.so"});
   CHECK(cupti_candidates("/opt/cupti/libcupti.so") ==
         std::vector<std::string>{"libcupti.so.13", "libcupti.so", "/opt/cupti/libcupti.so"});
