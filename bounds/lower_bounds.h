@@ -45,10 +45,9 @@ Ticks lb0_chain(const Scenario &scenario, BackwardForm form);
 Ticks lb1_device_path(const Scenario &scenario, BackwardForm form);
 
 /// LB2, memory-time bound with rematerialization (docs/bounds.md, "LB2 in detail"): for every
-/// device,
-/// `window start + window tail + min_x max(busy(x), M(x) / K)` over the number `x_s` of kept
-/// activations per stage, maximized with LB1. Exact integer minimization when every device
-/// holds one stage (4.1), LP relaxation otherwise (4.2). Without a cap it equals LB1.
+/// device, `window start + window tail + min_x max(busy(x), M(x) / K)` over the number `x_s` of
+/// kept activations per stage, maximized with LB1. Exact integer minimization when every device
+/// holds one stage, LP relaxation otherwise. Without a cap it equals LB1.
 /// Returns nullopt when the cap is below one activation of some stage (no schedule fits).
 std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form);
 
@@ -83,7 +82,7 @@ struct MemoryTimeStage {
   double recomputed_lifespan = 0; ///< minimum residency of a recomputed one (>= r_s + Bf_s)
 };
 
-/// `min_{x in {0..m}} max(busy(x), M(x) / cap)` for one stage, exact over the integers (4.1).
+/// `min_{x in {0..m}} max(busy(x), M(x) / cap)` for one stage, exact over the integers.
 double memory_time_integer(int microbatches, const MemoryTimeStage &stage, double cap);
 
 /// The same minimum over the box `x_s in [0, m]` (LP relaxation, greedy of 4.2); a lower bound

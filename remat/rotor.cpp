@@ -57,7 +57,7 @@ Chain multi_option_chain(const std::vector<MultiLayerArrays> &layers,
 Chain discretize(const Chain &chain, double budget_bytes, int slots) {
   PPSIM_ASSERT(budget_bytes > 0 && slots > 0);
   const double unit = budget_bytes / slots;
-  // Rounding every size up keeps a sequence feasible in slots feasible in bytes (5.4).
+  // Rounding every size up keeps a sequence feasible in slots feasible in bytes (docs/remat.md, "Discretisation").
   const auto up = [&](std::int64_t bytes) {
     return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / unit));
   };

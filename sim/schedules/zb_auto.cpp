@@ -205,7 +205,7 @@ private:
       put(s, kB);
   }
 
-  /// Whether stage s wants its next F now (zb.py, microbatch step 1).
+  /// Whether stage s wants its next F now (docs/schedules.md, "zb-auto").
   [[nodiscard]] bool wants_forward(int s) {
     if (nf(s) >= m_)
       return false;

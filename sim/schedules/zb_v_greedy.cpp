@@ -200,7 +200,7 @@ private:
     }
   }
 
-  /// W-filling before a node of `type` whose input crosses devices (zbv.py phase 2 step 3).
+  /// W-filling before a node of `type` whose input crosses devices (zbv.py, phase 2).
   void fill_w(int i, int type, bool fill_when_over) {
     if (source_device(i, type) < 0)
       return;

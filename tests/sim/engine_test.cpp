@@ -62,7 +62,7 @@ TEST_CASE("O-3 1F1B with latency c=0.5 pays the round trip in steady state") {
   CHECK(run.simulation.metrics.makespan == testing::ticks(run, {41, 1}));
 }
 
-TEST_CASE("unsplit single-wave table of docs/oracles.md section 1") {
+TEST_CASE("unsplit single-wave table of docs/oracles.md") {
   struct Row {
     const char *schedule;
     int p, m, f, b, c, makespan;

@@ -85,7 +85,7 @@ std::vector<OpRef> producers(const Scenario &scenario, const ppsim::OpLocator &l
   return {};
 }
 
-/// LB1 of docs/bounds.md, "The bounds" (with LB3 of section 5 for devices that run standalone W
+/// LB1 of docs/bounds.md, "The bounds" (with LB3 for devices that run standalone W
 /// ops), generalised to any placement by taking the smallest head PF and tail PB over the device's
 /// stages. Busy time is the device's actual op time (OV at its scenario duration). The tail uses,
 /// per stage, the cheaper backward form the schedule really runs.
