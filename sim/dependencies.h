@@ -25,7 +25,8 @@ struct DependencyGraph {
   std::vector<std::int32_t> predecessor_count;   ///< per entry
 };
 
-/// Builds every edge of docs/model.md, "Dependencies" (plus the lumped-remat edge when the scenario asks for it).
+/// Builds every edge of docs/model.md, "Dependencies" (plus the lumped-remat edge when the
+/// scenario asks for it).
 /// Throws Error when a required producer is missing from the schedule.
 DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &schedule,
                                    const OpLocator &locator);
