@@ -4,7 +4,7 @@
 // Every duration of a scenario is an exact rational number of the user's time unit. The
 // scenario builder picks one scale L (ticks per unit, the LCM of all denominators) so that
 // every duration becomes a whole number of ticks; the engine then adds and compares integers
-// only, and the oracles of spec oracles.md hold with ==.
+// only, and the oracles of docs/oracles.md hold with ==.
 #include <compare>
 #include <cstdint>
 #include <string>
@@ -48,7 +48,7 @@ bool operator<(Rational a, Rational b);
 
 /// How ticks map to user time units: `ticks_per_unit` ticks make one unit. When the exact scale
 /// would exceed 2^40 ticks per unit, `exact` is false and durations are rounded to the nearest
-/// tick of a fixed fine scale (the flagged fallback of spec model.md 7).
+/// tick of a fixed fine scale (the flagged fallback of docs/model.md, "Time").
 struct TimeScale {
   std::int64_t ticks_per_unit = 1;
   bool exact = true;
@@ -66,7 +66,7 @@ struct TimeScale {
   [[nodiscard]] std::string readable(Ticks t) const;
 };
 
-/// The scale that makes every given duration a whole number of ticks (spec model.md 7).
+/// The scale that makes every given duration a whole number of ticks (docs/model.md, "Time").
 TimeScale scale_for(const Rational *values, std::size_t count);
 
 } // namespace ppsim

@@ -1,7 +1,7 @@
 #pragma once
-// The bounds analyzer's single entry (spec bounds.md 5, model.md 10): every lower bound that
-// applies to a scenario, the best of them, and the schedule's closed form. I/O-free; the CLI
-// (`ppsim bounds`, `simulate`, `compare`) formats the report.
+// The bounds analyzer's single entry (docs/bounds.md, "The bounds", docs/model.md, "Command line
+// and JSON"): every lower bound that applies to a scenario, the best of them, and the schedule's
+// closed form. I/O-free; the CLI (`ppsim bounds`, `simulate`, `compare`) formats the report.
 //
 //   const ppsim::BoundsReport report =
 //       ppsim::compute_bounds(scenario, ppsim::bounds_options_for(find_schedule("1f1b")));
@@ -48,8 +48,8 @@ struct BoundsReport {
   [[nodiscard]] std::optional<Ticks> find(const std::string &name) const;
 };
 
-/// Every bound of spec bounds.md 2-5 for `scenario` (cap = scenario.activations.cap), the best
-/// makespan bound and the closed form. Linear in the number of stages.
+/// Every bound of docs/bounds.md, "The bounds" for `scenario` (cap = scenario.activations.cap), the
+/// best makespan bound and the closed form. Linear in the number of stages.
 BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &options);
 
 /// `makespan / best_lower_bound - 1` (0 when the bound is 0).

@@ -1,6 +1,7 @@
-// Exact optimum by a time-indexed ILP (spec bounds.md 8). Time is in ticks; op o may start at
-// any tick of its window [earliest, latest], derived from the path quantities of bounds.md 1
-// and the horizon H (makespan of the best registered schedule).
+// Exact optimum by a time-indexed ILP (docs/bounds.md, "Exact optimum"). Time is in ticks; op o may
+// start at any tick of its window [earliest, latest], derived from the path quantities of
+// docs/bounds.md, "Model and assumptions (all bounds)" and the horizon H (makespan of the best
+// registered schedule).
 #include "bounds/exact.h"
 
 #include "bounds/analyzer.h"
@@ -207,7 +208,7 @@ private:
   }
 
   // Windows: earliest start from PF (entry forwards in microbatch order), latest start from the
-  // shortest remaining path after the op (bounds.md 1).
+  // shortest remaining path after the op (docs/bounds.md, "Model and assumptions (all bounds)").
   void add_ops() {
     const int stages = scenario_.stage_count(), m = scenario_.microbatches;
     op_index_.assign(at(4 * stages * m), -1);
@@ -360,8 +361,9 @@ private:
     }
   }
 
-  // Residency u of each share of each activation at each tick (bounds.md 8, constraint 4):
-  // kept: u >= started(F) - ended(release) - (1 - y); recomputed: u >= started(R) - ended(release).
+  // Residency u of each share of each activation at each tick (docs/bounds.md, "Exact optimum",
+  // constraint 4): kept: u >= started(F) - ended(release) - (1 - y); recomputed: u >= started(R) -
+  // ended(release).
   void add_memory(const std::vector<int> &keep) {
     const int stages = scenario_.stage_count(), m = scenario_.microbatches;
     std::vector<std::vector<std::vector<solver::Term>>> per_device_tick(

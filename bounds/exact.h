@@ -1,7 +1,8 @@
 #pragma once
-// Exact optimum on tiny instances (spec bounds.md 8): a time-indexed ILP solved with CBC through
-// solver/milp.h, seeded with the best registered schedule as horizon. It exists to validate the
-// bounds and the schedules (`ppsim optimal`), so it refuses instances past a size limit.
+// Exact optimum on tiny instances (docs/bounds.md, "Exact optimum"): a time-indexed ILP solved with
+// CBC through solver/milp.h, seeded with the best registered schedule as horizon. It exists to
+// validate the bounds and the schedules (`ppsim optimal`), so it refuses instances past a size
+// limit.
 #include "bounds/lower_bounds.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
@@ -33,11 +34,12 @@ struct ExactResult {
 
 /// The minimum makespan over every schedule of `scenario` whose backward has form `form`, with
 /// per-(s,j) recomputation allowed when a cap is set (count or zb activation track, cap K, remat
-/// timing of the scenario, no contention). Model of bounds.md 8: start-time binaries per op
-/// and tick, keep binaries y_{s,j}, residency u_{s,j,t}, device capacity and memory per tick;
-/// windows tightened by the path quantities of bounds.md 1; microbatches of the entry stage start
-/// in increasing order (a relabeling, so valid). Throws Error past `max_start_variables`, for
-/// the byte memory model, and when the cap is below one activation.
+/// timing of the scenario, no contention). Model of docs/bounds.md, "Exact optimum": start-time
+/// binaries per op and tick, keep binaries y_{s,j}, residency u_{s,j,t}, device capacity and memory
+/// per tick; windows tightened by the path quantities of docs/bounds.md, "Model and assumptions
+/// (all bounds)"; microbatches of the entry stage start in increasing order (a relabeling, so
+/// valid). Throws Error past `max_start_variables`, for the byte memory model, and when the cap is
+/// below one activation.
 ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
                           const ExactOptions &options = {});
 

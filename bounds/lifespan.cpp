@@ -1,4 +1,5 @@
-// Lifespan predictor (spec bounds.md 6): measure one microbatch in the middle of the run.
+// Lifespan predictor (docs/bounds.md, "Lifespan memory predictor"): measure one microbatch in the
+// middle of the run.
 #include "bounds/lifespan.h"
 
 #include "base/error.h"

@@ -1,7 +1,7 @@
 #pragma once
-// Lifespan memory predictor for periodic schedules (spec bounds.md 6; PPCM, arXiv 2405.15362):
-// if microbatch k runs the same block shifted by k*T, an activation resident for a lifespan l
-// overlaps at most ceil(l / T) microbatches at any instant, so
+// Lifespan memory predictor for periodic schedules (docs/bounds.md, "Lifespan memory predictor";
+// PPCM, arXiv 2405.15362): if microbatch k runs the same block shifted by k*T, an activation
+// resident for a lifespan l overlaps at most ceil(l / T) microbatches at any instant, so
 // `peak_i <= sum over the device's activation parts of ceil(l / T) * size`, with equality in
 // the stable phase when m is large. ppsim also evaluates the exact periodic count: the resident
 // amount at time t of a schedule whose every microbatch repeats the measured one shifted by kT,
@@ -20,7 +20,7 @@ struct MemoryPrediction {
   Ticks period;                       ///< T, the median forward gap of the first stage
   int reference_microbatch = 0;       ///< the microbatch whose lifespans were measured
   std::vector<double> predicted_peak; ///< per device: max over t of the periodic count
-  std::vector<double> lifespan_bound; ///< per device: sum of ceil(l / T) * size (bounds.md 6)
+  std::vector<double> lifespan_bound; ///< per device: sum of ceil(l / T) * size (docs/bounds.md)
 };
 
 /// Measures T, the median gap between the starts of consecutive forwards of stage 0, and each

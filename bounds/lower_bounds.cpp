@@ -1,4 +1,4 @@
-// Lower bounds of spec bounds.md 2-5. Each device-level bound is a window
+// Lower bounds of docs/bounds.md, "The bounds". Each device-level bound is a window
 // [earliest first start, makespan - shortest tail] that must contain the device's work and,
 // divided by the cap, its memory-time integral.
 #include "bounds/lower_bounds.h"
@@ -64,8 +64,8 @@ Window window_of(const PathProfile &profile, const std::vector<int> &stages) {
 
 /// Which lifespans and busy time a memory-time bound uses.
 enum class MemoryTimeVariant {
-  lb2,    ///< busy F + Bf, lifespans with Bf (bounds.md 4)
-  with_w, ///< busy F + B + W, W-stash share held while W runs (bounds.md 5)
+  lb2,    ///< busy F + Bf, lifespans with Bf (docs/bounds.md, "LB2 in detail")
+  with_w, ///< busy F + B + W, W-stash share held while W runs (docs/bounds.md, "The bounds")
 };
 
 /// The memory-time minimum of every device, or nullopt when the cap is below one activation.
@@ -293,7 +293,8 @@ double memory_time_relaxed(int microbatches, std::span<const MemoryTimeStage> st
   }
   if (busy <= memory / cap)
     return memory / cap;
-  // Fractional knapsack: cheapest memory per unit of busy saved first (bounds.md 4.2).
+  // Fractional knapsack: cheapest memory per unit of busy saved first (docs/bounds.md, "LB2 in
+  // detail").
   std::sort(trades.begin(), trades.end(), [](const Trade &a, const Trade &b) {
     return a.memory_added * b.busy_saved < b.memory_added * a.busy_saved;
   });

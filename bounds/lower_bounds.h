@@ -1,13 +1,14 @@
 #pragma once
-// Lower bounds on the makespan of any schedule of a scenario (spec bounds.md 1-5).
+// Lower bounds on the makespan of any schedule of a scenario (docs/bounds.md, "The bounds").
 //
-// Model (bounds.md 1, derived for ppsim since the Mind-Bubbles paper's own formulas were not
-// available): the engine of model.md 5.1 with constant per-boundary transfer times, no
-// contention, ops never overlapped (an OV op faster than its parts is outside the model), the
-// activation track of the scenario (count or zb unit) with cap K. A microbatch's activation of
-// stage s is kept (resident from the start of F(s,j) to the end of its backward) or recomputed
-// (resident from the start of R(s,j)), and any schedule may choose per (s,j). Every value is in
-// ticks and rounded up: all durations are whole ticks, so every ASAP makespan is too.
+// Model (docs/bounds.md, "Model and assumptions (all bounds)", derived for ppsim since the
+// Mind-Bubbles paper's own formulas were not available): the engine of docs/model.md,
+// "Dependencies" with constant per-boundary transfer times, no contention, ops never overlapped (an
+// OV op faster than its parts is outside the model), the activation track of the scenario (count or
+// zb unit) with cap K. A microbatch's activation of stage s is kept (resident from the start of
+// F(s,j) to the end of its backward) or recomputed (resident from the start of R(s,j)), and any
+// schedule may choose per (s,j). Every value is in ticks and rounded up: all durations are whole
+// ticks, so every ASAP makespan is too.
 #include "sim/scenario.h"
 #include "base/time.h"
 
@@ -19,10 +20,11 @@ namespace ppsim {
 
 /// Whether the schedules the bound covers fuse the backward (BW) or split it into B and W.
 /// Bounds for `split` hold for fused schedules too (they are weaker); not the converse, since a
-/// split schedule lets the upstream stage continue after B (bounds.md 5).
+/// split schedule lets the upstream stage continue after B (docs/bounds.md, "The bounds").
 enum class BackwardForm { fused, split };
 
-/// Per-stage path quantities of bounds.md 1 (`Bf = B + W` when fused, `B` when split).
+/// Per-stage path quantities of docs/bounds.md, "Model and assumptions (all bounds)" (`Bf = B + W`
+/// when fused, `B` when split).
 struct PathProfile {
   std::vector<Ticks> forward_prefix;  ///< PF(s): earliest start of any F(s, j)
   std::vector<Ticks> backward_suffix; ///< PB(s): time still needed after a backward of s ends
@@ -32,43 +34,46 @@ struct PathProfile {
 /// PF, PB and L of every stage; chains restart at every pipe entry (DualPipe).
 PathProfile path_profile(const Scenario &scenario, BackwardForm form);
 
-/// LB0, chain bound (bounds.md 2): microbatch 0 alone runs every F then every backward in
-/// sequence and pays each cross-device transfer twice: `sum_s (F_s + Bf_s) + 2 sum_s c_s X(s)`.
-/// Holds for any placement, K and remat decisions; maximum over pipes.
+/// LB0, chain bound (docs/bounds.md, "The bounds"): microbatch 0 alone runs every F then every
+/// backward in sequence and pays each cross-device transfer twice: `sum_s (F_s + Bf_s) + 2 sum_s
+/// c_s X(s)`. Holds for any placement, K and remat decisions; maximum over pipes.
 Ticks lb0_chain(const Scenario &scenario, BackwardForm form);
 
-/// LB1, per-device path bound (bounds.md 3): device g cannot start before
+/// LB1, per-device path bound (docs/bounds.md, "The bounds"): device g cannot start before
 /// `min_{s on g} PF(s)`, must leave `min_{s on g} PB(s)` after its last backward, and runs
 /// `m sum_{s on g} (F_s + Bf_s)` in between. Any placement, heterogeneous stages, any K.
 Ticks lb1_device_path(const Scenario &scenario, BackwardForm form);
 
-/// LB2, memory-time bound with rematerialization (bounds.md 4): for every device,
-/// `window start + window tail + min_x max(busy(x), M(x) / K)` over the number `x_s` of kept
-/// activations per stage, maximized with LB1. Exact integer minimization when every device
-/// holds one stage (4.1), LP relaxation otherwise (4.2). Without a cap it equals LB1.
+/// LB2, memory-time bound with rematerialization (docs/bounds.md, "LB2 in detail"): for every
+/// device, `window start + window tail + min_x max(busy(x), M(x) / K)` over the number `x_s` of
+/// kept activations per stage, maximized with LB1. Exact integer minimization when every device
+/// holds one stage, LP relaxation otherwise. Without a cap it equals LB1.
 /// Returns nullopt when the cap is below one activation of some stage (no schedule fits).
 std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form);
 
 /// True when LB2 uses the exact integer scan (every device holds exactly one stage).
 bool lb2_is_integer_scan(const Scenario &scenario);
 
-/// LB3, split backward (bounds.md 5): W has no downstream successor, so a device whose last op
-/// is a W needs no tail: `max_g [min PF(s on g) + m sum_{s on g}(F_s + B_s + W_s)]`, and the
-/// chain of one microbatch ending with W of the pipe's entry stage:
+/// LB3, split backward (docs/bounds.md, "The bounds"): W has no downstream successor, so a device
+/// whose last op is a W needs no tail: `max_g [min PF(s on g) + m sum_{s on g}(F_s + B_s + W_s)]`,
+/// and the chain of one microbatch ending with W of the pipe's entry stage:
 /// `sum_s (F_s + B_s) + W_entry + 2 sum_s c_s X(s)`. Valid for split and fused schedules.
 Ticks lb3_split_backward(const Scenario &scenario);
 
-/// LB3_mem (bounds.md 5, memory-time version for split schedules): window `[min PF, T]`, busy
-/// including `m W_s`, kept lifespan `L_s + w_stash W_s` with `Bf = B` (the W-stashed share is
-/// resident at least while W runs, even with backward remat), recomputed `r_s + B_s + w_stash W_s`.
-/// Returns nullopt when the cap is below one activation. Without a cap it is LB3's device term.
+/// LB3_mem (docs/bounds.md, "The bounds", memory-time version for split schedules): window `[min
+/// PF, T]`, busy including `m W_s`, kept lifespan `L_s + w_stash W_s` with `Bf = B` (the W-stashed
+/// share is resident at least while W runs, even with backward remat), recomputed `r_s + B_s +
+/// w_stash W_s`. Returns nullopt when the cap is below one activation. Without a cap it is LB3's
+/// device term.
 std::optional<Ticks> lb3_memory_time(const Scenario &scenario);
 
-/// span_LB (bounds.md 5): a bound on the largest per-device span (ZB convention, not on the
-/// makespan): `max_g min_x max(busy_g(x), M_g(x) / K)` with no window shift, busy including W.
+/// span_LB (docs/bounds.md, "The bounds"): a bound on the largest per-device span (ZB convention,
+/// not on the makespan): `max_g min_x max(busy_g(x), M_g(x) / K)` with no window shift, busy
+/// including W.
 std::optional<Ticks> span_lower_bound(const Scenario &scenario, BackwardForm form);
 
-/// One stage of a device in the memory-time minimization (bounds.md 4), times in ticks.
+/// One stage of a device in the memory-time minimization (docs/bounds.md, "LB2 in detail"), times
+/// in ticks.
 struct MemoryTimeStage {
   double busy = 0;                ///< per microbatch, without recomputation (F + Bf [+ W])
   double recompute = 0;           ///< r_s, added to busy for each recomputed microbatch
@@ -77,7 +82,7 @@ struct MemoryTimeStage {
   double recomputed_lifespan = 0; ///< minimum residency of a recomputed one (>= r_s + Bf_s)
 };
 
-/// `min_{x in {0..m}} max(busy(x), M(x) / cap)` for one stage, exact over the integers (4.1).
+/// `min_{x in {0..m}} max(busy(x), M(x) / cap)` for one stage, exact over the integers.
 double memory_time_integer(int microbatches, const MemoryTimeStage &stage, double cap);
 
 /// The same minimum over the box `x_s in [0, m]` (LP relaxation, greedy of 4.2); a lower bound

@@ -1,6 +1,8 @@
-// `ppsim bounds`: the lower bounds of spec bounds.md for one scenario, the best of them and the
-// selected schedule's closed form (text, or JSON with the keys of spec model.md 10), and with
-// --predict-memory the lifespan predictor beside the simulated peaks (bounds.md 6).
+// `ppsim bounds`: the lower bounds of docs/bounds.md for one scenario, the best of them and the
+// selected schedule's closed form (text, or JSON with the keys of docs/model.md, "Command line and
+// JSON"), and with
+// --predict-memory the lifespan predictor beside the simulated peaks (docs/bounds.md, "Lifespan
+// memory predictor").
 #include "cli/commands.h"
 #include "run/prepare.h"
 #include "cli/scenario_options.h"

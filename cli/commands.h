@@ -8,7 +8,7 @@
 
 namespace ppsim::cli {
 
-/// Process exit codes (spec model.md 8 and 10).
+/// Process exit codes (docs/model.md, "Validation and exit codes").
 enum ExitCode : int { kOk = 0, kUserError = 1, kInternalError = 2 };
 
 /// Arguments after the subcommand name.

@@ -1,5 +1,5 @@
 // `ppsim frontier`: the bubble-versus-memory frontier of the controllable-memory building-block
-// search (spec schedules.md 11, oracle O-13) for one scenario.
+// search (docs/schedules.md, "v-auto", oracle O-13) for one scenario.
 #include "cli/commands.h"
 #include "cli/scenario_options.h"
 

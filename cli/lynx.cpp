@@ -1,5 +1,5 @@
 // `ppsim lynx`: on-demand recomputation vs reconstructed Lynx HEU vs the MILP optimum, per stage
-// and overall (spec remat.md 7), for a cost file split into stages.
+// and overall (docs/lynx.md, "The model"), for a cost file split into stages.
 #include "cli/commands.h"
 #include "costs/stage_sums.h"
 #include "cli/lynx_options.h"
@@ -135,9 +135,9 @@ std::vector<int> parse_layer_list(const std::string &text) {
   return counts;
 }
 
-// The idle wait before each stage's backward in a first run of the split (spec remat.md 7: window
-// capacities "taken from a first simulation"), in ms. Links are free in that run: the pipeline
-// window adds the P2P transfer itself.
+// The idle wait before each stage's backward in a first run of the split (docs/lynx.md, "The
+// model": window capacities "taken from a first simulation"), in ms. Links are free in that run:
+// the pipeline window adds the P2P transfer itself.
 std::vector<double> measured_bubbles(const po::variables_map &values, const PartitionOptions &options,
                                      const std::vector<int> &layers) {
   ScenarioInput input = first_run_input(values, options);

@@ -1,5 +1,5 @@
-// `ppsim optimal`: the exact minimum makespan of a tiny scenario (spec bounds.md 8), with the
-// per-device orders that reach it, to validate bounds and schedules.
+// `ppsim optimal`: the exact minimum makespan of a tiny scenario (docs/bounds.md, "Exact optimum"),
+// with the per-device orders that reach it, to validate bounds and schedules.
 #include "cli/commands.h"
 #include "run/prepare.h"
 #include "cli/scenario_options.h"

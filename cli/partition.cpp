@@ -1,4 +1,4 @@
-// `ppsim partition`: split a per-layer cost file into stages (spec remat.md 8), balanced by
+// `ppsim partition`: split a per-layer cost file into stages (docs/partition.md), balanced by
 // time under the per-device memory limit, or recomputation-aware.
 #include "cli/commands.h"
 #include "cli/lynx_options.h"

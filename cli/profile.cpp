@@ -1,6 +1,6 @@
 // `ppsim profile`: per-layer costs of a transformer block, measured on the GPU through CUPTI or,
 // with --analytic (or --allow-no-gpu on a machine without one), from the analytic model
-// (spec profiler.md). Parses options, calls the profiler library, writes the cost file.
+// (docs/profiler.md). Parses options, calls the profiler library, writes the cost file.
 #include "cli/commands.h"
 #include "cli/scenario_options.h"
 #include "cli/output_file.h"
@@ -344,7 +344,7 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
         throw Error("", 0, option, "measured times need no throughput model; --" + std::string(option) +
                                        " is for --analytic");
     // Probe the driver before any CUPTI call: CUPTI itself reports "unknown error" (999) when
-    // there is no driver (spec 2.1).
+    // there is no driver (docs/profiler.md).
     const auto driver = profiler::system_driver(values["driver-library"].as<std::string>());
     const profiler::DriverProbe probe = profiler::probe_driver(*driver);
     if (!probe.ok() && values.count("allow-no-gpu")) {

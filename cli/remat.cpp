@@ -1,6 +1,7 @@
 // `ppsim remat`: for a budget (--K or --memory), the optimal forward/backward recomputation of
-// the StageRemat ILP beside the baselines (spec remat.md 3 and 6), or with --auto the ranking of
-// every candidate base schedule (remat.md 4).
+// the StageRemat ILP beside the baselines (docs/remat.md, "The ILP (ppsim form)" and "Simple
+// policies"), or with
+// --auto the ranking of every candidate base schedule (docs/remat.md, "--auto").
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/scenario_options.h"
@@ -131,7 +132,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
       "gap", po::value<double>()->value_name("G"), "ILP relative gap (default 0.03)")(
       "lp", po::value<std::string>()->value_name("FILE"),
       "write the ILP in CPLEX LP format")("plan", po::value<std::string>()->value_name("FILE"),
-                                          "write the optimal plan as CSV (remat.md 6)")(
+                                          "write the optimal plan as CSV (docs/remat.md)")(
       "svg", po::value<std::string>()->value_name("FILE"),
       "write the Gantt chart of the optimal plan")("auto", po::bool_switch(),
                                                    "solve every candidate schedule and rank them")(
@@ -183,7 +184,8 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   remaining.time_limit_seconds = std::max(
       0.0, ilp.time_limit_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   const RematSolution optimum = solve_stage_remat(scenario, run.schedule, remaining);
-  // The elf form solves and replays the split base with lumped timing (remat.md 3(d)).
+  // The elf form solves and replays the split base with lumped timing (docs/remat.md, "The ILP
+  // (ppsim form)").
   const FormInstance solved_instance = form_instance(scenario, run.schedule, ilp.form);
   const Scenario &solved = solved_instance.scenario;
   const std::string ilp_name = ilp.form == IlpForm::elf ? "ilp-elf" : "ilp";

@@ -1,6 +1,7 @@
 #pragma once
 // The scenario flags shared by simulate, compare, bounds, remat and export: a positional
-// scenario file, then flags that override its fields (spec model.md 10: flags win).
+// scenario file, then flags that override its fields (docs/model.md, "Command line and JSON": flags
+// win).
 #include "sim/scenario_builder.h"
 
 #include <boost/program_options.hpp>

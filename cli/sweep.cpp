@@ -1,7 +1,7 @@
-// `ppsim sweep`: runs every point of a sweep file (spec model.md 12) on all cores and writes one
-// CSV row per point, in run order whatever the thread count. With -o the rows are journaled to
-// OUT.partial as they finish, so `--resume` after a kill redoes only unfinished points; the
-// results file itself is only ever written whole.
+// `ppsim sweep`: runs every point of a sweep file (docs/sweep.md, "Sweep files") on all cores and
+// writes one CSV row per point, in run order whatever the thread count. With -o the rows are
+// journaled to OUT.partial as they finish, so `--resume` after a kill redoes only unfinished
+// points; the results file itself is only ever written whole.
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "run/prepare.h"

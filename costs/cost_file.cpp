@@ -31,7 +31,7 @@ struct Column {
   Member member; // monostate: schema_version, which is not a row field
 };
 
-// Schema order (spec profiler.md section 4).
+// Schema order (docs/profiler.md, "The cost file").
 const std::vector<Column> &columns() {
   static const std::vector<Column> table{
       {"schema_version", std::monostate{}},
@@ -437,7 +437,7 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerI
     std::vector<std::string> row_present;
     for (std::size_t i = 0; i < fields.size(); ++i) {
       const std::string_view name = header[i]->name;
-      // An empty cell is an absent value (docs/profiler.md, "Cost file"); the identity never is.
+      // An empty cell is an absent value (docs/profiler.md, "The cost file"); the identity never is.
       if (fields[i].empty() && std::find(std::begin(kIdentity), std::end(kIdentity), name) == std::end(kIdentity)) {
         row.absent_columns.emplace_back(name);
         continue;

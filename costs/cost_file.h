@@ -1,8 +1,8 @@
 #pragma once
-// Per-layer cost files written by `ppsim profile` and read by the scenario loader (spec
-// profiler.md section 4): CSV, one row per layer, or JSON, the same rows plus metadata. Times
-// are kept as exact rationals of milliseconds so stage sums feed the exact engine (spec model.md
-// 7); byte counts are doubles.
+// Per-layer cost files written by `ppsim profile` and read by the scenario loader
+// (docs/profiler.md, "The cost file"): CSV, one row per layer, or JSON, the same rows plus
+// metadata. Times are kept as exact rationals of milliseconds so stage sums feed the exact engine
+// (docs/model.md, "Time"); byte counts are doubles.
 #include "base/time.h"
 
 #include <cstdint>

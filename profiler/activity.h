@@ -1,6 +1,7 @@
 #pragma once
-// Plain events decoded from CUPTI activity records (spec profiler.md 1d, 2.4). Nothing here
-// depends on CUPTI headers, so attribution, statistics and their tests build everywhere.
+// Plain events decoded from CUPTI activity records (docs/profiler.md, "Modules" and "How
+// measurement works"). Nothing here depends on CUPTI headers, so attribution, statistics and their
+// tests build everywhere.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -1,8 +1,8 @@
 #pragma once
-// The workload's memory arena (spec profiler.md 1f, 3): one device allocation made before any
-// timed phase, carved into blocks by first fit, so no cudaMalloc happens inside a phase and the
-// bytes each pass keeps or needs transiently are known exactly. Offsets only: the arena never
-// touches the memory, so its bookkeeping is tested on the host.
+// The workload's memory arena (docs/profiler.md, "Modules" and "How measurement works"): one device
+// allocation made before any timed phase, carved into blocks by first fit, so no cudaMalloc happens
+// inside a phase and the bytes each pass keeps or needs transiently are known exactly. Offsets
+// only: the arena never touches the memory, so its bookkeeping is tested on the host.
 #include <cstddef>
 #include <cstdint>
 #include <map>

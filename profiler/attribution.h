@@ -1,8 +1,8 @@
 #pragma once
-// Attribution of GPU work to phases (spec profiler.md 2.3): around each phase ppsim pushes an
-// external correlation id packing (pass, layer, microbatch, repetition); CUPTI links it to the
-// correlation id of every API call inside, and kernels carry that correlation id. The join is
-// correlation id -> external id -> phase, never timestamp overlap.
+// Attribution of GPU work to phases (docs/profiler.md, "How measurement works"): around each phase
+// ppsim pushes an external correlation id packing (pass, layer, microbatch, repetition); CUPTI
+// links it to the correlation id of every API call inside, and kernels carry that correlation id.
+// The join is correlation id -> external id -> phase, never timestamp overlap.
 #include "profiler/activity.h"
 
 #include <compare>
@@ -21,7 +21,7 @@ namespace ppsim::profiler {
 /// CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, the kind ppsim pushes its ids under.
 inline constexpr std::uint32_t kPpsimExternalKind = 3;
 
-/// The measured passes, numbered as in the external id (spec 2.3).
+/// The measured passes, numbered as in the external id (docs/profiler.md, "How measurement works").
 enum class Pass : std::uint8_t {
   forward = 1,
   backward_input = 2,
@@ -56,7 +56,7 @@ std::string nvtx_range_name(PhaseId phase);
 /// Reads "L03.B.mb0" or the injection library's "3/B/0" (layer/pass/microbatch); repetition 0.
 std::optional<PhaseId> parse_range_name(std::string_view name);
 
-/// Per-phase metrics (spec 3).
+/// Per-phase metrics (docs/profiler.md, "How measurement works").
 struct PhaseMetrics {
   PhaseId phase;
   std::uint64_t kernel_sum_ns = 0; ///< sum of kernel durations

@@ -61,7 +61,7 @@ ActivityCollector::~ActivityCollector() {
 
 std::vector<CUpti_ActivityKind> ActivityCollector::kinds() const {
   // RUNTIME and DRIVER both: external correlation only fires for launches with an API record,
-  // and cuBLASLt may launch through either (spec 2.2).
+  // and cuBLASLt may launch through either (docs/profiler.md).
   std::vector<CUpti_ActivityKind> kinds{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                                         CUPTI_ACTIVITY_KIND_MEMCPY,
                                         CUPTI_ACTIVITY_KIND_MEMSET,

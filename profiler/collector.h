@@ -1,8 +1,9 @@
 #pragma once
-// The CUPTI activity collector (spec profiler.md 1c, 2.2): hands CUPTI buffers from a bounded
-// pool, decodes completed buffers (copying the strings CUPTI owns), counts dropped records, and
-// enables the activity kinds attribution needs. CUPTI's buffer callbacks carry no user pointer,
-// so one collector at a time is active in a process (CUPTI's activity state is per process too).
+// The CUPTI activity collector (docs/profiler.md, "Modules" and "How measurement works"): hands
+// CUPTI buffers from a bounded pool, decodes completed buffers (copying the strings CUPTI owns),
+// counts dropped records, and enables the activity kinds attribution needs. CUPTI's buffer
+// callbacks carry no user pointer, so one collector at a time is active in a process (CUPTI's
+// activity state is per process too).
 #include "profiler/activity.h"
 #include "profiler/cupti_api.h"
 

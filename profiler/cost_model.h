@@ -1,7 +1,7 @@
 #pragma once
-// The analytic transformer-block cost model (spec profiler.md section 5): matmul FLOPs of the
-// passes F, B, W and recompute; activation, parameter and optimizer bytes after Korthikanti et
-// al. (arXiv 2205.05198, section 4, table 2) and Zero Bubble (arXiv 2401.10241, table 1); times
+// The analytic transformer-block cost model (docs/profiler.md, "The analytic model"): matmul FLOPs
+// of the passes F, B, W and recompute; activation, parameter and optimizer bytes after Korthikanti
+// et al. (arXiv 2205.05198, section 4, table 2) and Zero Bubble (arXiv 2401.10241, table 1); times
 // from a peak throughput and an efficiency. All counts are exact 64-bit integers.
 #include "costs/cost_file.h"
 

@@ -1,7 +1,8 @@
 #pragma once
-// The CUPTI function table (spec profiler.md 2.1, 6.1). Every CUPTI call ppsim makes goes through
-// a CuptiApi, filled by load_cupti() from a dlopen'd libcupti or by a test with fakes, so the
-// collector runs the same code on CI as on a GPU. Needs the CUPTI headers (CUDA 13.0).
+// The CUPTI function table (docs/profiler.md, "How measurement works" and "Testing without a GPU").
+// Every CUPTI call ppsim makes goes through a CuptiApi, filled by load_cupti() from a dlopen'd
+// libcupti or by a test with fakes, so the collector runs the same code on CI as on a GPU. Needs
+// the CUPTI headers (CUDA 13.0).
 #include <cupti.h>
 
 #include <cstdint>

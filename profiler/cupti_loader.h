@@ -1,6 +1,6 @@
 #pragma once
-// Loading libcupti at run time (spec profiler.md 2.1): find the library, resolve every symbol of
-// the CuptiApi table, check the API version.
+// Loading libcupti at run time (docs/profiler.md, "How measurement works"): find the library,
+// resolve every symbol of the CuptiApi table, check the API version.
 #include "profiler/cupti_api.h"
 #include "profiler/shared_library.h"
 

@@ -1,7 +1,8 @@
 #pragma once
-// CUPTI activity records -> plain events (spec profiler.md 1d, 2.4). Records are read through the
-// smallest CUDA 13.0 struct holding the fields ppsim uses, copying at most the bytes the buffer
-// holds, and every string CUPTI owns is copied into the StringTable while decoding.
+// CUPTI activity records -> plain events (docs/profiler.md, "Modules" and "How measurement works").
+// Records are read through the smallest CUDA 13.0 struct holding the fields ppsim uses, copying at
+// most the bytes the buffer holds, and every string CUPTI owns is copied into the StringTable while
+// decoding.
 #include "profiler/activity.h"
 #include "profiler/cupti_api.h"
 

@@ -1,7 +1,7 @@
 #pragma once
-// The driver probe run before any CUPTI activity call (spec profiler.md 2.1): CUPTI answers
-// "unknown error" (999) when there is no driver, so ppsim asks the driver itself and turns
-// "no driver", "stub driver" and "no device" into one clear sentence.
+// The driver probe run before any CUPTI activity call (docs/profiler.md, "How measurement works"):
+// CUPTI answers "unknown error" (999) when there is no driver, so ppsim asks the driver itself and
+// turns "no driver", "stub driver" and "no device" into one clear sentence.
 #include <memory>
 #include <string>
 

@@ -1,7 +1,8 @@
 #pragma once
-// Decoded events as NDJSON (spec profiler.md 1h, 6.4): GPU runs can dump what CUPTI delivered,
-// strings copied, so small traces are committed and replayed on CI through attribution and
-// statistics. One JSON object per line, "type" first: "gpu", "link", "api", "counts".
+// Decoded events as NDJSON (docs/profiler.md, "Modules" and "Event dumps"): GPU runs can dump what
+// CUPTI delivered, strings copied, so small traces are committed and replayed on CI through
+// attribution and statistics. One JSON object per line, "type" first: "gpu", "link", "api",
+// "counts".
 #include "profiler/activity.h"
 
 #include <string>

@@ -1,7 +1,8 @@
 #pragma once
-// The measured path of `ppsim profile` (spec profiler.md 3). The GPU workload lives in a module
-// (libppsim_gpu_workload.so, built when nvcc is found) that the CLI opens with dlopen only after
-// the driver probe found a device, so the ppsim binary itself links no CUDA library.
+// The measured path of `ppsim profile` (docs/profiler.md, "How measurement works"). The GPU
+// workload lives in a module (libppsim_gpu_workload.so, built when nvcc is found) that the CLI
+// opens with dlopen only after the driver probe found a device, so the ppsim binary itself links no
+// CUDA library.
 #include "profiler/cost_model.h"
 #include "profiler/run_plan.h"
 #include "costs/cost_file.h"

@@ -1,4 +1,5 @@
-// The CUDA injection library (spec profiler.md 1, issue 6): loaded into any CUDA program with
+// The CUDA injection library (docs/profiler.md, "Modules", issue 6): loaded into any CUDA program
+// with
 //   CUDA_INJECTION64_PATH=libppsim_cupti_inject.so NVTX_INJECTION64_PATH=libcupti.so.13 <program>
 // it collects kernels through CUPTI's Activity API, turns NVTX ranges named layer/pass/microbatch
 // ("3/B/0", or "L03.B.mb0") into external correlation ids, and at exit writes the per-layer times

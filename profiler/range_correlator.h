@@ -1,6 +1,6 @@
 #pragma once
-// NVTX ranges -> external correlation ids, for the injection library (spec profiler.md 1, 2.3):
-// a program that names its ranges like ppsim's phases ("3/B/0" = layer/pass/microbatch, or
+// NVTX ranges -> external correlation ids, for the injection library (docs/profiler.md, "Modules",
+// 2.3): a program that names its ranges like ppsim's phases ("3/B/0" = layer/pass/microbatch, or
 // "L03.B.mb0") gets its kernels attributed exactly as ppsim's own workload does. Each push of a
 // phase range yields the id to push with cuptiActivityPushExternalCorrelationId; the matching pop
 // says whether to pop one. Other ranges nest freely and are ignored.

@@ -1,10 +1,10 @@
 #pragma once
-// A CPU reference of the GPT block the GPU workload runs (spec profiler.md 1f, 6.7): pre-LN,
-// causal multi-head attention, GeLU MLP, no dropout, in double precision at tiny sizes. Its split
-// passes mirror the GPU ones: F keeps the stash, B computes input gradients and keeps what W
-// needs (inputs of the four linears and their output gradients, Zero Bubble's 14 + 18 sbh), W
-// computes the linear weights' gradients from that alone. Tests check it by finite differences;
-// GPU tests compare the kernels against it.
+// A CPU reference of the GPT block the GPU workload runs (docs/profiler.md, "Modules" and "Testing
+// without a GPU"): pre-LN, causal multi-head attention, GeLU MLP, no dropout, in double precision
+// at tiny sizes. Its split passes mirror the GPU ones: F keeps the stash, B computes input
+// gradients and keeps what W needs (inputs of the four linears and their output gradients, Zero
+// Bubble's 14 + 18 sbh), W computes the linear weights' gradients from that alone. Tests check it
+// by finite differences; GPU tests compare the kernels against it.
 #include <cstddef>
 #include <cstdint>
 #include <vector>

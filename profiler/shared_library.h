@@ -1,6 +1,6 @@
 #pragma once
-// A dlopen'd library (spec profiler.md 2.1: ppsim links no CUDA library; CUPTI and the driver are
-// loaded at run time so the same binary runs on machines without a GPU).
+// A dlopen'd library (docs/profiler.md, "How measurement works": ppsim links no CUDA library; CUPTI
+// and the driver are loaded at run time so the same binary runs on machines without a GPU).
 #include <optional>
 #include <string>
 

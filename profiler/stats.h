@@ -1,7 +1,7 @@
 #pragma once
-// Statistics over repetitions and the measured cost rows (spec profiler.md 3): the *_ms columns
-// are the median over repetitions of busy_union, with p10 and p90 beside it; warm-up
-// repetitions are discarded; run-time warnings go to the metadata.
+// Statistics over repetitions and the measured cost rows (docs/profiler.md, "How measurement
+// works"): the *_ms columns are the median over repetitions of busy_union, with p10 and p90 beside
+// it; warm-up repetitions are discarded; run-time warnings go to the metadata.
 #include "profiler/attribution.h"
 #include "costs/cost_file.h"
 
@@ -60,7 +60,7 @@ std::optional<int> launcher_rank(const std::function<const char *(const char *)>
 /// the extension ("costs.csv" -> "costs.rank3.csv"); `path` itself without a rank.
 std::string rank_cost_path(const std::string &path, std::optional<int> rank);
 
-/// The run-time warnings of spec 3 for the metadata.
+/// The run-time warnings for the metadata (docs/profiler.md, "How measurement works").
 std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
                                               const Attribution &attribution,
                                               const std::vector<CostRow> &rows);

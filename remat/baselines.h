@@ -1,6 +1,6 @@
 #pragma once
-// Remat baselines the ILP is compared with (issue 5; remat.md 6): no remat, full forward remat,
-// selective (attention-only) remat and a greedy policy.
+// Remat baselines the ILP is compared with (issue 5; docs/remat.md, "Simple policies"): no remat,
+// full forward remat, selective (attention-only) remat and a greedy policy.
 #include "remat/plan.h"
 #include "sim/metrics.h"
 #include "sim/scenario_builder.h"
@@ -11,7 +11,8 @@
 
 namespace ppsim {
 
-/// remat.md 6 `full`: every (s,j) with pi(s) != p-1 recomputes its forward (R before B/BW).
+/// docs/remat.md, "Simple policies" `full`: every (s,j) with pi(s) != p-1 recomputes its forward (R
+/// before B/BW).
 RematPlan full_forward_plan(const Scenario &scenario);
 
 /// Selective recomputation (Korthikanti et al., arXiv 2205.05198, section 4.2): only the

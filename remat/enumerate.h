@@ -1,8 +1,8 @@
 #pragma once
 // Exhaustive search over remat plans for tiny instances: the reference the ILP is tested
-// against (remat.md 3, acceptance tests). Every (s,j) takes each of its options (no R, R, or R
-// at each checkpoint level of the stage; times none, RW or RBW for a split backward), each plan is replayed by the engine, and the smallest max span
-// under the budget wins.
+// against (docs/remat.md, "The ILP (ppsim form)", acceptance tests). Every (s,j) takes each of its
+// options (no R, R, or R at each checkpoint level of the stage; times none, RW or RBW for a split
+// backward), each plan is replayed by the engine, and the smallest max span under the budget wins.
 #include "remat/plan.h"
 #include "sim/scenario.h"
 

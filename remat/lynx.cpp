@@ -1,4 +1,4 @@
-// Reconstructed Lynx overlap model, heuristic and MILP (spec remat.md 7).
+// Reconstructed Lynx overlap model, heuristic and MILP (docs/lynx.md, "The model").
 #include "remat/lynx.h"
 
 #include "base/error.h"

@@ -1,11 +1,11 @@
 #pragma once
-// Overlapped recomputation, "reconstructed Lynx" (spec remat.md 7; arXiv 2406.08756, abstracts
-// only). One stage's backward pass for one microbatch is a sequence of compute segments
+// Overlapped recomputation, "reconstructed Lynx" (docs/lynx.md, "The model"; arXiv 2406.08756,
+// abstracts only). One stage's backward pass for one microbatch is a sequence of compute segments
 // 0..T-1; communication windows (tensor-parallel collectives, pipeline transfers and waits) sit
 // between them. A dropped tensor is recomputed either on demand (at the start of its layer's
 // backward, on the critical path, costing its full time) or inside a window before its consumer
-// (costing only what overflows the window). This file is a pure computation: it does not run
-// the engine. See docs/lynx.md for the decisions the abstracts leave open.
+// (costing only what overflows the window). This file is a pure computation: it does not run the
+// engine. See docs/lynx.md for the decisions the abstracts leave open.
 #include "costs/cost_file.h"
 #include "solver/milp.h"
 
@@ -33,7 +33,7 @@ struct OverlapWindow {
   int position = 0;
 };
 
-/// One stage's overlap problem (spec remat.md 7, "Window model").
+/// One stage's overlap problem (docs/lynx.md, "The model").
 struct OverlapProblem {
   std::vector<OverlapTensor> tensors; ///< producers before their consumers
   std::vector<OverlapWindow> windows;
@@ -52,7 +52,7 @@ struct OverlapPlan {
   std::vector<int> window; ///< -1 unless placement is window
 };
 
-/// The cost of a plan (spec remat.md 7: on demand costs t_o, a window only its overflow).
+/// The cost of a plan (docs/lynx.md, "The model": on demand costs t_o, a window only its overflow).
 struct OverlapCost {
   double exposed_ms = 0;    ///< on-demand time plus window overflow
   double recompute_ms = 0;  ///< total recomputation work, hidden or not
@@ -70,15 +70,15 @@ OverlapPlan keep_all(const OverlapProblem &problem);
 /// The on-demand baseline: every dropped tensor of `plan` recomputed on demand.
 OverlapPlan on_demand(const OverlapPlan &plan);
 
-/// Lynx HEU (spec remat.md 7): per layer, drop the `k` tensors with the most bytes per
+/// Lynx HEU (docs/lynx.md, "The model"): per layer, drop the `k` tensors with the most bytes per
 /// millisecond of recomputation (same rank in every identical layer) with the least `k` that
 /// fits the budget on demand, then place each dropped tensor in the latest window before its
 /// consumer with spare capacity, else where it exposes least (on demand on ties). Never costs
 /// more than on_demand() of its own drop set. nullopt when dropping everything does not fit.
 std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem);
 
-/// The exact MILP of spec remat.md 7 through solver/ (CBC); nullopt when the budget cannot be
-/// met or the solver finds no solution within the limit.
+/// The exact MILP of docs/lynx.md, "The model" through solver/ (CBC); nullopt when the budget
+/// cannot be met or the solver finds no solution within the limit.
 std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver::Options &options);
 
 /// One layer of a stage, for building an OverlapProblem.

@@ -41,7 +41,7 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
                                           const std::function<void(int, int)> &progress = {});
 
 /// Microbatches whose activations stage `stage` of `stages` holds at its peak under `schedule`,
-/// by the registry entry's formula (Lynx HEU step 4: 1f1b and 1f1b-split p - k, zb-h1 p, zb-h2
+/// by the registry entry's formula (docs/partition.md: 1f1b and 1f1b-split p - k, zb-h1 p, zb-h2
 /// 2p - 1, v-half (p + 2) div 2). Throws ppsim::Error for a schedule without one.
 int in_flight_count(const std::string &schedule, int stages, int stage);
 

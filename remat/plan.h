@@ -1,8 +1,9 @@
 #pragma once
-// Remat decisions per (stage, microbatch) and their application to a schedule (spec remat.md 1
-// and 6, model.md 4.1 and 5.1): a forward option inserts R right before B/BW, a backward option
-// inserts RW or RBW right before W. The memory consequences (non-storing F, what B drops) are
-// read from the schedule by the engine's memory model (sim/memory.h).
+// Remat decisions per (stage, microbatch) and their application to a schedule (docs/remat.md, "The
+// three options" and "Simple policies"; docs/model.md, "Memory models" and "Dependencies"): a
+// forward option inserts R right before B/BW, a backward option inserts RW or RBW right before W.
+// The memory consequences (non-storing F, what B drops) are read from the schedule by the engine's
+// memory model (sim/memory.h).
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
@@ -60,14 +61,15 @@ private:
 RematPlan empty_plan(const Scenario &scenario);
 
 /// Inserts the plan's R/RW/RBW ops into `base` (which must carry none). Throws Error when a
-/// backward option targets an (s,j) whose backward is a fused BW (remat.md 1: backward options
-/// exist for split schedules only).
+/// backward option targets an (s,j) whose backward is a fused BW (docs/remat.md, "The three
+/// options": backward options exist for split schedules only).
 Schedule apply_plan(const Schedule &base, const RematPlan &plan);
 
 /// Reads the decisions already present in a schedule (the inverse of apply_plan).
 RematPlan plan_of(const Schedule &schedule, int stages, int microbatches);
 
-/// Parses the CSV of remat.md 6: header `stage,microbatch,fwd,bwd`, then one row per (s,j) with
+/// Parses the CSV of docs/remat.md, "Simple policies": header `stage,microbatch,fwd,bwd`, then one
+/// row per (s,j) with
 /// `fwd` in {none, full, level:K} (K >= 1, a checkpoint level of the stage) and `bwd` in {none, activations, full}; unlisted pairs recompute
 /// nothing. Errors name `source` and the line.
 RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,

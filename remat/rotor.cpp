@@ -15,13 +15,14 @@ Chain single_option_chain(const ChainArrays &a) {
   chain.activation = a.x;
   chain.activation.push_back(0); // x[n+1]
   for (std::size_t l = 0; l <= n; ++l) {
-    // Padding of remat.md 5.1: ftime[n] = ftmp[n] = xbar[n+1] = 0.
+    // Padding of docs/remat.md, "Chain and operations": ftime[n] = ftmp[n] = xbar[n+1] = 0.
     const double ftime = l < n ? a.ftime[l] : 0.0;
     const std::int64_t ftmp = l < n ? a.ftmp[l] : 0;
     const std::int64_t xbar = l < n ? a.xbar[l + 1] : 0;
     const std::int64_t grad = chain.activation[l + 1];
     RecordOption option{ftime, a.btime[l], xbar, ftmp, a.btmp[l], 0};
-    // Base case of remat.md 5.2: the output gradient, the record and either transient.
+    // Base case of docs/remat.md, "Recurrence": the output gradient, the record and either
+    // transient.
     option.required = std::max(grad + xbar + ftmp, grad + xbar + a.btmp[l]);
     chain.layers.push_back(Layer{ftime, ftmp, {option}});
   }
@@ -40,7 +41,8 @@ Chain multi_option_chain(const std::vector<MultiLayerArrays> &layers,
     for (const OptionArrays &o : layers[l].options) {
       RecordOption option{o.forward_time, o.backward_time, o.stored,
                           o.forward_peak, o.backward_peak, 0};
-      // remat.md 5.5: mm >= max(cw[l+1] + cbw + fwd_tmp, cw[l] + cbw + bwd_tmp).
+      // docs/remat.md, "Multi-option layers": mm >= max(cw[l+1] + cbw + fwd_tmp, cw[l] + cbw +
+      // bwd_tmp).
       option.required =
           std::max(cw[l + 1] + o.stored + o.forward_peak, cw[l] + o.stored + o.backward_peak);
       layer.options.push_back(option);
@@ -55,7 +57,7 @@ Chain multi_option_chain(const std::vector<MultiLayerArrays> &layers,
 Chain discretize(const Chain &chain, double budget_bytes, int slots) {
   PPSIM_ASSERT(budget_bytes > 0 && slots > 0);
   const double unit = budget_bytes / slots;
-  // Rounding every size up keeps a sequence feasible in slots feasible in bytes (5.4).
+  // Rounding every size up keeps a sequence feasible in slots feasible in bytes (docs/remat.md, "Discretisation").
   const auto up = [&](std::int64_t bytes) {
     return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / unit));
   };
@@ -83,8 +85,8 @@ Table::Table(const Chain &chain, std::int64_t budget)
         forward_prefix_[static_cast<std::size_t>(l)] +
         chain.layers[static_cast<std::size_t>(l)].nograd_forward_time;
   }
-  // Quick infeasibility (remat.md 5.2): every no-grad forward of the segment must fit next to
-  // the reserved output gradient.
+  // Quick infeasibility (docs/remat.md, "Recurrence"): every no-grad forward of the segment must
+  // fit next to the reserved output gradient.
   const auto x = [&](int l) { return chain.activation[static_cast<std::size_t>(l)]; };
   const auto nfp = [&](int l) {
     return chain.layers[static_cast<std::size_t>(l)].nograd_forward_peak;
@@ -160,7 +162,8 @@ void Table::build(std::int64_t mm, int i, int j) {
     }
   }
   const std::size_t at = index(mm, i, j);
-  // Ties: the leaf option wins when leaf <= chain (remat.md 5.2, as the ColossalAI port).
+  // Ties: the leaf option wins when leaf <= chain (docs/remat.md, "Recurrence", as the ColossalAI
+  // port).
   if (best_leaf <= best_chain && best_leaf < kInfeasible) {
     value_[at] = best_leaf;
     choice_[at] = leaf_choice;

@@ -1,5 +1,5 @@
 #pragma once
-// rotor: optimal persistent checkpointing of a heterogeneous chain on one device (spec remat.md
+// rotor: optimal persistent checkpointing of a heterogeneous chain on one device (docs/remat.md
 // 5; Beaumont, Eyraud-Dubois, Herrmann, Joly, Shilova, "Optimal checkpointing for heterogeneous
 // chains", arXiv 1911.13214, HAL hal-02352969; recurrence as in the ColossalAI port
 // `ckpt_solver_rotor.py`, multi-option variant as in topal-team/rockmate `rotor_solver.py`).
@@ -10,7 +10,8 @@
 
 namespace ppsim::rotor {
 
-/// One way to run a layer's recording forward and its backward (remat.md 5.5).
+/// One way to run a layer's recording forward and its backward (docs/remat.md, "Multi-option
+/// layers").
 struct RecordOption {
   double forward_time = 0;
   double backward_time = 0;
@@ -34,7 +35,8 @@ struct Chain {
   [[nodiscard]] int length() const { return static_cast<int>(layers.size()) - 1; }
 };
 
-/// The single-option chain of remat.md 5.1 (arrays without their padding entries).
+/// The single-option chain of docs/remat.md, "Chain and operations" (arrays without their padding
+/// entries).
 struct ChainArrays {
   std::vector<double> ftime;      ///< n
   std::vector<double> btime;      ///< n + 1 (the last is the loss)
@@ -43,10 +45,10 @@ struct ChainArrays {
   std::vector<std::int64_t> ftmp; ///< n
   std::vector<std::int64_t> btmp; ///< n + 1
 };
-/// Builds the chain of remat.md 5.2 (base-case memory rule included in `required`).
+/// Builds the chain of docs/remat.md, "Recurrence" (base-case memory rule included in `required`).
 Chain single_option_chain(const ChainArrays &arrays);
 
-/// One layer of the multi-option variant (remat.md 5.5).
+/// One layer of the multi-option variant (docs/remat.md, "Multi-option layers").
 struct OptionArrays {
   double forward_time = 0, backward_time = 0;
   std::int64_t stored = 0, forward_peak = 0, backward_peak = 0; ///< cbw[l+1][q], fwd/bwd_tmp
@@ -60,7 +62,8 @@ struct MultiLayerArrays {
 Chain multi_option_chain(const std::vector<MultiLayerArrays> &layers,
                          const std::vector<std::int64_t> &cw, double loss_time);
 
-/// Replaces every size by ceil(size / unit), unit = budget / slots (remat.md 5.4).
+/// Replaces every size by ceil(size / unit), unit = budget / slots (docs/remat.md,
+/// "Discretisation").
 Chain discretize(const Chain &chain_in_bytes, double budget_bytes, int slots);
 
 enum class OpKind { forward_checkpoint, forward_nograd, forward_record, backward, loss };
@@ -73,7 +76,7 @@ struct Op {
 
 inline constexpr double kInfeasible = std::numeric_limits<double>::infinity();
 
-/// The DP table C(mm, i, j) for mm = 0..budget - activation[0] (remat.md 5.2), with
+/// The DP table C(mm, i, j) for mm = 0..budget - activation[0] (docs/remat.md, "Recurrence"), with
 /// back-pointers. One table answers every budget up to the one it was built for.
 class Table {
 public:
@@ -81,7 +84,8 @@ public:
 
   /// Optimal time within `budget` (<= the table's), or kInfeasible.
   [[nodiscard]] double time(std::int64_t budget) const;
-  /// The op sequence achieving time(budget) (remat.md 5.3); empty when infeasible.
+  /// The op sequence achieving time(budget) (docs/remat.md, "Reconstruction"); empty when
+  /// infeasible.
   [[nodiscard]] std::vector<Op> sequence(std::int64_t budget) const;
 
 private:
@@ -98,18 +102,19 @@ private:
   std::vector<std::int32_t> choice_; // k > 0: leaf at k; -(q+1): record option q
 };
 
-/// The memory peak and time of a sequence replayed with a live-tensor counter (remat.md 5.3).
+/// The memory peak and time of a sequence replayed with a live-tensor counter (docs/remat.md,
+/// "Reconstruction").
 struct Replay {
   std::int64_t peak = 0;
   double time = 0;
-  double forward_time = 0;       ///< ops before the loss (a pipeline stage's F, remat.md 5)
+  double forward_time = 0;       ///< ops before the loss (a pipeline stage's F)
   double backward_time = 0;      ///< the loss and the ops after it (the stage's B)
   std::int64_t kept_at_loss = 0; ///< what the sequence holds when the loss starts
 };
 Replay replay(const Chain &chain, const std::vector<Op> &sequence);
 
 /// One (F time, B time, kept memory) option of a stage derived from its layers, one per
-/// distinct optimum over the budgets 0..max_budget (remat.md 5, "Use in ppsim").
+/// distinct optimum over the budgets 0..max_budget (docs/remat.md, "rotor").
 struct StageOption {
   std::int64_t budget = 0;
   double forward_time = 0, backward_time = 0;

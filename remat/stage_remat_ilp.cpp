@@ -195,7 +195,7 @@ private:
         const int z = model.add_binary(fmt::format("z_{}_{}", s, j));
         variable(kWeightInputChoice) = y;
         variable(kFullBackwardChoice) = z;
-        // One backward option at most (remat.md 2, constraint 5).
+        // One backward option at most (docs/remat.md, "The reference formulation", constraint 5).
         model.add_constraint(fmt::format("one_bwd_{}_{}", s, j), {{y, 1}, {z, 1}},
                              Sense::less_equal, 1);
       }
@@ -246,7 +246,8 @@ private:
     std::vector<Op> entries;
     for (const auto &ops : expanded_.device_ops)
       entries.insert(entries.end(), ops.begin(), ops.end());
-    // Sequential execution on each device (remat.md 2, constraint 3).
+    // Sequential execution on each device (docs/remat.md, "The reference formulation", constraint
+    // 3).
     for (int g = 0; g < expanded_.device_count(); ++g) {
       const int first = locator.entry_offset(g);
       const int last = locator.entry_offset(g + 1);
@@ -257,7 +258,7 @@ private:
       check_deadline();
     }
     // Cross-op dependencies of the engine, with their transfer times (constraint 2; the lumped
-    // timing edge of R comes with the graph, remat.md 3(b)).
+    // timing edge of R comes with the graph, docs/remat.md, "The ILP (ppsim form)").
     std::vector<std::vector<const Dependency *>> incoming(entries.size());
     for (std::size_t index = 0; index < graph.edges.size(); ++index) {
       const Dependency &edge = graph.edges[index];
@@ -296,8 +297,8 @@ private:
     }
   }
 
-  // remat.md 3(a): a rank's first op is pinned to its ASAP end when it has no dependency or
-  // one dependency on another rank's pinned first op; pins propagate rank to rank.
+  // docs/remat.md, "The ILP (ppsim form)": a rank's first op is pinned to its ASAP end when it has
+  // no dependency or one dependency on another rank's pinned first op; pins propagate rank to rank.
   void pin_first_ops(const OpLocator &locator, const std::vector<Op> &entries,
                      const std::vector<std::vector<const Dependency *>> &incoming) {
     const int devices = expanded_.device_count();
@@ -334,9 +335,10 @@ private:
     result_.first_ops_pinned = std::all_of(pinned.begin(), pinned.end(), [](bool p) { return p; });
   }
 
-  // Memory at every position of every rank (remat.md 2 constraint 4, ppsim accounting 3(c)):
-  // resident before + alloc + transient <= cap, or <= the peak variable when the peak is what
-  // is minimised; in units of the cap, for numerical balance.
+  // Memory at every position of every rank (docs/remat.md, "The reference formulation",
+  // constraint (4), with the ppsim accounting, point (c) of "The ILP (ppsim form)"): resident
+  // before + alloc + transient <= cap, or <= the peak variable when the peak is what is minimised;
+  // in units of the cap, for numerical balance.
   void add_memory_constraints() {
     const double cap = *track_.cap;
     const std::vector<StageEffects> effects = stage_effects();

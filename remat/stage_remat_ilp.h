@@ -1,5 +1,6 @@
 #pragma once
-// The StageRemat ILP, ppsim form (spec remat.md 3; reference: ELF, topal-team/elf
+// The StageRemat ILP, ppsim form (docs/remat.md, "The ILP (ppsim form)"; reference: ELF,
+// topal-team/elf
 // `elf/scheduling/ilp.py`, and HAL hal-05151601): for a fixed base schedule, choose per
 // (stage, microbatch) forward remat x (R), backward activation remat y (RW) and full backward
 // remat z (RBW) so that every device's memory stays under the budget and the slowest device
@@ -32,8 +33,8 @@ struct StageRematModel {
   int span_variable = -1;                  ///< Tmax, in time units
   int peak_variable = -1;                  ///< the least-peak model's objective, in caps
   double ticks_per_time_unit = 1;          ///< times are scaled to keep the matrix balanced
-  /// False when some rank's first op could not be pinned (remat.md 3(a)): the objective is
-  /// then only a bound on the replay, which is reported separately.
+  /// False when some rank's first op could not be pinned (docs/remat.md, "The ILP (ppsim form)"):
+  /// the objective is then only a bound on the replay, which is reported separately.
   bool first_ops_pinned = true;
 
   /// The plan encoded by a solution's values.
@@ -41,18 +42,19 @@ struct StageRematModel {
                                     int microbatches) const;
 };
 
-/// Which formulation (spec remat.md 2 and 3).
+/// Which formulation (docs/remat.md, "The ILP (ppsim form)" and "The reference formulation").
 enum class IlpForm {
-  ppsim, ///< remat.md 3: first ops pinned, explicit R slots timed as the scenario says, the
+  ppsim, ///< the ppsim form: first ops pinned, explicit R slots timed as the scenario says, the
          ///< engine's split memory accounting: the replayed span equals the objective
-  elf    ///< remat.md 2, ELF's `ilp.py`, for cross-checking: no pinning, recomputation lumped
-         ///< into B and W (lumped timing), unsplit BW rewritten as adjacent B and W, the
+  elf    ///< the reference form, ELF's `ilp.py`, for cross-checking: no pinning, recomputation
+         ///< lumped into B and W (lumped timing), unsplit BW rewritten as adjacent B and W, the
          ///< reference's lumped transient peaks (not the engine's: its plans may replay over
          ///< the budget)
 };
 
 /// The scenario and base schedule a form solves and replays: for `elf`, lumped timing and every
-/// BW split into adjacent B, W (remat.md 3(d)); for `ppsim`, the inputs unchanged.
+/// BW split into adjacent B, W (docs/remat.md, "The ILP (ppsim form)"); for `ppsim`, the inputs
+/// unchanged.
 struct FormInstance {
   Scenario scenario;
   Schedule base;

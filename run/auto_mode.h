@@ -1,7 +1,7 @@
 #pragma once
-// Auto mode (spec remat.md 4, after ELF's AutoScheduler): for one budget, solve the StageRemat
-// ILP for every candidate base schedule, replay each plan and rank the schedules; which one
-// wins changes with the budget once remat is allowed.
+// Auto mode (docs/remat.md, "--auto", after ELF's AutoScheduler): for one budget, solve the
+// StageRemat ILP for every candidate base schedule, replay each plan and rank the schedules; which
+// one wins changes with the budget once remat is allowed.
 #include "remat/stage_remat_ilp.h"
 #include "sim/scenario_builder.h"
 
@@ -11,7 +11,7 @@
 
 namespace ppsim {
 
-/// remat.md 4 default list, restricted to the schedules registered in this build.
+/// docs/remat.md, "--auto" default list, restricted to the schedules registered in this build.
 std::vector<std::string> default_auto_candidates();
 
 struct AutoCandidate {

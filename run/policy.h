@@ -1,6 +1,7 @@
 #pragma once
-// The `--remat POLICY` option of `ppsim simulate` (spec model.md 10, remat.md 6): turns a base
-// schedule into the schedule with the policy's recomputation ops.
+// The `--remat POLICY` option of `ppsim simulate` (docs/model.md, "Command line and JSON",
+// docs/remat.md, "Simple policies"): turns a base schedule into the schedule with the policy's
+// recomputation ops.
 #include "remat/stage_remat_ilp.h"
 #include "sim/scenario_builder.h"
 

@@ -126,9 +126,10 @@ PreparedRun import_run(const ScenarioInput &input) {
     input.fail("cluster.devices", fmt::format("the schedule file has {} device rows, not {}",
                                               adjusted.devices, input.devices));
   }
-  // m is 1 + the largest microbatch id unless the user gave it (spec schedules.md 14). Then
-  // every stage must run a forward of every id below it; if one does not, the cell that set m
-  // is the likely culprit (ids numbered from 1, say), not the op that seems missing.
+  // m is 1 + the largest microbatch id unless the user gave it (docs/scenario.md, "PyTorch CSV
+  // schedules"). Then every stage must run a forward of every id below it; if one does not, the
+  // cell that set m is the likely culprit (ids numbered from 1, say), not the op that seems
+  // missing.
   if (!input.origins.count("pipeline.microbatches")) {
     adjusted.microbatches = imported.microbatches;
     // Before the tables below, sized stages x m: a cell naming microbatch 2e9 is one line.

@@ -1,7 +1,7 @@
 #pragma once
-// Sweep files (spec model.md 12): a base scenario and axes of values, expanded into a numbered
-// list of runs. Reads files only in read_sweep_file and for run ids (FileDigests); the CLI runs
-// the points and writes the rows.
+// Sweep files (docs/sweep.md, "Sweep files"): a base scenario and axes of values, expanded into a
+// numbered list of runs. Reads files only in read_sweep_file and for run ids (FileDigests); the CLI
+// runs the points and writes the rows.
 #include "sim/io/report.h"
 #include "sim/scenario_builder.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-// The cross-op dependency edges of spec model.md 5.1 rule 2, for a validated schedule.
+// The cross-op dependency edges of docs/model.md, "Dependencies", for a validated schedule.
 // Device order is not an edge here: the engine and the critical-path analysis add it themselves.
 #include "sim/op_locator.h"
 #include "sim/scenario.h"
@@ -25,7 +25,8 @@ struct DependencyGraph {
   std::vector<std::int32_t> predecessor_count;   ///< per entry
 };
 
-/// Builds every edge of rule 2 (plus the lumped-remat edge when the scenario asks for it).
+/// Builds every edge of docs/model.md, "Dependencies" (plus the lumped-remat edge when the
+/// scenario asks for it).
 /// Throws Error when a required producer is missing from the schedule.
 DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &schedule,
                                    const OpLocator &locator);

@@ -1,6 +1,6 @@
 #pragma once
-// The discrete-event engine (spec model.md 5): replays per-device op lists with ASAP timing,
-// links with latency, bandwidth, optional contention and blocking sends.
+// The discrete-event engine (docs/model.md, "Engine"): replays per-device op lists with ASAP
+// timing, links with latency, bandwidth, optional contention and blocking sends.
 #include "sim/dependencies.h"
 #include "sim/op_locator.h"
 #include "sim/scenario.h"

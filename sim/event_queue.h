@@ -10,12 +10,12 @@ namespace ppsim {
 
 /// The end of a compute op on a device. Transfers and op starts need no events of their own:
 /// when an op ends, the arrival time of each of its transfers is already determined (links are
-/// served FIFO in the order their producers end, spec model.md 5.2), and an op whose inputs
-/// are all determined starts at max(device free, latest arrival) without anything in between
+/// served FIFO in the order their producers end, docs/model.md, "Links and ties"), and an op whose
+/// inputs are all determined starts at max(device free, latest arrival) without anything in between
 /// being able to change that. So the queue holds at most one event per device.
 struct Event {
   Ticks time;             ///< when the op ends
-  std::int32_t device = 0; ///< ties at equal time: lower device first (spec model.md 5.2)
+  std::int32_t device = 0; ///< ties at equal time: lower device first
   std::uint64_t sequence = 0; ///< stamped at push; a last, always-distinct tie breaker
   std::int32_t entry = 0; ///< the schedule entry that ends (payload, not part of the key)
 

@@ -8,8 +8,9 @@ namespace {
 // Relative slack when comparing sums of doubles with the cap (fractions such as 1/3 per chunk).
 constexpr double kCapTolerance = 1e-9;
 
-// Increments and transients of spec remat.md 3(c) (ELF's accounting without counting the kept
-// checkpoint twice), with ck = stage.checkpoint; the count model has ck = 0 and no transients.
+// Increments and transients of docs/remat.md, "The ILP (ppsim form)" (ELF's accounting without
+// counting the kept checkpoint twice), with ck = stage.checkpoint; the count model has ck = 0 and
+// no transients.
 } // namespace
 
 double cap_with_tolerance(double cap) { return cap * (1 + kCapTolerance) + kCapTolerance; }
@@ -31,7 +32,7 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
                            const StageMemory &stage) {
   const auto has = [&](OpKind kind) { return locator.contains(kind, op.stage, op.microbatch); };
   const double rebuilt_by_rbw = stage.kept_after_b - stage.checkpoint;
-  // What B drops because RW or RBW will rebuild it before W (spec remat.md 1).
+  // What B drops because RW or RBW will rebuild it before W (docs/remat.md, "The three options").
   const auto dropped_after_b = [&]() {
     if (has(OpKind::recompute_full_backward)) return rebuilt_by_rbw;
     if (has(OpKind::recompute_weight_inputs)) return stage.weight_input_share;

@@ -1,6 +1,6 @@
 #pragma once
-// Memory along time (spec model.md 4 and 5.3): allocation at the start of the allocating op,
-// release at the end of the releasing op, transient peaks during an op.
+// Memory along time (docs/model.md, "Memory models"): allocation at the start of the
+// allocating op, release at the end of the releasing op, transient peaks during an op.
 #include "sim/engine.h"
 #include "sim/op_locator.h"
 #include "sim/scenario.h"
@@ -58,7 +58,8 @@ std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocat
 /// needed; the same walk as track_memory.
 std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule, const MemoryTrack &track);
 
-/// Walks each device's order (peaks are exact prefix sums, spec model.md 4) and, with
+/// Walks each device's order (peaks are exact prefix sums, docs/model.md, "Memory models") and,
+/// with
 /// `with_timeline`, records the step function over time from the engine's result.
 MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Result &result,
                           const MemoryTrack &track, bool with_timeline);

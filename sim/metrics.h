@@ -1,5 +1,5 @@
 #pragma once
-// Makespan, spans, busy and idle time, bubble ratios and memory peaks (spec model.md 6).
+// Makespan, spans, busy and idle time, bubble ratios and memory peaks (docs/model.md, "Metrics").
 #include "sim/engine.h"
 #include "sim/memory.h"
 #include "sim/scenario.h"
@@ -16,7 +16,7 @@ struct DeviceMetrics {
   Ticks busy;       ///< sum of op durations, recomputation included
   Ticks idle;       ///< span - busy
   Ticks recompute;  ///< time in R, RW and RBW ops
-  double peak_activations = 0;         ///< count (or zb) unit of spec model.md 4.1
+  double peak_activations = 0;         ///< count (or zb) unit of docs/model.md, "Memory models"
   std::optional<double> peak_bytes;    ///< byte model, when byte sizes are known
 };
 
@@ -53,8 +53,8 @@ Simulation simulate(const Scenario &scenario, const Schedule &schedule,
                     const SimulateOptions &options = {});
 
 /// Per device, the mean idle gap right before its backward ops (B or BW): the wait for the
-/// gradient from downstream, a window where Lynx hides recomputation (spec remat.md 7, windows
-/// "taken from a first simulation"), in the scenario's time unit. Zero on a device without
+/// gradient from downstream, a window where Lynx hides recomputation (docs/lynx.md, "The model",
+/// windows "taken from a first simulation"), in the scenario's time unit. Zero on a device without
 /// backward ops.
 std::vector<double> mean_wait_before_backward(const Scenario &scenario, const Schedule &schedule,
                                               const Result &result);

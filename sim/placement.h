@@ -1,5 +1,5 @@
 #pragma once
-// Stage-to-device maps of spec model.md section 3.
+// Stage-to-device maps of docs/model.md, "Placements".
 #include <vector>
 
 namespace ppsim {

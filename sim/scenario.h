@@ -1,5 +1,5 @@
 #pragma once
-// The instance the engine times (spec model.md section 2): devices, stages and their placement,
+// The instance the engine times (docs/model.md, "Vocabulary"): devices, stages and their placement,
 // per-stage costs in ticks, transfer times, memory model and cap. Plain data; the builders that
 // fill it from TOML, flags or cost files live in scenario_builder.h and io/.
 #include "sim/schedule.h"
@@ -36,8 +36,8 @@ struct CheckpointLevelMemory {
 };
 
 /// How one tracked quantity (count units or bytes) moves with one stage's ops
-/// (spec model.md 4.1-4.3): what F stores, what survives B and W, what RW recomputes, what a
-/// non-storing F keeps, and the transient peaks above the resident amount during each op.
+/// (docs/model.md, "Memory models"): what F stores, what survives B and W, what RW recomputes, what
+/// a non-storing F keeps, and the transient peaks above the resident amount during each op.
 struct StageMemory {
   double stored = 0;                ///< allocated at the start of a storing F (a_s, mem_f, M_f)
   double kept_after_b = 0;          ///< still held after B for W (w_stash*a_s, M_b)
@@ -59,13 +59,13 @@ struct MemoryTrack {
   std::optional<double> cap;  ///< K (count/zb unit) or bytes; none = uncapped
 };
 
-/// Which memory model the cap and the primary peak refer to (spec model.md 4).
+/// Which memory model the cap and the primary peak refer to (docs/model.md, "Memory models").
 enum class MemoryModel { count, zb, bytes };
 
-/// When a forward recomputation may start (spec model.md 5.1, "Remat timing").
+/// When a forward recomputation may start (docs/model.md, "Dependencies" (remat timing)).
 enum class RematTiming { early, lumped };
 
-/// Link behaviour (spec model.md 5.2).
+/// Link behaviour (docs/model.md, "Links and ties").
 struct LinkModel {
   bool contention = false;  ///< one transfer at a time per ordered device pair
   bool blocking = false;    ///< a transfer also occupies the sending device
@@ -76,7 +76,7 @@ struct Scenario {
   int devices = 1;                 ///< p
   int microbatches = 1;            ///< m per pipe (what the engine and generators index by)
   int chunks = 1;                  ///< v: stages per device and pipe
-  int pipes = 1;                   ///< 2 only for DualPipe (spec model.md 3.1)
+  int pipes = 1;                   ///< 2 only for DualPipe (docs/model.md, "Placements")
   std::vector<int> stage_device;   ///< pi(s) for every global stage
   std::vector<StageCosts> stage_costs;
   /// Transfer time across the boundary between stage s and s+1 of the same pipe, both ways

@@ -176,7 +176,8 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
     return values.empty() ? fallback : byte_value(key, values, s, fallback) / share_divisor;
   };
   const bool have_bytes = !input.bytes.activation.empty();
-  // a_s = act_s / sum of act on the device (spec model.md 4.1); uniform chunks give 1/v.
+  // a_s = act_s / sum of act on the device (docs/model.md, "Memory models"); uniform chunks give
+  // 1/v.
   std::vector<double> device_activation(static_cast<std::size_t>(scenario.devices), 0.0);
   std::vector<double> activation(static_cast<std::size_t>(stage_count), 1.0);
   if (have_bytes) {

@@ -20,8 +20,8 @@ struct SourceLocation {
   std::string field;  ///< as the user wrote it: "pipeline.microbatches" or "-m"
 };
 
-/// Per-stage byte sizes of the byte model (spec model.md 4.3); empty vector = not given.
-/// Each vector holds 1 value (every stage) or S values.
+/// Per-stage byte sizes of the byte model (docs/model.md, "Memory models"); empty vector = not
+/// given. Each vector holds 1 value (every stage) or S values.
 struct ByteSizesInput {
   std::vector<double> activation;        ///< M_f ("act_bytes")
   std::vector<double> selective_activation; ///< kept by F under selective recomputation
@@ -64,7 +64,7 @@ struct ScenarioInput {
   MemoryModel memory_model = MemoryModel::count;
   double w_stash = 1.0;
   double w_residue = 0.0;              ///< M_w / M_f: what W leaves allocated (ELF's M_w)
-  double m_ba_fraction = 14.0 / 32.0;  ///< M_ba / M_b of a GPT block (spec model.md 4.3)
+  double m_ba_fraction = 14.0 / 32.0;  ///< M_ba / M_b of a GPT block (docs/model.md)
   std::vector<double> zb_mem_f;        ///< three-term model; empty = count units
   std::vector<double> zb_mem_w;
   std::optional<double> cap_activations;  ///< K
@@ -82,7 +82,7 @@ struct ScenarioInput {
   std::string costs_file;                ///< per-layer cost file (profiler output)
   std::vector<int> layers_per_stage;     ///< with costs_file; uniform split when empty
   /// How the cost file's layers are split when layers_per_stage is empty: "even", or by the
-  /// partition DP, "balanced" or "remat-aware" (spec remat.md 8, run by the CLI's run pipeline).
+  /// partition DP, "balanced" or "remat-aware" (docs/partition.md, run by the CLI's run pipeline).
   std::string partition = "even";
   std::map<std::string, SourceLocation> origins;  ///< field key -> where it was set
 

@@ -1,6 +1,6 @@
 #pragma once
-// The schedule IR: what a generator produces and the engine replays (spec model.md 1, 8).
-// Generators include only this header; they never see the engine.
+// The schedule IR: what a generator produces and the engine replays (docs/model.md, "Vocabulary",
+// 8). Generators include only this header; they never see the engine.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -8,7 +8,7 @@
 
 namespace ppsim {
 
-/// Kinds of compute op (spec model.md section 1).
+/// Kinds of compute op (docs/model.md, "Vocabulary").
 enum class OpKind : std::uint8_t {
   forward,                    ///< F
   backward_input,             ///< B: gradient w.r.t. the stage input

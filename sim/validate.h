@@ -1,5 +1,6 @@
 #pragma once
-// Structural checks of spec model.md section 8, run on every schedule before timing.
+// Structural checks of docs/model.md, "Validation and exit codes", run on every schedule before
+// timing.
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 

@@ -1,8 +1,9 @@
 #pragma once
 // A small mixed-integer linear program (MILP) model and its solver entry point, shared by the
-// exact optimum of bounds/ (spec bounds.md 8) and the rematerialization ILP of remat/ (spec
-// remat.md 2-3). The model is plain data; `solve` runs the COIN-OR CBC backend (solver/cbc.cpp),
-// and a later backend (HiGHS, a commercial solver) would only add another `solve`.
+// exact optimum of bounds/ (docs/bounds.md, "Exact optimum") and the rematerialization ILP of
+// remat/ (docs/remat.md, "The ILP (ppsim form)"). The model is plain data; `solve` runs the
+// COIN-OR CBC backend (solver/cbc.cpp), and a later backend (HiGHS, a commercial solver) would only
+// add another `solve`.
 //
 // Usage:
 //   ppsim::solver::Model model;

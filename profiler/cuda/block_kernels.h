@@ -1,7 +1,7 @@
 #pragma once
 // The block's small kernels (everything except the matmuls, which run on cuBLASLt): LayerNorm,
 // bias + GeLU, causal softmax, forward and backward, in float for the comparison with the CPU
-// reference and bf16 for timing (spec profiler.md 1f). Row-major, one CUDA block per row.
+// reference and bf16 for timing (docs/profiler.md, "Modules"). Row-major, one CUDA block per row.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 

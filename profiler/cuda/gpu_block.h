@@ -1,11 +1,10 @@
 #pragma once
-// The GPT block on the GPU (spec profiler.md 1f): bf16 activations and weights, fp32 LayerNorm
-// parameters and biases, matmuls on cuBLASLt with a fixed workspace, small kernels from
-// block_kernels.cu. Passes F, B, W, BW (= B then W), R_full (F again from the kept input) and
-// R_sel (the attention core again). All memory comes from one Arena over one cudaMalloc made
-// before timing; the stash lives from F to B, the W stash from B to W.
-// This header and gpu_block.cu stay C++17 (what CMake 3.25 can ask of nvcc): plain sizes in,
-// no ppsim C++20 types.
+// The GPT block on the GPU (docs/profiler.md, "Modules"): bf16 activations and weights, fp32
+// LayerNorm parameters and biases, matmuls on cuBLASLt with a fixed workspace, small kernels from
+// block_kernels.cu. Passes F, B, W, BW (= B then W), R_full (F again from the kept input) and R_sel
+// (the attention core again). All memory comes from one Arena over one cudaMalloc made before
+// timing; the stash lives from F to B, the W stash from B to W. This header and gpu_block.cu stay
+// C++17 (what CMake 3.25 can ask of nvcc): plain sizes in, no ppsim C++20 types.
 #include "profiler/arena.h"
 
 #include <cublasLt.h>

@@ -1,8 +1,8 @@
-// The GPU workload module's entry point (spec profiler.md 3): CUPTI (with the cupti timer) before
-// the first CUDA call, one arena allocation, warm-up then repetitions of F, B, W, R_full, R_sel
-// and BW per layer in the order of the mode (run_plan.h), each phase wrapped in an NVTX range and,
-// per timer, an external correlation id or a CUDA event pair; medians over repetitions go into
-// rows that keep the analytic FLOPs and bytes.
+// The GPU workload module's entry point (docs/profiler.md, "How measurement works"): CUPTI (with
+// the cupti timer) before the first CUDA call, one arena allocation, warm-up then repetitions of F,
+// B, W, R_full, R_sel and BW per layer in the order of the mode (run_plan.h), each phase wrapped in
+// an NVTX range and, per timer, an external correlation id or a CUDA event pair; medians over
+// repetitions go into rows that keep the analytic FLOPs and bytes.
 #include "profiler/collector.h"
 #include "profiler/cost_model.h"
 #include "profiler/cuda/gpu_block.h"
@@ -90,7 +90,7 @@ CostFile measure(const GpuProfileRequest &request) {
     CollectorOptions options;
     options.memory_records = true; // to check that no timed phase allocates (the arena's promise)
     collector.emplace(cupti->api, options);
-    collector->start(); // before the first CUDA call (spec 2.2)
+    collector->start(); // before the first CUDA call (docs/profiler.md)
   }
   cudaDeviceProp properties{};
   check_cuda(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");

@@ -1,6 +1,6 @@
 #pragma once
-// Text, JSON and CSV reports of one simulation (spec model.md 10). Pure functions to strings;
-// the CLI decides where they go.
+// Text, JSON and CSV reports of one simulation (docs/model.md, "Command line and JSON"). Pure
+// functions to strings; the CLI decides where they go.
 #include "sim/metrics.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
@@ -23,7 +23,8 @@ struct SimulationReport {
 
 /// A readable summary with a per-device table.
 std::string report_text(const SimulationReport &report);
-/// The JSON object of spec model.md 10 (plus ideal, time unit, warnings and the bound).
+/// The JSON object of docs/model.md, "Command line and JSON" (plus ideal, time unit, warnings and
+/// the bound).
 std::string report_json(const SimulationReport &report);
 /// Stable CSV columns for sweeps; report_csv_row has no trailing newline.
 std::string report_csv_header();

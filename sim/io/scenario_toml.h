@@ -1,5 +1,5 @@
 #pragma once
-// Scenario files (spec model.md 11) and single-field overrides. One mechanism sets a field from
+// Scenario files (docs/scenario.md) and single-field overrides. One mechanism sets a field from
 // a TOML value, whether it comes from a scenario file, a command-line flag or a sweep axis
 // (the TOML-level entry point is in toml_fields.h, for readers inside io/).
 #include "sim/scenario_builder.h"

@@ -277,7 +277,7 @@ TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedul
   }
   if (spacing) rows = with_idle_cells(schedule, rows, scenario.stage_count());
   for (const std::vector<std::string> &cells : rows) exported.text += fmt::format("{}\n", fmt::join(cells, ","));
-  // Where PyTorch's own schedule classes would refuse the same parameters (oracles.md O-19).
+  // Where PyTorch's own schedule classes would refuse the same parameters (docs/oracles.md O-19).
   const int p = schedule.device_count();
   if (schedule.name == "1f1b" && microbatches < p) {
     exported.warnings.push_back(fmt::format("PyTorch Schedule1F1B rejects m = {} < p = {}", microbatches, p));

@@ -1,5 +1,5 @@
 #pragma once
-// PyTorch pipelining CSV schedules (spec schedules.md 14; pytorch/pytorch
+// PyTorch pipelining CSV schedules (docs/scenario.md, "PyTorch CSV schedules"; pytorch/pytorch
 // torch/distributed/pipelining/schedules.py `_dump_csv`, `_load_csv`, `_Action.from_str`).
 // One row per device, one action per cell: "2F0", "1I3" (input grad = ppsim B), "3B1" (full
 // backward = BW), "0W5", "(0F7;7B3)OVERLAP_F_B".

@@ -1,6 +1,6 @@
 #pragma once
 // Chrome trace event JSON (the format Perfetto and chrome://tracing open) of a simulation
-// (spec model.md 10, `--trace`).
+// (docs/model.md, "Command line and JSON", `--trace`).
 #include "sim/metrics.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"

@@ -1,7 +1,8 @@
-// DualPipeV and DualPipe with overlapped F&B ops (spec schedules.md 12, oracle O-16).
-// Sources: PyTorch ScheduleDualPipeV (pytorch/pytorch torch/distributed/pipelining/schedules.py),
-// deepseek-ai/DualPipe dualpipe/dualpipev.py and dualpipe/dualpipe.py. The OV duration is the
-// scenario's overlap_duration (F&B); the engine applies it.
+// DualPipeV and DualPipe with overlapped F&B ops (docs/schedules.md, "dualpipe and dualpipev",
+// oracle O-16). Sources: PyTorch ScheduleDualPipeV (pytorch/pytorch
+// torch/distributed/pipelining/schedules.py), deepseek-ai/DualPipe dualpipe/dualpipev.py and
+// dualpipe/dualpipe.py. The OV duration is the scenario's overlap_duration (F&B); the engine
+// applies it.
 #include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
@@ -52,7 +53,8 @@ private:
   std::deque<OpRef> pending_w_;
 };
 
-/// The 8 steps of spec schedules.md 12.1 for `ranks` ranks, this device's `rank`,
+/// The 8 steps of docs/schedules.md, "dualpipe and dualpipev" for `ranks` ranks, this device's
+/// `rank`,
 /// `microbatches` per stage, stages `first` and `second`.
 void dual_row(std::vector<Op> &ops, int ranks, int rank, int microbatches, int first, int second) {
   DualRow row(ops, first, second);
@@ -145,7 +147,7 @@ Schedule dualpipe(const Scenario &scenario, const GeneratorOptions & /*options*/
   for (int r = 0; r < p; ++r) {
     const int half_rank = std::min(r, p - 1 - r);
     // Phase 0 runs stage h of the pipe entering on this side, phase 1 stage p-1-h of the other
-    // pipe (pipe d's stage s has global id d*p + s; spec model.md 3.1).
+    // pipe (pipe d's stage s has global id d*p + s; docs/model.md, "Placements").
     const int near_pipe = r < p / 2 ? 0 : 1;
     const int first = near_pipe * p + half_rank;
     const int second = (1 - near_pipe) * p + (p - 1 - half_rank);

@@ -1,4 +1,4 @@
-// GPipe / all-forward-all-backward (spec schedules.md 1; PyTorch ScheduleGPipe, ELF AFAB).
+// GPipe / all-forward-all-backward (docs/schedules.md, "gpipe"; PyTorch ScheduleGPipe, ELF AFAB).
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 

@@ -1,4 +1,4 @@
-// Hanayo wave-like pipeline in the ELF reference order (spec schedules.md 5).
+// Hanayo wave-like pipeline in the ELF reference order (docs/schedules.md, "hanayo").
 // Sources: arXiv 2308.15762 (placement); topal-team/elf elf/scheduling/schedulers.py
 // (generate_hanayo_schedule), whose order ppsim follows because Hanayo has no official code.
 #include "base/error.h"

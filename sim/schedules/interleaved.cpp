@@ -1,6 +1,7 @@
-// Megatron interleaved 1F1B and looped BFS on the round-robin placement (spec schedules.md 3-4).
-// Sources: NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedules.py
-// (get_pp_rank_microbatches, get_schedule_table); PyTorch ScheduleLoopedBFS.
+// Megatron interleaved 1F1B and looped BFS on the round-robin placement (docs/schedules.md,
+// "interleaved-1f1b and looped-bfs"). Sources: NVIDIA/Megatron-LM
+// megatron/core/pipeline_parallel/schedules.py (get_pp_rank_microbatches, get_schedule_table);
+// PyTorch ScheduleLoopedBFS.
 #include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/megatron_table.h"

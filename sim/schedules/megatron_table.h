@@ -1,7 +1,7 @@
 #pragma once
-// Megatron-LM's virtual-pipeline schedule table (spec schedules.md 3, oracle O-9), exposed as a
-// pure function so it can be tested on its own.
-// Source: NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedules.py (get_schedule_table).
+// Megatron-LM's virtual-pipeline schedule table (docs/schedules.md, "interleaved-1f1b and
+// looped-bfs", oracle O-9), exposed as a pure function so it can be tested on its own. Source:
+// NVIDIA/Megatron-LM megatron/core/pipeline_parallel/schedules.py (get_schedule_table).
 #include <vector>
 
 namespace ppsim::schedules {

@@ -1,4 +1,4 @@
-// 1F1B / PipeDream-flush (spec schedules.md 2; Megatron-LM get_pp_rank_microbatches,
+// 1F1B / PipeDream-flush (docs/schedules.md, "1f1b"; Megatron-LM get_pp_rank_microbatches,
 // non-interleaved branch, which clamps the warm-up to m).
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"

@@ -1,5 +1,6 @@
-// Schedules that recompute forwards (spec schedules.md 13). A forward is non-storing exactly
-// when an R(s,j) op exists for it (spec model.md 4.1, 5.1); R sits right before the backward.
+// Schedules that recompute forwards (docs/schedules.md, "Remat schedules"). A forward is
+// non-storing exactly when an R(s,j) op exists for it (docs/model.md, "Memory models" and
+// "Dependencies"); R sits right before the backward.
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 
@@ -26,7 +27,8 @@ void recompute_all_but_last_device(Schedule &schedule) {
 } // namespace
 
 Schedule allremat_1f1b(const Scenario &scenario, const GeneratorOptions &options) {
-  // The 1F1B order of spec schedules.md 2 (13.1): at most one activation resident per device.
+  // The 1F1B order of docs/schedules.md, "1f1b" and "Remat schedules": at most one activation
+  // resident per device.
   Schedule schedule = one_f_one_b(scenario, options);
   recompute_all_but_last_device(schedule);
   return schedule;

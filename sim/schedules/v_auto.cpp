@@ -1,4 +1,4 @@
-// Building-block search (spec schedules.md 11): repeat a 6-slot building block, squeeze,
+// Building-block search (docs/schedules.md, "v-auto"): repeat a 6-slot building block, squeeze,
 // reorganise the warm-up, reorder greedily without raising the peak, and keep the frontier.
 // Source: arXiv 2405.15362 (Pipeline Parallelism with Controllable Memory) sections 3-4 and
 // appendix A; sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/
@@ -665,7 +665,8 @@ Schedule v_auto(const Scenario &scenario, const GeneratorOptions & /*options*/) 
 }
 
 std::int64_t v_auto_limit_chunks(const Scenario &scenario) {
-  // --K is in device shares; the search limit M is in chunk activations (docs/schedules.md).
+  // --K is in device shares; the search limit M is in chunk activations (docs/schedules.md,
+  // "v-auto").
   if (!scenario.activations.cap) return 2 * std::int64_t{scenario.devices};
   const double twice = std::floor(2 * *scenario.activations.cap + 1e-9);
   constexpr double kSaturated = 0x1p62;

@@ -1,5 +1,5 @@
 #pragma once
-// Building-block search for controllable-memory V schedules (spec schedules.md 11): every
+// Building-block search for controllable-memory V schedules (docs/schedules.md, "v-auto"): every
 // building block is repeated, squeezed and reordered; the search yields the bubble-versus-memory
 // frontier and the best schedule under a memory limit. Used by `v-auto` and `ppsim frontier`.
 #include "sim/scenario.h"
@@ -13,7 +13,7 @@ namespace ppsim::schedules {
 /// One point of the frontier: the least bubble any building block reaches at this peak.
 struct FrontierPoint {
   int peak_chunks = 0;  ///< peak memory in chunk activations (K units x 2)
-  int bubble_slots = 0; ///< max over devices of the bubble in unit slots (spec 11 step 9)
+  int bubble_slots = 0; ///< max over devices of the bubble in unit slots
   Ticks best_span;      ///< least max span under the scenario's costs among those blocks
 };
 

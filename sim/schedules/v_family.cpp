@@ -1,8 +1,8 @@
-// V-Min and V-Half (spec schedules.md 10): controllable-memory stable patterns on the V
-// placement, squeezed and reordered without raising the peak.
-// Source: sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
-// scheduler/zbv_greedy.py ("implementation of vhalf and vmin schedules of PPCM");
-// arXiv 2405.15362 sections 3-4.
+// V-Min and V-Half (docs/schedules.md, "v-min and v-half"): controllable-memory stable patterns on
+// the V placement, squeezed and reordered without raising the peak. Source:
+// sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
+// scheduler/zbv_greedy.py ("implementation of vhalf and vmin schedules of PPCM"); arXiv 2405.15362
+// sections 3-4.
 #include "base/assert.h"
 #include "base/error.h"
 #include "sim/schedules/families.h"
@@ -19,7 +19,7 @@
 namespace ppsim::schedules {
 namespace {
 
-/// Pass types of device i with the grid letters of spec 10: 0 Fa [F], 1 Fb [f], 2 Bb [B],
+/// Pass types of device i with the grid letters of docs/schedules.md: 0 Fa [F], 1 Fb [f], 2 Bb [B],
 /// 3 Ba [b], 4 W(b) [W], 5 W(a) [w]. While W's are "shared" (one list, index 4), the k-th W
 /// belongs to the k-th B or b of the device in slot order.
 enum Type : int { kFa = 0, kFb = 1, kBb = 2, kBa = 3, kWb = 4, kWa = 5 };

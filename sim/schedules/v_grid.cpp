@@ -1,4 +1,4 @@
-// The V-shape slot grid and its ASAP timing (spec schedules.md 10-11, the "squeeze" of
+// The V-shape slot grid and its ASAP timing (docs/schedules.md, "v-auto", the "squeeze" of
 // arXiv 2405.15362 section 3; sail-sg v_auto_schedule.py squeeze_without_change_order and
 // zbv_greedy.py eager_execution_time, which time the same order the same way).
 #include "sim/schedules/v_grid.h"

@@ -1,5 +1,5 @@
 #pragma once
-// The slot grid shared by the V-shape generators (spec schedules.md 10-11): one row per device,
+// The slot grid shared by the V-shape generators (docs/schedules.md, "v-auto"): one row per device,
 // one column per unit slot, each cell empty or one of six pass letters; its ASAP timing (the
 // "squeeze") and the conversion to a timed schedule. Internal to sim/schedules.
 #include "sim/scenario.h"
@@ -12,7 +12,8 @@
 
 namespace ppsim::schedules::detail {
 
-/// Letters of the grid (spec 10/11): F = Fa, f = Fb, B = Bb, b = Ba, W = W(b), w = W(a).
+/// Letters of the grid (docs/schedules.md, "v-min and v-half"): F = Fa, f = Fb, B = Bb, b = Ba, W =
+/// W(b), w = W(a).
 enum Letter : std::int8_t { kEmpty = -1, kF = 0, kf = 1, kB = 2, kb = 3, kW = 4, kw = 5 };
 constexpr int kLetters = 6;
 

@@ -1,4 +1,4 @@
-// ZB automatic heuristic (spec schedules.md 7): zb-auto with cap --K X, zb-1p (X = p) and
+// ZB automatic heuristic (docs/schedules.md, "zb-auto"): zb-auto with cap --K X, zb-1p (X = p) and
 // zb-2p (X = 2p) are this one generator with different caps.
 // Source: sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
 // scheduler/zb.py (Graph.manual_order, initial_solution); arXiv 2401.10241 section 3.
@@ -35,7 +35,7 @@ struct Flags {
   bool no_bubble_greedy;
 };
 
-/// One run of `manual_order` for one flag combination; state names follow spec 7.
+/// One run of `manual_order` for one flag combination; state names follow sail-sg zb.py.
 class ZbAutoRun {
 public:
   ZbAutoRun(const Scenario &scenario, const std::vector<double> &max_mem, Flags flags)
@@ -72,7 +72,7 @@ public:
     }
   }
 
-  /// max_s end(W(s, m-1)) - end(F(s, 0)) + f[s]: the max span (spec 7, "Score").
+  /// max_s end(W(s, m-1)) - end(F(s, 0)) + f[s]: the max span (docs/schedules.md, "zb-auto").
   [[nodiscard]] std::int64_t score() const {
     std::int64_t best = 0;
     for (int s = 0; s < S_; ++s) {
@@ -145,7 +145,7 @@ private:
     order_end_[static_cast<std::size_t>(s)].push_back(t);
   }
 
-  /// W-filling before an op whose input arrives at `arrival` (spec 7, fill_w).
+  /// W-filling before an op whose input arrives at `arrival` (zb.py fill_w).
   void fill_w(int s, std::int64_t arrival) {
     while (nw(s) < nb(s) && e(s) + cost(kW, s) <= arrival)
       put(s, kW);
@@ -205,7 +205,7 @@ private:
       put(s, kB);
   }
 
-  /// Whether stage s wants its next F now (spec 7, microbatch i step 1).
+  /// Whether stage s wants its next F now (docs/schedules.md, "zb-auto").
   [[nodiscard]] bool wants_forward(int s) {
     if (nf(s) >= m_)
       return false;
@@ -295,7 +295,7 @@ TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share) {
     max_mem.push_back(cap_share * mem_f);
   }
   // The 8 flag combinations, each outer to inner in the order (true, false); the first strictly
-  // better max span wins (spec 7, initial_solution).
+  // better max span wins (zb.py initial_solution).
   std::optional<ZbAutoRun> best;
   for (const bool allow_bubble : {true, false}) {
     for (const bool prioritize_b : {true, false}) {

@@ -1,4 +1,4 @@
-// ZB-V fixed rule on the V placement (spec schedules.md 8, oracle O-11).
+// ZB-V fixed rule on the V placement (docs/schedules.md, "zb-v", oracle O-11).
 // Source: PyTorch ScheduleZBVZeroBubble._calculate_single_rank_operations
 // (pytorch/pytorch torch/distributed/pipelining/schedules.py); the ZB authors note (PyTorch PR
 // #138444) that with F = B = W this rule is already zero-bubble.
@@ -46,7 +46,7 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
     Stream fa{OpKind::forward, a}, fb{OpKind::forward, b};
     Stream ba{OpKind::backward_input, a}, bb{OpKind::backward_input, b};
     Stream wa{OpKind::backward_weight, a}, wb{OpKind::backward_weight, b};
-    // Steps 1-7 of spec schedules.md 8.
+    // Steps 1-7 of docs/schedules.md, "zb-v".
     for (int k = 0; k < 2 * (p - r) - 1; ++k)
       fa.emit(ops, m);
     for (int k = 0; k < r; ++k) {

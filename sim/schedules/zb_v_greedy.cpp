@@ -1,7 +1,8 @@
-// ZB-V greedy (spec schedules.md 9): the V placement scheduled by the zero-bubble greedy with a
-// memory cap, refined with "approved bubbles" and the best of four W-filling flag settings.
-// Source: sail-sg/zero-bubble-pipeline-parallelism, megatron/core/pipeline_parallel/zerobubble/
-// scheduler/zbv.py (PipelineGraph.try_v_schedule, create_schedule); arXiv 2401.10241 section 6.
+// ZB-V greedy (docs/schedules.md, "zb-v-greedy"): the V placement scheduled by the zero-bubble
+// greedy with a memory cap, refined with "approved bubbles" and the best of four W-filling flag
+// settings. Source: sail-sg/zero-bubble-pipeline-parallelism,
+// megatron/core/pipeline_parallel/zerobubble/ scheduler/zbv.py (PipelineGraph.try_v_schedule,
+// create_schedule); arXiv 2401.10241 section 6.
 #include "base/assert.h"
 #include "base/error.h"
 #include "sim/schedules/families.h"
@@ -18,7 +19,7 @@
 namespace ppsim::schedules {
 namespace {
 
-/// The six node types of device i, numbered as in spec 9 / zbv.py (`cat * 2 + chunk`).
+/// The six node types of device i, numbered as in zbv.py (`cat * 2 + chunk`).
 enum Type : int { kFa = 0, kFb = 1, kBb = 2, kBa = 3, kWb = 4, kWa = 5 };
 constexpr int kTypes = 6;
 
@@ -105,7 +106,7 @@ private:
   std::int64_t &cur(int i) { return cur_[static_cast<std::size_t>(i)]; }
 
   /// The device holding the cross-device input of `type` on device i (-1 when none):
-  /// Fa and Bb flow to i+1, Fb and Ba to i-1 (spec 9).
+  /// Fa and Bb flow to i+1, Fb and Ba to i-1 (docs/schedules.md, "zb-v-greedy").
   [[nodiscard]] int source_device(int i, int type) const {
     if (type == kFa || type == kBb)
       return i > 0 ? i - 1 : -1;
@@ -199,7 +200,7 @@ private:
     }
   }
 
-  /// W-filling before a node of `type` whose input crosses devices (spec 9 phase 2 step 3).
+  /// W-filling before a node of `type` whose input crosses devices (zbv.py, phase 2).
   void fill_w(int i, int type, bool fill_when_over) {
     if (source_device(i, type) < 0)
       return;

@@ -1,4 +1,4 @@
-// ZB-H1 and ZB-H2, the handcrafted zero-bubble schedules (spec schedules.md 6).
+// ZB-H1 and ZB-H2, the handcrafted zero-bubble schedules (docs/schedules.md, "zb-h1 and zb-h2").
 // Source: sail-sg/zero-bubble-pipeline-parallelism, branch arxiv,
 // megatron/core/pipeline_parallel/efficiency.py (get_hand_schedule); arXiv 2401.10241.
 #include "sim/schedules/families.h"

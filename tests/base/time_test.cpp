@@ -8,7 +8,7 @@ using ppsim::Rational;
 using ppsim::Ticks;
 
 TEST_CASE("scale_for makes every duration a whole number of ticks") {
-  // A full-stage cost of 1 over v = 6 chunks is 1/6 per chunk (spec model.md 7).
+  // A full-stage cost of 1 over v = 6 chunks is 1/6 per chunk (docs/model.md, "Time").
   const std::vector<Rational> values{{1, 6}, {1, 4}, {3, 1}};
   const ppsim::TimeScale scale = ppsim::scale_for(values.data(), values.size());
   CHECK(scale.exact);

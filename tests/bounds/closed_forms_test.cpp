@@ -1,5 +1,5 @@
-// Closed forms of spec bounds.md 7 against simulation, over every registered schedule that has
-// one, on seeded random uniform instances.
+// Closed forms of docs/bounds.md, "Closed forms" against simulation, over every registered schedule
+// that has one, on seeded random uniform instances.
 #include "bounds/closed_forms.h"
 #include "base/error.h"
 #include "tests/sim/test_support.h"
@@ -47,7 +47,7 @@ TEST_CASE("closed forms equal simulated makespans wherever they claim validity")
   CHECK(checked > 150);
 }
 
-TEST_CASE("closed form oracles (oracles.md 1-4)") {
+TEST_CASE("closed form oracles (docs/oracles.md)") {
   const auto form = [](const std::string &name, ppsim::ScenarioInput input) {
     return ppsim::closed_form_makespan(ppsim::build_scenario(input, ppsim::find_schedule(name)),
                                        name);

@@ -1,6 +1,6 @@
-// Exact optimum (spec bounds.md 8) against the bounds and the registered schedules on seeded
-// tiny instances: LB <= OPT <= every feasible schedule, best bound = OPT at K >= m, and the
-// replay of the returned orders reaches OPT within the cap.
+// Exact optimum (docs/bounds.md, "Exact optimum") against the bounds and the registered schedules
+// on seeded tiny instances: LB <= OPT <= every feasible schedule, best bound = OPT at K >= m, and
+// the replay of the returned orders reaches OPT within the cap.
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
 #include "base/error.h"
@@ -65,9 +65,9 @@ void check_sandwich(const ppsim::ScenarioInput &input, const ppsim::Scenario &sc
 
 } // namespace
 
-TEST_CASE("K = 1 oracles: the optimum meets LB2 on p = 2 (oracles.md 8)") {
-  // All-remat 1F1B runs in 12 and 17 (oracles.md 8); the optimum keeps a few activations and
-  // reaches LB2 = 11 and 15.
+TEST_CASE("K = 1 oracles: the optimum meets LB2 on p = 2 (docs/oracles.md)") {
+  // All-remat 1F1B runs in 12 and 17 (docs/oracles.md, "Bounds at small caps"); the optimum keeps a
+  // few activations and reaches LB2 = 11 and 15.
   for (const auto &[backward, lb2, allremat] : {std::tuple{1, 11, 12}, std::tuple{2, 15, 17}}) {
     ppsim::ScenarioInput input = uniform_input(2, 4, {1, 1}, {backward, 1}, {0, 1});
     input.cap_activations = 1.0;
@@ -129,7 +129,7 @@ TEST_CASE("split backward: LB3 <= OPT <= ZB schedules") {
   const ppsim::Scenario scenario = scenario_for(input, "zb-h1");
   const ppsim::ExactResult result =
       ppsim::exact_optimum(scenario, BackwardForm::split, always_solve());
-  // (p-1)F + m(F+B+W) = 1 + 9 = 10 (bounds.md 5) is attained here.
+  // (p-1)F + m(F+B+W) = 1 + 9 = 10 (docs/bounds.md, "The bounds") is attained here.
   CHECK(result.makespan == Ticks{10});
   check_sandwich(input, scenario, BackwardForm::split, result);
 }

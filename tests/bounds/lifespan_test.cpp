@@ -1,10 +1,10 @@
-// Lifespan memory predictor (spec bounds.md 6) against simulated peaks, looping over the
-// registry: every schedule whose stable phase repeats one microbatch block must be predicted
-// exactly; the others (GPipe, looped BFS, Hanayo, zb-auto, full-remat, interleaved groups)
-// keep memory growing with m or repeat per group of microbatches and are not periodic here.
-// V-Min is left out: for p = 2 and p = 5 its stable phase alternates between microbatch
-// patterns (peaks 1.5 and 3 where one measured microbatch predicts 1 and 2.5), so one
-// microbatch is not its period.
+// Lifespan memory predictor (docs/bounds.md, "Lifespan memory predictor") against simulated peaks,
+// looping over the registry: every schedule whose stable phase repeats one microbatch block must be
+// predicted exactly; the others (GPipe, looped BFS, Hanayo, zb-auto, full-remat, interleaved
+// groups) keep memory growing with m or repeat per group of microbatches and are not periodic here.
+// V-Min is left out: for p = 2 and p = 5 its stable phase alternates between microbatch patterns
+// (peaks 1.5 and 3 where one measured microbatch predicts 1 and 2.5), so one microbatch is not its
+// period.
 #include "bounds/lifespan.h"
 #include "base/error.h"
 #include "tests/sim/test_support.h"
@@ -48,7 +48,7 @@ TEST_CASE("the predictor equals the simulated peak on periodic registered schedu
   CHECK(checked >= 9); // at least 1f1b, 1f1b-split and zb-h1 at three sizes
 }
 
-TEST_CASE("1F1B: period F + Bf and lifespan bound p - i (bounds.md 6)") {
+TEST_CASE("1F1B: period F + Bf and lifespan bound p - i (docs/bounds.md)") {
   const ppsim::testing::Run run =
       ppsim::testing::run_schedule("1f1b", uniform_input(4, 16, {1, 1}, {2, 1}, {0, 1}));
   const ppsim::MemoryPrediction prediction =

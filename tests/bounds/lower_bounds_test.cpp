@@ -1,5 +1,5 @@
-// Lower bounds of spec bounds.md 2-5 against the exact oracles of oracles.md 2 and 8, and the
-// memory-time minimizers against brute force.
+// Lower bounds of docs/bounds.md, "The bounds" against the exact oracles of docs/oracles.md, "Split
+// backward" and "Bounds at small caps", and the memory-time minimizers against brute force.
 #include "bounds/analyzer.h"
 #include "bounds/lower_bounds.h"
 #include "tests/sim/test_support.h"
@@ -21,16 +21,17 @@ ppsim::Scenario scenario_for(const std::string &schedule, ppsim::ScenarioInput i
   return ppsim::build_scenario(input, ppsim::find_schedule(schedule));
 }
 
-// Unsplit single-wave scenario with full backward B (W = 0), as in oracles.md 8.
+// Unsplit single-wave scenario with full backward B (W = 0), as in docs/oracles.md, "Bounds at
+// small caps".
 ppsim::Scenario single_wave(int p, int m, int f, int b, std::optional<double> cap) {
   return scenario_for("1f1b", uniform_input(p, m, {f, 1}, {b, 1}, {0, 1}), cap);
 }
 
 } // namespace
 
-TEST_CASE("LB2 oracle table (oracles.md 8)") {
-  // bounds.md 4.1: T_LB2(K) = max((m+p-1)(F+Bf), max_i i(F+Bf) + min_x max(m(F+Bf) + (m-x)r,
-  // [x(p-i)(F+Bf) + (m-x)(r+Bf)]/K)), r = F, c = 0, single wave.
+TEST_CASE("LB2 oracle table (docs/oracles.md, 'Bounds at small caps')") {
+  // docs/bounds.md, "LB2 in detail": T_LB2(K) = max((m+p-1)(F+Bf), max_i i(F+Bf) + min_x
+  // max(m(F+Bf) + (m-x)r, [x(p-i)(F+Bf) + (m-x)(r+Bf)]/K)), r = F, c = 0, single wave.
   struct Row {
     int p, m, f, b;
     int by_cap[5]; // K = 1, 2, 3, 4, K >= p (no cap)
@@ -54,9 +55,9 @@ TEST_CASE("LB2 oracle table (oracles.md 8)") {
   }
 }
 
-TEST_CASE("LB2 worked example of bounds.md 4.1 and the all-remat comparison rows") {
+TEST_CASE("LB2 worked example of docs/bounds.md and the all-remat comparison rows") {
   // p = 2, m = 4, F = Bf = 1, K = 1: LB1 = 10, device 0 gives 11 at x = 1, LB2 = 11; all-remat
-  // 1F1B runs in m(2F+B) + (p-1)(F+B) - 2F = 12 (oracles.md 8).
+  // 1F1B runs in m(2F+B) + (p-1)(F+B) - 2F = 12 (docs/oracles.md, "Bounds at small caps").
   const ppsim::Scenario scenario = single_wave(2, 4, 1, 1, 1.0);
   CHECK(ppsim::lb1_device_path(scenario, BackwardForm::fused) == Ticks{10});
   CHECK(ppsim::lb2_memory_time(scenario, BackwardForm::fused) == Ticks{11});
@@ -80,7 +81,7 @@ TEST_CASE("no memory-time bound once a stage has checkpoint levels (its model no
   CHECK(ppsim::lb1_device_path(scenario, BackwardForm::fused) == Ticks{10}); // the others stand
 }
 
-TEST_CASE("LB0 and LB1 on the 1F1B oracles (oracles.md 1)") {
+TEST_CASE("LB0 and LB1 on the 1F1B oracles (docs/oracles.md, 'Single wave, fused backward')") {
   // LB1 = (m+p-1)(F+Bf) with c = 0 is attained by 1F1B: p = 4, m = 8, F = B = W = 1 -> 33.
   const ppsim::Scenario unit = scenario_for("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(ppsim::lb0_chain(unit, BackwardForm::fused) == Ticks{12});
@@ -92,7 +93,7 @@ TEST_CASE("LB0 and LB1 on the 1F1B oracles (oracles.md 1)") {
   CHECK(latency.time_scale.to_units(ppsim::lb1_device_path(latency, BackwardForm::fused)) == 36);
 }
 
-TEST_CASE("LB3 check: ZB-H2 attains (p-1)F + m(F+B+W) (oracles.md 2)") {
+TEST_CASE("LB3 check: ZB-H2 attains (p-1)F + m(F+B+W) (docs/oracles.md, 'Split backward')") {
   const ppsim::Scenario scenario =
       scenario_for("zb-h2", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(ppsim::lb3_split_backward(scenario) == Ticks{27});
@@ -185,7 +186,7 @@ TEST_CASE("without a cap LB2 equals LB1; a cap below one activation leaves LB2 o
   CHECK_FALSE(report.find("LB2").has_value());
 }
 
-TEST_CASE("multi-chunk placements use the LP relaxation (bounds.md 4.2)") {
+TEST_CASE("multi-chunk placements use the LP relaxation (docs/bounds.md, 'LB2 in detail')") {
   // Interleaved p = 4, v = 2, m = 8, per-chunk F = B = W = 1 (Bf = 2), a_s = 1/2: LB1 = 57,
   // the makespan of O-8. At K = 1 device 3 (stages 3 and 7, PF = 3, PB = 6) decides:
   // A = m sum(F + Bf + r) = 64, C = m sum a (r + Bf) = 24; d_7 = a(L_7 - r - Bf) = 0, so x_7 = m

@@ -1,5 +1,5 @@
-// `ppsim bounds` in-process (cli/bounds.cpp): exact text and JSON for the oracle rows of spec
-// oracles.md 8, and the error paths.
+// `ppsim bounds` in-process (cli/bounds.cpp): exact text and JSON for the oracle rows of
+// docs/oracles.md, "Bounds at small caps", and the error paths.
 #include "cli/commands.h"
 
 #include <doctest/doctest.h>
@@ -26,9 +26,9 @@ const ppsim::cli::Args kOracle{"-p", "2",   "-m", "4",   "--F", "1",          "-
 
 } // namespace
 
-TEST_CASE("bounds --format json has the keys of model.md 10") {
-  // p = 2, m = 4, F = Bf = 1, K = 1: LB0 = 4, LB1 = 10, LB2 = 11 (oracles.md 8), span bound 11
-  // (device 0 at x = 1: max(11, 10)), all-remat 1F1B closed form 12.
+TEST_CASE("bounds --format json has the keys of docs/bounds.md") {
+  // p = 2, m = 4, F = Bf = 1, K = 1: LB0 = 4, LB1 = 10, LB2 = 11 (docs/oracles.md, "Bounds at small
+  // caps"), span bound 11 (device 0 at x = 1: max(11, 10)), all-remat 1F1B closed form 12.
   ppsim::cli::Args args = kOracle;
   args.insert(args.end(), {"--format", "json"});
   const Output output = run(ppsim::cli::run_bounds, args);

@@ -1,5 +1,5 @@
-// `ppsim optimal` in-process (cli/optimal.cpp): the K = 1 optimum of oracles.md 8 and the size
-// guard message.
+// `ppsim optimal` in-process (cli/optimal.cpp): the K = 1 optimum of docs/oracles.md, "Bounds at
+// small caps" and the size guard message.
 #include "cli/commands.h"
 
 #include <doctest/doctest.h>

@@ -50,7 +50,7 @@ TEST_CASE("ppsim remat prints the baselines beside the optimum") {
   REQUIRE(rows.size() == 7);
   CHECK(rows[0] == "schedule 1f1b, p = 2, m = 4, v = 1, budget 1 (count model, early timing)");
   CHECK(rows[2].starts_with("none       over cap"));
-  // oracles.md 8: full remat at K = 1 has makespan 12 and fits.
+  // docs/oracles.md, "Bounds at small caps": full remat at K = 1 has makespan 12 and fits.
   CHECK(rows[3].starts_with("full       fits      "));
   CHECK(rows[3].find(" 12 ") != std::string::npos);
   CHECK(rows[6].starts_with("ilp        optimal   "));
@@ -85,8 +85,8 @@ TEST_CASE("ppsim remat errors") {
 TEST_CASE("ppsim remat with a byte budget") {
   // M_f = M_b = 1000 bytes (w_stash = 1), ck = 100, M_ba = 14/32 M_b = 437.5. ZB-H1 defers W, so
   // device 0 holds two W stashes (2000 bytes) without remat. RBW's recompute holds M_f - ck
-  // transiently (spec remat.md 3c), so the cheapest plan drops the layer inputs with RW:
-  // 1000 + (1000 - 437.5) = 1562.5 bytes.
+  // transiently (docs/remat.md, "The ILP (ppsim form)"), so the cheapest plan drops the layer
+  // inputs with RW: 1000 + (1000 - 437.5) = 1562.5 bytes.
   const Output o = remat({"--schedule", "zb-h1", "-p", "2", "-m", "4", "--memory-model", "bytes",
                           "--set", "model.memory.act_bytes=1000", "--set",
                           "model.memory.ckpt_bytes=100", "--memory", "1600", "--gap", "0"});

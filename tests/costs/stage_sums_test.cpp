@@ -12,7 +12,7 @@ using ppsim::Rational;
 using ppsim::testing::kMinimal;
 using ppsim::testing::sample_file;
 
-TEST_CASE("aggregate_stages sums times exactly and maps bytes as the spec says") {
+TEST_CASE("aggregate_stages sums times exactly and maps bytes as docs/profiler.md says") {
   const CostFile file = sample_file();
   const auto stages = ppsim::aggregate_stages(file, {2, 1});
   REQUIRE(stages.size() == 2);

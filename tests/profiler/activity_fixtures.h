@@ -1,6 +1,6 @@
 #pragma once
-// Synthetic CUPTI activity buffers for GPU-free tests (spec profiler.md 6.2): value-initialised
-// CUDA 13.0 record structs copied back to back into an 8-byte aligned buffer.
+// Synthetic CUPTI activity buffers for GPU-free tests (docs/profiler.md, "Testing without a GPU"):
+// value-initialised CUDA 13.0 record structs copied back to back into an 8-byte aligned buffer.
 #include <cupti.h>
 
 #include <cstdint>

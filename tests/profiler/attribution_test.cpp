@@ -1,5 +1,6 @@
-// Attribution by external correlation (spec profiler.md 2.3, 6.3), on synthetic activity decoded
-// from buffers, so the join sees exactly what the collector would hand it.
+// Attribution by external correlation (docs/profiler.md, "How measurement works" and "Testing
+// without a GPU"), on synthetic activity decoded from buffers, so the join sees exactly what the
+// collector would hand it.
 #include "profiler/attribution.h"
 
 #include "activity_fixtures.h"
@@ -41,7 +42,7 @@ const PhaseMetrics *find(const Attribution &attribution, PhaseId id) {
 
 } // namespace
 
-TEST_CASE("external ids pack (schema, pass, layer, microbatch, repetition) as the spec lays out") {
+TEST_CASE("external ids pack (schema, pass, layer, microbatch, repetition) as docs/profiler.md says") {
   const PhaseId phase{Pass::backward_weight, 0x1234, 0x0056, 0x0789};
   CHECK(pack_phase_id(phase) == 0x0103123400560789ULL);
   CHECK(unpack_phase_id(0x0103123400560789ULL) == phase);

@@ -1,6 +1,6 @@
 // GPU kernels of the workload against double-precision CPU formulas (the same as the CPU
 // reference block's). Needs a CUDA device: without one the program exits 77, which CTest reports
-// as skipped (spec profiler.md 6.8).
+// as skipped (docs/profiler.md, "Testing without a GPU").
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "profiler/cuda/block_kernels.h"
 

@@ -1,5 +1,6 @@
-// Activity collector against a fake CuptiApi table (spec profiler.md 6.1): the fake stores the two
-// buffer callbacks; buffers are requested and completed from another thread, as CUPTI does.
+// Activity collector against a fake CuptiApi table (docs/profiler.md, "Testing without a GPU"): the
+// fake stores the two buffer callbacks; buffers are requested and completed from another thread, as
+// CUPTI does.
 #include "profiler/collector.h"
 
 #include "activity_fixtures.h"

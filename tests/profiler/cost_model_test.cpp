@@ -1,5 +1,6 @@
-// Analytic cost model: exact integer oracles from spec profiler.md section 5 (Korthikanti et al.
-// arXiv 2205.05198 section 4 and table 2; Zero Bubble arXiv 2401.10241 table 1).
+// Analytic cost model: exact integer oracles from docs/profiler.md, "The analytic model"
+// (Korthikanti et al. arXiv 2205.05198 section 4 and table 2; Zero Bubble arXiv 2401.10241 table
+// 1).
 #include "profiler/cost_model.h"
 
 #include "base/error.h"

@@ -1,4 +1,5 @@
-// Loading libcupti (spec profiler.md 2.1, 6.5): not found, missing symbol, versions, error text.
+// Loading libcupti (docs/profiler.md, "How measurement works" and "Testing without a GPU"): not
+// found, missing symbol, versions, error text.
 #include "profiler/cupti_loader.h"
 
 #include "base/error.h"
@@ -8,7 +9,7 @@
 
 namespace ppsim::profiler {
 
-TEST_CASE("the default candidates follow the spec's load order") {
+TEST_CASE("the default candidates follow the load order of docs/profiler.md") {
   CHECK(cupti_candidates() == std::vector<std::string>{"libcupti.so.13", "libcupti.so"});
   CHECK(cupti_candidates("/opt/cupti/libcupti.so") ==
         std::vector<std::string>{"libcupti.so.13", "libcupti.so", "/opt/cupti/libcupti.so"});

@@ -1,6 +1,6 @@
-// Record decoder (spec profiler.md 2.4, 6.2): synthetic buffers through ppsim's own iterator and,
-// when libcupti loads, through the real cuptiActivityGetNextRecord (it iterates such buffers
-// without a GPU or driver).
+// Record decoder (docs/profiler.md, "How measurement works" and "Testing without a GPU"): synthetic
+// buffers through ppsim's own iterator and, when libcupti loads, through the real
+// cuptiActivityGetNextRecord (it iterates such buffers without a GPU or driver).
 #include "profiler/decoder.h"
 
 #include "activity_fixtures.h"
@@ -77,7 +77,7 @@ std::optional<CuptiLibrary> try_load_cupti() {
 
 } // namespace
 
-TEST_CASE("record sizes are the CUDA 13.0 layouts of spec 2.4") {
+TEST_CASE("record sizes are the CUDA 13.0 layouts (docs/profiler.md)") {
   CHECK(activity_record_size(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 216);
   CHECK(activity_record_size(CUPTI_ACTIVITY_KIND_MEMCPY) == 96);
   CHECK(activity_record_size(CUPTI_ACTIVITY_KIND_MEMSET) == 88);

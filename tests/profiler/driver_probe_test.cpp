@@ -1,5 +1,5 @@
-// Driver probe (spec profiler.md 2.1, 6.5): every failure becomes one sentence; the real probe
-// on a machine without a GPU says so.
+// Driver probe (docs/profiler.md, "How measurement works" and "Testing without a GPU"): every
+// failure becomes one sentence; the real probe on a machine without a GPU says so.
 #include "profiler/driver_probe.h"
 
 #include "base/error.h"

@@ -1,4 +1,4 @@
-// NDJSON event dump and replay (spec profiler.md 6.4): a dumped trace replays through
+// NDJSON event dump and replay (docs/profiler.md, "Event dumps"): a dumped trace replays through
 // attribution and statistics to the same numbers.
 #include "profiler/event_dump.h"
 

@@ -48,7 +48,8 @@ TEST_CASE("the built module fails cleanly without a GPU") {
   request.shape.heads = 4;
   request.shape.seq = 16;
   request.layers = 1;
-  // CUPTI answers 999 to cuptiActivityEnable without a driver (spec 2.1): one sentence, no crash.
+  // CUPTI answers 999 to cuptiActivityEnable without a driver (docs/profiler.md, "How measurement
+  // works"): one sentence, no crash.
   CHECK_THROWS_WITH_AS(run_gpu_profile(module, request),
                        "cuptiActivityEnable: CUPTI failed with an unknown error (often: no CUDA "
                        "driver or device) (CUPTI error 999)",

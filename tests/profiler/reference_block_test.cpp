@@ -1,5 +1,6 @@
-// CPU reference block (spec profiler.md 6.7): finite-difference gradient checks at b = 2, s = 8,
-// h = 16, a = 2; the B -> W stash holds exactly Zero Bubble's 14 sbh inputs + 18 sbh gradients.
+// CPU reference block (docs/profiler.md, "Testing without a GPU"): finite-difference gradient
+// checks at b = 2, s = 8, h = 16, a = 2; the B -> W stash holds exactly Zero Bubble's 14 sbh inputs
+// + 18 sbh gradients.
 #include "profiler/reference_block.h"
 
 #include "profiler/cost_model.h"

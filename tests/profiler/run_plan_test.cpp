@@ -1,5 +1,6 @@
-// The GPU runner's plan without a GPU (spec profiler.md 3): phase orders of the two modes, where
-// it synchronises, and CUDA-event timings flowing into the same statistics as CUPTI's.
+// The GPU runner's plan without a GPU (docs/profiler.md, "How measurement works"): phase orders of
+// the two modes, where it synchronises, and CUDA-event timings flowing into the same statistics as
+// CUPTI's.
 #include "profiler/run_plan.h"
 
 #include "profiler/stats.h"

@@ -1,4 +1,4 @@
-// Repetition statistics and measured rows (spec profiler.md 3).
+// Repetition statistics and measured rows (docs/profiler.md, "How measurement works").
 #include "profiler/stats.h"
 
 #include <doctest/doctest.h>

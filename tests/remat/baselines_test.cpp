@@ -1,4 +1,4 @@
-// Remat baselines (issue 5, remat.md 6): full forward, selective, greedy.
+// Remat baselines (issue 5, docs/remat.md, "Simple policies"): full forward, selective, greedy.
 #include "remat/baselines.h"
 
 #include "remat/stage_remat_ilp.h"
@@ -29,7 +29,8 @@ const RematOutcome &outcome(const std::vector<RematOutcome> &all, const std::str
 } // namespace
 
 TEST_CASE("full forward remat skips the last device and meets the all-remat oracle") {
-  // oracles.md 8: 1F1B p = 2, m = 4, F = B = 1, K = 1, early timing: makespan 12.
+  // docs/oracles.md, "Bounds at small caps": 1F1B p = 2, m = 4, F = B = 1, K = 1, early timing:
+  // makespan 12.
   ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
   input.cap_activations = 1;
   const std::vector<RematOutcome> all = baselines_of(input);

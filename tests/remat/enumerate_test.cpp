@@ -25,7 +25,8 @@ std::optional<EnumeratedOptimum> best(const std::string &name, int m, double k,
 TEST_CASE("enumeration finds the all-remat optimum of 1F1B at K = 1") {
   // p = 2, m = 4, F = B = 1: 2^8 plans. With K = 1 device 0 may store one activation at a
   // time, so every microbatch but one is recomputed (F(0,0) can store because F(0,1) does not);
-  // with early timing the span is that of the all-remat schedule (makespan 12, oracles.md 8).
+  // with early timing the span is that of the all-remat schedule (makespan 12, docs/oracles.md,
+  // "Bounds at small caps").
   const auto found = best("1f1b", 4, 1);
   REQUIRE(found);
   CHECK(found->plans_tried == 256);

@@ -1,6 +1,6 @@
-// Reconstructed Lynx (spec remat.md 7): hand-computed window costs, the two limits of the issue
-// (zero windows = on demand, long windows = no overhead) and HEU between on demand and the MILP
-// optimum on seeded random instances.
+// Reconstructed Lynx (docs/lynx.md, "The model"): hand-computed window costs, the two limits of the
+// issue (zero windows = on demand, long windows = no overhead) and HEU between on demand and the
+// MILP optimum on seeded random instances.
 #include "remat/lynx.h"
 
 #include "base/error.h"

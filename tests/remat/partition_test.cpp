@@ -1,4 +1,4 @@
-// The partitioning DP (spec remat.md 8) against brute force over all compositions, the memory
+// The partitioning DP (docs/partition.md) against brute force over all compositions, the memory
 // limit of the in-flight counts, and recomputation-aware splits.
 #include "remat/partition.h"
 

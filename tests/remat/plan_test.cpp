@@ -1,4 +1,5 @@
-// Remat plans and their replay (spec remat.md 1 and 6, model.md 4.1 and 5.1).
+// Remat plans and their replay (docs/remat.md, "The three options" and "Simple policies";
+// docs/model.md, "Memory models" and "Dependencies").
 #include "remat/plan.h"
 
 #include "base/error.h"
@@ -44,7 +45,7 @@ TEST_CASE("apply_plan puts R right before B and RW/RBW right before W") {
   CHECK(simulation.metrics.devices[0].recompute.count() > 0);
 }
 
-TEST_CASE("full remat of 1F1B at K = 1 reproduces the all-remat oracle (oracles.md 8)") {
+TEST_CASE("full remat of 1F1B at K = 1 reproduces the all-remat oracle (docs/oracles.md)") {
   // Early timing, R = F: makespan m(2F+B) + (p-1)(F+B) - 2F, peak 1 on every device.
   for (const auto &[b_cost, makespan] : {std::pair{1, 12}, std::pair{2, 17}}) {
     ScenarioInput input = uniform_input(2, 4, {1, 1}, {b_cost, 1}, {0, 1});
@@ -77,7 +78,7 @@ TEST_CASE("backward options need a split backward") {
                        Error);
 }
 
-TEST_CASE("remat CSV round trip and errors (remat.md 6)") {
+TEST_CASE("remat CSV round trip and errors (docs/remat.md, 'Simple policies')") {
   RematPlan plan(2, 3);
   plan.at(0, 2) = {ForwardRemat::full, BackwardRemat::full};
   plan.at(1, 0).backward = BackwardRemat::activations;

@@ -1,5 +1,5 @@
-// The rotor dynamic program (spec remat.md 5): exact oracles (oracles.md 9), a brute-force
-// recursion on random chains, reconstruction, replay and the multi-option variant.
+// The rotor dynamic program (docs/remat.md, "rotor"): exact oracles (docs/oracles.md, "rotor"), a
+// brute-force recursion on random chains, reconstruction, replay and the multi-option variant.
 #include "remat/rotor.h"
 
 #include <doctest/doctest.h>
@@ -11,7 +11,8 @@ using namespace ppsim::rotor;
 
 namespace {
 
-// Homogeneous chain of oracles.md 9: ftime 1, btime 2 (loss 0), x 1, xbar 2, no transients.
+// Homogeneous chain of docs/oracles.md, "rotor": ftime 1, btime 2 (loss 0), x 1, xbar 2, no
+// transients.
 Chain homogeneous(int n) {
   ChainArrays a;
   a.ftime.assign(static_cast<std::size_t>(n), 1);
@@ -25,8 +26,8 @@ Chain homogeneous(int n) {
   return single_option_chain(a);
 }
 
-// The recurrence of remat.md 5.2/5.5 evaluated top-down with no table: an independent check of
-// the bottom-up order, the indexing and the tie rule's value.
+// The recurrence of docs/remat.md, "Recurrence" evaluated top-down with no table: an independent
+// check of the bottom-up order, the indexing and the tie rule's value.
 double brute(const Chain &c, std::int64_t mm, int i, int j) {
   if (mm < 0)
     return kInfeasible;
@@ -119,7 +120,7 @@ void check_structure(const Chain &c, const std::vector<Op> &ops) {
 
 } // namespace
 
-TEST_CASE("rotor oracles, homogeneous chains (oracles.md 9)") {
+TEST_CASE("rotor oracles, homogeneous chains (docs/oracles.md, 'rotor')") {
   // Value C(M - x[0], 0, n) per budget M, ties leaf-first; M large enough = 3n, no recomputation.
   const Chain four = homogeneous(4);
   const Table t4(four, 10);
@@ -165,7 +166,7 @@ TEST_CASE("rotor reconstruction replays to the optimal time within the budget") 
       const Replay r = replay(c, ops);
       CHECK(r.time == t);
       CHECK(r.peak <= budget);
-      CHECK(r.forward_time == n); // ops before the loss: each forward once (remat.md 5)
+      CHECK(r.forward_time == n); // ops before the loss: each forward once (docs/remat.md, "rotor")
     }
   }
 }

@@ -1,5 +1,6 @@
-// The StageRemat ILP, ppsim form (spec remat.md 3): exact against exhaustive enumeration on
-// tiny instances, objective == replayed span, budget respected, infeasible-budget message.
+// The StageRemat ILP, ppsim form (docs/remat.md, "The ILP (ppsim form)"): exact against exhaustive
+// enumeration on tiny instances, objective == replayed span, budget respected, infeasible-budget
+// message.
 #include "remat/stage_remat_ilp.h"
 
 #include "remat/baselines.h"
@@ -26,7 +27,8 @@ Base base(const std::string &name, const ScenarioInput &input) { return testing:
 
 constexpr IlpOptions kExact{60, 0};
 
-// Solves, then checks the acceptance properties of remat.md 3 on the replay.
+// Solves, then checks the acceptance properties of docs/remat.md, "The ILP (ppsim form)" on the
+// replay.
 RematSolution solve_and_check(const Base &b) {
   const RematSolution solution = solve_stage_remat(b.scenario, b.schedule, kExact);
   CHECK(solution.status == solver::Status::optimal);
@@ -53,8 +55,9 @@ void check_against_enumeration(const Base &b) {
   CHECK(solution.simulation.metrics.max_span == best->max_span);
 }
 
-// Byte sizes that make every accounting term of remat.md 3(c) matter (checkpoint, the W stash,
-// the transient peaks of F, B and W), p devices, 2 microbatches, under `budget` bytes.
+// Byte sizes that make every accounting term of docs/remat.md, "The ILP (ppsim form)" matter
+// (checkpoint, the W stash, the transient peaks of F, B and W), p devices, 2 microbatches, under
+// `budget` bytes.
 ScenarioInput byte_input(int p, double budget) {
   ScenarioInput input = uniform_input(p, 2, {1, 1}, {1, 1}, {1, 1});
   testing::set_accounting_bytes(input, budget);
@@ -140,8 +143,9 @@ TEST_CASE("ILP == exhaustive enumeration, lumped timing and transfers") {
 }
 
 TEST_CASE("ILP == exhaustive enumeration, byte model with checkpoints and transient peaks") {
-  // Byte sizes make every accounting term of remat.md 3(c) matter: checkpoint, M_ba share,
-  // parameters and the transient peaks of F, B, W and the checkpointed forward.
+  // Byte sizes make every accounting term of docs/remat.md, "The ILP (ppsim form)" matter:
+  // checkpoint, M_ba share, parameters and the transient peaks of F, B, W and the checkpointed
+  // forward.
   for (const double budget : {1900.0, 2300.0, 2700.0}) {
     CAPTURE(budget);
     ScenarioInput input = byte_input(2, budget);
@@ -218,7 +222,7 @@ TEST_CASE("least peak == brute force with transients, where recomputing everythi
   CHECK(full_is_not_least > 0);
 }
 
-TEST_CASE("LP output names the variables of remat.md 3") {
+TEST_CASE("LP output names the variables of the ILP (docs/remat.md)") {
   ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 1.5;
   const Base b = base("1f1b-split", input);
@@ -251,8 +255,8 @@ TEST_CASE("early timing: the ILP hides a recomputation in the pipeline bubble (L
   // 1F1B p=2 m=2, F=1, B=2, W=1: device 0 idles from 2 to 5 waiting for BW(1,0). Under K=1 it
   // must rebuild one activation; with early timing R(0,0) (1 unit) runs inside that wait and the
   // spans are those without recomputation (the exposed part max(0, T_f - window) is 0, which is
-  // what remat.md 7 asks of window-aware coefficients, here exact rather than estimated).
-  // Lumped timing makes R wait for the gradient: the recomputation becomes exposed.
+  // what docs/lynx.md, "The model" asks of window-aware coefficients, here exact rather than
+  // estimated). Lumped timing makes R wait for the gradient: the recomputation becomes exposed.
   ScenarioInput input = uniform_input(2, 2, {1, 1}, {2, 1}, {1, 1});
   const Base uncapped = base("1f1b", input);
   const Ticks free_span = simulate(uncapped.scenario, uncapped.schedule).metrics.max_span;
@@ -266,7 +270,8 @@ TEST_CASE("early timing: the ILP hides a recomputation in the pipeline bubble (L
 }
 
 TEST_CASE("elf form: unsplit BW becomes adjacent B, W (30, not 33, on the split-backward oracle)") {
-  // oracles.md section 2, last row: 1F1B order with B and W split takes 30 where BW takes 33.
+  // docs/oracles.md, "Split backward", last row: 1F1B order with B and W split takes 30 where BW
+  // takes 33.
   ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 8; // nothing to recompute
   const Base b = base("1f1b", input);

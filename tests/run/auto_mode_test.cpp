@@ -1,4 +1,4 @@
-// Auto mode (remat.md 4): every candidate solved and ranked by replayed span.
+// Auto mode (docs/remat.md, "--auto"): every candidate solved and ranked by replayed span.
 #include "run/auto_mode.h"
 
 #include "tests/sim/test_support.h"

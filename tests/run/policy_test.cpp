@@ -1,4 +1,5 @@
-// `--remat POLICY` of ppsim simulate (model.md 10, remat.md 6).
+// `--remat POLICY` of ppsim simulate (docs/model.md, "Command line and JSON", docs/remat.md,
+// "Simple policies").
 #include "run/policy.h"
 
 #include "base/error.h"
@@ -44,7 +45,7 @@ TEST_CASE("none, full and ilp policies") {
   CHECK_FALSE(simulate(b.scenario, b.schedule).metrics.feasible);
 }
 
-TEST_CASE("file policy reads the CSV of remat.md 6") {
+TEST_CASE("file policy reads the CSV of docs/remat.md, Simple policies") {
   const Base b = base("1f1b-split", 2);
   const std::string path = "remat_policy_test.csv";
   std::ofstream(path) << "stage,microbatch,fwd,bwd\n1,1,full,activations\n";

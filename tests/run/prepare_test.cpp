@@ -1,5 +1,5 @@
-// From input to a runnable scenario: cost files summed into stages (spec profiler.md 4) and
-// CSV imports.
+// From input to a runnable scenario: cost files summed into stages (docs/profiler.md, "The cost
+// file") and CSV imports.
 #include "run/prepare.h"
 
 #include "base/error.h"

@@ -1,5 +1,5 @@
-// Sweep files (spec model.md 12): expansion order, zip groups, stable ids, shards, the results
-// row and errors located at file:line.
+// Sweep files (docs/sweep.md, "Sweep files"): expansion order, zip groups, stable ids, shards, the
+// results row and errors located at file:line.
 #include "run/sweep.h"
 
 #include "base/error.h"

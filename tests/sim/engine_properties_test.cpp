@@ -23,8 +23,8 @@ struct RandomCase {
   Schedule schedule;
 };
 
-// A random topological order of all ops under spec model.md 5.1 rule 2 (plus F before B before W
-// on the stage), projected onto devices: always deadlock-free.
+// A random topological order of all ops under docs/model.md, "Dependencies" (plus F before B
+// before W on the stage), projected onto devices: always deadlock-free.
 Schedule random_order(const Scenario &scenario, bool split, std::mt19937 &random) {
   const int stages = scenario.stage_count();
   const int m = scenario.microbatches;

@@ -1,4 +1,5 @@
-// Oracles of spec oracles.md section 1 (GPipe, 1F1B) and engine semantics (model.md 5).
+// Oracles of docs/oracles.md, "Single wave, fused backward" (GPipe, 1F1B) and engine semantics
+// (docs/model.md, "Engine").
 #include "sim/engine.h"
 #include "sim/metrics.h"
 
@@ -61,7 +62,7 @@ TEST_CASE("O-3 1F1B with latency c=0.5 pays the round trip in steady state") {
   CHECK(run.simulation.metrics.makespan == testing::ticks(run, {41, 1}));
 }
 
-TEST_CASE("unsplit single-wave table of oracles.md section 1") {
+TEST_CASE("unsplit single-wave table of docs/oracles.md") {
   struct Row {
     const char *schedule;
     int p, m, f, b, c, makespan;

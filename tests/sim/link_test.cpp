@@ -1,5 +1,5 @@
-// Link model of spec model.md 5.2: latency, contention (one transfer at a time per direction,
-// FIFO), blocking sends. Hand-computed on GPipe p=2 m=2, F=1, B=1, W=0, latency 3.
+// Link model of docs/model.md, "Links and ties": latency, contention (one transfer at a time per
+// direction, FIFO), blocking sends. Hand-computed on GPipe p=2 m=2, F=1, B=1, W=0, latency 3.
 #include "test_support.h"
 
 #include <doctest/doctest.h>

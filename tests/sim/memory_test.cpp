@@ -1,5 +1,5 @@
-// Memory models of spec model.md 4: count, byte model with transient peaks and parameters,
-// recomputation (R, RBW) and the cap check naming the first op over it.
+// Memory models of docs/model.md, "Memory models": count, byte model with transient peaks and
+// parameters, recomputation (R, RBW) and the cap check naming the first op over it.
 #include "sim/memory.h"
 
 #include "test_support.h"
@@ -88,7 +88,7 @@ TEST_CASE("w_stash splits the release between B and W") {
   CHECK(timeline[8].resident == 1);    // after the second B
 }
 
-TEST_CASE("byte model RBW keeps the checkpoint after B and rebuilds the rest (spec remat.md 3c)") {
+TEST_CASE("byte model RBW keeps the checkpoint after B and rebuilds the rest (docs/remat.md)") {
   // M_f = M_b = 100, ck = 10, Pk_f = 5, Pk_b = 7: F -> 100, B drops M_b - ck -> 10, RBW
   // rebuilds 90 with transient max(Pk_f, M_f - ck + Pk_b) = 97 (peak 10 + 90 + 97 = 197), W -> 0.
   ScenarioInput input = uniform_input(1, 1, {1, 1}, {1, 1}, {1, 1});

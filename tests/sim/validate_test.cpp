@@ -1,4 +1,5 @@
-// Structural validation of spec model.md 8: each rule has its exact message.
+// Structural validation of docs/model.md, "Validation and exit codes": each rule has its exact
+// message.
 #include "sim/validate.h"
 
 #include "base/error.h"

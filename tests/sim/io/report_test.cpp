@@ -1,4 +1,4 @@
-// Text, JSON and CSV reports (spec model.md 10) on the O-1 oracle.
+// Text, JSON and CSV reports (docs/model.md, "Command line and JSON") on the O-1 oracle.
 #include "sim/io/report.h"
 #include "base/decimal.h"
 
@@ -9,7 +9,7 @@
 
 using namespace ppsim;
 
-TEST_CASE("json has the keys of spec model.md 10 with the oracle values") {
+TEST_CASE("json has the keys of docs/model.md, 'Command line and JSON' with the oracle values") {
   const auto run = testing::run_schedule("1f1b", testing::uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   const SimulationReport report{run.scenario, run.schedule, run.simulation, Ticks{27}, {"a \"quoted\" warning"}};
   const nlohmann::json json = nlohmann::json::parse(report_json(report));

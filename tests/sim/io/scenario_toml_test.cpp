@@ -1,4 +1,4 @@
-// Scenario TOML (spec model.md 11) and the one field setter shared with flags and sweeps.
+// Scenario TOML (docs/scenario.md) and the one field setter shared with flags and sweeps.
 #include "sim/io/scenario_toml.h"
 
 #include "base/error.h"

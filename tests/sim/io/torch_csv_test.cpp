@@ -1,5 +1,5 @@
-// PyTorch pipelining CSV (spec schedules.md 14): vocabulary translation, idle cells, ignored
-// actions, overlapped pairs, placement inference, errors, and export.
+// PyTorch pipelining CSV (docs/scenario.md, "PyTorch CSV schedules"): vocabulary translation, idle
+// cells, ignored actions, overlapped pairs, placement inference, errors, and export.
 #include "sim/io/torch_csv.h"
 
 #include "base/error.h"

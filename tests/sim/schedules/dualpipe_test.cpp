@@ -1,4 +1,5 @@
-// DualPipeV and DualPipe (spec schedules.md 12; oracle O-16, README closed forms, O-19 errors).
+// DualPipeV and DualPipe (docs/schedules.md, "dualpipe and dualpipev"; oracle O-16, README closed
+// forms, O-19 errors).
 #include "base/error.h"
 #include "sim/schedules/families.h"
 #include "tests/sim/schedules/oracle_support.h"
@@ -17,7 +18,8 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-/// One PyTorch action "<stage><F|I|B|W><mb>" in ppsim terms (I = B, B = BW; model.md 9).
+/// One PyTorch action "<stage><F|I|B|W><mb>" in ppsim terms (I = B, B = BW; docs/model.md, "Foreign
+/// vocabularies").
 OpRef torch_action(const std::string &text) {
   const std::size_t letter = text.find_first_of("FIBW");
   const int stage = std::stoi(text.substr(0, letter));
@@ -73,9 +75,9 @@ TEST_CASE("O-16 PyTorch DualPipeV device-0 row, p=4 m=10") {
 
 TEST_CASE("DualPipeV README bubble (PP/2-1)(F&B + B - 3W) equals max(makespan - busy)") {
   // Per-chunk F = B_in = W = 1, README B (full backward) = 2, PP = 2p stages, so the bubble is
-  // (p-1)(F&B - 1) (schedules.md 12.3). Checked for max(F, B+W) <= F&B <= F+B+W: an OV op
-  // shorter than a lone BW (F&B = 1 or 3/2 here) shifts the critical path and the formula fails;
-  // one longer than F+B+W (no overlap gain at all) too.
+  // (p-1)(F&B - 1) (docs/schedules.md, "dualpipe and dualpipev"). Checked for max(F, B+W) <= F&B <=
+  // F+B+W: an OV op shorter than a lone BW (F&B = 1 or 3/2 here) shifts the critical path and the
+  // formula fails; one longer than F+B+W (no overlap gain at all) too.
   for (int p = 2; p <= 4; ++p) {
     for (int m = 2 * p; m <= 4 * p; ++m) {
       for (const ppsim::Rational overlap : {ppsim::Rational{2, 1}, {5, 2}, {3, 1}}) {

@@ -1,4 +1,5 @@
-// Hanayo in the ELF reference order (spec schedules.md 5; oracles.md section 3 full-stage rows).
+// Hanayo in the ELF reference order (docs/schedules.md, "hanayo"; docs/oracles.md, "Multi-chunk
+// placements" full-stage rows).
 #include "base/error.h"
 #include "sim/schedules/families.h"
 #include "tests/sim/schedules/oracle_support.h"
@@ -44,7 +45,7 @@ TEST_CASE("Hanayo device rows follow the reference order") {
 
 TEST_CASE("Hanayo closed forms on a grid of p, m, waves and unequal costs") {
   // Full-stage makespan m(F + Bfull) + (p-1) max(F, Bfull) / n_w for m >= p; peak on device r
-  // 2 n_w m - (p-1-r) chunks for m >= p, p <= 6 (schedules.md 5).
+  // 2 n_w m - (p-1-r) chunks for m >= p, p <= 6 (docs/schedules.md, "hanayo").
   const std::vector<std::pair<int, int>> costs{{1, 1}, {1, 2}, {2, 1}, {2, 3}, {3, 1}};
   int checked = 0;
   for (const int p : {2, 3, 4, 5, 6, 8}) {

@@ -1,4 +1,5 @@
-// Megatron interleaved 1F1B and looped BFS (spec schedules.md 3-4; oracles O-8, O-9, O-10, O-19).
+// Megatron interleaved 1F1B and looped BFS (docs/schedules.md, "interleaved-1f1b and looped-bfs";
+// oracles O-8, O-9, O-10, O-19).
 #include "base/error.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/megatron_table.h"
@@ -108,8 +109,9 @@ TEST_CASE("interleaved full-stage row: p=4 m=8 v=2, F=1 B=2 per device, makespan
 }
 
 TEST_CASE("interleaved closed forms on a grid of p, v, m, g and costs") {
-  // g = p, m mod p = 0: makespan (v m + p - 1)(F+B+W) with per-chunk costs (schedules.md 3).
-  // Any admissible g: peak min(m v, 2(p-1-r) + (v-1)g + 1) chunks.
+  // g = p, m mod p = 0: makespan (v m + p - 1)(F+B+W) with per-chunk costs (docs/schedules.md,
+  // "interleaved-1f1b and looped-bfs"). Any admissible g: peak min(m v, 2(p-1-r) + (v-1)g + 1)
+  // chunks.
   const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {1, 2, 0}, {2, 3, 1}, {1, 1, 2}};
   int checked = 0;
   for (int p = 1; p <= 4; ++p) {

@@ -1,6 +1,6 @@
 #pragma once
 // Readers shared by the schedule oracle tests: per-device metrics in user units and peaks in
-// chunk-activation units (spec oracles.md: chunk units = K-unit peak x v).
+// chunk-activation units (docs/oracles.md: chunk units = K-unit peak x v).
 #include "tests/sim/test_support.h"
 
 #include <cmath>

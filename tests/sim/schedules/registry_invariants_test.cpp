@@ -2,8 +2,9 @@
 // of (p, m, v, costs, latency) a generator either rejects the parameters with ppsim::Error or
 // returns a schedule that validates, runs every op exactly once, respects every dependency
 // (start >= producer end + transfer), never overlaps two ops on a device, is deterministic, and
-// never beats the LB1 path bound of spec bounds.md 3 (LB3 of bounds.md 5 where W ops exist),
-// and re-imports unchanged from its PyTorch CSV export (spec schedules.md 14).
+// never beats the LB1 path bound of docs/bounds.md, "The bounds" (LB3 of docs/bounds.md, "The
+// bounds" where W ops exist), and re-imports unchanged from its PyTorch CSV export
+// (docs/scenario.md, "PyTorch CSV schedules").
 #include "base/error.h"
 #include "sim/io/torch_csv.h"
 #include "sim/metrics.h"
@@ -52,8 +53,8 @@ Ticks edge_delay(const Scenario &scenario, int from, int to) {
   return scenario.boundary_transfer[static_cast<std::size_t>(std::min(from, to))];
 }
 
-/// The cross-op producers of `op` per spec model.md 5.1 rule 2 (an independent restatement of
-/// the dependency rules, so the engine is checked rather than trusted).
+/// The cross-op producers of `op` per docs/model.md, "Dependencies" (an independent
+/// restatement of the dependency rules, so the engine is checked rather than trusted).
 std::vector<OpRef> producers(const Scenario &scenario, const ppsim::OpLocator &locator, OpRef op) {
   const auto backward_of = [&](int stage) {
     const OpRef full{OpKind::backward_full, stage, op.microbatch};
@@ -84,10 +85,10 @@ std::vector<OpRef> producers(const Scenario &scenario, const ppsim::OpLocator &l
   return {};
 }
 
-/// LB1 of spec bounds.md 3 (with LB3 of section 5 for devices that run standalone W ops),
-/// generalised to any placement by taking the smallest head PF and tail PB over the device's
-/// stages. Busy time is the device's actual op time (OV at its scenario duration). The tail
-/// uses, per stage, the cheaper backward form the schedule really runs.
+/// LB1 of docs/bounds.md, "The bounds" (with LB3 for devices that run standalone W
+/// ops), generalised to any placement by taking the smallest head PF and tail PB over the device's
+/// stages. Busy time is the device's actual op time (OV at its scenario duration). The tail uses,
+/// per stage, the cheaper backward form the schedule really runs.
 // Local helper until bounds/ provides LB1; replace by the library call then.
 Ticks path_bound(const Scenario &scenario, const Schedule &schedule,
                  const ppsim::OpLocator &locator) {
@@ -138,7 +139,8 @@ void check_invariants(const Scenario &scenario, const Schedule &schedule,
                       const ppsim::Simulation &simulation) {
   const ppsim::OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
   const ppsim::Result &result = simulation.result;
-  // Every sub-op exactly once; the forward and backward counts of spec model.md 8.
+  // Every sub-op exactly once; the forward and backward counts of docs/model.md, "Validation and
+  // exit codes".
   std::set<std::tuple<int, int, int>> seen;
   std::size_t forwards = 0;
   std::size_t backward_units = 0; // BW counts 2, B and W count 1 each

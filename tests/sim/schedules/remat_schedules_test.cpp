@@ -1,4 +1,5 @@
-// All-remat 1F1B and ELF full remat (spec schedules.md 13; oracles.md section 8 all-remat rows).
+// All-remat 1F1B and ELF full remat (docs/schedules.md, "Remat schedules"; docs/oracles.md, "Bounds
+// at small caps" all-remat rows).
 #include "tests/sim/schedules/oracle_support.h"
 
 #include <doctest/doctest.h>

@@ -1,4 +1,5 @@
-// Building-block search (spec schedules.md 11; sail-sg v_auto_schedule.py, arXiv 2405.15362).
+// Building-block search (docs/schedules.md, "v-auto"; sail-sg v_auto_schedule.py, arXiv
+// 2405.15362).
 #include "../test_support.h"
 #include "greedy_support.h"
 #include "base/error.h"
@@ -28,7 +29,8 @@ std::map<int, int> frontier_of(const schedules::VAutoResult &result) {
 } // namespace
 
 TEST_CASE("O-13 frontier p=4 for m = 8, 12, 16: {4: 11, 5: 8, 6: 5, 7: 3, 8: 0}") {
-  // oracles.md 4; the source's expected bubble is 6p - 1 - 3M for M <= 2p-2, 3 at 2p-1, 0 at 2p.
+  // docs/oracles.md, "V placements"; the source's expected bubble is 6p - 1 - 3M for M <= 2p-2, 3
+  // at 2p-1, 0 at 2p.
   const std::map<int, int> expected{{4, 11}, {5, 8}, {6, 5}, {7, 3}, {8, 0}};
   for (const int m : {8, 12, 16}) {
     CAPTURE(m);
@@ -38,7 +40,7 @@ TEST_CASE("O-13 frontier p=4 for m = 8, 12, 16: {4: 11, 5: 8, 6: 5, 7: 3, 8: 0}"
 }
 
 TEST_CASE("v-auto frontier follows the source's expected bubble for p = 3, 5, 6") {
-  // schedules.md 11: bubble(M) = 3p - 1 - 3M + max(3p, p - 1 + 2(1 + floor((M+1)/2))).
+  // docs/schedules.md, "v-auto": bubble(M) = 3p - 1 - 3M + max(3p, p - 1 + 2(1 + floor((M+1)/2))).
   for (const int p : {3, 5, 6}) {
     const Scenario scenario = v_scenario(uniform_input(p, 3 * p, {1, 1}, {1, 1}, {1, 1}));
     const schedules::VAutoResult result = schedules::v_auto_search(scenario, 2 * p);

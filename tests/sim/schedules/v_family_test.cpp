@@ -1,4 +1,5 @@
-// V-Min and V-Half (spec schedules.md 10; sail-sg zbv_greedy.py, arXiv 2405.15362).
+// V-Min and V-Half (docs/schedules.md, "v-min and v-half"; sail-sg zbv_greedy.py, arXiv
+// 2405.15362).
 #include "../test_support.h"
 #include "greedy_support.h"
 #include "base/error.h"
@@ -26,7 +27,8 @@ double max_peak_chunks(const testing::Run &run) {
 } // namespace
 
 TEST_CASE("V-Min oracle p=4 m=8 unit costs: max span 59, peak 4 chunks on every device") {
-  // oracles.md 4: span bubble 11 = 59 - 2m(F+B+W); peak (p+4) div 3 = 2 microbatch units.
+  // docs/oracles.md, "V placements": span bubble 11 = 59 - 2m(F+B+W); peak (p+4) div 3 = 2
+  // microbatch units.
   const auto run = run_schedule("v-min", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(run.units(run.simulation.metrics.max_span) == 59);
   for (const DeviceMetrics &device : run.simulation.metrics.devices)
@@ -34,7 +36,7 @@ TEST_CASE("V-Min oracle p=4 m=8 unit costs: max span 59, peak 4 chunks on every 
 }
 
 TEST_CASE("V-Half oracle p=4 m=8 unit costs: max span 53, peak 6 chunks on every device") {
-  // oracles.md 4: span bubble 5; peak (p+2) div 2 = 3 microbatch units.
+  // docs/oracles.md, "V placements": span bubble 5; peak (p+2) div 2 = 3 microbatch units.
   const auto run = run_schedule("v-half", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(run.units(run.simulation.metrics.max_span) == 53);
   for (const DeviceMetrics &device : run.simulation.metrics.devices)
@@ -42,7 +44,7 @@ TEST_CASE("V-Half oracle p=4 m=8 unit costs: max span 53, peak 6 chunks on every
 }
 
 TEST_CASE("V-Min / V-Half peaks follow (p+4) div 3 and (p+2) div 2 microbatch units for large m") {
-  // schedules.md 10 closed forms (README of the sail-sg repo), F = B = W.
+  // docs/schedules.md, "v-min and v-half" closed forms (README of the sail-sg repo), F = B = W.
   for (const int p : {2, 3, 4, 5, 6, 8}) {
     const int m = 3 * p;
     CAPTURE(p);

@@ -1,4 +1,4 @@
-// The V slot grid's ASAP timing and squeeze (spec schedules.md 10-11), on hand-made grids.
+// The V slot grid's ASAP timing and squeeze (docs/schedules.md, "v-auto"), on hand-made grids.
 #include "sim/schedules/v_grid.h"
 
 #include <doctest/doctest.h>

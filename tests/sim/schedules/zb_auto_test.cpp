@@ -1,4 +1,5 @@
-// ZB automatic heuristic (spec schedules.md 7; sail-sg zb.py manual_order / initial_solution).
+// ZB automatic heuristic (docs/schedules.md, "zb-auto"; sail-sg zb.py manual_order /
+// initial_solution).
 #include "../test_support.h"
 #include "greedy_support.h"
 #include "base/error.h"
@@ -21,7 +22,7 @@ Scenario zb_scenario(const ScenarioInput &input) {
 } // namespace
 
 TEST_CASE("zb-2p reaches the zero span bubble m(F+B+W) at p=4 m=8 unit costs") {
-  // bounds.md 5: max span >= m(F+B+W) = 24 per device, and ZB-2P reaches it.
+  // docs/bounds.md, "The bounds": max span >= m(F+B+W) = 24 per device, and ZB-2P reaches it.
   const auto run = run_schedule("zb-2p", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(run.units(run.simulation.metrics.max_span) == 24);
   for (const DeviceMetrics &device : run.simulation.metrics.devices)
@@ -29,8 +30,8 @@ TEST_CASE("zb-2p reaches the zero span bubble m(F+B+W) at p=4 m=8 unit costs") {
 }
 
 TEST_CASE("zb-1p keeps 1F1B memory and is zb-auto with K = p") {
-  // Cap p * mem_f per stage (schedules.md 7): with F = B = W the heuristic finds ZB-H1's
-  // (p-1)(F+B-W) = 3 span bubble, max span 27.
+  // Cap p * mem_f per stage (docs/schedules.md, "zb-auto"): with F = B = W the heuristic finds
+  // ZB-H1's (p-1)(F+B-W) = 3 span bubble, max span 27.
   const auto run = run_schedule("zb-1p", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   CHECK(run.units(run.simulation.metrics.max_span) == 27);
   for (const DeviceMetrics &device : run.simulation.metrics.devices)

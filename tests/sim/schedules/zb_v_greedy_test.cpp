@@ -1,4 +1,4 @@
-// ZB-V greedy (spec schedules.md 9; sail-sg zbv.py try_v_schedule / create_schedule).
+// ZB-V greedy (docs/schedules.md, "zb-v-greedy"; sail-sg zbv.py try_v_schedule / create_schedule).
 #include "../test_support.h"
 #include "greedy_support.h"
 #include "base/error.h"
@@ -21,8 +21,8 @@ Scenario v_scenario(const ScenarioInput &input) {
 } // namespace
 
 TEST_CASE("O-11 ZB-V greedy p=4 m=8 unit costs: max span 48 = 2m(F+B+W) under cap 2p chunks") {
-  // oracles.md 4: the greedy with cap 2p chunks (K = p) and mem = (2, -1, -1) per chunk
-  // (w_stash = 0.5) reaches the same max span as the fixed rule.
+  // docs/oracles.md, "V placements": the greedy with cap 2p chunks (K = p) and mem = (2, -1, -1)
+  // per chunk (w_stash = 0.5) reaches the same max span as the fixed rule.
   ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.w_stash = 0.5;
   const auto run = run_schedule("zb-v-greedy", input);

@@ -1,4 +1,4 @@
-// ZB-V fixed rule (spec schedules.md 8; oracle O-11; O-19 stages-per-device error).
+// ZB-V fixed rule (docs/schedules.md, "zb-v"; oracle O-11; O-19 stages-per-device error).
 #include "base/error.h"
 #include "tests/sim/schedules/oracle_support.h"
 

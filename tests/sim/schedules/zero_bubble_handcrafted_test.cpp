@@ -1,4 +1,5 @@
-// ZB-H1 and ZB-H2 (spec schedules.md 6; oracles O-4, O-5 and the split-backward table).
+// ZB-H1 and ZB-H2 (docs/schedules.md, "zb-h1 and zb-h2"; oracles O-4, O-5 and the split-backward
+// table).
 #include "base/error.h"
 #include "sim/op_locator.h"
 #include "tests/sim/schedules/oracle_support.h"
@@ -90,7 +91,8 @@ TEST_CASE("O-5 ZB-H2 p=4 m=8 F=B=W=1: zero span bubble") {
 
 TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
   // max(span - busy) = (p-1)(F+B-W) on device 0; makespan m(F+B+W) + (p-1)(F+B-W);
-  // peak min(p, m); max outstanding (F-B, B-W) on device r = (p-r, r+1) (schedules.md 6).
+  // peak min(p, m); max outstanding (F-B, B-W) on device r = (p-r, r+1) (docs/schedules.md, "zb-h1
+  // and zb-h2").
   const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1},
                                               {3, 2, 1}, {2, 3, 2}, {2, 2, 0}};
   for (int p = 1; p <= 6; ++p) {
@@ -117,7 +119,7 @@ TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
 
 TEST_CASE("ZB-H2 closed forms on a grid (m >= 2p-1)") {
   // max(span - busy) = max(0, (p-1)(F+B-2W)); device r starts at rF; peak min(2p-1, m);
-  // F = B = W: makespan (p-1)F + m(F+B+W) (schedules.md 6).
+  // F = B = W: makespan (p-1)F + m(F+B+W) (docs/schedules.md, "zb-h1 and zb-h2").
   const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1},
                                               {3, 2, 1}, {1, 1, 2}, {2, 2, 2}};
   for (int p = 1; p <= 6; ++p) {
