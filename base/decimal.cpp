@@ -1,4 +1,5 @@
 #include "base/decimal.h"
+#include "base/text_file.h"
 
 #include <algorithm>
 #include <array>
@@ -12,12 +13,6 @@
 
 namespace ppsim {
 namespace {
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
 
 bool consume_suffix(std::string_view &text, std::string_view suffix) {
   if (text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
@@ -66,7 +61,8 @@ std::optional<Rational> parse_decimal(std::string_view text) {
     if (!rest.empty() && rest.front() == '+') ++first;
     const auto [end, error] = std::from_chars(first, rest.data() + rest.size(), exponent);
     if (error != std::errc() || end != rest.data() + rest.size()) return std::nullopt;
-    scale -= exponent;
+    // Far past the +-18 digits kept either way: clamp before subtracting (no int overflow).
+    scale -= std::clamp(exponent, -1000, 1000);
   }
   if (scale < -18 || scale > 18) {
     if (digits == 0) return Rational{0, 1};

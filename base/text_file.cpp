@@ -43,4 +43,10 @@ std::string parent_directory(const std::string &path) {
   return std::filesystem::path(path).parent_path().string();
 }
 
+std::string_view trim(std::string_view text, std::string_view characters) {
+  const std::size_t first = text.find_first_not_of(characters);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(characters) - first + 1);
+}
+
 } // namespace ppsim

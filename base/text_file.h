@@ -13,6 +13,10 @@ inline constexpr std::size_t kMaxInputFileBytes = std::size_t{1} << 30;
 /// "PATH: is a directory, not a WHAT", or when it is larger than kMaxInputFileBytes.
 std::string read_text_file(const std::string &path, std::string_view what);
 
+/// `text` without leading and trailing `characters` (by default blanks and a CRLF's carriage
+/// return): the one trim of every reader.
+std::string_view trim(std::string_view text, std::string_view characters = " \t\r");
+
 /// `path` relative to `base_directory` unless it is absolute or either is empty.
 std::string resolve_path(const std::string &path, const std::string &base_directory);
 

@@ -221,7 +221,7 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
   }
   // The table is printed whole once every stage is solved: a failure is one line, not half a table.
   std::ostringstream out;
-  out << fmt::format("reconstructed Lynx (spec remat.md 7): schedule {}, layers [{}], tp {}\n",
+  out << fmt::format("reconstructed Lynx (docs/lynx.md): schedule {}, layers [{}], tp {}\n",
                      lynx_options.schedule, fmt::join(layers, ", "), lynx_options.windows.tp);
   if (values.count("microbatches")) {
     out << fmt::format("bubble before each backward, measured over {} microbatches: [{:.6g}] ms\n",

@@ -98,15 +98,6 @@ std::vector<std::string> column_names() {
   return names;
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 // Where a value came from, for error messages: CSV gives a line, JSON a field path.
 struct Location {
   const std::string &source;

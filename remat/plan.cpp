@@ -1,4 +1,5 @@
 #include "remat/plan.h"
+#include "base/text_file.h"
 
 #include "base/assert.h"
 #include "base/error.h"
@@ -8,17 +9,6 @@
 #include <sstream>
 
 namespace ppsim {
-namespace {
-
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos)
-    return {};
-  const auto last = text.find_last_not_of(" \t\r");
-  return std::string(text.substr(first, last - first + 1));
-}
-
-} // namespace
 
 RematPlan::RematPlan(int stages, int microbatches)
     : stages_(stages), microbatches_(microbatches),
@@ -163,7 +153,7 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
   std::size_t begin = 0;
   while (begin <= text.size()) {
     const std::size_t end = std::min(text.find('\n', begin), text.size());
-    const std::string line = trim(text.substr(begin, end - begin));
+    const std::string line(trim(text.substr(begin, end - begin)));
     begin = end + 1;
     ++line_number;
     if (line.empty() || line.front() == '#')
@@ -171,7 +161,7 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
     std::vector<std::string> cells;
     std::stringstream row(line);
     for (std::string cell; std::getline(row, cell, ',');)
-      cells.push_back(trim(cell));
+      cells.emplace_back(trim(cell));
     const auto fail = [&](const std::string &field, const std::string &sentence) {
       throw Error(source, line_number, field, sentence);
     };

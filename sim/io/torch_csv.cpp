@@ -98,12 +98,6 @@ struct CellParser {
   }
 };
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '"' || text.front() == '\r')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '"' || text.back() == '\r')) text.remove_suffix(1);
-  return text;
-}
-
 std::string torch_action(const OpRef &op) {
   switch (op.kind) {
   case OpKind::forward: return fmt::format("{}F{}", op.stage, op.microbatch);
@@ -192,7 +186,7 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
     const CellParser parser{source, line, dropped};
     while (true) {
       const auto comma = row.find(',');
-      const std::string_view cell = trim(row.substr(0, comma));
+      const std::string_view cell = trim(row.substr(0, comma), " \"\r");
       Op op;
       std::array<bool, 2> plain_b{};
       if (parser.parse(cell, op, plain_b)) {

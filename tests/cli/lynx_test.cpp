@@ -79,7 +79,7 @@ TEST_CASE("ppsim lynx: on demand vs HEU vs MILP per stage and overall") {
   CHECK(o.code == 0);
   const std::vector<std::string> rows = lines(o.out);
   REQUIRE(rows.size() == 5);
-  CHECK(rows[0] == "reconstructed Lynx (spec remat.md 7): schedule 1f1b, layers [2, 2], tp 4");
+  CHECK(rows[0] == "reconstructed Lynx (docs/lynx.md): schedule 1f1b, layers [2, 2], tp 4");
   // Stage 0 drops two attention cores: 1 ms on demand, hidden in the windows by HEU and MILP.
   CHECK(rows[2] == "      0       2          2        2           6             1           0           0");
   CHECK(rows[3] == "      1       2          1        0           6             0           0           0");

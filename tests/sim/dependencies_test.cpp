@@ -1,4 +1,4 @@
-// sim/dependencies: the cross-op edges of spec model.md 5.1 rule 2, grouped by producer.
+// sim/dependencies: the cross-op edges of docs/model.md, "Dependencies", grouped by producer.
 #include "sim/dependencies.h"
 
 #include "base/error.h"

@@ -1,4 +1,4 @@
-// sim/placement: pi(s) for each placement kind (spec model.md 3).
+// sim/placement: pi(s) for each placement kind (docs/model.md, "Placements").
 #include "sim/placement.h"
 
 #include "base/assert.h"

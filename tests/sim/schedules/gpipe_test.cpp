@@ -1,4 +1,4 @@
-// GPipe / AFAB (spec schedules.md 1): exact op orders and the closed form against the engine.
+// GPipe / AFAB (docs/schedules.md): exact op orders and the closed form against the engine.
 #include "sim/schedules/families.h"
 #include "tests/sim/test_support.h"
 

@@ -1,4 +1,4 @@
-// 1F1B and 1F1B-split (spec schedules.md 2): exact op orders, the warm-up clamp, the closed
+// 1F1B and 1F1B-split (docs/schedules.md): exact op orders, the warm-up clamp, the closed
 // forms against simulated makespans, and the in-flight count.
 #include "sim/schedules/families.h"
 #include "tests/sim/test_support.h"
