@@ -309,11 +309,8 @@ int run_merge_ranks(const Args &args, std::ostream &out) {
   return write_output(values, merged, json, out, "merged");
 }
 
-} // namespace
-
-int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
-  if (!args.empty() && args.front() == "import") return run_import(Args(args.begin() + 1, args.end()), out, err);
-  if (!args.empty() && args.front() == "merge") return run_merge_ranks(Args(args.begin() + 1, args.end()), out);
+// `ppsim profile` measuring on the GPU or writing the analytic model.
+int measure_or_model(const Args &args, std::ostream &out, std::ostream &err) {
   const po::options_description options = profile_options();
   po::variables_map values;
   po::store(po::command_line_parser(args).options(options).run(), values);
@@ -377,6 +374,23 @@ int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
   file.metadata.dtype = values["dtype"].as<std::string>();
   file.metadata.mode = values["mode"].as<std::string>();
   return write_output(values, file, json, out, "analytic");
+}
+
+} // namespace
+
+int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
+  if (!args.empty() && args.front() == "import") return run_import(Args(args.begin() + 1, args.end()), out, err);
+  if (!args.empty() && args.front() == "merge") return run_merge_ranks(Args(args.begin() + 1, args.end()), out);
+  try {
+    return measure_or_model(args, out, err);
+  } catch (const Error &error) {
+    // The cost model and the GPU runner name a value by its concept ("heads", "tp"); on this
+    // command line it is an option, so the error names it as the user typed it.
+    if (!error.file().empty() || error.field().empty() || error.field().starts_with("-") ||
+        !profile_options().find_nothrow(error.field(), false))
+      throw;
+    throw Error("", 0, "--" + error.field(), error.sentence());
+  }
 }
 
 } // namespace ppsim::cli

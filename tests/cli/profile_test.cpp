@@ -146,11 +146,11 @@ TEST_CASE("--allow-no-gpu falls back to the analytic rows with a warning") {
 
 TEST_CASE("option errors are one line naming the option") {
   CHECK(profile({"--analytic", "--hidden", "16", "--heads", "5"}).err ==
-        "ppsim: error: field 'heads': 5 heads do not divide the hidden size 16\n");
+        "ppsim: error: field '--heads': 5 heads do not divide the hidden size 16\n");
   CHECK(profile(with(kSmall, {"--analytic", "--format", "xml"})).err ==
-        "ppsim: error: field 'format': expected csv or json, got \"xml\"\n");
+        "ppsim: error: field '--format': expected csv or json, got \"xml\"\n");
   CHECK(profile(with(kSmall, {"--analytic", "--model", "bert"})).err ==
-        "ppsim: error: field 'model': expected gpt or llama, got \"bert\"\n");
+        "ppsim: error: field '--model': expected gpt or llama, got \"bert\"\n");
   CHECK(profile(with(kSmall, {"--analytic", "--efficiency", "1.5"})).err ==
         "ppsim: error: field '--efficiency': expected a number in (0, 1]\n");
   CHECK(profile({"--analytic", "--hidden", "64", "--heads", "4", "--layers", "0"}).err ==
@@ -171,9 +171,9 @@ TEST_CASE("option errors are one line naming the option") {
   CHECK(slowest.code == kUserError);
   CHECK(slowest.err.find("field '--peak-tflops': a layer of") != std::string::npos);
   CHECK(profile(with(kSmall, {"--analytic", "--timer", "nvml"})).err ==
-        "ppsim: error: field 'timer': expected cupti or cuda-events, got \"nvml\"\n");
+        "ppsim: error: field '--timer': expected cupti or cuda-events, got \"nvml\"\n");
   CHECK(profile(with(kSmall, {"--analytic", "--mode", "pipelined"})).err ==
-        "ppsim: error: field 'mode': expected isolated or sequence, got \"pipelined\"\n");
+        "ppsim: error: field '--mode': expected isolated or sequence, got \"pipelined\"\n");
   const Run unknown = profile({"--hiden", "4"});
   CHECK(unknown.code == kUserError);
   CHECK(unknown.err.rfind("ppsim: error: ", 0) == 0);
@@ -308,19 +308,19 @@ namespace ppsim::cli {
 
 TEST_CASE("what the GPU workload cannot measure is refused before the driver probe, on any machine") {
   const std::pair<Args, std::string> cases[] = {
-      {{"--model", "llama"}, "field 'model': the GPU workload measures the gpt block only; use --analytic for llama"},
-      {{"--tp", "2"}, "field 'tp': the GPU workload measures --tp 1 only; use --analytic for tensor parallelism"},
-      {{"--dtype", "fp16"}, "field 'dtype': the GPU workload runs bf16; --dtype fp16 is for --analytic"},
+      {{"--model", "llama"}, "field '--model': the GPU workload measures the gpt block only; use --analytic for llama"},
+      {{"--tp", "2"}, "field '--tp': the GPU workload measures --tp 1 only; use --analytic for tensor parallelism"},
+      {{"--dtype", "fp16"}, "field '--dtype': the GPU workload runs bf16; --dtype fp16 is for --analytic"},
       {{"--microbatches", "2"},
-       "field 'microbatches': the GPU workload times one microbatch per phase; use --reps for more samples"},
+       "field '--microbatches': the GPU workload times one microbatch per phase; use --reps for more samples"},
       // Options only the analytic model reads: measuring would ignore them.
       {{"--vocab", "50257"},
-       "field 'vocab': the GPU workload measures transformer blocks only; --vocab is for --analytic"},
-      {{"--device", "a100"}, "field 'device': measured times need no throughput model; --device is for --analytic"},
+       "field '--vocab': the GPU workload measures transformer blocks only; --vocab is for --analytic"},
+      {{"--device", "a100"}, "field '--device': measured times need no throughput model; --device is for --analytic"},
       {{"--efficiency", "0.4"},
-       "field 'efficiency': measured times need no throughput model; --efficiency is for --analytic"},
+       "field '--efficiency': measured times need no throughput model; --efficiency is for --analytic"},
       {{"--peak-tflops", "500"},
-       "field 'peak-tflops': measured times need no throughput model; --peak-tflops is for --analytic"}};
+       "field '--peak-tflops': measured times need no throughput model; --peak-tflops is for --analytic"}};
   for (const auto &[args, message] : cases) {
     CAPTURE(message);
     const Run run = profile(args);

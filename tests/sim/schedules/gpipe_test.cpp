@@ -1,6 +1,6 @@
 // GPipe / AFAB (docs/schedules.md): exact op orders and the closed form against the engine.
 #include "sim/schedules/families.h"
-#include "tests/sim/test_support.h"
+#include "tests/sim/schedules/oracle_support.h"
 
 #include <doctest/doctest.h>
 
@@ -10,21 +10,11 @@
 using ppsim::Ticks;
 using ppsim::UniformCosts;
 using ppsim::testing::generate;
+using ppsim::testing::orders;
 using ppsim::testing::run_schedule;
 using ppsim::testing::uniform_input;
 
 namespace {
-
-/// Each device's list as "F(s,j) BW(s,j) ..." strings.
-std::vector<std::string> orders(const ppsim::Schedule &schedule) {
-  std::vector<std::string> rows;
-  for (const auto &ops : schedule.device_ops) {
-    std::string row;
-    for (const ppsim::Op &op : ops) row += (row.empty() ? "" : " ") + ppsim::describe(op);
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 UniformCosts costs(std::int64_t p, std::int64_t m, std::int64_t v, Ticks f, Ticks b, Ticks w, Ticks c) {
   return UniformCosts{f, b, w, f, c, p, m, v, 0, ppsim::RematTiming::early};

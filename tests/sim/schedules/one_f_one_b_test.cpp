@@ -1,7 +1,7 @@
 // 1F1B and 1F1B-split (docs/schedules.md): exact op orders, the warm-up clamp, the closed
 // forms against simulated makespans, and the in-flight count.
 #include "sim/schedules/families.h"
-#include "tests/sim/test_support.h"
+#include "tests/sim/schedules/oracle_support.h"
 
 #include <doctest/doctest.h>
 
@@ -11,20 +11,11 @@
 using ppsim::Ticks;
 using ppsim::UniformCosts;
 using ppsim::testing::generate;
+using ppsim::testing::orders;
 using ppsim::testing::run_schedule;
 using ppsim::testing::uniform_input;
 
 namespace {
-
-std::vector<std::string> orders(const ppsim::Schedule &schedule) {
-  std::vector<std::string> rows;
-  for (const auto &ops : schedule.device_ops) {
-    std::string row;
-    for (const ppsim::Op &op : ops) row += (row.empty() ? "" : " ") + ppsim::describe(op);
-    rows.push_back(row);
-  }
-  return rows;
-}
 
 UniformCosts costs(std::int64_t p, std::int64_t m, Ticks f, Ticks b, Ticks w, Ticks c) {
   return UniformCosts{f, b, w, f, c, p, m, 1, 0, ppsim::RematTiming::early};

@@ -4,9 +4,21 @@
 #include "tests/sim/test_support.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace ppsim::testing {
+
+/// Each device's list as "F(s,j) BW(s,j) ..." strings.
+inline std::vector<std::string> orders(const Schedule &schedule) {
+  std::vector<std::string> rows;
+  for (const auto &ops : schedule.device_ops) {
+    std::string row;
+    for (const Op &op : ops) row += (row.empty() ? "" : " ") + describe(op);
+    rows.push_back(row);
+  }
+  return rows;
+}
 
 /// One per-device metric (start, end, span, busy, idle) of a run, in user time units.
 inline std::vector<double> per_device(const Run &run, Ticks DeviceMetrics::*member) {
