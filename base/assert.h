@@ -19,7 +19,8 @@ public:
 #if PPSIM_CHECKS
 #define PPSIM_ASSERT(condition)                                                                    \
   do {                                                                                             \
-    if (!(condition)) ::ppsim::fail_invariant(#condition, __FILE__, __LINE__);                     \
+    if (!(condition))                                                                              \
+      ::ppsim::fail_invariant(#condition, __FILE__, __LINE__);                                     \
   } while (false)
 #else
 #define PPSIM_ASSERT(condition) ((void)0)

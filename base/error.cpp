@@ -20,7 +20,8 @@ std::string located(const std::string &file, int line, const std::string &field,
 
 std::size_t edit_distance(const std::string &a, const std::string &b) {
   std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     std::size_t diagonal = row[0];
     row[0] = i;
@@ -36,8 +37,8 @@ std::size_t edit_distance(const std::string &a, const std::string &b) {
 } // namespace
 
 Error::Error(std::string file, int line, std::string field, const std::string &sentence)
-    : std::runtime_error(located(file, line, field, sentence)), file_(std::move(file)),
-      line_(line), field_(std::move(field)), sentence_(sentence) {}
+    : std::runtime_error(located(file, line, field, sentence)), file_(std::move(file)), line_(line),
+      field_(std::move(field)), sentence_(sentence) {}
 
 std::string closest_name(const std::string &name, const std::vector<std::string> &candidates) {
   std::string best;
@@ -59,13 +60,15 @@ std::string closest_name(const std::string &name, const std::vector<std::string>
 namespace ppsim {
 
 void fail_invariant(const char *condition, const char *file, int line) {
-  throw InternalError(fmt::format("internal invariant '{}' failed at {}:{}", condition, file, line));
+  throw InternalError(
+      fmt::format("internal invariant '{}' failed at {}:{}", condition, file, line));
 }
 
-std::string unknown_name(std::string_view what, const std::string &name, const std::vector<std::string> &candidates,
-                         std::string_view otherwise) {
+std::string unknown_name(std::string_view what, const std::string &name,
+                         const std::vector<std::string> &candidates, std::string_view otherwise) {
   const std::string suggestion = closest_name(name, candidates);
-  if (suggestion.empty()) return fmt::format("unknown {} '{}'{}", what, name, otherwise);
+  if (suggestion.empty())
+    return fmt::format("unknown {} '{}'{}", what, name, otherwise);
   return fmt::format("unknown {} '{}', did you mean '{}'?", what, name, suggestion);
 }
 

@@ -35,7 +35,8 @@ std::string closest_name(const std::string &name, const std::vector<std::string>
 /// The one sentence for a name that is not one of `candidates`: "unknown WHAT 'name', did you
 /// mean 'x'?" when one is close, else "unknown WHAT 'name'" followed by `otherwise` (a hint such
 /// as " (see 'ppsim schedules')"; empty: nothing).
-std::string unknown_name(std::string_view what, const std::string &name, const std::vector<std::string> &candidates,
+std::string unknown_name(std::string_view what, const std::string &name,
+                         const std::vector<std::string> &candidates,
                          std::string_view otherwise = "");
 
 } // namespace ppsim

@@ -17,18 +17,22 @@ void run_on_threads(unsigned threads, const std::function<void()> &worker) {
       worker();
     } catch (...) {
       const std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
+      if (!failure)
+        failure = std::current_exception();
     }
   };
   std::vector<std::thread> pool;
   try {
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(guarded);
+    for (unsigned t = 1; t < threads; ++t)
+      pool.emplace_back(guarded);
   } catch (...) {
     // Out of threads (a limit, or memory): the ones started share the work.
   }
   guarded();
-  for (std::thread &thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
+  for (std::thread &thread : pool)
+    thread.join();
+  if (failure)
+    std::rethrow_exception(failure);
 }
 
 } // namespace ppsim

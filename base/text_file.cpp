@@ -1,4 +1,5 @@
 #include "base/text_file.h"
+#include "base/index.h"
 
 #include "base/error.h"
 
@@ -14,7 +15,8 @@ std::string read_text_file(const std::string &path, std::string_view what) {
     throw Error(path, 0, "", fmt::format("is a directory, not a {}", what));
   }
   std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(path, 0, "", fmt::format("cannot open the {}", what));
+  if (!file)
+    throw Error(path, 0, "", fmt::format("cannot open the {}", what));
   // Read in blocks up to the limit, so that /dev/zero or a wrong multi-gigabyte file is refused
   // in one line instead of filling memory.
   std::string text;
@@ -23,19 +25,23 @@ std::string read_text_file(const std::string &path, std::string_view what) {
     const std::size_t had = text.size();
     text.resize(had + kBlock);
     file.read(text.data() + had, static_cast<std::streamsize>(kBlock));
-    text.resize(had + static_cast<std::size_t>(file.gcount()));
+    text.resize(had + at(file.gcount()));
     if (text.size() > kMaxInputFileBytes) {
-      throw Error(path, 0, "", fmt::format("the {} is larger than {} MiB, the most ppsim reads", what,
-                                           kMaxInputFileBytes >> 20));
+      throw Error(path, 0, "",
+                  fmt::format("the {} is larger than {} MiB, the most ppsim reads", what,
+                              kMaxInputFileBytes >> 20));
     }
-    if (file.bad()) throw Error(path, 0, "", fmt::format("cannot read the {}", what));
-    if (!file) break;
+    if (file.bad())
+      throw Error(path, 0, "", fmt::format("cannot read the {}", what));
+    if (!file)
+      break;
   }
   return text;
 }
 
 std::string resolve_path(const std::string &path, const std::string &base_directory) {
-  if (path.empty() || base_directory.empty() || std::filesystem::path(path).is_absolute()) return path;
+  if (path.empty() || base_directory.empty() || std::filesystem::path(path).is_absolute())
+    return path;
   return (std::filesystem::path(base_directory) / path).lexically_normal().string();
 }
 
@@ -45,7 +51,8 @@ std::string parent_directory(const std::string &path) {
 
 std::string_view trim(std::string_view text, std::string_view characters) {
   const std::size_t first = text.find_first_not_of(characters);
-  if (first == std::string_view::npos) return {};
+  if (first == std::string_view::npos)
+    return {};
   return text.substr(first, text.find_last_not_of(characters) - first + 1);
 }
 

@@ -1,4 +1,5 @@
 #include "base/time.h"
+#include "base/index.h"
 
 #include "base/decimal.h"
 
@@ -78,7 +79,8 @@ Ticks TimeScale::to_ticks(Rational value) const {
   const long double units =
       static_cast<long double>(value.numerator) / static_cast<long double>(value.denominator);
   const long double ticks = units * ticks_per_unit;
-  if (!(std::fabs(ticks) < 0x1p62L)) throw std::overflow_error("duration beyond 2^62 ticks");
+  if (!(std::fabs(ticks) < 0x1p62L))
+    throw std::overflow_error("duration beyond 2^62 ticks");
   return Ticks{static_cast<std::int64_t>(std::llround(ticks))};
 }
 
@@ -95,7 +97,8 @@ __extension__ using UInt128 = unsigned __int128;
 // Integer arithmetic only, so values past 2^53 ticks print exactly (docs/model.md, "Time").
 std::string round_decimal(std::int64_t ticks, std::int64_t scale, int decimals) {
   const bool negative = ticks < 0;
-  const UInt128 magnitude = negative ? static_cast<UInt128>(-Int128{ticks}) : static_cast<UInt128>(ticks);
+  const UInt128 magnitude =
+      negative ? static_cast<UInt128>(-Int128{ticks}) : static_cast<UInt128>(ticks);
   const auto unit = static_cast<UInt128>(scale);
   auto whole = static_cast<std::uint64_t>(magnitude / unit);
   UInt128 rest = magnitude % unit;
@@ -105,45 +108,52 @@ std::string round_decimal(std::int64_t ticks, std::int64_t scale, int decimals) 
     fraction += static_cast<char>('0' + static_cast<int>(rest / unit));
     rest %= unit;
   }
-  if (rest * 2 >= unit) {  // round half away from zero, carrying through the fraction
+  if (rest * 2 >= unit) { // round half away from zero, carrying through the fraction
     int i = decimals - 1;
-    for (; i >= 0 && fraction[static_cast<std::size_t>(i)] == '9'; --i) fraction[static_cast<std::size_t>(i)] = '0';
+    for (; i >= 0 && fraction[at(i)] == '9'; --i)
+      fraction[at(i)] = '0';
     if (i >= 0) {
-      ++fraction[static_cast<std::size_t>(i)];
+      ++fraction[at(i)];
     } else {
       ++whole;
     }
   }
   std::string text = fmt::format("{}{}", negative ? "-" : "", whole);
-  if (decimals > 0) text += "." + fraction;
+  if (decimals > 0)
+    text += "." + fraction;
   return text;
 }
 
 // floor(log10(|t / scale|)) for t != 0, exactly.
 int decimal_magnitude(std::int64_t ticks, std::int64_t scale) {
-  const UInt128 magnitude = ticks < 0 ? static_cast<UInt128>(-Int128{ticks}) : static_cast<UInt128>(ticks);
+  const UInt128 magnitude =
+      ticks < 0 ? static_cast<UInt128>(-Int128{ticks}) : static_cast<UInt128>(ticks);
   const auto unit = static_cast<UInt128>(scale);
   if (magnitude >= unit) {
     int digits = 0;
-    for (UInt128 whole = magnitude / unit; whole >= 10; whole /= 10) ++digits;
+    for (UInt128 whole = magnitude / unit; whole >= 10; whole /= 10)
+      ++digits;
     return digits;
   }
   int zeros = 0;
-  for (UInt128 rest = magnitude; rest < unit; rest *= 10) --zeros;
+  for (UInt128 rest = magnitude; rest < unit; rest *= 10)
+    --zeros;
   return zeros;
 }
 
 std::string strip_zeros(std::string text) {
   if (text.find('.') != std::string::npos) {
     text.erase(text.find_last_not_of('0') + 1);
-    if (text.back() == '.') text.pop_back();
+    if (text.back() == '.')
+      text.pop_back();
   }
   return text == "-0" ? "0" : text;
 }
 
 // `significant` digits, never fewer than the integer part, no exponent, no trailing zeros.
 std::string round_significant(std::int64_t ticks, std::int64_t scale, int significant) {
-  if (ticks == 0) return "0";
+  if (ticks == 0)
+    return "0";
   const int decimals = std::max(0, significant - 1 - decimal_magnitude(ticks, scale));
   return strip_zeros(round_decimal(ticks, scale, decimals));
 }
@@ -154,8 +164,14 @@ int finite_decimals(std::int64_t ticks, std::int64_t scale) {
   std::int64_t reduced = scale / std::gcd(ticks, scale);
   int twos = 0;
   int fives = 0;
-  while (reduced % 2 == 0) { reduced /= 2; ++twos; }
-  while (reduced % 5 == 0) { reduced /= 5; ++fives; }
+  while (reduced % 2 == 0) {
+    reduced /= 2;
+    ++twos;
+  }
+  while (reduced % 5 == 0) {
+    reduced /= 5;
+    ++fives;
+  }
   return reduced == 1 ? std::max(twos, fives) : -1;
 }
 
@@ -168,7 +184,8 @@ std::string TimeScale::format(Ticks t) const {
   // at most 2^40), from the integer ticks: never through a double.
   if (exact) {
     const int decimals = finite_decimals(t.count(), ticks_per_unit);
-    if (decimals >= 0) return round_decimal(t.count(), ticks_per_unit, decimals);
+    if (decimals >= 0)
+      return round_decimal(t.count(), ticks_per_unit, decimals);
     return round_significant(t.count(), ticks_per_unit, 9);
   }
   return fmt::format("{:.9g}", to_units(t));
@@ -177,8 +194,10 @@ std::string TimeScale::format(Ticks t) const {
 std::string TimeScale::json(Ticks t) const {
   if (exact) {
     const int decimals = finite_decimals(t.count(), ticks_per_unit);
-    if (decimals >= 0) return round_decimal(t.count(), ticks_per_unit, decimals);
-    if (beyond_double(t)) return round_significant(t.count(), ticks_per_unit, 17);
+    if (decimals >= 0)
+      return round_decimal(t.count(), ticks_per_unit, decimals);
+    if (beyond_double(t))
+      return round_significant(t.count(), ticks_per_unit, 17);
   }
   return fmt::format("{}", to_units(t));
 }
@@ -186,7 +205,8 @@ std::string TimeScale::json(Ticks t) const {
 std::string TimeScale::readable(Ticks t) const {
   // Below 2^53 ticks the double's integer part is exact; past it, round the exact value the same
   // way format_readable does (4 significant digits, never fewer than the integer part).
-  if (!beyond_double(t)) return format_readable(to_units(t));
+  if (!beyond_double(t))
+    return format_readable(to_units(t));
   const int decimals = std::clamp(3 - decimal_magnitude(t.count(), ticks_per_unit), 0, 9);
   return strip_zeros(round_decimal(t.count(), ticks_per_unit, decimals));
 }

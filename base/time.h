@@ -20,8 +20,14 @@ public:
   /// The raw tick count (for arithmetic outside this class, printing and hashing).
   [[nodiscard]] constexpr std::int64_t count() const { return count_; }
 
-  constexpr Ticks &operator+=(Ticks other) { count_ += other.count_; return *this; }
-  constexpr Ticks &operator-=(Ticks other) { count_ -= other.count_; return *this; }
+  constexpr Ticks &operator+=(Ticks other) {
+    count_ += other.count_;
+    return *this;
+  }
+  constexpr Ticks &operator-=(Ticks other) {
+    count_ -= other.count_;
+    return *this;
+  }
   friend constexpr Ticks operator+(Ticks a, Ticks b) { return Ticks{a.count_ + b.count_}; }
   friend constexpr Ticks operator-(Ticks a, Ticks b) { return Ticks{a.count_ - b.count_}; }
   friend constexpr Ticks operator*(std::int64_t k, Ticks a) { return Ticks{k * a.count_}; }
@@ -57,8 +63,8 @@ struct TimeScale {
   [[nodiscard]] Ticks to_ticks(Rational value) const;
   /// The value in user units, for printing and JSON only.
   [[nodiscard]] double to_units(Ticks t) const;
-  /// Every digit of the exact decimal when the value has one (from the integer ticks, never through a
-  /// double), else 9 significant digits and never fewer than the integer part.
+  /// Every digit of the exact decimal when the value has one (from the integer ticks, never through
+  /// a double), else 9 significant digits and never fewer than the integer part.
   [[nodiscard]] std::string format(Ticks t) const;
   /// A JSON number: as format, but 17 significant digits for a value with no finite decimal.
   [[nodiscard]] std::string json(Ticks t) const;

@@ -3,6 +3,7 @@
 // microbatches (near-linear); the rotor DP for 64 layers and 500 memory slots (target < 1 s);
 // the partition DP on 1000 and 10 000 layers (target: seconds). Figures and commands:
 // docs/performance.md, section Rematerialization.
+#include "base/index.h"
 #include "remat/baselines.h"
 #include "remat/partition.h"
 #include "remat/rotor.h"
@@ -55,7 +56,7 @@ void BM_greedy_plan(benchmark::State &state) {
   std::size_t recomputed = 0;
   for (auto _ : state) {
     const std::optional<RematPlan> plan = greedy_plan(scenario, base);
-    recomputed = plan ? static_cast<std::size_t>(plan->recompute_count()) : 0;
+    recomputed = plan ? ppsim::at(plan->recompute_count()) : 0;
     benchmark::DoNotOptimize(recomputed);
   }
   state.counters["recomputed_ops"] = static_cast<double>(recomputed);
@@ -79,7 +80,7 @@ void BM_rotor(benchmark::State &state) {
     a.btmp.push_back(size(rng) / 4);
   }
   for (int l = 0; l <= n; ++l)
-    a.xbar.push_back(a.x[static_cast<std::size_t>(l)] + 2 * size(rng));
+    a.xbar.push_back(a.x[ppsim::at(l)] + 2 * size(rng));
   const rotor::Chain chain = rotor::single_option_chain(a);
   for (auto _ : state) {
     const rotor::Table table(chain, slots);
@@ -140,5 +141,9 @@ BENCHMARK(BM_stage_remat_ilp_zb_h2)
     ->Arg(6)
     ->Unit(benchmark::kSecond)
     ->Iterations(1);
-BENCHMARK(BM_greedy_plan)->RangeMultiplier(4)->Range(64, 4096)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK(BM_greedy_plan)
+    ->RangeMultiplier(4)
+    ->Range(64, 4096)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
 BENCHMARK(BM_rotor)->Args({64, 500})->Unit(benchmark::kMillisecond);

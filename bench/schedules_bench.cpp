@@ -5,6 +5,7 @@
 // The scenario is built outside the timed region; each iteration runs the generator alone.
 // BM_v_auto's second argument is the thread count (0 = all cores).
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/scenario_builder.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/registry.h"
@@ -54,7 +55,7 @@ BENCHMARK(BM_v_half)->Args({8, 64})->Args({16, 64})->Unit(benchmark::kMillisecon
 // schedules cannot meet: each must refuse (or generate) in time about linear in its op count
 // (issue 16; zb-v-greedy once spun for 25 s here).
 void BM_impossible_cap(benchmark::State &state) {
-  const ScheduleInfo &info = schedule_registry()[static_cast<std::size_t>(state.range(0))];
+  const ScheduleInfo &info = schedule_registry()[ppsim::at(state.range(0))];
   ScenarioInput input;
   input.devices = 4;
   input.microbatches = 16;
@@ -72,7 +73,9 @@ void BM_impossible_cap(benchmark::State &state) {
     }
   }
 }
-BENCHMARK(BM_impossible_cap)->DenseRange(0, static_cast<int>(ppsim::schedule_registry().size()) - 1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_impossible_cap)
+    ->DenseRange(0, static_cast<int>(ppsim::schedule_registry().size()) - 1)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_v_auto(benchmark::State &state) {
   const int p = static_cast<int>(state.range(0));

@@ -6,10 +6,10 @@
 //   const ppsim::BoundsReport report =
 //       ppsim::compute_bounds(scenario, ppsim::bounds_options_for(find_schedule("1f1b")));
 //   double gap = ppsim::makespan_gap(simulation.metrics.makespan, report);
+#include "base/time.h"
 #include "bounds/lower_bounds.h"
 #include "sim/scenario.h"
 #include "sim/schedules/registry.h"
-#include "base/time.h"
 
 #include <optional>
 #include <string>
@@ -35,7 +35,7 @@ struct NamedBound {
 };
 
 struct BoundsReport {
-  BackwardForm backward = BackwardForm::fused;  ///< the form of the schedules the bounds are for
+  BackwardForm backward = BackwardForm::fused; ///< the form of the schedules the bounds are for
   std::vector<NamedBound> lower_bounds; ///< in the order above; LB3* only for split schedules
   Ticks best_lower_bound;               ///< max of the makespan bounds
   std::optional<Ticks> closed_form;     ///< makespan of the schedule by its closed form

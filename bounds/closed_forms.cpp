@@ -1,6 +1,7 @@
 // Closed forms (docs/bounds.md, "Closed forms"): each schedule's formula is a fact of its registry
 // entry, written beside its generator; this evaluates it on scenarios whose stages are alike. The
-// validity ranges are those the tests confirm against simulation (tests/bounds/closed_forms_test.cpp).
+// validity ranges are those the tests confirm against simulation
+// (tests/bounds/closed_forms_test.cpp).
 #include "bounds/closed_forms.h"
 
 #include "sim/schedules/registry.h"
@@ -48,8 +49,9 @@ std::optional<Ticks> closed_form_makespan(const Scenario &scenario, std::string_
   const std::optional<Uniform> u = uniform_costs(scenario);
   if (!info || !info->closed_form || !u || scenario.pipes != 1)
     return std::nullopt;
-  return info->closed_form(UniformCosts{u->f, u->b, u->w, u->r, u->c, scenario.devices, scenario.microbatches,
-                                        scenario.chunks, group_size, scenario.remat_timing});
+  return info->closed_form(UniformCosts{u->f, u->b, u->w, u->r, u->c, scenario.devices,
+                                        scenario.microbatches, scenario.chunks, group_size,
+                                        scenario.remat_timing});
 }
 
 } // namespace ppsim

@@ -1,8 +1,8 @@
 #pragma once
-// Makespan closed forms of the standard schedules (docs/bounds.md, "Closed forms"), used as regression checks
-// and printed by `ppsim bounds` next to the lower bounds.
-#include "sim/scenario.h"
+// Makespan closed forms of the standard schedules (docs/bounds.md, "Closed forms"), used as
+// regression checks and printed by `ppsim bounds` next to the lower bounds.
 #include "base/time.h"
+#include "sim/scenario.h"
 
 #include <optional>
 #include <string_view>

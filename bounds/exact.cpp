@@ -3,15 +3,16 @@
 // docs/bounds.md, "Model and assumptions (all bounds)" and the horizon H (makespan of the best
 // registered schedule).
 #include "bounds/exact.h"
+#include "base/index.h"
 
-#include "bounds/analyzer.h"
 #include "base/assert.h"
 #include "base/error.h"
+#include "bounds/analyzer.h"
+#include "sim/memory.h"
 #include "sim/metrics.h"
 #include "sim/placement.h"
 #include "sim/schedules/registry.h"
 #include "solver/milp.h"
-#include "sim/memory.h"
 
 #include <fmt/format.h>
 
@@ -22,8 +23,6 @@
 
 namespace ppsim {
 namespace {
-
-std::size_t at(int index) { return static_cast<std::size_t>(index); }
 
 /// One op of the ILP with its start window (ticks) and its first z variable.
 struct IlpOp {
@@ -104,7 +103,8 @@ bool cap_can_bind(const Scenario &scenario) {
   for (int s = 0; s < scenario.stage_count(); ++s)
     all_resident[at(scenario.stage_device[at(s)])] +=
         scenario.microbatches * scenario.activations.stages[at(s)].stored;
-  return over_cap(*std::max_element(all_resident.begin(), all_resident.end()), *scenario.activations.cap);
+  return over_cap(*std::max_element(all_resident.begin(), all_resident.end()),
+                  *scenario.activations.cap);
 }
 
 /// Builds, solves and decodes the ILP.
@@ -135,7 +135,8 @@ public:
     } catch (const BuildDeadline &) {
       return {};
     }
-    const double remaining = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    const double remaining =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
     return solver::solve(model_, {.time_limit_seconds = std::max(0.0, remaining)});
   }
 
@@ -340,7 +341,8 @@ private:
 
   struct BuildDeadline {};
   void check_deadline() const {
-    if (std::chrono::steady_clock::now() >= deadline_) throw BuildDeadline{};
+    if (std::chrono::steady_clock::now() >= deadline_)
+      throw BuildDeadline{};
   }
 
   void add_device_capacity() {

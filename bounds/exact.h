@@ -3,10 +3,10 @@
 // CBC through solver/milp.h, seeded with the best registered schedule as horizon. It exists to
 // validate the bounds and the schedules (`ppsim optimal`), so it refuses instances past a size
 // limit.
+#include "base/time.h"
 #include "bounds/lower_bounds.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
-#include "base/time.h"
 
 #include <cstdint>
 #include <string>

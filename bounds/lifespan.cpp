@@ -1,6 +1,7 @@
 // Lifespan predictor (docs/bounds.md, "Lifespan memory predictor"): measure one microbatch in the
 // middle of the run.
 #include "bounds/lifespan.h"
+#include "base/index.h"
 
 #include "base/error.h"
 #include "sim/op_locator.h"
@@ -27,8 +28,8 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 /// Number of integers k with start + kT <= t < end + kT and first <= k <= last: copies of the
 /// residency, shifted by whole periods, that cover tick t, counting only the microbatches that
 /// exist (the reference shifted by k is microbatch reference + k).
-std::int64_t copies_at(const Residency &part, std::int64_t t, std::int64_t period, std::int64_t first,
-                       std::int64_t last) {
+std::int64_t copies_at(const Residency &part, std::int64_t t, std::int64_t period,
+                       std::int64_t first, std::int64_t last) {
   const std::int64_t low = std::max(first, floor_div(t - part.end, period) + 1);
   const std::int64_t high = std::min(last, floor_div(t - part.start, period));
   return std::max<std::int64_t>(0, high - low + 1);
@@ -44,9 +45,10 @@ Ticks stable_period(const OpLocator &locator, const Result &timing, int microbat
     const std::int32_t next = locator.find(OpRef{OpKind::forward, 0, j + 1});
     if (first == OpLocator::kAbsent || next == OpLocator::kAbsent)
       throw Error("the lifespan predictor needs the forwards of stage 0");
-    gaps.push_back(timing.start[static_cast<std::size_t>(next)] - timing.start[static_cast<std::size_t>(first)]);
+    gaps.push_back(timing.start[at(next)] - timing.start[at(first)]);
   }
-  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2), gaps.end());
+  std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2),
+                   gaps.end());
   return gaps[gaps.size() / 2];
 }
 
@@ -69,10 +71,10 @@ MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedu
                             "than the previous ones",
                             schedule.name));
   const std::int64_t period = prediction.period.count();
-  std::vector<std::vector<Residency>> parts(static_cast<std::size_t>(scenario.devices));
+  std::vector<std::vector<Residency>> parts(at(scenario.devices));
   const int reference = prediction.reference_microbatch;
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    const StageMemory &memory = scenario.activations.stages[static_cast<std::size_t>(s)];
+    const StageMemory &memory = scenario.activations.stages[at(s)];
     std::int32_t allocating = entry(OpKind::recompute_forward, s, reference);
     if (allocating == OpLocator::kAbsent)
       allocating = entry(OpKind::forward, s, reference);
@@ -88,13 +90,10 @@ MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedu
                               "microbatch {}",
                               s, reference));
     // Sub-ops of an overlapped op (OV) share its start and end.
-    const std::int64_t start = timing.start[static_cast<std::size_t>(allocating)].count();
-    std::vector<Residency> &device =
-        parts[static_cast<std::size_t>(scenario.stage_device[static_cast<std::size_t>(s)])];
-    device.push_back({start, timing.end[static_cast<std::size_t>(unstash)].count(),
-                      memory.stored - memory.kept_after_b});
-    device.push_back(
-        {start, timing.end[static_cast<std::size_t>(stash)].count(), memory.kept_after_b});
+    const std::int64_t start = timing.start[at(allocating)].count();
+    std::vector<Residency> &device = parts[at(scenario.stage_device[at(s)])];
+    device.push_back({start, timing.end[at(unstash)].count(), memory.stored - memory.kept_after_b});
+    device.push_back({start, timing.end[at(stash)].count(), memory.kept_after_b});
   }
   // Copies k of the reference microbatch r exist for r + k in [0, m).
   const std::int64_t first_copy = -reference;
@@ -103,13 +102,15 @@ MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedu
     double bound = 0, peak = 0;
     for (const Residency &part : device) {
       if (part.end > part.start)
-        bound += part.size * static_cast<double>(std::min<std::int64_t>((part.end - part.start + period - 1) / period, m));
+        bound += part.size * static_cast<double>(std::min<std::int64_t>(
+                                 (part.end - part.start + period - 1) / period, m));
       // The periodic count only rises where some existing copy starts: its maximum is at one.
       for (std::int64_t k = first_copy; k <= last_copy; ++k) {
         const std::int64_t t = part.start + k * period;
         double resident = 0;
         for (const Residency &other : device)
-          resident += other.size * static_cast<double>(copies_at(other, t, period, first_copy, last_copy));
+          resident +=
+              other.size * static_cast<double>(copies_at(other, t, period, first_copy, last_copy));
         peak = std::max(peak, resident);
       }
     }

@@ -7,10 +7,10 @@
 // amount at time t of a schedule whose every microbatch repeats the measured one shifted by kT,
 // maximized over t; it is what the stable phase of a periodic schedule reaches, and is below the
 // sum of ceilings when the parts of a device (two V chunks) do not peak at the same phase.
+#include "base/time.h"
 #include "sim/engine.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
-#include "base/time.h"
 
 #include <vector>
 

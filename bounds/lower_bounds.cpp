@@ -2,6 +2,7 @@
 // [earliest first start, makespan - shortest tail] that must contain the device's work and,
 // divided by the cap, its memory-time integral.
 #include "bounds/lower_bounds.h"
+#include "base/index.h"
 
 #include "base/assert.h"
 #include "sim/memory.h"
@@ -13,8 +14,6 @@
 
 namespace ppsim {
 namespace {
-
-std::size_t at(int index) { return static_cast<std::size_t>(index); }
 
 Ticks full_backward(const StageCosts &costs, BackwardForm form) {
   return form == BackwardForm::fused ? costs.backward_input + costs.backward_weight

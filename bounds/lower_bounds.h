@@ -9,8 +9,8 @@
 // F(s,j) to the end of its backward) or recomputed (resident from the start of R(s,j)), and any
 // schedule may choose per (s,j). Every value is in ticks and rounded up: all durations are whole
 // ticks, so every ASAP makespan is too.
-#include "sim/scenario.h"
 #include "base/time.h"
+#include "sim/scenario.h"
 
 #include <optional>
 #include <span>

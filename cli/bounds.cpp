@@ -4,12 +4,12 @@
 // --predict-memory the lifespan predictor beside the simulated peaks (docs/bounds.md, "Lifespan
 // memory predictor").
 #include "cli/commands.h"
-#include "run/prepare.h"
 #include "cli/scenario_options.h"
+#include "run/prepare.h"
 
+#include "base/error.h"
 #include "bounds/analyzer.h"
 #include "bounds/lifespan.h"
-#include "base/error.h"
 #include "sim/io/report.h"
 #include "sim/metrics.h"
 
@@ -77,9 +77,9 @@ std::string bounds_text(const Scenario &scenario, const std::string &schedule,
                       report.closed_form ? scale.readable(*report.closed_form)
                                          : std::string("none for this schedule and scenario"));
   if (peaks) {
-    text +=
-        fmt::format("memory prediction (period {}, microbatch {}):\n",
-                    scale.readable(peaks->prediction.period), peaks->prediction.reference_microbatch);
+    text += fmt::format("memory prediction (period {}, microbatch {}):\n",
+                        scale.readable(peaks->prediction.period),
+                        peaks->prediction.reference_microbatch);
     text += "  device  predicted  lifespan bound  simulated\n";
     for (std::size_t g = 0; g < peaks->simulated.size(); ++g)
       text += fmt::format("  {:<6}  {:<9}  {:<14}  {}\n", g, peaks->prediction.predicted_peak[g],
@@ -92,12 +92,12 @@ std::string bounds_text(const Scenario &scenario, const std::string &schedule,
 
 int run_bounds(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim bounds [SCENARIO.toml] [options]");
-  options.add_options()(
-      "format", po::value<std::string>()->default_value("text"), "text or json")(
+  options.add_options()("format", po::value<std::string>()->default_value("text"), "text or json")(
       "predict-memory", po::bool_switch(),
       "simulate the schedule and compare the lifespan memory predictor with its peaks");
   const auto parsed = parse_scenario_command(args, options, out);
-  if (!parsed) return kOk;
+  if (!parsed)
+    return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "json"});
 

@@ -1,12 +1,13 @@
 // `ppsim checkpoint`: which layers of a pipeline stage to store, store selectively, checkpoint
 // or recompute, from a per-layer cost file (rotor DP, docs/remat.md "ppsim checkpoint").
+#include "base/index.h"
 #include "cli/commands.h"
-#include "costs/stage_sums.h"
 #include "cli/scenario_options.h"
+#include "costs/stage_sums.h"
 
-#include "remat/stage_checkpoint.h"
-#include "base/error.h"
 #include "base/decimal.h"
+#include "base/error.h"
+#include "remat/stage_checkpoint.h"
 #include "sim/io/scenario_toml.h"
 
 #include <fmt/format.h>
@@ -20,11 +21,13 @@ namespace po = boost::program_options;
 namespace {
 
 std::vector<int> layer_counts(const po::variables_map &values, std::size_t layers) {
-  if (!values.count("layers-per-stage")) return even_layer_counts(layers, values["stages"].as<int>());
+  if (!values.count("layers-per-stage"))
+    return even_layer_counts(layers, values["stages"].as<int>());
   // The scenario field model.layers_per_stage reads the list, with its own checks and errors.
   ScenarioInput parsed;
   set_scenario_field_from_text(parsed, "model.layers_per_stage",
-                               "[" + values["layers-per-stage"].as<std::string>() + "]", {"", 0, "--layers-per-stage"});
+                               "[" + values["layers-per-stage"].as<std::string>() + "]",
+                               {"", 0, "--layers-per-stage"});
   const std::vector<int> &counts = parsed.layers_per_stage;
   const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   if (total != layers)
@@ -35,7 +38,8 @@ std::vector<int> layer_counts(const po::variables_map &values, std::size_t layer
 
 std::string actions_text(const std::vector<LayerAction> &actions) {
   std::string text;
-  for (const LayerAction action : actions) text += static_cast<char>(action);
+  for (const LayerAction action : actions)
+    text += static_cast<char>(action);
   return text;
 }
 
@@ -51,16 +55,19 @@ std::string option_row(const CheckpointOption &option, double fastest_ms) {
 } // namespace
 
 int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) {
-  po::options_description options("ppsim checkpoint COSTS [--stages P | --layers-per-stage A,B,..] [options]");
+  po::options_description options(
+      "ppsim checkpoint COSTS [--stages P | --layers-per-stage A,B,..] [options]");
   options.add_options()("help,h", "show this help")(
       "costs", po::value<std::string>()->value_name("COSTS"), "per-layer cost file (CSV or JSON)")(
       "stages", po::value<int>()->default_value(1), "split the layers evenly into P stages")(
-      "layers-per-stage", po::value<std::string>()->value_name("A,B,.."), "consecutive layers per stage")(
-      "stage", po::value<int>()->value_name("K"), "only stage K (default: every stage)")(
+      "layers-per-stage", po::value<std::string>()->value_name("A,B,.."),
+      "consecutive layers per stage")("stage", po::value<int>()->value_name("K"),
+                                      "only stage K (default: every stage)")(
       "memory", po::value<std::string>()->value_name("SIZE"),
-      "per-microbatch memory of the stage (e.g. 2GiB): the plan at that level; default: the whole front")(
-      "slots", po::value<int>()->default_value(500), "memory discretisation of the DP")(
-      "no-selective", po::bool_switch(), "record layers whole only, even where selective bytes are measured")(
+      "per-microbatch memory of the stage (e.g. 2GiB): the plan at that level; default: the whole "
+      "front")("slots", po::value<int>()->default_value(500), "memory discretisation of the DP")(
+      "no-selective", po::bool_switch(),
+      "record layers whole only, even where selective bytes are measured")(
       "levels", po::value<int>()->value_name("N"),
       "only the N checkpoint levels `remat --checkpoint-levels N` offers the ILP, numbered");
   po::positional_options_description positional;
@@ -74,50 +81,64 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
         << "input kept, recomputed) or R (recomputed from an earlier checkpoint).\n";
     return kOk;
   }
-  if (!values.count("costs")) throw Error("", 0, "COSTS", "give a per-layer cost file");
+  if (!values.count("costs"))
+    throw Error("", 0, "COSTS", "give a per-layer cost file");
   const int slots = values["slots"].as<int>();
   // The DP table holds (slots + 1)(layers + 1)^2 entries of 12 bytes.
-  if (slots < 1 || slots > 5000) throw Error("", 0, "--slots", fmt::format("expected 1 to 5000 slots, got {}", slots));
+  if (slots < 1 || slots > 5000)
+    throw Error("", 0, "--slots", fmt::format("expected 1 to 5000 slots, got {}", slots));
   if (values["stages"].as<int>() < 1)
-    throw Error("", 0, "--stages", fmt::format("expected at least 1 stage, got {}", values["stages"].as<int>()));
+    throw Error("", 0, "--stages",
+                fmt::format("expected at least 1 stage, got {}", values["stages"].as<int>()));
   std::optional<double> memory;
   if (values.count("memory")) {
     const std::string text = values["memory"].as<std::string>();
     memory = parse_byte_size(text);
     if (!memory || !(*memory > 0))
-      throw Error("", 0, "--memory", fmt::format("expected a byte size such as 2GiB, got \"{}\"", text));
+      throw Error("", 0, "--memory",
+                  fmt::format("expected a byte size such as 2GiB, got \"{}\"", text));
   }
   const CostFile costs = read_cost_file(values["costs"].as<std::string>());
   const std::vector<int> counts = layer_counts(values, costs.rows.size());
-  if (values.count("stage") && (values["stage"].as<int>() < 0 || values["stage"].as<int>() >= static_cast<int>(counts.size())))
-    throw Error("", 0, "--stage", fmt::format("expected a stage in 0..{}, got {}", counts.size() - 1, values["stage"].as<int>()));
+  if (values.count("stage") && (values["stage"].as<int>() < 0 ||
+                                values["stage"].as<int>() >= static_cast<int>(counts.size())))
+    throw Error("", 0, "--stage",
+                fmt::format("expected a stage in 0..{}, got {}", counts.size() - 1,
+                            values["stage"].as<int>()));
   const bool selective = !values["no-selective"].as<bool>();
   const int levels = values.count("levels") ? values["levels"].as<int>() : 0;
   if (values.count("levels") && (levels < 1 || levels > kMaxCheckpointLevels))
-    throw Error("", 0, "--levels", fmt::format("expected 1 to {} levels, got {}", kMaxCheckpointLevels, levels));
-  if (values.count("levels") && (memory || values["no-selective"].as<bool>() || values["slots"].as<int>() != 500))
-    throw Error("", 0, "--levels", "the levels are the ILP's: give them without --memory, --no-selective or --slots");
+    throw Error("", 0, "--levels",
+                fmt::format("expected 1 to {} levels, got {}", kMaxCheckpointLevels, levels));
+  if (values.count("levels") &&
+      (memory || values["no-selective"].as<bool>() || values["slots"].as<int>() != 500))
+    throw Error("", 0, "--levels",
+                "the levels are the ILP's: give them without --memory, --no-selective or --slots");
 
   // Everything is computed before anything is printed: an error leaves no partial table.
   std::string report;
   std::size_t first = 0;
-  for (std::size_t s = 0; s < counts.size(); first += static_cast<std::size_t>(counts[s]), ++s) {
-    if (values.count("stage") && static_cast<int>(s) != values["stage"].as<int>()) continue;
+  for (std::size_t s = 0; s < counts.size(); first += at(counts[s]), ++s) {
+    if (values.count("stage") && static_cast<int>(s) != values["stage"].as<int>())
+      continue;
     const std::vector<CostRow> layers(costs.rows.begin() + static_cast<std::ptrdiff_t>(first),
-                                      costs.rows.begin() + static_cast<std::ptrdiff_t>(first) + counts[s]);
+                                      costs.rows.begin() + static_cast<std::ptrdiff_t>(first) +
+                                          counts[s]);
     const CheckpointOption whole = store_everything(layers);
     if (!(whole.peak_bytes > 0)) {
-      throw Error(values["costs"].as<std::string>(), 0, "",
-                  fmt::format("stage {} has no activation sizes (input_bytes, activation_bytes_full): "
-                              "nothing to checkpoint",
-                              s));
+      throw Error(
+          values["costs"].as<std::string>(), 0, "",
+          fmt::format("stage {} has no activation sizes (input_bytes, activation_bytes_full): "
+                      "nothing to checkpoint",
+                      s));
     }
     const double fastest = whole.forward_ms + whole.backward_ms;
-    report += fmt::format("stage {}: layers {}-{}; storing everything takes F {} + B {} ms and peaks at {}\n", s,
-                       first, first + layers.size() - 1, format_readable(whole.forward_ms),
-                       format_readable(whole.backward_ms), format_bytes(whole.peak_bytes));
-    report += fmt::format("{}{:>12} {:>10} {:>10} {:>12} {:>8}  {}\n", levels > 0 ? "level " : "", "peak", "F ms",
-                          "B ms", "kept F->B", "time", "layers");
+    report += fmt::format(
+        "stage {}: layers {}-{}; storing everything takes F {} + B {} ms and peaks at {}\n", s,
+        first, first + layers.size() - 1, format_readable(whole.forward_ms),
+        format_readable(whole.backward_ms), format_bytes(whole.peak_bytes));
+    report += fmt::format("{}{:>12} {:>10} {:>10} {:>12} {:>8}  {}\n", levels > 0 ? "level " : "",
+                          "peak", "F ms", "B ms", "kept F->B", "time", "layers");
     if (levels > 0) {
       int number = 0;
       for (const CheckpointOption &option : checkpoint_levels(layers, levels))
@@ -127,17 +148,21 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
     // Without a level, the whole front: from above storing everything (the DP's memory rule
     // reserves more than the replay needs) down to the least memory.
     const double top = 1.5 * whole.peak_bytes;
-    const std::vector<CheckpointOption> front = checkpoint_front(layers, memory.value_or(top), slots, selective);
+    const std::vector<CheckpointOption> front =
+        checkpoint_front(layers, memory.value_or(top), slots, selective);
     if (front.empty()) {
-      if (!memory) throw Error(fmt::format("stage {}: no checkpointing plan fits even the memory of storing everything", s));
+      if (!memory)
+        throw Error(fmt::format(
+            "stage {}: no checkpointing plan fits even the memory of storing everything", s));
       throw Error("", 0, "--memory",
-                  fmt::format("stage {} cannot run in {}: even recomputing everything needs more", s,
-                              format_bytes(*memory)));
+                  fmt::format("stage {} cannot run in {}: even recomputing everything needs more",
+                              s, format_bytes(*memory)));
     }
     if (memory) {
       report += option_row(front.front(), fastest);
     } else {
-      for (const CheckpointOption &option : front) report += option_row(option, fastest);
+      for (const CheckpointOption &option : front)
+        report += option_row(option, fastest);
     }
   }
   out << report;

@@ -4,13 +4,13 @@
 // what a user takes away (remat plan, PyTorch schedule, Gantt chart) is written on request.
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "run/prepare.h"
 #include "cli/scenario_options.h"
+#include "run/prepare.h"
 
+#include "base/decimal.h"
+#include "base/error.h"
 #include "remat/plan.h"
 #include "sim/critical_path.h"
-#include "base/error.h"
-#include "base/decimal.h"
 #include "sim/io/report.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/io/svg.h"
@@ -18,12 +18,12 @@
 #include "sim/schedules/registry.h"
 
 #include <algorithm>
+#include <exception>
 #include <fmt/format.h>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <sstream>
-#include <exception>
-#include <functional>
 #include <system_error>
 #include <thread>
 
@@ -33,12 +33,12 @@ namespace {
 
 struct Row {
   std::string schedule;
-  std::string policy;  // recomputation policy (remat.policy)
+  std::string policy; // recomputation policy (remat.policy)
   std::optional<double> cap;
   std::optional<PreparedRun> run;
   std::optional<Simulation> simulation;
   std::optional<BoundsReport> bounds;
-  std::string unavailable;  // why the schedule cannot run here (its constraints, a solver failure)
+  std::string unavailable; // why the schedule cannot run here (its constraints, a solver failure)
 
   [[nodiscard]] bool fits() const { return simulation && simulation->metrics.feasible; }
 };
@@ -48,21 +48,24 @@ std::vector<std::string> split_list(const std::string &text) {
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
-    if (!item.empty()) items.push_back(item);
+    if (!item.empty())
+      items.push_back(item);
   }
   return items;
 }
 
 // The bounds assume the memory cap holds, so a run over it has no bound to be compared with.
 std::optional<Ticks> valid_bound(const Row &row) {
-  if (!row.bounds || !row.fits()) return std::nullopt;
+  if (!row.bounds || !row.fits())
+    return std::nullopt;
   return row.bounds->best_lower_bound;
 }
 
 int recompute_ops(const Schedule &schedule) {
   int count = 0;
   for (const std::vector<Op> &ops : schedule.device_ops) {
-    count += static_cast<int>(std::count_if(ops.begin(), ops.end(), [](const Op &op) { return is_recompute(op.kind()); }));
+    count += static_cast<int>(std::count_if(ops.begin(), ops.end(),
+                                            [](const Op &op) { return is_recompute(op.kind()); }));
   }
   return count;
 }
@@ -89,9 +92,12 @@ Row evaluate(const ScenarioInput &base, const std::string &schedule, const std::
 
 // Fastest first: rows that fit, then rows over the cap, then unavailable ones.
 bool ranks_before(const Row &a, const Row &b) {
-  if (a.simulation.has_value() != b.simulation.has_value()) return a.simulation.has_value();
-  if (!a.simulation) return false;
-  if (a.fits() != b.fits()) return a.fits();
+  if (a.simulation.has_value() != b.simulation.has_value())
+    return a.simulation.has_value();
+  if (!a.simulation)
+    return false;
+  if (a.fits() != b.fits())
+    return a.fits();
   return a.simulation->metrics.makespan < b.simulation->metrics.makespan;
 }
 
@@ -100,9 +106,12 @@ bool ranks_before(const Row &a, const Row &b) {
 // cores where a cost file measures it, and the optimal ILP plan (last, so that the plans found
 // before it prune its solves).
 std::vector<std::string> policies_for(const ScenarioInput &base, bool capped) {
-  if (base.origins.count("remat.policy")) return split_list(base.remat_policy);
-  if (!capped) return {"none"};
-  if (base.costs_file.empty()) return {"none", "full", "ilp"};
+  if (base.origins.count("remat.policy"))
+    return split_list(base.remat_policy);
+  if (!capped)
+    return {"none"};
+  if (base.costs_file.empty())
+    return {"none", "full", "ilp"};
   return {"none", "full", "selective", "ilp"};
 }
 
@@ -125,9 +134,11 @@ void run_pair(std::size_t count, const std::function<void(std::size_t)> &task) {
     }
   }
   try {
-    if (count > 0) task(0);
+    if (count > 0)
+      task(0);
   } catch (...) {
-    if (helper) helper->join();
+    if (helper)
+      helper->join();
     throw;
   }
   if (helper) {
@@ -135,27 +146,33 @@ void run_pair(std::size_t count, const std::function<void(std::size_t)> &task) {
   } else if (count > 1) {
     task(1);
   }
-  if (failure) std::rethrow_exception(failure);
+  if (failure)
+    std::rethrow_exception(failure);
 }
 
 // All rows of one cap. Recomputation only adds work to a fixed order, so a schedule that fits
 // without it gains nothing from a policy, and one whose makespan without recomputation is
 // already above the best plan found cannot win with the ILP's plan: both are skipped.
 std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::string> &names,
-                          const std::vector<std::string> &policies, const std::optional<double> &cap,
-                          bool timelines, std::ostream &progress, int &skipped) {
+                          const std::vector<std::string> &policies,
+                          const std::optional<double> &cap, bool timelines, std::ostream &progress,
+                          int &skipped) {
   std::vector<Row> rows;
   const bool with_none = std::find(policies.begin(), policies.end(), "none") != policies.end();
   std::vector<Row> plain;
-  for (const std::string &name : names) plain.push_back(evaluate(base, name, "none", cap, timelines));
-  std::vector<const Row *> candidates;  // runs over the cap, fastest first
+  for (const std::string &name : names)
+    plain.push_back(evaluate(base, name, "none", cap, timelines));
+  std::vector<const Row *> candidates; // runs over the cap, fastest first
   for (const Row &row : plain) {
-    if (row.simulation && !row.fits()) candidates.push_back(&row);
+    if (row.simulation && !row.fits())
+      candidates.push_back(&row);
   }
-  std::sort(candidates.begin(), candidates.end(), [](const Row *a, const Row *b) { return ranks_before(*a, *b); });
+  std::sort(candidates.begin(), candidates.end(),
+            [](const Row *a, const Row *b) { return ranks_before(*a, *b); });
   std::optional<Ticks> best;
   const auto consider = [&](Row row) {
-    if (row.fits() && (!best || row.simulation->metrics.makespan < *best)) best = row.simulation->metrics.makespan;
+    if (row.fits() && (!best || row.simulation->metrics.makespan < *best))
+      best = row.simulation->metrics.makespan;
     rows.push_back(std::move(row));
   };
   for (const Row &row : plain) {
@@ -168,7 +185,8 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
   // pruning and the result do not depend on the machine's thread count.
   constexpr std::size_t kBatch = 2;
   for (const std::string &policy : policies) {
-    if (policy == "none") continue;
+    if (policy == "none")
+      continue;
     for (std::size_t k = 0; k < candidates.size(); k += kBatch) {
       std::vector<const Row *> batch;
       for (std::size_t i = k; i < std::min(k + kBatch, candidates.size()); ++i) {
@@ -177,31 +195,40 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
           ++skipped;
           continue;
         }
-        progress << fmt::format("ppsim: {} remat for {} ({}/{})\n", policy, without.schedule, i + 1, candidates.size());
+        progress << fmt::format("ppsim: {} remat for {} ({}/{})\n", policy, without.schedule, i + 1,
+                                candidates.size());
         batch.push_back(&without);
       }
       std::vector<Row> done(batch.size());
-      run_pair(batch.size(), [&](std::size_t i) { done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines); });
-      for (Row &row : done) consider(std::move(row));
+      run_pair(batch.size(), [&](std::size_t i) {
+        done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines);
+      });
+      for (Row &row : done)
+        consider(std::move(row));
     }
   }
   std::stable_sort(rows.begin(), rows.end(), ranks_before);
   return rows;
 }
 
-std::string cap_text(const std::optional<double> &cap) { return cap ? format_readable(*cap) : std::string("none"); }
+std::string cap_text(const std::optional<double> &cap) {
+  return cap ? format_readable(*cap) : std::string("none");
+}
 
 // "memory cap K = 4" or "budget 80 GiB" (byte model), as the runs check it.
 std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
-  if (base.memory_model == MemoryModel::bytes && base.cap_bytes) return "budget " + format_bytes(*base.cap_bytes);
+  if (base.memory_model == MemoryModel::bytes && base.cap_bytes)
+    return "budget " + format_bytes(*base.cap_bytes);
   return "memory cap K = " + cap_text(cap);
 }
 
 void print_table(const std::vector<Row> &rows, bool byte_peaks, std::ostream &out) {
-  const std::string line = "{:<16} {:<9} {:>10} {:>10} {:>7} {:>8} {:>9} {:>7} {:>5} {:>10} {:>7}\n";
-  out << fmt::vformat(line, fmt::make_format_args("schedule", "remat", "makespan", "max span", "bubble", "span bub",
-                                                  byte_peaks ? "peak GiB" : "peak act", "recomp", "fits", "bound",
-                                                  "gap"));
+  const std::string line =
+      "{:<16} {:<9} {:>10} {:>10} {:>7} {:>8} {:>9} {:>7} {:>5} {:>10} {:>7}\n";
+  out << fmt::vformat(line,
+                      fmt::make_format_args("schedule", "remat", "makespan", "max span", "bubble",
+                                            "span bub", byte_peaks ? "peak GiB" : "peak act",
+                                            "recomp", "fits", "bound", "gap"));
   for (const Row &row : rows) {
     if (!row.simulation) {
       out << fmt::format("{:<16} {:<9} n/a: {}\n", row.schedule, row.policy, row.unavailable);
@@ -210,15 +237,19 @@ void print_table(const std::vector<Row> &rows, bool byte_peaks, std::ostream &ou
     const Metrics &metrics = row.simulation->metrics;
     const TimeScale &scale = row.run->scenario.time_scale;
     const std::optional<Ticks> bound = valid_bound(row);
-    const std::string peak = byte_peaks ? format_readable(metrics.max_peak_bytes().value_or(0) / kBytesPerGiB)
-                                        : format_readable(metrics.max_peak_activations());
-    out << fmt::vformat(line, fmt::make_format_args(
-                                  row.schedule, row.policy, scale.readable(metrics.makespan),
-                                  scale.readable(metrics.max_span), fmt::format("{:.2f}%", 100 * metrics.bubble_ratio),
-                                  fmt::format("{:.2f}%", 100 * metrics.span_bubble_ratio), peak,
-                                  recompute_ops(row.run->schedule), row.fits() ? "yes" : "no",
-                                  bound ? scale.readable(*bound) : "-",
-                                  bound ? fmt::format("{:.2f}%", 100 * makespan_gap(metrics.makespan, *row.bounds)) : "-"));
+    const std::string peak =
+        byte_peaks ? format_readable(metrics.max_peak_bytes().value_or(0) / kBytesPerGiB)
+                   : format_readable(metrics.max_peak_activations());
+    out << fmt::vformat(
+        line,
+        fmt::make_format_args(
+            row.schedule, row.policy, scale.readable(metrics.makespan),
+            scale.readable(metrics.max_span), fmt::format("{:.2f}%", 100 * metrics.bubble_ratio),
+            fmt::format("{:.2f}%", 100 * metrics.span_bubble_ratio), peak,
+            recompute_ops(row.run->schedule), row.fits() ? "yes" : "no",
+            bound ? scale.readable(*bound) : "-",
+            bound ? fmt::format("{:.2f}%", 100 * makespan_gap(metrics.makespan, *row.bounds))
+                  : "-"));
   }
 }
 
@@ -227,19 +258,24 @@ std::string winner_text(const Row &row, const std::string &time_unit) {
   const Scenario &scenario = row.run->scenario;
   const TimeScale &scale = scenario.time_scale;
   const Metrics &metrics = row.simulation->metrics;
-  std::string text = fmt::format("winner: {}{}, makespan {} {}", row.schedule,
-                                 row.policy == "none" ? "" : fmt::format(" with {} recomputation ({} ops)", row.policy,
-                                                                         recompute_ops(row.run->schedule)),
-                                 scale.readable(metrics.makespan), time_unit);
+  std::string text =
+      fmt::format("winner: {}{}, makespan {} {}", row.schedule,
+                  row.policy == "none" ? ""
+                                       : fmt::format(" with {} recomputation ({} ops)", row.policy,
+                                                     recompute_ops(row.run->schedule)),
+                  scale.readable(metrics.makespan), time_unit);
   if (const std::optional<Ticks> bound = valid_bound(row)) {
-    text += fmt::format(", {:.2f}% above the lower bound {} {}", 100 * makespan_gap(metrics.makespan, *row.bounds),
-                        scale.readable(*bound), time_unit);
+    text += fmt::format(", {:.2f}% above the lower bound {} {}",
+                        100 * makespan_gap(metrics.makespan, *row.bounds), scale.readable(*bound),
+                        time_unit);
   }
   text += "\n";
-  BubbleExplanation explanation = explain_bubbles(scenario, row.run->schedule, row.simulation->result);
+  BubbleExplanation explanation =
+      explain_bubbles(scenario, row.run->schedule, row.simulation->result);
   std::sort(explanation.idle_causes.begin(), explanation.idle_causes.end(),
             [](const IdleCause &a, const IdleCause &b) { return a.idle > b.idle; });
-  if (explanation.idle_causes.empty()) return text + "its bubbles: none\n";
+  if (explanation.idle_causes.empty())
+    return text + "its bubbles: none\n";
   text += "its bubbles:";
   for (std::size_t k = 0; k < std::min<std::size_t>(2, explanation.idle_causes.size()); ++k) {
     const IdleCause &cause = explanation.idle_causes[k];
@@ -252,19 +288,23 @@ std::string winner_text(const Row &row, const std::string &time_unit) {
 // Per-stage costs give a schedule with v chunks per device v times the work of a one-chunk
 // schedule; that is the user's explicit choice, but the ranking then compares different models.
 void warn_if_unfair(const ScenarioInput &base, const std::vector<Row> &rows, std::ostream &err) {
-  if (base.costs_per_device || !base.costs_file.empty()) return;
+  if (base.costs_per_device || !base.costs_file.empty())
+    return;
   int fewest = 0;
   int most = 0;
   for (const Row &row : rows) {
-    if (!row.run) continue;
+    if (!row.run)
+      continue;
     const int chunks = row.run->scenario.chunks;
     fewest = fewest == 0 ? chunks : std::min(fewest, chunks);
     most = std::max(most, chunks);
   }
-  if (fewest == most) return;
-  err << fmt::format("ppsim: warning: model.cost_unit = \"stage\" gives schedules with {} chunks per device {} "
-                     "times the work of those with {}; use \"device\" to compare the same model\n",
-                     most, most / fewest, fewest);
+  if (fewest == most)
+    return;
+  err << fmt::format(
+      "ppsim: warning: model.cost_unit = \"stage\" gives schedules with {} chunks per device {} "
+      "times the work of those with {}; use \"device\" to compare the same model\n",
+      most, most / fewest, fewest);
 }
 
 // The base order of a run as a PyTorch pipelining CSV (PyTorch has no recomputation actions: the
@@ -290,9 +330,11 @@ struct TakeAway {
 
 TakeAway take_away(const std::vector<Row> &rows, bool plan, bool torch) {
   for (const Row &row : rows) {
-    if (!row.fits() || (plan && row.policy == "selective")) continue;
+    if (!row.fits() || (plan && row.policy == "selective"))
+      continue;
     TakeAway chosen{&row, std::nullopt};
-    if (torch && !(chosen.torch = torch_export(row))) continue;
+    if (torch && !(chosen.torch = torch_export(row)))
+      continue;
     return chosen;
   }
   return {};
@@ -302,33 +344,42 @@ TakeAway take_away(const std::vector<Row> &rows, bool plan, bool torch) {
 
 int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim compare [SCENARIO.toml] [options]");
-  options.add_options()(
-      "schedules", po::value<std::string>()->value_name("A,B,..."), "schedules to compare (default: all)")(
-      "caps", po::value<std::string>()->value_name("K1,K2,..."), "memory caps K to compare under")(
-      "time-limit", po::value<double>()->value_name("S"), "seconds per ILP solve (default: remat.time_limit)")(
+  options.add_options()("schedules", po::value<std::string>()->value_name("A,B,..."),
+                        "schedules to compare (default: all)")(
+      "caps", po::value<std::string>()->value_name("K1,K2,..."),
+      "memory caps K to compare under")("time-limit", po::value<double>()->value_name("S"),
+                                        "seconds per ILP solve (default: remat.time_limit)")(
       "format", po::value<std::string>()->default_value("text"), "text or csv")(
-      "svg", po::value<std::string>()->value_name("FILE"), "Gantt chart of the winner")(
-      "plan", po::value<std::string>()->value_name("FILE"), "the winner's recomputation plan (CSV, docs/remat.md)")(
-      "torch-csv", po::value<std::string>()->value_name("FILE"), "the winner's schedule as a PyTorch pipelining CSV")(
-      "quiet,q", po::bool_switch(), "no progress lines on stderr");
+      "svg", po::value<std::string>()->value_name("FILE"),
+      "Gantt chart of the winner")("plan", po::value<std::string>()->value_name("FILE"),
+                                   "the winner's recomputation plan (CSV, docs/remat.md)")(
+      "torch-csv", po::value<std::string>()->value_name("FILE"),
+      "the winner's schedule as a PyTorch pipelining CSV")("quiet,q", po::bool_switch(),
+                                                           "no progress lines on stderr");
   const auto parsed = parse_scenario_command(args, options, out);
-  if (!parsed) return kOk;
+  if (!parsed)
+    return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "csv"});
   ScenarioInput base = scenario_from_options(values);
   // Output files that cannot be written are refused before a minute of ranking is printed.
-  check_outputs(given_outputs(values, {"svg", "plan", "torch-csv"}), scenario_input_files(values, base));
+  check_outputs(given_outputs(values, {"svg", "plan", "torch-csv"}),
+                scenario_input_files(values, base));
   if (values.count("time-limit")) {
     base.remat_time_limit_seconds = values["time-limit"].as<double>();
-    if (!(base.remat_time_limit_seconds > 0)) throw Error("", 0, "--time-limit", "expected a positive number of seconds");
+    if (!(base.remat_time_limit_seconds > 0))
+      throw Error("", 0, "--time-limit", "expected a positive number of seconds");
   }
   std::vector<std::string> names;
   if (values.count("schedules")) {
     names = split_list(values["schedules"].as<std::string>());
-    if (names.empty()) throw Error("", 0, "--schedules", "expected at least one schedule name");
-    for (const std::string &name : names) find_schedule(name);
+    if (names.empty())
+      throw Error("", 0, "--schedules", "expected at least one schedule name");
+    for (const std::string &name : names)
+      find_schedule(name);
   } else {
-    for (const ScheduleInfo &info : schedule_registry()) names.push_back(info.name);
+    for (const ScheduleInfo &info : schedule_registry())
+      names.push_back(info.name);
   }
   std::vector<std::optional<double>> caps{base.cap_activations};
   if (values.count("caps")) {
@@ -339,7 +390,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       caps.push_back(probe.cap_activations);
     }
   }
-  const bool capped = base.cap_bytes || std::any_of(caps.begin(), caps.end(), [](const auto &cap) { return cap.has_value(); });
+  const bool capped = base.cap_bytes || std::any_of(caps.begin(), caps.end(), [](const auto &cap) {
+                        return cap.has_value();
+                      });
   const std::vector<std::string> policies = policies_for(base, capped);
   std::ostringstream silent;
   std::ostream &progress = values["quiet"].as<bool>() ? silent : err;
@@ -347,31 +400,37 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   std::vector<std::vector<Row>> tables;
   int skipped = 0;
   for (const std::optional<double> &cap : caps) {
-    tables.push_back(rank_cap(base, names, policies, cap, values.count("svg") > 0, progress, skipped));
+    tables.push_back(
+        rank_cap(base, names, policies, cap, values.count("svg") > 0, progress, skipped));
   }
   warn_if_unfair(base, tables.front(), err);
   // The winner: the fastest run that fits the first cap. Outputs are checked before anything
   // is printed or written.
   const std::vector<Row> &first = tables.front();
-  const auto winner = std::find_if(first.begin(), first.end(), [](const Row &row) { return row.fits(); });
+  const auto winner =
+      std::find_if(first.begin(), first.end(), [](const Row &row) { return row.fits(); });
   const bool wants_plan = values.count("plan") > 0;
   const bool wants_torch = values.count("torch-csv") > 0;
   const bool wants_files = values.count("svg") || wants_plan || wants_torch;
   if (wants_files && winner == first.end()) {
-    throw Error("no schedule and recomputation policy fits the memory cap, so there is nothing to write");
+    throw Error(
+        "no schedule and recomputation policy fits the memory cap, so there is nothing to write");
   }
   const TakeAway chosen = wants_files ? take_away(first, wants_plan, wants_torch) : TakeAway{};
   if (wants_files && chosen.row == nullptr) {
-    throw Error("no run that fits the memory cap has a PyTorch schedule and a per-microbatch plan to write");
+    throw Error("no run that fits the memory cap has a PyTorch schedule and a per-microbatch plan "
+                "to write");
   }
   if (winner == first.end() && base.cap_bytes && base.memory_model == MemoryModel::bytes) {
     double least = std::numeric_limits<double>::infinity();
     for (const Row &row : first) {
-      if (row.simulation) least = std::min(least, row.simulation->metrics.max_peak_bytes().value_or(least));
+      if (row.simulation)
+        least = std::min(least, row.simulation->metrics.max_peak_bytes().value_or(least));
     }
     if (std::isfinite(least)) {
-      progress << fmt::format("ppsim: no schedule fits {}; the least memory any schedule and policy reached is {}\n",
-                              format_bytes(*base.cap_bytes), format_bytes(least));
+      progress << fmt::format(
+          "ppsim: no schedule fits {}; the least memory any schedule and policy reached is {}\n",
+          format_bytes(*base.cap_bytes), format_bytes(least));
     }
   }
 
@@ -381,11 +440,12 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     for (const std::vector<Row> &rows : tables) {
       for (const Row &row : rows) {
         if (row.simulation) {
-          const SimulationReport report{row.run->scenario, row.run->schedule, *row.simulation, valid_bound(row), {}};
+          const SimulationReport report{
+              row.run->scenario, row.run->schedule, *row.simulation, valid_bound(row), {}};
           out << cap_text(row.cap) << "," << row.policy << "," << report_csv_row(report) << ",\n";
         } else {
-          out << fmt::format("{},{},{},{},{},,,,,,,,,,,,\"{}\"\n", cap_text(row.cap), row.policy, row.schedule,
-                             base.devices, base.microbatches, row.unavailable);
+          out << fmt::format("{},{},{},{},{},,,,,,,,,,,,\"{}\"\n", cap_text(row.cap), row.policy,
+                             row.schedule, base.devices, base.microbatches, row.unavailable);
         }
       }
     }
@@ -397,28 +457,36 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       print_table(tables[k], byte_peaks, out);
     }
     if (skipped > 0) {
-      out << fmt::format("\n{} (schedule, policy) pairs not tried: their makespan without recomputation is already "
-                         "above the winner's\n", skipped);
+      out << fmt::format("\n{} (schedule, policy) pairs not tried: their makespan without "
+                         "recomputation is already "
+                         "above the winner's\n",
+                         skipped);
     }
-    if (winner != first.end()) out << "\n" << winner_text(*winner, base.time_unit);
+    if (winner != first.end())
+      out << "\n" << winner_text(*winner, base.time_unit);
   }
-  if (!wants_files) return kOk;
+  if (!wants_files)
+    return kOk;
   const Row &best = *chosen.row;
   if (&best != &*winner && format == "text") {
-    out << fmt::format("{} {} has no {}; the files below are for {}{}, the fastest run that has (makespan {} {}, "
-                       "+{:.2f}%)\n",
-                       winner->schedule, winner->policy == "none" ? "" : "+ " + winner->policy,
-                       wants_torch && !torch_export(*winner) ? "PyTorch pipelining form" : "per-microbatch plan",
-                       best.schedule, best.policy == "none" ? "" : " + " + best.policy,
-                       best.run->scenario.time_scale.readable(best.simulation->metrics.makespan), base.time_unit,
-                       100 * (static_cast<double>(best.simulation->metrics.makespan.count()) /
-                                  static_cast<double>(winner->simulation->metrics.makespan.count()) - 1));
+    out << fmt::format(
+        "{} {} has no {}; the files below are for {}{}, the fastest run that has (makespan {} {}, "
+        "+{:.2f}%)\n",
+        winner->schedule, winner->policy == "none" ? "" : "+ " + winner->policy,
+        wants_torch && !torch_export(*winner) ? "PyTorch pipelining form" : "per-microbatch plan",
+        best.schedule, best.policy == "none" ? "" : " + " + best.policy,
+        best.run->scenario.time_scale.readable(best.simulation->metrics.makespan), base.time_unit,
+        100 * (static_cast<double>(best.simulation->metrics.makespan.count()) /
+                   static_cast<double>(winner->simulation->metrics.makespan.count()) -
+               1));
   }
   if (chosen.torch) {
-    for (const std::string &warning : chosen.torch->warnings) err << fmt::format("ppsim: warning: {}\n", warning);
+    for (const std::string &warning : chosen.torch->warnings)
+      err << fmt::format("ppsim: warning: {}\n", warning);
   }
   const auto note = [&](const std::string &what, const std::string &path) {
-    if (format == "text") out << fmt::format("{} of {} written to {}\n", what, best.schedule, path);
+    if (format == "text")
+      out << fmt::format("{} of {} written to {}\n", what, best.schedule, path);
   };
   if (values.count("svg")) {
     write_file_atomically(values["svg"].as<std::string>(),
@@ -427,7 +495,8 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     note("Gantt chart", values["svg"].as<std::string>());
   }
   if (values.count("plan")) {
-    const RematPlan plan = plan_of(best.run->schedule, best.run->scenario.stage_count(), best.run->scenario.microbatches);
+    const RematPlan plan = plan_of(best.run->schedule, best.run->scenario.stage_count(),
+                                   best.run->scenario.microbatches);
     write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(plan));
     note("recomputation plan", values["plan"].as<std::string>());
   }

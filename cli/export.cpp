@@ -15,19 +15,23 @@ namespace po = boost::program_options;
 
 int run_export(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim export [SCENARIO.toml] --to torch-csv [options]");
-  options.add_options()(
-      "to", po::value<std::string>()->default_value("torch-csv"), "output format: torch-csv")(
+  options.add_options()("to", po::value<std::string>()->default_value("torch-csv"),
+                        "output format: torch-csv")(
       "output,o", po::value<std::string>()->value_name("FILE"), "write to FILE instead of stdout")(
-      "torch-spacing", po::bool_switch(), "insert PyTorch's idle cells (unit-step lock-step replay)");
+      "torch-spacing", po::bool_switch(),
+      "insert PyTorch's idle cells (unit-step lock-step replay)");
   const auto parsed = parse_scenario_command(args, options, out);
-  if (!parsed) return kOk;
+  if (!parsed)
+    return kOk;
   const po::variables_map &values = *parsed;
   checked_choice(values, "to", {"torch-csv"});
   const ScenarioInput input = scenario_from_options(values);
   check_outputs(given_outputs(values, {"output"}), scenario_input_files(values, input));
   const PreparedRun run = prepare_run(input);
-  const TorchCsvExport exported = write_torch_csv(run.scenario, run.schedule, values["torch-spacing"].as<bool>());
-  for (const std::string &warning : exported.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
+  const TorchCsvExport exported =
+      write_torch_csv(run.scenario, run.schedule, values["torch-spacing"].as<bool>());
+  for (const std::string &warning : exported.warnings)
+    err << fmt::format("ppsim: warning: {}\n", warning);
   if (values.count("output")) {
     write_file_atomically(values["output"].as<std::string>(), exported.text);
   } else {

@@ -20,11 +20,11 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       "Prints, for every peak activation memory a V building block reaches (in chunk\n"
       "activations and in K units), the least bubble in unit slots and the best max span\n"
       "under the given costs. --K limits the peak (default: p, the 1F1B level).\n\noptions");
-  options.add_options()(
-      "format", po::value<std::string>()->default_value("text"), "text or json")(
+  options.add_options()("format", po::value<std::string>()->default_value("text"), "text or json")(
       "threads", po::value<std::int64_t>()->default_value(0), "worker threads (0 = all cores)");
   const auto parsed = parse_scenario_command(args, options, out);
-  if (!parsed) return kOk;
+  if (!parsed)
+    return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "json"});
   ScenarioInput input = scenario_from_options(values);
@@ -33,8 +33,8 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const Scenario scenario = build_scenario(input, info);
   const int p = scenario.devices;
   const std::int64_t limit = schedules::v_auto_limit_chunks(scenario);
-  const schedules::VAutoResult result =
-      schedules::v_auto_search(scenario, limit, static_cast<unsigned>(checked_integer(values, "threads", 0, kMaxThreads)));
+  const schedules::VAutoResult result = schedules::v_auto_search(
+      scenario, limit, static_cast<unsigned>(checked_integer(values, "threads", 0, kMaxThreads)));
 
   if (format == "json") {
     out << fmt::format(

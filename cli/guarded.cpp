@@ -6,9 +6,9 @@
 #include <boost/program_options/errors.hpp>
 #include <fmt/format.h>
 #include <new>
+#include <ostream>
 #include <stdexcept>
 #include <system_error>
-#include <ostream>
 
 namespace ppsim::cli {
 namespace {
@@ -19,10 +19,14 @@ std::string one_line(std::string_view text) {
   std::string shown;
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') shown += "\\n";
-    else if (c == '\t') shown += "\\t";
-    else if (byte < 0x20 || byte == 0x7f) shown += fmt::format("\\x{:02x}", byte);
-    else shown += c;
+    if (c == '\n')
+      shown += "\\n";
+    else if (c == '\t')
+      shown += "\\t";
+    else if (byte < 0x20 || byte == 0x7f)
+      shown += fmt::format("\\x{:02x}", byte);
+    else
+      shown += c;
   }
   return shown;
 }

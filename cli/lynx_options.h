@@ -7,7 +7,8 @@
 
 namespace ppsim::cli {
 
-/// Adds the positional COSTS file, --stages, --schedule, --memory, --optimizer-shards, --tp, --tp-bandwidth,
+/// Adds the positional COSTS file, --stages, --schedule, --memory, --optimizer-shards, --tp,
+/// --tp-bandwidth,
 /// --p2p-bandwidth, --bubble-ms and --microbatches (a first run of the schedule).
 void add_lynx_options(boost::program_options::options_description &options,
                       boost::program_options::positional_options_description &positional);

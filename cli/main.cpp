@@ -15,28 +15,40 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"simulate", "time one schedule on a scenario: makespan, bubbles, memory, SVG, trace, --explain",
+    {"simulate",
+     "time one schedule on a scenario: makespan, bubbles, memory, SVG, trace, --explain",
      ppsim::cli::run_simulate},
-    {"compare", "rank every schedule and recomputation plan under the memory budget; name the winner",
+    {"compare",
+     "rank every schedule and recomputation plan under the memory budget; name the winner",
      ppsim::cli::run_compare},
-    {"bounds", "lower bounds on the makespan under a memory cap K, and the closed form", ppsim::cli::run_bounds},
+    {"bounds", "lower bounds on the makespan under a memory cap K, and the closed form",
+     ppsim::cli::run_bounds},
     {"optimal", "exact optimum makespan of a tiny instance", ppsim::cli::run_optimal},
-    {"remat", "optimal recomputation plan (ILP) beside the baselines; --auto ranks schedules", ppsim::cli::run_remat},
-    {"frontier", "bubble versus memory frontier of the V-shape building-block search", ppsim::cli::run_frontier},
-    {"partition", "split a per-layer cost file into balanced stages under a memory limit", ppsim::cli::run_partition},
-    {"lynx", "on-demand versus overlapped (Lynx) recomputation, per stage and overall", ppsim::cli::run_lynx},
-    {"checkpoint", "which layers of a stage to store, checkpoint or recompute (rotor DP) from a cost file",
+    {"remat", "optimal recomputation plan (ILP) beside the baselines; --auto ranks schedules",
+     ppsim::cli::run_remat},
+    {"frontier", "bubble versus memory frontier of the V-shape building-block search",
+     ppsim::cli::run_frontier},
+    {"partition", "split a per-layer cost file into balanced stages under a memory limit",
+     ppsim::cli::run_partition},
+    {"lynx", "on-demand versus overlapped (Lynx) recomputation, per stage and overall",
+     ppsim::cli::run_lynx},
+    {"checkpoint",
+     "which layers of a stage to store, checkpoint or recompute (rotor DP) from a cost file",
      ppsim::cli::run_checkpoint},
-    {"sweep", "run a sweep file on all cores into one CSV (sharding, resume)", ppsim::cli::run_sweep},
+    {"sweep", "run a sweep file on all cores into one CSV (sharding, resume)",
+     ppsim::cli::run_sweep},
     {"merge", "join the CSV shards of a sweep", ppsim::cli::run_merge},
-    {"plot", "draw a paper figure from sweep results or a trace (matplotlib)", ppsim::cli::run_plot},
+    {"plot", "draw a paper figure from sweep results or a trace (matplotlib)",
+     ppsim::cli::run_plot},
     {"schedules", "list the schedule generators", ppsim::cli::run_schedules},
     {"export", "write a schedule as PyTorch pipelining CSV", ppsim::cli::run_export},
-    {"profile", "measure per-layer costs on a GPU (CUPTI), or write the analytic cost model", ppsim::cli::run_profile},
+    {"profile", "measure per-layer costs on a GPU (CUPTI), or write the analytic cost model",
+     ppsim::cli::run_profile},
 };
 
 void print_usage(std::ostream &out) {
-  out << "usage: ppsim <command> [options]   (ppsim <command> --help for its options; ppsim --version)\n\ncommands:\n";
+  out << "usage: ppsim <command> [options]   (ppsim <command> --help for its options; ppsim "
+         "--version)\n\ncommands:\n";
   for (const Command &command : kCommands) {
     out << fmt::format("  {:<10} {}\n", command.name, command.description);
   }
@@ -65,9 +77,10 @@ int main(int argc, char **argv) {
   }
   const ppsim::cli::Args args(argv + 2, argv + argc);
   for (const Command &command : kCommands) {
-    if (command.name != argv[1]) continue;
-    return checked_exit(
-        ppsim::cli::guarded(command.run, args, std::cout, std::cerr, fmt::format("'ppsim {}'", command.name)));
+    if (command.name != argv[1])
+      continue;
+    return checked_exit(ppsim::cli::guarded(command.run, args, std::cout, std::cerr,
+                                            fmt::format("'ppsim {}'", command.name)));
   }
   std::cerr << fmt::format("ppsim: error: unknown command '{}' (see 'ppsim --help')\n", argv[1]);
   return ppsim::cli::kUserError;

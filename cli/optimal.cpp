@@ -1,12 +1,12 @@
 // `ppsim optimal`: the exact minimum makespan of a tiny scenario (docs/bounds.md, "Exact optimum"),
 // with the per-device orders that reach it, to validate bounds and schedules.
 #include "cli/commands.h"
-#include "run/prepare.h"
 #include "cli/scenario_options.h"
+#include "run/prepare.h"
 
+#include "base/error.h"
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
-#include "base/error.h"
 #include "sim/io/report.h"
 #include "sim/schedules/registry.h"
 
@@ -36,22 +36,22 @@ std::vector<std::string> device_orders(const Schedule &schedule) {
 int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   po::options_description options("ppsim optimal [SCENARIO.toml] [options]");
   ExactOptions exact;
-  options.add_options()(
-      "format", po::value<std::string>()->default_value("text"),
-      "text or json")("time-limit", po::value<double>()->default_value(exact.time_limit_seconds),
-                      "seconds for the ILP; past it the best schedule found is reported unproven")(
+  options.add_options()("format", po::value<std::string>()->default_value("text"), "text or json")(
+      "time-limit", po::value<double>()->default_value(exact.time_limit_seconds),
+      "seconds for the ILP; past it the best schedule found is reported unproven")(
       "max-variables", po::value<std::int64_t>()->default_value(exact.max_start_variables),
       "size guard: refuse instances whose ILP needs more start-time variables");
   const auto parsed = parse_scenario_command(args, options, out);
-  if (!parsed) return kOk;
+  if (!parsed)
+    return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "json"});
   exact.time_limit_seconds = values["time-limit"].as<double>();
   if (!(exact.time_limit_seconds > 0))
     throw Error("", 0, "--time-limit", "expected a positive number of seconds");
-  // Each start binary brings a row entry per tick it covers (about 20 KB each in all, 177 600 of them
-  // took 3.8 GB): past 2^17 the model alone
-  // takes gigabytes, so the guard itself is bounded (docs/bounds.md, docs/reliability.md).
+  // Each start binary brings a row entry per tick it covers (about 20 KB each in all, 177 600 of
+  // them took 3.8 GB): past 2^17 the model alone takes gigabytes, so the guard itself is bounded
+  // (docs/bounds.md, docs/reliability.md).
   exact.max_start_variables = checked_integer(values, "max-variables", 1, kMaxStartVariables);
 
   const ScenarioInput input = scenario_from_options(values);
@@ -68,8 +68,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
         "{{\"optimal_makespan\": {}, \"proven_optimal\": {}, \"lower_bound\": {}, "
         "\"best_lower_bound\": {}, \"method\": {}, \"incumbent\": {}, \"solve_seconds\": {}, "
         "\"device_orders\": [{}]}}\n",
-        scale.json(result.makespan), result.proven_optimal,
-        scale.json(result.lower_bound),
+        scale.json(result.makespan), result.proven_optimal, scale.json(result.lower_bound),
         scale.json(bounds.best_lower_bound), json_string(result.method),
         json_string(result.incumbent), json_number(result.solve_seconds), fmt::join(rows, ", "));
     return kOk;

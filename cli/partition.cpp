@@ -4,8 +4,8 @@
 #include "cli/lynx_options.h"
 #include "cli/scenario_options.h"
 
-#include "base/error.h"
 #include "base/decimal.h"
+#include "base/error.h"
 
 #include <chrono>
 #include <fmt/format.h>
@@ -40,9 +40,11 @@ int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
   // it is, one line per stage of the DP on standard error.
   const auto started = std::chrono::steady_clock::now();
   partition_options.progress = [&](int done, int stages) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (seconds >= 1 && done < stages) {
-      err << fmt::format("ppsim: partition: stage {} of {} done after {:.0f} s\n", done, stages, seconds);
+      err << fmt::format("ppsim: partition: stage {} of {} done after {:.0f} s\n", done, stages,
+                         seconds);
       err.flush();
     }
   };
@@ -52,18 +54,20 @@ int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
     out << fmt::format("{{\"mode\": \"{}\", \"schedule\": \"{}\", \"layers_per_stage\": [{}], "
                        "\"stage_ms\": [{}], \"bottleneck_ms\": {}}}\n",
                        values["mode"].as<std::string>(), partition_options.schedule,
-                       fmt::join(partition.layers_per_stage, ", "), fmt::join(partition.stage_ms, ", "),
-                       partition.bottleneck_ms);
+                       fmt::join(partition.layers_per_stage, ", "),
+                       fmt::join(partition.stage_ms, ", "), partition.bottleneck_ms);
     return kOk;
   }
   out << fmt::format("partition of {} layers into {} stages: schedule {}, {}\n", costs.rows.size(),
                      partition_options.stages, partition_options.schedule,
                      values["mode"].as<std::string>());
-  out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10}\n", "stage", "first", "layers", "in-flight",
-                     "time_ms");
-  for (int k = 0, first = 0; k < partition_options.stages; first += partition.layers_per_stage[k], ++k) {
-    out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10}\n", k, first, partition.layers_per_stage[k],
-                       stage_in_flight(partition_options, k), format_readable(partition.stage_ms[k]));
+  out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10}\n", "stage", "first", "layers",
+                     "in-flight", "time_ms");
+  for (int k = 0, first = 0; k < partition_options.stages;
+       first += partition.layers_per_stage[k], ++k) {
+    out << fmt::format("{:>5}  {:>5}  {:>6}  {:>9}  {:>10}\n", k, first,
+                       partition.layers_per_stage[k], stage_in_flight(partition_options, k),
+                       format_readable(partition.stage_ms[k]));
   }
   out << fmt::format("bottleneck {} ms\n", format_readable(partition.bottleneck_ms));
   out << fmt::format("partition = [{}]\n", fmt::join(partition.layers_per_stage, ", "));

@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <fmt/format.h>
+#include <fstream>
 #include <ostream>
 #include <spawn.h>
 #include <string_view>
@@ -33,7 +33,7 @@ constexpr const char *kPython = "/usr/bin/python3";
 struct PlotKind {
   std::string_view name;
   std::string_view script;
-  std::string_view input;  // what the input file is
+  std::string_view input; // what the input file is
 };
 
 constexpr std::array<PlotKind, 6> kKinds{{
@@ -49,24 +49,29 @@ constexpr std::array<PlotKind, 6> kKinds{{
 // with `errors`, its standard error goes to that file instead of ours.
 int run_program(const std::vector<std::string> &arguments, const std::string &errors = "") {
   std::vector<char *> argv;
-  for (const std::string &argument : arguments) argv.push_back(const_cast<char *>(argument.c_str()));
+  for (const std::string &argument : arguments)
+    argv.push_back(const_cast<char *>(argument.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!errors.empty())
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t child = 0;
   const int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return -1;
+  if (spawned != 0)
+    return -1;
   int status = 0;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
+    return -1;
   return WEXITSTATUS(status);
 }
 
 // The plots/ folder: $PPSIM_PLOTS_DIR, else the source tree this binary was built from.
 std::filesystem::path plots_directory() {
-  if (const char *directory = std::getenv("PPSIM_PLOTS_DIR")) return directory;
+  if (const char *directory = std::getenv("PPSIM_PLOTS_DIR"))
+    return directory;
   return PPSIM_PLOTS_DIR;
 }
 
@@ -74,15 +79,19 @@ std::filesystem::path plots_directory() {
 
 int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
   std::string kinds_help = "figure:";
-  for (const PlotKind &kind : kKinds) kinds_help += fmt::format("\n  {:<18} from {}", kind.name, kind.input);
+  for (const PlotKind &kind : kKinds)
+    kinds_help += fmt::format("\n  {:<18} from {}", kind.name, kind.input);
   po::options_description options("ppsim plot INPUT --kind KIND -o FIG.pdf [--png]");
   options.add_options()("help,h", "show this help")(
-      "kind,k", po::value<std::string>()->value_name("KIND"), kinds_help.c_str())(
-      "output,o", po::value<std::string>()->value_name("FIG.pdf"), "figure file (vector PDF; SVG and PNG also work)")(
-      "x", po::value<std::string>()->value_name("COLUMN"), "budget column (default cluster.K, then cluster.memory)")(
-      "metric", po::value<std::string>()->value_name("NAME"), "bubble-vs-k: bubble_ratio or span_bubble_ratio")(
-      "title", po::value<std::string>()->value_name("TEXT"), "figure title")(
-      "png", "also write a 300 dpi PNG beside the figure (FIG.png)")(
+      "kind,k", po::value<std::string>()->value_name("KIND"),
+      kinds_help.c_str())("output,o", po::value<std::string>()->value_name("FIG.pdf"),
+                          "figure file (vector PDF; SVG and PNG also work)")(
+      "x", po::value<std::string>()->value_name("COLUMN"),
+      "budget column (default cluster.K, then cluster.memory)")(
+      "metric", po::value<std::string>()->value_name("NAME"),
+      "bubble-vs-k: bubble_ratio or span_bubble_ratio")(
+      "title", po::value<std::string>()->value_name("TEXT"),
+      "figure title")("png", "also write a 300 dpi PNG beside the figure (FIG.png)")(
       "input", po::value<std::string>()->value_name("INPUT"), "results CSV or trace JSON");
   po::positional_options_description positional;
   positional.add("input", 1);
@@ -91,46 +100,65 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
     out << options << "\n";
     return kOk;
   }
-  if (!values.count("input")) throw Error("", 0, "", "missing the input file (ppsim plot RESULTS.csv --kind KIND -o FIG.pdf)");
-  if (!values.count("kind")) throw Error("", 0, "--kind", "missing (see ppsim plot --help)");
-  if (!values.count("output")) throw Error("", 0, "-o", "missing the figure file");
+  if (!values.count("input"))
+    throw Error("", 0, "",
+                "missing the input file (ppsim plot RESULTS.csv --kind KIND -o FIG.pdf)");
+  if (!values.count("kind"))
+    throw Error("", 0, "--kind", "missing (see ppsim plot --help)");
+  if (!values.count("output"))
+    throw Error("", 0, "-o", "missing the figure file");
   const std::string name = values["kind"].as<std::string>();
-  const auto kind = std::find_if(kKinds.begin(), kKinds.end(), [&name](const PlotKind &k) { return k.name == name; });
+  const auto kind = std::find_if(kKinds.begin(), kKinds.end(),
+                                 [&name](const PlotKind &k) { return k.name == name; });
   if (kind == kKinds.end()) {
     std::vector<std::string> names;
-    for (const PlotKind &k : kKinds) names.emplace_back(k.name);
+    for (const PlotKind &k : kKinds)
+      names.emplace_back(k.name);
     throw Error("", 0, "--kind",
-                unknown_name("figure", name, names, fmt::format(" (available: {})", fmt::join(names, ", "))));
+                unknown_name("figure", name, names,
+                             fmt::format(" (available: {})", fmt::join(names, ", "))));
   }
   const std::string input = values["input"].as<std::string>();
   std::error_code status_error;
   const std::filesystem::file_status kind_of_input = std::filesystem::status(input, status_error);
-  if (!std::filesystem::exists(kind_of_input)) throw Error(input, 0, "", "no such file");
+  if (!std::filesystem::exists(kind_of_input))
+    throw Error(input, 0, "", "no such file");
   // The script reads what every ppsim reader reads (base/text_file.h): a file up to 1 GiB.
-  if (std::filesystem::is_directory(kind_of_input)) throw Error(input, 0, "", "is a directory, not an input file");
-  if (std::filesystem::is_character_file(kind_of_input) || std::filesystem::is_block_file(kind_of_input))
+  if (std::filesystem::is_directory(kind_of_input))
+    throw Error(input, 0, "", "is a directory, not an input file");
+  if (std::filesystem::is_character_file(kind_of_input) ||
+      std::filesystem::is_block_file(kind_of_input))
     throw Error(input, 0, "", "is a device, not an input file");
-  if (std::filesystem::is_regular_file(kind_of_input) && std::filesystem::file_size(input, status_error) > kMaxInputFileBytes)
-    throw Error(input, 0, "", fmt::format("larger than the {} GiB an input file may have", kMaxInputFileBytes >> 30));
+  if (std::filesystem::is_regular_file(kind_of_input) &&
+      std::filesystem::file_size(input, status_error) > kMaxInputFileBytes)
+    throw Error(
+        input, 0, "",
+        fmt::format("larger than the {} GiB an input file may have", kMaxInputFileBytes >> 30));
   check_outputs(given_outputs(values, {"output"}), {input});
   if (run_program({kPython, "-c", "import matplotlib"}) != 0) {
-    throw Error(fmt::format("plotting needs matplotlib for {} (Debian: apt-get install python3-matplotlib)", kPython));
+    throw Error(fmt::format(
+        "plotting needs matplotlib for {} (Debian: apt-get install python3-matplotlib)", kPython));
   }
   const std::filesystem::path script = plots_directory() / kind->script;
   if (!std::filesystem::exists(script)) {
-    throw Error(script.string(), 0, "", "plot script not found (set PPSIM_PLOTS_DIR to the plots/ folder)");
+    throw Error(script.string(), 0, "",
+                "plot script not found (set PPSIM_PLOTS_DIR to the plots/ folder)");
   }
-  std::vector<std::string> command{kPython, script.string(), input, "-o", values["output"].as<std::string>()};
+  std::vector<std::string> command{kPython, script.string(), input, "-o",
+                                   values["output"].as<std::string>()};
   for (const char *option : {"x", "metric", "title"}) {
     if (values.count(option)) {
       command.push_back(fmt::format("--{}", option));
       command.push_back(values[option].as<std::string>());
     }
   }
-  if (values.count("png")) command.emplace_back("--png");
-  // The script's one-line error ("ppsim plot: error: ...", also for what it did not foresee) becomes
-  // ppsim's; anything else it printed (a warning) is passed on.
-  const std::string errors = (std::filesystem::temp_directory_path() / fmt::format("ppsim-plot-{}.err", ::getpid())).string();
+  if (values.count("png"))
+    command.emplace_back("--png");
+  // The script's one-line error ("ppsim plot: error: ...", also for what it did not foresee)
+  // becomes ppsim's; anything else it printed (a warning) is passed on.
+  const std::string errors =
+      (std::filesystem::temp_directory_path() / fmt::format("ppsim-plot-{}.err", ::getpid()))
+          .string();
   const int status = run_program(command, errors);
   std::string printed;
   {
@@ -149,7 +177,8 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
     std::string last = printed;
     last.erase(last.find_last_not_of("\n") + 1);
     last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
-    throw Error(fmt::format("the {} script failed{}{}", kind->script, status < 0 ? " to start or was killed" : "",
+    throw Error(fmt::format("the {} script failed{}{}", kind->script,
+                            status < 0 ? " to start or was killed" : "",
                             last.empty() ? "" : ": " + last));
   }
   std::string message = printed.substr(at + kPrefix.size());

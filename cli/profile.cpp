@@ -2,23 +2,23 @@
 // with --analytic (or --allow-no-gpu on a machine without one), from the analytic model
 // (docs/profiler.md). Parses options, calls the profiler library, writes the cost file.
 #include "cli/commands.h"
-#include "cli/scenario_options.h"
 #include "cli/output_file.h"
+#include "cli/scenario_options.h"
 
+#include "base/decimal.h"
+#include "base/error.h"
+#include "base/text_file.h"
+#include "costs/cost_file.h"
 #include "profiler/cost_model.h"
 #include "profiler/driver_probe.h"
 #include "profiler/gpu_profile.h"
 #include "profiler/kineto_import.h"
 #include "profiler/nsys_import.h"
 #include "profiler/run_plan.h"
-#include "base/error.h"
-#include "costs/cost_file.h"
-#include "base/decimal.h"
-#include "base/text_file.h"
 
 #include <boost/program_options.hpp>
-#include <fmt/format.h>
 #include <cmath>
+#include <fmt/format.h>
 #include <optional>
 #include <ostream>
 
@@ -40,9 +40,11 @@ constexpr double kMinEfficiency = 1e-4;
 
 po::options_description output_options() {
   po::options_description output("output");
-  output.add_options()("help,h", "show this help")("output,o", po::value<std::string>()->value_name("FILE"),
+  output.add_options()("help,h", "show this help")("output,o",
+                                                   po::value<std::string>()->value_name("FILE"),
                                                    "write to FILE (atomically) instead of stdout")(
-      "format", po::value<std::string>(), "csv or json (default: from the extension of FILE, else csv)");
+      "format", po::value<std::string>(),
+      "csv or json (default: from the extension of FILE, else csv)");
   return output;
 }
 
@@ -57,7 +59,8 @@ po::options_description profile_options() {
       "FFN size f (0 = 4h for gpt, 8h/3 rounded to 256 for llama)")(
       "seq", po::value<std::int64_t>()->default_value(2048), "sequence length s")(
       "batch", po::value<std::int64_t>()->default_value(1),
-      "microbatch size b")("layers", po::value<std::int64_t>()->default_value(4), "number of transformer blocks (1 to 100000)")(
+      "microbatch size b")("layers", po::value<std::int64_t>()->default_value(4),
+                           "number of transformer blocks (1 to 100000)")(
       "vocab", po::value<std::int64_t>()->default_value(0),
       "vocabulary size V; > 0 adds the embedding and LM head as layers of their own")(
       "dtype", po::value<std::string>()->default_value("bf16"),
@@ -86,8 +89,9 @@ po::options_description profile_options() {
       "peak-throughput preset: h100, a100, ideal")(
       "peak-tflops", po::value<double>(), "peak dense 16-bit TFLOP/s (overrides --device)")(
       "efficiency", po::value<double>(), "fraction of the peak achieved (default 0.5)");
-  po::options_description all("ppsim profile [options]: per-layer F, B, W and recompute costs\n"
-                              "       ppsim profile import TRACE | merge RANK_FILE... (--help for each)");
+  po::options_description all(
+      "ppsim profile [options]: per-layer F, B, W and recompute costs\n"
+      "       ppsim profile import TRACE | merge RANK_FILE... (--help for each)");
   all.add(model).add(measure).add(analytic).add(output_options());
   return all;
 }
@@ -132,15 +136,17 @@ profiler::DeviceThroughput device_from(const po::variables_map &values) {
     throw Error("", 0, "--peak-tflops", "expected a positive finite number");
   if (!(device.peak_tflops >= kMinPeakTflops) || device.peak_tflops > kMaxPeakTflops) {
     throw Error("", 0, "--peak-tflops",
-                fmt::format("expected {} to {} TFLOP/s, got {}", kMinPeakTflops, kMaxPeakTflops, device.peak_tflops));
+                fmt::format("expected {} to {} TFLOP/s, got {}", kMinPeakTflops, kMaxPeakTflops,
+                            device.peak_tflops));
   }
   if (!(device.efficiency > 0) || device.efficiency > 1) {
     throw Error("", 0, "--efficiency", "expected a number in (0, 1]");
   }
   if (device.efficiency < kMinEfficiency) {
-    throw Error("", 0, "--efficiency",
-                fmt::format("expected {} to 1, got {}: a layer's time would leave the range of a cost file",
-                            kMinEfficiency, device.efficiency));
+    throw Error(
+        "", 0, "--efficiency",
+        fmt::format("expected {} to 1, got {}: a layer's time would leave the range of a cost file",
+                    kMinEfficiency, device.efficiency));
   }
   return device;
 }
@@ -179,7 +185,8 @@ int write_output(const po::variables_map &values, const CostFile &file, bool jso
     const std::string path = values["output"].as<std::string>();
     write_file_atomically(path, text);
     // Written to standard output (or a pipe): the cost file is the whole output.
-    if (!is_stream_output(path)) out << fmt::format("ppsim: wrote {} {} layer rows to {}\n", file.rows.size(), kind, path);
+    if (!is_stream_output(path))
+      out << fmt::format("ppsim: wrote {} {} layer rows to {}\n", file.rows.size(), kind, path);
   } else {
     out << text;
   }
@@ -190,9 +197,11 @@ int write_output(const po::variables_map &values, const CostFile &file, bool jso
 // projection summary (.csv) into a cost file.
 int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim profile import TRACE [--warmup N] [-o FILE]");
-  options.add_options()("trace", po::value<std::string>()->value_name("TRACE"),
-                        "PyTorch profiler trace (.json), or nsys stats -r nvtx_gpu_proj_trace (or _sum) CSV (.csv)")(
-      "warmup", po::value<int>()->default_value(0), "iterations of each range to drop (PyTorch traces, nsys traces)")(
+  options.add_options()(
+      "trace", po::value<std::string>()->value_name("TRACE"),
+      "PyTorch profiler trace (.json), or nsys stats -r nvtx_gpu_proj_trace (or _sum) CSV (.csv)")(
+      "warmup", po::value<int>()->default_value(0),
+      "iterations of each range to drop (PyTorch traces, nsys traces)")(
       "links", po::value<std::string>()->value_name("FILE"),
       "write the NCCL kernels (collective, link, bytes, ms) of a PyTorch trace as CSV");
   options.add(output_options());
@@ -201,13 +210,17 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   const po::variables_map values = parse_command(args, options, positional);
   if (values.count("help")) {
     out << options << "\n"
-        << "Phases are ranges named layer/pass/microbatch (\"L03.F.mb0\" or \"3/F/0\"); passes F, B, W, BW,\n"
-        << "R, RS. A PyTorch trace recorded with record_shapes=True has its BW ranges split into B and W.\n";
+        << "Phases are ranges named layer/pass/microbatch (\"L03.F.mb0\" or \"3/F/0\"); passes F, "
+           "B, W, BW,\n"
+        << "R, RS. A PyTorch trace recorded with record_shapes=True has its BW ranges split into B "
+           "and W.\n";
     return kOk;
   }
-  if (!values.count("trace")) throw Error("", 0, "TRACE", "give a PyTorch profiler trace (.json) or an nsys CSV");
+  if (!values.count("trace"))
+    throw Error("", 0, "TRACE", "give a PyTorch profiler trace (.json) or an nsys CSV");
   const int warmup = values["warmup"].as<int>();
-  if (warmup < 0) throw Error("", 0, "--warmup", "expected a non-negative number");
+  if (warmup < 0)
+    throw Error("", 0, "--warmup", "expected a non-negative number");
   const bool json = json_format(values);
   const std::string path = values["trace"].as<std::string>();
   check_outputs(given_outputs(values, {"output", "links"}), {path});
@@ -217,41 +230,51 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
     const profiler::NsysImport import = profiler::parse_nsys_projection_csv(text, path);
     if (!import.per_instance && warmup > 0) {
       throw Error("", 0, "--warmup",
-                  "an nsys summary pools every iteration: export `nsys stats -r nvtx_gpu_proj_trace` (one row per "
+                  "an nsys summary pools every iteration: export `nsys stats -r "
+                  "nvtx_gpu_proj_trace` (one row per "
                   "range) to drop warm-up iterations");
     }
     if (import.per_instance ? import.instances.empty() : import.ranges.empty())
       throw Error(path, 0, "", "no range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch)");
-    file = profiler::injected_cost_file(import.per_instance ? profiler::summarize_passes(import.instances, warmup)
-                                                            : profiler::nsys_pass_summaries(import),
+    file = profiler::injected_cost_file(import.per_instance
+                                            ? profiler::summarize_passes(import.instances, warmup)
+                                            : profiler::nsys_pass_summaries(import),
                                         "nsys_import");
-    file.metadata.warnings.insert(file.metadata.warnings.end(), import.warnings.begin(), import.warnings.end());
+    file.metadata.warnings.insert(file.metadata.warnings.end(), import.warnings.begin(),
+                                  import.warnings.end());
   } else {
     const profiler::KinetoImport import = profiler::parse_kineto_trace(text, path);
     if (import.phases.empty())
-      throw Error(path, 0, "", "no GPU work inside any phase range (record with ProfilerActivity.CUDA)");
+      throw Error(path, 0, "",
+                  "no GPU work inside any phase range (record with ProfilerActivity.CUDA)");
     file = profiler::kineto_cost_file(import, warmup);
-    err << fmt::format("ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W{}), {} NCCL ({} ms, "
-                       "not layer time), {} outside every range\n",
-                       import.kernels, import.kernels - import.communication - import.unattributed,
-                       import.split_ranges,
-                       import.ambiguous_ranges > 0 ? fmt::format(", {} left whole", import.ambiguous_ranges) : "",
-                       import.communication,
-                       format_readable(static_cast<double>(import.communication_ns) / 1e6), import.unattributed);
+    err << fmt::format(
+        "ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W{}), {} NCCL ({} "
+        "ms, "
+        "not layer time), {} outside every range\n",
+        import.kernels, import.kernels - import.communication - import.unattributed,
+        import.split_ranges,
+        import.ambiguous_ranges > 0 ? fmt::format(", {} left whole", import.ambiguous_ranges) : "",
+        import.communication, format_readable(static_cast<double>(import.communication_ns) / 1e6),
+        import.unattributed);
     // One line for every send/recv kernel pooled (what the scenario's single link model takes),
     // then one per link when the trace has several.
     const auto print_fit = [&err](const std::string &what, const profiler::LinkFit &fit) {
       const std::string latency = format_readable(fit.latency_ms);
       const std::string bandwidth = format_readable(fit.bandwidth_bytes_per_second / 1e9);
-      err << fmt::format("ppsim: {} fit over {} send/recv kernels: latency {} ms, bandwidth {} GB/s "
-                         "(--comm {} --bandwidth {}GB/s)\n",
-                         what, fit.samples, latency, bandwidth, latency, bandwidth);
+      err << fmt::format(
+          "ppsim: {} fit over {} send/recv kernels: latency {} ms, bandwidth {} GB/s "
+          "(--comm {} --bandwidth {}GB/s)\n",
+          what, fit.samples, latency, bandwidth, latency, bandwidth);
     };
-    if (const std::optional<profiler::LinkFit> fit = profiler::fit_point_to_point(import.communication_kernels))
+    if (const std::optional<profiler::LinkFit> fit =
+            profiler::fit_point_to_point(import.communication_kernels))
       print_fit("point-to-point", *fit);
-    const std::map<std::string, profiler::LinkFit> links = profiler::fit_links(import.communication_kernels);
+    const std::map<std::string, profiler::LinkFit> links =
+        profiler::fit_links(import.communication_kernels);
     if (links.size() > 1)
-      for (const auto &[link, fit] : links) print_fit("link " + link, fit);
+      for (const auto &[link, fit] : links)
+        print_fit("link " + link, fit);
     if (values.count("links")) {
       std::string rows = "collective,link,bytes,ms\n";
       for (const profiler::CommunicationKernel &kernel : import.communication_kernels)
@@ -261,29 +284,34 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
     }
   }
   if (file.rows.empty())
-    throw Error(path, 0, "", fmt::format("every range is a warm-up iteration (--warmup {})", warmup));
+    throw Error(path, 0, "",
+                fmt::format("every range is a warm-up iteration (--warmup {})", warmup));
   file.metadata.timer = file.rows.front().source;
   file.metadata.warmup = warmup;
   file.metadata.dropout = false; // a trace does not say; the measured bytes are what the model kept
-  for (const std::string &warning : file.metadata.warnings) err << fmt::format("ppsim: warning: {}\n", warning);
+  for (const std::string &warning : file.metadata.warnings)
+    err << fmt::format("ppsim: warning: {}\n", warning);
   return write_output(values, file, json, out, "imported");
 }
 
 // `ppsim profile merge FILES...`: the per-rank files of the injection library into one model.
 int run_merge_ranks(const Args &args, std::ostream &out) {
   po::options_description options("ppsim profile merge RANK_FILE... [-o FILE]");
-  options.add_options()("files", po::value<std::vector<std::string>>()->value_name("FILE"), "per-rank cost files");
+  options.add_options()("files", po::value<std::vector<std::string>>()->value_name("FILE"),
+                        "per-rank cost files");
   options.add(output_options());
   po::positional_options_description positional;
   positional.add("files", -1);
   const po::variables_map values = parse_command(args, options, positional);
   if (values.count("help")) {
     out << options << "\n"
-        << "Each file holds the layers one rank ran (ppsim_costs.rank3.csv); together they must hold\n"
+        << "Each file holds the layers one rank ran (ppsim_costs.rank3.csv); together they must "
+           "hold\n"
         << "every layer from 0 exactly once.\n";
     return kOk;
   }
-  if (!values.count("files")) throw Error("", 0, "FILE", "give the per-rank cost files");
+  if (!values.count("files"))
+    throw Error("", 0, "FILE", "give the per-rank cost files");
   const bool json = json_format(values);
   check_outputs(given_outputs(values, {"output"}), values["files"].as<std::vector<std::string>>());
   std::vector<CostFile> files;
@@ -291,7 +319,8 @@ int run_merge_ranks(const Args &args, std::ostream &out) {
   for (const std::string &path : values["files"].as<std::vector<std::string>>()) {
     // A rank's file keeps what it did not measure absent (an F + BW script has no B or W column).
     files.push_back(read_cost_file(path, LayerIds::ascending, Required::absent_allowed));
-    if (!first_json && path.ends_with(".json")) first_json = files.size() - 1;
+    if (!first_json && path.ends_with(".json"))
+      first_json = files.size() - 1;
   }
   CostFile merged = merge_cost_files(files);
   // A CSV file has no metadata: take the first JSON file's, else claim only what the rows say.
@@ -303,7 +332,8 @@ int run_merge_ranks(const Args &args, std::ostream &out) {
   if (!first_json) {
     merged.metadata.timer = merged.rows.front().source;
     for (const CostRow &row : merged.rows)
-      if (row.source != merged.metadata.timer) merged.metadata.timer = "mixed";
+      if (row.source != merged.metadata.timer)
+        merged.metadata.timer = "mixed";
     merged.metadata.dropout = false;
   }
   return write_output(values, merged, json, out, "merged");
@@ -332,14 +362,17 @@ int measure_or_model(const Args &args, std::ostream &out, std::ostream &err) {
     if (values["dtype"].as<std::string>() != "bf16")
       throw Error("", 0, "dtype", "the GPU workload runs bf16; --dtype fp16 is for --analytic");
     if (values["microbatches"].as<int>() != 1)
-      throw Error("", 0, "microbatches", "the GPU workload times one microbatch per phase; use --reps for more samples");
+      throw Error("", 0, "microbatches",
+                  "the GPU workload times one microbatch per phase; use --reps for more samples");
     // Options only the analytic model reads: measuring would silently ignore them.
     if (values["vocab"].as<std::int64_t>() != 0)
-      throw Error("", 0, "vocab", "the GPU workload measures transformer blocks only; --vocab is for --analytic");
+      throw Error("", 0, "vocab",
+                  "the GPU workload measures transformer blocks only; --vocab is for --analytic");
     for (const char *option : {"device", "peak-tflops", "efficiency"})
       if (values.count(option) && !values[option].defaulted())
-        throw Error("", 0, option, "measured times need no throughput model; --" + std::string(option) +
-                                       " is for --analytic");
+        throw Error("", 0, option,
+                    "measured times need no throughput model; --" + std::string(option) +
+                        " is for --analytic");
     // Probe the driver before any CUPTI call: CUPTI itself reports "unknown error" (999) when
     // there is no driver (docs/profiler.md).
     const auto driver = profiler::system_driver(values["driver-library"].as<std::string>());
@@ -369,7 +402,8 @@ int measure_or_model(const Args &args, std::ostream &out, std::ostream &err) {
     }
   }
 
-  const auto vocabulary = static_cast<std::uint64_t>(checked_integer(values, "vocab", 0, kShapeLimit));
+  const auto vocabulary =
+      static_cast<std::uint64_t>(checked_integer(values, "vocab", 0, kShapeLimit));
   CostFile file = profiler::analytic_cost_file(shape, layers, device, vocabulary);
   file.metadata.dtype = values["dtype"].as<std::string>();
   file.metadata.mode = values["mode"].as<std::string>();
@@ -379,8 +413,10 @@ int measure_or_model(const Args &args, std::ostream &out, std::ostream &err) {
 } // namespace
 
 int run_profile(const Args &args, std::ostream &out, std::ostream &err) {
-  if (!args.empty() && args.front() == "import") return run_import(Args(args.begin() + 1, args.end()), out, err);
-  if (!args.empty() && args.front() == "merge") return run_merge_ranks(Args(args.begin() + 1, args.end()), out);
+  if (!args.empty() && args.front() == "import")
+    return run_import(Args(args.begin() + 1, args.end()), out, err);
+  if (!args.empty() && args.front() == "merge")
+    return run_merge_ranks(Args(args.begin() + 1, args.end()), out);
   try {
     return measure_or_model(args, out, err);
   } catch (const Error &error) {

@@ -2,15 +2,16 @@
 // the StageRemat ILP beside the baselines (docs/remat.md, "The ILP (ppsim form)" and "Simple
 // policies"), or with
 // --auto the ranking of every candidate base schedule (docs/remat.md, "--auto").
+#include "base/index.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/scenario_options.h"
 
-#include "run/auto_mode.h"
-#include "remat/baselines.h"
-#include "run/policy.h"
-#include "remat/stage_remat_ilp.h"
 #include "base/error.h"
+#include "remat/baselines.h"
+#include "remat/stage_remat_ilp.h"
+#include "run/auto_mode.h"
+#include "run/policy.h"
 #include "run/prepare.h"
 #include "sim/io/svg.h"
 
@@ -37,12 +38,13 @@ std::string budget_line(const std::string &schedule, const Scenario &solved, Ilp
   const char *model = solved.memory_model == MemoryModel::bytes ? "byte model"
                       : solved.memory_model == MemoryModel::zb  ? "zb model"
                                                                 : "count model";
-  return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing{}{})\n", schedule,
-                     solved.devices, solved.total_microbatches(), solved.chunks,
+  return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing{}{})\n",
+                     schedule, solved.devices, solved.total_microbatches(), solved.chunks,
                      format_budget(solved, *budget_track(solved).cap), model,
                      solved.remat_timing == RematTiming::early ? "early" : "lumped",
                      form == IlpForm::elf ? ", elf form" : "",
-                     levels > 0 ? fmt::format(", up to {} checkpoint levels per stage", levels) : "");
+                     levels > 0 ? fmt::format(", up to {} checkpoint levels per stage", levels)
+                                : "");
 }
 
 constexpr const char *kRowFormat = "{:<10} {:<9} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}  {}";
@@ -66,19 +68,22 @@ std::string plan_row(const std::string &policy, const std::string &status, const
 
 // With checkpoint levels, which R the ILP plan runs at each level (the R column counts them all).
 std::string levels_line(const Scenario &scenario, const RematPlan &plan) {
-  const auto levels = static_cast<std::size_t>(scenario.most_checkpoint_levels());
-  if (levels == 0) return "";
+  const auto levels = at(scenario.most_checkpoint_levels());
+  if (levels == 0)
+    return "";
   std::vector<int> count(levels + 1, 0);
   for (int s = 0; s < plan.stages(); ++s) {
     for (int j = 0; j < plan.microbatches(); ++j) {
       const RematDecision &d = plan.at(s, j);
-      if (d.forward == ForwardRemat::full) ++count[d.level];
+      if (d.forward == ForwardRemat::full)
+        ++count[d.level];
     }
   }
-  std::string text =
-      fmt::format("ilp R by checkpoint level (`ppsim checkpoint COSTS --levels {}` lists them): whole stage {}", levels,
-                  count[0]);
-  for (std::size_t level = 1; level <= levels; ++level) text += fmt::format(", level {} {}", level, count[level]);
+  std::string text = fmt::format(
+      "ilp R by checkpoint level (`ppsim checkpoint COSTS --levels {}` lists them): whole stage {}",
+      levels, count[0]);
+  for (std::size_t level = 1; level <= levels; ++level)
+    text += fmt::format(", level {} {}", level, count[level]);
   return text + "\n";
 }
 
@@ -91,15 +96,17 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
     std::stringstream list(text);
     for (std::string name; std::getline(list, name, ',');) {
       if (name.empty())
-        throw Error("", 0, "--candidates", fmt::format("expected comma-separated schedule names, got \"{}\"", text));
+        throw Error("", 0, "--candidates",
+                    fmt::format("expected comma-separated schedule names, got \"{}\"", text));
       find_schedule(name); // unknown names fail with a suggestion
       candidates.push_back(name);
     }
     if (candidates.empty() || text.ends_with(','))
-      throw Error("", 0, "--candidates", fmt::format("expected comma-separated schedule names, got \"{}\"", text));
+      throw Error("", 0, "--candidates",
+                  fmt::format("expected comma-separated schedule names, got \"{}\"", text));
   }
-  const std::vector<AutoCandidate> ranked =
-      rank_schedules(input, candidates, ilp, static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)));
+  const std::vector<AutoCandidate> ranked = rank_schedules(
+      input, candidates, ilp, static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)));
   out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8}\n", "rank",
                      "schedule", "status", "max span", "peak", "R", "RW", "RBW", "solve s");
   int rank = 0;
@@ -126,9 +133,9 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
 int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const auto started = std::chrono::steady_clock::now();
   po::options_description options("ppsim remat [SCENARIO.toml] --K k|--memory BYTES [options]");
-  options.add_options()(
-      "time-limit", po::value<double>()->value_name("S"),
-      "seconds for the whole command (default 60, or [remat] time_limit); at the limit the ILP row is the best plan found, with its bound")(
+  options.add_options()("time-limit", po::value<double>()->value_name("S"),
+                        "seconds for the whole command (default 60, or [remat] time_limit); at the "
+                        "limit the ILP row is the best plan found, with its bound")(
       "gap", po::value<double>()->value_name("G"), "ILP relative gap (default 0.03)")(
       "lp", po::value<std::string>()->value_name("FILE"),
       "write the ILP in CPLEX LP format")("plan", po::value<std::string>()->value_name("FILE"),
@@ -136,12 +143,14 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
       "svg", po::value<std::string>()->value_name("FILE"),
       "write the Gantt chart of the optimal plan")("auto", po::bool_switch(),
                                                    "solve every candidate schedule and rank them")(
-      "candidates", po::value<std::string>()->value_name("A,B,..."), "schedules for --auto")(
-      "jobs,j", po::value<std::int64_t>()->default_value(1), "candidates solved in parallel with --auto")(
+      "candidates", po::value<std::string>()->value_name("A,B,..."),
+      "schedules for --auto")("jobs,j", po::value<std::int64_t>()->default_value(1),
+                              "candidates solved in parallel with --auto")(
       "ilp-form", po::value<std::string>()->default_value("ppsim"),
       "ppsim (replay == objective) or elf (the reference formulation, for cross-checking)");
   const auto parsed = parse_scenario_command(args, options, out);
-  if (!parsed) return kOk;
+  if (!parsed)
+    return kOk;
   const po::variables_map &values = *parsed;
   const ScenarioInput input = scenario_from_options(values);
   IlpOptions ilp{input.remat_time_limit_seconds, input.remat_relative_gap};
@@ -153,24 +162,27 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
     throw Error("", 0, "--time-limit", "expected a positive number of seconds");
   if (!(ilp.relative_gap >= 0))
     throw Error("", 0, "--gap", "expected a non-negative gap");
-  ilp.form = checked_choice(values, "ilp-form", {"ppsim", "elf"}) == "elf" ? IlpForm::elf : IlpForm::ppsim;
+  ilp.form =
+      checked_choice(values, "ilp-form", {"ppsim", "elf"}) == "elf" ? IlpForm::elf : IlpForm::ppsim;
   const std::vector<OutputPath> outputs = given_outputs(values, {"lp", "plan", "svg"});
   if (values["auto"].as<bool>()) {
     // The files describe one schedule's plan; --auto ranks several (docs/remat.md).
     if (!outputs.empty()) {
       throw Error("", 0, outputs.front().option,
-                  "writes the plan of one schedule and --auto ranks several: run `ppsim remat --schedule WINNER` "
+                  "writes the plan of one schedule and --auto ranks several: run `ppsim remat "
+                  "--schedule WINNER` "
                   "with it after --auto names the winner");
     }
     return print_auto(input, values, ilp, out);
   }
-  if (values.count("candidates")) throw Error("", 0, "--candidates", "lists the schedules --auto ranks; give --auto");
+  if (values.count("candidates"))
+    throw Error("", 0, "--candidates", "lists the schedules --auto ranks; give --auto");
   check_outputs(outputs, scenario_input_files(values, input));
 
   const PreparedRun run = prepare_run(input);
   const Scenario scenario = scenario_with_checkpoint_levels(run.input, run.scenario);
   budget_track(scenario); // a budget is required before anything is printed
-  check_stage_remat_size(scenario, run.schedule, ilp.form);  // refused before the baselines run
+  check_stage_remat_size(scenario, run.schedule, ilp.form); // refused before the baselines run
   if (values.count("lp")) {
     std::ostringstream lp;
     const FormInstance instance = form_instance(scenario, run.schedule, ilp.form);
@@ -182,7 +194,8 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const std::vector<RematOutcome> baselines = run_baselines(run.input, scenario, run.schedule);
   IlpOptions remaining = ilp;
   remaining.time_limit_seconds = std::max(
-      0.0, ilp.time_limit_seconds - std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      0.0, ilp.time_limit_seconds -
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   const RematSolution optimum = solve_stage_remat(scenario, run.schedule, remaining);
   // The elf form solves and replays the split base with lumped timing (docs/remat.md, "The ILP
   // (ppsim form)").
@@ -204,24 +217,26 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   if (!optimum.found()) {
     // The baselines stand; the plan files cannot be written.
     out << report
-        << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-", optimum.failure);
+        << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-",
+               optimum.failure);
     if (values.count("plan") || values.count("svg")) {
       throw Error(fmt::format("no ILP plan to write: {}", optimum.failure));
     }
-    if (optimum.status != solver::Status::failed) return kOk;
+    if (optimum.status != solver::Status::failed)
+      return kOk;
     err << fmt::format("ppsim: internal error: {}\n", optimum.failure);
     return kInternalError;
   }
   const double ticks_per_unit = static_cast<double>(scenario.time_scale.ticks_per_unit);
-  const std::string note =
-      fmt::format("{}objective {:.9g}, bound {:.9g}, {:.2f} s{}",
-                  optimum.from_start ? "greedy start kept at the time limit: " : "",
-                  optimum.objective / ticks_per_unit, optimum.best_bound / ticks_per_unit, optimum.seconds,
-                  ilp.form == IlpForm::elf ? " (elf form: B and W split, lumped timing, first ops not pinned)"
-                  : optimum.first_ops_pinned ? ""
-                                             : " (first ops not pinned)");
-  report += plan_row(ilp_name, solver::status_name(optimum.status), solved, optimum.plan, optimum.schedule,
-                     optimum.simulation, note);
+  const std::string note = fmt::format(
+      "{}objective {:.9g}, bound {:.9g}, {:.2f} s{}",
+      optimum.from_start ? "greedy start kept at the time limit: " : "",
+      optimum.objective / ticks_per_unit, optimum.best_bound / ticks_per_unit, optimum.seconds,
+      ilp.form == IlpForm::elf   ? " (elf form: B and W split, lumped timing, first ops not pinned)"
+      : optimum.first_ops_pinned ? ""
+                                 : " (first ops not pinned)");
+  report += plan_row(ilp_name, solver::status_name(optimum.status), solved, optimum.plan,
+                     optimum.schedule, optimum.simulation, note);
   report += levels_line(solved, optimum.plan);
   if (values.count("plan")) {
     write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(optimum.plan));

@@ -11,35 +11,43 @@ namespace po = boost::program_options;
 namespace {
 
 struct FieldFlag {
-  const char *flag;   // program_options spelling ("devices,p": --devices and -p; "F": --F)
-  const char *shown;  // as the user types it, for errors
-  const char *field;  // dotted scenario field
+  const char *flag;  // program_options spelling ("devices,p": --devices and -p; "F": --F)
+  const char *shown; // as the user types it, for errors
+  const char *field; // dotted scenario field
   const char *help;
 };
 
 constexpr FieldFlag kFieldFlags[] = {
     {"schedule", "--schedule", "pipeline.schedule", "schedule name (see 'ppsim schedules')"},
-    {"schedule-file", "--schedule-file", "pipeline.schedule_file", "PyTorch CSV schedule to import instead"},
+    {"schedule-file", "--schedule-file", "pipeline.schedule_file",
+     "PyTorch CSV schedule to import instead"},
     {"devices,p", "-p", "cluster.devices", "number of devices"},
     {"microbatches,m", "-m", "pipeline.microbatches", "number of microbatches"},
     {"chunks,v", "-v", "pipeline.chunks", "chunks (stages) per device"},
-    {"group-size", "--group-size", "pipeline.group_size", "interleaved microbatch group size (default PyTorch's: m / max(1, m div p))"},
+    {"group-size", "--group-size", "pipeline.group_size",
+     "interleaved microbatch group size (default PyTorch's: m / max(1, m div p))"},
     {"F", "--F", "model.F", "forward time per stage (number, \"1/6\" or a list)"},
     {"B", "--B", "model.B", "input-gradient backward time per stage"},
-    {"W", "--W", "model.W", "weight-gradient backward time per stage (0 if only the full backward is known)"},
+    {"W", "--W", "model.W",
+     "weight-gradient backward time per stage (0 if only the full backward is known)"},
     {"R", "--R", "model.R", "recomputation time per stage (default F)"},
-    {"cost-unit", "--cost-unit", "model.cost_unit", "\"device\" (default: one device's share, split over its v chunks) or \"stage\""},
+    {"cost-unit", "--cost-unit", "model.cost_unit",
+     "\"device\" (default: one device's share, split over its v chunks) or \"stage\""},
     {"comm", "--comm", "cluster.link.latency", "point-to-point latency between devices"},
-    {"bandwidth", "--bandwidth", "cluster.link.bandwidth", "link bandwidth such as 50GB/s (with out_bytes)"},
+    {"bandwidth", "--bandwidth", "cluster.link.bandwidth",
+     "link bandwidth such as 50GB/s (with out_bytes)"},
     {"w-stash", "--w-stash", "model.w_stash", "fraction of an activation that B keeps for W"},
-    {"K", "--K", "cluster.K", "activation memory cap (count model, one device's share of a microbatch)"},
+    {"K", "--K", "cluster.K",
+     "activation memory cap (count model, one device's share of a microbatch)"},
     {"memory", "--memory", "cluster.memory", "memory budget in bytes such as 80GiB"},
     {"memory-model", "--memory-model", "cluster.memory_model", "count, zb or bytes"},
-    {"overlap-fb", "--overlap-fb", "pipeline.overlap_fb", "duration of an overlapped F&B op (DualPipe)"},
+    {"overlap-fb", "--overlap-fb", "pipeline.overlap_fb",
+     "duration of an overlapped F&B op (DualPipe)"},
     {"remat", "--remat", "remat.policy", "recomputation policy"},
     {"remat-timing", "--remat-timing", "remat.timing", "early or lumped"},
     {"checkpoint-levels", "--checkpoint-levels", "remat.checkpoint_levels",
-     "with a per-layer cost file: up to N (0-8) rotor checkpoint levels per stage for the remat ILP"},
+     "with a per-layer cost file: up to N (0-8) rotor checkpoint levels per stage for the remat "
+     "ILP"},
 };
 
 } // namespace
@@ -48,28 +56,35 @@ void add_scenario_options(po::options_description &options) {
   for (const FieldFlag &flag : kFieldFlags) {
     options.add_options()(flag.flag, po::value<std::string>()->value_name("X"), flag.help);
   }
-  options.add_options()("contention", po::bool_switch(), "links carry one transfer at a time per direction")(
+  options.add_options()("contention", po::bool_switch(),
+                        "links carry one transfer at a time per direction")(
       "blocking", po::bool_switch(), "a transfer also occupies the sending device")(
       "set", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
       "set any scenario field, e.g. --set cluster.link.latency=0.5");
 }
 
-void add_scenario_positional(po::options_description &options, po::positional_options_description &positional) {
-  options.add_options()("scenario", po::value<std::string>()->value_name("SCENARIO.toml"), "scenario file");
+void add_scenario_positional(po::options_description &options,
+                             po::positional_options_description &positional) {
+  options.add_options()("scenario", po::value<std::string>()->value_name("SCENARIO.toml"),
+                        "scenario file");
   positional.add("scenario", 1);
 }
 
-std::vector<std::string> scenario_input_files(const po::variables_map &values, const ScenarioInput &input) {
+std::vector<std::string> scenario_input_files(const po::variables_map &values,
+                                              const ScenarioInput &input) {
   std::vector<std::string> files{input.costs_file, input.schedule_file};
-  if (values.count("scenario")) files.push_back(values["scenario"].as<std::string>());
+  if (values.count("scenario"))
+    files.push_back(values["scenario"].as<std::string>());
   constexpr std::string_view kPlanFile = "file:";
-  if (input.remat_policy.starts_with(kPlanFile)) files.push_back(input.remat_policy.substr(kPlanFile.size()));
+  if (input.remat_policy.starts_with(kPlanFile))
+    files.push_back(input.remat_policy.substr(kPlanFile.size()));
   return files;
 }
 
 ScenarioInput scenario_from_options(const po::variables_map &values) {
   ScenarioInput input;
-  if (values.count("scenario")) input = read_scenario_file(values["scenario"].as<std::string>());
+  if (values.count("scenario"))
+    input = read_scenario_file(values["scenario"].as<std::string>());
   for (const FieldFlag &flag : kFieldFlags) {
     const std::string name = std::string(flag.flag).substr(0, std::string(flag.flag).find(','));
     if (values.count(name)) {
@@ -96,17 +111,20 @@ ScenarioInput scenario_from_options(const po::variables_map &values) {
   return input;
 }
 
-po::variables_map parse_command(const std::vector<std::string> &args, const po::options_description &options,
+po::variables_map parse_command(const std::vector<std::string> &args,
+                                const po::options_description &options,
                                 const po::positional_options_description &positional) {
   po::variables_map values;
   po::store(po::command_line_parser(args).options(options).positional(positional).run(), values);
   // --help answers alone: required options are checked only when the command runs.
-  if (!values.count("help")) po::notify(values);
+  if (!values.count("help"))
+    po::notify(values);
   return values;
 }
 
 std::optional<po::variables_map> parse_scenario_command(const std::vector<std::string> &args,
-                                                       po::options_description &options, std::ostream &out) {
+                                                        po::options_description &options,
+                                                        std::ostream &out) {
   options.add_options()("help,h", "show this help");
   add_scenario_options(options);
   po::positional_options_description positional;
@@ -119,11 +137,12 @@ std::optional<po::variables_map> parse_scenario_command(const std::vector<std::s
   return values;
 }
 
-std::int64_t checked_integer(const po::variables_map &values, const std::string &name, std::int64_t low,
-                             std::int64_t high) {
+std::int64_t checked_integer(const po::variables_map &values, const std::string &name,
+                             std::int64_t low, std::int64_t high) {
   const std::int64_t value = values[name].as<std::int64_t>();
   if (value < low || value > high)
-    throw Error("", 0, "--" + name, fmt::format("expected an integer from {} to {}, got {}", low, high, value));
+    throw Error("", 0, "--" + name,
+                fmt::format("expected an integer from {} to {}, got {}", low, high, value));
   return value;
 }
 
@@ -131,12 +150,14 @@ std::string checked_choice(const po::variables_map &values, const std::string &n
                            std::initializer_list<const char *> allowed) {
   const std::string value = values[name].as<std::string>();
   for (const char *option : allowed) {
-    if (value == option) return value;
+    if (value == option)
+      return value;
   }
   const std::vector<std::string> names(allowed.begin(), allowed.end());
   const std::string listed =
-      names.size() == 1 ? names.front()
-                        : fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
+      names.size() == 1
+          ? names.front()
+          : fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
   throw Error("", 0, "--" + name, fmt::format("expected {}, got \"{}\"", listed, value));
 }
 

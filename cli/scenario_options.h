@@ -5,9 +5,9 @@
 #include "sim/scenario_builder.h"
 
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,26 +30,28 @@ std::vector<std::string> scenario_input_files(const boost::program_options::vari
                                               const ScenarioInput &input);
 
 /// Parses `args` with `options` (and the positional scenario), rejecting unknown flags.
-boost::program_options::variables_map parse_command(
-    const std::vector<std::string> &args, const boost::program_options::options_description &options,
-    const boost::program_options::positional_options_description &positional);
+boost::program_options::variables_map
+parse_command(const std::vector<std::string> &args,
+              const boost::program_options::options_description &options,
+              const boost::program_options::positional_options_description &positional);
 
 /// The common start of every scenario-taking command: adds --help, the scenario flags and the
 /// positional scenario file to the command's own `options`, parses `args`, and prints the help
 /// (returning nullopt) when asked.
-std::optional<boost::program_options::variables_map> parse_scenario_command(
-    const std::vector<std::string> &args, boost::program_options::options_description &options, std::ostream &out);
+std::optional<boost::program_options::variables_map>
+parse_scenario_command(const std::vector<std::string> &args,
+                       boost::program_options::options_description &options, std::ostream &out);
 
 /// The most worker threads a command accepts (--threads, -j).
 inline constexpr std::int64_t kMaxThreads = 1024;
 
 /// The integer option `name` (declared as std::int64_t, so "-1" is read as -1, not wrapped),
 /// refused with one line outside [low, high].
-std::int64_t checked_integer(const boost::program_options::variables_map &values, const std::string &name,
-                             std::int64_t low, std::int64_t high);
+std::int64_t checked_integer(const boost::program_options::variables_map &values,
+                             const std::string &name, std::int64_t low, std::int64_t high);
 
 /// The value of option `name`, which must be one of `allowed` (error: field '--name': ...).
-std::string checked_choice(const boost::program_options::variables_map &values, const std::string &name,
-                           std::initializer_list<const char *> allowed);
+std::string checked_choice(const boost::program_options::variables_map &values,
+                           const std::string &name, std::initializer_list<const char *> allowed);
 
 } // namespace ppsim::cli

@@ -14,13 +14,16 @@ int run_schedules(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     out << "ppsim schedules: list the schedule generators\n";
     return kOk;
   }
-  if (!args.empty()) throw Error(fmt::format("unexpected argument '{}'", args.front()));
+  if (!args.empty())
+    throw Error(fmt::format("unexpected argument '{}'", args.front()));
   std::size_t width = 4;
-  for (const ScheduleInfo &info : schedule_registry()) width = std::max(width, info.name.size());
+  for (const ScheduleInfo &info : schedule_registry())
+    width = std::max(width, info.name.size());
   for (const ScheduleInfo &info : schedule_registry()) {
     out << fmt::format("{:<{}}  {}\n", info.name, width, info.description);
   }
-  out << fmt::format("{:<{}}  {}\n", "file", width, "import a PyTorch CSV schedule (--schedule-file)");
+  out << fmt::format("{:<{}}  {}\n", "file", width,
+                     "import a PyTorch CSV schedule (--schedule-file)");
   return kOk;
 }
 

@@ -2,11 +2,11 @@
 // Chrome trace and the critical-path explanation.
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "run/prepare.h"
 #include "cli/scenario_options.h"
+#include "run/prepare.h"
 
-#include "sim/critical_path.h"
 #include "base/error.h"
+#include "sim/critical_path.h"
 #include "sim/io/report.h"
 #include "sim/io/svg.h"
 #include "sim/io/trace.h"
@@ -19,13 +19,14 @@ namespace po = boost::program_options;
 
 int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim simulate [SCENARIO.toml] [options]");
-  options.add_options()(
-      "format", po::value<std::string>()->default_value("text"), "text, json or csv")(
-      "svg", po::value<std::string>()->value_name("FILE"), "write a Gantt chart with memory curves")(
+  options.add_options()("format", po::value<std::string>()->default_value("text"),
+                        "text, json or csv")("svg", po::value<std::string>()->value_name("FILE"),
+                                             "write a Gantt chart with memory curves")(
       "trace", po::value<std::string>()->value_name("FILE"), "write a Chrome trace (Perfetto)")(
       "explain", po::bool_switch(), "print the critical path and where the idle time goes");
   const auto parsed = parse_scenario_command(args, options, out);
-  if (!parsed) return kOk;
+  if (!parsed)
+    return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "json", "csv"});
 
@@ -38,14 +39,18 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   // Every output is produced before any file is written, so a failure leaves nothing behind.
   // The bounds assume the memory cap holds, so a run over it has none (as in compare and sweep).
   std::optional<Ticks> bound;
-  if (simulation.metrics.feasible) bound = bounds_for_run(input, run).best_lower_bound;
+  if (simulation.metrics.feasible)
+    bound = bounds_for_run(input, run).best_lower_bound;
   const SimulationReport report{run.scenario, run.schedule, simulation, bound, run.warnings};
   if (values.count("svg")) {
     write_file_atomically(values["svg"].as<std::string>(),
-                          gantt_svg(run.scenario, run.schedule, simulation, GanttOptions{.time_unit = input.time_unit}));
+                          gantt_svg(run.scenario, run.schedule, simulation,
+                                    GanttOptions{.time_unit = input.time_unit}));
   }
   if (values.count("trace")) {
-    write_file_atomically(values["trace"].as<std::string>(), chrome_trace_json(run.scenario, run.schedule, simulation, input.time_unit));
+    write_file_atomically(
+        values["trace"].as<std::string>(),
+        chrome_trace_json(run.scenario, run.schedule, simulation, input.time_unit));
   }
   if (format == "json") {
     out << report_json(report);
@@ -55,7 +60,8 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
     out << report_text(report);
   }
   if (values["explain"].as<bool>()) {
-    const BubbleExplanation explanation = explain_bubbles(run.scenario, run.schedule, simulation.result);
+    const BubbleExplanation explanation =
+        explain_bubbles(run.scenario, run.schedule, simulation.result);
     if (!run.scenario.link.contention && !run.scenario.link.blocking &&
         explanation.longest_path != simulation.metrics.makespan) {
       err << fmt::format("ppsim: internal error: longest path {} differs from the makespan {}\n",

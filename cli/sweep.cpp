@@ -2,20 +2,23 @@
 // writes one CSV row per point, in run order whatever the thread count. With -o the rows are
 // journaled to OUT.partial as they finish, so `--resume` after a kill redoes only unfinished
 // points; the results file itself is only ever written whole.
+#include "base/parallel.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "run/prepare.h"
 #include "cli/scenario_options.h"
-#include "base/parallel.h"
+#include "run/prepare.h"
 
-#include "bounds/analyzer.h"
 #include "base/error.h"
-#include "run/sweep.h"
 #include "base/text_file.h"
+#include "bounds/analyzer.h"
+#include "run/sweep.h"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <exception>
+#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -25,11 +28,8 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
-#include <thread>
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
 #include <sys/file.h>
+#include <thread>
 #include <unistd.h>
 
 namespace ppsim::cli {
@@ -38,13 +38,15 @@ namespace {
 
 // Runs one point; user errors become the row's error column.
 std::string run_point(const Sweep &sweep, const SweepPoint &point) {
-  if (!point.error.empty()) return sweep_row(sweep, point, nullptr, point.error);
+  if (!point.error.empty())
+    return sweep_row(sweep, point, nullptr, point.error);
   try {
     const PreparedRun run = prepare_policy_run(point.input);
     const Simulation simulation = simulate(run.scenario, run.schedule);
     // The bounds hold for schedules that respect the cap, so a run over it gets none (no gap).
     std::optional<Ticks> bound;
-    if (simulation.metrics.feasible) bound = bounds_for_run(point.input, run).best_lower_bound;
+    if (simulation.metrics.feasible)
+      bound = bounds_for_run(point.input, run).best_lower_bound;
     const SimulationReport report{run.scenario, run.schedule, simulation, bound, run.warnings};
     return sweep_row(sweep, point, &report, "");
   } catch (const Error &error) {
@@ -53,15 +55,19 @@ std::string run_point(const Sweep &sweep, const SweepPoint &point) {
 }
 
 // Rows already finished (results file and journal), by run id; only with --resume.
-std::map<std::string, std::string> finished_rows(const std::string &output, const std::string &header) {
+std::map<std::string, std::string> finished_rows(const std::string &output,
+                                                 const std::string &header) {
   std::map<std::string, std::string> rows;
   for (const std::string &path : {output, output + ".partial"}) {
-    if (!std::filesystem::exists(path)) continue;
+    if (!std::filesystem::exists(path))
+      continue;
     const Results results = parse_results(read_text_file(path, "results file"), path);
     if (results.header != header) {
-      throw Error(path, 1, "", "the columns differ from this sweep's; remove the file or run without --resume");
+      throw Error(path, 1, "",
+                  "the columns differ from this sweep's; remove the file or run without --resume");
     }
-    for (const ResultsRow &row : results.rows) rows.emplace(row.id, row.line);
+    for (const ResultsRow &row : results.rows)
+      rows.emplace(row.id, row.line);
   }
   return rows;
 }
@@ -73,10 +79,14 @@ class OutputLock {
 public:
   explicit OutputLock(const std::string &output) : path_(output + ".lock") {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(path_, 0, "", fmt::format("cannot create the lock file: {}", std::strerror(errno)));
+    if (fd_ < 0)
+      throw Error(path_, 0, "",
+                  fmt::format("cannot create the lock file: {}", std::strerror(errno)));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd_);
-      throw Error(output, 0, "", "another sweep is writing this output (it holds " + path_ + "); wait for it or use another -o");
+      throw Error(output, 0, "",
+                  "another sweep is writing this output (it holds " + path_ +
+                      "); wait for it or use another -o");
     }
   }
   ~OutputLock() {
@@ -94,16 +104,19 @@ private:
 // A one-line progress bar, redrawn at most ten times a second.
 class Progress {
 public:
-  Progress(std::ostream &err, bool enabled, std::size_t total) : err_(err), enabled_(enabled), total_(total) {}
+  Progress(std::ostream &err, bool enabled, std::size_t total)
+      : err_(err), enabled_(enabled), total_(total) {}
   void advance(std::size_t done) {
-    if (!enabled_) return;
+    if (!enabled_)
+      return;
     const auto now = std::chrono::steady_clock::now();
-    if (done != total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    if (done != total_ && now - last_ < std::chrono::milliseconds(100))
+      return;
     last_ = now;
     const std::size_t width = 40;
     const std::size_t filled = total_ == 0 ? width : done * width / total_;
-    err_ << fmt::format("\r[{}{}] {}/{} points", std::string(filled, '#'), std::string(width - filled, ' '), done,
-                        total_)
+    err_ << fmt::format("\r[{}{}] {}/{} points", std::string(filled, '#'),
+                        std::string(width - filled, ' '), done, total_)
          << (done == total_ ? "\n" : "") << std::flush;
   }
 
@@ -118,10 +131,12 @@ private:
 
 int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim sweep SWEEP.toml [options]");
-  options.add_options()("help,h", "show this help")(
-      "output,o", po::value<std::string>()->value_name("FILE"), "results CSV (default: standard output)")(
-      "jobs,j", po::value<std::int64_t>()->value_name("N"), "worker threads (default: every core)")(
-      "shard", po::value<std::string>()->value_name("i/N"), "run only the points k with k mod N == i")(
+  options.add_options()("help,h", "show this help")("output,o",
+                                                    po::value<std::string>()->value_name("FILE"),
+                                                    "results CSV (default: standard output)")(
+      "jobs,j", po::value<std::int64_t>()->value_name("N"),
+      "worker threads (default: every core)")("shard", po::value<std::string>()->value_name("i/N"),
+                                              "run only the points k with k mod N == i")(
       "resume", "skip points whose run id is already in the output (or its .partial journal)")(
       "sweep", po::value<std::string>()->value_name("SWEEP.toml"), "sweep file");
   po::positional_options_description positional;
@@ -131,27 +146,34 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
     out << options << "\n";
     return kOk;
   }
-  if (!values.count("sweep")) throw Error("", 0, "", "missing the sweep file (ppsim sweep SWEEP.toml)");
+  if (!values.count("sweep"))
+    throw Error("", 0, "", "missing the sweep file (ppsim sweep SWEEP.toml)");
   // Standard output, a pipe or a descriptor (`-o -`, `-o /dev/stdout`) is written in place at the
   // end, with no journal or lock beside it.
   const std::string given = values.count("output") ? values["output"].as<std::string>() : "";
   const bool stream = !given.empty() && is_stream_output(given);
   const std::string output = stream ? "" : given;
-  if (values.count("resume") && output.empty()) throw Error("", 0, "--resume", "needs an output file (-o)");
-  const unsigned jobs = values.count("jobs") ? static_cast<unsigned>(checked_integer(values, "jobs", 1, kMaxThreads))
-                                            : std::max(1u, std::thread::hardware_concurrency());
-  const Shard shard = values.count("shard") ? parse_shard(values["shard"].as<std::string>(), "--shard") : Shard{};
+  if (values.count("resume") && output.empty())
+    throw Error("", 0, "--resume", "needs an output file (-o)");
+  const unsigned jobs = values.count("jobs")
+                            ? static_cast<unsigned>(checked_integer(values, "jobs", 1, kMaxThreads))
+                            : std::max(1u, std::thread::hardware_concurrency());
+  const Shard shard =
+      values.count("shard") ? parse_shard(values["shard"].as<std::string>(), "--shard") : Shard{};
 
   const Sweep sweep = read_sweep_file(values["sweep"].as<std::string>());
   check_outputs(given_outputs(values, {"output"}),
-                {values["sweep"].as<std::string>(), sweep.base_file, sweep.base.costs_file, sweep.base.schedule_file});
+                {values["sweep"].as<std::string>(), sweep.base_file, sweep.base.costs_file,
+                 sweep.base.schedule_file});
   const std::string header = fmt::format("{}", fmt::join(sweep_columns(sweep), ","));
   std::vector<std::size_t> indices;
   for (std::size_t k = 0; k < sweep.size(); ++k) {
-    if (shard.contains(k)) indices.push_back(k);
+    if (shard.contains(k))
+      indices.push_back(k);
   }
   std::optional<OutputLock> lock;
-  if (!output.empty()) lock.emplace(output);
+  if (!output.empty())
+    lock.emplace(output);
   const std::map<std::string, std::string> finished =
       values.count("resume") ? finished_rows(output, header) : std::map<std::string, std::string>{};
 
@@ -174,11 +196,12 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
   if (!output.empty()) {
     write_file_atomically(output + ".partial", kept);
     journal.emplace(output + ".partial", std::ios::binary | std::ios::app);
-    if (!*journal) throw Error(output + ".partial", 0, "", "cannot write the sweep journal");
+    if (!*journal)
+      throw Error(output + ".partial", 0, "", "cannot write the sweep journal");
   }
 
   std::atomic<std::size_t> next{0};
-  std::mutex finished_mutex;  // guards the journal, the progress bar and `failure`
+  std::mutex finished_mutex; // guards the journal, the progress bar and `failure`
   std::size_t completed = 0;
   std::exception_ptr failure;
   Progress progress(err, &err == &std::cerr && ::isatty(STDERR_FILENO) == 1, pending.size());
@@ -188,23 +211,29 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
       std::string row;
       try {
         row = run_point(sweep, sweep.point(indices[i]));
-      } catch (...) {  // an internal failure: stop every worker and report it (exit 2)
+      } catch (...) { // an internal failure: stop every worker and report it (exit 2)
         const std::lock_guard lock(finished_mutex);
-        if (!failure) failure = std::current_exception();
+        if (!failure)
+          failure = std::current_exception();
         next = pending.size();
         return;
       }
       const std::lock_guard lock(finished_mutex);
       rows[i] = std::move(row);
-      if (journal) *journal << rows[i] << '\n' << std::flush;
+      if (journal)
+        *journal << rows[i] << '\n' << std::flush;
       progress.advance(++completed);
     }
   };
-  run_on_threads(static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(1, pending.size()))), worker);
-  if (failure) std::rethrow_exception(failure);
+  run_on_threads(
+      static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(1, pending.size()))),
+      worker);
+  if (failure)
+    std::rethrow_exception(failure);
 
   std::string content = header + "\n";
-  for (const std::string &row : rows) content += row + "\n";
+  for (const std::string &row : rows)
+    content += row + "\n";
   if (stream) {
     write_file_atomically(given, content);
     return kOk;

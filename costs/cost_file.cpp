@@ -1,14 +1,15 @@
 #include "costs/cost_file.h"
 #include "base/assert.h"
+#include "base/index.h"
 #include <map>
 
-#include "base/error.h"
 #include "base/decimal.h"
+#include "base/error.h"
 #include "base/text_file.h"
 
 #include <algorithm>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <libfccp/csv.h>
@@ -88,8 +89,8 @@ bool is_required(std::string_view name, Required required) {
 bool contains(const std::vector<std::string> &names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
-constexpr std::string_view kSources[] = {"cupti", "cuda_events", "analytic", "synthetic",
-                                         "nsys_import", "kineto_import"};
+constexpr std::string_view kSources[] = {"cupti",     "cuda_events", "analytic",
+                                         "synthetic", "nsys_import", "kineto_import"};
 
 std::vector<std::string> column_names() {
   std::vector<std::string> names;
@@ -126,9 +127,10 @@ Rational parse_time(std::string_view text, const Location &where) {
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), approximate);
     if (!text.empty() && end == text.data() + text.size() &&
         (error == std::errc::result_out_of_range || (error == std::errc() && approximate > 0))) {
-      where.fail(fmt::format("\"{}\" is out of range: times are read exactly, at most 18 significant digits "
-                             "from 1e-18 to about 9.2e18 ms",
-                             text));
+      where.fail(fmt::format(
+          "\"{}\" is out of range: times are read exactly, at most 18 significant digits "
+          "from 1e-18 to about 9.2e18 ms",
+          text));
     }
   }
   if (!value || value->numerator < 0) {
@@ -143,7 +145,8 @@ double parse_bytes(std::string_view text, const Location &where) {
   double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   const bool number = !text.empty() && end == text.data() + text.size();
-  if (number && (error == std::errc::result_out_of_range || (error == std::errc() && value > kMaxBytes))) {
+  if (number &&
+      (error == std::errc::result_out_of_range || (error == std::errc() && value > kMaxBytes))) {
     where.fail(fmt::format("\"{}\" bytes is out of range: at most 1e30", text));
   }
   if (!number || error != std::errc() || !(value >= 0)) {
@@ -217,7 +220,7 @@ void complete_row(CostRow &row, const std::vector<std::string> &present) {
   if (!has("recompute_ms"))
     row.recompute_ms = row.fwd_ms;
   if (!has("grad_bytes"))
-    row.grad_bytes = row.param_bytes;  // gradients in the weights' type
+    row.grad_bytes = row.param_bytes; // gradients in the weights' type
   struct Percentile {
     std::string_view name;
     Rational CostRow::*percentile;
@@ -241,12 +244,14 @@ void check_rows(const CostFile &file) {
     throw Error(file.source_name, 0, "", "the cost file has no layers");
 }
 
-void check_layer_id(const CostRow &row, const std::vector<CostRow> &before, LayerIds ids, const Location &where) {
+void check_layer_id(const CostRow &row, const std::vector<CostRow> &before, LayerIds ids,
+                    const Location &where) {
   if (ids == LayerIds::from_zero && row.layer_id != static_cast<int>(before.size())) {
-    where.fail(fmt::format("expected layer id {} (rows in layer order from 0), got {}", before.size(),
-                           row.layer_id));
+    where.fail(fmt::format("expected layer id {} (rows in layer order from 0), got {}",
+                           before.size(), row.layer_id));
   }
-  if (ids == LayerIds::ascending && (row.layer_id < 0 || (!before.empty() && row.layer_id <= before.back().layer_id))) {
+  if (ids == LayerIds::ascending &&
+      (row.layer_id < 0 || (!before.empty() && row.layer_id <= before.back().layer_id))) {
     where.fail(fmt::format("expected a layer id above {} (rows in layer order), got {}",
                            before.empty() ? -1 : before.back().layer_id, row.layer_id));
   }
@@ -255,7 +260,8 @@ void check_layer_id(const CostRow &row, const std::vector<CostRow> &before, Laye
 // The columns a reader saw, for only_columns (the version is always written).
 void note_columns(CostFile &file, const std::vector<std::string> &present) {
   for (const std::string &name : present)
-    if (std::find(file.only_columns.begin(), file.only_columns.end(), name) == file.only_columns.end())
+    if (std::find(file.only_columns.begin(), file.only_columns.end(), name) ==
+        file.only_columns.end())
       file.only_columns.push_back(name);
 }
 
@@ -373,14 +379,15 @@ std::string format_rational(Rational value) {
   } while (magnitude != 0);
   if (digits > 0) {
     if (static_cast<int>(text.size()) <= digits) {
-      text.insert(0, static_cast<std::size_t>(digits + 1) - text.size(), '0');
+      text.insert(0, at(digits + 1) - text.size(), '0');
     }
-    text.insert(text.size() - static_cast<std::size_t>(digits), 1, '.');
+    text.insert(text.size() - at(digits), 1, '.');
   }
   return negative ? "-" + text : text;
 }
 
-CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids, Required required) {
+CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids,
+                        Required required) {
   CostFile file;
   file.source_name = source;
   io::LineReader reader(source, text.data(), text.data() + text.size());
@@ -428,8 +435,10 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerI
     std::vector<std::string> row_present;
     for (std::size_t i = 0; i < fields.size(); ++i) {
       const std::string_view name = header[i]->name;
-      // An empty cell is an absent value (docs/profiler.md, "The cost file"); the identity never is.
-      if (fields[i].empty() && std::find(std::begin(kIdentity), std::end(kIdentity), name) == std::end(kIdentity)) {
+      // An empty cell is an absent value (docs/profiler.md, "The cost file"); the identity never
+      // is.
+      if (fields[i].empty() &&
+          std::find(std::begin(kIdentity), std::end(kIdentity), name) == std::end(kIdentity)) {
         row.absent_columns.emplace_back(name);
         continue;
       }
@@ -438,9 +447,11 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerI
     }
     for (const std::string &name : row.absent_columns) {
       if (is_required(name, required)) {
-        throw Error(source, line_number, name,
-                    fmt::format("layer {} has no value (an empty cell: not measured); a simulation needs one",
-                                row.layer_id));
+        throw Error(
+            source, line_number, name,
+            fmt::format(
+                "layer {} has no value (an empty cell: not measured); a simulation needs one",
+                row.layer_id));
       }
     }
     complete_row(row, row_present);
@@ -451,7 +462,8 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerI
   return file;
 }
 
-CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids, Required required) {
+CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids,
+                         Required required) {
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(text.begin(), text.end());
@@ -526,7 +538,8 @@ CostFile parse_cost_json(std::string_view text, const std::string &source, Layer
   // A column some layer has and another lacks is absent in the other (written back so).
   for (std::size_t index = 0; index < file.rows.size(); ++index)
     for (const std::string &name : file.only_columns)
-      if (!contains(row_columns[index], name)) file.rows[index].absent_columns.push_back(name);
+      if (!contains(row_columns[index], name))
+        file.rows[index].absent_columns.push_back(name);
   check_rows(file);
   return file;
 }
@@ -534,7 +547,8 @@ CostFile parse_cost_json(std::string_view text, const std::string &source, Layer
 CostFile read_cost_file(const std::string &path, LayerIds ids, Required required) {
   const std::string content = read_text_file(path, "cost file");
   const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
-  return json ? parse_cost_json(content, path, ids, required) : parse_cost_csv(content, path, ids, required);
+  return json ? parse_cost_json(content, path, ids, required)
+              : parse_cost_csv(content, path, ids, required);
 }
 
 CostFile merge_cost_files(const std::vector<CostFile> &files) {
@@ -564,16 +578,18 @@ CostFile merge_cost_files(const std::vector<CostFile> &files) {
     merged.metadata.dropped_records += file.metadata.dropped_records;
     merged.metadata.unattributed_kernel_ms += file.metadata.unattributed_kernel_ms;
   }
-  if (every_column) merged.only_columns.clear();
+  if (every_column)
+    merged.only_columns.clear();
   // A row whose file lacks a column the merged file has: absent there, not a default.
   for (std::size_t index = 0; index < merged.rows.size(); ++index) {
     const CostFile &file = *row_file[index];
-    if (file.only_columns.empty()) continue;
+    if (file.only_columns.empty())
+      continue;
     CostRow &row = merged.rows[index];
     for (const Column &column : columns()) {
       if (merged.only_columns.empty() || contains(merged.only_columns, column.name)) {
-        if (!contains(file.only_columns, column.name) && !contains(row.absent_columns, column.name) &&
-            column.name != "schema_version")
+        if (!contains(file.only_columns, column.name) &&
+            !contains(row.absent_columns, column.name) && column.name != "schema_version")
           row.absent_columns.emplace_back(column.name);
       }
     }
@@ -593,8 +609,8 @@ namespace {
 std::vector<Column> written_columns(const CostFile &file) {
   std::vector<Column> written;
   for (const Column &column : columns()) {
-    if (file.only_columns.empty() ||
-        std::find(file.only_columns.begin(), file.only_columns.end(), column.name) != file.only_columns.end())
+    if (file.only_columns.empty() || std::find(file.only_columns.begin(), file.only_columns.end(),
+                                               column.name) != file.only_columns.end())
       written.push_back(column);
   }
   return written;

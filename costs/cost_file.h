@@ -47,7 +47,8 @@ struct CostRow {
   double bwd_input_peak_temp_bytes = 0;
   double bwd_weight_peak_temp_bytes = 0;
   double recompute_peak_temp_bytes = 0;
-  std::uint64_t n_samples = 0;      ///< repetitions behind the medians (0 when modelled); 64-bit, as nsys counts are
+  std::uint64_t n_samples =
+      0; ///< repetitions behind the medians (0 when modelled); 64-bit, as nsys counts are
   std::string source = "synthetic"; ///< cupti, cuda_events, analytic, synthetic, nsys_import
   /// Columns this row does not have although the file does (a layer whose pass was not
   /// measured): written as empty CSV cells and left out of the JSON object, read back as absent
@@ -100,12 +101,12 @@ enum class Required { values, absent_allowed };
 /// is an error naming the line and column. The file's columns are kept in only_columns, so
 /// writing it back leaves the absent ones absent. With Required::absent_allowed any of fwd_ms,
 /// bwd_input_ms, bwd_weight_ms may be missing or empty (kept absent); layer_id never.
-CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerIds ids = LayerIds::from_zero,
-                        Required required = Required::values);
+CostFile parse_cost_csv(std::string_view text, const std::string &source,
+                        LayerIds ids = LayerIds::from_zero, Required required = Required::values);
 /// Parses JSON text ({"schema_version": 1, "metadata": {...}, "layers": [...]}); a key that is
 /// missing or null is absent, as an empty CSV cell.
-CostFile parse_cost_json(std::string_view text, const std::string &source, LayerIds ids = LayerIds::from_zero,
-                         Required required = Required::values);
+CostFile parse_cost_json(std::string_view text, const std::string &source,
+                         LayerIds ids = LayerIds::from_zero, Required required = Required::values);
 /// Reads a file, choosing the parser by extension (.json, else CSV).
 CostFile read_cost_file(const std::string &path, LayerIds ids = LayerIds::from_zero,
                         Required required = Required::values);
@@ -117,7 +118,8 @@ CostFile read_cost_file(const std::string &path, LayerIds ids = LayerIds::from_z
 /// duplicate layer, or the first layer no file holds.
 CostFile merge_cost_files(const std::vector<CostFile> &files);
 
-/// All columns (or file.only_columns) in schema order; times as exact decimals (or "n/d" when not decimal).
+/// All columns (or file.only_columns) in schema order; times as exact decimals (or "n/d" when not
+/// decimal).
 std::string write_cost_csv(const CostFile &file);
 /// The JSON form with metadata and model_level.
 std::string write_cost_json(const CostFile &file);

@@ -1,4 +1,5 @@
 #include "costs/stage_sums.h"
+#include "base/index.h"
 
 #include "base/error.h"
 
@@ -13,11 +14,13 @@ double resident_state_bytes(double param_bytes, double grad_bytes, double optimi
 }
 
 std::vector<int> even_layer_counts(std::size_t layers, int stages) {
-  if (stages < 1 || layers < static_cast<std::size_t>(stages)) {
-    throw Error(fmt::format("the cost file has {} layers, fewer than the {} stages", layers, stages));
+  if (stages < 1 || layers < at(stages)) {
+    throw Error(
+        fmt::format("the cost file has {} layers, fewer than the {} stages", layers, stages));
   }
-  std::vector<int> counts(static_cast<std::size_t>(stages), static_cast<int>(layers / static_cast<std::size_t>(stages)));
-  for (std::size_t s = 0; s < layers % static_cast<std::size_t>(stages); ++s) ++counts[s];
+  std::vector<int> counts(at(stages), static_cast<int>(layers / at(stages)));
+  for (std::size_t s = 0; s < layers % at(stages); ++s)
+    ++counts[s];
   return counts;
 }
 
@@ -30,7 +33,7 @@ std::vector<StageCostSums> aggregate_stages(const CostFile &file,
                   fmt::format("stage {} has {} layers; every stage needs at least one", stage,
                               layers_per_stage[stage]));
     }
-    total += static_cast<std::size_t>(layers_per_stage[stage]);
+    total += at(layers_per_stage[stage]);
   }
   if (layers_per_stage.empty() || total != file.rows.size()) {
     throw Error(
@@ -42,7 +45,7 @@ std::vector<StageCostSums> aggregate_stages(const CostFile &file,
   for (const int count : layers_per_stage) {
     StageCostSums sums;
     const std::size_t first = next;
-    for (std::size_t i = first; i < first + static_cast<std::size_t>(count); ++i) {
+    for (std::size_t i = first; i < first + at(count); ++i) {
       const CostRow &row = file.rows[i];
       sums.forward_ms = sums.forward_ms + row.fwd_ms;
       sums.backward_input_ms = sums.backward_input_ms + row.bwd_input_ms;
@@ -66,7 +69,7 @@ std::vector<StageCostSums> aggregate_stages(const CostFile &file,
       sums.recompute_peak_temp_bytes =
           std::max(sums.recompute_peak_temp_bytes, row.recompute_peak_temp_bytes);
     }
-    next = first + static_cast<std::size_t>(count);
+    next = first + at(count);
     sums.input_bytes = file.rows[first].input_bytes;
     sums.output_bytes = file.rows[next - 1].output_bytes;
     stages.push_back(sums);

@@ -11,14 +11,14 @@ namespace ppsim {
 /// One stage's costs: the sums of its layers (docs/profiler.md, "The cost file").
 struct StageCostSums {
   Rational forward_ms, backward_input_ms, backward_weight_ms, backward_total_ms, recompute_ms;
-  Rational recompute_selective_ms;      ///< R when only the attention core is recomputed
-  double activation_bytes_full = 0; ///< M_f
+  Rational recompute_selective_ms;       ///< R when only the attention core is recomputed
+  double activation_bytes_full = 0;      ///< M_f
   double activation_bytes_selective = 0; ///< what F keeps under selective recomputation
-  double bwd_w_stash_bytes = 0;     ///< M_b
-  double bwd_w_act_bytes = 0;       ///< M_ba
-  double stored_input_bytes = 0;    ///< checkpoints under full recompute (sum)
-  double input_bytes = 0;           ///< M_in: the first layer's input
-  double output_bytes = 0;          ///< M_out: the last layer's output
+  double bwd_w_stash_bytes = 0;          ///< M_b
+  double bwd_w_act_bytes = 0;            ///< M_ba
+  double stored_input_bytes = 0;         ///< checkpoints under full recompute (sum)
+  double input_bytes = 0;                ///< M_in: the first layer's input
+  double output_bytes = 0;               ///< M_out: the last layer's output
   double param_bytes = 0, grad_bytes = 0, optimizer_state_bytes = 0;
   double fwd_peak_temp_bytes = 0, bwd_input_peak_temp_bytes = 0; ///< maxima over layers
   double bwd_weight_peak_temp_bytes = 0, recompute_peak_temp_bytes = 0;

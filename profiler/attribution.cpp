@@ -3,8 +3,8 @@
 #include <cctype>
 
 #include <algorithm>
-#include <deque>
 #include <charconv>
+#include <deque>
 #include <fmt/format.h>
 #include <map>
 #include <unordered_map>
@@ -98,11 +98,13 @@ std::uint64_t union_length_ns(std::vector<std::pair<std::uint64_t, std::uint64_t
 
 bool is_communication_kernel(std::string_view name) {
   std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return lower.find("nccl") != std::string::npos;
 }
 
-IncrementalAttribution::IncrementalAttribution(std::size_t max_pending) : max_pending_(max_pending) {}
+IncrementalAttribution::IncrementalAttribution(std::size_t max_pending)
+    : max_pending_(max_pending) {}
 
 void IncrementalAttribution::add(const DecodedActivity &batch) {
   for (const CorrelationLink &link : batch.links) {
@@ -114,8 +116,10 @@ void IncrementalAttribution::add(const DecodedActivity &batch) {
   // Activity that waited for its link (which CUPTI may deliver in a later buffer).
   std::deque<Waiting> waiting;
   waiting.swap(pending_);
-  for (const Waiting &item : waiting) place(item);
-  for (const MemoryEvent &memory : batch.memory) place(memory);
+  for (const Waiting &item : waiting)
+    place(item);
+  for (const MemoryEvent &memory : batch.memory)
+    place(memory);
   for (const GpuActivity &gpu : batch.gpu) {
     if (gpu.start_ns == 0 && gpu.end_ns == 0) {
       ++result_.zero_timestamp_activities;
@@ -182,11 +186,13 @@ void IncrementalAttribution::unattributed(const Waiting &item) {
 }
 
 Attribution IncrementalAttribution::finish() {
-  for (const Waiting &item : pending_) unattributed(item);
+  for (const Waiting &item : pending_)
+    unattributed(item);
   pending_.clear();
   Attribution result = result_;
   for (auto &[id, phase] : by_phase_) {
-    if (phase.intervals.empty()) continue; // allocations only, no GPU work: nothing to time
+    if (phase.intervals.empty())
+      continue; // allocations only, no GPU work: nothing to time
     phase.metrics.busy_union_ns = union_length_ns(phase.intervals);
     phase.metrics.span_ns = phase.last_end - phase.first_start;
     result.attributed_busy_ns += phase.metrics.busy_union_ns;

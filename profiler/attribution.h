@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <unordered_map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 

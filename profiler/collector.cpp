@@ -1,8 +1,8 @@
 #include "profiler/collector.h"
 
-#include "profiler/decoder.h"
 #include "base/assert.h"
 #include "base/error.h"
+#include "profiler/decoder.h"
 
 #include <algorithm>
 #include <atomic>
@@ -115,7 +115,8 @@ void ActivityCollector::stop() {
 
 void ActivityCollector::note_callback_error(std::exception_ptr error) {
   const std::lock_guard lock(mutex_);
-  if (!callback_error_) callback_error_ = std::move(error);
+  if (!callback_error_)
+    callback_error_ = std::move(error);
 }
 
 void ActivityCollector::rethrow_callback_error() {
@@ -124,14 +125,16 @@ void ActivityCollector::rethrow_callback_error() {
     const std::lock_guard lock(mutex_);
     error = std::exchange(callback_error_, nullptr);
   }
-  if (error) std::rethrow_exception(error);
+  if (error)
+    std::rethrow_exception(error);
 }
 
 void ActivityCollector::detach() {
   ActivityCollector *self = this;
   active_collector.compare_exchange_strong(self, nullptr);
   // A callback that found this collector before the pointer was cleared may still run.
-  while (callbacks_running.load() != 0) std::this_thread::yield();
+  while (callbacks_running.load() != 0)
+    std::this_thread::yield();
 }
 
 DecodedActivity ActivityCollector::take() {
@@ -177,11 +180,13 @@ void ActivityCollector::complete_buffer(CUcontext context, std::uint32_t stream_
     if (api_.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS) {
       decoded_.dropped_records += dropped;
     }
-    if (options_.on_decoded) options_.on_decoded(decoded_);
+    if (options_.on_decoded)
+      options_.on_decoded(decoded_);
   } catch (...) {
     // On CUPTI's thread an exception would terminate the program: kept for flush() or stop(),
     // and the buffer is returned all the same.
-    if (!callback_error_) callback_error_ = std::current_exception();
+    if (!callback_error_)
+      callback_error_ = std::current_exception();
   }
   const auto lent =
       std::find_if(lent_buffers_.begin(), lent_buffers_.end(),
@@ -218,7 +223,8 @@ void CUPTIAPI ActivityCollector::on_complete(CUcontext context, std::uint32_t st
                                              std::size_t valid_size) {
   const RunningCallback running;
   ActivityCollector *self = active_collector.load();
-  if (self == nullptr) return; // completed after its collector ended: the buffer was left to CUPTI
+  if (self == nullptr)
+    return; // completed after its collector ended: the buffer was left to CUPTI
   try {
     self->complete_buffer(context, stream_id, buffer, valid_size);
   } catch (...) { // a buffer that was never lent (an internal error): never across CUPTI's frames

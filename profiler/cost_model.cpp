@@ -216,11 +216,13 @@ Rational analytic_ms(std::uint64_t flops, const DeviceThroughput &device) {
   // Whole nanoseconds stay exact below 2^53 (about 104 days per layer); past it the conversion to
   // an integer would overflow (docs/reliability.md, "Limits").
   if (!(nanoseconds <= 0x1p53)) {
-    throw Error("", 0, "--peak-tflops",
-                fmt::format("a layer of {} FLOP at {} TFLOP/s and efficiency {} takes over 2^53 ns (about "
-                            "104 days), beyond what a cost file holds; raise --peak-tflops or --efficiency, "
-                            "or shrink the model",
-                            static_cast<double>(flops), device.peak_tflops, device.efficiency));
+    throw Error(
+        "", 0, "--peak-tflops",
+        fmt::format(
+            "a layer of {} FLOP at {} TFLOP/s and efficiency {} takes over 2^53 ns (about "
+            "104 days), beyond what a cost file holds; raise --peak-tflops or --efficiency, "
+            "or shrink the model",
+            static_cast<double>(flops), device.peak_tflops, device.efficiency));
   }
   return normalized({static_cast<std::int64_t>(std::llround(nanoseconds)), 1'000'000});
 }
@@ -271,10 +273,10 @@ CostRow analytic_embedding_row(const BlockShape &shape, std::uint64_t vocab, int
   row.layer_id = layer_id;
   row.layer_name = "embedding";
   row.layer_type = "embedding";
-  row.input_bytes = static_cast<double>(mul({8, l.b, l.s}));  // int64 token ids
+  row.input_bytes = static_cast<double>(mul({8, l.b, l.s})); // int64 token ids
   row.output_bytes = static_cast<double>(mul({2, l.b, l.s, l.h}) / l.sp);
   row.stored_input_bytes = row.activation_bytes_full = row.activation_bytes_selective =
-      row.input_bytes;  // the backward scatters into the rows the ids name
+      row.input_bytes; // the backward scatters into the rows the ids name
   set_parameter_bytes(row, mul({vocab, l.h}) / shape.tp + mul({positions, l.h}));
   row.source = "analytic";
   return row;
@@ -301,7 +303,7 @@ CostRow analytic_head_row(const BlockShape &shape, std::uint64_t vocab, int laye
   // W needs the head's input and the bf16 gradient of the logits.
   row.bwd_w_act_bytes = input;
   row.bwd_w_stash_bytes = input + logits_fp32 / 2;
-  row.fwd_peak_temp_bytes = row.recompute_peak_temp_bytes = logits_fp32;  // softmax in fp32
+  row.fwd_peak_temp_bytes = row.recompute_peak_temp_bytes = logits_fp32; // softmax in fp32
   row.bwd_input_peak_temp_bytes = logits_fp32;                           // its gradient
   set_parameter_bytes(row, mul({vocab, l.h}) / shape.tp + l.h);          // + the final norm
   row.source = "analytic";
@@ -321,7 +323,8 @@ CostFile analytic_cost_file(const BlockShape &shape, int layers, const DeviceThr
     file.rows.push_back(std::move(row));
   }
   if (vocab > 0)
-    file.rows.push_back(analytic_head_row(shape, vocab, static_cast<int>(file.rows.size()), device));
+    file.rows.push_back(
+        analytic_head_row(shape, vocab, static_cast<int>(file.rows.size()), device));
   CostMetadata &m = file.metadata;
   const auto as_int = [](std::uint64_t value) { return static_cast<std::int64_t>(value); };
   m.device = fmt::format("analytic:{}", device.name);

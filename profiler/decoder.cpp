@@ -1,4 +1,5 @@
 #include "profiler/decoder.h"
+#include "base/index.h"
 
 #include <algorithm>
 #include <cstring>
@@ -56,7 +57,7 @@ CUptiResult next_record_by_size(std::uint8_t *buffer, std::size_t valid_bytes,
   std::size_t offset = 0;
   if (*record != nullptr) {
     const auto *current = reinterpret_cast<std::uint8_t *>(*record);
-    offset = static_cast<std::size_t>(current - buffer) + activity_record_size((*record)->kind);
+    offset = at(current - buffer) + activity_record_size((*record)->kind);
   }
   if (offset >= valid_bytes)
     return CUPTI_ERROR_MAX_LIMIT_REACHED;
@@ -140,7 +141,7 @@ void decode_buffer(std::uint8_t *buffer, std::size_t valid_bytes, NextRecordFunc
       ++into.truncated_buffers; // INVALID_KIND: stop, keep what was decoded
       return;
     }
-    const auto offset = static_cast<std::size_t>(reinterpret_cast<std::uint8_t *>(record) - buffer);
+    const auto offset = at(reinterpret_cast<std::uint8_t *>(record) - buffer);
     decode_record(record, valid_bytes - offset, into);
   }
 }

@@ -1,7 +1,7 @@
 #include "profiler/driver_probe.h"
 
-#include "profiler/shared_library.h"
 #include "base/error.h"
+#include "profiler/shared_library.h"
 
 #include <fmt/format.h>
 #include <optional>
@@ -78,10 +78,12 @@ DriverProbe probe_driver(DriverApi &driver) {
     return probe;
   }
   int version = 0;
-  if (driver.driver_version(&version) == kCudaSuccess && version > 0 && version < kMinimumDriverVersion) {
-    probe.problem = fmt::format("the NVIDIA driver supports CUDA {}.{} only; the profiler needs a CUDA {} driver "
-                                "(CUPTI 13): update the driver",
-                                version / 1000, version % 1000 / 10, kMinimumDriverVersion / 1000);
+  if (driver.driver_version(&version) == kCudaSuccess && version > 0 &&
+      version < kMinimumDriverVersion) {
+    probe.problem = fmt::format(
+        "the NVIDIA driver supports CUDA {}.{} only; the profiler needs a CUDA {} driver "
+        "(CUPTI 13): update the driver",
+        version / 1000, version % 1000 / 10, kMinimumDriverVersion / 1000);
     return probe;
   }
   int count = 0;

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 #include <limits>
-#include <type_traits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 namespace ppsim::profiler {
 namespace {
@@ -18,12 +18,18 @@ T field(const nlohmann::json &line, const char *key, const std::string &source, 
   if (found == line.end())
     throw Error(source, number, key, "missing");
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    // A float (1.8e23) converted to an integer type is undefined behaviour: integers only, in range.
-    const bool fits = std::is_unsigned_v<T>
-                          ? found->is_number_unsigned() && found->template get<std::uint64_t>() <= std::numeric_limits<T>::max()
-                          : found->is_number_integer() && found->template get<std::int64_t>() >= std::numeric_limits<T>::min() &&
-                                found->template get<std::int64_t>() <= std::numeric_limits<T>::max();
-    if (!fits) throw Error(source, number, key, fmt::format("expected an integer in range, got {}", found->dump()));
+    // A float (1.8e23) converted to an integer type is undefined behaviour: integers only, in
+    // range.
+    const bool fits =
+        std::is_unsigned_v<T>
+            ? found->is_number_unsigned() &&
+                  found->template get<std::uint64_t>() <= std::numeric_limits<T>::max()
+            : found->is_number_integer() &&
+                  found->template get<std::int64_t>() >= std::numeric_limits<T>::min() &&
+                  found->template get<std::int64_t>() <= std::numeric_limits<T>::max();
+    if (!fits)
+      throw Error(source, number, key,
+                  fmt::format("expected an integer in range, got {}", found->dump()));
   }
   try {
     return found->get<T>();

@@ -1,7 +1,7 @@
 #include "profiler/gpu_profile.h"
 
-#include "profiler/shared_library.h"
 #include "base/error.h"
+#include "profiler/shared_library.h"
 
 #include <fmt/format.h>
 
@@ -10,22 +10,27 @@
 namespace ppsim::profiler {
 
 std::string stash_warning(std::uint64_t measured_bytes, std::uint64_t analytic_bytes) {
-  const double measured = static_cast<double>(measured_bytes), analytic = static_cast<double>(analytic_bytes);
-  if (std::abs(measured - analytic) <= kStashTolerance * analytic) return "";
-  return fmt::format("{} by more than {}%: {} bytes measured, {} bytes analytic (no dropout)", kStashDiffers,
-                     kStashTolerance * 100, measured_bytes, analytic_bytes);
+  const double measured = static_cast<double>(measured_bytes),
+               analytic = static_cast<double>(analytic_bytes);
+  if (std::abs(measured - analytic) <= kStashTolerance * analytic)
+    return "";
+  return fmt::format("{} by more than {}%: {} bytes measured, {} bytes analytic (no dropout)",
+                     kStashDiffers, kStashTolerance * 100, measured_bytes, analytic_bytes);
 }
 
 std::string allocations_warning(std::size_t count) {
-  if (count == 0) return "";
+  if (count == 0)
+    return "";
   return fmt::format("{} {} (the arena should make none)", count, kAllocationsInPhases);
 }
 
 void check_measurable(const BlockShape &shape) {
   if (shape.kind != BlockKind::gpt)
-    throw Error("", 0, "model", "the GPU workload measures the gpt block only; use --analytic for llama");
+    throw Error("", 0, "model",
+                "the GPU workload measures the gpt block only; use --analytic for llama");
   if (shape.tp != 1)
-    throw Error("", 0, "tp", "the GPU workload measures --tp 1 only; use --analytic for tensor parallelism");
+    throw Error("", 0, "tp",
+                "the GPU workload measures --tp 1 only; use --analytic for tensor parallelism");
 }
 
 std::string default_gpu_module_path() {

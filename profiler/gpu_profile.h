@@ -3,9 +3,9 @@
 // workload lives in a module (libppsim_gpu_workload.so, built when nvcc is found) that the CLI
 // opens with dlopen only after the driver probe found a device, so the ppsim binary itself links no
 // CUDA library.
+#include "costs/cost_file.h"
 #include "profiler/cost_model.h"
 #include "profiler/run_plan.h"
-#include "costs/cost_file.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +22,7 @@ struct GpuProfileRequest {
   int warmup = 5;
   RunMode mode = RunMode::isolated;
   PhaseTimer timer = PhaseTimer::cupti;
-  std::string cupti_path; ///< with the cupti timer
+  std::string cupti_path;  ///< with the cupti timer
   DeviceThroughput device; ///< only for the analytic columns kept beside the measurements
 };
 

@@ -6,16 +6,17 @@
 // (medians over the ranges' repetitions) to $PPSIM_COSTS_OUT (default ppsim_costs.csv; .json for
 // JSON), one file per launcher rank (costs.rank3.csv, or "{rank}" in the name). Memory stays
 // bounded: each buffer is attributed as it completes, and only the first $PPSIM_MAX_REPETITIONS
-// (default 100) ranges of each layer, pass and microbatch are measured. $PPSIM_WARMUP repetitions of each phase are discarded (default 0). Only the layers and
-// passes some range measured are written; bytes and FLOPs are absent: merge with `ppsim profile
+// (default 100) ranges of each layer, pass and microbatch are measured. $PPSIM_WARMUP repetitions
+// of each phase are discarded (default 0). Only the layers and passes some range measured are
+// written; bytes and FLOPs are absent: merge with `ppsim profile
 // --analytic` rows for those.
+#include "base/error.h"
+#include "costs/cost_file.h"
 #include "profiler/collector.h"
 #include "profiler/decoder.h"
 #include "profiler/driver_probe.h"
 #include "profiler/range_correlator.h"
 #include "profiler/stats.h"
-#include "base/error.h"
-#include "costs/cost_file.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -52,7 +53,8 @@ constexpr std::size_t kMaxPendingActivity = std::size_t{1} << 20;
 std::uint16_t max_repetitions() {
   const char *text = std::getenv("PPSIM_MAX_REPETITIONS");
   const long value = text != nullptr ? std::strtol(text, nullptr, 10) : 0;
-  return value > 0 && value <= UINT16_MAX ? static_cast<std::uint16_t>(value) : kDefaultMaxRepetitions;
+  return value > 0 && value <= UINT16_MAX ? static_cast<std::uint16_t>(value)
+                                          : kDefaultMaxRepetitions;
 }
 
 struct Injection {
@@ -67,7 +69,8 @@ struct Injection {
 Injection *injection = nullptr; // the driver loads an injection library once per process
 
 RangeCorrelator &thread_correlator() {
-  thread_local RangeCorrelator correlator(injection != nullptr ? injection->repetitions : kDefaultMaxRepetitions);
+  thread_local RangeCorrelator correlator(injection != nullptr ? injection->repetitions
+                                                               : kDefaultMaxRepetitions);
   return correlator;
 }
 
@@ -131,10 +134,12 @@ void write_costs() {
                            "nothing written (is NVTX_INJECTION64_PATH set to libcupti?)\n");
       return;
     }
-    // One file per rank (all ranks of a job share the variable): join them with `ppsim profile merge`.
+    // One file per rank (all ranks of a job share the variable): join them with `ppsim profile
+    // merge`.
     const char *path_text = std::getenv("PPSIM_COSTS_OUT");
-    const std::string path = rank_cost_path(path_text != nullptr ? path_text : "ppsim_costs.csv",
-                                            launcher_rank([](const char *name) { return std::getenv(name); }));
+    const std::string path =
+        rank_cost_path(path_text != nullptr ? path_text : "ppsim_costs.csv",
+                       launcher_rank([](const char *name) { return std::getenv(name); }));
     const bool json = path.size() >= 5 && path.substr(path.size() - 5) == ".json";
     const std::string temporary = path + ".tmp";
     {
@@ -177,13 +182,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
                             "cuptiEnableDomain");
       profiler::CollectorOptions options;
       options.memory_records = true; // activation bytes of programs that allocate their tensors
-      options.on_decoded = [raw = state.get()](profiler::DecodedActivity &batch) { profiler::fold(*raw, batch); };
+      options.on_decoded = [raw = state.get()](profiler::DecodedActivity &batch) {
+        profiler::fold(*raw, batch);
+      };
       state->collector = std::make_unique<profiler::ActivityCollector>(state->api, options);
       state->collector->start();
     } catch (const std::exception &error) {
       std::fprintf(stderr, "ppsim inject: %s\n", error.what());
       state->collector.reset(); // disables what it enabled
-      if (state->subscriber != nullptr) cuptiUnsubscribe(state->subscriber);
+      if (state->subscriber != nullptr)
+        cuptiUnsubscribe(state->subscriber);
       return;
     }
     profiler::injection = state.release();

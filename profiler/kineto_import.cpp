@@ -1,4 +1,5 @@
 #include "profiler/kineto_import.h"
+#include "base/index.h"
 
 #include "profiler/stats.h"
 
@@ -36,7 +37,8 @@ void nest(std::vector<CpuSpan> &spans) {
   });
   std::vector<std::ptrdiff_t> open;
   for (std::size_t i = 0; i < spans.size(); ++i) {
-    while (!open.empty() && spans[static_cast<std::size_t>(open.back())].end <= spans[i].start) open.pop_back();
+    while (!open.empty() && spans[ppsim::at(open.back())].end <= spans[i].start)
+      open.pop_back();
     spans[i].parent = open.empty() ? -1 : open.back();
     open.push_back(static_cast<std::ptrdiff_t>(i));
   }
@@ -45,7 +47,8 @@ void nest(std::vector<CpuSpan> &spans) {
 struct Operator {
   std::string name;
   std::vector<std::vector<std::int64_t>> input_dims;
-  std::vector<std::vector<std::int64_t>> input_strides; ///< "Input Strides", when recorded (recent PyTorch)
+  std::vector<std::vector<std::int64_t>>
+      input_strides;       ///< "Input Strides", when recorded (recent PyTorch)
   std::string collective;  ///< record_param_comms: "Collective name"
   std::uint64_t bytes = 0; ///< record_param_comms: "In msg nelems" x the dtype's size
   int peer = -1;           ///< record_param_comms of a send or recv: the peer's global rank
@@ -54,12 +57,14 @@ struct Operator {
 // The global rank of group rank `rank`: "Process Group Ranks" lists the group's global ranks,
 // as a JSON list or as its text ("[0, 2, 4]"); without it group ranks are global.
 int global_rank(int rank, const Json &args) {
-  if (!args.contains("Process Group Ranks")) return rank;
+  if (!args.contains("Process Group Ranks"))
+    return rank;
   const Json &listed = args["Process Group Ranks"];
   std::vector<int> ranks;
   if (listed.is_array()) {
     for (const Json &r : listed)
-      if (r.is_number_integer()) ranks.push_back(r.get<int>());
+      if (r.is_number_integer())
+        ranks.push_back(r.get<int>());
   } else if (listed.is_string()) {
     const std::string text = listed.get<std::string>();
     for (std::size_t i = 0; i < text.size();) {
@@ -67,20 +72,21 @@ int global_rank(int rank, const Json &args) {
       const auto [end, error] = std::from_chars(text.data() + i, text.data() + text.size(), value);
       if (error == std::errc()) {
         ranks.push_back(value);
-        i = static_cast<std::size_t>(end - text.data());
+        i = ppsim::at(end - text.data());
       } else {
         ++i;
       }
     }
   }
-  return rank >= 0 && rank < static_cast<int>(ranks.size()) ? ranks[static_cast<std::size_t>(rank)] : rank;
+  return rank >= 0 && rank < static_cast<int>(ranks.size()) ? ranks[ppsim::at(rank)] : rank;
 }
 
 // Element sizes of the dtype names PyTorch writes in record_param_comms ("BFloat16", "Float").
 std::uint64_t dtype_bytes(const std::string &dtype) {
   static const std::map<std::string, std::uint64_t, std::less<>> sizes{
-      {"BFloat16", 2}, {"Half", 2}, {"Float", 4}, {"Double", 8}, {"Byte", 1}, {"Char", 1},
-      {"Bool", 1},     {"Short", 2}, {"Int", 4},  {"Long", 8},   {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
+      {"BFloat16", 2}, {"Half", 2}, {"Float", 4},         {"Double", 8},
+      {"Byte", 1},     {"Char", 1}, {"Bool", 1},          {"Short", 2},
+      {"Int", 4},      {"Long", 8}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
   const auto found = sizes.find(dtype);
   return found == sizes.end() ? 0 : found->second;
 }
@@ -111,19 +117,24 @@ public:
     }
     const Json *events = &document;
     if (document.is_object()) {
-      if (!document.contains("traceEvents")) fail("not a PyTorch profiler trace: no \"traceEvents\"");
+      if (!document.contains("traceEvents"))
+        fail("not a PyTorch profiler trace: no \"traceEvents\"");
       events = &document["traceEvents"];
-      const Json &info = document.contains("distributedInfo") ? document["distributedInfo"] : empty_;
+      const Json &info =
+          document.contains("distributedInfo") ? document["distributedInfo"] : empty_;
       if (info.is_object() && info.contains("rank") && info["rank"].is_number_integer())
         rank_ = info["rank"].get<int>();
     }
-    if (!events->is_array()) fail("not a PyTorch profiler trace: \"traceEvents\" is not a list");
+    if (!events->is_array())
+      fail("not a PyTorch profiler trace: \"traceEvents\" is not a list");
     // Older traces count microseconds from the epoch: times are taken from the earliest event.
     bool any = false;
     for (const Json &event : *events) {
-      if (!event.is_object() || !event.contains("ts") || !event["ts"].is_number()) continue;
+      if (!event.is_object() || !event.contains("ts") || !event["ts"].is_number())
+        continue;
       const double ts = event["ts"].get<double>();
-      if (std::isfinite(ts) && (!any || ts < base_us_)) base_us_ = ts;
+      if (std::isfinite(ts) && (!any || ts < base_us_))
+        base_us_ = ts;
       any = true;
     }
     for (std::size_t i = 0; i < events->size(); ++i) {
@@ -133,13 +144,16 @@ public:
         fail(fmt::format("event {}: {}", i, error.what()));
       }
     }
-    for (auto &[thread, spans] : phase_spans_) nest(spans);
-    for (auto &[thread, spans] : operator_spans_) nest(spans);
+    for (auto &[thread, spans] : phase_spans_)
+      nest(spans);
+    for (auto &[thread, spans] : operator_spans_)
+      nest(spans);
   }
 
   KinetoImport attribute() {
     if (phases_.empty()) {
-      fail("no record_function range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch): nothing to "
+      fail("no record_function range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch): "
+           "nothing to "
            "measure (docs/profiler.md, \"Import a PyTorch trace\")");
     }
     number_repetitions();
@@ -157,8 +171,9 @@ public:
         result.communication_ns += activity.end - activity.start;
         CommunicationKernel kernel{activity.name, 0, activity.end - activity.start, ""};
         if (launch != launches_.end()) {
-          if (const std::optional<std::size_t> op = innermost(operator_spans_, launch->second.first, launch->second.second,
-                                                              "record_param_comms")) {
+          if (const std::optional<std::size_t> op =
+                  innermost(operator_spans_, launch->second.first, launch->second.second,
+                            "record_param_comms")) {
             const Operator &comms = operators_[*op];
             kernel.collective = comms.collective.empty() ? activity.name : comms.collective;
             kernel.bytes = comms.bytes;
@@ -173,16 +188,20 @@ public:
         continue;
       }
       const std::optional<std::size_t> phase =
-          launch == launches_.end() ? std::nullopt : innermost(phase_spans_, launch->second.first, launch->second.second);
+          launch == launches_.end()
+              ? std::nullopt
+              : innermost(phase_spans_, launch->second.first, launch->second.second);
       if (!phase) {
         ++result.unattributed;
         continue;
       }
       const PhaseId id = phases_[*phase];
       members[{id, 0}].push_back(&activity);
-      if (id.pass != Pass::backward_total) continue;
+      if (id.pass != Pass::backward_total)
+        continue;
       const auto found = weights.find(id.layer);
-      const Role role = gemm_role(launch->second, found == weights.end() ? no_weights : found->second);
+      const Role role =
+          gemm_role(launch->second, found == weights.end() ? no_weights : found->second);
       if (role == Role::ambiguous) {
         ambiguous.emplace(id, ambiguous_gemm_);
         continue;
@@ -191,37 +210,47 @@ public:
     }
     std::set<PhaseId> split;
     for (const auto &[key, list] : members)
-      if (key.second == 2 && !ambiguous.count(key.first)) split.insert(key.first);
+      if (key.second == 2 && !ambiguous.count(key.first))
+        split.insert(key.first);
     result.split_ranges = split.size();
     result.ambiguous_ranges = ambiguous.size();
     // One warning per layer (every repetition of a layer runs the same shapes).
     std::set<std::uint16_t> warned;
     for (const auto &[id, gemm] : ambiguous) {
-      if (!warned.insert(id.layer).second) continue;
+      if (!warned.insert(id.layer).second)
+        continue;
       result.warnings.push_back(fmt::format(
-          "layer {}: a backward aten::mm {} fits both an input gradient and a weight gradient of the same "
-          "shapes (tokens equal a weight dimension) and its \"Input Strides\" do not tell them apart; its BW "
+          "layer {}: a backward aten::mm {} fits both an input gradient and a weight gradient of "
+          "the same "
+          "shapes (tokens equal a weight dimension) and its \"Input Strides\" do not tell them "
+          "apart; its BW "
           "ranges are not split into B and W (docs/profiler.md, \"B and W from a whole backward\")",
           id.layer, gemm));
     }
     for (const auto &[key, list] : members) {
       const auto &[id, part] = key;
-      if (part != 0 && !split.count(id)) continue;
+      if (part != 0 && !split.count(id))
+        continue;
       PhaseId phase = id;
-      if (part == 1) phase.pass = Pass::backward_input;
-      if (part == 2) phase.pass = Pass::backward_weight;
+      if (part == 1)
+        phase.pass = Pass::backward_input;
+      if (part == 2)
+        phase.pass = Pass::backward_weight;
       result.phases.push_back(metrics_of(phase, list));
     }
     std::sort(result.phases.begin(), result.phases.end(),
               [](const PhaseMetrics &a, const PhaseMetrics &b) { return a.phase < b.phase; });
     for (const auto &[thread, spans] : phase_spans_) {
       const auto events = memory_.find(thread);
-      if (events == memory_.end()) continue;
+      if (events == memory_.end())
+        continue;
       for (const CpuSpan &span : spans) {
-        if (phases_[span.index].pass != Pass::forward) continue;
+        if (phases_[span.index].pass != Pass::forward)
+          continue;
         std::int64_t kept = 0;
         for (const auto &[time, bytes] : events->second)
-          if (span.start <= time && time < span.end) kept += bytes;
+          if (span.start <= time && time < span.end)
+            kept += bytes;
         result.forward_kept_bytes[phases_[span.index]] = kept;
       }
     }
@@ -229,19 +258,24 @@ public:
   }
 
 private:
-  [[noreturn]] void fail(const std::string &sentence) const { throw Error(source_, 0, "", sentence); }
+  [[noreturn]] void fail(const std::string &sentence) const {
+    throw Error(source_, 0, "", sentence);
+  }
 
   // A time ("ts", from the earliest event) or a duration ("dur") in microseconds, as nanoseconds.
   std::uint64_t nanoseconds(const Json &value, std::size_t event, const char *field) const {
-    if (!value.is_number()) fail(fmt::format("event {}: \"{}\" is not a number", event, field));
-    const double microseconds = value.get<double>() - (std::string_view(field) == "ts" ? base_us_ : 0.0);
+    if (!value.is_number())
+      fail(fmt::format("event {}: \"{}\" is not a number", event, field));
+    const double microseconds =
+        value.get<double>() - (std::string_view(field) == "ts" ? base_us_ : 0.0);
     if (!std::isfinite(microseconds) || microseconds < 0 || microseconds > 1e12)
       fail(fmt::format("event {}: \"{}\" is out of range ({})", event, field, value.dump()));
     return static_cast<std::uint64_t>(std::llround(microseconds * 1000));
   }
 
   void read_event(const Json &event, std::size_t index) {
-    if (!event.is_object()) return;
+    if (!event.is_object())
+      return;
     if (event.value("ph", "") == "i" && event.value("name", "") == "[memory]") {
       read_memory_event(event, index);
       return;
@@ -249,11 +283,13 @@ private:
     if (event.value("ph", "") != "X" || !event.contains("cat") || !event["cat"].is_string())
       return;
     const std::string category = event["cat"].get<std::string>();
-    const std::string name = event.contains("name") && event["name"].is_string() ? event["name"].get<std::string>() : "";
+    const std::string name =
+        event.contains("name") && event["name"].is_string() ? event["name"].get<std::string>() : "";
     const std::uint64_t start = nanoseconds(event.value("ts", Json()), index, "ts");
     const std::uint64_t end = start + nanoseconds(event.value("dur", Json(0)), index, "dur");
     const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
-    const std::string thread = event.value("pid", Json()).dump() + "/" + event.value("tid", Json()).dump();
+    const std::string thread =
+        event.value("pid", Json()).dump() + "/" + event.value("tid", Json()).dump();
     if (category == "user_annotation") {
       if (const std::optional<PhaseId> phase = parse_range_name(name)) {
         phase_spans_[thread].push_back({start, end, phases_.size()});
@@ -262,13 +298,16 @@ private:
     } else if (category == "cpu_op") {
       Operator op;
       op.name = name;
-      const auto read_lists = [&args](const char *field, std::vector<std::vector<std::int64_t>> &lists) {
-        if (!args.contains(field) || !args[field].is_array()) return;
+      const auto read_lists = [&args](const char *field,
+                                      std::vector<std::vector<std::int64_t>> &lists) {
+        if (!args.contains(field) || !args[field].is_array())
+          return;
         for (const Json &dims : args[field]) {
           std::vector<std::int64_t> shape;
           if (dims.is_array())
             for (const Json &d : dims)
-              if (d.is_number_integer()) shape.push_back(d.get<std::int64_t>());
+              if (d.is_number_integer())
+                shape.push_back(d.get<std::int64_t>());
           lists.push_back(std::move(shape));
         }
       };
@@ -277,9 +316,10 @@ private:
       if (name == "record_param_comms") {
         if (args.contains("Collective name") && args["Collective name"].is_string())
           op.collective = args["Collective name"].get<std::string>();
-        if (args.contains("In msg nelems") && args["In msg nelems"].is_number_unsigned() && args.contains("dtype") &&
-            args["dtype"].is_string())
-          op.bytes = args["In msg nelems"].get<std::uint64_t>() * dtype_bytes(args["dtype"].get<std::string>());
+        if (args.contains("In msg nelems") && args["In msg nelems"].is_number_unsigned() &&
+            args.contains("dtype") && args["dtype"].is_string())
+          op.bytes = args["In msg nelems"].get<std::uint64_t>() *
+                     dtype_bytes(args["dtype"].get<std::string>());
         if ((op.collective == "send" || op.collective == "recv") && args.contains("Rank") &&
             args["Rank"].is_number_integer())
           op.peer = global_rank(args["Rank"].get<int>(), args);
@@ -301,17 +341,21 @@ private:
   // Type" 1 (CUDA) by the thread that ran the operator.
   void read_memory_event(const Json &event, std::size_t index) {
     const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
-    if (!args.contains("Bytes") || !args["Bytes"].is_number_integer() || args.value("Device Type", Json(-1)) != Json(1))
+    if (!args.contains("Bytes") || !args["Bytes"].is_number_integer() ||
+        args.value("Device Type", Json(-1)) != Json(1))
       return;
-    const std::string thread = event.value("pid", Json()).dump() + "/" + event.value("tid", Json()).dump();
-    memory_[thread].emplace_back(nanoseconds(event.value("ts", Json()), index, "ts"), args["Bytes"].get<std::int64_t>());
+    const std::string thread =
+        event.value("pid", Json()).dump() + "/" + event.value("tid", Json()).dump();
+    memory_[thread].emplace_back(nanoseconds(event.value("ts", Json()), index, "ts"),
+                                 args["Bytes"].get<std::int64_t>());
   }
 
   // The n-th range of a (layer, pass, microbatch), in start order, is repetition n.
   void number_repetitions() {
     std::vector<std::pair<std::uint64_t, std::size_t>> by_start;
     for (const auto &[thread, spans] : phase_spans_)
-      for (const CpuSpan &span : spans) by_start.emplace_back(span.start, span.index);
+      for (const CpuSpan &span : spans)
+        by_start.emplace_back(span.start, span.index);
     std::sort(by_start.begin(), by_start.end());
     std::map<std::tuple<std::uint16_t, Pass, std::uint16_t>, std::uint16_t> seen;
     for (const auto &[start, index] : by_start) {
@@ -326,14 +370,16 @@ private:
                                        const std::string &thread, std::uint64_t time,
                                        std::string_view named = {}) const {
     const auto found = spans.find(thread);
-    if (found == spans.end()) return std::nullopt;
+    if (found == spans.end())
+      return std::nullopt;
     const std::vector<CpuSpan> &list = found->second;
     // The last span to start by `time`, then up its enclosing spans (nest()).
     auto at = std::upper_bound(list.begin(), list.end(), time,
                                [](std::uint64_t t, const CpuSpan &span) { return t < span.start; });
-    for (std::ptrdiff_t i = (at - list.begin()) - 1; i >= 0; i = list[static_cast<std::size_t>(i)].parent) {
-      const CpuSpan &span = list[static_cast<std::size_t>(i)];
-      if (time < span.end && (named.empty() || operators_[span.index].name == named)) return span.index;
+    for (std::ptrdiff_t i = (at - list.begin()) - 1; i >= 0; i = list[ppsim::at(i)].parent) {
+      const CpuSpan &span = list[ppsim::at(i)];
+      if (time < span.end && (named.empty() || operators_[span.index].name == named))
+        return span.index;
     }
     return std::nullopt;
   }
@@ -343,20 +389,26 @@ private:
     std::map<std::uint16_t, std::set<Weight>> weights;
     for (const auto &[thread, phase_spans] : phase_spans_) {
       const auto ops = operator_spans_.find(thread);
-      if (ops == operator_spans_.end()) continue;
+      if (ops == operator_spans_.end())
+        continue;
       const std::vector<CpuSpan> &list = ops->second;
       for (const CpuSpan &range : phase_spans) {
         const PhaseId &phase = phases_[range.index];
-        if (phase.pass != Pass::forward) continue;
-        auto first = std::lower_bound(list.begin(), list.end(), range.start,
-                                      [](const CpuSpan &span, std::uint64_t t) { return span.start < t; });
+        if (phase.pass != Pass::forward)
+          continue;
+        auto first =
+            std::lower_bound(list.begin(), list.end(), range.start,
+                             [](const CpuSpan &span, std::uint64_t t) { return span.start < t; });
         for (auto it = first; it != list.end() && it->start < range.end; ++it) {
           const CpuSpan &span = *it;
           const Operator &op = operators_[span.index];
-          if (span.end > range.end || op.name != "aten::linear") continue;
-          if (op.input_dims.size() < 2 || op.input_dims[0].empty() || op.input_dims[1].size() != 2) continue;
+          if (span.end > range.end || op.name != "aten::linear")
+            continue;
+          if (op.input_dims.size() < 2 || op.input_dims[0].empty() || op.input_dims[1].size() != 2)
+            continue;
           std::int64_t tokens = 1;
-          for (std::size_t d = 0; d + 1 < op.input_dims[0].size(); ++d) tokens *= op.input_dims[0][d];
+          for (std::size_t d = 0; d + 1 < op.input_dims[0].size(); ++d)
+            tokens *= op.input_dims[0][d];
           weights[phase.layer].insert({op.input_dims[1][0], op.input_dims[1][1], tokens});
         }
       }
@@ -376,10 +428,13 @@ private:
   // gradient's first operand is a transposed view, column-major, and its second row-major; both
   // operands of an input gradient are row-major), and without them the role is ambiguous.
   // Anything that fits no weight gradient is B.
-  Role gemm_role(const std::pair<std::string, std::uint64_t> &launch, const std::set<Weight> &weights) {
-    if (weights.empty()) return Role::input_gradient;
+  Role gemm_role(const std::pair<std::string, std::uint64_t> &launch,
+                 const std::set<Weight> &weights) {
+    if (weights.empty())
+      return Role::input_gradient;
     const std::optional<std::size_t> op = innermost(operator_spans_, launch.first, launch.second);
-    if (!op) return Role::input_gradient;
+    if (!op)
+      return Role::input_gradient;
     const Operator &mm = operators_[*op];
     if (mm.name != "aten::mm" || mm.input_dims.size() != 2 || mm.input_dims[0].size() != 2 ||
         mm.input_dims[1].size() != 2 || mm.input_dims[0][1] != mm.input_dims[1][0])
@@ -388,27 +443,39 @@ private:
     const bool weight_gradient = std::any_of(weights.begin(), weights.end(), [&](const Weight &w) {
       return w.tokens == k && ((w.rows == a && w.columns == b) || (w.rows == b && w.columns == a));
     });
-    if (!weight_gradient) return Role::input_gradient;
+    if (!weight_gradient)
+      return Role::input_gradient;
     const bool input_gradient = std::any_of(weights.begin(), weights.end(), [&](const Weight &w) {
-      return (a == w.tokens && k == w.rows && b == w.columns) || (a == w.columns && k == w.rows && b == w.tokens);
+      return (a == w.tokens && k == w.rows && b == w.columns) ||
+             (a == w.columns && k == w.rows && b == w.tokens);
     });
-    if (!input_gradient) return Role::weight_gradient;
+    if (!input_gradient)
+      return Role::weight_gradient;
     // Both fit: the operands' layout decides when recorded.
-    const auto layout = [&mm](std::size_t operand) -> int { // 1 row-major, -1 column-major, 0 neither
-      if (mm.input_strides.size() != 2 || mm.input_strides[operand].size() != 2) return 0;
-      const std::vector<std::int64_t> &dims = mm.input_dims[operand], &strides = mm.input_strides[operand];
-      if (dims[0] < 2 || dims[1] < 2) return 0;
-      if (strides[1] == 1 && strides[0] == dims[1]) return 1;
-      if (strides[0] == 1 && strides[1] == dims[0]) return -1;
+    const auto layout =
+        [&mm](std::size_t operand) -> int { // 1 row-major, -1 column-major, 0 neither
+      if (mm.input_strides.size() != 2 || mm.input_strides[operand].size() != 2)
+        return 0;
+      const std::vector<std::int64_t> &dims = mm.input_dims[operand],
+                                      &strides = mm.input_strides[operand];
+      if (dims[0] < 2 || dims[1] < 2)
+        return 0;
+      if (strides[1] == 1 && strides[0] == dims[1])
+        return 1;
+      if (strides[0] == 1 && strides[1] == dims[0])
+        return -1;
       return 0;
     };
-    if (layout(0) == -1 && layout(1) == 1) return Role::weight_gradient;
-    if (layout(0) == 1 && layout(1) == 1) return Role::input_gradient;
+    if (layout(0) == -1 && layout(1) == 1)
+      return Role::weight_gradient;
+    if (layout(0) == 1 && layout(1) == 1)
+      return Role::input_gradient;
     ambiguous_gemm_ = fmt::format("[{}, {}] x [{}, {}]", a, k, k, b);
     return Role::ambiguous;
   }
 
-  static PhaseMetrics metrics_of(const PhaseId &phase, const std::vector<const GpuActivity *> &list) {
+  static PhaseMetrics metrics_of(const PhaseId &phase,
+                                 const std::vector<const GpuActivity *> &list) {
     PhaseMetrics metrics;
     metrics.phase = phase;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
@@ -434,10 +501,12 @@ private:
   std::map<std::string, std::vector<CpuSpan>> phase_spans_;
   std::vector<Operator> operators_;
   std::map<std::string, std::vector<CpuSpan>> operator_spans_;
-  std::map<std::int64_t, std::pair<std::string, std::uint64_t>> launches_; // correlation -> (thread, time)
+  std::map<std::int64_t, std::pair<std::string, std::uint64_t>>
+      launches_; // correlation -> (thread, time)
   std::vector<GpuActivity> gpu_;
-  std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>> memory_; // thread -> (time, bytes)
-  double base_us_ = 0; // the earliest "ts"
+  std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>>
+      memory_;                 // thread -> (time, bytes)
+  double base_us_ = 0;         // the earliest "ts"
   std::string ambiguous_gemm_; // the shapes of the last ambiguous multiply, for the warning
 };
 
@@ -446,7 +515,8 @@ private:
 CostFile kineto_cost_file(const KinetoImport &import, int warmup) {
   CostFile file = injected_cost_file(summarize_passes(import.phases, warmup), "kineto_import");
   apply_forward_kept_bytes(file, import.forward_kept_bytes, warmup, "allocator events");
-  file.metadata.warnings.insert(file.metadata.warnings.end(), import.warnings.begin(), import.warnings.end());
+  file.metadata.warnings.insert(file.metadata.warnings.end(), import.warnings.begin(),
+                                import.warnings.end());
   return file;
 }
 
@@ -455,7 +525,8 @@ std::optional<LinkFit> fit_point_to_point(const std::vector<CommunicationKernel>
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   std::set<std::uint64_t> sizes;
   for (const CommunicationKernel &k : kernels) {
-    if ((k.collective != "send" && k.collective != "recv") || k.bytes == 0) continue;
+    if ((k.collective != "send" && k.collective != "recv") || k.bytes == 0)
+      continue;
     const double x = static_cast<double>(k.bytes), y = static_cast<double>(k.duration_ns) / 1e6;
     n += 1;
     sx += x;
@@ -464,19 +535,23 @@ std::optional<LinkFit> fit_point_to_point(const std::vector<CommunicationKernel>
     sxy += x * y;
     sizes.insert(k.bytes);
   }
-  if (sizes.size() < 2) return std::nullopt;
+  if (sizes.size() < 2)
+    return std::nullopt;
   const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx); // ms per byte
-  if (!(slope > 0)) return std::nullopt;
+  if (!(slope > 0))
+    return std::nullopt;
   return LinkFit{std::max(0.0, (sy - slope * sx) / n), 1e3 / slope, static_cast<std::size_t>(n)};
 }
 
 std::map<std::string, LinkFit> fit_links(const std::vector<CommunicationKernel> &kernels) {
   std::map<std::string, std::vector<CommunicationKernel>> by_link;
   for (const CommunicationKernel &kernel : kernels)
-    if (!kernel.link.empty()) by_link[kernel.link].push_back(kernel);
+    if (!kernel.link.empty())
+      by_link[kernel.link].push_back(kernel);
   std::map<std::string, LinkFit> fits;
   for (const auto &[link, members] : by_link)
-    if (const std::optional<LinkFit> fit = fit_point_to_point(members)) fits.emplace(link, *fit);
+    if (const std::optional<LinkFit> fit = fit_point_to_point(members))
+      fits.emplace(link, *fit);
   return fits;
 }
 

@@ -65,11 +65,12 @@ struct KinetoImport {
   /// With profile_memory=True: per forward phase, the CUDA bytes its thread allocated and did not
   /// free inside the range (PyTorch's allocator events): what the layer keeps for its backward.
   std::map<PhaseId, std::int64_t> forward_kept_bytes;
-  std::size_t split_ranges = 0;     ///< BW ranges split into B and W
+  std::size_t split_ranges = 0; ///< BW ranges split into B and W
   /// BW ranges left whole because a matrix multiply in them fits both an input and a weight
   /// gradient and its strides do not decide (tokens equal a weight dimension).
   std::size_t ambiguous_ranges = 0;
-  std::vector<std::string> warnings; ///< one line each; kineto_cost_file copies them to the metadata
+  std::vector<std::string>
+      warnings; ///< one line each; kineto_cost_file copies them to the metadata
 };
 
 /// Parses the JSON text; throws Error naming `source` on a malformed trace or one without

@@ -51,8 +51,9 @@ std::string_view strip_domain(std::string_view name) {
 bool is_communication_range(std::string_view name) {
   const std::string_view bare = strip_domain(name);
   const auto starts_nccl = [](std::string_view text) {
-    return text.size() >= 4 && (text[0] == 'n' || text[0] == 'N') && (text[1] == 'c' || text[1] == 'C') &&
-           (text[2] == 'c' || text[2] == 'C') && (text[3] == 'l' || text[3] == 'L');
+    return text.size() >= 4 && (text[0] == 'n' || text[0] == 'N') &&
+           (text[1] == 'c' || text[1] == 'C') && (text[2] == 'c' || text[2] == 'C') &&
+           (text[3] == 'l' || text[3] == 'L');
   };
   return starts_nccl(bare) || starts_nccl(name);
 }
@@ -72,18 +73,21 @@ std::uint64_t parse_count(std::string_view text, const std::string &source, int 
   std::uint64_t value = 0;
   double as_double = 0;
   const auto too_large = [&]() {
-    return Error(source, line, std::string(column), fmt::format("{} is too large (at most 2^53)", text));
+    return Error(source, line, std::string(column),
+                 fmt::format("{} is too large (at most 2^53)", text));
   };
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (!text.empty() && error == std::errc() && end == text.data() + text.size()) {
-    if (value > kMaxCount) throw too_large();
+    if (value > kMaxCount)
+      throw too_large();
     return value;
   }
   // Averages and medians may be printed with decimals.
   const auto [end2, error2] = std::from_chars(text.data(), text.data() + text.size(), as_double);
   if (!text.empty() && error2 == std::errc() && end2 == text.data() + text.size() &&
       as_double >= 0) {
-    if (!(as_double <= static_cast<double>(kMaxCount))) throw too_large();
+    if (!(as_double <= static_cast<double>(kMaxCount)))
+      throw too_large();
     return static_cast<std::uint64_t>(as_double + 0.5);
   }
   throw Error(source, line, std::string(column),
@@ -99,7 +103,8 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
   // Columns by name; the name column is "Range" in the summary, "Name" in the trace.
   std::map<std::string, std::size_t, std::less<>> column;
   const auto has = [&](std::string_view name) { return column.count(name) > 0; };
-  const auto count = [&](const std::vector<std::string_view> &fields, std::string_view name, int line) {
+  const auto count = [&](const std::vector<std::string_view> &fields, std::string_view name,
+                         int line) {
     return parse_count(fields[column.find(name)->second], source, line, name);
   };
   std::vector<std::uint64_t> starts; // of result.instances
@@ -116,7 +121,8 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
     if (header.empty()) {
       // nsys may print a banner before the table; the header is the line naming the ranges.
       const bool summary = std::find(fields.begin(), fields.end(), "Range") != fields.end();
-      const bool trace = std::find(fields.begin(), fields.end(), "Projected Duration (ns)") != fields.end();
+      const bool trace =
+          std::find(fields.begin(), fields.end(), "Projected Duration (ns)") != fields.end();
       if (!summary && !trace)
         continue;
       for (std::size_t i = 0; i < fields.size(); ++i) {
@@ -130,8 +136,8 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
       for (const std::string_view name : needed) {
         if (!has(name)) {
           throw Error(source, line_number, "",
-                      fmt::format("missing column '{}' (expected `nsys stats -r {} --format csv`)", name,
-                                  summary ? "nvtx_gpu_proj_sum" : "nvtx_gpu_proj_trace"));
+                      fmt::format("missing column '{}' (expected `nsys stats -r {} --format csv`)",
+                                  name, summary ? "nvtx_gpu_proj_sum" : "nvtx_gpu_proj_trace"));
         }
       }
       continue;
@@ -140,16 +146,21 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
       throw Error(source, line_number, "",
                   fmt::format("expected {} fields, got {}", header.size(), fields.size()));
     }
-    const std::string_view name = fields[column.find(result.per_instance ? "Name" : "Range")->second];
+    const std::string_view name =
+        fields[column.find(result.per_instance ? "Name" : "Range")->second];
     const auto phase = parse_range_name(strip_domain(name));
     // Where the range ran (trace rows): for telling NCCL ranges nested in a phase.
     const auto place = [&] {
       RangePlace at;
       at.name = std::string(strip_domain(name));
-      if (has("RangeId")) at.id = std::string(fields[column.find("RangeId")->second]);
-      if (has("RangeStack")) at.stack = std::string(fields[column.find("RangeStack")->second]);
-      if (has("TID")) at.thread = std::string(fields[column.find("TID")->second]);
-      if (has("PID")) at.thread += "/" + std::string(fields[column.find("PID")->second]);
+      if (has("RangeId"))
+        at.id = std::string(fields[column.find("RangeId")->second]);
+      if (has("RangeStack"))
+        at.stack = std::string(fields[column.find("RangeStack")->second]);
+      if (has("TID"))
+        at.thread = std::string(fields[column.find("TID")->second]);
+      if (has("PID"))
+        at.thread += "/" + std::string(fields[column.find("PID")->second]);
       if (has("Orig Start (ns)") && has("Orig Duration (ns)")) {
         at.start = count(fields, "Orig Start (ns)", line_number);
         at.end = at.start + count(fields, "Orig Duration (ns)", line_number);
@@ -161,7 +172,8 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
       if (is_communication_range(name)) {
         ++result.communication_ranges;
         communication_names.insert(std::string(strip_domain(name)));
-        if (result.per_instance) communication.push_back(place());
+        if (result.per_instance)
+          communication.push_back(place());
       }
       continue;
     }
@@ -187,8 +199,10 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
     }
     range.median_ns = has("Proj Med (ns)") ? count(fields, "Proj Med (ns)", line_number)
                                            : range.total_projection_ns / range.instances;
-    range.min_ns = has("Proj Min (ns)") ? count(fields, "Proj Min (ns)", line_number) : range.median_ns;
-    range.max_ns = has("Proj Max (ns)") ? count(fields, "Proj Max (ns)", line_number) : range.median_ns;
+    range.min_ns =
+        has("Proj Min (ns)") ? count(fields, "Proj Min (ns)", line_number) : range.median_ns;
+    range.max_ns =
+        has("Proj Max (ns)") ? count(fields, "Proj Max (ns)", line_number) : range.median_ns;
     result.ranges.push_back(range);
   }
   if (header.empty()) {
@@ -198,8 +212,10 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
   }
   // Repetitions in projected start order (a range pushed once per iteration).
   std::vector<std::size_t> order(result.instances.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return starts[a] < starts[b]; });
+  for (std::size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return starts[a] < starts[b]; });
   std::map<std::tuple<std::uint16_t, Pass, std::uint16_t>, std::uint16_t> seen;
   for (const std::size_t i : order) {
     PhaseId &phase = result.instances[i].phase;
@@ -212,42 +228,52 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
     if (by_stack && !outer.id.empty()) {
       // RangeStack lists the ids of the range and its ancestors, ":1:4".
       const std::string token = ":" + outer.id;
-      for (std::size_t at = inner.stack.find(token); at != std::string::npos; at = inner.stack.find(token, at + 1)) {
+      for (std::size_t at = inner.stack.find(token); at != std::string::npos;
+           at = inner.stack.find(token, at + 1)) {
         const std::size_t after = at + token.size();
-        if (after == inner.stack.size() || inner.stack[after] == ':') return true;
+        if (after == inner.stack.size() || inner.stack[after] == ':')
+          return true;
       }
       return false;
     }
-    return by_time && inner.thread == outer.thread && outer.start <= inner.start && inner.end <= outer.end &&
-           inner.start < inner.end;
+    return by_time && inner.thread == outer.thread && outer.start <= inner.start &&
+           inner.end <= outer.end && inner.start < inner.end;
   };
   std::map<std::pair<std::uint16_t, Pass>, std::pair<std::size_t, std::set<std::string>>> affected;
   for (std::size_t i = 0; i < result.instances.size(); ++i) {
     for (const RangePlace &comm : communication) {
-      if (!nested(comm, places[i])) continue;
+      if (!nested(comm, places[i]))
+        continue;
       ++result.ranges_with_communication;
-      auto &[instances, names] = affected[{result.instances[i].phase.layer, result.instances[i].phase.pass}];
+      auto &[instances, names] =
+          affected[{result.instances[i].phase.layer, result.instances[i].phase.pass}];
       ++instances;
       for (const RangePlace &other : communication)
-        if (nested(other, places[i])) names.insert(other.name);
+        if (nested(other, places[i]))
+          names.insert(other.name);
       break;
     }
   }
   for (const auto &[key, what] : affected) {
     std::string names;
-    for (const std::string &name : what.second) names += (names.empty() ? "" : ", ") + name;
-    result.warnings.push_back(fmt::format(
-        "layer {} {}: {} range{} with NCCL inside ({}): nsys projects every GPU operation launched in a range, so "
-        "the communication kernels count as layer time (docs/profiler.md, \"Import a PyTorch trace\")",
-        key.first, pass_code(key.second), what.first, what.first == 1 ? "" : "s", names));
+    for (const std::string &name : what.second)
+      names += (names.empty() ? "" : ", ") + name;
+    result.warnings.push_back(fmt::format("layer {} {}: {} range{} with NCCL inside ({}): nsys "
+                                          "projects every GPU operation launched in a range, so "
+                                          "the communication kernels count as layer time "
+                                          "(docs/profiler.md, \"Import a PyTorch trace\")",
+                                          key.first, pass_code(key.second), what.first,
+                                          what.first == 1 ? "" : "s", names));
   }
   if (!result.per_instance && !communication_names.empty()) {
     std::string names;
-    for (const std::string &name : communication_names) names += (names.empty() ? "" : ", ") + name;
-    result.warnings.push_back(fmt::format(
-        "the report has NCCL ranges ({}): where one ran inside a layer range its kernels count as layer time; "
-        "the per-instance report (nvtx_gpu_proj_trace) names the ranges",
-        names));
+    for (const std::string &name : communication_names)
+      names += (names.empty() ? "" : ", ") + name;
+    result.warnings.push_back(
+        fmt::format("the report has NCCL ranges ({}): where one ran inside a layer range its "
+                    "kernels count as layer time; "
+                    "the per-instance report (nvtx_gpu_proj_trace) names the ranges",
+                    names));
   }
   return result;
 }
@@ -272,14 +298,15 @@ std::vector<PassSummary> nsys_pass_summaries(const NsysImport &import) {
     pass.layer = key.first;
     pass.pass = key.second;
     // The instance-weighted mean of the medians, to the nearest ns (at most 2^53 ns).
-    const auto mean_ns = totals.instances == 0
-                             ? std::int64_t{0}
-                             : static_cast<std::int64_t>((totals.weighted_median + totals.instances / 2) /
-                                                         totals.instances);
+    const auto mean_ns =
+        totals.instances == 0
+            ? std::int64_t{0}
+            : static_cast<std::int64_t>((totals.weighted_median + totals.instances / 2) /
+                                        totals.instances);
     pass.busy.median_ms = normalized({mean_ns, 1'000'000});
     pass.busy.p10_ms = normalized({static_cast<std::int64_t>(totals.min), 1'000'000});
     pass.busy.p90_ms = normalized({static_cast<std::int64_t>(totals.max), 1'000'000});
-    pass.busy.samples = totals.instances;  // 64-bit, never clamped (docs/reliability.md)
+    pass.busy.samples = totals.instances; // 64-bit, never clamped (docs/reliability.md)
     passes.push_back(pass);
   }
   return passes;

@@ -27,11 +27,11 @@ struct NsysRange {
 
 /// The parsed report: ppsim ranges and how many other ranges were ignored.
 struct NsysImport {
-  std::vector<NsysRange> ranges;        ///< from a summary
+  std::vector<NsysRange> ranges; ///< from a summary
   /// From a trace: one per range instance, busy = span = its projected duration; the n-th
   /// instance of a (layer, pass, microbatch) in projected start order is repetition n.
   std::vector<PhaseMetrics> instances;
-  bool per_instance = false;            ///< a trace (instances), not a summary (ranges)
+  bool per_instance = false; ///< a trace (instances), not a summary (ranges)
   std::size_t ignored_ranges = 0;
   /// NCCL's own NVTX ranges ("NCCL:ncclAllReduce"; NCCL emits them unless NCCL_NVTX_DISABLE=1).
   std::size_t communication_ranges = 0;

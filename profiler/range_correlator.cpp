@@ -5,7 +5,8 @@ namespace ppsim::profiler {
 std::optional<std::uint64_t> RangeCorrelator::push(std::string_view name) {
   std::optional<PhaseId> phase = parse_range_name(name);
   std::uint16_t *count = phase ? &seen_[{phase->layer, phase->pass, phase->microbatch}] : nullptr;
-  if (count != nullptr && *count >= max_repetitions_) phase.reset(); // enough samples of this phase
+  if (count != nullptr && *count >= max_repetitions_)
+    phase.reset(); // enough samples of this phase
   pushed_.push_back(phase.has_value());
   if (!phase)
     return std::nullopt;

@@ -20,7 +20,8 @@ class RangeCorrelator {
 public:
   /// Past `max_repetitions` ranges of one (layer, pass, microbatch), pushes yield no id: a long
   /// run measures its first repetitions and keeps bounded state.
-  explicit RangeCorrelator(std::uint16_t max_repetitions = UINT16_MAX) : max_repetitions_(max_repetitions) {}
+  explicit RangeCorrelator(std::uint16_t max_repetitions = UINT16_MAX)
+      : max_repetitions_(max_repetitions) {}
 
   /// A range named `name` was pushed: the external id to push, or nullopt for other ranges.
   /// The repetition field counts earlier ranges of the same (layer, pass, microbatch).

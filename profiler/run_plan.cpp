@@ -15,7 +15,9 @@ RunMode parse_run_mode(const std::string &text) {
   throw Error("", 0, "mode", fmt::format("expected isolated or sequence, got \"{}\"", text));
 }
 
-std::string run_mode_name(RunMode mode) { return mode == RunMode::isolated ? "isolated" : "sequence"; }
+std::string run_mode_name(RunMode mode) {
+  return mode == RunMode::isolated ? "isolated" : "sequence";
+}
 
 PhaseTimer parse_phase_timer(const std::string &text) {
   if (text == "cupti")
@@ -25,15 +27,18 @@ PhaseTimer parse_phase_timer(const std::string &text) {
   throw Error("", 0, "timer", fmt::format("expected cupti or cuda-events, got \"{}\"", text));
 }
 
-std::string phase_timer_name(PhaseTimer timer) { return timer == PhaseTimer::cupti ? "cupti" : "cuda-events"; }
+std::string phase_timer_name(PhaseTimer timer) {
+  return timer == PhaseTimer::cupti ? "cupti" : "cuda-events";
+}
 
 std::vector<PhaseStep> phase_order(RunMode mode, int layers) {
   std::vector<PhaseStep> steps;
   const auto layer_id = [](int layer) { return static_cast<std::uint16_t>(layer); };
   if (mode == RunMode::isolated) {
     for (int layer = 0; layer < layers; ++layer) {
-      for (const Pass pass : {Pass::forward, Pass::backward_input, Pass::backward_weight, Pass::recompute_full,
-                              Pass::recompute_selective, Pass::backward_total}) {
+      for (const Pass pass :
+           {Pass::forward, Pass::backward_input, Pass::backward_weight, Pass::recompute_full,
+            Pass::recompute_selective, Pass::backward_total}) {
         steps.push_back({pass, layer_id(layer)});
       }
     }
@@ -54,7 +59,9 @@ bool synchronizes_each_phase(RunMode mode) { return mode == RunMode::isolated; }
 
 int blocks_needed(RunMode mode, int layers) { return mode == RunMode::sequence ? layers : 1; }
 
-int block_index(RunMode mode, const PhaseStep &step) { return mode == RunMode::sequence ? step.layer : 0; }
+int block_index(RunMode mode, const PhaseStep &step) {
+  return mode == RunMode::sequence ? step.layer : 0;
+}
 
 std::vector<PhaseMetrics> phase_metrics_from_events(const std::vector<EventTiming> &timings) {
   std::vector<PhaseMetrics> phases;
@@ -79,8 +86,10 @@ void apply_arena_peaks(std::vector<CostRow> &rows, const std::map<Pass, PhaseByt
       {Pass::recompute_full, &CostRow::recompute_peak_temp_bytes}};
   for (const auto &[pass, field] : fields) {
     const auto found = measured.find(pass);
-    if (found == measured.end()) continue;
-    for (CostRow &row : rows) row.*field = static_cast<double>(found->second.peak_temp_bytes);
+    if (found == measured.end())
+      continue;
+    for (CostRow &row : rows)
+      row.*field = static_cast<double>(found->second.peak_temp_bytes);
   }
 }
 

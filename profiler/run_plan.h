@@ -2,9 +2,9 @@
 // What the GPU runner does, without a GPU (docs/profiler.md, "How measurement works"): the order of
 // the timed phases in each mode, and the phase metrics a CUDA-event timer yields, so that both
 // timers feed the same statistics (stats.h).
+#include "costs/cost_file.h"
 #include "profiler/arena.h"
 #include "profiler/attribution.h"
-#include "costs/cost_file.h"
 
 #include <map>
 

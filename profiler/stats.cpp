@@ -1,4 +1,5 @@
 #include "profiler/stats.h"
+#include "base/index.h"
 
 #include <charconv>
 #include <set>
@@ -18,7 +19,7 @@ Rational ns_to_ms(std::uint64_t ns) {
 
 // Nearest-rank percentile: the smallest sample with at least p% of samples at or below it.
 std::uint64_t nearest_rank(const std::vector<std::uint64_t> &sorted, int percent) {
-  const std::size_t rank = (sorted.size() * static_cast<std::size_t>(percent) + 99) / 100;
+  const std::size_t rank = (sorted.size() * at(percent) + 99) / 100;
   return sorted[std::max<std::size_t>(rank, 1) - 1];
 }
 
@@ -122,18 +123,23 @@ CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::s
     row.layer_type = "measured";
   }
   apply_measurements(by_id, passes, source);
-  for (const std::uint16_t layer : layers) file.rows.push_back(by_id[layer]);
-  file.only_columns = {"schema_version", "layer_id", "layer_name", "layer_type", "n_samples", "source"};
+  for (const std::uint16_t layer : layers)
+    file.rows.push_back(by_id[layer]);
+  file.only_columns = {"schema_version", "layer_id",  "layer_name",
+                       "layer_type",     "n_samples", "source"};
   const auto add = [&](Pass pass, std::initializer_list<const char *> columns) {
-    if (!measured.count(pass)) return;
+    if (!measured.count(pass))
+      return;
     file.only_columns.insert(file.only_columns.end(), columns.begin(), columns.end());
     // A layer without a pass that others have: its cells are empty (absent), never a 0 the
     // simulator would take for a measurement (docs/profiler.md, "Any CUDA program").
     for (CostRow &row : file.rows) {
-      if (seen.count({static_cast<std::uint16_t>(row.layer_id), pass})) continue;
+      if (seen.count({static_cast<std::uint16_t>(row.layer_id), pass}))
+        continue;
       row.absent_columns.insert(row.absent_columns.end(), columns.begin(), columns.end());
-      file.metadata.warnings.push_back(fmt::format("layer {} has no {} range: its {} is left empty (absent)",
-                                                   row.layer_id, pass_code(pass), *columns.begin()));
+      file.metadata.warnings.push_back(
+          fmt::format("layer {} has no {} range: its {} is left empty (absent)", row.layer_id,
+                      pass_code(pass), *columns.begin()));
     }
   };
   add(Pass::forward, {"fwd_ms", "fwd_ms_p10", "fwd_ms_p90"});
@@ -147,29 +153,35 @@ CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::s
 
 std::string warning_lines(const CostFile &file, std::string_view prefix) {
   std::string lines;
-  for (const std::string &warning : file.metadata.warnings) lines += fmt::format("{}: warning: {}\n", prefix, warning);
+  for (const std::string &warning : file.metadata.warnings)
+    lines += fmt::format("{}: warning: {}\n", prefix, warning);
   return lines;
 }
 
 std::optional<int> launcher_rank(const std::function<const char *(const char *)> &environment) {
   for (const char *name : {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}) {
     const char *text = environment(name);
-    if (text == nullptr || *text == '\0') continue;
+    if (text == nullptr || *text == '\0')
+      continue;
     int rank = -1;
     const std::string_view value(text);
     const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), rank);
-    if (error == std::errc() && end == value.data() + value.size() && rank >= 0) return rank;
+    if (error == std::errc() && end == value.data() + value.size() && rank >= 0)
+      return rank;
   }
   return std::nullopt;
 }
 
 std::string rank_cost_path(const std::string &path, std::optional<int> rank) {
-  if (!rank) return path;
+  if (!rank)
+    return path;
   const std::string number = std::to_string(*rank);
-  if (const auto at = path.find("{rank}"); at != std::string::npos) return std::string(path).replace(at, 6, number);
+  if (const auto at = path.find("{rank}"); at != std::string::npos)
+    return std::string(path).replace(at, 6, number);
   const auto slash = path.rfind('/');
   const auto dot = path.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == (slash == std::string::npos ? 0 : slash + 1))
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) ||
+      dot == (slash == std::string::npos ? 0 : slash + 1))
     return path + ".rank" + number;
   return path.substr(0, dot) + ".rank" + number + path.substr(dot);
 }
@@ -213,21 +225,25 @@ std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
   return warnings;
 }
 
-void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept, int warmup,
-                              std::string_view evidence) {
+void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept,
+                              int warmup, std::string_view evidence) {
   std::map<std::uint16_t, std::vector<std::int64_t>> kept;
   for (const auto &[phase, bytes] : forward_kept)
-    if (phase.pass == Pass::forward && phase.repetition >= warmup) kept[phase.layer].push_back(bytes);
-  if (kept.empty()) return;
+    if (phase.pass == Pass::forward && phase.repetition >= warmup)
+      kept[phase.layer].push_back(bytes);
+  if (kept.empty())
+    return;
   for (const CostRow &row : file.rows) {
     if (!kept.count(static_cast<std::uint16_t>(row.layer_id))) {
-      file.metadata.warnings.push_back(fmt::format(
-          "layer {} has no {} in its forward: activation_bytes_full left absent", row.layer_id, evidence));
+      file.metadata.warnings.push_back(
+          fmt::format("layer {} has no {} in its forward: activation_bytes_full left absent",
+                      row.layer_id, evidence));
       return;
     }
   }
   for (CostRow &row : file.rows) {
-    std::vector<std::int64_t> &samples = kept.find(static_cast<std::uint16_t>(row.layer_id))->second;
+    std::vector<std::int64_t> &samples =
+        kept.find(static_cast<std::uint16_t>(row.layer_id))->second;
     const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
     std::nth_element(samples.begin(), middle, samples.end());
     row.activation_bytes_full = static_cast<double>(std::max<std::int64_t>(0, *middle));
@@ -235,12 +251,14 @@ void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64
   file.only_columns.emplace_back("activation_bytes_full");
 }
 
-CostFile injection_cost_file(const Attribution &attribution, const DecodedActivity &counters, int warmup) {
+CostFile injection_cost_file(const Attribution &attribution, const DecodedActivity &counters,
+                             int warmup) {
   CostFile file = injected_cost_file(summarize_passes(attribution.phases, warmup), "cupti");
   file.metadata.timer = "cupti";
   file.metadata.device = "injected";
   file.metadata.dropped_records = static_cast<std::int64_t>(counters.dropped_records);
-  file.metadata.unattributed_kernel_ms = static_cast<double>(attribution.unattributed_busy_ns) / 1e6;
+  file.metadata.unattributed_kernel_ms =
+      static_cast<double>(attribution.unattributed_busy_ns) / 1e6;
   for (std::string &warning : measurement_warnings(counters, attribution, file.rows))
     file.metadata.warnings.push_back(std::move(warning));
   // A forward whose tensors come from a cache shows no allocation: only forwards that allocated
@@ -248,18 +266,21 @@ CostFile injection_cost_file(const Attribution &attribution, const DecodedActivi
   std::map<PhaseId, std::int64_t> forward_kept;
   std::map<std::uint16_t, std::pair<int, int>> forwards; // layer -> (kept forwards, that allocated)
   for (const PhaseMetrics &phase : attribution.phases) {
-    if (phase.phase.pass != Pass::forward || phase.phase.repetition < warmup) continue;
+    if (phase.phase.pass != Pass::forward || phase.phase.repetition < warmup)
+      continue;
     auto &[all, allocating] = forwards[phase.phase.layer];
     ++all;
-    if (phase.allocations == 0) continue;
+    if (phase.allocations == 0)
+      continue;
     ++allocating;
     forward_kept[phase.phase] = phase.allocated_bytes;
   }
   for (const auto &[layer, counts] : forwards) {
     if (counts.second > 0 && counts.second < counts.first) {
-      file.metadata.warnings.push_back(fmt::format(
-          "layer {}: {} of {} forwards allocated (a caching allocator?): activation_bytes_full left absent", layer,
-          counts.second, counts.first));
+      file.metadata.warnings.push_back(
+          fmt::format("layer {}: {} of {} forwards allocated (a caching allocator?): "
+                      "activation_bytes_full left absent",
+                      layer, counts.second, counts.first));
       return file;
     }
   }

@@ -2,15 +2,15 @@
 // Statistics over repetitions and the measured cost rows (docs/profiler.md, "How measurement
 // works"): the *_ms columns are the median over repetitions of busy_union, with p10 and p90 beside
 // it; warm-up repetitions are discarded; run-time warnings go to the metadata.
-#include "profiler/attribution.h"
 #include "costs/cost_file.h"
+#include "profiler/attribution.h"
 
 #include <cstdint>
-#include <string>
-#include <string_view>
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim::profiler {
@@ -41,11 +41,11 @@ std::vector<PassSummary> summarize_passes(const std::vector<PhaseMetrics> &phase
 void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummary> &passes,
                         const std::string &source);
 
-/// What the injection library and the importers write (docs/profiler.md): one row per layer some range measured,
-/// under its own id, with the measured times; only the columns of the passes that were measured
-/// are written (a script that marks F and the whole backward writes bwd_total_ms, not B and W as
-/// zeros), bytes and FLOPs are absent. A layer without a pass that others have gets empty cells
-/// for it (CostRow::absent_columns) and a warning.
+/// What the injection library and the importers write (docs/profiler.md): one row per layer some
+/// range measured, under its own id, with the measured times; only the columns of the passes that
+/// were measured are written (a script that marks F and the whole backward writes bwd_total_ms, not
+/// B and W as zeros), bytes and FLOPs are absent. A layer without a pass that others have gets
+/// empty cells for it (CostRow::absent_columns) and a warning.
 CostFile injected_cost_file(const std::vector<PassSummary> &passes, const std::string &source);
 
 /// The file's metadata warnings as lines for stderr, "<prefix>: warning: <warning>\n" each: the
@@ -70,14 +70,15 @@ std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
 /// and writes the column. Nothing when `forward_kept` has no kept repetition; when some measured
 /// layer has none, the column stays absent and a warning names the layer and `evidence` (what
 /// would have measured it).
-void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept, int warmup,
-                              std::string_view evidence);
+void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept,
+                              int warmup, std::string_view evidence);
 
 /// The injection library's cost file (docs/profiler.md): the measured times of the phases from
 /// repetition `warmup` on, the run-time warnings, and activation bytes from CUPTI's allocation
 /// records for the layers whose every kept forward allocated (a program that allocates its own
 /// tensors; a caching allocator such as PyTorch's allocates nothing after its warm-up, and then
 /// the column is absent).
-CostFile injection_cost_file(const Attribution &attribution, const DecodedActivity &counters, int warmup);
+CostFile injection_cost_file(const Attribution &attribution, const DecodedActivity &counters,
+                             int warmup);
 
 } // namespace ppsim::profiler

@@ -1,4 +1,5 @@
 #include "remat/baselines.h"
+#include "base/index.h"
 
 #include "remat/option_model.h"
 #include "sim/memory.h"
@@ -12,7 +13,7 @@ namespace ppsim {
 RematPlan full_forward_plan(const Scenario &scenario) {
   RematPlan plan = empty_plan(scenario);
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    if (scenario.stage_device[static_cast<std::size_t>(s)] == scenario.devices - 1)
+    if (scenario.stage_device[ppsim::at(s)] == scenario.devices - 1)
       continue;
     for (int j = 0; j < scenario.microbatches; ++j)
       plan.at(s, j).forward = ForwardRemat::full;
@@ -47,9 +48,10 @@ Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario
   const auto kept_fraction = [&](int stage) {
     const std::vector<double> &kept = input.bytes.selective_activation;
     const std::vector<double> &full = input.bytes.activation;
-    if (kept.empty() || full.empty()) return 1 - options.memory_fraction();
+    if (kept.empty() || full.empty())
+      return 1 - options.memory_fraction();
     const auto at = [&](const std::vector<double> &values) {
-      return values.size() == 1 ? values.front() : values[static_cast<std::size_t>(stage)];
+      return values.size() == 1 ? values.front() : values[ppsim::at(stage)];
     };
     return at(full) > 0 ? at(kept) / at(full) : 1.0;
   };
@@ -92,7 +94,8 @@ public:
         expanded_(with_all_slots(base)), plan_(empty_plan(scenario)) {
     const OpLocator locator(base, scenario.stage_count(), m_);
     for (int s = 0; s < scenario.stage_count(); ++s) {
-      for (int j = 0; j < m_; ++j) split_.push_back(locator.contains(OpKind::backward_weight, s, j));
+      for (int j = 0; j < m_; ++j)
+        split_.push_back(locator.contains(OpKind::backward_weight, s, j));
       effects_.push_back(StageEffects::engine(scenario, track_, s));
       levels_.push_back(checkpoint_levels(scenario, track_, s));
     }
@@ -102,12 +105,14 @@ public:
   bool pass() {
     DeviceMemoryWalk walk(effects_, m_, scenario_.stage_count() * m_ * kChoiceCount);
     for (int g = 0; g < expanded_.device_count(); ++g) {
-      walk.start(track_.device_constant.empty() ? 0.0 : track_.device_constant[static_cast<std::size_t>(g)]);
-      for (const Op &op : expanded_.device_ops[static_cast<std::size_t>(g)]) {
+      walk.start(track_.device_constant.empty() ? 0.0 : track_.device_constant[ppsim::at(g)]);
+      for (const Op &op : expanded_.device_ops[ppsim::at(g)]) {
         const OpRef &ref = op.first;
-        for (double memory = memory_at(walk, ref); over_cap(memory, *track_.cap); memory = memory_at(walk, ref)) {
+        for (double memory = memory_at(walk, ref); over_cap(memory, *track_.cap);
+             memory = memory_at(walk, ref)) {
           const std::optional<GreedyMove> move = best_move(walk, ref);
-          if (!move) return false;
+          if (!move)
+            return false;
           apply(*move);
         }
         walk.advance(ref);
@@ -126,14 +131,17 @@ private:
   // The choice of (s,j) that excludes `choice` and is on (R and its levels; RW and RBW), or -1.
   [[nodiscard]] int rival_on(int stage, int microbatch, int choice) const {
     const RematDecision &d = plan_.at(stage, microbatch);
-    if (is_forward_choice(choice)) return d.forward == ForwardRemat::full ? choice_of_level(d.level) : -1;
-    if (d.backward == BackwardRemat::none) return -1;
+    if (is_forward_choice(choice))
+      return d.forward == ForwardRemat::full ? choice_of_level(d.level) : -1;
+    if (d.backward == BackwardRemat::none)
+      return -1;
     return d.backward == BackwardRemat::activations ? kWeightInputChoice : kFullBackwardChoice;
   }
 
   [[nodiscard]] bool exists(int stage, int microbatch, int choice) const {
-    if (is_forward_choice(choice)) return level_of_choice(choice) <= levels_[static_cast<std::size_t>(stage)];
-    return split_[static_cast<std::size_t>(stage * m_ + microbatch)];
+    if (is_forward_choice(choice))
+      return level_of_choice(choice) <= levels_[ppsim::at(stage)];
+    return split_[ppsim::at(stage * m_ + microbatch)];
   }
 
   // Resident + the op's alloc and transient under the current plan.
@@ -142,20 +150,23 @@ private:
     double memory = walk.constant() + during.constant;
     for (const int key : walk.touched()) {
       const int pair = key / kChoiceCount;
-      if (on(pair / m_, pair % m_, key % kChoiceCount)) memory += walk.resident(key);
+      if (on(pair / m_, pair % m_, key % kChoiceCount))
+        memory += walk.resident(key);
     }
     for (int c = 0; c < walk.choices(); ++c)
-      if (on(ref.stage, ref.microbatch, c)) memory += during.coefficient[static_cast<std::size_t>(c)];
+      if (on(ref.stage, ref.microbatch, c))
+        memory += during.coefficient[ppsim::at(c)];
     return memory;
   }
 
   // What switching `choice` of (s,j) on (and its rival off) changes at this position.
-  [[nodiscard]] double change(const DeviceMemoryWalk &walk, const OpRef &ref, int stage, int microbatch,
-                              int choice) const {
+  [[nodiscard]] double change(const DeviceMemoryWalk &walk, const OpRef &ref, int stage,
+                              int microbatch, int choice) const {
     const Affine during = walk.during(ref);
     const auto weight = [&](int c) {
       double w = walk.resident(option_key(stage, microbatch, m_, c));
-      if (ref.stage == stage && ref.microbatch == microbatch) w += during.coefficient[static_cast<std::size_t>(c)];
+      if (ref.stage == stage && ref.microbatch == microbatch)
+        w += during.coefficient[ppsim::at(c)];
       return w;
     };
     const int rival = rival_on(stage, microbatch, choice);
@@ -163,34 +174,46 @@ private:
   }
 
   [[nodiscard]] Ticks time_of(int stage, int choice) const {
-    const StageCosts &cost = scenario_.stage_costs[static_cast<std::size_t>(stage)];
-    if (choice == kWeightInputChoice) return cost.recompute_weight_inputs;
-    if (choice == kFullBackwardChoice) return cost.recompute_full_backward;
+    const StageCosts &cost = scenario_.stage_costs[ppsim::at(stage)];
+    if (choice == kWeightInputChoice)
+      return cost.recompute_weight_inputs;
+    if (choice == kFullBackwardChoice)
+      return cost.recompute_full_backward;
     const int level = level_of_choice(choice);
-    return level == 0 ? cost.recompute_forward : cost.checkpoint_level_recompute[static_cast<std::size_t>(level - 1)];
+    return level == 0 ? cost.recompute_forward
+                      : cost.checkpoint_level_recompute[ppsim::at(level - 1)];
   }
 
   // The option of an (s,j) alive at this position that saves the most memory here per unit of
   // added time; ties go to the latest (s,j), whose saving lasts longest. Replacing a rival
   // option must add time, so no (s,j) can switch back and forth.
-  [[nodiscard]] std::optional<GreedyMove> best_move(const DeviceMemoryWalk &walk, const OpRef &ref) const {
+  [[nodiscard]] std::optional<GreedyMove> best_move(const DeviceMemoryWalk &walk,
+                                                    const OpRef &ref) const {
     std::optional<GreedyMove> best;
     const auto consider = [&](int key) {
       const int pair = key / kChoiceCount, choice = key % kChoiceCount;
       const int stage = pair / m_, microbatch = pair % m_;
-      if (on(stage, microbatch, choice) || !exists(stage, microbatch, choice)) return;
+      if (on(stage, microbatch, choice) || !exists(stage, microbatch, choice))
+        return;
       const int rival = rival_on(stage, microbatch, choice);
-      const Ticks extra_ticks = time_of(stage, choice) - (rival >= 0 ? time_of(stage, rival) : Ticks{0});
-      if (rival >= 0 && extra_ticks <= Ticks{0}) return;
+      const Ticks extra_ticks =
+          time_of(stage, choice) - (rival >= 0 ? time_of(stage, rival) : Ticks{0});
+      if (rival >= 0 && extra_ticks <= Ticks{0})
+        return;
       const double saved = -change(walk, ref, stage, microbatch, choice);
-      if (!(saved > 0)) return;
+      if (!(saved > 0))
+        return;
       const auto extra = static_cast<double>(extra_ticks.count());
       const double score = extra > 0 ? saved / extra : std::numeric_limits<double>::infinity();
-      if (!best || score > best->score || (score == best->score && key > option_key(best->stage, best->microbatch, m_, best->choice)))
+      if (!best || score > best->score ||
+          (score == best->score &&
+           key > option_key(best->stage, best->microbatch, m_, best->choice)))
         best = GreedyMove{stage, microbatch, choice, saved, score};
     };
-    for (const int key : walk.touched()) consider(key);
-    for (int c = 0; c < walk.choices(); ++c) consider(option_key(ref.stage, ref.microbatch, m_, c));
+    for (const int key : walk.touched())
+      consider(key);
+    for (int c = 0; c < walk.choices(); ++c)
+      consider(option_key(ref.stage, ref.microbatch, m_, c));
     return best;
   }
 
@@ -200,7 +223,8 @@ private:
       d.forward = ForwardRemat::full;
       d.level = static_cast<std::uint8_t>(level_of_choice(move.choice));
     } else {
-      d.backward = move.choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full;
+      d.backward =
+          move.choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full;
     }
   }
 
@@ -223,9 +247,12 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
   // An option lowers memory from its (s,j)'s F or B on and adds only at its own later slot, so
   // one pass fixes every position; a second catches what rounding may leave.
   for (int round = 0; round < 2; ++round) {
-    if (!planner.pass()) return std::nullopt;
-    const std::vector<double> peaks = device_peaks(scenario, apply_plan(base, planner.plan()), track);
-    if (std::none_of(peaks.begin(), peaks.end(), [&](double peak) { return over_cap(peak, *track.cap); }))
+    if (!planner.pass())
+      return std::nullopt;
+    const std::vector<double> peaks =
+        device_peaks(scenario, apply_plan(base, planner.plan()), track);
+    if (std::none_of(peaks.begin(), peaks.end(),
+                     [&](double peak) { return over_cap(peak, *track.cap); }))
       return planner.plan();
   }
   return std::nullopt;

@@ -31,8 +31,8 @@ struct SelectiveOptions {
 /// The scenario under selective remat, derived for ppsim: R costs the input's recompute_selective
 /// (a cost file's recompute_selective_ms), else time_fraction() of the recompute cost, and a
 /// non-storing F keeps selective_act_bytes / act_bytes of the activation, else
-/// (1 - memory_fraction()), on every stage. `scenario` is the one built from `input` (its placement is kept). Pair it with
-/// selective_plan (R on every (s,j)).
+/// (1 - memory_fraction()), on every stage. `scenario` is the one built from `input` (its placement
+/// is kept). Pair it with selective_plan (R on every (s,j)).
 Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario,
                             const SelectiveOptions &options);
 RematPlan selective_plan(const Scenario &scenario);

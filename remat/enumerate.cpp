@@ -1,9 +1,10 @@
 #include "remat/enumerate.h"
+#include "base/index.h"
 
+#include "base/error.h"
 #include "remat/option_model.h"
 #include "sim/engine.h"
 #include "sim/memory.h"
-#include "base/error.h"
 #include "sim/op_locator.h"
 
 #include <fmt/format.h>
@@ -36,8 +37,7 @@ Ticks max_span(const Scenario &scenario, const Schedule &schedule) {
     const std::int32_t last = engine.locator().entry_offset(g + 1) - 1;
     if (last < first)
       continue;
-    worst = std::max(worst, result.end[static_cast<std::size_t>(last)] -
-                                result.start[static_cast<std::size_t>(first)]);
+    worst = std::max(worst, result.end[at(last)] - result.start[at(first)]);
   }
   return worst;
 }
@@ -69,11 +69,13 @@ std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, c
   RematPlan plan(stages, m);
   for (std::int64_t tried = 0; tried < total; ++tried) {
     for (std::size_t k = 0; k < digits.size(); ++k) {
-      plan.at(static_cast<int>(k) / m, static_cast<int>(k) % m) = option(digits[k], levels[k], split[k]);
+      plan.at(static_cast<int>(k) / m, static_cast<int>(k) % m) =
+          option(digits[k], levels[k], split[k]);
     }
     const Schedule schedule = apply_plan(base, plan);
     const std::vector<double> peaks = device_peaks(scenario, schedule, track);
-    const bool fits = std::none_of(peaks.begin(), peaks.end(), [&](double peak) { return over_cap(peak, *track.cap); });
+    const bool fits = std::none_of(peaks.begin(), peaks.end(),
+                                   [&](double peak) { return over_cap(peak, *track.cap); });
     if (fits) {
       const Ticks span = max_span(scenario, schedule);
       if (!best || span < best->max_span ||

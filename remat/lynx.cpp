@@ -1,5 +1,6 @@
 // Reconstructed Lynx overlap model, heuristic and MILP (docs/lynx.md, "The model").
 #include "remat/lynx.h"
+#include "base/index.h"
 
 #include "base/error.h"
 
@@ -15,8 +16,10 @@ bool dropped(Placement placement) { return placement != Placement::keep; }
 
 /// The segment from which tensor `index` is available (-1 = all along, the layer input).
 int available_from(const OverlapProblem &problem, const OverlapPlan &plan, int index) {
-  if (index < 0 || plan.placement[index] == Placement::keep) return -1;
-  if (plan.placement[index] == Placement::on_demand) return problem.tensors[index].demand_segment;
+  if (index < 0 || plan.placement[index] == Placement::keep)
+    return -1;
+  if (plan.placement[index] == Placement::on_demand)
+    return problem.tensors[index].demand_segment;
   return problem.windows[plan.window[index]].position;
 }
 
@@ -24,7 +27,8 @@ int available_from(const OverlapProblem &problem, const OverlapPlan &plan, int i
 double kept_bytes(const OverlapProblem &problem, const OverlapPlan &plan) {
   double kept = 0;
   for (std::size_t o = 0; o < problem.tensors.size(); ++o) {
-    if (!dropped(plan.placement[o])) kept += problem.tensors[o].bytes;
+    if (!dropped(plan.placement[o]))
+      kept += problem.tensors[o].bytes;
   }
   return kept;
 }
@@ -33,18 +37,21 @@ double kept_bytes(const OverlapProblem &problem, const OverlapPlan &plan) {
 /// rebuilt (`start`) to its consumer.
 void add_live_range(const OverlapProblem &problem, int index, int start, double bytes,
                     std::vector<double> &live) {
-  for (int t = std::max(start, 0); t <= problem.tensors[index].consumer_segment && t < problem.segments; ++t) {
+  for (int t = std::max(start, 0);
+       t <= problem.tensors[index].consumer_segment && t < problem.segments; ++t) {
     live[t] += bytes;
   }
 }
 
 /// Resident bytes of the recomputed tensors at each segment.
 std::vector<double> live_bytes(const OverlapProblem &problem, const OverlapPlan &plan) {
-  std::vector<double> live(static_cast<std::size_t>(std::max(problem.segments, 1)), 0.0);
+  std::vector<double> live(at(std::max(problem.segments, 1)), 0.0);
   for (std::size_t o = 0; o < problem.tensors.size(); ++o) {
-    if (!dropped(plan.placement[o])) continue;
+    if (!dropped(plan.placement[o]))
+      continue;
     const int index = static_cast<int>(o);
-    add_live_range(problem, index, available_from(problem, plan, index), problem.tensors[o].bytes, live);
+    add_live_range(problem, index, available_from(problem, plan, index), problem.tensors[o].bytes,
+                   live);
   }
   return live;
 }
@@ -64,7 +71,8 @@ bool fits(const OverlapProblem &problem, const OverlapPlan &plan) {
 std::vector<double> window_loads(const OverlapProblem &problem, const OverlapPlan &plan) {
   std::vector<double> load(problem.windows.size(), 0.0);
   for (std::size_t o = 0; o < problem.tensors.size(); ++o) {
-    if (plan.placement[o] == Placement::window) load[plan.window[o]] += problem.tensors[o].recompute_ms;
+    if (plan.placement[o] == Placement::window)
+      load[plan.window[o]] += problem.tensors[o].recompute_ms;
   }
   return load;
 }
@@ -76,8 +84,10 @@ std::vector<std::vector<int>> tensors_by_layer(const OverlapProblem &problem) {
   std::vector<std::vector<int>> layers;
   for (std::size_t o = 0; o < problem.tensors.size(); ++o) {
     const int layer = problem.tensors[o].layer;
-    if (layer < 0) throw Error(fmt::format("tensor '{}': negative layer", problem.tensors[o].name));
-    if (static_cast<int>(layers.size()) <= layer) layers.resize(layer + 1);
+    if (layer < 0)
+      throw Error(fmt::format("tensor '{}': negative layer", problem.tensors[o].name));
+    if (static_cast<int>(layers.size()) <= layer)
+      layers.resize(layer + 1);
     layers[layer].push_back(static_cast<int>(o));
   }
   return layers;
@@ -95,9 +105,11 @@ OverlapCost evaluate(const OverlapProblem &problem, const OverlapPlan &plan) {
   cost.feasible = true;
   for (std::size_t o = 0; o < problem.tensors.size(); ++o) {
     const OverlapTensor &tensor = problem.tensors[o];
-    if (!dropped(plan.placement[o])) continue;
+    if (!dropped(plan.placement[o]))
+      continue;
     cost.recompute_ms += tensor.recompute_ms;
-    if (plan.placement[o] == Placement::on_demand) cost.exposed_ms += tensor.recompute_ms;
+    if (plan.placement[o] == Placement::on_demand)
+      cost.exposed_ms += tensor.recompute_ms;
     const int start = available_from(problem, plan, static_cast<int>(o));
     if (start > tensor.consumer_segment || available_from(problem, plan, tensor.producer) > start) {
       cost.feasible = false;
@@ -115,7 +127,8 @@ OverlapCost evaluate(const OverlapProblem &problem, const OverlapPlan &plan) {
 OverlapPlan on_demand(const OverlapPlan &plan) {
   OverlapPlan result = plan;
   for (std::size_t o = 0; o < result.placement.size(); ++o) {
-    if (dropped(result.placement[o])) result.placement[o] = Placement::on_demand;
+    if (dropped(result.placement[o]))
+      result.placement[o] = Placement::on_demand;
     result.window[o] = -1;
   }
   return result;
@@ -136,9 +149,11 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
   std::stable_sort(rank.begin(), rank.end(), [&](int a, int b) { return density(a) > density(b); });
   OverlapPlan plan = keep_all(problem);
   for (std::size_t k = 0; !fits(problem, plan); ++k) {
-    if (k == rank.size()) return std::nullopt;
+    if (k == rank.size())
+      return std::nullopt;
     for (const std::vector<int> &layer : layers) {
-      if (rank[k] < static_cast<int>(layer.size())) plan.placement[layer[rank[k]]] = Placement::on_demand;
+      if (rank[k] < static_cast<int>(layer.size()))
+        plan.placement[layer[rank[k]]] = Placement::on_demand;
     }
   }
   const OverlapPlan baseline = plan;
@@ -147,10 +162,12 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
   // any dropped tensor recomputed from it, so that one can always share the producer's window.
   const int count = static_cast<int>(problem.tensors.size());
   std::vector<int> latest(count);
-  for (int o = 0; o < count; ++o) latest[o] = problem.tensors[o].consumer_segment;
+  for (int o = 0; o < count; ++o)
+    latest[o] = problem.tensors[o].consumer_segment;
   for (int o = count - 1; o >= 0; --o) {
     const int producer = problem.tensors[o].producer;
-    if (producer >= 0 && dropped(plan.placement[o])) latest[producer] = std::min(latest[producer], latest[o]);
+    if (producer >= 0 && dropped(plan.placement[o]))
+      latest[producer] = std::min(latest[producer], latest[o]);
   }
 
   // Placement, producers first: the latest window with spare capacity, else the cheapest of on
@@ -161,7 +178,8 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
   std::vector<double> live = live_bytes(problem, plan);
   const double fixed_bytes = problem.static_bytes + problem.in_flight * kept_bytes(problem, plan);
   for (int o = 0; o < count; ++o) {
-    if (!dropped(plan.placement[o])) continue;
+    if (!dropped(plan.placement[o]))
+      continue;
     const OverlapTensor &tensor = problem.tensors[o];
     const int earliest = available_from(problem, plan, tensor.producer);
     int spare = -1, least = -1;
@@ -171,8 +189,10 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
     // those from start to its consumer plus o, and those after the consumer.
     const int last = std::min(tensor.consumer_segment, static_cast<int>(live.size()) - 1);
     std::vector<double> before(live.size() + 1, 0.0), through_consumer(live.size() + 1, 0.0);
-    for (std::size_t t = 0; t < live.size(); ++t) before[t + 1] = std::max(before[t], live[t]);
-    for (int t = last; t >= 0; --t) through_consumer[t] = std::max(through_consumer[t + 1], live[t]);
+    for (std::size_t t = 0; t < live.size(); ++t)
+      before[t + 1] = std::max(before[t], live[t]);
+    for (int t = last; t >= 0; --t)
+      through_consumer[t] = std::max(through_consumer[t + 1], live[t]);
     const double after = std::accumulate(live.begin() + last + 1, live.end(), 0.0,
                                          [](double a, double b) { return std::max(a, b); });
     const auto peak_from = [&](int start) {
@@ -181,16 +201,21 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
     };
     for (int w = 0; w < static_cast<int>(problem.windows.size()); ++w) {
       const OverlapWindow &window = problem.windows[w];
-      if (window.position < earliest || window.position > latest[o]) continue;
-      if (fixed_bytes + peak_from(window.position) > problem.budget_bytes) continue;
+      if (window.position < earliest || window.position > latest[o])
+        continue;
+      if (fixed_bytes + peak_from(window.position) > problem.budget_bytes)
+        continue;
       const double added = overflow(load[w] + tensor.recompute_ms, window.length_ms) -
                            overflow(load[w], window.length_ms);
-      if (added == 0 && (spare < 0 || window.position >= problem.windows[spare].position)) spare = w;
-      if (least < 0 || added < least_added) least = w, least_added = added;
+      if (added == 0 && (spare < 0 || window.position >= problem.windows[spare].position))
+        spare = w;
+      if (least < 0 || added < least_added)
+        least = w, least_added = added;
     }
     const bool demand_ok = earliest <= tensor.demand_segment;
     int chosen = spare;
-    if (chosen < 0 && least >= 0 && (!demand_ok || least_added < tensor.recompute_ms)) chosen = least;
+    if (chosen < 0 && least >= 0 && (!demand_ok || least_added < tensor.recompute_ms))
+      chosen = least;
     if (chosen >= 0) {
       plan.placement[o] = Placement::window;
       plan.window[o] = chosen;
@@ -201,11 +226,13 @@ std::optional<OverlapPlan> lynx_heuristic(const OverlapProblem &problem) {
   // Memory checks above held with later tensors on demand; keep the baseline if the final plan
   // broke availability or cost more (it never should, the check is the guarantee).
   const OverlapCost cost = evaluate(problem, plan);
-  if (!cost.feasible || cost.exposed_ms > evaluate(problem, baseline).exposed_ms) return baseline;
+  if (!cost.feasible || cost.exposed_ms > evaluate(problem, baseline).exposed_ms)
+    return baseline;
   return plan;
 }
 
-std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver::Options &options) {
+std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem,
+                                     const solver::Options &options) {
   using solver::Sense;
   using solver::Term;
   solver::Model model;
@@ -219,7 +246,8 @@ std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver
     demand[o] = model.add_binary(fmt::format("q_{}", o), tensor.recompute_ms);
     std::vector<Term> one{{keep[o], 1}, {demand[o], 1}};
     for (int w = 0; w < windows; ++w) {
-      if (problem.windows[w].position > tensor.consumer_segment) continue;
+      if (problem.windows[w].position > tensor.consumer_segment)
+        continue;
       in_window[o][w] = model.add_binary(fmt::format("y_{}_{}", o, w));
       one.push_back({in_window[o][w], 1});
     }
@@ -231,14 +259,17 @@ std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver
                                         solver::VariableKind::continuous, 1);
     std::vector<Term> terms{{over, -1}};
     for (int o = 0; o < count; ++o) {
-      if (in_window[o][w] >= 0) terms.push_back({in_window[o][w], problem.tensors[o].recompute_ms});
+      if (in_window[o][w] >= 0)
+        terms.push_back({in_window[o][w], problem.tensors[o].recompute_ms});
     }
-    model.add_constraint(fmt::format("cap_{}", w), terms, Sense::less_equal, problem.windows[w].length_ms);
+    model.add_constraint(fmt::format("cap_{}", w), terms, Sense::less_equal,
+                         problem.windows[w].length_ms);
   }
   // Producer availability at the recomputation's start point.
   const auto producer_terms = [&](int producer, int point, int variable) {
     std::vector<Term> terms{{variable, 1}, {keep[producer], -1}};
-    if (problem.tensors[producer].demand_segment <= point) terms.push_back({demand[producer], -1});
+    if (problem.tensors[producer].demand_segment <= point)
+      terms.push_back({demand[producer], -1});
     for (int w = 0; w < windows; ++w) {
       if (in_window[producer][w] >= 0 && problem.windows[w].position <= point) {
         terms.push_back({in_window[producer][w], -1});
@@ -248,12 +279,14 @@ std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver
   };
   for (int o = 0; o < count; ++o) {
     const int producer = problem.tensors[o].producer;
-    if (producer < 0) continue;
+    if (producer < 0)
+      continue;
     model.add_constraint(fmt::format("avail_q_{}", o),
                          producer_terms(producer, problem.tensors[o].demand_segment, demand[o]),
                          Sense::less_equal, 0);
     for (int w = 0; w < windows; ++w) {
-      if (in_window[o][w] < 0) continue;
+      if (in_window[o][w] < 0)
+        continue;
       model.add_constraint(fmt::format("avail_y_{}_{}", o, w),
                            producer_terms(producer, problem.windows[w].position, in_window[o][w]),
                            Sense::less_equal, 0);
@@ -265,20 +298,25 @@ std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver
     for (int o = 0; o < count; ++o) {
       const OverlapTensor &tensor = problem.tensors[o];
       terms.push_back({keep[o], problem.in_flight * tensor.bytes});
-      if (t > tensor.consumer_segment || t >= problem.segments) continue;
-      if (tensor.demand_segment <= t) terms.push_back({demand[o], tensor.bytes});
+      if (t > tensor.consumer_segment || t >= problem.segments)
+        continue;
+      if (tensor.demand_segment <= t)
+        terms.push_back({demand[o], tensor.bytes});
       for (int w = 0; w < windows; ++w) {
-        if (in_window[o][w] >= 0 && problem.windows[w].position <= t) terms.push_back({in_window[o][w], tensor.bytes});
+        if (in_window[o][w] >= 0 && problem.windows[w].position <= t)
+          terms.push_back({in_window[o][w], tensor.bytes});
       }
     }
     model.add_constraint(fmt::format("mem_{}", t), terms, Sense::less_equal,
                          problem.budget_bytes - problem.static_bytes);
   }
   const solver::Result result = solver::solve(model, options);
-  if (!result.has_solution()) return std::nullopt;
+  if (!result.has_solution())
+    return std::nullopt;
   OverlapPlan plan = keep_all(problem);
   for (int o = 0; o < count; ++o) {
-    if (result.values[demand[o]] > 0.5) plan.placement[o] = Placement::on_demand;
+    if (result.values[demand[o]] > 0.5)
+      plan.placement[o] = Placement::on_demand;
     for (int w = 0; w < windows; ++w) {
       if (in_window[o][w] >= 0 && result.values[in_window[o][w]] > 0.5) {
         plan.placement[o] = Placement::window;
@@ -289,8 +327,9 @@ std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem, const solver
   return plan;
 }
 
-OverlapProblem build_stage_problem(const std::vector<LayerProfile> &layers, double pipeline_window_ms,
-                                   int in_flight, double static_bytes, double budget_bytes) {
+OverlapProblem build_stage_problem(const std::vector<LayerProfile> &layers,
+                                   double pipeline_window_ms, int in_flight, double static_bytes,
+                                   double budget_bytes) {
   OverlapProblem problem;
   problem.in_flight = in_flight;
   problem.static_bytes = static_bytes;
@@ -312,7 +351,8 @@ OverlapProblem build_stage_problem(const std::vector<LayerProfile> &layers, doub
     for (OverlapTensor tensor : layer.tensors) {
       tensor.layer = static_cast<int>(l);
       tensor.name = fmt::format("{}.{}", l, tensor.name);
-      if (tensor.producer >= 0) tensor.producer += offset;
+      if (tensor.producer >= 0)
+        tensor.producer += offset;
       tensor.demand_segment += base[l];
       tensor.consumer_segment += base[l];
       problem.tensors.push_back(tensor);
@@ -329,23 +369,28 @@ OverlapProblem build_stage_problem(const std::vector<LayerProfile> &layers, doub
 }
 
 double all_reduce_ms(double bytes, const WindowModel &windows) {
-  if (windows.tp <= 1) return 0;
+  if (windows.tp <= 1)
+    return 0;
   // GB/s = 1e6 bytes per ms.
   return 2.0 * (windows.tp - 1) / windows.tp * bytes / (windows.tp_bandwidth_gb_per_s * 1e6);
 }
 
 LayerProfile layer_profile(const CostRow &row, const WindowModel &windows) {
-  const auto ms = [](Rational value) { return static_cast<double>(value.numerator) / value.denominator; };
+  const auto ms = [](Rational value) {
+    return static_cast<double>(value.numerator) / value.denominator;
+  };
   const double collective = all_reduce_ms(row.output_bytes, windows);
   LayerProfile layer;
   layer.backward_segments = 2;
   layer.backward_window_ms = {collective, collective};
   layer.forward_window_ms = {collective, collective};
   layer.kept_bytes = row.stored_input_bytes;
-  const double core_bytes = std::max(0.0, row.activation_bytes_full - row.activation_bytes_selective);
+  const double core_bytes =
+      std::max(0.0, row.activation_bytes_full - row.activation_bytes_selective);
   const double rest_bytes = std::max(0.0, row.activation_bytes_selective - row.stored_input_bytes);
   if (core_bytes > 0) {
-    layer.tensors.push_back({"attention_core", 0, ms(row.recompute_selective_ms), core_bytes, -1, 0, 1});
+    layer.tensors.push_back(
+        {"attention_core", 0, ms(row.recompute_selective_ms), core_bytes, -1, 0, 1});
   }
   if (rest_bytes > 0) {
     layer.tensors.push_back({"block_rest", 0,

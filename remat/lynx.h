@@ -37,10 +37,10 @@ struct OverlapWindow {
 struct OverlapProblem {
   std::vector<OverlapTensor> tensors; ///< producers before their consumers
   std::vector<OverlapWindow> windows;
-  int segments = 0;           ///< T
-  int in_flight = 1;          ///< microbatches whose kept tensors are resident at once
-  double static_bytes = 0;    ///< model states, kept layer inputs and other fixed memory
-  double budget_bytes = 0;    ///< device memory limit
+  int segments = 0;        ///< T
+  int in_flight = 1;       ///< microbatches whose kept tensors are resident at once
+  double static_bytes = 0; ///< model states, kept layer inputs and other fixed memory
+  double budget_bytes = 0; ///< device memory limit
 };
 
 /// Where a tensor's value comes from in the backward pass.
@@ -54,10 +54,10 @@ struct OverlapPlan {
 
 /// The cost of a plan (docs/lynx.md, "The model": on demand costs t_o, a window only its overflow).
 struct OverlapCost {
-  double exposed_ms = 0;    ///< on-demand time plus window overflow
-  double recompute_ms = 0;  ///< total recomputation work, hidden or not
-  double peak_bytes = 0;    ///< peak over segments of resident memory
-  bool feasible = false;    ///< respects availability, window order and the budget
+  double exposed_ms = 0;   ///< on-demand time plus window overflow
+  double recompute_ms = 0; ///< total recomputation work, hidden or not
+  double peak_bytes = 0;   ///< peak over segments of resident memory
+  bool feasible = false;   ///< respects availability, window order and the budget
 };
 
 /// Memory at each segment: static + in_flight * kept + recomputed tensors live from their
@@ -93,16 +93,17 @@ struct LayerProfile {
 
 /// Lays out a stage's layers (forward order) in backward order (last layer first), with the
 /// pipeline window (transfer plus idle wait) at position 0.
-OverlapProblem build_stage_problem(const std::vector<LayerProfile> &layers, double pipeline_window_ms,
-                                   int in_flight, double static_bytes, double budget_bytes);
+OverlapProblem build_stage_problem(const std::vector<LayerProfile> &layers,
+                                   double pipeline_window_ms, int in_flight, double static_bytes,
+                                   double budget_bytes);
 
 /// Analytic communication windows (docs/lynx.md): Megatron tensor parallelism runs one ring
 /// all-reduce of the layer output after attention and one after the MLP, in F and in B.
 struct WindowModel {
-  int tp = 1;                        ///< tensor-parallel degree (1 = no TP windows)
+  int tp = 1;                         ///< tensor-parallel degree (1 = no TP windows)
   double tp_bandwidth_gb_per_s = 100; ///< bus bandwidth of the TP group
   double p2p_bandwidth_gb_per_s = 25; ///< pipeline link
-  double bubble_ms = 0;              ///< idle wait before a backward, added to the pipeline window
+  double bubble_ms = 0;               ///< idle wait before a backward, added to the pipeline window
 };
 
 /// One ring all-reduce of `bytes`: 2 (tp - 1) / tp * bytes / bandwidth, in ms.

@@ -1,4 +1,5 @@
 #include "remat/option_model.h"
+#include "base/index.h"
 
 #include "base/error.h"
 #include "sim/memory.h"
@@ -12,12 +13,14 @@
 namespace ppsim {
 
 bool takes(const RematDecision &decision, int choice) {
-  if (is_forward_choice(choice)) return decision.forward == ForwardRemat::full && decision.level == level_of_choice(choice);
-  return decision.backward == (choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full);
+  if (is_forward_choice(choice))
+    return decision.forward == ForwardRemat::full && decision.level == level_of_choice(choice);
+  return decision.backward ==
+         (choice == kWeightInputChoice ? BackwardRemat::activations : BackwardRemat::full);
 }
 
 int checkpoint_levels(const Scenario &scenario, const MemoryTrack &track, int stage) {
-  const auto s = static_cast<std::size_t>(stage);
+  const auto s = at(stage);
   return static_cast<int>(std::min(scenario.stage_costs[s].checkpoint_level_recompute.size(),
                                    track.stages[s].checkpoint_levels.size()));
 }
@@ -25,8 +28,8 @@ int checkpoint_levels(const Scenario &scenario, const MemoryTrack &track, int st
 StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &track, int stage) {
   const int levels = checkpoint_levels(scenario, track, stage);
   if (levels > kMaxCheckpointLevels) {
-    throw Error(fmt::format("stage {} has {} checkpoint levels; the remat ILP takes at most {}", stage, levels,
-                            kMaxCheckpointLevels));
+    throw Error(fmt::format("stage {} has {} checkpoint levels; the remat ILP takes at most {}",
+                            stage, levels, kMaxCheckpointLevels));
   }
   // The effects of every op kind on one-microbatch orders with and without each option, split
   // (B, W) and fused (BW) alike, so a stage may mix both. `level` is the R's (none when -1).
@@ -36,14 +39,18 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     auto &ops = schedule.device_ops[0];
     const auto push = [&](OpKind kind) { ops.push_back(Op::make(kind, stage, 0)); };
     const auto push_recompute = [&](std::vector<Op> &into) {
-      if (level >= 0) into.push_back(Op::make(OpKind::recompute_forward, stage, 0, static_cast<std::uint8_t>(level)));
+      if (level >= 0)
+        into.push_back(
+            Op::make(OpKind::recompute_forward, stage, 0, static_cast<std::uint8_t>(level)));
     };
     push(OpKind::forward);
     push_recompute(ops);
     if (split) {
       push(OpKind::backward_input);
-      if (backward == kWeightInputChoice) push(OpKind::recompute_weight_inputs);
-      if (backward == kFullBackwardChoice) push(OpKind::recompute_full_backward);
+      if (backward == kWeightInputChoice)
+        push(OpKind::recompute_weight_inputs);
+      if (backward == kFullBackwardChoice)
+        push(OpKind::recompute_full_backward);
       push(OpKind::backward_weight);
     } else {
       push(OpKind::backward_full);
@@ -52,16 +59,15 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
     std::array<MemoryEffect, kOpKindCount> by_kind{};
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      by_kind[static_cast<std::size_t>(ops[i].kind())] = effects[i];
+      by_kind[at(ops[i].kind())] = effects[i];
     }
-    if (split) {  // the fused BW of the same (s,j), for stages that mix both
+    if (split) { // the fused BW of the same (s,j), for stages that mix both
       Schedule fused = schedule;
       fused.device_ops[0] = {ops.front()};
       push_recompute(fused.device_ops[0]);
       fused.device_ops[0].push_back(Op::make(OpKind::backward_full, stage, 0));
       const OpLocator fused_locator(fused, scenario.stage_count(), 1);
-      by_kind[static_cast<std::size_t>(OpKind::backward_full)] =
-          memory_effects(fused, fused_locator, track).back();
+      by_kind[at(OpKind::backward_full)] = memory_effects(fused, fused_locator, track).back();
     }
     return by_kind;
   };
@@ -70,8 +76,10 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
   with[kWeightInputChoice] = probe(-1, kWeightInputChoice, true);
   with[kFullBackwardChoice] = probe(-1, kFullBackwardChoice, true);
   for (int c = 0; c < kChoiceCount; ++c) {
-    if (is_forward_choice(c) && level_of_choice(c) <= levels) with[static_cast<std::size_t>(c)] = probe(level_of_choice(c), -1, true);
-    else if (is_forward_choice(c)) with[static_cast<std::size_t>(c)] = base; // no such level
+    if (is_forward_choice(c) && level_of_choice(c) <= levels)
+      with[at(c)] = probe(level_of_choice(c), -1, true);
+    else if (is_forward_choice(c))
+      with[at(c)] = base; // no such level
   }
   StageEffects result;
   result.levels_ = levels;
@@ -84,9 +92,8 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     for (std::size_t c = 0; c < kChoiceCount; ++c) {
       // A fused BW has no backward option: its effect does not depend on y or z.
       const MemoryEffect &w =
-          (k == static_cast<std::size_t>(OpKind::backward_full) && !is_forward_choice(static_cast<int>(c)))
-              ? b
-              : with[c][k];
+          (k == at(OpKind::backward_full) && !is_forward_choice(static_cast<int>(c))) ? b
+                                                                                      : with[c][k];
       e.alloc.coefficient[c] = w.alloc - b.alloc;
       e.release.coefficient[c] = w.release - b.release;
       e.transient.coefficient[c] = w.transient - b.transient;
@@ -101,9 +108,10 @@ StageEffects StageEffects::reference(const StageMemory &m) {
   StageEffects effects;
   const double ck = m.checkpoint;
   const auto set = [&](OpKind kind, Affine increment, Affine transient) {
-    AffineEffect &e = effects.effects_[static_cast<std::size_t>(kind)];
+    AffineEffect &e = effects.effects_[at(kind)];
     e.release.constant = -increment.constant;
-    for (std::size_t c = 0; c < kChoiceCount; ++c) e.release.coefficient[c] = -increment.coefficient[c];
+    for (std::size_t c = 0; c < kChoiceCount; ++c)
+      e.release.coefficient[c] = -increment.coefficient[c];
     e.transient = transient;
   };
   // K^f = M_f - (M_f - ck) x; K^b = M_b - M_ba y - (M_b - ck) z; K^w = M_w.
@@ -155,17 +163,16 @@ Schedule with_all_slots(const Schedule &base) {
 
 DeviceMemoryWalk::DeviceMemoryWalk(const std::vector<StageEffects> &stages, int microbatches,
                                    int option_keys)
-    : stages_(stages), microbatches_(microbatches),
-      choices_(kFirstLevelChoice),
-      resident_(static_cast<std::size_t>(option_keys), 0.0),
-      is_touched_(static_cast<std::size_t>(option_keys), 0) {
-  for (const StageEffects &stage : stages) choices_ = std::max(choices_, kFirstLevelChoice + stage.levels());
+    : stages_(stages), microbatches_(microbatches), choices_(kFirstLevelChoice),
+      resident_(at(option_keys), 0.0), is_touched_(at(option_keys), 0) {
+  for (const StageEffects &stage : stages)
+    choices_ = std::max(choices_, kFirstLevelChoice + stage.levels());
 }
 
 void DeviceMemoryWalk::start(double constant) {
   for (const int key : touched_) {
-    resident_[static_cast<std::size_t>(key)] = 0;
-    is_touched_[static_cast<std::size_t>(key)] = 0;
+    resident_[at(key)] = 0;
+    is_touched_[at(key)] = 0;
   }
   touched_.clear();
   settled_ = 0;
@@ -173,27 +180,28 @@ void DeviceMemoryWalk::start(double constant) {
 }
 
 Affine DeviceMemoryWalk::during(const OpRef &op) const {
-  const AffineEffect &effect = stages_[static_cast<std::size_t>(op.stage)].of(op.kind);
+  const AffineEffect &effect = stages_[at(op.stage)].of(op.kind);
   Affine sum;
   sum.constant = effect.alloc.constant + effect.transient.constant;
-  for (std::size_t c = 0; c < static_cast<std::size_t>(choices_); ++c)
+  for (std::size_t c = 0; c < at(choices_); ++c)
     sum.coefficient[c] = effect.alloc.coefficient[c] + effect.transient.coefficient[c];
   return sum;
 }
 
 void DeviceMemoryWalk::advance(const OpRef &op) {
-  const AffineEffect &effect = stages_[static_cast<std::size_t>(op.stage)].of(op.kind);
+  const AffineEffect &effect = stages_[at(op.stage)].of(op.kind);
   constant_ += effect.alloc.constant - effect.release.constant;
   for (int c = 0; c < choices_; ++c) {
-    const auto k = static_cast<std::size_t>(c);
+    const auto k = at(c);
     const double delta = effect.alloc.coefficient[k] - effect.release.coefficient[k];
-    if (delta == 0) continue;
+    if (delta == 0)
+      continue;
     const int key = option_key(op.stage, op.microbatch, microbatches_, c);
-    if (!is_touched_[static_cast<std::size_t>(key)]) {
-      is_touched_[static_cast<std::size_t>(key)] = 1;
+    if (!is_touched_[at(key)]) {
+      is_touched_[at(key)] = 1;
       touched_.push_back(key);
     }
-    double &resident = resident_[static_cast<std::size_t>(key)];
+    double &resident = resident_[at(key)];
     resident += delta;
     // What an option saves returns to zero once its (s,j) is done; such keys leave the list, so
     // a walk costs the ops times the (s,j) alive at once, not times all of them.
@@ -204,8 +212,9 @@ void DeviceMemoryWalk::advance(const OpRef &op) {
   }
   if (2 * settled_ > touched_.size()) {
     std::erase_if(touched_, [&](int key) {
-      if (resident_[static_cast<std::size_t>(key)] != 0) return false;
-      is_touched_[static_cast<std::size_t>(key)] = 0;
+      if (resident_[at(key)] != 0)
+        return false;
+      is_touched_[at(key)] = 0;
       return true;
     });
     settled_ = 0;

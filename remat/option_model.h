@@ -4,6 +4,7 @@
 // right before each W), and every op's alloc, release and transient is a constant plus one
 // coefficient per option of its (stage, microbatch). The StageRemat ILP turns the walk into
 // memory constraints; the greedy baseline walks it once per device to choose options.
+#include "base/index.h"
 #include "remat/plan.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
@@ -17,7 +18,12 @@ namespace ppsim {
 /// The options of one (stage, microbatch): R (x), RW (y), RBW (z), then R at each checkpoint
 /// level of the stage (docs/remat.md, "Checkpoint levels"). R and its levels exclude each other,
 /// as RW and RBW do.
-enum RematChoice { kForwardChoice = 0, kWeightInputChoice = 1, kFullBackwardChoice = 2, kFirstLevelChoice = 3 };
+enum RematChoice {
+  kForwardChoice = 0,
+  kWeightInputChoice = 1,
+  kFullBackwardChoice = 2,
+  kFirstLevelChoice = 3
+};
 inline constexpr int kChoiceCount = kFirstLevelChoice + kMaxCheckpointLevels;
 
 /// True for the choices that put an R before B/BW (x and the levels).
@@ -54,8 +60,8 @@ struct AffineEffect {
 
 /// The effect of every kind of op of one stage. `engine` reads the engine's own memory model
 /// (sim/memory.h) on one-microbatch probe orders, split and fused: an op's effect depends on one
-/// option at most, so the differences between the probes are exact coefficients. `reference` is the lumped
-/// accounting of ELF's formulation (recomputation has no memory of its own).
+/// option at most, so the differences between the probes are exact coefficients. `reference` is the
+/// lumped accounting of ELF's formulation (recomputation has no memory of its own).
 class StageEffects {
 public:
   static StageEffects engine(const Scenario &scenario, const MemoryTrack &track, int stage);
@@ -64,9 +70,7 @@ public:
   /// The checkpoint levels of the stage (0 for the reference).
   [[nodiscard]] int levels() const { return levels_; }
 
-  [[nodiscard]] const AffineEffect &of(OpKind kind) const {
-    return effects_[static_cast<std::size_t>(kind)];
-  }
+  [[nodiscard]] const AffineEffect &of(OpKind kind) const { return effects_[at(kind)]; }
 
 private:
   std::array<AffineEffect, kOpKindCount> effects_{};
@@ -77,7 +81,8 @@ private:
 /// that already recomputes.
 Schedule with_all_slots(const Schedule &base);
 
-/// The option key of (stage, microbatch, choice), dense in [0, stages * microbatches * kChoiceCount).
+/// The option key of (stage, microbatch, choice), dense in [0, stages * microbatches *
+/// kChoiceCount).
 [[nodiscard]] inline int option_key(int stage, int microbatch, int microbatches, int choice) {
   return (stage * microbatches + microbatch) * kChoiceCount + choice;
 }
@@ -102,7 +107,7 @@ public:
 
   [[nodiscard]] double constant() const { return constant_; }
   [[nodiscard]] const std::vector<int> &touched() const { return touched_; }
-  [[nodiscard]] double resident(int key) const { return resident_[static_cast<std::size_t>(key)]; }
+  [[nodiscard]] double resident(int key) const { return resident_[at(key)]; }
 
 private:
   const std::vector<StageEffects> &stages_;

@@ -1,5 +1,6 @@
 // Recomputation-aware partitioning DP (docs/partition.md).
 #include "remat/partition.h"
+#include "base/index.h"
 #include "costs/stage_sums.h"
 #include "sim/schedules/registry.h"
 
@@ -8,9 +9,9 @@
 #include "base/error.h"
 
 #include <algorithm>
-#include <memory>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <memory>
 
 namespace ppsim {
 namespace {
@@ -45,7 +46,8 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
       };
       const auto consider = [&](int n, double bound) {
         const double before = best[k - 1][l - n];
-        if (before == kNone || !may_improve(std::max(before, bound), n)) return;
+        if (before == kNone || !may_improve(std::max(before, bound), n))
+          return;
         const std::optional<double> time = stage_time(k - 1, l - n, n);
         if (time && may_improve(std::max(before, *time), n)) {
           least = std::max(before, *time);
@@ -56,22 +58,27 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
       // optimum; asked first, it lets the bound cut the search short.
       const int seed = l > k ? take[k][l - 1] + 1 : 0;
       if (lower_bound && seed >= 1 && seed <= longest) {
-        if (const std::optional<double> bound = lower_bound(k - 1, l - seed, seed)) consider(seed, *bound);
+        if (const std::optional<double> bound = lower_bound(k - 1, l - seed, seed))
+          consider(seed, *bound);
       }
       for (int n = 1; n <= longest; ++n) {
         double bound = 0;
         if (lower_bound) {
-          if (n == seed) continue;
+          if (n == seed)
+            continue;
           const std::optional<double> value = lower_bound(k - 1, l - n, n);
-          if (!value || !may_improve(*value, n)) break; // so is every longer last stage
+          if (!value || !may_improve(*value, n))
+            break; // so is every longer last stage
           bound = *value;
         }
         consider(n, bound);
       }
     }
-    if (progress) progress(k, stages);
+    if (progress)
+      progress(k, stages);
   }
-  if (best[stages][layers] == kNone) return std::nullopt;
+  if (best[stages][layers] == kNone)
+    return std::nullopt;
   Partition partition;
   partition.bottleneck_ms = best[stages][layers];
   partition.layers_per_stage.resize(stages);
@@ -89,10 +96,11 @@ int in_flight_count(const std::string &schedule, int stages, int stage) {
   if (!info.in_flight) {
     std::vector<std::string> with_count;
     for (const ScheduleInfo &entry : schedule_registry()) {
-      if (entry.in_flight) with_count.push_back(entry.name);
+      if (entry.in_flight)
+        with_count.push_back(entry.name);
     }
-    throw Error(fmt::format("schedule '{}' has no in-flight count formula (those with one: {})", schedule,
-                            fmt::join(with_count, ", ")));
+    throw Error(fmt::format("schedule '{}' has no in-flight count formula (those with one: {})",
+                            schedule, fmt::join(with_count, ", ")));
   }
   return info.in_flight(stages, stage);
 }
@@ -100,7 +108,7 @@ int in_flight_count(const std::string &schedule, int stages, int stage) {
 int stage_in_flight(const PartitionOptions &options, int stage) {
   if (options.in_flight.empty())
     return in_flight_count(options.schedule, options.stages, stage);
-  return options.in_flight.at(static_cast<std::size_t>(stage));
+  return options.in_flight.at(at(stage));
 }
 
 namespace {
@@ -112,10 +120,11 @@ struct LayerTable {
   std::vector<double> static_bytes; ///< parameters, gradients and optimizer states
 };
 
-LayerTable layer_table(const CostFile &costs, const PartitionOptions &options, int first, int count) {
+LayerTable layer_table(const CostFile &costs, const PartitionOptions &options, int first,
+                       int count) {
   LayerTable table;
   for (int l = first; l < first + count; ++l) {
-    const CostRow &row = costs.rows[static_cast<std::size_t>(l)];
+    const CostRow &row = costs.rows[at(l)];
     table.profiles.push_back(layer_profile(row, options.windows));
     table.compute_ms.push_back(milliseconds(row.fwd_ms) + milliseconds(row.bwd_input_ms) +
                                milliseconds(row.bwd_weight_ms));
@@ -125,23 +134,24 @@ LayerTable layer_table(const CostFile &costs, const PartitionOptions &options, i
   return table;
 }
 
-/// The model of layers [first, first + count) of `costs`, whose rows from `offset` on `table` holds.
+/// The model of layers [first, first + count) of `costs`, whose rows from `offset` on `table`
+/// holds.
 StageModel stage_model_from(const CostFile &costs, const LayerTable &table, int offset,
                             const PartitionOptions &options, int stage, int first, int count) {
   StageModel model;
   double static_bytes = 0;
-  const auto begin = static_cast<std::size_t>(first - offset);
-  const auto end = begin + static_cast<std::size_t>(count);
+  const auto begin = at(first - offset);
+  const auto end = begin + at(count);
   for (std::size_t i = begin; i < end; ++i) {
     model.compute_ms += table.compute_ms[i];
     static_bytes += table.static_bytes[i];
   }
-  const std::vector<LayerProfile> layers(table.profiles.begin() + static_cast<std::ptrdiff_t>(begin),
+  const std::vector<LayerProfile> layers(table.profiles.begin() +
+                                             static_cast<std::ptrdiff_t>(begin),
                                          table.profiles.begin() + static_cast<std::ptrdiff_t>(end));
-  const double pipeline_ms =
-      costs.rows[static_cast<std::size_t>(first + count - 1)].output_bytes /
-          (options.windows.p2p_bandwidth_gb_per_s * 1e6) +
-      options.windows.bubble_ms;
+  const double pipeline_ms = costs.rows[at(first + count - 1)].output_bytes /
+                                 (options.windows.p2p_bandwidth_gb_per_s * 1e6) +
+                             options.windows.bubble_ms;
   model.problem = build_stage_problem(layers, pipeline_ms, stage_in_flight(options, stage),
                                       static_bytes, options.memory_limit_bytes);
   return model;
@@ -168,7 +178,8 @@ public:
       const LayerProfile &layer = table.profiles[l];
       double held = layer.kept_bytes;
       if (options.mode == PartitionMode::balanced) {
-        for (const OverlapTensor &tensor : layer.tensors) held += tensor.bytes;
+        for (const OverlapTensor &tensor : layer.tensors)
+          held += tensor.bytes;
       }
       compute_ms_.push_back(compute_ms_.back() + table.compute_ms[l]);
       static_bytes_.push_back(static_bytes_.back() + table.static_bytes[l]);
@@ -180,12 +191,12 @@ public:
   /// lowers both sums by that relative amount.
   std::optional<double> time(int stage, int first, int count, double shave = 0) const {
     const auto sum = [&](const std::vector<double> &values) {
-      const double total =
-          values[static_cast<std::size_t>(first + count)] - values[static_cast<std::size_t>(first)];
+      const double total = values[at(first + count)] - values[at(first)];
       return std::max(0.0, total * (1 - shave));
     };
     const double bytes = sum(static_bytes_) + stage_in_flight(options_, stage) * sum(held_bytes_);
-    if (bytes > options_.memory_limit_bytes) return std::nullopt;
+    if (bytes > options_.memory_limit_bytes)
+      return std::nullopt;
     return sum(compute_ms_);
   }
 
@@ -206,7 +217,8 @@ StageTimeFn stage_time_from_costs(const CostFile &costs, const PartitionOptions 
   return [&costs, options, table](int stage, int first, int count) -> std::optional<double> {
     const StageModel model = stage_model_from(costs, *table, 0, options, stage, first, count);
     const std::optional<OverlapPlan> plan = lynx_heuristic(model.problem);
-    if (!plan) return std::nullopt;
+    if (!plan)
+      return std::nullopt;
     return model.compute_ms + evaluate(model.problem, *plan).exposed_ms;
   };
 }
@@ -219,13 +231,13 @@ StageBoundFn stage_bound_from_costs(const CostFile &costs, const PartitionOption
 }
 
 Partition partition_costs(const CostFile &costs, const PartitionOptions &options) {
-  const std::optional<Partition> partition =
-      partition_layers(static_cast<int>(costs.rows.size()), options.stages,
-                       stage_time_from_costs(costs, options), stage_bound_from_costs(costs, options),
-                       options.progress);
+  const std::optional<Partition> partition = partition_layers(
+      static_cast<int>(costs.rows.size()), options.stages, stage_time_from_costs(costs, options),
+      stage_bound_from_costs(costs, options), options.progress);
   if (!partition) {
     throw Error(fmt::format("no split of {} layers into {} stages fits {} per device",
-                            costs.rows.size(), options.stages, format_bytes(options.memory_limit_bytes)));
+                            costs.rows.size(), options.stages,
+                            format_bytes(options.memory_limit_bytes)));
   }
   return *partition;
 }

@@ -3,8 +3,8 @@
 // stages minimising the slowest stage, under a per-device memory limit that depends on the
 // stage's in-flight count (MadPipe-style dynamic program), optionally recomputation-aware
 // (a stage's time includes its exposed recomputation under reconstructed Lynx HEU, remat/lynx.h).
-#include "remat/lynx.h"
 #include "costs/cost_file.h"
+#include "remat/lynx.h"
 
 #include <functional>
 #include <limits>
@@ -32,8 +32,8 @@ using StageBoundFn = StageTimeFn;
 
 /// The DP of docs/partition.md: best[k][l] = min_n max(best[k-1][l-n], time_{k-1}(l-n, n)).
 /// Ties go to the split with fewer layers in the last stage. nullopt when no split fits.
-/// Without `lower_bound` each (stage, interval) is evaluated at most once, O(p L^2). With it, the last
-/// stage grows only while its bound stays below the best found, and `stage_time` is asked only
+/// Without `lower_bound` each (stage, interval) is evaluated at most once, O(p L^2). With it, the
+/// last stage grows only while its bound stays below the best found, and `stage_time` is asked only
 /// where the bound leaves room to improve; the result is the same.
 /// `progress`, when set, is called after each stage's row of the table (stages done, stages).
 std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
@@ -57,7 +57,7 @@ struct PartitionOptions {
   std::vector<int> in_flight;
   PartitionMode mode = PartitionMode::balanced;
   double memory_limit_bytes = std::numeric_limits<double>::infinity();
-  int optimizer_shards = 1;  ///< data-parallel ranks the optimizer states are sharded over
+  int optimizer_shards = 1; ///< data-parallel ranks the optimizer states are sharded over
   WindowModel windows;
   /// Called after each stage of the DP (stages done, stages): long remat-aware runs report
   /// progress through it (docs/partition.md).

@@ -1,4 +1,5 @@
 #include "remat/plan.h"
+#include "base/index.h"
 #include "base/text_file.h"
 
 #include "base/assert.h"
@@ -12,16 +13,16 @@ namespace ppsim {
 
 RematPlan::RematPlan(int stages, int microbatches)
     : stages_(stages), microbatches_(microbatches),
-      decisions_(static_cast<std::size_t>(stages) * static_cast<std::size_t>(microbatches)) {}
+      decisions_(ppsim::at(stages) * ppsim::at(microbatches)) {}
 
 const RematDecision &RematPlan::at(int stage, int microbatch) const {
   PPSIM_ASSERT(stage >= 0 && stage < stages_ && microbatch >= 0 && microbatch < microbatches_);
-  return decisions_[static_cast<std::size_t>(stage * microbatches_ + microbatch)];
+  return decisions_[ppsim::at(stage * microbatches_ + microbatch)];
 }
 
 RematDecision &RematPlan::at(int stage, int microbatch) {
   PPSIM_ASSERT(stage >= 0 && stage < stages_ && microbatch >= 0 && microbatch < microbatches_);
-  return decisions_[static_cast<std::size_t>(stage * microbatches_ + microbatch)];
+  return decisions_[ppsim::at(stage * microbatches_ + microbatch)];
 }
 
 int RematPlan::forward_count() const {
@@ -199,7 +200,8 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
     } else if (cells[2].starts_with(kLevel)) {
       d.forward = ForwardRemat::full;
       d.level = static_cast<std::uint8_t>(index(cells[2].substr(kLevel.size()), "fwd", 256));
-      if (d.level == 0) fail("fwd", "checkpoint levels are numbered from 1 (level:0 is written full)");
+      if (d.level == 0)
+        fail("fwd", "checkpoint levels are numbered from 1 (level:0 is written full)");
     } else {
       fail("fwd", fmt::format("expected none, full or level:K, got \"{}\"", cells[2]));
     }
@@ -227,8 +229,8 @@ std::string format_plan_csv(const RematPlan &plan) {
       if (d == RematDecision{})
         continue;
       const std::string forward = d.forward == ForwardRemat::none ? "none"
-                                  : d.level == 0                ? "full"
-                                                                : fmt::format("level:{}", d.level);
+                                  : d.level == 0                  ? "full"
+                                                 : fmt::format("level:{}", d.level);
       text += fmt::format("{},{},{},{}\n", s, j, forward, kBackward[static_cast<int>(d.backward)]);
     }
   }

@@ -70,8 +70,8 @@ RematPlan plan_of(const Schedule &schedule, int stages, int microbatches);
 
 /// Parses the CSV of docs/remat.md, "Simple policies": header `stage,microbatch,fwd,bwd`, then one
 /// row per (s,j) with
-/// `fwd` in {none, full, level:K} (K >= 1, a checkpoint level of the stage) and `bwd` in {none, activations, full}; unlisted pairs recompute
-/// nothing. Errors name `source` and the line.
+/// `fwd` in {none, full, level:K} (K >= 1, a checkpoint level of the stage) and `bwd` in {none,
+/// activations, full}; unlisted pairs recompute nothing. Errors name `source` and the line.
 RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,
                          int microbatches);
 /// The CSV text of a plan (only rows with a decision), readable by parse_plan_csv.

@@ -1,4 +1,5 @@
 #include "remat/rotor.h"
+#include "base/index.h"
 
 #include "base/assert.h"
 
@@ -57,7 +58,8 @@ Chain multi_option_chain(const std::vector<MultiLayerArrays> &layers,
 Chain discretize(const Chain &chain, double budget_bytes, int slots) {
   PPSIM_ASSERT(budget_bytes > 0 && slots > 0);
   const double unit = budget_bytes / slots;
-  // Rounding every size up keeps a sequence feasible in slots feasible in bytes (docs/remat.md, "Discretisation").
+  // Rounding every size up keeps a sequence feasible in slots feasible in bytes (docs/remat.md,
+  // "Discretisation").
   const auto up = [&](std::int64_t bytes) {
     return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / unit));
   };
@@ -78,19 +80,15 @@ Chain discretize(const Chain &chain, double budget_bytes, int slots) {
 
 Table::Table(const Chain &chain, std::int64_t budget)
     : chain_(chain), mm_max_(budget - chain.activation[0]), n_(chain.length()) {
-  const auto size = static_cast<std::size_t>(n_ + 1);
+  const auto size = at(n_ + 1);
   forward_prefix_.assign(size + 1, 0.0);
   for (int l = 0; l <= n_; ++l) {
-    forward_prefix_[static_cast<std::size_t>(l) + 1] =
-        forward_prefix_[static_cast<std::size_t>(l)] +
-        chain.layers[static_cast<std::size_t>(l)].nograd_forward_time;
+    forward_prefix_[at(l) + 1] = forward_prefix_[at(l)] + chain.layers[at(l)].nograd_forward_time;
   }
   // Quick infeasibility (docs/remat.md, "Recurrence"): every no-grad forward of the segment must
   // fit next to the reserved output gradient.
-  const auto x = [&](int l) { return chain.activation[static_cast<std::size_t>(l)]; };
-  const auto nfp = [&](int l) {
-    return chain.layers[static_cast<std::size_t>(l)].nograd_forward_peak;
-  };
+  const auto x = [&](int l) { return chain.activation[at(l)]; };
+  const auto nfp = [&](int l) { return chain.layers[at(l)].nograd_forward_peak; };
   mmin_.assign(size * size, 0);
   for (int i = 0; i <= n_; ++i) {
     std::int64_t inner = 0; // max over k = i+1..j-1 of x[k] + x[k+1] + ftmp[k]
@@ -100,12 +98,12 @@ Table::Table(const Chain &chain, std::int64_t budget)
         inner = std::max(inner, x(j - 1) + x(j) + nfp(j - 1));
         bound = std::max(bound, x(j + 1) + inner);
       }
-      mmin_[static_cast<std::size_t>(i) * size + static_cast<std::size_t>(j)] = bound;
+      mmin_[at(i) * size + at(j)] = bound;
     }
   }
   if (mm_max_ < 0)
     return;
-  value_.assign(static_cast<std::size_t>(mm_max_ + 1) * size * size, kInfeasible);
+  value_.assign(at(mm_max_ + 1) * size * size, kInfeasible);
   choice_.assign(value_.size(), 0);
   for (std::int64_t mm = 0; mm <= mm_max_; ++mm) {
     for (int d = 0; d <= n_; ++d) {
@@ -116,17 +114,15 @@ Table::Table(const Chain &chain, std::int64_t budget)
 }
 
 std::size_t Table::index(std::int64_t mm, int i, int j) const {
-  const auto size = static_cast<std::size_t>(n_ + 1);
-  return (static_cast<std::size_t>(mm) * size + static_cast<std::size_t>(i)) * size +
-         static_cast<std::size_t>(j);
+  const auto size = at(n_ + 1);
+  return (at(mm) * size + at(i)) * size + at(j);
 }
 
 void Table::build(std::int64_t mm, int i, int j) {
-  if (i < j && mm < mmin_[static_cast<std::size_t>(i) * static_cast<std::size_t>(n_ + 1) +
-                          static_cast<std::size_t>(j)]) {
+  if (i < j && mm < mmin_[at(i) * at(n_ + 1) + at(j)]) {
     return; // below the quick bound nothing fits (value stays infeasible)
   }
-  const Layer &layer = chain_.layers[static_cast<std::size_t>(i)];
+  const Layer &layer = chain_.layers[at(i)];
   const auto value = [&](std::int64_t budget, int a, int b) {
     return budget < 0 ? kInfeasible : value_[index(budget, a, b)];
   };
@@ -149,12 +145,11 @@ void Table::build(std::int64_t mm, int i, int j) {
   if (i < j) {
     // Leaf checkpoint at k: F_ck(i), F_n(i+1..k-1), keep a^{k-1}, solve k..j, then i..k-1.
     for (int k = i + 1; k <= j; ++k) {
-      const std::int64_t kept = chain_.activation[static_cast<std::size_t>(k)];
+      const std::int64_t kept = chain_.activation[at(k)];
       if (mm < kept)
         continue;
-      const double total = forward_prefix_[static_cast<std::size_t>(k)] -
-                           forward_prefix_[static_cast<std::size_t>(i)] + value(mm - kept, k, j) +
-                           value(mm, i, k - 1);
+      const double total = forward_prefix_[at(k)] - forward_prefix_[at(i)] +
+                           value(mm - kept, k, j) + value(mm, i, k - 1);
       if (total < best_leaf) {
         best_leaf = total;
         leaf_choice = k;
@@ -198,11 +193,7 @@ void Table::reconstruct(int i, int j, std::int64_t mm, std::vector<Op> &out) con
     }
     out.push_back({OpKind::forward_record, i, q});
     if (i < j) {
-      reconstruct(i + 1, j,
-                  mm - chain_.layers[static_cast<std::size_t>(i)]
-                           .options[static_cast<std::size_t>(q)]
-                           .stored,
-                  out);
+      reconstruct(i + 1, j, mm - chain_.layers[at(i)].options[at(q)].stored, out);
     }
     out.push_back({OpKind::backward, i, q});
     return;
@@ -211,38 +202,38 @@ void Table::reconstruct(int i, int j, std::int64_t mm, std::vector<Op> &out) con
   out.push_back({OpKind::forward_checkpoint, i, 0});
   for (int l = i + 1; l < k; ++l)
     out.push_back({OpKind::forward_nograd, l, 0});
-  reconstruct(k, j, mm - chain_.activation[static_cast<std::size_t>(k)], out);
+  reconstruct(k, j, mm - chain_.activation[at(k)], out);
   reconstruct(i, k - 1, mm, out);
 }
 
 Replay replay(const Chain &chain, const std::vector<Op> &sequence) {
   const int n = chain.length();
-  const auto x = [&](int l) { return chain.activation[static_cast<std::size_t>(l)]; };
+  const auto x = [&](int l) { return chain.activation[at(l)]; };
   // a^l (l = -1..n-1) at slot l + 1: held on its own, or inside the record of layer l.
-  std::vector<char> held(static_cast<std::size_t>(n + 1), 0);
-  std::vector<char> recorded(static_cast<std::size_t>(n + 1), 0);
+  std::vector<char> held(at(n + 1), 0);
+  std::vector<char> recorded(at(n + 1), 0);
   held[0] = 1; // the chain input
   Replay r;
   std::int64_t resident = x(0);
   r.peak = resident;
   bool after_loss = false;
   const auto free_input = [&](int layer) { // a^{layer-1}, unless a record holds it
-    auto &slot = held[static_cast<std::size_t>(layer)];
+    auto &slot = held[at(layer)];
     if (slot) {
       resident -= x(layer);
       slot = 0;
     }
   };
   for (const Op &op : sequence) {
-    const Layer &layer = chain.layers[static_cast<std::size_t>(op.layer)];
-    const RecordOption &option = layer.options[static_cast<std::size_t>(op.option)];
+    const Layer &layer = chain.layers[at(op.layer)];
+    const RecordOption &option = layer.options[at(op.option)];
     double duration = 0;
     switch (op.kind) {
     case OpKind::forward_checkpoint:
     case OpKind::forward_nograd:
       r.peak = std::max(r.peak, resident + x(op.layer + 1) + layer.nograd_forward_peak);
       resident += x(op.layer + 1);
-      held[static_cast<std::size_t>(op.layer) + 1] = 1;
+      held[at(op.layer) + 1] = 1;
       if (op.kind == OpKind::forward_nograd)
         free_input(op.layer);
       duration = layer.nograd_forward_time;
@@ -250,7 +241,7 @@ Replay replay(const Chain &chain, const std::vector<Op> &sequence) {
     case OpKind::forward_record:
       r.peak = std::max(r.peak, resident + option.stored + option.forward_peak);
       resident += option.stored;
-      recorded[static_cast<std::size_t>(op.layer) + 1] = 1;
+      recorded[at(op.layer) + 1] = 1;
       duration = option.forward_time;
       break;
     case OpKind::loss:
@@ -264,7 +255,7 @@ Replay replay(const Chain &chain, const std::vector<Op> &sequence) {
       r.peak = std::max(r.peak, resident + option.backward_peak);
       if (op.kind == OpKind::backward) {
         resident -= option.stored + x(op.layer + 1);
-        recorded[static_cast<std::size_t>(op.layer) + 1] = 0;
+        recorded[at(op.layer) + 1] = 0;
       }
       resident += x(op.layer);
       free_input(op.layer);

@@ -6,8 +6,8 @@
 // dropped and recomputed in the backward), the multi-option form of Rockmate. For every memory
 // level it gives the stage's forward time, backward time (with its recomputation) and what the
 // stage keeps from F to B, and which layers store, checkpoint or recompute.
-#include "remat/rotor.h"
 #include "costs/cost_file.h"
+#include "remat/rotor.h"
 #include "sim/scenario.h"
 
 #include <vector>
@@ -53,7 +53,8 @@ std::vector<CheckpointOption> checkpoint_front(const std::vector<CostRow> &layer
 /// Up to `count` levels of the front that recompute something (storing everything is the
 /// stage's plain F and B): all of them when there are few, else spread evenly from the least
 /// recomputation to the least memory. Ordered by decreasing kept memory.
-std::vector<CheckpointOption> checkpoint_levels(const std::vector<CostRow> &layers, int count, int slots = 500);
+std::vector<CheckpointOption> checkpoint_levels(const std::vector<CostRow> &layers, int count,
+                                                int slots = 500);
 
 /// `scenario` with up to `count` checkpoint levels per stage (docs/remat.md, "Checkpoint
 /// levels"): each level's R is the backward time it adds over storing everything (in ticks, the
@@ -61,7 +62,8 @@ std::vector<CheckpointOption> checkpoint_levels(const std::vector<CostRow> &laye
 /// peaks at the level's peak, and the count track scales both by the stage's count/byte ratio.
 /// `stage_layers` holds one pipe's stages; further pipes repeat them. Throws Error when a stage's
 /// layers have no activation sizes.
-Scenario with_checkpoint_levels(const Scenario &scenario, const std::vector<std::vector<CostRow>> &stage_layers,
-                                int count, double ticks_per_ms);
+Scenario with_checkpoint_levels(const Scenario &scenario,
+                                const std::vector<std::vector<CostRow>> &stage_layers, int count,
+                                double ticks_per_ms);
 
 } // namespace ppsim

@@ -1,12 +1,13 @@
 #include "remat/stage_remat_ilp.h"
+#include "base/index.h"
 
+#include "base/decimal.h"
 #include "remat/baselines.h"
 #include "remat/option_model.h"
-#include "base/decimal.h"
 
 #include "base/assert.h"
-#include "sim/dependencies.h"
 #include "base/error.h"
+#include "sim/dependencies.h"
 #include "sim/memory.h"
 #include "sim/op_locator.h"
 #include "sim/validate.h"
@@ -46,8 +47,8 @@ class ModelBuilder {
 public:
   ModelBuilder(const Scenario &scenario, const Schedule &base, IlpForm form, bool peak_mode,
                std::optional<Clock::time_point> deadline = std::nullopt)
-      : scenario_(scenario), base_(base), track_(budget_track(scenario)),
-        m_(scenario.microbatches), form_(form), peak_mode_(peak_mode), deadline_(deadline) {}
+      : scenario_(scenario), base_(base), track_(budget_track(scenario)), m_(scenario.microbatches),
+        form_(form), peak_mode_(peak_mode), deadline_(deadline) {}
 
   StageRematModel build() {
     if (scenario_.link.contention || scenario_.link.blocking) {
@@ -74,15 +75,15 @@ public:
 
 private:
   void check_deadline() const {
-    if (deadline_ && Clock::now() >= *deadline_) throw BuildDeadline{};
+    if (deadline_ && Clock::now() >= *deadline_)
+      throw BuildDeadline{};
   }
 
   [[nodiscard]] std::vector<StageEffects> stage_effects() const {
     std::vector<StageEffects> effects;
     for (int s = 0; s < scenario_.stage_count(); ++s) {
-      effects.push_back(form_ == IlpForm::elf
-                            ? StageEffects::reference(track_.stages[static_cast<std::size_t>(s)])
-                            : StageEffects::engine(scenario_, track_, s));
+      effects.push_back(form_ == IlpForm::elf ? StageEffects::reference(track_.stages[at(s)])
+                                              : StageEffects::engine(scenario_, track_, s));
     }
     return effects;
   }
@@ -100,14 +101,17 @@ private:
         nonzeros += static_cast<std::int64_t>(walk.touched().size()) + walk.choices() + 4;
         walk.advance(op.first);
       }
-      if (nonzeros > kMaxIlpNonzeros) break;  // enough to refuse
+      if (nonzeros > kMaxIlpNonzeros)
+        break; // enough to refuse
     }
-    if (nonzeros <= kMaxIlpNonzeros) return;
-    throw Error(fmt::format(
-        "the remat ILP of schedule '{}' is too large: over {} matrix entries ({} stages, m = {}), the "
-        "limit is 2^25 (docs/reliability.md); use fewer microbatches (-m) or devices (-p), or a remat "
-        "policy other than the ILP",
-        base_.name, nonzeros, scenario_.stage_count(), m_));
+    if (nonzeros <= kMaxIlpNonzeros)
+      return;
+    throw Error(fmt::format("the remat ILP of schedule '{}' is too large: over {} matrix entries "
+                            "({} stages, m = {}), the "
+                            "limit is 2^25 (docs/reliability.md); use fewer microbatches (-m) or "
+                            "devices (-p), or a remat "
+                            "policy other than the ILP",
+                            base_.name, nonzeros, scenario_.stage_count(), m_));
   }
 
 public:
@@ -119,7 +123,6 @@ public:
   }
 
 private:
-
   // Times enter the model in a unit near the typical op duration, a power of two of ticks (so
   // that integer tick counts stay exact): with microsecond ticks of millisecond ops the matrix
   // would otherwise mix coefficients of 1e7 with the memory rows' O(1), which Clp cannot always
@@ -136,7 +139,8 @@ private:
         }
       }
     }
-    if (count == 0) return 1;
+    if (count == 0)
+      return 1;
     return std::exp2(std::round(std::log2(total / static_cast<double>(count))));
   }
 
@@ -146,30 +150,38 @@ private:
 
 private:
   [[nodiscard]] std::size_t pair(const OpRef &ref) const {
-    return static_cast<std::size_t>(ref.stage * m_ + ref.microbatch);
+    return at(ref.stage * m_ + ref.microbatch);
   }
 
   // The option variables that scale a slot's duration: R's x and levels, RW's y, RBW's z.
   [[nodiscard]] std::vector<std::pair<int, int>> slot_choices(const OpRef &ref) const {
     std::vector<std::pair<int, int>> choices; // (variable, level of R)
     const auto add = [&](int choice, int level) {
-      const int variable = result_.option_variable[static_cast<std::size_t>(option_key(ref.stage, ref.microbatch, m_, choice))];
-      if (variable >= 0) choices.emplace_back(variable, level);
+      const int variable =
+          result_.option_variable[at(option_key(ref.stage, ref.microbatch, m_, choice))];
+      if (variable >= 0)
+        choices.emplace_back(variable, level);
     };
     switch (ref.kind) {
     case OpKind::recompute_forward:
       for (int c = 0; c < kChoiceCount; ++c)
-        if (is_forward_choice(c)) add(c, level_of_choice(c));
+        if (is_forward_choice(c))
+          add(c, level_of_choice(c));
       break;
-    case OpKind::recompute_weight_inputs: add(kWeightInputChoice, 0); break;
-    case OpKind::recompute_full_backward: add(kFullBackwardChoice, 0); break;
-    default: break;
+    case OpKind::recompute_weight_inputs:
+      add(kWeightInputChoice, 0);
+      break;
+    case OpKind::recompute_full_backward:
+      add(kFullBackwardChoice, 0);
+      break;
+    default:
+      break;
     }
     return choices;
   }
 
   void add_option_variables(const OpLocator &locator) {
-    result_.option_variable.assign(static_cast<std::size_t>(scenario_.stage_count() * m_ * kChoiceCount), -1);
+    result_.option_variable.assign(at(scenario_.stage_count() * m_ * kChoiceCount), -1);
     solver::Model &model = result_.model;
     for (int s = 0; s < scenario_.stage_count(); ++s) {
       const int levels = checkpoint_levels(scenario_, track_, s);
@@ -177,17 +189,19 @@ private:
         throw Error("the elf form has no checkpoint levels: solve them in the ppsim form");
       for (int j = 0; j < m_; ++j) {
         const auto variable = [&](int choice) -> int & {
-          return result_.option_variable[static_cast<std::size_t>(option_key(s, j, m_, choice))];
+          return result_.option_variable[at(option_key(s, j, m_, choice))];
         };
         variable(kForwardChoice) = model.add_binary(fmt::format("x_{}_{}", s, j));
         if (levels > 0) {
           // R from the checkpoint or at one level, not both (docs/remat.md, "Checkpoint levels").
           std::vector<Term> one_forward{{variable(kForwardChoice), 1}};
           for (int level = 1; level <= levels; ++level) {
-            variable(choice_of_level(level)) = model.add_binary(fmt::format("c_{}_{}_{}", s, j, level));
+            variable(choice_of_level(level)) =
+                model.add_binary(fmt::format("c_{}_{}_{}", s, j, level));
             one_forward.push_back({variable(choice_of_level(level)), 1});
           }
-          model.add_constraint(fmt::format("one_fwd_{}_{}", s, j), std::move(one_forward), Sense::less_equal, 1);
+          model.add_constraint(fmt::format("one_fwd_{}_{}", s, j), std::move(one_forward),
+                               Sense::less_equal, 1);
         }
         if (!locator.contains(OpKind::backward_weight, s, j))
           continue;
@@ -221,7 +235,8 @@ private:
 
   [[nodiscard]] Duration duration(const Op &op) const {
     const std::vector<std::pair<int, int>> choices = slot_choices(op.first);
-    if (choices.empty()) return {in_time_units(op_duration(scenario_, op)), {}};
+    if (choices.empty())
+      return {in_time_units(op_duration(scenario_, op)), {}};
     Duration d;
     for (const auto &[variable, level] : choices) {
       Op variant = op;
@@ -234,10 +249,11 @@ private:
   // E(after) - E(before) - d(after) >= gap, or == gap when `pin`.
   void add_precedence(const std::string &name, int after, int before, const Duration &d, double gap,
                       bool pin = false) {
-    std::vector<Term> terms{{end_variable_[static_cast<std::size_t>(after)], 1}};
+    std::vector<Term> terms{{end_variable_[at(after)], 1}};
     if (before >= 0)
-      terms.push_back({end_variable_[static_cast<std::size_t>(before)], -1});
-    for (const Term &term : d.terms) terms.push_back({term.variable, -term.coefficient});
+      terms.push_back({end_variable_[at(before)], -1});
+    for (const Term &term : d.terms)
+      terms.push_back({term.variable, -term.coefficient});
     result_.model.add_constraint(name, std::move(terms), pin ? Sense::equal : Sense::greater_equal,
                                  gap + d.constant);
   }
@@ -253,7 +269,7 @@ private:
       const int last = locator.entry_offset(g + 1);
       for (int e = first; e < last; ++e) {
         add_precedence(fmt::format("seq_{}", e), e, e == first ? -1 : e - 1,
-                       duration(entries[static_cast<std::size_t>(e)]), 0);
+                       duration(entries[at(e)]), 0);
       }
       check_deadline();
     }
@@ -262,10 +278,9 @@ private:
     std::vector<std::vector<const Dependency *>> incoming(entries.size());
     for (std::size_t index = 0; index < graph.edges.size(); ++index) {
       const Dependency &edge = graph.edges[index];
-      incoming[static_cast<std::size_t>(edge.consumer)].push_back(&edge);
+      incoming[at(edge.consumer)].push_back(&edge);
       add_precedence(fmt::format("dep_{}", index), edge.consumer, edge.producer,
-                     duration(entries[static_cast<std::size_t>(edge.consumer)]),
-                     in_time_units(edge.transfer));
+                     duration(entries[at(edge.consumer)]), in_time_units(edge.transfer));
     }
     if (form_ == IlpForm::ppsim) {
       pin_first_ops(locator, entries, incoming);
@@ -276,7 +291,7 @@ private:
     double work = 0;
     for (int g = 0; g < base_.device_count(); ++g) {
       double busy = 0;
-      for (const Op &op : base_.device_ops[static_cast<std::size_t>(g)]) {
+      for (const Op &op : base_.device_ops[at(g)]) {
         busy += in_time_units(op_duration(scenario_, op));
       }
       work = std::max(work, busy);
@@ -288,11 +303,11 @@ private:
       const int last = locator.entry_offset(g + 1) - 1;
       if (last < first)
         continue;
-      const Duration d = duration(entries[static_cast<std::size_t>(first)]);
+      const Duration d = duration(entries[at(first)]);
       result_.model.add_constraint(fmt::format("span_{}", g),
                                    {{result_.span_variable, 1},
-                                    {end_variable_[static_cast<std::size_t>(last)], -1},
-                                    {end_variable_[static_cast<std::size_t>(first)], 1}},
+                                    {end_variable_[at(last)], -1},
+                                    {end_variable_[at(first)], 1}},
                                    Sense::greater_equal, d.constant);
     }
   }
@@ -302,33 +317,33 @@ private:
   void pin_first_ops(const OpLocator &locator, const std::vector<Op> &entries,
                      const std::vector<std::vector<const Dependency *>> &incoming) {
     const int devices = expanded_.device_count();
-    std::vector<bool> pinned(static_cast<std::size_t>(devices), false);
+    std::vector<bool> pinned(at(devices), false);
     std::vector<bool> first_entry(entries.size(), false);
     for (int g = 0; g < devices; ++g) {
       if (locator.entry_offset(g) < locator.entry_offset(g + 1)) {
-        first_entry[static_cast<std::size_t>(locator.entry_offset(g))] = true;
+        first_entry[at(locator.entry_offset(g))] = true;
       } else {
-        pinned[static_cast<std::size_t>(g)] = true; // an idle device has no span to pin
+        pinned[at(g)] = true; // an idle device has no span to pin
       }
     }
     for (bool changed = true; changed;) {
       changed = false;
       for (int g = 0; g < devices; ++g) {
-        if (pinned[static_cast<std::size_t>(g)])
+        if (pinned[at(g)])
           continue;
         const int first = locator.entry_offset(g);
-        const auto &deps = incoming[static_cast<std::size_t>(first)];
-        const Duration d = duration(entries[static_cast<std::size_t>(first)]);
+        const auto &deps = incoming[at(first)];
+        const Duration d = duration(entries[at(first)]);
         if (deps.empty()) {
           add_precedence(fmt::format("pin_{}", g), first, -1, d, 0, true);
-        } else if (deps.size() == 1 && first_entry[static_cast<std::size_t>(deps[0]->producer)] &&
-                   pinned[static_cast<std::size_t>(locator.device_of(deps[0]->producer))]) {
+        } else if (deps.size() == 1 && first_entry[at(deps[0]->producer)] &&
+                   pinned[at(locator.device_of(deps[0]->producer))]) {
           add_precedence(fmt::format("pin_{}", g), first, deps[0]->producer, d,
                          in_time_units(deps[0]->transfer), true);
         } else {
           continue;
         }
-        pinned[static_cast<std::size_t>(g)] = true;
+        pinned[at(g)] = true;
         changed = true;
       }
     }
@@ -343,16 +358,16 @@ private:
     const double cap = *track_.cap;
     const std::vector<StageEffects> effects = stage_effects();
     DeviceMemoryWalk walk(effects, m_, scenario_.stage_count() * m_ * kChoiceCount);
-    const auto option_variable = [&](int key) { return result_.option_variable[static_cast<std::size_t>(key)]; };
+    const auto option_variable = [&](int key) { return result_.option_variable[at(key)]; };
     for (int g = 0; g < expanded_.device_count(); ++g) {
       check_deadline();
-      const double constant = track_.device_constant.empty() ? 0.0 : track_.device_constant[static_cast<std::size_t>(g)];
+      const double constant = track_.device_constant.empty() ? 0.0 : track_.device_constant[at(g)];
       walk.start(constant);
       if (peak_mode_) {
-        auto &peak = result_.model.variables[static_cast<std::size_t>(result_.peak_variable)];
+        auto &peak = result_.model.variables[at(result_.peak_variable)];
         peak.lower = std::max(peak.lower, constant / cap);
       }
-      const auto &ops = expanded_.device_ops[static_cast<std::size_t>(g)];
+      const auto &ops = expanded_.device_ops[at(g)];
       for (std::size_t i = 0; i < ops.size(); ++i) {
         const OpRef &ref = ops[i].first;
         // The position's own alloc + transient; a slot exists only when its option is on.
@@ -361,12 +376,14 @@ private:
         if (during.varies() || during.constant > 0 || form_ == IlpForm::elf) {
           std::vector<Term> terms;
           for (const int key : walk.touched()) {
-            if (walk.resident(key) != 0) terms.push_back({option_variable(key), walk.resident(key) / cap});
+            if (walk.resident(key) != 0)
+              terms.push_back({option_variable(key), walk.resident(key) / cap});
           }
           for (int c = 0; c < walk.choices(); ++c) {
-            const double coefficient = during.coefficient[static_cast<std::size_t>(c)];
+            const double coefficient = during.coefficient[at(c)];
             if (coefficient != 0)
-              terms.push_back({option_variable(option_key(ref.stage, ref.microbatch, m_, c)), coefficient / cap});
+              terms.push_back({option_variable(option_key(ref.stage, ref.microbatch, m_, c)),
+                               coefficient / cap});
           }
           const double fixed = (walk.constant() + during.constant) / cap;
           // The cap with the engine's own slack, so that a plan exactly at the cap is not cut
@@ -374,11 +391,11 @@ private:
           const double allowed = cap_with_tolerance(cap) / cap;
           if (peak_mode_) {
             terms.push_back({result_.peak_variable, -1});
-            result_.model.add_constraint(fmt::format("mem_{}_{}", g, i), std::move(terms), Sense::less_equal,
-                                         -fixed);
+            result_.model.add_constraint(fmt::format("mem_{}_{}", g, i), std::move(terms),
+                                         Sense::less_equal, -fixed);
           } else {
-            result_.model.add_constraint(fmt::format("mem_{}_{}", g, i), std::move(terms), Sense::less_equal,
-                                         allowed - fixed);
+            result_.model.add_constraint(fmt::format("mem_{}_{}", g, i), std::move(terms),
+                                         Sense::less_equal, allowed - fixed);
           }
         }
         walk.advance(ref);
@@ -403,14 +420,13 @@ private:
 RematPlan StageRematModel::plan_from(const std::vector<double> &values, int stages,
                                      int microbatches) const {
   RematPlan plan(stages, microbatches);
-  const auto on = [&](int variable) {
-    return variable >= 0 && values[static_cast<std::size_t>(variable)] > 0.5;
-  };
+  const auto on = [&](int variable) { return variable >= 0 && values[at(variable)] > 0.5; };
   for (int s = 0; s < stages; ++s) {
     for (int j = 0; j < microbatches; ++j) {
       RematDecision &d = plan.at(s, j);
       for (int c = 0; c < kChoiceCount; ++c) {
-        if (!on(option_variable[static_cast<std::size_t>(option_key(s, j, microbatches, c))])) continue;
+        if (!on(option_variable[at(option_key(s, j, microbatches, c))]))
+          continue;
         if (is_forward_choice(c)) {
           d.forward = ForwardRemat::full;
           d.level = static_cast<std::uint8_t>(level_of_choice(c));
@@ -467,7 +483,8 @@ std::string format_budget(const Scenario &scenario, double amount) {
 namespace {
 
 Scenario without_checkpoint_levels(Scenario scenario) {
-  for (StageCosts &costs : scenario.stage_costs) costs.checkpoint_level_recompute.clear();
+  for (StageCosts &costs : scenario.stage_costs)
+    costs.checkpoint_level_recompute.clear();
   return scenario;
 }
 
@@ -483,8 +500,9 @@ std::vector<double> start_values(const StageRematModel &model, const RematPlan &
   for (int s = 0; s < stages; ++s) {
     for (int j = 0; j < microbatches; ++j) {
       for (int c = 0; c < kChoiceCount; ++c) {
-        const int variable = model.option_variable[static_cast<std::size_t>(option_key(s, j, microbatches, c))];
-        if (variable >= 0) values[static_cast<std::size_t>(variable)] = takes(plan.at(s, j), c) ? 1 : 0;
+        const int variable = model.option_variable[at(option_key(s, j, microbatches, c))];
+        if (variable >= 0)
+          values[at(variable)] = takes(plan.at(s, j), c) ? 1 : 0;
       }
     }
   }
@@ -501,28 +519,31 @@ RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpFor
   try {
     model = ModelBuilder(scenario, base, form, true, deadline).build();
   } catch (const BuildDeadline &) {
-    throw Error(fmt::format("no remat plan of schedule '{}' under budget {} found within the time limit "
-                            "(it ended while building the least-peak ILP)",
-                            base.name, format_budget(scenario, cap)));
+    throw Error(
+        fmt::format("no remat plan of schedule '{}' under budget {} found within the time limit "
+                    "(it ended while building the least-peak ILP)",
+                    base.name, format_budget(scenario, cap)));
   }
   solver::Options least_options{std::max(0.0, seconds_left(deadline)), 0, false};
-  least_options.preprocess = false;  // as for the main model: its rows are tight at the optimum
+  least_options.preprocess = false; // as for the main model: its rows are tight at the optimum
   const solver::Result least = solver::solve(model.model, least_options);
   const auto cannot_fit = [&](const std::string &least_text) {
-    return BudgetUnreachable(fmt::format("cannot fit schedule '{}' within budget {}; the least peak any remat "
-                             "plan reaches is {}",
-                             base.name, format_budget(scenario, cap), least_text));
+    return BudgetUnreachable(
+        fmt::format("cannot fit schedule '{}' within budget {}; the least peak any remat "
+                    "plan reaches is {}",
+                    base.name, format_budget(scenario, cap), least_text));
   };
   if (least.status == solver::Status::failed)
     throw Error(fmt::format("the ILP solver failed: {}", least.failure));
-  const double allowed = cap_with_tolerance(cap) / cap;  // the engine's own test, in caps
+  const double allowed = cap_with_tolerance(cap) / cap; // the engine's own test, in caps
   if (least.status == solver::Status::optimal && least.objective > allowed)
     throw cannot_fit(format_budget(scenario, least.objective * cap));
   if (!least.has_solution() || least.objective > allowed) {
     if (least.best_bound > allowed)
       throw cannot_fit(fmt::format("at least {}", format_budget(scenario, least.best_bound * cap)));
-    throw Error(fmt::format("no remat plan of schedule '{}' under budget {} found within the time limit",
-                            base.name, format_budget(scenario, cap)));
+    throw Error(
+        fmt::format("no remat plan of schedule '{}' under budget {} found within the time limit",
+                    base.name, format_budget(scenario, cap)));
   }
   return model.plan_from(least.values, scenario.stage_count(), scenario.microbatches);
 }
@@ -556,16 +577,22 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     start = greedy_plan(scenario, base);
     // With checkpoint levels the greedy may take a deep level early; its plan without levels is
     // a start too: keep the faster one.
-    if (const std::optional<RematPlan> whole = greedy_plan(without_checkpoint_levels(scenario), base)) {
-      const auto span = [&](const RematPlan &plan) { return simulate(scenario, apply_plan(base, plan)).metrics.max_span; };
-      if (whole != start && (!start || span(*whole) < span(*start))) start = whole;
+    if (const std::optional<RematPlan> whole =
+            greedy_plan(without_checkpoint_levels(scenario), base)) {
+      const auto span = [&](const RematPlan &plan) {
+        return simulate(scenario, apply_plan(base, plan)).metrics.max_span;
+      };
+      if (whole != start && (!start || span(*whole) < span(*start)))
+        start = whole;
     }
-    if (!start) start = least_peak_plan(scenario, base, options.form, deadline);
+    if (!start)
+      start = least_peak_plan(scenario, base, options.form, deadline);
   }
   solver::Options solve_options{std::max(0.0, seconds_left(deadline)), options.relative_gap, false};
   solve_options.preprocess = false;
   if (start)
-    solve_options.start = start_values(built, *start, scenario.stage_count(), scenario.microbatches);
+    solve_options.start =
+        start_values(built, *start, scenario.stage_count(), scenario.microbatches);
   const solver::Result solved = solver::solve(built.model, solve_options);
   if (solved.status == solver::Status::infeasible && !start) {
     least_peak_plan(scenario, base, options.form, deadline + std::chrono::seconds(10));
@@ -588,17 +615,19 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     solution.plan = *start;
     solution.from_start = true;
     solution.best_bound =
-        std::max(built.model.variables[static_cast<std::size_t>(built.span_variable)].lower * unit,
+        std::max(built.model.variables[at(built.span_variable)].lower * unit,
                  static_cast<double>(simulate(scenario, base).metrics.max_span.count()));
   } else {
-    solution.failure = solved.status == solver::Status::failed
-                           ? fmt::format("the ILP solver failed: {}", solved.failure)
-                           : fmt::format("no plan within the time limit of {} s", options.time_limit_seconds);
+    solution.failure =
+        solved.status == solver::Status::failed
+            ? fmt::format("the ILP solver failed: {}", solved.failure)
+            : fmt::format("no plan within the time limit of {} s", options.time_limit_seconds);
   }
   if (solution.found()) {
     solution.schedule = apply_plan(base, solution.plan);
     solution.simulation = simulate(scenario, solution.schedule);
-    if (solution.from_start) solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
+    if (solution.from_start)
+      solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
   }
   solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
   return solution;

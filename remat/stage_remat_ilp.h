@@ -30,9 +30,9 @@ struct StageRematModel {
   /// The binary of each option, indexed by option_key(s, j, choice) (remat/option_model.h):
   /// x, y and z (y and z for a split backward only), and one per checkpoint level of the stage.
   std::vector<int> option_variable;
-  int span_variable = -1;                  ///< Tmax, in time units
-  int peak_variable = -1;                  ///< the least-peak model's objective, in caps
-  double ticks_per_time_unit = 1;          ///< times are scaled to keep the matrix balanced
+  int span_variable = -1;         ///< Tmax, in time units
+  int peak_variable = -1;         ///< the least-peak model's objective, in caps
+  double ticks_per_time_unit = 1; ///< times are scaled to keep the matrix balanced
   /// False when some rank's first op could not be pinned (docs/remat.md, "The ILP (ppsim form)"):
   /// the objective is then only a bound on the replay, which is reported separately.
   bool first_ops_pinned = true;
@@ -75,7 +75,8 @@ StageRematModel build_minimum_peak_model(const Scenario &scenario, const Schedul
 
 /// Throws Error when the model of `base` would exceed the ILP's size limit (2^25 matrix entries,
 /// docs/reliability.md), counted from the schedule without building anything.
-void check_stage_remat_size(const Scenario &scenario, const Schedule &base, IlpForm form = IlpForm::ppsim);
+void check_stage_remat_size(const Scenario &scenario, const Schedule &base,
+                            IlpForm form = IlpForm::ppsim);
 
 struct IlpOptions {
   double time_limit_seconds = 60; ///< bounds the whole solve_stage_remat call
@@ -96,7 +97,7 @@ struct RematSolution {
   /// The plan is the greedy start, not improved by the solver within the time limit (which
   /// then proved only `best_bound`).
   bool from_start = false;
-  std::string failure;   ///< why there is no plan, when !found()
+  std::string failure; ///< why there is no plan, when !found()
 
   /// A plan was found (optimal, or the best one when the time limit stopped the proof).
   [[nodiscard]] bool found() const {

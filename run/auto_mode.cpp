@@ -75,7 +75,7 @@ AutoCandidate solve_candidate(const ScenarioInput &input, const std::string &nam
   with_schedule.schedule_file.clear();
   Schedule base;
   try {
-    PreparedRun run = prepare_run(with_schedule);  // reads the cost file as every command does
+    PreparedRun run = prepare_run(with_schedule); // reads the cost file as every command does
     candidate.scenario = scenario_with_checkpoint_levels(run.input, run.scenario);
     base = std::move(run.schedule);
   } catch (const Error &error) {
@@ -100,7 +100,8 @@ AutoCandidate solve_candidate(const ScenarioInput &input, const std::string &nam
 std::vector<std::string> default_auto_candidates() {
   std::vector<std::string> names;
   for (const ScheduleInfo &info : schedule_registry()) {
-    if (info.auto_candidate) names.push_back(info.name);
+    if (info.auto_candidate)
+      names.push_back(info.name);
   }
   return names;
 }
@@ -109,11 +110,13 @@ std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
                                           const std::vector<std::string> &candidates,
                                           const IlpOptions &options, int threads) {
   std::vector<AutoCandidate> results(candidates.size());
-  const int workers = std::clamp<int>(threads, 1, std::max<int>(1, static_cast<int>(candidates.size())));
+  const int workers =
+      std::clamp<int>(threads, 1, std::max<int>(1, static_cast<int>(candidates.size())));
   // The limit is the whole ranking's: each candidate gets its share of the workers' time.
   IlpOptions each = options;
   if (!candidates.empty())
-    each.time_limit_seconds = options.time_limit_seconds * workers / static_cast<double>(candidates.size());
+    each.time_limit_seconds =
+        options.time_limit_seconds * workers / static_cast<double>(candidates.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&]() {
     for (std::size_t k = next++; k < candidates.size(); k = next++) {
@@ -133,8 +136,10 @@ std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
     if (!x.solved())
       return false;
     // Each candidate has its own tick scale (chunks split the costs): compare in time units.
-    const Rational span_x{x.solution->simulation.metrics.max_span.count(), x.scenario.time_scale.ticks_per_unit};
-    const Rational span_y{y.solution->simulation.metrics.max_span.count(), y.scenario.time_scale.ticks_per_unit};
+    const Rational span_x{x.solution->simulation.metrics.max_span.count(),
+                          x.scenario.time_scale.ticks_per_unit};
+    const Rational span_y{y.solution->simulation.metrics.max_span.count(),
+                          y.scenario.time_scale.ticks_per_unit};
     if (span_x < span_y || span_y < span_x)
       return span_x < span_y;
     return x.solution->plan.recompute_count() < y.solution->plan.recompute_count();

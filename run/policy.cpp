@@ -2,10 +2,10 @@
 
 #include "base/text_file.h"
 
+#include "base/error.h"
 #include "remat/baselines.h"
 #include "remat/stage_checkpoint.h"
 #include "run/prepare.h"
-#include "base/error.h"
 
 #include <fmt/format.h>
 
@@ -15,16 +15,20 @@
 namespace ppsim {
 
 Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scenario &scenario) {
-  if (input.remat_checkpoint_levels == 0) return scenario;
+  if (input.remat_checkpoint_levels == 0)
+    return scenario;
   if (input.costs_file.empty())
-    input.fail("remat.checkpoint_levels", "checkpoint levels come from a per-layer cost file: give model.costs_file");
+    input.fail("remat.checkpoint_levels",
+               "checkpoint levels come from a per-layer cost file: give model.costs_file");
   const CostFile file = read_cost_file(input.costs_file);
-  const double ticks_per_ms = static_cast<double>(scenario.time_scale.ticks_per_unit) * units_per_second(input) / 1e3;
+  const double ticks_per_ms =
+      static_cast<double>(scenario.time_scale.ticks_per_unit) * units_per_second(input) / 1e3;
   try {
     return with_checkpoint_levels(scenario, stage_layers(input, file, scenario.stages_per_pipe()),
                                   input.remat_checkpoint_levels, ticks_per_ms);
   } catch (const Error &error) {
-    input.fail("remat.checkpoint_levels", fmt::format("{} in {}", error.sentence(), input.costs_file));
+    input.fail("remat.checkpoint_levels",
+               fmt::format("{} in {}", error.sentence(), input.costs_file));
   }
 }
 
@@ -52,8 +56,9 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
     // A plan may name checkpoint levels (level:K): they exist with remat.checkpoint_levels.
     Scenario leveled = scenario_with_checkpoint_levels(input, scenario);
     const std::string path = policy.substr(kFile.size());
-    Schedule schedule = apply_plan(base, parse_plan_csv(read_text_file(path, "remat plan file"), path,
-                                                        leveled.stage_count(), leveled.microbatches));
+    Schedule schedule =
+        apply_plan(base, parse_plan_csv(read_text_file(path, "remat plan file"), path,
+                                        leveled.stage_count(), leveled.microbatches));
     return {std::move(leveled), std::move(schedule)};
   }
   throw Error(fmt::format(

@@ -23,8 +23,8 @@ Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scena
 
 /// `none` (unchanged), `full` (full_forward_plan), `selective` (selective_scenario of `input`,
 /// the scenario's input, with R on every (s,j)), `ilp` (solve_stage_remat under the scenario's
-/// cap, with the input's checkpoint levels) or `file:PATH` (the CSV of docs/remat.md). Throws Error for an unknown policy, an
-/// unreadable file, a bad row, or when the ILP finds no plan.
+/// cap, with the input's checkpoint levels) or `file:PATH` (the CSV of docs/remat.md). Throws Error
+/// for an unknown policy, an unreadable file, a bad row, or when the ILP finds no plan.
 PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
                              const Schedule &base, const std::string &policy,
                              const IlpOptions &ilp = {});

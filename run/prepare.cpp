@@ -1,4 +1,5 @@
 #include "run/prepare.h"
+#include "base/index.h"
 #include "costs/stage_sums.h"
 
 #include "base/error.h"
@@ -19,8 +20,10 @@ namespace {
 
 // Consecutive layers per stage: as given, or as even as possible (the first stages take one
 // more layer when the count does not divide).
-std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t layers, int stage_count) {
-  if (!input.layers_per_stage.empty()) return input.layers_per_stage;
+std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t layers,
+                                    int stage_count) {
+  if (!input.layers_per_stage.empty())
+    return input.layers_per_stage;
   try {
     return even_layer_counts(layers, stage_count);
   } catch (const Error &error) {
@@ -31,76 +34,95 @@ std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t laye
 // The stage sums of the file's layers split as the input says; a split the user wrote that does
 // not fit the file is blamed on where it was written (model.partition or model.layers_per_stage),
 // not on the cost file.
-std::vector<StageCostSums> split_stages(const ScenarioInput &input, const CostFile &file, const std::vector<int> &counts) {
+std::vector<StageCostSums> split_stages(const ScenarioInput &input, const CostFile &file,
+                                        const std::vector<int> &counts) {
   try {
     return aggregate_stages(file, counts);
   } catch (const Error &error) {
-    if (input.layers_per_stage.empty()) throw;
-    const char *key = input.origins.count("model.partition") ? "model.partition" : "model.layers_per_stage";
+    if (input.layers_per_stage.empty())
+      throw;
+    const char *key =
+        input.origins.count("model.partition") ? "model.partition" : "model.layers_per_stage";
     input.fail(key, fmt::format("{} ({})", error.sentence(), file.source_name));
   }
 }
 
 // The input's cost file, read once per run (none when model.costs_file is not set).
 std::optional<CostFile> read_costs(const ScenarioInput &input) {
-  if (input.costs_file.empty()) return std::nullopt;
+  if (input.costs_file.empty())
+    return std::nullopt;
   return read_cost_file(input.costs_file);
 }
 
 // Fills the per-stage costs and byte sizes from the cost file (docs/profiler.md, "The cost
 // file"); fields the user set explicitly keep their values. The file describes the whole model,
 // split into `stages_per_pipe` stages; a second pipe (DualPipe) holds a copy of every stage.
-ScenarioInput with_cost_file(const ScenarioInput &input, const std::optional<CostFile> &costs, int stages_per_pipe,
-                             int pipes) {
-  if (!costs) return input;
+ScenarioInput with_cost_file(const ScenarioInput &input, const std::optional<CostFile> &costs,
+                             int stages_per_pipe, int pipes) {
+  if (!costs)
+    return input;
   const CostFile &file = *costs;
   const std::vector<StageCostSums> stages =
       split_stages(input, file, stage_layer_counts(input, file.rows.size(), stages_per_pipe));
-  if (stages.size() != static_cast<std::size_t>(stages_per_pipe)) {
+  if (stages.size() != at(stages_per_pipe)) {
     input.fail("model.layers_per_stage", fmt::format("expected {} stages for this schedule, got {}",
                                                      stages_per_pipe, stages.size()));
   }
   ScenarioInput filled = input;
-  filled.costs_per_device = false;  // the sums are per stage already
+  filled.costs_per_device = false; // the sums are per stage already
   const auto fill = [&](const char *key, auto &field, auto value_of) {
-    if (input.origins.count(key)) return;
+    if (input.origins.count(key))
+      return;
     field.clear();
     for (int pipe = 0; pipe < pipes; ++pipe) {
-      for (const StageCostSums &stage : stages) field.push_back(value_of(stage));
+      for (const StageCostSums &stage : stages)
+        field.push_back(value_of(stage));
     }
   };
   fill("model.F", filled.forward, [](const StageCostSums &c) { return c.forward_ms; });
-  fill("model.B", filled.backward_input, [](const StageCostSums &c) { return c.backward_input_ms; });
-  fill("model.W", filled.backward_weight, [](const StageCostSums &c) { return c.backward_weight_ms; });
+  fill("model.B", filled.backward_input,
+       [](const StageCostSums &c) { return c.backward_input_ms; });
+  fill("model.W", filled.backward_weight,
+       [](const StageCostSums &c) { return c.backward_weight_ms; });
   fill("model.R", filled.recompute_forward, [](const StageCostSums &c) { return c.recompute_ms; });
   fill("model.R_selective", filled.recompute_selective,
        [](const StageCostSums &c) { return c.recompute_selective_ms; });
   ByteSizesInput &bytes = filled.bytes;
-  fill("model.memory.act_bytes", bytes.activation, [](const StageCostSums &c) { return c.activation_bytes_full; });
+  fill("model.memory.act_bytes", bytes.activation,
+       [](const StageCostSums &c) { return c.activation_bytes_full; });
   fill("model.memory.selective_act_bytes", bytes.selective_activation,
        [](const StageCostSums &c) { return c.activation_bytes_selective; });
-  fill("model.memory.kept_after_b", bytes.kept_after_b, [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
-  fill("model.memory.weight_input_bytes", bytes.weight_inputs, [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
+  fill("model.memory.kept_after_b", bytes.kept_after_b,
+       [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
+  fill("model.memory.weight_input_bytes", bytes.weight_inputs,
+       [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
   fill("model.memory.ckpt_bytes", bytes.checkpoint,
        [](const StageCostSums &c) { return c.input_bytes + c.output_bytes; });
-  fill("model.memory.param_bytes", bytes.parameters, [](const StageCostSums &c) { return c.param_bytes; });
-  fill("model.memory.grad_bytes", bytes.gradients, [](const StageCostSums &c) { return c.grad_bytes; });
+  fill("model.memory.param_bytes", bytes.parameters,
+       [](const StageCostSums &c) { return c.param_bytes; });
+  fill("model.memory.grad_bytes", bytes.gradients,
+       [](const StageCostSums &c) { return c.grad_bytes; });
   fill("model.memory.optimizer_bytes", bytes.optimizer,
        [](const StageCostSums &c) { return c.optimizer_state_bytes; });
-  fill("model.memory.peak_f", bytes.peak_forward, [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+  fill("model.memory.peak_f", bytes.peak_forward,
+       [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
   fill("model.memory.peak_b", bytes.peak_backward_input,
        [](const StageCostSums &c) { return c.bwd_input_peak_temp_bytes; });
   fill("model.memory.peak_w", bytes.peak_backward_weight,
        [](const StageCostSums &c) { return c.bwd_weight_peak_temp_bytes; });
-  fill("model.memory.peak_ckpt", bytes.peak_checkpoint, [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
-  fill("model.memory.out_bytes", bytes.output, [](const StageCostSums &c) { return c.output_bytes; });
-  if (!input.origins.count("model.time_unit")) filled.time_unit = "ms";  // the cost file's unit
+  fill("model.memory.peak_ckpt", bytes.peak_checkpoint,
+       [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+  fill("model.memory.out_bytes", bytes.output,
+       [](const StageCostSums &c) { return c.output_bytes; });
+  if (!input.origins.count("model.time_unit"))
+    filled.time_unit = "ms"; // the cost file's unit
   return filled;
 }
 
 } // namespace
 
-std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file, int stages_per_pipe) {
+std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file,
+                                               int stages_per_pipe) {
   const std::vector<int> counts = stage_layer_counts(input, file.rows.size(), stages_per_pipe);
   split_stages(input, file, counts); // the checks and errors of every run's split
   std::vector<std::vector<CostRow>> stages;
@@ -116,11 +138,13 @@ namespace {
 
 PreparedRun import_run(const ScenarioInput &input) {
   if (input.partition != "even") {
-    input.fail("model.partition", "splits the layers for a generated schedule; with a schedule file give "
-                                  "model.layers_per_stage");
+    input.fail("model.partition",
+               "splits the layers for a generated schedule; with a schedule file give "
+               "model.layers_per_stage");
   }
   ImportedSchedule imported = read_torch_csv(input.schedule_file);
-  ScenarioInput adjusted = with_cost_file(input, read_costs(input), static_cast<int>(imported.placement.size()), 1);
+  ScenarioInput adjusted =
+      with_cost_file(input, read_costs(input), static_cast<int>(imported.placement.size()), 1);
   adjusted.devices = imported.schedule.device_count();
   if (input.origins.count("cluster.devices") && input.devices != adjusted.devices) {
     input.fail("cluster.devices", fmt::format("the schedule file has {} device rows, not {}",
@@ -134,44 +158,53 @@ PreparedRun import_run(const ScenarioInput &input) {
     adjusted.microbatches = imported.microbatches;
     // Before the tables below, sized stages x m: a cell naming microbatch 2e9 is one line.
     try {
-      check_run_size(adjusted, static_cast<std::int64_t>(imported.placement.size()), imported.microbatches);
+      check_run_size(adjusted, static_cast<std::int64_t>(imported.placement.size()),
+                     imported.microbatches);
     } catch (const Error &error) {
       throw Error(input.schedule_file, imported.largest_microbatch_at.first, "",
                   fmt::format("action '{}' sets m = {} (1 + the largest microbatch id): {}",
-                              imported.largest_microbatch_at.second, imported.microbatches, error.sentence()));
+                              imported.largest_microbatch_at.second, imported.microbatches,
+                              error.sentence()));
     }
     std::vector<std::vector<char>> seen(imported.placement.size(),
-                                        std::vector<char>(static_cast<std::size_t>(imported.microbatches), 0));
+                                        std::vector<char>(at(imported.microbatches), 0));
     for (const auto &ops : imported.schedule.device_ops) {
       for (const Op &op : ops) {
         for (int part = 0; part < op.sub_op_count(); ++part) {
           const OpRef ref = op.sub_op(part);
-          if (ref.kind == OpKind::forward) seen[static_cast<std::size_t>(ref.stage)][static_cast<std::size_t>(ref.microbatch)] = 1;
+          if (ref.kind == OpKind::forward)
+            seen[at(ref.stage)][at(ref.microbatch)] = 1;
         }
       }
     }
     for (std::size_t stage = 0; stage < seen.size(); ++stage) {
       const auto missing = std::find(seen[stage].begin(), seen[stage].end(), 0);
-      if (missing == seen[stage].end()) continue;
+      if (missing == seen[stage].end())
+        continue;
       const auto &[line, cell] = imported.largest_microbatch_at;
-      throw Error(input.schedule_file, line, "",
-                  fmt::format("action '{}' sets m = {} (1 + the largest microbatch id), but stage {} has no "
-                              "forward of microbatch {}; number microbatches from 0, or give -m",
-                              cell, imported.microbatches, stage, missing - seen[stage].begin()));
+      throw Error(
+          input.schedule_file, line, "",
+          fmt::format(
+              "action '{}' sets m = {} (1 + the largest microbatch id), but stage {} has no "
+              "forward of microbatch {}; number microbatches from 0, or give -m",
+              cell, imported.microbatches, stage, missing - seen[stage].begin()));
     }
   }
-  PreparedRun run{adjusted, build_scenario_on(adjusted, imported.placement, imported.chunks, 1),
-                  std::move(imported.schedule), {}};
+  PreparedRun run{adjusted,
+                  build_scenario_on(adjusted, imported.placement, imported.chunks, 1),
+                  std::move(imported.schedule),
+                  {}};
   if (imported.older_vocabulary) {
-    run.warnings.push_back("read PyTorch's older action names: B is the input gradient, BW the full backward");
+    run.warnings.push_back(
+        "read PyTorch's older action names: B is the input gradient, BW the full backward");
   }
   if (!imported.dropped.empty()) {
-    run.warnings.push_back(fmt::format("ignored non-compute actions: {}", fmt::join(imported.dropped, ", ")));
+    run.warnings.push_back(
+        fmt::format("ignored non-compute actions: {}", fmt::join(imported.dropped, ", ")));
   }
   validate_schedule(run.scenario, run.schedule, ScheduleOrigin{input.schedule_file, 1});
   return run;
 }
-
 
 const ScheduleInfo &schedule_of(const ScenarioInput &input) {
   try {
@@ -192,8 +225,8 @@ std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &in
   even.w_stash = 1;
   even.cap_activations.reset();
   even.cap_bytes.reset();
-  const ScenarioInput costed =
-      with_cost_file(even, costs, info.stages_per_pipe(std::max(1, even.devices), even.chunks), info.pipes());
+  const ScenarioInput costed = with_cost_file(
+      even, costs, info.stages_per_pipe(std::max(1, even.devices), even.chunks), info.pipes());
   const Scenario scenario = build_scenario(costed, info);
   const Simulation simulation =
       simulate(scenario, generate_schedule(info, scenario, GeneratorOptions{input.group_size}));
@@ -208,21 +241,26 @@ std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &in
 // (docs/partition.md) for this schedule's in-flight counts and the device memory budget.
 std::vector<int> partitioned_layers(const ScenarioInput &input, const ScheduleInfo &info,
                                     const std::optional<CostFile> &costs) {
-  if (!costs) input.fail("model.partition", "needs model.costs_file, the per-layer costs to split");
+  if (!costs)
+    input.fail("model.partition", "needs model.costs_file, the per-layer costs to split");
   if (input.origins.count("model.layers_per_stage")) {
-    input.fail("model.partition", "is given twice: model.layers_per_stage already splits the layers");
+    input.fail("model.partition",
+               "is given twice: model.layers_per_stage already splits the layers");
   }
   if (!info.one_stage_per_device(input.chunks)) {
-    input.fail("model.partition", fmt::format("splits the layers into one stage per device; schedule '{}' "
-                                              "places several on a device (give model.layers_per_stage)",
-                                              input.schedule));
+    input.fail("model.partition",
+               fmt::format("splits the layers into one stage per device; schedule '{}' "
+                           "places several on a device (give model.layers_per_stage)",
+                           input.schedule));
   }
   PartitionOptions options;
   options.stages = input.devices;
   options.schedule = input.schedule;
   options.in_flight = in_flight_of(input, info, costs);
-  options.mode = input.partition == "balanced" ? PartitionMode::balanced : PartitionMode::remat_aware;
-  if (input.cap_bytes) options.memory_limit_bytes = *input.cap_bytes;
+  options.mode =
+      input.partition == "balanced" ? PartitionMode::balanced : PartitionMode::remat_aware;
+  if (input.cap_bytes)
+    options.memory_limit_bytes = *input.cap_bytes;
   options.optimizer_shards = input.optimizer_shards;
   try {
     return partition_costs(*costs, options).layers_per_stage;
@@ -237,15 +275,19 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   if (!input.schedule_file.empty() && input.origins.count("pipeline.schedule")) {
     // Both name the order to run: refuse rather than let one win silently.
     input.fail("pipeline.schedule_file",
-               fmt::format("a schedule file and a schedule ('{}') are both given; keep one", input.schedule));
+               fmt::format("a schedule file and a schedule ('{}') are both given; keep one",
+                           input.schedule));
   }
-  if (!input.schedule_file.empty()) return import_run(input);
+  if (!input.schedule_file.empty())
+    return import_run(input);
   const ScheduleInfo &info = schedule_of(input);
   const std::optional<CostFile> costs = read_costs(input);
   ScenarioInput split = input;
-  if (input.partition != "even") split.layers_per_stage = partitioned_layers(input, info, costs);
+  if (input.partition != "even")
+    split.layers_per_stage = partitioned_layers(input, info, costs);
   PreparedRun run;
-  run.input = with_cost_file(split, costs, info.stages_per_pipe(std::max(1, input.devices), input.chunks), info.pipes());
+  run.input = with_cost_file(
+      split, costs, info.stages_per_pipe(std::max(1, input.devices), input.chunks), info.pipes());
   run.scenario = build_scenario(run.input, info);
   run.schedule = generate_schedule(info, run.scenario, GeneratorOptions{input.group_size});
   validate_schedule(run.scenario, run.schedule);
@@ -255,8 +297,9 @@ PreparedRun prepare_run(const ScenarioInput &input) {
 PreparedRun prepare_policy_run(const ScenarioInput &input) {
   PreparedRun run = prepare_run(input);
   if (input.remat_policy != "none") {
-    PolicyRun applied = apply_remat_policy(run.input, run.scenario, run.schedule, input.remat_policy,
-                                           IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});
+    PolicyRun applied =
+        apply_remat_policy(run.input, run.scenario, run.schedule, input.remat_policy,
+                           IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});
     run.scenario = std::move(applied.scenario);
     run.schedule = std::move(applied.schedule);
   }
@@ -271,7 +314,8 @@ BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run) 
   if (input.schedule_file.empty()) {
     BoundsOptions options = bounds_options_for(find_schedule(input.schedule), input.group_size);
     // A closed form describes the generator's own ops, not the schedule after recomputation.
-    if (input.remat_policy != "none") options.schedule.clear();
+    if (input.remat_policy != "none")
+      options.schedule.clear();
     return compute_bounds(run.scenario, options);
   }
   const bool split = std::any_of(run.schedule.device_ops.begin(), run.schedule.device_ops.end(),

@@ -16,7 +16,8 @@
 namespace ppsim {
 
 struct PreparedRun {
-  ScenarioInput input;  ///< what the scenario was built from: the split and the cost file's stage values filled in
+  ScenarioInput input; ///< what the scenario was built from: the split and the cost file's stage
+                       ///< values filled in
   Scenario scenario;
   Schedule schedule;
   std::vector<std::string> warnings;
@@ -24,7 +25,8 @@ struct PreparedRun {
 
 /// The cost file's layers grouped into one pipe's `stages_per_pipe` stages, as the input's
 /// model.layers_per_stage says or as even as possible (the split every command uses).
-std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file, int stages_per_pipe);
+std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file,
+                                               int stages_per_pipe);
 
 /// Builds the scenario for the input's schedule (or schedule file), generates or imports the
 /// schedule and validates it; model.partition other than "even" splits the layers by the

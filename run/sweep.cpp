@@ -1,8 +1,9 @@
 #include "run/sweep.h"
+#include "base/index.h"
 
 #include "base/error.h"
-#include "sim/io/scenario_toml.h"
 #include "base/text_file.h"
+#include "sim/io/scenario_toml.h"
 #include "sim/io/toml_fields.h"
 
 #include <algorithm>
@@ -20,18 +21,21 @@ namespace {
 // Where a key was declared, for the declaration order of axes (toml++ tables are sorted maps).
 struct Declared {
   SweepColumn column;
-  std::pair<int, int> position;  // line, column of the key
+  std::pair<int, int> position; // line, column of the key
 };
 
-[[noreturn]] void fail_at(const std::string &source, const toml::source_region &region, const std::string &sentence) {
+[[noreturn]] void fail_at(const std::string &source, const toml::source_region &region,
+                          const std::string &sentence) {
   throw Error(source, static_cast<int>(region.begin.line), "", sentence);
 }
 
 // Value text as it appears in the CSV and in the id: strings bare, floats in their shortest
 // round-trip form (0.1, not TOML's 0.10000000000000001), other values as TOML prints them.
 std::string value_text(const toml::node &node) {
-  if (const auto text = node.value_exact<std::string>()) return *text;
-  if (const auto number = node.value_exact<double>()) return fmt::format("{}", *number);
+  if (const auto text = node.value_exact<std::string>())
+    return *text;
+  if (const auto number = node.value_exact<double>())
+    return fmt::format("{}", *number);
   std::ostringstream out;
   node.visit([&out](const auto &value) { out << value; });
   return out.str();
@@ -41,7 +45,8 @@ std::string value_text(const toml::node &node) {
 void collect_columns(const toml::table &table, const std::string &prefix, const std::string &source,
                      std::vector<Declared> &columns) {
   for (const auto &[key, node] : table) {
-    const std::string dotted = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+    const std::string dotted =
+        prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
     if (const toml::table *child = node.as_table()) {
       collect_columns(*child, dotted, source, columns);
       continue;
@@ -52,10 +57,12 @@ void collect_columns(const toml::table &table, const std::string &prefix, const 
     }
     const toml::array *values = node.as_array();
     if (values == nullptr || values->empty()) {
-      throw Error(source, static_cast<int>(key.source().begin.line), dotted, "expected a non-empty list of values");
+      throw Error(source, static_cast<int>(key.source().begin.line), dotted,
+                  "expected a non-empty list of values");
     }
-    columns.push_back(Declared{SweepColumn{dotted, *values, source, static_cast<int>(key.source().begin.line)},
-                               {static_cast<int>(key.source().begin.line), static_cast<int>(key.source().begin.column)}});
+    columns.push_back(Declared{
+        SweepColumn{dotted, *values, source, static_cast<int>(key.source().begin.line)},
+        {static_cast<int>(key.source().begin.line), static_cast<int>(key.source().begin.column)}});
   }
 }
 
@@ -66,9 +73,11 @@ SweepAxis make_axis(std::vector<Declared> declared, const std::string &source) {
   SweepAxis axis;
   for (Declared &entry : declared) {
     if (!axis.columns.empty() && entry.column.values.size() != axis.size()) {
-      throw Error(source, entry.column.line, entry.column.key,
-                  fmt::format("has {} values but '{}' has {}: axes that advance together need equal lengths",
-                              entry.column.values.size(), axis.columns.front().key, axis.size()));
+      throw Error(
+          source, entry.column.line, entry.column.key,
+          fmt::format(
+              "has {} values but '{}' has {}: axes that advance together need equal lengths",
+              entry.column.values.size(), axis.columns.front().key, axis.size()));
     }
     axis.columns.push_back(std::move(entry.column));
   }
@@ -76,7 +85,8 @@ SweepAxis make_axis(std::vector<Declared> declared, const std::string &source) {
   std::set<std::vector<std::string>> seen;
   for (std::size_t i = 0; i < axis.size(); ++i) {
     std::vector<std::string> tuple;
-    for (const SweepColumn &column : axis.columns) tuple.push_back(value_text(*column.values.get(i)));
+    for (const SweepColumn &column : axis.columns)
+      tuple.push_back(value_text(*column.values.get(i)));
     if (!seen.insert(tuple).second) {
       const SweepColumn &first = axis.columns.front();
       throw Error(source, first.line, first.key,
@@ -86,9 +96,12 @@ SweepAxis make_axis(std::vector<Declared> declared, const std::string &source) {
   return axis;
 }
 
-std::pair<int, int> axis_position(const SweepAxis &axis, const std::vector<std::pair<std::string, std::pair<int, int>>> &positions) {
+std::pair<int, int>
+axis_position(const SweepAxis &axis,
+              const std::vector<std::pair<std::string, std::pair<int, int>>> &positions) {
   for (const auto &[key, position] : positions) {
-    if (key == axis.columns.front().key) return position;
+    if (key == axis.columns.front().key)
+      return position;
   }
   return {0, 0};
 }
@@ -105,14 +118,16 @@ std::uint64_t fnv1a(std::string_view text, std::uint64_t hash) {
 
 std::size_t Sweep::size() const {
   std::size_t count = 1;
-  for (const SweepAxis &axis : axes) count *= axis.size();
+  for (const SweepAxis &axis : axes)
+    count *= axis.size();
   return count;
 }
 
 std::vector<std::string> Sweep::parameter_names() const {
   std::vector<std::string> names;
   for (const SweepAxis &axis : axes) {
-    for (const SweepColumn &column : axis.columns) names.push_back(column.key);
+    for (const SweepColumn &column : axis.columns)
+      names.push_back(column.key);
   }
   return names;
 }
@@ -149,10 +164,13 @@ SweepPoint Sweep::point(std::size_t index) const {
   point.input.schedule_file = resolve_path(point.input.schedule_file, base_directory);
   // The files a run reads, so that resuming after one of them changed runs it again.
   constexpr std::string_view kPlanFile = "file:";
-  const std::string plan_file =
-      point.input.remat_policy.starts_with(kPlanFile) ? point.input.remat_policy.substr(kPlanFile.size()) : "";
-  for (const std::string &file : {base_file, point.input.costs_file, point.input.schedule_file, plan_file}) {
-    if (!file.empty()) hash = fnv1a(fmt::format("{}={:016x}\n", file, digests->of(file)), hash);
+  const std::string plan_file = point.input.remat_policy.starts_with(kPlanFile)
+                                    ? point.input.remat_policy.substr(kPlanFile.size())
+                                    : "";
+  for (const std::string &file :
+       {base_file, point.input.costs_file, point.input.schedule_file, plan_file}) {
+    if (!file.empty())
+      hash = fnv1a(fmt::format("{}={:016x}\n", file, digests->of(file)), hash);
   }
   point.id = fmt::format("{:016x}", hash);
   return point;
@@ -161,7 +179,8 @@ SweepPoint Sweep::point(std::size_t index) const {
 std::uint64_t FileDigests::of(const std::string &path) {
   const std::lock_guard lock(mutex_);
   const auto known = digests_.find(path);
-  if (known != digests_.end()) return known->second;
+  if (known != digests_.end())
+    return known->second;
   std::uint64_t digest = 0;
   try {
     digest = fnv1a(read_text_file(path, "file"), 0xcbf29ce484222325ULL);
@@ -171,8 +190,8 @@ std::uint64_t FileDigests::of(const std::string &path) {
   return digests_[path] = digest;
 }
 
-Sweep parse_sweep(std::string_view text, const std::string &source, const std::string &base_directory,
-                  const ScenarioLoader &load_scenario) {
+Sweep parse_sweep(std::string_view text, const std::string &source,
+                  const std::string &base_directory, const ScenarioLoader &load_scenario) {
   const toml::table parsed = parse_toml(text, source);
   Sweep sweep;
   sweep.base_directory = base_directory;
@@ -184,7 +203,8 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
     const int line = static_cast<int>(key.source().begin.line);
     if (name == "base") {
       const auto path = node.value_exact<std::string>();
-      if (!path) throw Error(source, line, name, "expected the path of a scenario file");
+      if (!path)
+        throw Error(source, line, name, "expected the path of a scenario file");
       sweep.base_file = resolve_path(*path, base_directory);
       sweep.base = load_scenario(sweep.base_file);
     } else if (name == "mode") {
@@ -194,7 +214,8 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
       }
       zip_mode = *mode == "zip";
     } else if (name == "axes") {
-      if (!node.is_table()) throw Error(source, line, name, "expected a table of lists");
+      if (!node.is_table())
+        throw Error(source, line, name, "expected a table of lists");
       collect_columns(*node.as_table(), "", source, axis_columns);
     } else if (name == "zip") {
       const toml::array *groups = node.as_array();
@@ -204,7 +225,8 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
       for (const toml::node &group : *groups) {
         zip_groups.emplace_back();
         collect_columns(*group.as_table(), "", source, zip_groups.back());
-        if (zip_groups.back().empty()) fail_at(source, group.source(), "a [[zip]] group needs at least one field");
+        if (zip_groups.back().empty())
+          fail_at(source, group.source(), "a [[zip]] group needs at least one field");
       }
     } else if (name == "output") {
       const toml::node *metrics = node.is_table() ? node.as_table()->get("metrics") : nullptr;
@@ -223,15 +245,18 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
         sweep.metrics.push_back(*metric_name);
       }
     } else {
-      throw Error(source, line, "",
-                  fmt::format("unknown sweep key '{}' (expected base, mode, axes, zip or output)", name));
+      throw Error(
+          source, line, "",
+          fmt::format("unknown sweep key '{}' (expected base, mode, axes, zip or output)", name));
     }
   }
 
   std::vector<std::pair<std::string, std::pair<int, int>>> positions;
-  for (const Declared &entry : axis_columns) positions.emplace_back(entry.column.key, entry.position);
+  for (const Declared &entry : axis_columns)
+    positions.emplace_back(entry.column.key, entry.position);
   for (const auto &group : zip_groups) {
-    for (const Declared &entry : group) positions.emplace_back(entry.column.key, entry.position);
+    for (const Declared &entry : group)
+      positions.emplace_back(entry.column.key, entry.position);
   }
   std::set<std::string> swept;
   for (const auto &[field, position] : positions) {
@@ -242,12 +267,15 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
   if (zip_mode && !axis_columns.empty()) {
     sweep.axes.push_back(make_axis(std::move(axis_columns), source));
   } else {
-    for (Declared &entry : axis_columns) sweep.axes.push_back(make_axis({std::move(entry)}, source));
+    for (Declared &entry : axis_columns)
+      sweep.axes.push_back(make_axis({std::move(entry)}, source));
   }
-  for (auto &group : zip_groups) sweep.axes.push_back(make_axis(std::move(group), source));
-  std::stable_sort(sweep.axes.begin(), sweep.axes.end(), [&positions](const SweepAxis &a, const SweepAxis &b) {
-    return axis_position(a, positions) < axis_position(b, positions);
-  });
+  for (auto &group : zip_groups)
+    sweep.axes.push_back(make_axis(std::move(group), source));
+  std::stable_sort(sweep.axes.begin(), sweep.axes.end(),
+                   [&positions](const SweepAxis &a, const SweepAxis &b) {
+                     return axis_position(a, positions) < axis_position(b, positions);
+                   });
   // The grid's points are numbered in 64 bits (sharding, resume): a product past the limit would
   // wrap. No sweep that size could run anyway.
   __extension__ using Int128 = __int128;
@@ -255,16 +283,19 @@ Sweep parse_sweep(std::string_view text, const std::string &source, const std::s
   for (const SweepAxis &axis : sweep.axes) {
     points *= static_cast<Int128>(axis.size());
     if (points > kMaxSweepPoints) {
-      throw Error(source, 0, "",
-                  fmt::format("the axes make more than {} points (the product of their lengths); split the sweep",
-                              kMaxSweepPoints));
+      throw Error(
+          source, 0, "",
+          fmt::format(
+              "the axes make more than {} points (the product of their lengths); split the sweep",
+              kMaxSweepPoints));
     }
   }
   return sweep;
 }
 
 Sweep read_sweep_file(const std::string &path) {
-  return parse_sweep(read_text_file(path, "sweep file"), path, parent_directory(path), read_scenario_file);
+  return parse_sweep(read_text_file(path, "sweep file"), path, parent_directory(path),
+                     read_scenario_file);
 }
 
 std::vector<std::string> sweep_metric_names() {
@@ -277,9 +308,12 @@ std::vector<std::string> sweep_metric_names() {
 
 std::vector<std::string> sweep_columns(const Sweep &sweep) {
   std::vector<std::string> columns{"run", "run_id", "points"};
-  for (const std::string &name : sweep.parameter_names()) columns.push_back(name);
-  for (const char *name : {"schedule", "p", "m", "v", "remat_policy", "feasible"}) columns.emplace_back(name);
-  const std::vector<std::string> metrics = sweep.metrics.empty() ? sweep_metric_names() : sweep.metrics;
+  for (const std::string &name : sweep.parameter_names())
+    columns.push_back(name);
+  for (const char *name : {"schedule", "p", "m", "v", "remat_policy", "feasible"})
+    columns.emplace_back(name);
+  const std::vector<std::string> metrics =
+      sweep.metrics.empty() ? sweep_metric_names() : sweep.metrics;
   columns.insert(columns.end(), metrics.begin(), metrics.end());
   columns.emplace_back("error");
   return columns;
@@ -289,7 +323,8 @@ std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const Simulat
                       const std::string &error) {
   // Every value by column name; columns not filled stay empty.
   std::map<std::string, std::string> cells;
-  cells["schedule"] = point.input.schedule_file.empty() ? point.input.schedule : point.input.schedule_file;
+  cells["schedule"] =
+      point.input.schedule_file.empty() ? point.input.schedule : point.input.schedule_file;
   cells["p"] = fmt::format("{}", point.input.devices);
   cells["m"] = fmt::format("{}", point.input.microbatches);
   cells["v"] = point.input.chunks > 0 ? fmt::format("{}", point.input.chunks) : "";
@@ -299,7 +334,8 @@ std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const Simulat
   if (report != nullptr) {
     const std::vector<std::string> names = report_csv_columns();
     const std::vector<std::string> values = report_csv_values(*report);
-    for (std::size_t i = 0; i < names.size(); ++i) cells[names[i]] = values[i];
+    for (std::size_t i = 0; i < names.size(); ++i)
+      cells[names[i]] = values[i];
     // device_bubble: the DualPipe README's per-device bubble, max over devices of makespan - busy.
     const Metrics &metrics = report->simulation.metrics;
     Ticks recompute{0};
@@ -312,19 +348,23 @@ std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const Simulat
     cells["device_bubble"] = report->scenario.time_scale.format(device_bubble);
     if (!report->simulation.metrics.violations.empty() && error.empty()) {
       const Violation &first = report->simulation.metrics.violations.front();
-      cells["error"] = fmt::format("device {} exceeds the memory cap: {:.6g} > {:.6g}", first.device,
-                                   first.resident, first.cap);
+      cells["error"] = fmt::format("device {} exceeds the memory cap: {:.6g} > {:.6g}",
+                                   first.device, first.resident, first.cap);
     }
   }
   // Every row carries the sweep's point count, so that merge can tell a missing last shard.
-  std::vector<std::string> row{fmt::format("{}", point.index), point.id, fmt::format("{}", sweep.size())};
-  for (const std::string &value : point.values) row.push_back(csv_field(value));
+  std::vector<std::string> row{fmt::format("{}", point.index), point.id,
+                               fmt::format("{}", sweep.size())};
+  for (const std::string &value : point.values)
+    row.push_back(csv_field(value));
   const std::vector<std::string> columns = sweep_columns(sweep);
-  for (std::size_t c = row.size(); c < columns.size(); ++c) row.push_back(csv_field(cells[columns[c]]));
+  for (std::size_t c = row.size(); c < columns.size(); ++c)
+    row.push_back(csv_field(cells[columns[c]]));
   return fmt::format("{}", fmt::join(row, ","));
 }
 
-Results parse_results(std::string_view text, const std::string &source, UnfinishedLastLine last_line) {
+Results parse_results(std::string_view text, const std::string &source,
+                      UnfinishedLastLine last_line) {
   Results results;
   std::size_t columns = 0;
   std::size_t run_column = 0;
@@ -336,9 +376,10 @@ Results parse_results(std::string_view text, const std::string &source, Unfinish
     ++line_number;
     if (end == std::string_view::npos) {
       if (last_line == UnfinishedLastLine::refuse) {
-        throw Error(source, line_number, "", "the last row has no line break: the file was cut short");
+        throw Error(source, line_number, "",
+                    "the last row has no line break: the file was cut short");
       }
-      break;  // a journal cut short by a kill: the run is redone
+      break; // a journal cut short by a kill: the run is redone
     }
     const std::string_view line = text.substr(begin, end - begin);
     begin = end + 1;
@@ -351,34 +392,40 @@ Results parse_results(std::string_view text, const std::string &source, Unfinish
       if (run == fields.end() || id == fields.end()) {
         throw Error(source, 1, "", "not a sweep results file (no 'run' and 'run_id' columns)");
       }
-      run_column = static_cast<std::size_t>(run - fields.begin());
-      id_column = static_cast<std::size_t>(id - fields.begin());
+      run_column = at(run - fields.begin());
+      id_column = at(id - fields.begin());
       const auto points = std::find(fields.begin(), fields.end(), "points");
-      if (points != fields.end()) points_column = static_cast<std::size_t>(points - fields.begin());
+      if (points != fields.end())
+        points_column = at(points - fields.begin());
       continue;
     }
     ResultsRow row{0, "", std::string(line), line_number, std::nullopt};
     const std::string &run = fields.size() == columns ? fields[run_column] : std::string();
     const auto [rest, error] = std::from_chars(run.data(), run.data() + run.size(), row.run);
-    if (fields.size() != columns || error != std::errc() || rest != run.data() + run.size() || run.empty()) {
+    if (fields.size() != columns || error != std::errc() || rest != run.data() + run.size() ||
+        run.empty()) {
       throw Error(source, line_number, "",
-                  fmt::format("expected {} fields starting with a run number, got {}", columns, fields.size()));
+                  fmt::format("expected {} fields starting with a run number, got {}", columns,
+                              fields.size()));
     }
     row.id = fields[id_column];
     if (points_column) {
       const std::string &points = fields[*points_column];
       std::size_t value = 0;
-      const auto [end_of_points, points_error] = std::from_chars(points.data(), points.data() + points.size(), value);
-      if (points_error != std::errc() || end_of_points != points.data() + points.size() || points.empty() ||
-          row.run >= value) {
+      const auto [end_of_points, points_error] =
+          std::from_chars(points.data(), points.data() + points.size(), value);
+      if (points_error != std::errc() || end_of_points != points.data() + points.size() ||
+          points.empty() || row.run >= value) {
         throw Error(source, line_number, "points",
-                    fmt::format("expected the sweep's point count (more than run {}), got \"{}\"", row.run, points));
+                    fmt::format("expected the sweep's point count (more than run {}), got \"{}\"",
+                                row.run, points));
       }
       row.points = value;
     }
     results.rows.push_back(std::move(row));
   }
-  if (line_number == 0) throw Error(source, 0, "", "empty results file");
+  if (line_number == 0)
+    throw Error(source, 0, "", "empty results file");
   return results;
 }
 
@@ -390,18 +437,21 @@ Shard parse_shard(const std::string &text, const std::string &field) {
     return error == std::errc() && rest == text.data() + end && begin < end;
   };
   if (slash == std::string::npos || !number(0, slash, shard.shard) ||
-      !number(slash + 1, text.size(), shard.count) || shard.count == 0 || shard.shard >= shard.count) {
+      !number(slash + 1, text.size(), shard.count) || shard.count == 0 ||
+      shard.shard >= shard.count) {
     throw Error("", 0, field, fmt::format("expected i/N with 0 <= i < N, got \"{}\"", text));
   }
   return shard;
 }
 
 std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos)
+    return std::string(text);
   std::string quoted = "\"";
   for (const char c : text) {
     quoted += c;
-    if (c == '"') quoted += '"';
+    if (c == '"')
+      quoted += '"';
   }
   return quoted + "\"";
 }

@@ -20,10 +20,10 @@ namespace ppsim {
 
 /// One scenario field swept over a list of values.
 struct SweepColumn {
-  std::string key;       ///< dotted scenario field, also the CSV column name
-  toml::array values;    ///< as written in the sweep file
-  std::string source;    ///< sweep file name, for errors
-  int line = 0;          ///< line of the key
+  std::string key;    ///< dotted scenario field, also the CSV column name
+  toml::array values; ///< as written in the sweep file
+  std::string source; ///< sweep file name, for errors
+  int line = 0;       ///< line of the key
 };
 
 /// One axis of the cartesian product: a single column, or a zip group whose columns (all of the
@@ -46,24 +46,24 @@ private:
 };
 
 struct SweepPoint {
-  std::size_t index = 0;            ///< k, position in the unsharded run list
+  std::size_t index = 0; ///< k, position in the unsharded run list
   /// 16 hex digits: a hash of everything the run's row depends on (docs/sweep.md): ppsim's
   /// version, the parameter values and the text of the files it reads.
   std::string id;
-  std::vector<std::string> values;  ///< one per parameter column, as CSV text (unquoted)
+  std::vector<std::string> values; ///< one per parameter column, as CSV text (unquoted)
   ScenarioInput input;
-  std::string error;                ///< why a value does not fit its field; the run is skipped
+  std::string error; ///< why a value does not fit its field; the run is skipped
 };
 
 /// The most points a sweep may have (the product of its axes' lengths).
 inline constexpr std::int64_t kMaxSweepPoints = std::int64_t{1} << 40;
 
 struct Sweep {
-  ScenarioInput base;                ///< the `base` scenario (defaults when none)
-  std::vector<SweepAxis> axes;       ///< in declaration order; the first varies slowest
-  std::vector<std::string> metrics;  ///< [output] metrics; empty = every metric
-  std::string base_directory;        ///< relative file values (costs_file, ...) resolve here
-  std::string base_file;             ///< the `base` scenario file, resolved; empty when none
+  ScenarioInput base;               ///< the `base` scenario (defaults when none)
+  std::vector<SweepAxis> axes;      ///< in declaration order; the first varies slowest
+  std::vector<std::string> metrics; ///< [output] metrics; empty = every metric
+  std::string base_directory;       ///< relative file values (costs_file, ...) resolve here
+  std::string base_file;            ///< the `base` scenario file, resolved; empty when none
 
   /// Number of runs: the product of the axis sizes (1 when there is no axis).
   [[nodiscard]] std::size_t size() const;
@@ -82,8 +82,8 @@ struct Sweep {
 using ScenarioLoader = std::function<ScenarioInput(const std::string &path)>;
 
 /// Parses sweep TOML text; `source` names it in errors ("sweep.toml:7: field ...").
-Sweep parse_sweep(std::string_view text, const std::string &source, const std::string &base_directory,
-                  const ScenarioLoader &load_scenario);
+Sweep parse_sweep(std::string_view text, const std::string &source,
+                  const std::string &base_directory, const ScenarioLoader &load_scenario);
 
 /// Reads a sweep file and its base scenario file.
 Sweep read_sweep_file(const std::string &path);
@@ -101,9 +101,9 @@ std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const Simulat
 
 /// One row of a results file.
 struct ResultsRow {
-  std::size_t run = 0;  ///< the `run` column: position in the unsharded run list
-  std::string id;       ///< the `run_id` column
-  std::string line;     ///< the whole row, without its line break
+  std::size_t run = 0; ///< the `run` column: position in the unsharded run list
+  std::string id;      ///< the `run_id` column
+  std::string line;    ///< the whole row, without its line break
   int line_number = 0;
   /// The `points` column: how many runs the whole (unsharded) sweep has; absent in files written
   /// before it existed.

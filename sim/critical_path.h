@@ -17,22 +17,22 @@ struct CriticalStep {
   int device = 0;
   Ticks start;
   Ticks end;
-  bool via_dependency = false;  ///< reached over a dependency edge (else: the device's order)
-  Ticks transfer;               ///< transfer time on that edge
+  bool via_dependency = false; ///< reached over a dependency edge (else: the device's order)
+  Ticks transfer;              ///< transfer time on that edge
 };
 
 /// Idle time of one device spent waiting for one kind of input from one device.
 struct IdleCause {
   int device = 0;
-  std::string waiting_for;  ///< "forward from device 1", "gradient from device 2", "start"
+  std::string waiting_for; ///< "forward from device 1", "gradient from device 2", "start"
   Ticks idle;
   int gaps = 0;
 };
 
 struct BubbleExplanation {
-  Ticks longest_path;              ///< length of the DAG's longest path
-  std::vector<CriticalStep> path;  ///< in time order
-  std::vector<IdleCause> idle_causes;  ///< per device, largest first
+  Ticks longest_path;                 ///< length of the DAG's longest path
+  std::vector<CriticalStep> path;     ///< in time order
+  std::vector<IdleCause> idle_causes; ///< per device, largest first
 };
 
 /// Builds the DAG of the executed schedule and explains it. With uncontended, non-blocking links

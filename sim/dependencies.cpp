@@ -1,4 +1,5 @@
 #include "sim/dependencies.h"
+#include "base/index.h"
 
 #include "base/error.h"
 
@@ -32,9 +33,7 @@ public:
       throw Error(fmt::format("{} needs {}, which the schedule does not contain",
                               describe(consumer_op), describe(needed)));
     }
-    const auto stage_device = [&](int stage) {
-      return scenario_.stage_device[static_cast<std::size_t>(stage)];
-    };
+    const auto stage_device = [&](int stage) { return scenario_.stage_device[at(stage)]; };
     Dependency edge;
     edge.producer = producer;
     edge.consumer = consumer;
@@ -42,7 +41,7 @@ public:
     edge.crosses_devices = stage_device(needed.stage) != stage_device(consumer_op.stage);
     if (edge.crosses_devices) {
       const int boundary = std::min(needed.stage, consumer_op.stage);
-      edge.transfer = scenario_.boundary_transfer[static_cast<std::size_t>(boundary)];
+      edge.transfer = scenario_.boundary_transfer[at(boundary)];
     }
     edges.push_back(edge);
   }
@@ -69,7 +68,8 @@ DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &sch
         const int j = ref.microbatch;
         switch (ref.kind) {
         case OpKind::forward:
-          if (!scenario.is_pipe_entry(s)) builder.require(entry, ref, {OpKind::forward, s - 1, j});
+          if (!scenario.is_pipe_entry(s))
+            builder.require(entry, ref, {OpKind::forward, s - 1, j});
           break;
         case OpKind::backward_input:
         case OpKind::backward_full:
@@ -89,7 +89,7 @@ DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &sch
           builder.require(entry, ref, {OpKind::backward_input, s, j});
           break;
         case OpKind::overlapped:
-          break;  // sub_op() never returns the OV kind itself
+          break; // sub_op() never returns the OV kind itself
         }
       }
       ++entry;
@@ -98,19 +98,20 @@ DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &sch
 
   // Counting sort by producer: successor lists in build order, O(edges).
   DependencyGraph graph;
-  graph.successor_offset.assign(static_cast<std::size_t>(entry) + 1, 0);
-  graph.predecessor_count.assign(static_cast<std::size_t>(entry), 0);
+  graph.successor_offset.assign(at(entry) + 1, 0);
+  graph.predecessor_count.assign(at(entry), 0);
   for (const Dependency &edge : builder.edges) {
-    ++graph.successor_offset[static_cast<std::size_t>(edge.producer) + 1];
-    ++graph.predecessor_count[static_cast<std::size_t>(edge.consumer)];
+    ++graph.successor_offset[at(edge.producer) + 1];
+    ++graph.predecessor_count[at(edge.consumer)];
   }
-  for (std::size_t e = 0; e < static_cast<std::size_t>(entry); ++e) {
+  for (std::size_t e = 0; e < at(entry); ++e) {
     graph.successor_offset[e + 1] += graph.successor_offset[e];
   }
   graph.edges.resize(builder.edges.size());
-  std::vector<std::int32_t> cursor(graph.successor_offset.begin(), graph.successor_offset.end() - 1);
+  std::vector<std::int32_t> cursor(graph.successor_offset.begin(),
+                                   graph.successor_offset.end() - 1);
   for (const Dependency &edge : builder.edges) {
-    graph.edges[static_cast<std::size_t>(cursor[static_cast<std::size_t>(edge.producer)]++)] = edge;
+    graph.edges[at(cursor[at(edge.producer)]++)] = edge;
   }
   return graph;
 }

@@ -13,16 +13,16 @@ namespace ppsim {
 struct Dependency {
   std::int32_t producer = 0;
   std::int32_t consumer = 0;
-  OpRef needed;           ///< the producer's sub-op the consumer waits for (for messages)
-  Ticks transfer;         ///< transfer time charged on this edge (0 when on one device)
+  OpRef needed;   ///< the producer's sub-op the consumer waits for (for messages)
+  Ticks transfer; ///< transfer time charged on this edge (0 when on one device)
   bool crosses_devices = false;
 };
 
 /// Edges grouped by producer (successor lists) and the number of edges entering each entry.
 struct DependencyGraph {
-  std::vector<Dependency> edges;                 ///< sorted by producer, then build order
-  std::vector<std::int32_t> successor_offset;    ///< edges of producer e: [offset[e], offset[e+1])
-  std::vector<std::int32_t> predecessor_count;   ///< per entry
+  std::vector<Dependency> edges;               ///< sorted by producer, then build order
+  std::vector<std::int32_t> successor_offset;  ///< edges of producer e: [offset[e], offset[e+1])
+  std::vector<std::int32_t> predecessor_count; ///< per entry
 };
 
 /// Builds every edge of docs/model.md, "Dependencies" (plus the lumped-remat edge when the

@@ -1,4 +1,5 @@
 #include "sim/engine.h"
+#include "base/index.h"
 
 #include "base/assert.h"
 #include "base/error.h"
@@ -12,12 +13,12 @@ namespace {
 
 // Mutable state of one run; every vector is sized once before the loop.
 struct RunState {
-  std::vector<std::int32_t> unmet;        // per entry: dependencies not yet ended
-  std::vector<Ticks> ready;               // per entry: latest arrival among ended dependencies
-  std::vector<std::int32_t> next_position;// per device
-  std::vector<Ticks> device_free;         // per device
-  std::vector<bool> running;              // per device
-  std::vector<Ticks> link_free;           // per ordered device pair (contention only)
+  std::vector<std::int32_t> unmet;         // per entry: dependencies not yet ended
+  std::vector<Ticks> ready;                // per entry: latest arrival among ended dependencies
+  std::vector<std::int32_t> next_position; // per device
+  std::vector<Ticks> device_free;          // per device
+  std::vector<bool> running;               // per device
+  std::vector<Ticks> link_free;            // per ordered device pair (contention only)
 };
 
 [[noreturn]] void report_deadlock(const Schedule &schedule, const OpLocator &locator,
@@ -26,19 +27,20 @@ struct RunState {
   // For each blocked device, name its next op and the first dependency that never ended.
   std::vector<std::string> waits;
   for (int g = 0; g < schedule.device_count(); ++g) {
-    const auto &ops = schedule.device_ops[static_cast<std::size_t>(g)];
-    const std::int32_t position = state.next_position[static_cast<std::size_t>(g)];
-    if (position >= static_cast<std::int32_t>(ops.size())) continue;
+    const auto &ops = schedule.device_ops[at(g)];
+    const std::int32_t position = state.next_position[at(g)];
+    if (position >= static_cast<std::int32_t>(ops.size()))
+      continue;
     const std::int32_t entry = locator.entry_offset(g) + position;
     std::string needed = "?";
     for (const Dependency &edge : graph.edges) {
-      if (edge.consumer == entry && !ended[static_cast<std::size_t>(edge.producer)]) {
+      if (edge.consumer == entry && !ended[at(edge.producer)]) {
         needed = describe(edge.needed);
         break;
       }
     }
-    waits.push_back(fmt::format("device {} waits at {} for {}", g,
-                                describe(ops[static_cast<std::size_t>(position)]), needed));
+    waits.push_back(
+        fmt::format("device {} waits at {} for {}", g, describe(ops[at(position)]), needed));
   }
   throw Error(fmt::format("schedule '{}' deadlocks: {}", schedule.name, fmt::join(waits, "; ")));
 }
@@ -54,56 +56,61 @@ Result Engine::run() const {
   const int devices = schedule_.device_count();
   const std::int32_t entries = locator_.entry_count();
   Result result;
-  result.start.assign(static_cast<std::size_t>(entries), Ticks{});
-  result.end.assign(static_cast<std::size_t>(entries), Ticks{});
+  result.start.assign(at(entries), Ticks{});
+  result.end.assign(at(entries), Ticks{});
   std::size_t cross_edges = 0;
-  for (const Dependency &edge : dependencies_.edges) cross_edges += edge.crosses_devices ? 1 : 0;
+  for (const Dependency &edge : dependencies_.edges)
+    cross_edges += edge.crosses_devices ? 1 : 0;
   result.transfers.reserve(cross_edges);
 
   RunState state;
   state.unmet = dependencies_.predecessor_count;
-  state.ready.assign(static_cast<std::size_t>(entries), Ticks{});
-  state.next_position.assign(static_cast<std::size_t>(devices), 0);
-  state.device_free.assign(static_cast<std::size_t>(devices), Ticks{});
-  state.running.assign(static_cast<std::size_t>(devices), false);
+  state.ready.assign(at(entries), Ticks{});
+  state.next_position.assign(at(devices), 0);
+  state.device_free.assign(at(devices), Ticks{});
+  state.running.assign(at(devices), false);
   if (scenario_.link.contention) {
-    state.link_free.assign(static_cast<std::size_t>(devices) * devices, Ticks{});
+    state.link_free.assign(at(devices) * devices, Ticks{});
   }
 
-  std::vector<Ticks> durations(static_cast<std::size_t>(entries));
+  std::vector<Ticks> durations(at(entries));
   for (int g = 0; g < devices; ++g) {
-    const auto &ops = schedule_.device_ops[static_cast<std::size_t>(g)];
+    const auto &ops = schedule_.device_ops[at(g)];
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      durations[static_cast<std::size_t>(locator_.entry_offset(g)) + i] = op_duration(scenario_, ops[i]);
+      durations[at(locator_.entry_offset(g)) + i] = op_duration(scenario_, ops[i]);
     }
   }
 
-  EventQueue queue(static_cast<std::size_t>(devices));
+  EventQueue queue(at(devices));
   // Starts device g's next op if all of its dependencies have ended.
   const auto try_start = [&](int g) {
-    const auto device = static_cast<std::size_t>(g);
-    if (state.running[device]) return;
+    const auto device = at(g);
+    if (state.running[device])
+      return;
     const std::int32_t position = state.next_position[device];
-    if (position >= locator_.entry_offset(g + 1) - locator_.entry_offset(g)) return;
+    if (position >= locator_.entry_offset(g + 1) - locator_.entry_offset(g))
+      return;
     const std::int32_t entry = locator_.entry_offset(g) + position;
-    const auto e = static_cast<std::size_t>(entry);
-    if (state.unmet[e] != 0) return;
+    const auto e = at(entry);
+    if (state.unmet[e] != 0)
+      return;
     const Ticks start = std::max(state.device_free[device], state.ready[e]);
     result.start[e] = start;
     state.running[device] = true;
     queue.push(start + durations[e], g, entry);
   };
 
-  for (int g = 0; g < devices; ++g) try_start(g);
-  std::vector<bool> ended(static_cast<std::size_t>(entries), false);
+  for (int g = 0; g < devices; ++g)
+    try_start(g);
+  std::vector<bool> ended(at(entries), false);
   std::int32_t ended_count = 0;
   Ticks now{};
   while (!queue.empty()) {
     const Event event = queue.pop();
     PPSIM_ASSERT(event.time >= now);
     now = event.time;
-    const auto g = static_cast<std::size_t>(event.device);
-    const auto e = static_cast<std::size_t>(event.entry);
+    const auto g = at(event.device);
+    const auto e = at(event.entry);
     PPSIM_ASSERT(!ended[e]);
     ended[e] = true;
     ++ended_count;
@@ -112,15 +119,16 @@ Result Engine::run() const {
     state.device_free[g] = now;
     ++state.next_position[g];
 
-    for (std::int32_t k = dependencies_.successor_offset[e]; k < dependencies_.successor_offset[e + 1]; ++k) {
-      const Dependency &edge = dependencies_.edges[static_cast<std::size_t>(k)];
-      const auto consumer = static_cast<std::size_t>(edge.consumer);
+    for (std::int32_t k = dependencies_.successor_offset[e];
+         k < dependencies_.successor_offset[e + 1]; ++k) {
+      const Dependency &edge = dependencies_.edges[at(k)];
+      const auto consumer = at(edge.consumer);
       Ticks arrival = now;
       if (edge.crosses_devices) {
         const std::int32_t to = locator_.device_of(edge.consumer);
         Ticks transfer_start = now;
         if (scenario_.link.contention) {
-          Ticks &link_free = state.link_free[g * static_cast<std::size_t>(devices) + static_cast<std::size_t>(to)];
+          Ticks &link_free = state.link_free[g * at(devices) + at(to)];
           transfer_start = std::max(now, link_free);
           link_free = transfer_start + edge.transfer;
         }
@@ -135,7 +143,8 @@ Result Engine::run() const {
       PPSIM_ASSERT(state.unmet[consumer] > 0);
       if (--state.unmet[consumer] == 0) {
         const int consumer_device = locator_.device_of(edge.consumer);
-        if (consumer_device != event.device) try_start(consumer_device);
+        if (consumer_device != event.device)
+          try_start(consumer_device);
       }
     }
     try_start(event.device);

@@ -17,7 +17,7 @@ struct Transfer {
   std::int32_t from_device = 0;
   std::int32_t to_device = 0;
   Ticks start;
-  Ticks end;   ///< arrival at the consumer's device
+  Ticks end; ///< arrival at the consumer's device
 };
 
 /// Timing of every schedule entry (entries numbered as in OpLocator).

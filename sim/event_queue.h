@@ -14,15 +14,17 @@ namespace ppsim {
 /// inputs are all determined starts at max(device free, latest arrival) without anything in between
 /// being able to change that. So the queue holds at most one event per device.
 struct Event {
-  Ticks time;             ///< when the op ends
-  std::int32_t device = 0; ///< ties at equal time: lower device first
+  Ticks time;                 ///< when the op ends
+  std::int32_t device = 0;    ///< ties at equal time: lower device first
   std::uint64_t sequence = 0; ///< stamped at push; a last, always-distinct tie breaker
-  std::int32_t entry = 0; ///< the schedule entry that ends (payload, not part of the key)
+  std::int32_t entry = 0;     ///< the schedule entry that ends (payload, not part of the key)
 
   /// Strict weak order on (time, device, sequence).
   [[nodiscard]] bool before(const Event &other) const {
-    if (time != other.time) return time < other.time;
-    if (device != other.device) return device < other.device;
+    if (time != other.time)
+      return time < other.time;
+    if (device != other.device)
+      return device < other.device;
     return sequence < other.sequence;
   }
 };

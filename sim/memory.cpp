@@ -1,4 +1,5 @@
 #include "sim/memory.h"
+#include "base/index.h"
 
 #include <algorithm>
 
@@ -20,12 +21,14 @@ bool over_cap(double amount, double cap) { return amount > cap_with_tolerance(ca
 namespace {
 
 // The level of (s,j)'s R (0: the whole stage from its checkpoint), or nothing without an R.
-std::optional<int> forward_level(const Schedule &schedule, const OpLocator &locator, const OpRef &op) {
-  const std::int32_t entry = locator.find(OpRef{OpKind::recompute_forward, op.stage, op.microbatch});
-  if (entry == OpLocator::kAbsent) return std::nullopt;
+std::optional<int> forward_level(const Schedule &schedule, const OpLocator &locator,
+                                 const OpRef &op) {
+  const std::int32_t entry =
+      locator.find(OpRef{OpKind::recompute_forward, op.stage, op.microbatch});
+  if (entry == OpLocator::kAbsent)
+    return std::nullopt;
   const int device = locator.device_of(entry);
-  return schedule.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(entry - locator.entry_offset(device))]
-      .first.level;
+  return schedule.device_ops[at(device)][at(entry - locator.entry_offset(device))].first.level;
 }
 
 MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLocator &locator,
@@ -34,8 +37,10 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
   const double rebuilt_by_rbw = stage.kept_after_b - stage.checkpoint;
   // What B drops because RW or RBW will rebuild it before W (docs/remat.md, "The three options").
   const auto dropped_after_b = [&]() {
-    if (has(OpKind::recompute_full_backward)) return rebuilt_by_rbw;
-    if (has(OpKind::recompute_weight_inputs)) return stage.weight_input_share;
+    if (has(OpKind::recompute_full_backward))
+      return rebuilt_by_rbw;
+    if (has(OpKind::recompute_weight_inputs))
+      return stage.weight_input_share;
     return 0.0;
   };
   // A checkpoint level keeps `kept` from F on; its R holds what the backward leaves for W (the
@@ -45,20 +50,25 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
   // Only F, R and the backward that follows depend on the R's level.
   const bool level_matters = op.kind == OpKind::forward || op.kind == OpKind::recompute_forward ||
                              op.kind == OpKind::backward_input || op.kind == OpKind::backward_full;
-  const std::optional<int> level = level_matters ? forward_level(schedule, locator, op) : std::nullopt;
+  const std::optional<int> level =
+      level_matters ? forward_level(schedule, locator, op) : std::nullopt;
   const CheckpointLevelMemory *checkpointed =
-      level && *level > 0 ? &stage.checkpoint_levels[static_cast<std::size_t>(*level - 1)] : nullptr;
-  const double reserved = checkpointed ? std::max(0.0, stage.kept_after_b - checkpointed->kept) : 0.0;
+      level && *level > 0 ? &stage.checkpoint_levels[at(*level - 1)] : nullptr;
+  const double reserved =
+      checkpointed ? std::max(0.0, stage.kept_after_b - checkpointed->kept) : 0.0;
   // What the stage holds right before its backward: the full record, or the level's part.
   const double before_backward = checkpointed ? checkpointed->kept + reserved : stage.stored;
   switch (op.kind) {
   case OpKind::forward:
-    if (checkpointed) return {checkpointed->kept, 0, stage.peak_checkpointed_forward};
-    if (level) return {stage.checkpoint, 0, stage.peak_checkpointed_forward};
+    if (checkpointed)
+      return {checkpointed->kept, 0, stage.peak_checkpointed_forward};
+    if (level)
+      return {stage.checkpoint, 0, stage.peak_checkpointed_forward};
     return {stage.stored, 0, stage.peak_forward};
   case OpKind::recompute_forward:
     if (checkpointed) {
-      return {reserved, 0, std::max(0.0, checkpointed->backward_peak - checkpointed->kept - reserved)};
+      return {reserved, 0,
+              std::max(0.0, checkpointed->backward_peak - checkpointed->kept - reserved)};
     }
     return {stage.stored - stage.checkpoint, 0, stage.peak_forward};
   case OpKind::backward_input:
@@ -73,8 +83,9 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
   case OpKind::recompute_weight_inputs:
     return {stage.weight_input_share, 0, stage.peak_checkpointed_forward};
   case OpKind::recompute_full_backward:
-    return {rebuilt_by_rbw, 0,
-            std::max(stage.peak_forward, stage.stored - stage.checkpoint + stage.peak_backward_input)};
+    return {
+        rebuilt_by_rbw, 0,
+        std::max(stage.peak_forward, stage.stored - stage.checkpoint + stage.peak_backward_input)};
   case OpKind::overlapped:
     break;
   }
@@ -92,8 +103,7 @@ std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocat
       MemoryEffect total;
       for (int part = 0; part < op.sub_op_count(); ++part) {
         const OpRef ref = op.sub_op(part);
-        const MemoryEffect one =
-            sub_op_effect(ref, schedule, locator, track.stages[static_cast<std::size_t>(ref.stage)]);
+        const MemoryEffect one = sub_op_effect(ref, schedule, locator, track.stages[at(ref.stage)]);
         total.alloc += one.alloc;
         total.release += one.release;
         total.transient = std::max(total.transient, one.transient);
@@ -109,14 +119,15 @@ namespace {
 // The one walk of a device's order: `visit(entry, during, resident_after, release)` for each op,
 // where `during` is resident_before + alloc + transient; returns the device's peak.
 template <class Visit>
-double walk_device(const Schedule &schedule, const OpLocator &locator, const std::vector<MemoryEffect> &effects,
-                   const MemoryTrack &track, int g, Visit &&visit) {
-  const auto device = static_cast<std::size_t>(g);
+double walk_device(const Schedule &schedule, const OpLocator &locator,
+                   const std::vector<MemoryEffect> &effects, const MemoryTrack &track, int g,
+                   Visit &&visit) {
+  const auto device = at(g);
   double resident = track.device_constant.empty() ? 0.0 : track.device_constant[device];
   double peak = resident;
   const std::size_t count = schedule.device_ops[device].size();
   for (std::size_t i = 0; i < count; ++i) {
-    const auto entry = static_cast<std::size_t>(locator.entry_offset(g)) + i;
+    const auto entry = at(locator.entry_offset(g)) + i;
     const MemoryEffect &effect = effects[entry];
     const double during = resident + effect.alloc + effect.transient;
     peak = std::max(peak, during);
@@ -128,12 +139,14 @@ double walk_device(const Schedule &schedule, const OpLocator &locator, const std
 
 } // namespace
 
-std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule, const MemoryTrack &track) {
+std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule,
+                                 const MemoryTrack &track) {
   const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
   const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
   std::vector<double> peaks;
   for (int g = 0; g < schedule.device_count(); ++g) {
-    peaks.push_back(walk_device(schedule, locator, effects, track, g, [](std::size_t, double, double, double) {}));
+    peaks.push_back(walk_device(schedule, locator, effects, track, g,
+                                [](std::size_t, double, double, double) {}));
   }
   return peaks;
 }
@@ -144,25 +157,26 @@ MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, co
   MemoryReport report;
   report.devices.resize(schedule.device_ops.size());
   for (int g = 0; g < schedule.device_count(); ++g) {
-    DeviceMemory &memory = report.devices[static_cast<std::size_t>(g)];
+    DeviceMemory &memory = report.devices[at(g)];
     if (with_timeline) {
-      memory.timeline.reserve(2 * schedule.device_ops[static_cast<std::size_t>(g)].size() + 1);
+      memory.timeline.reserve(2 * schedule.device_ops[at(g)].size() + 1);
       memory.timeline.push_back(
-          {Ticks{}, track.device_constant.empty() ? 0.0 : track.device_constant[static_cast<std::size_t>(g)]});
+          {Ticks{}, track.device_constant.empty() ? 0.0 : track.device_constant[at(g)]});
     }
     bool violated = false;
-    memory.peak = walk_device(schedule, locator, effects, track, g,
-                              [&](std::size_t entry, double during, double resident, double release) {
-                                if (track.cap && !violated && over_cap(during, *track.cap)) {
-                                  violated = true;
-                                  report.violations.push_back(
-                                      {g, static_cast<std::int32_t>(entry), result.start[entry], during, *track.cap});
-                                }
-                                if (with_timeline) {
-                                  memory.timeline.push_back({result.start[entry], resident + release});
-                                  memory.timeline.push_back({result.end[entry], resident});
-                                }
-                              });
+    memory.peak =
+        walk_device(schedule, locator, effects, track, g,
+                    [&](std::size_t entry, double during, double resident, double release) {
+                      if (track.cap && !violated && over_cap(during, *track.cap)) {
+                        violated = true;
+                        report.violations.push_back({g, static_cast<std::int32_t>(entry),
+                                                     result.start[entry], during, *track.cap});
+                      }
+                      if (with_timeline) {
+                        memory.timeline.push_back({result.start[entry], resident + release});
+                        memory.timeline.push_back({result.end[entry], resident});
+                      }
+                    });
   }
   return report;
 }

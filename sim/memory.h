@@ -12,9 +12,9 @@ namespace ppsim {
 
 /// What one entry does to a device's resident memory.
 struct MemoryEffect {
-  double alloc = 0;      ///< added at the op's start
-  double release = 0;    ///< removed at the op's end
-  double transient = 0;  ///< extra held only while the op runs
+  double alloc = 0;     ///< added at the op's start
+  double release = 0;   ///< removed at the op's end
+  double transient = 0; ///< extra held only while the op runs
 };
 
 /// Resident amount from `time` on (a step function).
@@ -28,18 +28,18 @@ struct Violation {
   int device = 0;
   std::int32_t entry = 0;
   Ticks time;
-  double resident = 0;  ///< resident_before + alloc + transient at that op
+  double resident = 0; ///< resident_before + alloc + transient at that op
   double cap = 0;
 };
 
 struct DeviceMemory {
-  double peak = 0;                  ///< max over the device's ops of resident_before + alloc + transient
-  std::vector<MemoryPoint> timeline;///< filled only when asked for (plots, traces)
+  double peak = 0; ///< max over the device's ops of resident_before + alloc + transient
+  std::vector<MemoryPoint> timeline; ///< filled only when asked for (plots, traces)
 };
 
 struct MemoryReport {
   std::vector<DeviceMemory> devices;
-  std::vector<Violation> violations;  ///< at most one per device, when the track has a cap
+  std::vector<Violation> violations; ///< at most one per device, when the track has a cap
 };
 
 /// The most that fits under `cap`: the cap plus the relative slack of sums of doubles (fractions
@@ -56,7 +56,8 @@ std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocat
 /// Per-device peak of `track` for a validated schedule. Peaks depend on the device orders only
 /// (docs/model.md, "Memory": prefix sums of resident + alloc + transient), so no timing run is
 /// needed; the same walk as track_memory.
-std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule, const MemoryTrack &track);
+std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule,
+                                 const MemoryTrack &track);
 
 /// Walks each device's order (peaks are exact prefix sums, docs/model.md, "Memory models") and,
 /// with

@@ -1,4 +1,5 @@
 #include "sim/metrics.h"
+#include "base/index.h"
 
 #include "sim/validate.h"
 
@@ -8,9 +9,9 @@ namespace ppsim {
 namespace {
 
 double ratio(Ticks numerator, Ticks denominator) {
-  return denominator.count() == 0 ? 0.0
-                                  : static_cast<double>(numerator.count()) /
-                                        static_cast<double>(denominator.count());
+  return denominator.count() == 0
+             ? 0.0
+             : static_cast<double>(numerator.count()) / static_cast<double>(denominator.count());
 }
 
 Metrics measure(const Scenario &scenario, const Schedule &schedule, const OpLocator &locator,
@@ -19,23 +20,25 @@ Metrics measure(const Scenario &scenario, const Schedule &schedule, const OpLoca
   Metrics metrics;
   metrics.devices.resize(schedule.device_ops.size());
   for (int g = 0; g < schedule.device_count(); ++g) {
-    const auto device = static_cast<std::size_t>(g);
+    const auto device = at(g);
     const auto &ops = schedule.device_ops[device];
     DeviceMetrics &stats = metrics.devices[device];
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto entry = static_cast<std::size_t>(locator.entry_offset(g)) + i;
+      const auto entry = at(locator.entry_offset(g)) + i;
       const Ticks duration = result.end[entry] - result.start[entry];
       stats.busy += duration;
-      if (is_recompute(ops[i].kind())) stats.recompute += duration;
+      if (is_recompute(ops[i].kind()))
+        stats.recompute += duration;
     }
     if (!ops.empty()) {
-      stats.start = result.start[static_cast<std::size_t>(locator.entry_offset(g))];
-      stats.end = result.end[static_cast<std::size_t>(locator.entry_offset(g + 1)) - 1];
+      stats.start = result.start[at(locator.entry_offset(g))];
+      stats.end = result.end[at(locator.entry_offset(g + 1)) - 1];
     }
     stats.span = stats.end - stats.start;
     stats.idle = stats.span - stats.busy;
     stats.peak_activations = activations.devices[device].peak;
-    if (bytes) stats.peak_bytes = bytes->devices[device].peak;
+    if (bytes)
+      stats.peak_bytes = bytes->devices[device].peak;
     metrics.makespan = std::max(metrics.makespan, stats.end);
     metrics.max_span = std::max(metrics.max_span, stats.span);
     metrics.ideal = std::max(metrics.ideal, stats.busy - stats.recompute);
@@ -71,32 +74,37 @@ Simulation simulate(const Scenario &scenario, const Schedule &schedule,
 std::vector<double> mean_wait_before_backward(const Scenario &scenario, const Schedule &schedule,
                                               const Result &result) {
   std::vector<double> waits;
-  std::size_t entry = 0;  // entries are numbered device by device (OpLocator)
+  std::size_t entry = 0; // entries are numbered device by device (OpLocator)
   for (const std::vector<Op> &ops : schedule.device_ops) {
     Ticks total{0};
     std::int64_t backwards = 0;
     for (std::size_t i = 0; i < ops.size(); ++i, ++entry) {
       const OpKind kind = ops[i].kind();
-      if (kind != OpKind::backward_input && kind != OpKind::backward_full) continue;
+      if (kind != OpKind::backward_input && kind != OpKind::backward_full)
+        continue;
       const Ticks previous_end = i == 0 ? Ticks{0} : result.end[entry - 1];
       total = total + (result.start[entry] - previous_end);
       ++backwards;
     }
-    waits.push_back(backwards == 0 ? 0.0 : scenario.time_scale.to_units(total) / static_cast<double>(backwards));
+    waits.push_back(backwards == 0
+                        ? 0.0
+                        : scenario.time_scale.to_units(total) / static_cast<double>(backwards));
   }
   return waits;
 }
 
 double Metrics::max_peak_activations() const {
   double peak = 0;
-  for (const DeviceMetrics &device : devices) peak = std::max(peak, device.peak_activations);
+  for (const DeviceMetrics &device : devices)
+    peak = std::max(peak, device.peak_activations);
   return peak;
 }
 
 std::optional<double> Metrics::max_peak_bytes() const {
   std::optional<double> peak;
   for (const DeviceMetrics &device : devices) {
-    if (device.peak_bytes) peak = std::max(peak.value_or(0.0), *device.peak_bytes);
+    if (device.peak_bytes)
+      peak = std::max(peak.value_or(0.0), *device.peak_bytes);
   }
   return peak;
 }

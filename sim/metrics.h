@@ -10,24 +10,24 @@
 namespace ppsim {
 
 struct DeviceMetrics {
-  Ticks start;      ///< first op start
-  Ticks end;        ///< last op end
-  Ticks span;       ///< end - start
-  Ticks busy;       ///< sum of op durations, recomputation included
-  Ticks idle;       ///< span - busy
-  Ticks recompute;  ///< time in R, RW and RBW ops
-  double peak_activations = 0;         ///< count (or zb) unit of docs/model.md, "Memory models"
-  std::optional<double> peak_bytes;    ///< byte model, when byte sizes are known
+  Ticks start;                      ///< first op start
+  Ticks end;                        ///< last op end
+  Ticks span;                       ///< end - start
+  Ticks busy;                       ///< sum of op durations, recomputation included
+  Ticks idle;                       ///< span - busy
+  Ticks recompute;                  ///< time in R, RW and RBW ops
+  double peak_activations = 0;      ///< count (or zb) unit of docs/model.md, "Memory models"
+  std::optional<double> peak_bytes; ///< byte model, when byte sizes are known
 };
 
 struct Metrics {
   Ticks makespan;
   Ticks max_span;
-  Ticks ideal;                 ///< max over devices of busy time without recomputation
-  double bubble_ratio = 0;     ///< (makespan - ideal) / makespan
-  double span_bubble_ratio = 0;///< (max_span - ideal) / max_span
+  Ticks ideal;                  ///< max over devices of busy time without recomputation
+  double bubble_ratio = 0;      ///< (makespan - ideal) / makespan
+  double span_bubble_ratio = 0; ///< (max_span - ideal) / max_span
   std::vector<DeviceMetrics> devices;
-  bool feasible = true;        ///< no device exceeds the cap of the active memory model
+  bool feasible = true; ///< no device exceeds the cap of the active memory model
   std::vector<Violation> violations;
 
   /// The largest device peak in the count (or zb) unit.
@@ -45,7 +45,7 @@ struct Simulation {
 };
 
 struct SimulateOptions {
-  bool memory_timelines = false;  ///< record memory over time (for --svg, --trace)
+  bool memory_timelines = false; ///< record memory over time (for --svg, --trace)
 };
 
 /// Validates, times and measures a schedule: the one entry point the CLI and sweeps use.

@@ -1,4 +1,5 @@
 #include "sim/op_locator.h"
+#include "base/index.h"
 
 #include "base/assert.h"
 
@@ -6,8 +7,7 @@ namespace ppsim {
 
 OpLocator::OpLocator(const Schedule &schedule, int stage_count, int microbatches)
     : stage_count_(stage_count), microbatches_(microbatches) {
-  const std::size_t table_size =
-      static_cast<std::size_t>(stage_count) * static_cast<std::size_t>(microbatches);
+  const std::size_t table_size = at(stage_count) * at(microbatches);
   device_offset_.reserve(schedule.device_ops.size() + 1);
   entry_device_.reserve(schedule.op_count());
   std::int32_t entry = 0;
@@ -18,9 +18,10 @@ OpLocator::OpLocator(const Schedule &schedule, int stage_count, int microbatches
         const OpRef ref = op.sub_op(part);
         PPSIM_ASSERT(ref.stage >= 0 && ref.stage < stage_count);
         PPSIM_ASSERT(ref.microbatch >= 0 && ref.microbatch < microbatches);
-        auto &table = entry_of_[static_cast<std::size_t>(ref.kind)];
-        if (table.empty()) table.assign(table_size, kAbsent);
-        std::int32_t &slot = table[static_cast<std::size_t>(ref.stage) * microbatches + ref.microbatch];
+        auto &table = entry_of_[at(ref.kind)];
+        if (table.empty())
+          table.assign(table_size, kAbsent);
+        std::int32_t &slot = table[at(ref.stage) * microbatches + ref.microbatch];
         if (slot == kAbsent) {
           slot = entry;
         } else if (duplicates_.empty()) {
@@ -35,12 +36,12 @@ OpLocator::OpLocator(const Schedule &schedule, int stage_count, int microbatches
 }
 
 std::int32_t OpLocator::find(OpRef op) const {
-  const auto &table = entry_of_[static_cast<std::size_t>(op.kind)];
+  const auto &table = entry_of_[at(op.kind)];
   if (table.empty() || op.stage < 0 || op.stage >= stage_count_ || op.microbatch < 0 ||
       op.microbatch >= microbatches_) {
     return kAbsent;
   }
-  return table[static_cast<std::size_t>(op.stage) * microbatches_ + op.microbatch];
+  return table[at(op.stage) * microbatches_ + op.microbatch];
 }
 
 } // namespace ppsim

@@ -1,5 +1,6 @@
 #pragma once
 // Dense lookup from (kind, stage, microbatch) to the schedule entry that executes it.
+#include "base/index.h"
 #include "sim/schedule.h"
 
 #include <array>
@@ -22,14 +23,10 @@ public:
   [[nodiscard]] bool contains(OpKind kind, int stage, int microbatch) const {
     return find(OpRef{kind, stage, microbatch}) != kAbsent;
   }
-  [[nodiscard]] std::int32_t entry_offset(int device) const {
-    return device_offset_[static_cast<std::size_t>(device)];
-  }
+  [[nodiscard]] std::int32_t entry_offset(int device) const { return device_offset_[at(device)]; }
   [[nodiscard]] std::int32_t entry_count() const { return device_offset_.back(); }
   /// Device that runs entry `entry`.
-  [[nodiscard]] int device_of(std::int32_t entry) const {
-    return entry_device_[static_cast<std::size_t>(entry)];
-  }
+  [[nodiscard]] int device_of(std::int32_t entry) const { return entry_device_[at(entry)]; }
   /// The first sub-op that appeared twice, if any.
   [[nodiscard]] const std::vector<OpRef> &duplicates() const { return duplicates_; }
 

@@ -9,10 +9,12 @@ std::vector<int> make_placement(PlacementKind kind, int devices, int chunks) {
   std::vector<int> placement;
   switch (kind) {
   case PlacementKind::single_wave:
-    for (int s = 0; s < devices; ++s) placement.push_back(s);
+    for (int s = 0; s < devices; ++s)
+      placement.push_back(s);
     break;
   case PlacementKind::round_robin:
-    for (int s = 0; s < devices * chunks; ++s) placement.push_back(s % devices);
+    for (int s = 0; s < devices * chunks; ++s)
+      placement.push_back(s % devices);
     break;
   case PlacementKind::v_shape:
     for (int s = 0; s < devices * chunks; ++s) {
@@ -21,8 +23,10 @@ std::vector<int> make_placement(PlacementKind kind, int devices, int chunks) {
     }
     break;
   case PlacementKind::dual_pipe:
-    for (int s = 0; s < devices; ++s) placement.push_back(s);
-    for (int s = 0; s < devices; ++s) placement.push_back(devices - 1 - s);
+    for (int s = 0; s < devices; ++s)
+      placement.push_back(s);
+    for (int s = 0; s < devices; ++s)
+      placement.push_back(devices - 1 - s);
     break;
   }
   return placement;

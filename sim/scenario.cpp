@@ -1,4 +1,5 @@
 #include "sim/scenario.h"
+#include "base/index.h"
 
 #include "base/assert.h"
 
@@ -7,21 +8,28 @@ namespace {
 
 Ticks single_duration(const Scenario &scenario, const OpRef &op) {
   PPSIM_ASSERT(op.stage >= 0 && op.stage < scenario.stage_count());
-  const StageCosts &costs = scenario.stage_costs[static_cast<std::size_t>(op.stage)];
+  const StageCosts &costs = scenario.stage_costs[at(op.stage)];
   switch (op.kind) {
-  case OpKind::forward: return costs.forward;
-  case OpKind::backward_input: return costs.backward_input;
-  case OpKind::backward_weight: return costs.backward_weight;
-  case OpKind::backward_full: return costs.backward_input + costs.backward_weight;
+  case OpKind::forward:
+    return costs.forward;
+  case OpKind::backward_input:
+    return costs.backward_input;
+  case OpKind::backward_weight:
+    return costs.backward_weight;
+  case OpKind::backward_full:
+    return costs.backward_input + costs.backward_weight;
   case OpKind::recompute_forward:
     if (op.level > 0) {
       PPSIM_ASSERT(op.level <= costs.checkpoint_level_recompute.size());
       return costs.checkpoint_level_recompute[op.level - 1U];
     }
     return costs.recompute_forward;
-  case OpKind::recompute_weight_inputs: return costs.recompute_weight_inputs;
-  case OpKind::recompute_full_backward: return costs.recompute_full_backward;
-  case OpKind::overlapped: break;
+  case OpKind::recompute_weight_inputs:
+    return costs.recompute_weight_inputs;
+  case OpKind::recompute_full_backward:
+    return costs.recompute_full_backward;
+  case OpKind::overlapped:
+    break;
   }
   PPSIM_ASSERT(false && "an overlapped op has no single duration");
   return Ticks{};

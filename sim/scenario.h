@@ -2,8 +2,8 @@
 // The instance the engine times (docs/model.md, "Vocabulary"): devices, stages and their placement,
 // per-stage costs in ticks, transfer times, memory model and cap. Plain data; the builders that
 // fill it from TOML, flags or cost files live in scenario_builder.h and io/.
-#include "sim/schedule.h"
 #include "base/time.h"
+#include "sim/schedule.h"
 
 #include <algorithm>
 #include <optional>
@@ -16,9 +16,9 @@ struct StageCosts {
   Ticks forward;
   Ticks backward_input;
   Ticks backward_weight;
-  Ticks recompute_forward;          ///< R, default F
-  Ticks recompute_weight_inputs;    ///< RW, default F
-  Ticks recompute_full_backward;    ///< RBW, default F + B
+  Ticks recompute_forward;       ///< R, default F
+  Ticks recompute_weight_inputs; ///< RW, default F
+  Ticks recompute_full_backward; ///< RBW, default F + B
   /// R of checkpoint level k (index k - 1): what the level's backward recomputes
   /// (docs/remat.md, "Checkpoint levels"); empty unless levels were derived from layer costs.
   std::vector<Ticks> checkpoint_level_recompute;
@@ -39,14 +39,14 @@ struct CheckpointLevelMemory {
 /// (docs/model.md, "Memory models"): what F stores, what survives B and W, what RW recomputes, what
 /// a non-storing F keeps, and the transient peaks above the resident amount during each op.
 struct StageMemory {
-  double stored = 0;                ///< allocated at the start of a storing F (a_s, mem_f, M_f)
-  double kept_after_b = 0;          ///< still held after B for W (w_stash*a_s, M_b)
-  double kept_after_w = 0;          ///< still held after W (M_w, normally 0)
-  double weight_input_share = 0;    ///< part of kept_after_b that RW recomputes (M_ba)
-  double checkpoint = 0;            ///< kept by a non-storing F (M_in + M_out)
-  double peak_forward = 0;          ///< transient during F or R (Pk_f)
-  double peak_backward_input = 0;   ///< transient during B (Pk_b)
-  double peak_backward_weight = 0;  ///< transient during W (Pk_w)
+  double stored = 0;                    ///< allocated at the start of a storing F (a_s, mem_f, M_f)
+  double kept_after_b = 0;              ///< still held after B for W (w_stash*a_s, M_b)
+  double kept_after_w = 0;              ///< still held after W (M_w, normally 0)
+  double weight_input_share = 0;        ///< part of kept_after_b that RW recomputes (M_ba)
+  double checkpoint = 0;                ///< kept by a non-storing F (M_in + M_out)
+  double peak_forward = 0;              ///< transient during F or R (Pk_f)
+  double peak_backward_input = 0;       ///< transient during B (Pk_b)
+  double peak_backward_weight = 0;      ///< transient during W (Pk_w)
   double peak_checkpointed_forward = 0; ///< transient during a non-storing F (Pk_ckpt)
   std::vector<CheckpointLevelMemory> checkpoint_levels; ///< level k at index k - 1
 };
@@ -56,7 +56,7 @@ struct StageMemory {
 struct MemoryTrack {
   std::vector<StageMemory> stages;
   std::vector<double> device_constant;
-  std::optional<double> cap;  ///< K (count/zb unit) or bytes; none = uncapped
+  std::optional<double> cap; ///< K (count/zb unit) or bytes; none = uncapped
 };
 
 /// Which memory model the cap and the primary peak refer to (docs/model.md, "Memory models").
@@ -67,23 +67,23 @@ enum class RematTiming { early, lumped };
 
 /// Link behaviour (docs/model.md, "Links and ties").
 struct LinkModel {
-  bool contention = false;  ///< one transfer at a time per ordered device pair
-  bool blocking = false;    ///< a transfer also occupies the sending device
+  bool contention = false; ///< one transfer at a time per ordered device pair
+  bool blocking = false;   ///< a transfer also occupies the sending device
 };
 
 struct Scenario {
-  std::string model_name;          ///< label from the scenario file, may be empty
-  int devices = 1;                 ///< p
-  int microbatches = 1;            ///< m per pipe (what the engine and generators index by)
-  int chunks = 1;                  ///< v: stages per device and pipe
-  int pipes = 1;                   ///< 2 only for DualPipe (docs/model.md, "Placements")
-  std::vector<int> stage_device;   ///< pi(s) for every global stage
+  std::string model_name;        ///< label from the scenario file, may be empty
+  int devices = 1;               ///< p
+  int microbatches = 1;          ///< m per pipe (what the engine and generators index by)
+  int chunks = 1;                ///< v: stages per device and pipe
+  int pipes = 1;                 ///< 2 only for DualPipe (docs/model.md, "Placements")
+  std::vector<int> stage_device; ///< pi(s) for every global stage
   std::vector<StageCosts> stage_costs;
   /// Transfer time across the boundary between stage s and s+1 of the same pipe, both ways
   /// (the gradient to s has the size of s+1's input = s's output). Only charged between devices.
   std::vector<Ticks> boundary_transfer;
   LinkModel link;
-  std::optional<Ticks> overlap_duration;  ///< F&B of an OV op; default F + B + W of its sub-ops
+  std::optional<Ticks> overlap_duration; ///< F&B of an OV op; default F + B + W of its sub-ops
   RematTiming remat_timing = RematTiming::early;
   MemoryModel memory_model = MemoryModel::count;
   MemoryTrack activations;          ///< count (or zb) unit; always present
@@ -94,7 +94,8 @@ struct Scenario {
   /// The most checkpoint levels any stage offers (0 without levels).
   [[nodiscard]] int most_checkpoint_levels() const {
     std::size_t most = 0;
-    for (const StageCosts &costs : stage_costs) most = std::max(most, costs.checkpoint_level_recompute.size());
+    for (const StageCosts &costs : stage_costs)
+      most = std::max(most, costs.checkpoint_level_recompute.size());
     return static_cast<int>(most);
   }
   [[nodiscard]] int stages_per_pipe() const { return stage_count() / pipes; }

@@ -1,9 +1,10 @@
 #include "sim/scenario_builder.h"
+#include "base/index.h"
 
+#include "base/decimal.h"
 #include "base/error.h"
 #include "costs/cost_file.h"
 #include "costs/stage_sums.h"
-#include "base/decimal.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +13,12 @@
 
 namespace ppsim {
 double units_per_second(const ScenarioInput &input) {
-  if (input.time_unit == "s") return 1.0;
-  if (input.time_unit == "ms") return 1e3;
-  if (input.time_unit == "us") return 1e6;
+  if (input.time_unit == "s")
+    return 1.0;
+  if (input.time_unit == "ms")
+    return 1e3;
+  if (input.time_unit == "us")
+    return 1e6;
   input.fail("model.time_unit",
              fmt::format("expected \"s\", \"ms\" or \"us\", got \"{}\"", input.time_unit));
 }
@@ -24,12 +28,13 @@ namespace {
 template <typename T>
 T per_stage(const ScenarioInput &input, const std::string &key, const std::vector<T> &values,
             int stage_count, int stage) {
-  if (values.size() == 1) return values.front();
-  if (values.size() != static_cast<std::size_t>(stage_count)) {
+  if (values.size() == 1)
+    return values.front();
+  if (values.size() != at(stage_count)) {
     input.fail(key, fmt::format("expected 1 or {} values (one per stage), got {}", stage_count,
                                 values.size()));
   }
-  return values[static_cast<std::size_t>(stage)];
+  return values[at(stage)];
 }
 
 struct RationalCosts {
@@ -39,20 +44,28 @@ struct RationalCosts {
 // The field whose largest value weighs most in the run's time, for an error about time range.
 const char *largest_time_field(const ScenarioInput &input, const std::vector<RationalCosts> &costs,
                                const std::vector<Rational> &transfers) {
-  const auto units = [](Rational r) { return static_cast<long double>(r.numerator) / r.denominator; };
+  const auto units = [](Rational r) {
+    return static_cast<long double>(r.numerator) / r.denominator;
+  };
   std::pair<long double, const char *> largest{-1, "model.F"};
-  const auto consider = [&](Rational r, const char *key) { largest = std::max(largest, std::pair{units(r), key}); };
+  const auto consider = [&](Rational r, const char *key) {
+    largest = std::max(largest, std::pair{units(r), key});
+  };
   for (const RationalCosts &c : costs) {
     consider(c.forward, "model.F");
     consider(c.backward_input, "model.B");
     consider(c.backward_weight, "model.W");
-    if (!input.recompute_forward.empty()) consider(c.recompute, "model.R");
-    if (!input.recompute_weight_inputs.empty()) consider(c.recompute_weight, "model.RW");
-    if (!input.recompute_full_backward.empty()) consider(c.recompute_full, "model.RBW");
+    if (!input.recompute_forward.empty())
+      consider(c.recompute, "model.R");
+    if (!input.recompute_weight_inputs.empty())
+      consider(c.recompute_weight, "model.RW");
+    if (!input.recompute_full_backward.empty())
+      consider(c.recompute_full, "model.RBW");
   }
   for (const Rational &t : transfers)
     consider(t, input.bytes.output.empty() ? "cluster.link.latency" : "cluster.link.bandwidth");
-  if (input.overlap_fb) consider(*input.overlap_fb, "pipeline.overlap_fb");
+  if (input.overlap_fb)
+    consider(*input.overlap_fb, "pipeline.overlap_fb");
   return largest.second;
 }
 
@@ -65,20 +78,22 @@ bool within_time_range(const Scenario &scenario) {
   constexpr Int128 kLimit = Int128{1} << 62;
   Int128 per_microbatch = 0;
   for (const StageCosts &c : scenario.stage_costs) {
-    per_microbatch += Int128{c.forward.count()} + c.backward_input.count() + c.backward_weight.count() +
-                      c.recompute_forward.count() +
+    per_microbatch += Int128{c.forward.count()} + c.backward_input.count() +
+                      c.backward_weight.count() + c.recompute_forward.count() +
                       std::max(c.recompute_weight_inputs, c.recompute_full_backward).count();
-    if (scenario.overlap_duration) per_microbatch += scenario.overlap_duration->count();
+    if (scenario.overlap_duration)
+      per_microbatch += scenario.overlap_duration->count();
   }
-  for (const Ticks transfer : scenario.boundary_transfer) per_microbatch += 2 * Int128{transfer.count()};
+  for (const Ticks transfer : scenario.boundary_transfer)
+    per_microbatch += 2 * Int128{transfer.count()};
   return per_microbatch * scenario.microbatches < kLimit;
 }
 
 void build_times(const ScenarioInput &input, Scenario &scenario) {
   const int stage_count = scenario.stage_count();
   const std::int64_t divisor = input.costs_per_device ? scenario.chunks : 1;
-  std::vector<RationalCosts> costs(static_cast<std::size_t>(stage_count));
-  std::vector<Rational> transfers(static_cast<std::size_t>(stage_count), input.latency);
+  std::vector<RationalCosts> costs(at(stage_count));
+  std::vector<Rational> transfers(at(stage_count), input.latency);
   const auto value = [&](const char *key, const std::vector<Rational> &values, int s) {
     const Rational r = per_stage(input, key, values, stage_count, s);
     if (r.numerator < 0) {
@@ -89,7 +104,7 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
   };
   try {
     for (int s = 0; s < stage_count; ++s) {
-      RationalCosts &c = costs[static_cast<std::size_t>(s)];
+      RationalCosts &c = costs[at(s)];
       c.forward = value("model.F", input.forward, s);
       c.backward_input = value("model.B", input.backward_input, s);
       c.backward_weight = value("model.W", input.backward_weight, s);
@@ -108,18 +123,22 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
         // A transfer longer than any run ppsim times exactly (docs/model.md, "Time") is refused
         // here, naming the size that makes it so, before its rational overflows.
         const auto too_long = [&] {
-          input.fail("model.memory.out_bytes",
-                     fmt::format("a transfer of {:g} bytes at {:g} bytes/s takes {:g} s, beyond the range ppsim "
-                                 "times exactly (2^62 ticks of the run's {} scale); use a smaller size or a "
-                                 "larger bandwidth",
-                                 bytes, input.bandwidth_bytes_per_second, seconds, input.time_unit));
+          input.fail(
+              "model.memory.out_bytes",
+              fmt::format(
+                  "a transfer of {:g} bytes at {:g} bytes/s takes {:g} s, beyond the range ppsim "
+                  "times exactly (2^62 ticks of the run's {} scale); use a smaller size or a "
+                  "larger bandwidth",
+                  bytes, input.bandwidth_bytes_per_second, seconds, input.time_unit));
         };
         const double units = seconds * units_per_second(input);
-        if (!(units < 0x1p62)) too_long();
+        if (!(units < 0x1p62))
+          too_long();
         const auto serialization = rational_from_double(units);
-        if (!serialization) too_long();
+        if (!serialization)
+          too_long();
         try {
-          transfers[static_cast<std::size_t>(s)] = input.latency + *serialization;
+          transfers[at(s)] = input.latency + *serialization;
         } catch (const std::overflow_error &) {
           too_long();
         }
@@ -135,25 +154,33 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
                            c.recompute_weight, c.recompute_full});
   }
   all.insert(all.end(), transfers.begin(), transfers.end());
-  if (input.overlap_fb) all.push_back(*input.overlap_fb);
+  if (input.overlap_fb)
+    all.push_back(*input.overlap_fb);
   scenario.time_scale = scale_for(all.data(), all.size());
   const TimeScale &scale = scenario.time_scale;
   try {
     for (const RationalCosts &c : costs) {
-      scenario.stage_costs.push_back({scale.to_ticks(c.forward), scale.to_ticks(c.backward_input),
-                                      scale.to_ticks(c.backward_weight), scale.to_ticks(c.recompute),
+      scenario.stage_costs.push_back({scale.to_ticks(c.forward),
+                                      scale.to_ticks(c.backward_input),
+                                      scale.to_ticks(c.backward_weight),
+                                      scale.to_ticks(c.recompute),
                                       scale.to_ticks(c.recompute_weight),
-                                      scale.to_ticks(c.recompute_full), {}});
+                                      scale.to_ticks(c.recompute_full),
+                                      {}});
     }
-    for (const Rational &t : transfers) scenario.boundary_transfer.push_back(scale.to_ticks(t));
-    if (input.overlap_fb) scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);
-    if (!within_time_range(scenario)) throw std::overflow_error("time range");
+    for (const Rational &t : transfers)
+      scenario.boundary_transfer.push_back(scale.to_ticks(t));
+    if (input.overlap_fb)
+      scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);
+    if (!within_time_range(scenario))
+      throw std::overflow_error("time range");
   } catch (const std::overflow_error &) {
-    input.fail(largest_time_field(input, costs, transfers),
-               fmt::format("every op of every microbatch one after the other would exceed the 2^62 ticks "
-                           "ppsim times in exactly ({} ticks per {}); use smaller values or a coarser "
-                           "model.time_unit",
-                           scale.ticks_per_unit, input.time_unit));
+    input.fail(
+        largest_time_field(input, costs, transfers),
+        fmt::format("every op of every microbatch one after the other would exceed the 2^62 ticks "
+                    "ppsim times in exactly ({} ticks per {}); use smaller values or a coarser "
+                    "model.time_unit",
+                    scale.ticks_per_unit, input.time_unit));
   }
 }
 
@@ -163,12 +190,14 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
 void build_memory(const ScenarioInput &input, Scenario &scenario) {
   const int stage_count = scenario.stage_count();
   const double share_divisor = input.costs_per_device ? scenario.chunks : 1;
-  const auto device_of = [&](int s) { return scenario.stage_device[static_cast<std::size_t>(s)]; };
+  const auto device_of = [&](int s) { return scenario.stage_device[at(s)]; };
   const auto byte_value = [&](const char *key, const std::vector<double> &values, int s,
                               double fallback) {
-    if (values.empty()) return fallback;
+    if (values.empty())
+      return fallback;
     const double v = per_stage(input, key, values, stage_count, s);
-    if (!(v >= 0)) input.fail(key, fmt::format("expected a non-negative byte size, got {}", v));
+    if (!(v >= 0))
+      input.fail(key, fmt::format("expected a non-negative byte size, got {}", v));
     return v;
   };
   const auto layer_bytes = [&](const char *key, const std::vector<double> &values, int s,
@@ -178,42 +207,43 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
   const bool have_bytes = !input.bytes.activation.empty();
   // a_s = act_s / sum of act on the device (docs/model.md, "Memory models"); uniform chunks give
   // 1/v.
-  std::vector<double> device_activation(static_cast<std::size_t>(scenario.devices), 0.0);
-  std::vector<double> activation(static_cast<std::size_t>(stage_count), 1.0);
+  std::vector<double> device_activation(at(scenario.devices), 0.0);
+  std::vector<double> activation(at(stage_count), 1.0);
   if (have_bytes) {
     for (int s = 0; s < stage_count; ++s) {
-      activation[static_cast<std::size_t>(s)] =
-          layer_bytes("model.memory.act_bytes", input.bytes.activation, s, 0.0);
+      activation[at(s)] = layer_bytes("model.memory.act_bytes", input.bytes.activation, s, 0.0);
     }
   }
   for (int s = 0; s < stage_count; ++s) {
-    device_activation[static_cast<std::size_t>(device_of(s))] += activation[static_cast<std::size_t>(s)];
+    device_activation[at(device_of(s))] += activation[at(s)];
   }
   if (!(input.w_stash >= 0 && input.w_stash <= 1)) {
-    input.fail("model.w_stash", fmt::format("expected a fraction in [0, 1], got {}", input.w_stash));
+    input.fail("model.w_stash",
+               fmt::format("expected a fraction in [0, 1], got {}", input.w_stash));
   }
   if (!(input.m_ba_fraction >= 0 && input.m_ba_fraction <= 1)) {
     input.fail("model.memory.m_ba_fraction",
                fmt::format("expected a fraction in [0, 1], got {}", input.m_ba_fraction));
   }
   if (input.optimizer_shards < 1) {
-    input.fail("cluster.optimizer_shards",
-               fmt::format("expected at least 1 data-parallel rank, got {}", input.optimizer_shards));
+    input.fail(
+        "cluster.optimizer_shards",
+        fmt::format("expected at least 1 data-parallel rank, got {}", input.optimizer_shards));
   }
 
   MemoryTrack &count = scenario.activations;
-  count.device_constant.assign(static_cast<std::size_t>(scenario.devices), 0.0);
+  count.device_constant.assign(at(scenario.devices), 0.0);
   for (int s = 0; s < stage_count; ++s) {
-    const double share = device_activation[static_cast<std::size_t>(device_of(s))];
+    const double share = device_activation[at(device_of(s))];
     StageMemory stage;
-    stage.stored = share > 0 ? activation[static_cast<std::size_t>(s)] / share : 0.0;
+    stage.stored = share > 0 ? activation[at(s)] / share : 0.0;
     stage.kept_after_b = input.w_stash * stage.stored;
     if (input.memory_model == MemoryModel::zb) {
       stage.stored = byte_value("model.memory.mem_f", input.zb_mem_f, s, stage.stored);
       // mem_w is the (negative) change W makes, as in the zero-bubble code's GraphConfig.
-      stage.kept_after_b = input.zb_mem_w.empty()
-                               ? input.w_stash * stage.stored
-                               : -per_stage(input, "model.memory.mem_w", input.zb_mem_w, stage_count, s);
+      stage.kept_after_b = input.zb_mem_w.empty() ? input.w_stash * stage.stored
+                                                  : -per_stage(input, "model.memory.mem_w",
+                                                               input.zb_mem_w, stage_count, s);
       if (stage.kept_after_b < 0 || stage.kept_after_b > stage.stored) {
         input.fail("model.memory.mem_w", "expected -mem_f <= mem_w <= 0");
       }
@@ -229,16 +259,17 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
 
   // What a device holds from start to end: weights, their gradients and the optimizer states
   // (sharded over the data-parallel ranks), docs/model.md "Device memory".
-  std::vector<double> resident_state(static_cast<std::size_t>(scenario.devices), 0.0);
+  std::vector<double> resident_state(at(scenario.devices), 0.0);
   if (have_bytes) {
     MemoryTrack bytes;
     for (int s = 0; s < stage_count; ++s) {
       StageMemory stage;
-      stage.stored = activation[static_cast<std::size_t>(s)];
+      stage.stored = activation[at(s)];
       stage.kept_after_b = layer_bytes("model.memory.kept_after_b", input.bytes.kept_after_b, s,
                                        input.w_stash * stage.stored);
-      stage.weight_input_share = layer_bytes("model.memory.weight_input_bytes", input.bytes.weight_inputs, s,
-                                             input.m_ba_fraction * stage.kept_after_b);
+      stage.weight_input_share =
+          layer_bytes("model.memory.weight_input_bytes", input.bytes.weight_inputs, s,
+                      input.m_ba_fraction * stage.kept_after_b);
       stage.kept_after_w = layer_bytes("model.memory.kept_after_w", input.bytes.kept_after_w, s,
                                        input.w_residue * stage.stored);
       if (stage.kept_after_w > stage.kept_after_b) {
@@ -248,21 +279,27 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
       }
       stage.checkpoint = byte_value("model.memory.ckpt_bytes", input.bytes.checkpoint, s, 0.0);
       stage.peak_forward = byte_value("model.memory.peak_f", input.bytes.peak_forward, s, 0.0);
-      stage.peak_backward_input = byte_value("model.memory.peak_b", input.bytes.peak_backward_input, s, 0.0);
-      stage.peak_backward_weight = byte_value("model.memory.peak_w", input.bytes.peak_backward_weight, s, 0.0);
-      stage.peak_checkpointed_forward = byte_value("model.memory.peak_ckpt", input.bytes.peak_checkpoint, s, 0.0);
+      stage.peak_backward_input =
+          byte_value("model.memory.peak_b", input.bytes.peak_backward_input, s, 0.0);
+      stage.peak_backward_weight =
+          byte_value("model.memory.peak_w", input.bytes.peak_backward_weight, s, 0.0);
+      stage.peak_checkpointed_forward =
+          byte_value("model.memory.peak_ckpt", input.bytes.peak_checkpoint, s, 0.0);
       bytes.stages.push_back(stage);
-      const double parameters = layer_bytes("model.memory.param_bytes", input.bytes.parameters, s, 0.0);
-      resident_state[static_cast<std::size_t>(device_of(s))] += resident_state_bytes(
+      const double parameters =
+          layer_bytes("model.memory.param_bytes", input.bytes.parameters, s, 0.0);
+      resident_state[at(device_of(s))] += resident_state_bytes(
           parameters, layer_bytes("model.memory.grad_bytes", input.bytes.gradients, s, parameters),
-          layer_bytes("model.memory.optimizer_bytes", input.bytes.optimizer, s, 0.0), input.optimizer_shards);
+          layer_bytes("model.memory.optimizer_bytes", input.bytes.optimizer, s, 0.0),
+          input.optimizer_shards);
     }
     bytes.device_constant = resident_state;
     scenario.bytes = std::move(bytes);
   }
 
   if (input.cap_activations) {
-    if (!(*input.cap_activations > 0)) input.fail("cluster.K", "expected a positive cap");
+    if (!(*input.cap_activations > 0))
+      input.fail("cluster.K", "expected a positive cap");
     count.cap = *input.cap_activations;
   }
   if (input.cap_bytes) {
@@ -276,16 +313,17 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
       // bytes), the strictest device deciding (docs/scenario.md, cluster.memory).
       double k = std::numeric_limits<double>::infinity();
       for (int g = 0; g < scenario.devices; ++g) {
-        const auto d = static_cast<std::size_t>(g);
+        const auto d = at(g);
         if (device_activation[d] > 0) {
           k = std::min(k, (*input.cap_bytes - resident_state[d]) / device_activation[d]);
         }
       }
       if (!(k > 0)) {
-        input.fail("cluster.memory", fmt::format("the budget does not even hold the weights, gradients "
-                                                 "and optimizer states ({} on the fullest device)",
-                                                 format_bytes(*std::max_element(resident_state.begin(),
-                                                                              resident_state.end()))));
+        input.fail("cluster.memory",
+                   fmt::format("the budget does not even hold the weights, gradients "
+                               "and optimizer states ({} on the fullest device)",
+                               format_bytes(*std::max_element(resident_state.begin(),
+                                                              resident_state.end()))));
       }
       count.cap = k;
     }
@@ -311,16 +349,20 @@ void check_counts(const ScenarioInput &input) {
 void check_run_size(const ScenarioInput &input, std::int64_t stages, std::int64_t microbatches) {
   __extension__ using Int128 = __int128;
   const Int128 ops = Int128{stages} * microbatches * kOpsPerStageAndMicrobatch;
-  if (ops <= kMaxOps) return;
-  input.fail(microbatches >= stages ? "pipeline.microbatches" : "cluster.devices",
-             fmt::format("{} stages x {} microbatches make about {} ops, above ppsim's limit of {} (about 150 "
-                         "bytes each)",
-                         stages, microbatches, format_readable(static_cast<double>(ops)), kMaxOps));
+  if (ops <= kMaxOps)
+    return;
+  input.fail(
+      microbatches >= stages ? "pipeline.microbatches" : "cluster.devices",
+      fmt::format(
+          "{} stages x {} microbatches make about {} ops, above ppsim's limit of {} (about 150 "
+          "bytes each)",
+          stages, microbatches, format_readable(static_cast<double>(ops)), kMaxOps));
 }
 
 SourceLocation ScenarioInput::locate(const std::string &key) const {
   const auto found = origins.find(key);
-  if (found != origins.end()) return found->second;
+  if (found != origins.end())
+    return found->second;
   return SourceLocation{"", 0, key};
 }
 
@@ -351,14 +393,16 @@ Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placemen
 Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule) {
   check_counts(input);
   const int chunks = schedule.chunks(input.chunks);
-  if (input.chunks < 0) input.fail("pipeline.chunks", fmt::format("expected v >= 1, got {}", input.chunks));
+  if (input.chunks < 0)
+    input.fail("pipeline.chunks", fmt::format("expected v >= 1, got {}", input.chunks));
   const int pipes = schedule.pipes();
   switch (schedule.placement) {
   case PlacementKind::single_wave:
   case PlacementKind::dual_pipe:
     if (chunks != 1) {
       input.fail("pipeline.chunks", fmt::format("schedule '{}' places one stage per device and "
-                                                "pipe, so v must be 1, got {}", schedule.name, chunks));
+                                                "pipe, so v must be 1, got {}",
+                                                schedule.name, chunks));
     }
     break;
   case PlacementKind::round_robin:
@@ -366,14 +410,16 @@ Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule
   case PlacementKind::v_shape:
     if (chunks % 2 != 0) {
       input.fail("pipeline.chunks", fmt::format("schedule '{}' uses a V placement, so v must be "
-                                                "even, got {}", schedule.name, chunks));
+                                                "even, got {}",
+                                                schedule.name, chunks));
     }
     break;
   }
   if (pipes == 2 && input.microbatches % 2 != 0) {
     input.fail("pipeline.microbatches",
                fmt::format("schedule '{}' splits the microbatches over two pipes, so m must be "
-                           "even, got {}", schedule.name, input.microbatches));
+                           "even, got {}",
+                           schedule.name, input.microbatches));
   }
   check_run_size(input, std::int64_t{input.devices} * chunks * pipes, input.microbatches / pipes);
   return build_scenario_on(input, make_placement(schedule.placement, input.devices, chunks), chunks,

@@ -1,9 +1,9 @@
 #pragma once
 // The user's description of an instance (what a scenario file and the command-line flags say),
 // and the builder that turns it into the engine's Scenario for a given schedule.
+#include "base/time.h"
 #include "sim/scenario.h"
 #include "sim/schedules/registry.h"
-#include "base/time.h"
 
 #include <limits>
 #include <map>
@@ -15,45 +15,47 @@ namespace ppsim {
 
 /// Where a field's value was written, so errors can point at it.
 struct SourceLocation {
-  std::string file;   ///< scenario file, or "" for a command-line flag
+  std::string file; ///< scenario file, or "" for a command-line flag
   int line = 0;
-  std::string field;  ///< as the user wrote it: "pipeline.microbatches" or "-m"
+  std::string field; ///< as the user wrote it: "pipeline.microbatches" or "-m"
 };
 
 /// Per-stage byte sizes of the byte model (docs/model.md, "Memory models"); empty vector = not
 /// given. Each vector holds 1 value (every stage) or S values.
 struct ByteSizesInput {
-  std::vector<double> activation;        ///< M_f ("act_bytes")
+  std::vector<double> activation;           ///< M_f ("act_bytes")
   std::vector<double> selective_activation; ///< kept by F under selective recomputation
-  std::vector<double> kept_after_b;      ///< M_b; default w_stash * M_f
-  std::vector<double> kept_after_w;      ///< M_w, held after W to the end; default w_residue * M_f
-  std::vector<double> weight_inputs;     ///< M_ba; default m_ba_fraction * M_b
-  std::vector<double> checkpoint;        ///< M_in + M_out ("ckpt_bytes")
-  std::vector<double> parameters;        ///< "param_bytes"
-  std::vector<double> gradients;         ///< "grad_bytes"; default param_bytes
-  std::vector<double> optimizer;         ///< "optimizer_bytes" (master copy, Adam moments); default 0
+  std::vector<double> kept_after_b;         ///< M_b; default w_stash * M_f
+  std::vector<double> kept_after_w;  ///< M_w, held after W to the end; default w_residue * M_f
+  std::vector<double> weight_inputs; ///< M_ba; default m_ba_fraction * M_b
+  std::vector<double> checkpoint;    ///< M_in + M_out ("ckpt_bytes")
+  std::vector<double> parameters;    ///< "param_bytes"
+  std::vector<double> gradients;     ///< "grad_bytes"; default param_bytes
+  std::vector<double> optimizer;     ///< "optimizer_bytes" (master copy, Adam moments); default 0
   std::vector<double> peak_forward, peak_backward_input, peak_backward_weight, peak_checkpoint;
-  std::vector<double> output;            ///< boundary message size ("out_bytes")
+  std::vector<double> output; ///< boundary message size ("out_bytes")
 };
 
 struct ScenarioInput {
-  std::string model_name;     ///< free label ("model.name"), shown in reports and sweep rows
+  std::string model_name; ///< free label ("model.name"), shown in reports and sweep rows
   std::string schedule = "1f1b";
-  std::string schedule_file;  ///< CSV import instead of a generator
+  std::string schedule_file; ///< CSV import instead of a generator
   int devices = 4;
   int microbatches = 8;
-  int chunks = 0;              ///< 0 = the schedule's default v
-  int group_size = 0;          ///< interleaved g; 0 = PyTorch's m / max(1, m div p)
+  int chunks = 0;     ///< 0 = the schedule's default v
+  int group_size = 0; ///< interleaved g; 0 = PyTorch's m / max(1, m div p)
   /// cost_unit = "device" (the default): times and per-microbatch bytes are one device's share
-  /// of the model, split over its v chunks, so every schedule does the same work (docs/scenario.md).
+  /// of the model, split over its v chunks, so every schedule does the same work
+  /// (docs/scenario.md).
   bool costs_per_device = true;
   std::vector<Rational> forward{{1, 1}};
   std::vector<Rational> backward_input{{1, 1}};
   std::vector<Rational> backward_weight{{1, 1}};
-  std::vector<Rational> recompute_forward;        ///< empty = F
-  std::vector<Rational> recompute_weight_inputs;  ///< empty = F
-  std::vector<Rational> recompute_full_backward;  ///< empty = F + B
-  /// R of selective (attention-core) recomputation; empty = the GPT-3 fraction of R (remat/baselines.h)
+  std::vector<Rational> recompute_forward;       ///< empty = F
+  std::vector<Rational> recompute_weight_inputs; ///< empty = F
+  std::vector<Rational> recompute_full_backward; ///< empty = F + B
+  /// R of selective (attention-core) recomputation; empty = the GPT-3 fraction of R
+  /// (remat/baselines.h)
   std::vector<Rational> recompute_selective;
   std::string time_unit = "ms";
   Rational latency{0, 1};
@@ -63,28 +65,28 @@ struct ScenarioInput {
   std::optional<Rational> overlap_fb;
   MemoryModel memory_model = MemoryModel::count;
   double w_stash = 1.0;
-  double w_residue = 0.0;              ///< M_w / M_f: what W leaves allocated (ELF's M_w)
-  double m_ba_fraction = 14.0 / 32.0;  ///< M_ba / M_b of a GPT block (docs/model.md)
-  std::vector<double> zb_mem_f;        ///< three-term model; empty = count units
+  double w_residue = 0.0;             ///< M_w / M_f: what W leaves allocated (ELF's M_w)
+  double m_ba_fraction = 14.0 / 32.0; ///< M_ba / M_b of a GPT block (docs/model.md)
+  std::vector<double> zb_mem_f;       ///< three-term model; empty = count units
   std::vector<double> zb_mem_w;
-  std::optional<double> cap_activations;  ///< K
-  std::optional<double> cap_bytes;        ///< memory budget in bytes
+  std::optional<double> cap_activations; ///< K
+  std::optional<double> cap_bytes;       ///< memory budget in bytes
   /// Data-parallel ranks the optimizer states are sharded over (ZeRO-1, distributed optimizer).
   int optimizer_shards = 1;
   ByteSizesInput bytes;
   RematTiming remat_timing = RematTiming::early;
   std::string remat_policy = "none";
-  double remat_time_limit_seconds = 60;  ///< ILP time limit
-  double remat_relative_gap = 0.03;      ///< ILP relative gap
+  double remat_time_limit_seconds = 60; ///< ILP time limit
+  double remat_relative_gap = 0.03;     ///< ILP relative gap
   /// Rotor checkpoint levels per stage the ILP may choose from (needs costs_file; 0 = none;
   /// docs/remat.md, "Checkpoint levels").
   int remat_checkpoint_levels = 0;
-  std::string costs_file;                ///< per-layer cost file (profiler output)
-  std::vector<int> layers_per_stage;     ///< with costs_file; uniform split when empty
+  std::string costs_file;            ///< per-layer cost file (profiler output)
+  std::vector<int> layers_per_stage; ///< with costs_file; uniform split when empty
   /// How the cost file's layers are split when layers_per_stage is empty: "even", or by the
   /// partition DP, "balanced" or "remat-aware" (docs/partition.md, run by the CLI's run pipeline).
   std::string partition = "even";
-  std::map<std::string, SourceLocation> origins;  ///< field key -> where it was set
+  std::map<std::string, SourceLocation> origins; ///< field key -> where it was set
 
   /// The recorded location of `key`, or the key itself when it kept its default.
   [[nodiscard]] SourceLocation locate(const std::string &key) const;

@@ -6,14 +6,22 @@ namespace ppsim {
 
 std::string_view op_kind_token(OpKind kind) {
   switch (kind) {
-  case OpKind::forward: return "F";
-  case OpKind::backward_input: return "B";
-  case OpKind::backward_weight: return "W";
-  case OpKind::backward_full: return "BW";
-  case OpKind::recompute_forward: return "R";
-  case OpKind::recompute_weight_inputs: return "RW";
-  case OpKind::recompute_full_backward: return "RBW";
-  case OpKind::overlapped: return "OV";
+  case OpKind::forward:
+    return "F";
+  case OpKind::backward_input:
+    return "B";
+  case OpKind::backward_weight:
+    return "W";
+  case OpKind::backward_full:
+    return "BW";
+  case OpKind::recompute_forward:
+    return "R";
+  case OpKind::recompute_weight_inputs:
+    return "RW";
+  case OpKind::recompute_full_backward:
+    return "RBW";
+  case OpKind::overlapped:
+    return "OV";
   }
   return "?";
 }
@@ -26,7 +34,8 @@ OpRef Op::sub_op(int index) const {
 }
 
 std::string describe(const OpRef &op) {
-  if (op.level > 0) return fmt::format("{}{}({},{})", op_kind_token(op.kind), op.level, op.stage, op.microbatch);
+  if (op.level > 0)
+    return fmt::format("{}{}({},{})", op_kind_token(op.kind), op.level, op.stage, op.microbatch);
   return fmt::format("{}({},{})", op_kind_token(op.kind), op.stage, op.microbatch);
 }
 
@@ -39,7 +48,8 @@ std::string describe(const Op &op) {
 
 std::size_t Schedule::op_count() const {
   std::size_t count = 0;
-  for (const auto &ops : device_ops) count += ops.size();
+  for (const auto &ops : device_ops)
+    count += ops.size();
   return count;
 }
 

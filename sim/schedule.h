@@ -10,14 +10,14 @@ namespace ppsim {
 
 /// Kinds of compute op (docs/model.md, "Vocabulary").
 enum class OpKind : std::uint8_t {
-  forward,                    ///< F
-  backward_input,             ///< B: gradient w.r.t. the stage input
-  backward_weight,            ///< W: gradient w.r.t. the stage weights
-  backward_full,              ///< BW: B then W fused, duration B + W
-  recompute_forward,          ///< R: forward recomputation before B/BW
-  recompute_weight_inputs,    ///< RW: recompute what W needs, before W
-  recompute_full_backward,    ///< RBW: forward + B recomputation before W
-  overlapped,                 ///< OV: an F and a backward executed as one op (DualPipe)
+  forward,                 ///< F
+  backward_input,          ///< B: gradient w.r.t. the stage input
+  backward_weight,         ///< W: gradient w.r.t. the stage weights
+  backward_full,           ///< BW: B then W fused, duration B + W
+  recompute_forward,       ///< R: forward recomputation before B/BW
+  recompute_weight_inputs, ///< RW: recompute what W needs, before W
+  recompute_full_backward, ///< RBW: forward + B recomputation before W
+  overlapped,              ///< OV: an F and a backward executed as one op (DualPipe)
 };
 inline constexpr int kOpKindCount = 8;
 
@@ -41,7 +41,8 @@ struct OpRef {
   std::int32_t microbatch = 0;
 
   constexpr OpRef() = default;
-  constexpr OpRef(OpKind kind_, std::int32_t stage_, std::int32_t microbatch_, std::uint8_t level_ = 0)
+  constexpr OpRef(OpKind kind_, std::int32_t stage_, std::int32_t microbatch_,
+                  std::uint8_t level_ = 0)
       : kind(kind_), level(level_), stage(stage_), microbatch(microbatch_) {}
 
   friend bool operator==(const OpRef &, const OpRef &) = default;
@@ -51,7 +52,7 @@ struct OpRef {
 /// backward (`second`, B or BW) run together.
 struct Op {
   OpRef first;
-  OpRef second{};  ///< only meaningful when first.kind == OpKind::overlapped
+  OpRef second{}; ///< only meaningful when first.kind == OpKind::overlapped
 
   [[nodiscard]] OpKind kind() const { return first.kind; }
   /// Builds a plain op.

@@ -1,4 +1,5 @@
 #include "sim/validate.h"
+#include "base/index.h"
 
 #include "base/error.h"
 #include "sim/op_locator.h"
@@ -16,7 +17,8 @@ public:
       : scenario_(scenario), schedule_(schedule), origin_(origin) {}
 
   [[noreturn]] void fail_at(int device, int position, const Op &op, const std::string &what) const {
-    fail(device, fmt::format("device {}, position {}, op {}: {}", device, position, describe(op), what));
+    fail(device,
+         fmt::format("device {}, position {}, op {}: {}", device, position, describe(op), what));
   }
 
   [[noreturn]] void fail(int device, const std::string &sentence) const {
@@ -32,9 +34,9 @@ public:
                            schedule_.device_count(), scenario_.devices));
     }
     for (int g = 0; g < schedule_.device_count(); ++g) {
-      const auto &ops = schedule_.device_ops[static_cast<std::size_t>(g)];
+      const auto &ops = schedule_.device_ops[at(g)];
       for (int position = 0; position < static_cast<int>(ops.size()); ++position) {
-        const Op &op = ops[static_cast<std::size_t>(position)];
+        const Op &op = ops[at(position)];
         if (op.kind() == OpKind::overlapped) {
           if (op.second.kind != OpKind::backward_input && op.second.kind != OpKind::backward_full) {
             fail_at(g, position, op, "an overlapped op pairs a forward with a B or BW");
@@ -43,17 +45,21 @@ public:
         for (int part = 0; part < op.sub_op_count(); ++part) {
           const OpRef ref = op.sub_op(part);
           if (ref.stage < 0 || ref.stage >= scenario_.stage_count()) {
-            fail_at(g, position, op,
-                    fmt::format("stage {} is outside 0..{}", ref.stage, scenario_.stage_count() - 1));
+            fail_at(
+                g, position, op,
+                fmt::format("stage {} is outside 0..{}", ref.stage, scenario_.stage_count() - 1));
           }
           if (ref.microbatch < 0 || ref.microbatch >= scenario_.microbatches) {
-            fail_at(g, position, op, fmt::format("microbatch {} is outside 0..{}", ref.microbatch,
-                                                 scenario_.microbatches - 1));
+            fail_at(g, position, op,
+                    fmt::format("microbatch {} is outside 0..{}", ref.microbatch,
+                                scenario_.microbatches - 1));
           }
-          if (ref.level > 0) check_level(g, position, op, ref);
-          const int owner = scenario_.stage_device[static_cast<std::size_t>(ref.stage)];
+          if (ref.level > 0)
+            check_level(g, position, op, ref);
+          const int owner = scenario_.stage_device[at(ref.stage)];
           if (owner != g) {
-            fail_at(g, position, op, fmt::format("stage {} is placed on device {}", ref.stage, owner));
+            fail_at(g, position, op,
+                    fmt::format("stage {} is placed on device {}", ref.stage, owner));
           }
         }
       }
@@ -63,11 +69,11 @@ public:
   void check_completeness_and_order(const OpLocator &locator) const {
     if (!locator.duplicates().empty()) {
       const OpRef dup = locator.duplicates().front();
-      fail(scenario_.stage_device[static_cast<std::size_t>(dup.stage)],
+      fail(scenario_.stage_device[at(dup.stage)],
            fmt::format("op {} appears more than once", describe(dup)));
     }
     for (int s = 0; s < scenario_.stage_count(); ++s) {
-      const int device = scenario_.stage_device[static_cast<std::size_t>(s)];
+      const int device = scenario_.stage_device[at(s)];
       for (int j = 0; j < scenario_.microbatches; ++j) {
         check_one(locator, device, s, j);
       }
@@ -77,14 +83,17 @@ public:
 private:
   // Only an R has a level, and only a level the stage has in its costs and every memory track.
   void check_level(int device, int position, const Op &op, const OpRef &ref) const {
-    if (ref.kind != OpKind::recompute_forward) fail_at(device, position, op, "only an R has a checkpoint level");
-    const auto stage = static_cast<std::size_t>(ref.stage);
+    if (ref.kind != OpKind::recompute_forward)
+      fail_at(device, position, op, "only an R has a checkpoint level");
+    const auto stage = at(ref.stage);
     std::size_t levels = scenario_.stage_costs[stage].checkpoint_level_recompute.size();
     levels = std::min(levels, scenario_.activations.stages[stage].checkpoint_levels.size());
-    if (scenario_.bytes) levels = std::min(levels, scenario_.bytes->stages[stage].checkpoint_levels.size());
+    if (scenario_.bytes)
+      levels = std::min(levels, scenario_.bytes->stages[stage].checkpoint_levels.size());
     if (ref.level > levels) {
       fail_at(device, position, op,
-              fmt::format("stage {} has {} checkpoint level{}", ref.stage, levels, levels == 1 ? "" : "s"));
+              fmt::format("stage {} has {} checkpoint level{}", ref.stage, levels,
+                          levels == 1 ? "" : "s"));
     }
   }
 
@@ -101,35 +110,46 @@ private:
     const std::int32_t full = at(OpKind::backward_full);
     const std::int32_t input = at(OpKind::backward_input);
     const std::int32_t weight = at(OpKind::backward_weight);
-    if (forward == OpLocator::kAbsent) missing(OpKind::forward);
-    if (full != OpLocator::kAbsent && (input != OpLocator::kAbsent || weight != OpLocator::kAbsent)) {
-      fail(device, fmt::format("device {}: ({},{}) has both a fused BW and a split B/W", device, s, j));
+    if (forward == OpLocator::kAbsent)
+      missing(OpKind::forward);
+    if (full != OpLocator::kAbsent &&
+        (input != OpLocator::kAbsent || weight != OpLocator::kAbsent)) {
+      fail(device,
+           fmt::format("device {}: ({},{}) has both a fused BW and a split B/W", device, s, j));
     }
     if (full == OpLocator::kAbsent) {
-      if (input == OpLocator::kAbsent) missing(OpKind::backward_input);
-      if (weight == OpLocator::kAbsent) missing(OpKind::backward_weight);
+      if (input == OpLocator::kAbsent)
+        missing(OpKind::backward_input);
+      if (weight == OpLocator::kAbsent)
+        missing(OpKind::backward_weight);
     }
     const std::int32_t backward = full != OpLocator::kAbsent ? full : input;
-    const OpKind backward_kind = full != OpLocator::kAbsent ? OpKind::backward_full
-                                                            : OpKind::backward_input;
-    if (backward < forward) misordered(backward_kind, OpKind::forward);
+    const OpKind backward_kind =
+        full != OpLocator::kAbsent ? OpKind::backward_full : OpKind::backward_input;
+    if (backward < forward)
+      misordered(backward_kind, OpKind::forward);
     if (weight != OpLocator::kAbsent && weight <= input) {
       misordered(OpKind::backward_weight, OpKind::backward_input);
     }
     const std::int32_t recompute = at(OpKind::recompute_forward);
     if (recompute != OpLocator::kAbsent) {
-      if (recompute <= forward) misordered(OpKind::recompute_forward, OpKind::forward);
-      if (recompute >= backward) misordered(backward_kind, OpKind::recompute_forward);
+      if (recompute <= forward)
+        misordered(OpKind::recompute_forward, OpKind::forward);
+      if (recompute >= backward)
+        misordered(backward_kind, OpKind::recompute_forward);
     }
     for (const OpKind kind : {OpKind::recompute_weight_inputs, OpKind::recompute_full_backward}) {
       const std::int32_t before_w = at(kind);
-      if (before_w == OpLocator::kAbsent) continue;
+      if (before_w == OpLocator::kAbsent)
+        continue;
       if (full != OpLocator::kAbsent) {
         fail(device, fmt::format("device {}: {} needs a split backward", device,
                                  describe(OpRef{kind, s, j})));
       }
-      if (before_w <= input) misordered(kind, OpKind::backward_input);
-      if (before_w >= weight) misordered(OpKind::backward_weight, kind);
+      if (before_w <= input)
+        misordered(kind, OpKind::backward_input);
+      if (before_w >= weight)
+        misordered(OpKind::backward_weight, kind);
     }
     if (at(OpKind::recompute_weight_inputs) != OpLocator::kAbsent &&
         at(OpKind::recompute_full_backward) != OpLocator::kAbsent) {

@@ -1,6 +1,7 @@
 // COIN-OR CBC backend of solve(): the model goes into an OsiClpSolverInterface and is solved
 // through CbcMain0/CbcMain1 (the driver behind the `cbc` command), so CBC's preprocessing,
 // cut generators and heuristics are on as in the command-line solver.
+#include "base/index.h"
 #include "solver/check_model.h"
 #include "solver/milp.h"
 
@@ -9,8 +10,8 @@
 #include <CoinPackedMatrix.hpp>
 #include <OsiClpSolverInterface.hpp>
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,12 +20,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -108,12 +109,14 @@ Result solve_here(const Model &model, const Options &options) {
       std::vector<std::string> names;
       std::vector<double> values;
       for (std::size_t i = 0; i < model.variables.size(); ++i) {
-        if (model.variables[i].kind != VariableKind::integer) continue;
+        if (model.variables[i].kind != VariableKind::integer)
+          continue;
         names.push_back(model.variables[i].name);
         values.push_back(options.start[i]);
       }
       std::vector<const char *> name_pointers;
-      for (const std::string &name : names) name_pointers.push_back(name.c_str());
+      for (const std::string &name : names)
+        name_pointers.push_back(name.c_str());
       for (std::size_t i = 0; i < model.variables.size(); ++i)
         cbc.solver()->setColName(static_cast<int>(i), model.variables[i].name);
       cbc.setMIPStart(static_cast<int>(names.size()), name_pointers.data(), values.data());
@@ -121,10 +124,11 @@ Result solve_here(const Model &model, const Options &options) {
     const std::string seconds = std::to_string(backend_seconds(options.time_limit_seconds));
     const std::string gap = std::to_string(std::max(0.0, options.relative_gap));
     const std::string log_level = options.log ? "1" : "0";
-    std::vector<const char *> argv{"ppsim",         "-log", log_level.c_str(), "-timeMode",
-                                   "elapsed",       "-sec", seconds.c_str(),   "-ratioGap",
-                                   gap.c_str()};
-    if (!options.preprocess) argv.insert(argv.end(), {"-preprocess", "off"});
+    std::vector<const char *> argv{"ppsim",         "-log",      log_level.c_str(),
+                                   "-timeMode",     "elapsed",   "-sec",
+                                   seconds.c_str(), "-ratioGap", gap.c_str()};
+    if (!options.preprocess)
+      argv.insert(argv.end(), {"-preprocess", "off"});
     argv.insert(argv.end(), {"-solve", "-quit"});
     CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, no_callback, data);
 
@@ -153,11 +157,12 @@ void write_all(int fd, const void *data, std::size_t size) {
   while (size > 0) {
     const ssize_t written = ::write(fd, bytes, size);
     if (written <= 0) {
-      if (written < 0 && errno == EINTR) continue;
+      if (written < 0 && errno == EINTR)
+        continue;
       ::_exit(3);
     }
     bytes += written;
-    size -= static_cast<std::size_t>(written);
+    size -= at(written);
   }
 }
 
@@ -168,7 +173,8 @@ void write_all(int fd, const void *data, std::size_t size) {
   if (!options.log) {
     // An assertion inside Clp prints its own multi-line message; the parent reports the death.
     const int null = ::open("/dev/null", O_WRONLY);
-    if (null >= 0) ::dup2(null, STDERR_FILENO);
+    if (null >= 0)
+      ::dup2(null, STDERR_FILENO);
   }
   try {
     const Result result = solve_here(model, options);
@@ -178,7 +184,8 @@ void write_all(int fd, const void *data, std::size_t size) {
     write_all(fd, &result.objective, sizeof result.objective);
     write_all(fd, &result.best_bound, sizeof result.best_bound);
     write_all(fd, &count, sizeof count);
-    if (count > 0) write_all(fd, result.values.data(), count * sizeof(double));
+    if (count > 0)
+      write_all(fd, result.values.data(), count * sizeof(double));
   } catch (...) {
     ::_exit(4);
   }
@@ -191,16 +198,23 @@ std::optional<std::string> read_until(int fd, std::chrono::steady_clock::time_po
   std::string data;
   char buffer[65536];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return std::nullopt;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return std::nullopt;
     pollfd ready{fd, POLLIN, 0};
-    const int polled = ::poll(&ready, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1 << 30)));
-    if (polled < 0 && errno == EINTR) continue;
-    if (polled == 0) return std::nullopt;
+    const int polled =
+        ::poll(&ready, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1 << 30)));
+    if (polled < 0 && errno == EINTR)
+      continue;
+    if (polled == 0)
+      return std::nullopt;
     const ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return data;
-    data.append(buffer, static_cast<std::size_t>(got));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0)
+      return data;
+    data.append(buffer, at(got));
   }
 }
 
@@ -208,17 +222,20 @@ Result decode_answer(const std::string &data, std::size_t variables) {
   Result result;
   std::size_t offset = 0;
   const auto take = [&](void *into, std::size_t size) {
-    if (offset + size > data.size()) return false;
-    if (size > 0) std::memcpy(into, data.data() + offset, size);
+    if (offset + size > data.size())
+      return false;
+    if (size > 0)
+      std::memcpy(into, data.data() + offset, size);
     offset += size;
     return true;
   };
   int status = 0;
   std::uint64_t count = 0;
-  const bool complete = take(&status, sizeof status) && take(&result.objective, sizeof result.objective) &&
-                        take(&result.best_bound, sizeof result.best_bound) && take(&count, sizeof count) &&
-                        (count == 0 || count == variables) &&
-                        (result.values.resize(count), take(result.values.data(), count * sizeof(double)));
+  const bool complete =
+      take(&status, sizeof status) && take(&result.objective, sizeof result.objective) &&
+      take(&result.best_bound, sizeof result.best_bound) && take(&count, sizeof count) &&
+      (count == 0 || count == variables) &&
+      (result.values.resize(count), take(result.values.data(), count * sizeof(double)));
   if (!complete) {
     result.values.clear();
     result.status = Status::failed;
@@ -250,8 +267,9 @@ Result solve(const Model &model, const Options &options) {
   // Each solve has its own process (CBC's driver keeps process-wide state), so callers may solve
   // several models from threads at once.
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("cannot create a pipe for the solver process");
-  std::fflush(nullptr);  // nothing buffered is written twice by the child
+  if (::pipe(fds) != 0)
+    throw std::runtime_error("cannot create a pipe for the solver process");
+  std::fflush(nullptr); // nothing buffered is written twice by the child
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -268,13 +286,14 @@ Result solve(const Model &model, const Options &options) {
   const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     std::chrono::duration<double>(limit_seconds));
   const std::optional<std::string> answer = read_until(fds[0], deadline);
-  if (!answer) ::kill(child, SIGKILL);
+  if (!answer)
+    ::kill(child, SIGKILL);
   ::close(fds[0]);
   int wait_status = 0;
   while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
   }
   if (!answer) {
-    result.status = Status::no_solution;  // the time limit ran out before CBC could answer
+    result.status = Status::no_solution; // the time limit ran out before CBC could answer
   } else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
     result = decode_answer(*answer, model.variables.size());
   } else {

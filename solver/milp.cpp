@@ -28,8 +28,10 @@ std::vector<Term> merged_terms(const std::vector<Term> &terms) {
   std::vector<Term> merged;
   for (std::size_t i = 0; i < sorted.size();) {
     Term sum{sorted[i].variable, 0};
-    for (; i < sorted.size() && sorted[i].variable == sum.variable; ++i) sum.coefficient += sorted[i].coefficient;
-    if (sum.coefficient != 0) merged.push_back(sum);
+    for (; i < sorted.size() && sorted[i].variable == sum.variable; ++i)
+      sum.coefficient += sorted[i].coefficient;
+    if (sum.coefficient != 0)
+      merged.push_back(sum);
   }
   return merged;
 }

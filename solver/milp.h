@@ -68,8 +68,8 @@ struct Options {
   /// Wall-clock limit of the whole solve: the backend is told a share of it so that it answers
   /// with its best solution in time, and is stopped at the limit if it has not.
   double time_limit_seconds = 60;
-  double relative_gap = 0;        ///< stop when (incumbent - bound) / |incumbent| <= this
-  bool log = false;               ///< let the backend print its log to stdout
+  double relative_gap = 0; ///< stop when (incumbent - bound) / |incumbent| <= this
+  bool log = false;        ///< let the backend print its log to stdout
   /// CBC's preprocessing (CglPreProcess). Off for models whose rows are tight at the optimum:
   /// on the remat ILP it declared feasible models infeasible and returned worse plans.
   bool preprocess = true;

@@ -1,8 +1,8 @@
 #include "profiler/cuda/gpu_block.h"
 
-#include "profiler/cuda/block_kernels.h"
 #include "base/assert.h"
 #include "base/error.h"
+#include "profiler/cuda/block_kernels.h"
 
 #include <cmath>
 #include <fmt/format.h>

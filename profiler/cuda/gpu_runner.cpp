@@ -3,6 +3,8 @@
 // B, W, R_full, R_sel and BW per layer in the order of the mode (run_plan.h), each phase wrapped in
 // an NVTX range and, per timer, an external correlation id or a CUDA event pair; medians over
 // repetitions go into rows that keep the analytic FLOPs and bytes.
+#include "base/error.h"
+#include "base/index.h"
 #include "profiler/collector.h"
 #include "profiler/cost_model.h"
 #include "profiler/cuda/gpu_block.h"
@@ -10,13 +12,12 @@
 #include "profiler/gpu_profile.h"
 #include "profiler/run_plan.h"
 #include "profiler/stats.h"
-#include "base/error.h"
 
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
-#include <memory>
 #include <map>
+#include <memory>
 #include <optional>
 
 namespace ppsim::profiler::gpu {
@@ -142,13 +143,14 @@ CostFile measure(const GpuProfileRequest &request) {
           PhaseScope scope(cupti ? &cupti->api : nullptr, phase_of(steps[k], rep));
           if (events)
             events->record_start(k, stream);
-          blocks[static_cast<std::size_t>(block_index(request.mode, steps[k]))]->run(
+          blocks[at(block_index(request.mode, steps[k]))]->run(
               static_cast<GpuPass>(static_cast<int>(steps[k].pass)));
           if (events)
             events->record_end(k, stream);
           if (meter) {
             PhaseBytes &largest = arena_bytes[steps[k].pass];
-            largest.peak_temp_bytes = std::max(largest.peak_temp_bytes, meter->finish().peak_temp_bytes);
+            largest.peak_temp_bytes =
+                std::max(largest.peak_temp_bytes, meter->finish().peak_temp_bytes);
           }
         }
         if (synchronizes_each_phase(request.mode))
@@ -161,7 +163,8 @@ CostFile measure(const GpuProfileRequest &request) {
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); // CUPTI's flush does not sync
     measured_stash = blocks.front()->stash_bytes();
     // The rows carry the measured stash; the warning carries both (scripts/gpu-check greps it).
-    if (std::string warning = stash_warning(measured_stash, activation_bytes(workload_shape).full); !warning.empty())
+    if (std::string warning = stash_warning(measured_stash, activation_bytes(workload_shape).full);
+        !warning.empty())
       warnings.push_back(std::move(warning));
   }
   DecodedActivity activity;
@@ -170,7 +173,8 @@ CostFile measure(const GpuProfileRequest &request) {
     collector->stop();
     activity = collector->take();
     attribution = attribute(activity);
-    if (std::string warning = allocations_warning(attribution.allocations_in_phases); !warning.empty())
+    if (std::string warning = allocations_warning(attribution.allocations_in_phases);
+        !warning.empty())
       warnings.push_back(std::move(warning));
   } else {
     attribution.phases = phase_metrics_from_events(event_timings);
@@ -179,7 +183,8 @@ CostFile measure(const GpuProfileRequest &request) {
   cublasLtDestroy(handle);
   cudaStreamDestroy(stream);
   CostFile file = analytic_cost_file(workload_shape, request.layers, request.device);
-  for (CostRow &row : file.rows) row.activation_bytes_full = static_cast<double>(measured_stash);
+  for (CostRow &row : file.rows)
+    row.activation_bytes_full = static_cast<double>(measured_stash);
   apply_arena_peaks(file.rows, arena_bytes);
   apply_measurements(file.rows, summarize_passes(attribution.phases, request.warmup),
                      use_cupti ? "cupti" : "cuda_events");

@@ -1,7 +1,7 @@
 #include "sim/io/scenario_toml.h"
 
-#include "base/error.h"
 #include "base/decimal.h"
+#include "base/error.h"
 #include "base/text_file.h"
 #include "sim/io/toml_fields.h"
 
@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <functional>
-#include <optional>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace ppsim {
@@ -21,7 +21,8 @@ constexpr double kMaxMemoryAmount = 0x1p60;
 // Reads values of one field, failing with the field's location and a sentence on bad types.
 class FieldReader {
 public:
-  FieldReader(const toml::node &value, const SourceLocation &where) : value_(value), where_(where) {}
+  FieldReader(const toml::node &value, const SourceLocation &where)
+      : value_(value), where_(where) {}
 
   [[noreturn]] void fail(const std::string &sentence) const {
     throw Error(where_.file, where_.line, where_.field, sentence);
@@ -39,33 +40,39 @@ public:
 
   [[nodiscard]] std::int64_t integer(std::int64_t minimum) const {
     const auto number = value_.value_exact<std::int64_t>();
-    if (!number) fail(fmt::format("expected an integer, got {}", shown()));
-    if (*number < minimum) fail(fmt::format("expected an integer >= {}, got {}", minimum, *number));
+    if (!number)
+      fail(fmt::format("expected an integer, got {}", shown()));
+    if (*number < minimum)
+      fail(fmt::format("expected an integer >= {}, got {}", minimum, *number));
     return *number;
   }
 
   [[nodiscard]] int small_integer(std::int64_t minimum) const {
     const std::int64_t number = integer(minimum);
-    if (number > 1'000'000'000) fail(fmt::format("value {} is too large", number));
+    if (number > 1'000'000'000)
+      fail(fmt::format("value {} is too large", number));
     return static_cast<int>(number);
   }
 
   [[nodiscard]] bool boolean() const {
     const auto flag = value_.value_exact<bool>();
-    if (!flag) fail(fmt::format("expected true or false, got {}", shown()));
+    if (!flag)
+      fail(fmt::format("expected true or false, got {}", shown()));
     return *flag;
   }
 
   [[nodiscard]] std::string string() const {
     const auto text = value_.value_exact<std::string>();
-    if (!text) fail(fmt::format("expected a string, got {}", shown()));
+    if (!text)
+      fail(fmt::format("expected a string, got {}", shown()));
     return *text;
   }
 
   [[nodiscard]] std::string choice(std::initializer_list<const char *> allowed) const {
     const std::string text = string();
     for (const char *option : allowed) {
-      if (text == option) return text;
+      if (text == option)
+        return text;
     }
     fail(fmt::format("expected one of {}, got \"{}\"", fmt::join(allowed, ", "), text));
   }
@@ -80,39 +87,51 @@ public:
     } else if (const auto text = node.value_exact<std::string>()) {
       value = parse_rational(*text);
     }
-    if (!value) fail(out_of_exact_range(node).value_or(fmt::format("expected a number, got {}", shown())));
-    if (value->numerator < 0) fail(fmt::format("expected a non-negative number, got {}", shown()));
+    if (!value)
+      fail(out_of_exact_range(node).value_or(fmt::format("expected a number, got {}", shown())));
+    if (value->numerator < 0)
+      fail(fmt::format("expected a non-negative number, got {}", shown()));
     return *value;
   }
 
   // Why a well-formed number has no exact form: durations are decimals of at most 18 significant
-  // digits between 10^-18 and about 9.2e18 units (docs/model.md, "Time"); nullopt when it is no number.
+  // digits between 10^-18 and about 9.2e18 units (docs/model.md, "Time"); nullopt when it is no
+  // number.
   [[nodiscard]] std::optional<std::string> out_of_exact_range(const toml::node &node) const {
     std::optional<double> number = node.value_exact<double>();
     std::string digits;
     if (const auto text = node.value_exact<std::string>()) {
       char *end = nullptr;
       const double parsed = std::strtod(text->c_str(), &end);
-      if (end == text->c_str() || *end != '\0' || text->find('/') != std::string::npos) return std::nullopt;
+      if (end == text->c_str() || *end != '\0' || text->find('/') != std::string::npos)
+        return std::nullopt;
       number = parsed;
       for (const char c : text->substr(0, text->find_first_of("eE"))) {
-        if (c >= '0' && c <= '9' && !(digits.empty() && c == '0')) digits += c;
+        if (c >= '0' && c <= '9' && !(digits.empty() && c == '0'))
+          digits += c;
       }
     }
-    if (!number || *number == 0 || std::isnan(*number)) return std::nullopt;
+    if (!number || *number == 0 || std::isnan(*number))
+      return std::nullopt;
     // A TOML float shows as its shortest form (1e+300), not the stream's 17 digits.
     const std::string shown_value = node.is_string() ? shown() : fmt::format("{}", *number);
     if (digits.size() > 18) {
-      return fmt::format("{} has more than 18 significant digits, the most an exact duration takes", shown_value);
+      return fmt::format("{} has more than 18 significant digits, the most an exact duration takes",
+                         shown_value);
     }
     if (std::fabs(*number) < 1) {
-      return fmt::format("{} is below the finest time ppsim represents exactly (10^-18 of the time unit)", shown_value);
+      return fmt::format(
+          "{} is below the finest time ppsim represents exactly (10^-18 of the time unit)",
+          shown_value);
     }
-    return fmt::format("{} is above the largest time ppsim reads exactly (about 9.2e18 of the time unit)", shown_value);
+    return fmt::format(
+        "{} is above the largest time ppsim reads exactly (about 9.2e18 of the time unit)",
+        shown_value);
   }
 
   [[nodiscard]] double real(const toml::node &node) const {
-    if (const auto number = node.value<double>()) return *number;
+    if (const auto number = node.value<double>())
+      return *number;
     if (const auto text = node.value_exact<std::string>()) {
       if (const auto value = parse_rational(*text)) {
         return static_cast<double>(value->numerator) / static_cast<double>(value->denominator);
@@ -123,18 +142,21 @@ public:
 
   [[nodiscard]] double fraction() const {
     const double value = real(value_);
-    if (!(value >= 0 && value <= 1)) fail(fmt::format("expected a fraction in [0, 1], got {}", shown()));
+    if (!(value >= 0 && value <= 1))
+      fail(fmt::format("expected a fraction in [0, 1], got {}", shown()));
     return value;
   }
 
   [[nodiscard]] double bytes(const toml::node &node) const {
     std::optional<double> size;
     if (const auto number = node.value<double>()) {
-      if (*number >= 0) size = *number;
+      if (*number >= 0)
+        size = *number;
     } else if (const auto text = node.value_exact<std::string>()) {
       size = parse_byte_size(*text);
     }
-    if (!size) fail(fmt::format("expected a byte size such as 80GiB, got {}", shown()));
+    if (!size)
+      fail(fmt::format("expected a byte size such as 80GiB, got {}", shown()));
     return within_memory_range(*size);
   }
 
@@ -142,7 +164,8 @@ public:
   // over every microbatch of a run stay finite and exact to the byte (docs/reliability.md).
   [[nodiscard]] double within_memory_range(double amount) const {
     if (!(std::fabs(amount) <= kMaxMemoryAmount)) {
-      fail(fmt::format("{} is out of range: memory amounts are at most 2^60 (about 1.15e18)", shown()));
+      fail(fmt::format("{} is out of range: memory amounts are at most 2^60 (about 1.15e18)",
+                       shown()));
     }
     return amount;
   }
@@ -152,12 +175,13 @@ public:
   }
 
   // Scalar or list: one value for every stage, or one per stage.
-  template <typename T, typename Convert>
-  [[nodiscard]] std::vector<T> list(Convert convert) const {
+  template <typename T, typename Convert> [[nodiscard]] std::vector<T> list(Convert convert) const {
     std::vector<T> values;
     if (const toml::array *array = value_.as_array()) {
-      if (array->empty()) fail("expected at least one value");
-      for (const toml::node &element : *array) values.push_back(convert(element));
+      if (array->empty())
+        fail("expected at least one value");
+      for (const toml::node &element : *array)
+        values.push_back(convert(element));
     } else {
       values.push_back(convert(value_));
     }
@@ -187,26 +211,39 @@ using Setter = std::function<void(ScenarioInput &, const FieldReader &)>;
 // Layers per stage, each >= 1 (model.layers_per_stage, or model.partition as a list).
 std::vector<int> layer_counts(const FieldReader &r) {
   // Each element reports with the field's own file, line and name.
-  return r.list<int>([&r](const toml::node &n) { return FieldReader(n, r.where()).small_integer(1); });
+  return r.list<int>(
+      [&r](const toml::node &n) { return FieldReader(n, r.where()).small_integer(1); });
 }
 
 const std::map<std::string, Setter> &field_setters() {
   static const std::map<std::string, Setter> setters{
       {"model.cost_unit",
-       [](ScenarioInput &in, const FieldReader &r) { in.costs_per_device = r.choice({"stage", "device"}) == "device"; }},
+       [](ScenarioInput &in, const FieldReader &r) {
+         in.costs_per_device = r.choice({"stage", "device"}) == "device";
+       }},
       {"model.F", [](ScenarioInput &in, const FieldReader &r) { in.forward = r.durations(); }},
-      {"model.B", [](ScenarioInput &in, const FieldReader &r) { in.backward_input = r.durations(); }},
-      {"model.W", [](ScenarioInput &in, const FieldReader &r) { in.backward_weight = r.durations(); }},
-      {"model.R", [](ScenarioInput &in, const FieldReader &r) { in.recompute_forward = r.durations(); }},
-      {"model.RW", [](ScenarioInput &in, const FieldReader &r) { in.recompute_weight_inputs = r.durations(); }},
-      {"model.RBW", [](ScenarioInput &in, const FieldReader &r) { in.recompute_full_backward = r.durations(); }},
-      {"model.R_selective", [](ScenarioInput &in, const FieldReader &r) { in.recompute_selective = r.durations(); }},
+      {"model.B",
+       [](ScenarioInput &in, const FieldReader &r) { in.backward_input = r.durations(); }},
+      {"model.W",
+       [](ScenarioInput &in, const FieldReader &r) { in.backward_weight = r.durations(); }},
+      {"model.R",
+       [](ScenarioInput &in, const FieldReader &r) { in.recompute_forward = r.durations(); }},
+      {"model.RW",
+       [](ScenarioInput &in, const FieldReader &r) { in.recompute_weight_inputs = r.durations(); }},
+      {"model.RBW",
+       [](ScenarioInput &in, const FieldReader &r) { in.recompute_full_backward = r.durations(); }},
+      {"model.R_selective",
+       [](ScenarioInput &in, const FieldReader &r) { in.recompute_selective = r.durations(); }},
       {"model.time_unit",
-       [](ScenarioInput &in, const FieldReader &r) { in.time_unit = r.choice({"s", "ms", "us"}); }},
+       [](ScenarioInput &in, const FieldReader &r) {
+         in.time_unit = r.choice({"s", "ms", "us"});
+       }},
       {"model.w_stash", [](ScenarioInput &in, const FieldReader &r) { in.w_stash = r.fraction(); }},
-      {"model.w_residue", [](ScenarioInput &in, const FieldReader &r) { in.w_residue = r.fraction(); }},
+      {"model.w_residue",
+       [](ScenarioInput &in, const FieldReader &r) { in.w_residue = r.fraction(); }},
       {"model.name", [](ScenarioInput &in, const FieldReader &r) { in.model_name = r.string(); }},
-      {"model.costs_file", [](ScenarioInput &in, const FieldReader &r) { in.costs_file = r.string(); }},
+      {"model.costs_file",
+       [](ScenarioInput &in, const FieldReader &r) { in.costs_file = r.string(); }},
       {"model.layers_per_stage",
        [](ScenarioInput &in, const FieldReader &r) { in.layers_per_stage = layer_counts(r); }},
       {"model.partition",
@@ -219,32 +256,57 @@ const std::map<std::string, Setter> &field_setters() {
            in.partition = r.choice({"even", "balanced", "remat-aware"});
          }
        }},
-      {"model.memory.act_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.activation = r.byte_sizes(); }},
+      {"model.memory.act_bytes",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.activation = r.byte_sizes(); }},
       {"model.memory.selective_act_bytes",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.selective_activation = r.byte_sizes(); }},
-      {"model.memory.kept_after_b", [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_b = r.byte_sizes(); }},
-      {"model.memory.kept_after_w", [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_w = r.byte_sizes(); }},
-      {"model.memory.weight_input_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.weight_inputs = r.byte_sizes(); }},
-      {"model.memory.ckpt_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.checkpoint = r.byte_sizes(); }},
-      {"model.memory.param_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.parameters = r.byte_sizes(); }},
-      {"model.memory.grad_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.gradients = r.byte_sizes(); }},
-      {"model.memory.optimizer_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.optimizer = r.byte_sizes(); }},
-      {"model.memory.peak_f", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_forward = r.byte_sizes(); }},
-      {"model.memory.peak_b", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_backward_input = r.byte_sizes(); }},
-      {"model.memory.peak_w", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_backward_weight = r.byte_sizes(); }},
-      {"model.memory.peak_ckpt", [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_checkpoint = r.byte_sizes(); }},
-      {"model.memory.out_bytes", [](ScenarioInput &in, const FieldReader &r) { in.bytes.output = r.byte_sizes(); }},
-      {"model.memory.m_ba_fraction", [](ScenarioInput &in, const FieldReader &r) { in.m_ba_fraction = r.fraction(); }},
-      {"model.memory.mem_f", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_f = r.memory_amounts(); }},
-      {"model.memory.mem_w", [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_w = r.memory_amounts(); }},
-      {"cluster.devices", [](ScenarioInput &in, const FieldReader &r) { in.devices = r.small_integer(1); }},
+       [](ScenarioInput &in, const FieldReader &r) {
+         in.bytes.selective_activation = r.byte_sizes();
+       }},
+      {"model.memory.kept_after_b",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_b = r.byte_sizes(); }},
+      {"model.memory.kept_after_w",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_w = r.byte_sizes(); }},
+      {"model.memory.weight_input_bytes",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.weight_inputs = r.byte_sizes(); }},
+      {"model.memory.ckpt_bytes",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.checkpoint = r.byte_sizes(); }},
+      {"model.memory.param_bytes",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.parameters = r.byte_sizes(); }},
+      {"model.memory.grad_bytes",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.gradients = r.byte_sizes(); }},
+      {"model.memory.optimizer_bytes",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.optimizer = r.byte_sizes(); }},
+      {"model.memory.peak_f",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_forward = r.byte_sizes(); }},
+      {"model.memory.peak_b",
+       [](ScenarioInput &in, const FieldReader &r) {
+         in.bytes.peak_backward_input = r.byte_sizes();
+       }},
+      {"model.memory.peak_w",
+       [](ScenarioInput &in, const FieldReader &r) {
+         in.bytes.peak_backward_weight = r.byte_sizes();
+       }},
+      {"model.memory.peak_ckpt",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_checkpoint = r.byte_sizes(); }},
+      {"model.memory.out_bytes",
+       [](ScenarioInput &in, const FieldReader &r) { in.bytes.output = r.byte_sizes(); }},
+      {"model.memory.m_ba_fraction",
+       [](ScenarioInput &in, const FieldReader &r) { in.m_ba_fraction = r.fraction(); }},
+      {"model.memory.mem_f",
+       [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_f = r.memory_amounts(); }},
+      {"model.memory.mem_w",
+       [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_w = r.memory_amounts(); }},
+      {"cluster.devices",
+       [](ScenarioInput &in, const FieldReader &r) { in.devices = r.small_integer(1); }},
       {"cluster.optimizer_shards",
        [](ScenarioInput &in, const FieldReader &r) { in.optimizer_shards = r.small_integer(1); }},
-      {"cluster.memory", [](ScenarioInput &in, const FieldReader &r) { in.cap_bytes = r.bytes(r.node()); }},
+      {"cluster.memory",
+       [](ScenarioInput &in, const FieldReader &r) { in.cap_bytes = r.bytes(r.node()); }},
       {"cluster.K",
        [](ScenarioInput &in, const FieldReader &r) {
          const double k = r.real(r.node());
-         if (!(k > 0)) r.fail(fmt::format("expected a positive memory cap, got {}", r.shown()));
+         if (!(k > 0))
+           r.fail(fmt::format("expected a positive memory cap, got {}", r.shown()));
          in.cap_activations = k;
        }},
       {"cluster.memory_model",
@@ -254,26 +316,38 @@ const std::map<std::string, Setter> &field_setters() {
                            : model == "zb"  ? MemoryModel::zb
                                             : MemoryModel::bytes;
        }},
-      {"cluster.link.latency", [](ScenarioInput &in, const FieldReader &r) { in.latency = r.rational(r.node()); }},
+      {"cluster.link.latency",
+       [](ScenarioInput &in, const FieldReader &r) { in.latency = r.rational(r.node()); }},
       {"cluster.link.bandwidth",
        [](ScenarioInput &in, const FieldReader &r) {
          std::optional<double> bandwidth;
          if (const auto text = r.node().value_exact<std::string>()) {
            bandwidth = parse_bandwidth(*text);
          } else if (const auto number = r.node().value<double>()) {
-           if (*number > 0) bandwidth = *number;
+           if (*number > 0)
+             bandwidth = *number;
          }
-         if (!bandwidth) r.fail(fmt::format("expected a bandwidth such as \"50GB/s\" or \"inf\", got {}", r.shown()));
+         if (!bandwidth)
+           r.fail(fmt::format("expected a bandwidth such as \"50GB/s\" or \"inf\", got {}",
+                              r.shown()));
          in.bandwidth_bytes_per_second = *bandwidth;
        }},
-      {"cluster.link.contention", [](ScenarioInput &in, const FieldReader &r) { in.contention = r.boolean(); }},
-      {"cluster.link.blocking", [](ScenarioInput &in, const FieldReader &r) { in.blocking = r.boolean(); }},
-      {"pipeline.schedule", [](ScenarioInput &in, const FieldReader &r) { in.schedule = r.string(); }},
-      {"pipeline.microbatches", [](ScenarioInput &in, const FieldReader &r) { in.microbatches = r.small_integer(1); }},
-      {"pipeline.chunks", [](ScenarioInput &in, const FieldReader &r) { in.chunks = r.small_integer(1); }},
-      {"pipeline.group_size", [](ScenarioInput &in, const FieldReader &r) { in.group_size = r.small_integer(1); }},
-      {"pipeline.overlap_fb", [](ScenarioInput &in, const FieldReader &r) { in.overlap_fb = r.rational(r.node()); }},
-      {"pipeline.schedule_file", [](ScenarioInput &in, const FieldReader &r) { in.schedule_file = r.string(); }},
+      {"cluster.link.contention",
+       [](ScenarioInput &in, const FieldReader &r) { in.contention = r.boolean(); }},
+      {"cluster.link.blocking",
+       [](ScenarioInput &in, const FieldReader &r) { in.blocking = r.boolean(); }},
+      {"pipeline.schedule",
+       [](ScenarioInput &in, const FieldReader &r) { in.schedule = r.string(); }},
+      {"pipeline.microbatches",
+       [](ScenarioInput &in, const FieldReader &r) { in.microbatches = r.small_integer(1); }},
+      {"pipeline.chunks",
+       [](ScenarioInput &in, const FieldReader &r) { in.chunks = r.small_integer(1); }},
+      {"pipeline.group_size",
+       [](ScenarioInput &in, const FieldReader &r) { in.group_size = r.small_integer(1); }},
+      {"pipeline.overlap_fb",
+       [](ScenarioInput &in, const FieldReader &r) { in.overlap_fb = r.rational(r.node()); }},
+      {"pipeline.schedule_file",
+       [](ScenarioInput &in, const FieldReader &r) { in.schedule_file = r.string(); }},
       {"remat.policy",
        [](ScenarioInput &in, const FieldReader &r) {
          // One policy, or (for `compare`) a comma-separated list of them.
@@ -282,25 +356,31 @@ const std::map<std::string, Setter> &field_setters() {
          for (std::string policy; std::getline(list, policy, ',');) {
            if (policy != "none" && policy != "full" && policy != "selective" && policy != "ilp" &&
                !policy.starts_with("file:"))
-             r.fail(fmt::format("unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));
+             r.fail(fmt::format(
+                 "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)",
+                 policy));
          }
          in.remat_policy = policies;
        }},
       {"remat.timing",
        [](ScenarioInput &in, const FieldReader &r) {
-         in.remat_timing = r.choice({"early", "lumped"}) == "early" ? RematTiming::early : RematTiming::lumped;
+         in.remat_timing =
+             r.choice({"early", "lumped"}) == "early" ? RematTiming::early : RematTiming::lumped;
        }},
       {"remat.time_limit",
        [](ScenarioInput &in, const FieldReader &r) {
          const double seconds = r.real(r.node());
-         if (!(seconds > 0)) r.fail(fmt::format("expected a positive number of seconds, got {}", r.shown()));
+         if (!(seconds > 0))
+           r.fail(fmt::format("expected a positive number of seconds, got {}", r.shown()));
          in.remat_time_limit_seconds = seconds;
        }},
-      {"remat.gap", [](ScenarioInput &in, const FieldReader &r) { in.remat_relative_gap = r.fraction(); }},
+      {"remat.gap",
+       [](ScenarioInput &in, const FieldReader &r) { in.remat_relative_gap = r.fraction(); }},
       {"remat.checkpoint_levels",
        [](ScenarioInput &in, const FieldReader &r) {
          const int levels = r.small_integer(0);
-         if (levels > kMaxCheckpointLevels) r.fail(fmt::format("expected at most {} levels, got {}", kMaxCheckpointLevels, levels));
+         if (levels > kMaxCheckpointLevels)
+           r.fail(fmt::format("expected at most {} levels, got {}", kMaxCheckpointLevels, levels));
          in.remat_checkpoint_levels = levels;
        }},
   };
@@ -311,7 +391,8 @@ const std::map<std::string, Setter> &field_setters() {
 void apply_table(ScenarioInput &input, const toml::table &table, const std::string &prefix,
                  const std::string &source) {
   for (const auto &[key, node] : table) {
-    const std::string dotted = prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+    const std::string dotted =
+        prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
     if (const toml::table *child = node.as_table()) {
       apply_table(input, *child, dotted, source);
       continue;
@@ -352,7 +433,8 @@ void set_scenario_field_from_text(ScenarioInput &input, const std::string &key,
 
 std::vector<std::string> scenario_field_names() {
   std::vector<std::string> names;
-  for (const auto &entry : field_setters()) names.push_back(entry.first);
+  for (const auto &entry : field_setters())
+    names.push_back(entry.first);
   return names;
 }
 

@@ -1,4 +1,5 @@
 #include "sim/io/svg.h"
+#include "base/index.h"
 
 #include "sim/io/memory_steps.h"
 
@@ -93,9 +94,9 @@ public:
     if (scenario.activations.cap)
       memory_scale_ = std::max(memory_scale_, *scenario.activations.cap);
     // A stage's chunk on its device is the number of lower stages that device holds.
-    std::vector<int> chunks_seen(static_cast<std::size_t>(scenario.devices), 0);
+    std::vector<int> chunks_seen(at(scenario.devices), 0);
     for (const int device : scenario.stage_device) {
-      odd_chunk_.push_back(chunks_seen[static_cast<std::size_t>(device)]++ % 2 == 1);
+      odd_chunk_.push_back(chunks_seen[at(device)]++ % 2 == 1);
     }
   }
 
@@ -156,8 +157,7 @@ private:
            ".tick{{stroke:#333;stroke-width:1}}\n",
            font_px_);
     for (int k = 0; k < kOpKindCount; ++k) {
-      append(".{}{{fill:{}}}\n", op_kind_token(static_cast<OpKind>(k)),
-             kKindStyles[static_cast<std::size_t>(k)].fill);
+      append(".{}{{fill:{}}}\n", op_kind_token(static_cast<OpKind>(k)), kKindStyles[at(k)].fill);
     }
     append("]]></style>\n");
   }
@@ -167,13 +167,13 @@ private:
     std::array<bool, kOpKindCount> used{};
     for (const auto &ops : schedule_.device_ops) {
       for (const Op &op : ops)
-        used[static_cast<std::size_t>(op.kind())] = true;
+        used[at(op.kind())] = true;
     }
     double x = kMarginLeft;
     const double y = 40;
     append("<g class=\"legend\">\n");
     for (int k = 0; k < kOpKindCount; ++k) {
-      if (!used[static_cast<std::size_t>(k)])
+      if (!used[at(k)])
         continue;
       const std::string_view token = op_kind_token(static_cast<OpKind>(k));
       append("<rect class=\"swatch {0}\" x=\"{1}\" y=\"{2}\" width=\"12\" height=\"12\"/>"
@@ -226,10 +226,10 @@ private:
         "<g class=\"device\" id=\"device-{}\">\n"
         "<text class=\"device-label\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">device {}</text>\n",
         g, kMarginLeft - 6, top + height / 2 + 4, g);
-    const auto &ops = schedule_.device_ops[static_cast<std::size_t>(g)];
+    const auto &ops = schedule_.device_ops[at(g)];
     std::size_t entry = 0;
     for (int d = 0; d < g; ++d)
-      entry += schedule_.device_ops[static_cast<std::size_t>(d)].size();
+      entry += schedule_.device_ops[at(d)].size();
     for (const Op &op : ops) {
       write_op(op, simulation_.result.start[entry], simulation_.result.end[entry], top);
       ++entry;
@@ -243,8 +243,7 @@ private:
   // chunks can be told apart (an OV pair spans two stages and keeps the plain colour).
   void write_op(const Op &op, Ticks start, Ticks end, double top) {
     const std::string_view token = op_kind_token(op.kind());
-    const bool odd =
-        op.kind() != OpKind::overlapped && odd_chunk_[static_cast<std::size_t>(op.first.stage)];
+    const bool odd = op.kind() != OpKind::overlapped && odd_chunk_[at(op.first.stage)];
     const double x = x_of(start);
     const double width = x_of(end) - x;
     const double inset = width >= kInsetMinWidth ? 0.5 : 0.0;
@@ -258,14 +257,14 @@ private:
     if (width < static_cast<double>(label.size()) * kCharWidthEm * font_px_ + kLabelPadding)
       return;
     append("<text class=\"mb{}\" x=\"{:.2f}\" y=\"{:.1f}\">{}</text>\n",
-           kKindStyles[static_cast<std::size_t>(op.kind())].dark_label ? " dark" : "",
-           x + width / 2, top + options_.row_height_px / 2.0 + font_px_ * 0.35, label);
+           kKindStyles[at(op.kind())].dark_label ? " dark" : "", x + width / 2,
+           top + options_.row_height_px / 2.0 + font_px_ * 0.35, label);
   }
 
   // The activation step function of device g in the band below its row, scaled so the largest
   // peak (or the cap) fills the band.
   void write_memory(int g, double top) {
-    const DeviceMemory &memory = simulation_.activations.devices[static_cast<std::size_t>(g)];
+    const DeviceMemory &memory = simulation_.activations.devices[at(g)];
     const double right = kMarginLeft + options_.plot_width_px;
     const double bottom = top + band_height_ - 1;
     const auto y_of = [&](double resident) {

@@ -7,8 +7,8 @@
 #include "sim/schedule.h"
 
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ppsim {
@@ -16,12 +16,12 @@ namespace ppsim {
 /// A schedule read from CSV, with what the rows imply about the instance.
 struct ImportedSchedule {
   Schedule schedule;
-  std::vector<int> placement;        ///< pi(s), inferred from which row mentions each stage
-  int chunks = 1;                    ///< stages per device (v), when every device holds the same number
-  int microbatches = 0;              ///< 1 + the largest microbatch id
+  std::vector<int> placement; ///< pi(s), inferred from which row mentions each stage
+  int chunks = 1;             ///< stages per device (v), when every device holds the same number
+  int microbatches = 0;       ///< 1 + the largest microbatch id
   /// Where that largest id was read: the line and the cell, for errors about an inferred m.
   std::pair<int, std::string> largest_microbatch_at;
-  std::vector<std::string> dropped;  ///< non-compute action kinds that were ignored (SEND_F, ...)
+  std::vector<std::string> dropped; ///< non-compute action kinds that were ignored (SEND_F, ...)
   /// The file uses PyTorch's older action names (B = input gradient, BW = full backward).
   bool older_vocabulary = false;
 };
@@ -45,6 +45,7 @@ struct TorchCsvExport {
 /// cells of PyTorch's unit-step lock-step replay (a device idles a step when what its next
 /// action needs ran in no earlier step). Throws Error for what the format cannot express: ops
 /// with no PyTorch action (R, RW, RBW) and two-pipe schedules.
-TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule, bool spacing = false);
+TorchCsvExport write_torch_csv(const Scenario &scenario, const Schedule &schedule,
+                               bool spacing = false);
 
 } // namespace ppsim

@@ -1,11 +1,12 @@
 #include "sim/io/trace.h"
+#include "base/index.h"
 
 #include "base/assert.h"
 #include "sim/io/memory_steps.h"
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <cmath>
+#include <fmt/format.h>
 #include <iterator>
 #include <optional>
 #include <string>
@@ -45,7 +46,8 @@ public:
   std::string write() {
     append_raw("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":");
     append_string(schedule_.name);
-    append(",\"makespan_us\":{}}},\"traceEvents\":[", microseconds(nanoseconds(simulation_.metrics.makespan)));
+    append(",\"makespan_us\":{}}},\"traceEvents\":[",
+           microseconds(nanoseconds(simulation_.metrics.makespan)));
     const std::vector<std::size_t> transfers = transfers_by_sender();
     auto next_transfer = transfers.begin();
     for (int g = 0; g < schedule_.device_count(); ++g) {
@@ -93,14 +95,16 @@ private:
     return static_cast<std::int64_t>(std::llround(scale_.to_units(t) * nanoseconds_per_unit_));
   }
   static std::string microseconds(std::int64_t ns) {
-    return ns % 1000 == 0 ? fmt::format("{}", ns / 1000) : fmt::format("{}.{:03}", ns / 1000, ns % 1000);
+    return ns % 1000 == 0 ? fmt::format("{}", ns / 1000)
+                          : fmt::format("{}.{:03}", ns / 1000, ns % 1000);
   }
 
   void begin_event(char phase, std::string_view name, int device, int track) {
     append("{}\n{{\"ph\":\"{}\",\"name\":", first_event_ ? "" : ",", phase);
     first_event_ = false;
     append_string(name);
-    append(",\"pid\":{},\"tid\":{}", device + 1, track);  // process ids from 1 (0 is special in Perfetto)
+    append(",\"pid\":{},\"tid\":{}", device + 1,
+           track); // process ids from 1 (0 is special in Perfetto)
   }
 
   void metadata(int device, std::string_view kind, int track, std::string_view name) {
@@ -117,14 +121,13 @@ private:
   }
 
   [[nodiscard]] const Op &op_of(std::int32_t entry, int device) const {
-    return schedule_.device_ops[static_cast<std::size_t>(device)][static_cast<std::size_t>(
-        entry - entry_offset_[static_cast<std::size_t>(device)])];
+    return schedule_.device_ops[at(device)][at(entry - entry_offset_[at(device)])];
   }
 
   void write_compute(int g) {
-    const auto &ops = schedule_.device_ops[static_cast<std::size_t>(g)];
+    const auto &ops = schedule_.device_ops[at(g)];
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto entry = static_cast<std::size_t>(entry_offset_[static_cast<std::size_t>(g)]) + i;
+      const auto entry = at(entry_offset_[at(g)]) + i;
       const Op &op = ops[i];
       span(describe(op), g, kComputeTrack, simulation_.result.start[entry],
            simulation_.result.end[entry]);
@@ -183,9 +186,9 @@ private:
   // and `bytes` in the byte model), each point carrying every series' value from then on.
   void write_memory_counter(int g) {
     std::vector<std::pair<std::string_view, std::vector<MemoryPoint>>> series{
-        {"activations", memory_steps(simulation_.activations.devices[static_cast<std::size_t>(g)].timeline)}};
+        {"activations", memory_steps(simulation_.activations.devices[at(g)].timeline)}};
     if (simulation_.bytes)
-      series.emplace_back("bytes", memory_steps(simulation_.bytes->devices[static_cast<std::size_t>(g)].timeline));
+      series.emplace_back("bytes", memory_steps(simulation_.bytes->devices[at(g)].timeline));
     std::vector<std::size_t> next(series.size(), 0);
     std::vector<double> value(series.size(), 0.0);
     for (;;) {
@@ -194,7 +197,8 @@ private:
         if (next[k] < series[k].second.size() && (!time || series[k].second[next[k]].time < *time))
           time = series[k].second[next[k]].time;
       }
-      if (!time) break;
+      if (!time)
+        break;
       for (std::size_t k = 0; k < series.size(); ++k) {
         if (next[k] < series[k].second.size() && series[k].second[next[k]].time == *time)
           value[k] = series[k].second[next[k]++].resident;

@@ -4,6 +4,7 @@
 // dualpipe/dualpipe.py. The OV duration is the scenario's overlap_duration (F&B); the engine
 // applies it.
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 
@@ -124,7 +125,7 @@ Schedule dualpipev(const Scenario &scenario, const GeneratorOptions & /*options*
   }
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
-    dual_row(schedule.device_ops[static_cast<std::size_t>(r)], p, r, m, r, 2 * p - 1 - r);
+    dual_row(schedule.device_ops[at(r)], p, r, m, r, 2 * p - 1 - r);
   }
   return schedule;
 }
@@ -151,8 +152,7 @@ Schedule dualpipe(const Scenario &scenario, const GeneratorOptions & /*options*/
     const int near_pipe = r < p / 2 ? 0 : 1;
     const int first = near_pipe * p + half_rank;
     const int second = (1 - near_pipe) * p + (p - 1 - half_rank);
-    dual_row(schedule.device_ops[static_cast<std::size_t>(r)], p / 2, half_rank,
-             scenario.microbatches, first, second);
+    dual_row(schedule.device_ops[at(r)], p / 2, half_rank, scenario.microbatches, first, second);
   }
   return schedule;
 }

@@ -2,9 +2,9 @@
 // The greedy generators that time ops while they order them (docs/schedules.md, "zb-auto" and
 // "zb-v-greedy"). Their internal end times are exposed so tests can check they equal the engine's
 // ASAP times.
+#include "base/time.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
-#include "base/time.h"
 
 #include <vector>
 

@@ -2,6 +2,7 @@
 // Sources: arXiv 2308.15762 (placement); topal-team/elf elf/scheduling/schedulers.py
 // (generate_hanayo_schedule), whose order ppsim follows because Hanayo has no official code.
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 
@@ -21,8 +22,8 @@ Schedule hanayo(const Scenario &scenario, const GeneratorOptions & /*options*/) 
   const int per_leg = m * waves; // forwards of descending legs = backwards of ascending legs
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
-    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
-    ops.reserve(4 * static_cast<std::size_t>(per_leg));
+    auto &ops = schedule.device_ops[at(r)];
+    ops.reserve(4 * at(per_leg));
     // L_r: leg 2w descends the wave (stage 2wp + r), leg 2w+1 ascends it (stage 2wp + 2p-1-r).
     const auto leg = [&](int index) {
       const int wave = index / 2;
@@ -63,7 +64,8 @@ Schedule hanayo(const Scenario &scenario, const GeneratorOptions & /*options*/) 
 
 // `vm(F+Bf) + 2(p-1) max(F, Bf)` for m >= p, the full-stage form (docs/bounds.md, "Closed forms").
 std::optional<Ticks> hanayo_closed_form(const UniformCosts &u) {
-  if (u.c != Ticks{0} || u.m < u.p) return std::nullopt;
+  if (u.c != Ticks{0} || u.m < u.p)
+    return std::nullopt;
   return u.v * u.m * u.full() + 2 * (u.p - 1) * std::max(u.f, u.b + u.w);
 }
 

@@ -3,6 +3,7 @@
 // megatron/core/pipeline_parallel/schedules.py (get_pp_rank_microbatches, get_schedule_table);
 // PyTorch ScheduleLoopedBFS.
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/megatron_table.h"
 #include "sim/schedules/op_lists.h"
@@ -45,7 +46,7 @@ int pytorch_group_size(int devices, int microbatches) {
 
 std::vector<MicrobatchChunk> megatron_schedule_table(int microbatches, int chunks, int group_size) {
   std::vector<MicrobatchChunk> table;
-  table.reserve(static_cast<std::size_t>(microbatches) * static_cast<std::size_t>(chunks));
+  table.reserve(at(microbatches) * at(chunks));
   for (int lo = 0; lo < microbatches; lo += group_size) {
     const int hi = lo + group_size >= microbatches ? microbatches : lo + group_size;
     for (int chunk = 0; chunk < chunks; ++chunk) {
@@ -71,14 +72,14 @@ Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &opti
   const int total = m * v;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
-    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
-    ops.reserve(2 * static_cast<std::size_t>(total));
+    auto &ops = schedule.device_ops[at(r)];
+    ops.reserve(2 * at(total));
     const auto forward = [&](int k) {
-      const MicrobatchChunk &entry = table[static_cast<std::size_t>(k)];
+      const MicrobatchChunk &entry = table[at(k)];
       ops.push_back(Op::make(OpKind::forward, entry.chunk * p + r, entry.microbatch));
     };
     const auto backward = [&](int k) {
-      const MicrobatchChunk &entry = table[static_cast<std::size_t>(k)];
+      const MicrobatchChunk &entry = table[at(k)];
       push_backward(ops, (v - 1 - entry.chunk) * p + r, entry.microbatch, false);
     };
     const int warmup = std::min(2 * (p - 1 - r) + (v - 1) * g, total);
@@ -105,39 +106,43 @@ Schedule interleaved_zb(const Scenario &scenario, const GeneratorOptions &option
   const int v = scenario.chunks;
   const int g = options.group_size > 0 ? options.group_size : pytorch_group_size(p, m);
   check_megatron_group_size(p, m, g);
-  if (m % g != 0) {  // PyTorch's rounds are equal; a shorter last group has no step formula
-    throw Error(fmt::format("schedule 'interleaved-zb' needs the group size to divide m, got g = {}, m = {}", g, m));
+  if (m % g != 0) { // PyTorch's rounds are equal; a shorter last group has no step formula
+    throw Error(fmt::format(
+        "schedule 'interleaved-zb' needs the group size to divide m, got g = {}, m = {}", g, m));
   }
   const int total = m * v;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
-    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
-    ops.reserve(3 * static_cast<std::size_t>(total));
+    auto &ops = schedule.device_ops[at(r)];
+    ops.reserve(3 * at(total));
     const int warmup = std::min((v - 1) * g + (p - 1 - r), total);
-    std::vector<int> next_forward(static_cast<std::size_t>(v), 0), next_backward(static_cast<std::size_t>(v), 0),
-        next_weight(static_cast<std::size_t>(v), 0);
-    std::vector<int> backward_chunks;  // chunk of each B issued, in order, for the W's
+    std::vector<int> next_forward(at(v), 0), next_backward(at(v), 0), next_weight(at(v), 0);
+    std::vector<int> backward_chunks; // chunk of each B issued, in order, for the W's
     std::size_t weights = 0;
     const auto forward = [&](int step) {
       const int chunk = (step / g) % v;
-      ops.push_back(Op::make(OpKind::forward, chunk * p + r, next_forward[static_cast<std::size_t>(chunk)]++));
+      ops.push_back(Op::make(OpKind::forward, chunk * p + r, next_forward[at(chunk)]++));
     };
     const auto backward = [&](int step) {
       const int chunk = v - 1 - ((step - warmup) / g) % v;
-      ops.push_back(Op::make(OpKind::backward_input, chunk * p + r, next_backward[static_cast<std::size_t>(chunk)]++));
+      ops.push_back(Op::make(OpKind::backward_input, chunk * p + r, next_backward[at(chunk)]++));
       backward_chunks.push_back(chunk);
     };
     const auto weight = [&]() {
       const int chunk = backward_chunks[weights++];
-      ops.push_back(Op::make(OpKind::backward_weight, chunk * p + r, next_weight[static_cast<std::size_t>(chunk)]++));
+      ops.push_back(Op::make(OpKind::backward_weight, chunk * p + r, next_weight[at(chunk)]++));
     };
-    for (int step = 0; step < warmup; ++step) forward(step);
+    for (int step = 0; step < warmup; ++step)
+      forward(step);
     for (int step = warmup; step < total + warmup; ++step) {
-      if (step < total) forward(step);
+      if (step < total)
+        forward(step);
       backward(step);
-      if (step - warmup >= r) weight();
+      if (step - warmup >= r)
+        weight();
     }
-    while (weights < backward_chunks.size()) weight();
+    while (weights < backward_chunks.size())
+      weight();
   }
   return schedule;
 }
@@ -148,8 +153,8 @@ Schedule looped_bfs(const Scenario &scenario, const GeneratorOptions & /*options
   const int v = scenario.chunks;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
-    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
-    ops.reserve(2 * static_cast<std::size_t>(m * v));
+    auto &ops = schedule.device_ops[at(r)];
+    ops.reserve(2 * at(m * v));
     for (int chunk = 0; chunk < v; ++chunk) {
       for (int j = 0; j < m; ++j)
         ops.push_back(Op::make(OpKind::forward, chunk * p + r, j));
@@ -166,7 +171,8 @@ Schedule looped_bfs(const Scenario &scenario, const GeneratorOptions & /*options
 // `(vm+p-1)(F+B+W)` with groups of g = p and m mod p = 0 (Megatron, Narayanan et al. 2021).
 std::optional<Ticks> interleaved_1f1b_closed_form(const UniformCosts &u) {
   const std::int64_t g = u.group_size == 0 ? u.p : u.group_size;
-  if (u.c != Ticks{0} || g != u.p || u.m % u.p != 0) return std::nullopt;
+  if (u.c != Ticks{0} || g != u.p || u.m % u.p != 0)
+    return std::nullopt;
   return (u.v * u.m + u.p - 1) * u.full();
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 // Small helpers shared by the generators for writing device op lists.
+#include "base/index.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
@@ -21,7 +22,8 @@ inline void push_backward(std::vector<Op> &ops, int stage, int microbatch, bool 
 inline std::vector<int> local_stages(const Scenario &scenario, int device) {
   std::vector<int> stages;
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    if (scenario.stage_device[static_cast<std::size_t>(s)] == device) stages.push_back(s);
+    if (scenario.stage_device[at(s)] == device)
+      stages.push_back(s);
   }
   return stages;
 }
@@ -29,7 +31,7 @@ inline std::vector<int> local_stages(const Scenario &scenario, int device) {
 /// An empty schedule with one list per device.
 inline Schedule empty_schedule(const Scenario &scenario) {
   Schedule schedule;
-  schedule.device_ops.resize(static_cast<std::size_t>(scenario.devices));
+  schedule.device_ops.resize(at(scenario.devices));
   return schedule;
 }
 

@@ -9,15 +9,15 @@
 #include "base/time.h"
 
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim {
 
 /// Generator parameters that are not part of the instance itself.
 struct GeneratorOptions {
-  int group_size = 0;                  ///< interleaved g; 0 = PyTorch's m / max(1, m div p)
+  int group_size = 0; ///< interleaved g; 0 = PyTorch's m / max(1, m div p)
 };
 
 using GeneratorFunction = Schedule (*)(const Scenario &, const GeneratorOptions &);
@@ -27,7 +27,7 @@ using GeneratorFunction = Schedule (*)(const Scenario &, const GeneratorOptions 
 struct UniformCosts {
   Ticks f, b, w, r, c;
   std::int64_t p, m, v;
-  int group_size;  ///< Megatron's g (0 = p)
+  int group_size; ///< Megatron's g (0 = p)
   RematTiming remat_timing;
 
   [[nodiscard]] Ticks full() const { return f + b + w; }
@@ -41,23 +41,30 @@ using InFlightCount = int (*)(int stages, int stage);
 
 struct ScheduleInfo {
   std::string name;
-  std::string description;   ///< one line, for `ppsim schedules`
+  std::string description; ///< one line, for `ppsim schedules`
   PlacementKind placement;
-  int default_chunks;        ///< v when the user gives none (1 single wave, 2 V shape)
-  bool split_backward;       ///< emits B and W rather than BW
+  int default_chunks;  ///< v when the user gives none (1 single wave, 2 V shape)
+  bool split_backward; ///< emits B and W rather than BW
   GeneratorFunction generate;
-  bool auto_candidate = false;        ///< ranked by `ppsim remat --auto` unless --candidates says otherwise
-  ClosedForm closed_form = nullptr;   ///< none: no published formula
-  InFlightCount in_flight = nullptr;  ///< none: measured on a run (docs/partition.md)
+  bool auto_candidate =
+      false; ///< ranked by `ppsim remat --auto` unless --candidates says otherwise
+  ClosedForm closed_form = nullptr;  ///< none: no published formula
+  InFlightCount in_flight = nullptr; ///< none: measured on a run (docs/partition.md)
 
   /// v for a requested v (0 = the schedule's default).
-  [[nodiscard]] int chunks(int requested) const { return requested > 0 ? requested : default_chunks; }
+  [[nodiscard]] int chunks(int requested) const {
+    return requested > 0 ? requested : default_chunks;
+  }
   /// Pipes the placement runs: 2 for DualPipe, else 1.
   [[nodiscard]] int pipes() const { return placement == PlacementKind::dual_pipe ? 2 : 1; }
   /// Stages of one pipe on `devices` devices with `requested` chunks each.
-  [[nodiscard]] int stages_per_pipe(int devices, int requested) const { return devices * chunks(requested); }
+  [[nodiscard]] int stages_per_pipe(int devices, int requested) const {
+    return devices * chunks(requested);
+  }
   /// One stage per device and one pipe (what a per-device partition splits for).
-  [[nodiscard]] bool one_stage_per_device(int requested) const { return chunks(requested) == 1 && pipes() == 1; }
+  [[nodiscard]] bool one_stage_per_device(int requested) const {
+    return chunks(requested) == 1 && pipes() == 1;
+  }
 };
 
 /// Every registered schedule, in listing order.

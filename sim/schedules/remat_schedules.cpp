@@ -46,7 +46,8 @@ Schedule full_remat(const Scenario &scenario, const GeneratorOptions &options) {
 // `m(2F+Bf) + (p-1)(F+Bf) - 2F` for m >= 2, F <= Bf, R = F and early recomputation (ELF).
 std::optional<Ticks> allremat_1f1b_closed_form(const UniformCosts &u) {
   const Ticks bf = u.b + u.w;
-  if (u.c != Ticks{0} || u.m < 2 || u.f > bf || u.r != u.f || u.remat_timing != RematTiming::early) {
+  if (u.c != Ticks{0} || u.m < 2 || u.f > bf || u.r != u.f ||
+      u.remat_timing != RematTiming::early) {
     return std::nullopt;
   }
   return u.m * (2 * u.f + bf) + (u.p - 1) * (u.f + bf) - 2 * u.f;

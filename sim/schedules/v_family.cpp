@@ -5,10 +5,11 @@
 // sections 3-4.
 #include "base/assert.h"
 #include "base/error.h"
+#include "base/index.h"
+#include "sim/memory.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/v_grid.h"
-#include "sim/memory.h"
 
 #include <algorithm>
 #include <array>
@@ -42,17 +43,17 @@ std::int64_t last_slot(const DeviceSlots &device) {
 void place_w(DeviceSlots &device, bool split) {
   PPSIM_ASSERT(device.size() == 4);
   const std::int64_t bound = last_slot(device);
-  std::vector<int> occupant(static_cast<std::size_t>(bound) + 1, -1);
+  std::vector<int> occupant(ppsim::at(bound) + 1, -1);
   for (int type = 0; type < 4; ++type) {
-    for (const std::int64_t slot : device[static_cast<std::size_t>(type)])
-      occupant[static_cast<std::size_t>(slot)] = type;
+    for (const std::int64_t slot : device[ppsim::at(type)])
+      occupant[ppsim::at(slot)] = type;
   }
   device.resize(split ? 6 : 5);
   std::array<int, 2> pending{0, 0};
   for (std::int64_t t = 0; t <= bound; ++t) {
-    const int type = occupant[static_cast<std::size_t>(t)];
+    const int type = occupant[ppsim::at(t)];
     if (type == kBb || type == kBa) {
-      ++pending[split ? static_cast<std::size_t>(type - kBb) : 0];
+      ++pending[split ? ppsim::at(type - kBb) : 0];
     } else if (type < 0) {
       for (std::size_t w = 0; w < 2; ++w) {
         if (pending[w] > 0) {
@@ -75,10 +76,10 @@ void place_w(DeviceSlots &device, bool split) {
 int device_peak(const DeviceSlots &device) {
   const bool has_w = device.size() > 4;
   const std::int64_t bound = last_slot(device);
-  std::vector<int> occupant(static_cast<std::size_t>(bound) + 1, -1);
+  std::vector<int> occupant(ppsim::at(bound) + 1, -1);
   for (std::size_t type = 0; type < device.size(); ++type) {
     for (const std::int64_t slot : device[type])
-      occupant[static_cast<std::size_t>(slot)] = static_cast<int>(type);
+      occupant[ppsim::at(slot)] = static_cast<int>(type);
   }
   int current = 0, peak = 0, pending = 0;
   for (const int type : occupant) {
@@ -139,11 +140,11 @@ Slots squeeze(const Slots &slots, int m) {
   PPSIM_ASSERT(grid.has_value());
   Slots squeezed(slots.size());
   for (int i = 0; i < grid->rows; ++i) {
-    DeviceSlots &device = squeezed[static_cast<std::size_t>(i)];
-    device.resize(slots[static_cast<std::size_t>(i)].size());
+    DeviceSlots &device = squeezed[ppsim::at(i)];
+    device.resize(slots[ppsim::at(i)].size());
     for (int j = 0; j < grid->width; ++j) {
       if (grid->at(i, j) != detail::kEmpty)
-        device[static_cast<std::size_t>(grid->at(i, j))].push_back(j);
+        device[ppsim::at(grid->at(i, j))].push_back(j);
     }
   }
   return squeezed;
@@ -162,12 +163,11 @@ Slots reorder(Slots slots, bool consider_w) {
   const int m = static_cast<int>(slots[0][kFa].size());
   std::vector<std::vector<char>> occupied;
   for (const DeviceSlots &device : slots)
-    occupied.emplace_back(static_cast<std::size_t>(last_slot(device)) + 1, 0);
+    occupied.emplace_back(ppsim::at(last_slot(device)) + 1, 0);
   int phase = 0;
   for (const Pass &pass : passes_in_slot_order(slots)) {
-    DeviceSlots &device = slots[static_cast<std::size_t>(pass.device)];
-    std::int64_t &slot =
-        device[static_cast<std::size_t>(pass.type)][static_cast<std::size_t>(pass.microbatch)];
+    DeviceSlots &device = slots[ppsim::at(pass.device)];
+    std::int64_t &slot = device[ppsim::at(pass.type)][ppsim::at(pass.microbatch)];
     if (pass.type == kBa && pass.device == 0 && phase == 0)
       phase = 1;
     const bool keep = phase == 1 || (phase == 0 && !consider_w);
@@ -176,8 +176,7 @@ Slots reorder(Slots slots, bool consider_w) {
     if (!keep) {
       std::int64_t lo = -1;
       auto at = [&](int i, int type, int mb) {
-        return slots[static_cast<std::size_t>(i)][static_cast<std::size_t>(type)]
-                    [static_cast<std::size_t>(mb)];
+        return slots[ppsim::at(i)][ppsim::at(type)][ppsim::at(mb)];
       };
       if ((pass.type == kFa || pass.type == kBb) && pass.device > 0)
         lo = std::max(lo, at(pass.device - 1, pass.type, pass.microbatch));
@@ -191,14 +190,14 @@ Slots reorder(Slots slots, bool consider_w) {
         std::vector<std::int64_t> backwards = device[kBb];
         backwards.insert(backwards.end(), device[kBa].begin(), device[kBa].end());
         std::nth_element(backwards.begin(), backwards.begin() + pass.microbatch, backwards.end());
-        lo = std::max(lo, backwards[static_cast<std::size_t>(pass.microbatch)]);
+        lo = std::max(lo, backwards[ppsim::at(pass.microbatch)]);
       }
       if (pass.microbatch > 0)
         lo = std::max(lo, at(pass.device, pass.type, pass.microbatch - 1));
       const std::int64_t old = slot;
       bool moved = false;
       for (std::int64_t t = lo + 1; t < old && !moved; ++t) {
-        if (occupied[static_cast<std::size_t>(pass.device)][static_cast<std::size_t>(t)])
+        if (occupied[ppsim::at(pass.device)][ppsim::at(t)])
           continue;
         slot = t;
         moved = !over_cap(device_peak(device), cap);
@@ -206,7 +205,7 @@ Slots reorder(Slots slots, bool consider_w) {
       if (!moved)
         slot = old;
     }
-    occupied[static_cast<std::size_t>(pass.device)][static_cast<std::size_t>(slot)] = 1;
+    occupied[ppsim::at(pass.device)][ppsim::at(slot)] = 1;
   }
   if (!consider_w) {
     for (DeviceSlots &device : slots)
@@ -241,14 +240,14 @@ TimedSchedule v_family_timed(const Scenario &scenario, VPattern pattern) {
   }
   const int p = scenario.devices;
   const int m = scenario.microbatches;
-  Slots slots(static_cast<std::size_t>(p));
+  Slots slots(ppsim::at(p));
   for (int i = 0; i < p; ++i) {
     const std::array<int, 4> first = stable_pattern(pattern, p, i);
     for (const int slot : first) {
       std::vector<std::int64_t> list;
       for (int j = 0; j < m; ++j)
         list.push_back(slot + 6 * j);
-      slots[static_cast<std::size_t>(i)].push_back(std::move(list));
+      slots[ppsim::at(i)].push_back(std::move(list));
     }
   }
   // Step 5: reorder with W's, drop them, reorder again, then split the W's per chunk.

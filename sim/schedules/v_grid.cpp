@@ -2,6 +2,7 @@
 // arXiv 2405.15362 section 3; sail-sg v_auto_schedule.py squeeze_without_change_order and
 // zbv_greedy.py eager_execution_time, which time the same order the same way).
 #include "sim/schedules/v_grid.h"
+#include "base/index.h"
 
 #include "base/assert.h"
 #include "sim/schedules/op_lists.h"
@@ -19,8 +20,7 @@ int letter_stage(int letter, int device, int p) {
 } // namespace
 
 Grid::Grid(int p, int columns)
-    : rows(p), width(columns),
-      cells(static_cast<std::size_t>(p) * static_cast<std::size_t>(columns), kEmpty) {}
+    : rows(p), width(columns), cells(ppsim::at(p) * ppsim::at(columns), kEmpty) {}
 
 void Grid::resize(int columns) {
   Grid wider(rows, columns);
@@ -33,8 +33,8 @@ void Grid::resize(int columns) {
 
 LetterCosts unit_letter_costs(int p) {
   LetterCosts costs;
-  costs.duration.assign(static_cast<std::size_t>(p), {1, 1, 1, 1, 1, 1});
-  costs.latency.assign(static_cast<std::size_t>(p), {0, 0, 0, 0, 0, 0});
+  costs.duration.assign(ppsim::at(p), {1, 1, 1, 1, 1, 1});
+  costs.latency.assign(ppsim::at(p), {0, 0, 0, 0, 0, 0});
   return costs;
 }
 
@@ -43,21 +43,21 @@ LetterCosts scenario_letter_costs(const Scenario &scenario) {
   LetterCosts costs = unit_letter_costs(p);
   auto boundary = [&](int s) {
     return s >= 0 && s + 1 < scenario.stage_count()
-               ? scenario.boundary_transfer[static_cast<std::size_t>(s)].count()
+               ? scenario.boundary_transfer[ppsim::at(s)].count()
                : 0;
   };
   for (int i = 0; i < p; ++i) {
     for (int letter = 0; letter < kLetters; ++letter) {
       const int s = letter_stage(letter, i, p);
-      const StageCosts &c = scenario.stage_costs[static_cast<std::size_t>(s)];
-      costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)] =
-          is_forward(letter)  ? c.forward.count()
-          : is_weight(letter) ? c.backward_weight.count()
-                              : c.backward_input.count();
+      const StageCosts &c = scenario.stage_costs[ppsim::at(s)];
+      costs.duration[ppsim::at(i)][ppsim::at(letter)] = is_forward(letter) ? c.forward.count()
+                                                        : is_weight(letter)
+                                                            ? c.backward_weight.count()
+                                                            : c.backward_input.count();
     }
     const int a = i, b = 2 * p - 1 - i;
     // F from a-1, f from b-1, B from b+1 (boundary b), b from a+1 (boundary a).
-    costs.latency[static_cast<std::size_t>(i)] = {
+    costs.latency[ppsim::at(i)] = {
         boundary(a - 1), boundary(b - 1), boundary(b), boundary(a), 0, 0};
   }
   return costs;
@@ -67,17 +67,12 @@ bool time_grid(const Grid &grid, int m, const LetterCosts &costs, Timing &timing
   const int p = grid.rows;
   timing.start.assign(grid.cells.size(), -1);
   timing.end.assign(grid.cells.size(), -1);
-  timing.device_free.assign(static_cast<std::size_t>(p), 0);
-  std::vector<int> count(static_cast<std::size_t>(p) * kLetters, 0);
+  timing.device_free.assign(ppsim::at(p), 0);
+  std::vector<int> count(ppsim::at(p) * kLetters, 0);
   // end_of[(letter * m + mb) * p + i]
-  std::vector<std::int64_t> end_of(static_cast<std::size_t>(kLetters) *
-                                       static_cast<std::size_t>(m) * static_cast<std::size_t>(p),
-                                   -1);
+  std::vector<std::int64_t> end_of(ppsim::at(kLetters) * ppsim::at(m) * ppsim::at(p), -1);
   auto key = [&](int letter, int mb, int i) {
-    return (static_cast<std::size_t>(letter) * static_cast<std::size_t>(m) +
-            static_cast<std::size_t>(mb)) *
-               static_cast<std::size_t>(p) +
-           static_cast<std::size_t>(i);
+    return (ppsim::at(letter) * ppsim::at(m) + ppsim::at(mb)) * ppsim::at(p) + ppsim::at(i);
   };
   for (int j = 0; j < grid.width; ++j) {
     for (int direction = 0; direction < 2; ++direction) {
@@ -86,12 +81,12 @@ bool time_grid(const Grid &grid, int m, const LetterCosts &costs, Timing &timing
         const int letter = grid.at(i, j);
         if (letter == kEmpty || flows_down(letter) != (direction == 0))
           continue;
-        int &k = count[static_cast<std::size_t>(i) * kLetters + static_cast<std::size_t>(letter)];
+        int &k = count[ppsim::at(i) * kLetters + ppsim::at(letter)];
         // W's only follow their device's order; they are numbered but not looked up.
         const bool weight = is_weight(letter);
         if (!weight && k >= m)
           return false;
-        std::int64_t ready = timing.device_free[static_cast<std::size_t>(i)];
+        std::int64_t ready = timing.device_free[ppsim::at(i)];
         int from = -1, turn = -1;
         if (letter == kF || letter == kB) {
           if (i > 0)
@@ -108,10 +103,7 @@ bool time_grid(const Grid &grid, int m, const LetterCosts &costs, Timing &timing
           const std::int64_t dependency = end_of[key(letter, k, from)];
           if (dependency < 0)
             return false;
-          ready = std::max(
-              ready,
-              dependency +
-                  costs.latency[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)]);
+          ready = std::max(ready, dependency + costs.latency[ppsim::at(i)][ppsim::at(letter)]);
         }
         if (turn >= 0) {
           const std::int64_t dependency = end_of[key(turn, k, i)];
@@ -119,16 +111,13 @@ bool time_grid(const Grid &grid, int m, const LetterCosts &costs, Timing &timing
             return false;
           ready = std::max(ready, dependency);
         }
-        const std::int64_t finish =
-            ready + costs.duration[static_cast<std::size_t>(i)][static_cast<std::size_t>(letter)];
-        const std::size_t cell =
-            static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) +
-            static_cast<std::size_t>(j);
+        const std::int64_t finish = ready + costs.duration[ppsim::at(i)][ppsim::at(letter)];
+        const std::size_t cell = ppsim::at(i) * ppsim::at(grid.width) + ppsim::at(j);
         timing.start[cell] = ready;
         timing.end[cell] = finish;
         if (!weight)
           end_of[key(letter, k, i)] = finish;
-        timing.device_free[static_cast<std::size_t>(i)] = finish;
+        timing.device_free[ppsim::at(i)] = finish;
         ++k;
       }
     }
@@ -146,9 +135,7 @@ std::optional<Grid> squeeze(const Grid &grid, int m) {
   Grid squeezed(grid.rows, static_cast<int>(width));
   for (int i = 0; i < grid.rows; ++i) {
     for (int j = 0; j < grid.width; ++j) {
-      const std::int64_t start =
-          timing.start[static_cast<std::size_t>(i) * static_cast<std::size_t>(grid.width) +
-                       static_cast<std::size_t>(j)];
+      const std::int64_t start = timing.start[ppsim::at(i) * ppsim::at(grid.width) + ppsim::at(j)];
       if (start >= 0)
         squeezed.at(i, static_cast<int>(start)) = grid.at(i, j);
     }
@@ -165,17 +152,17 @@ TimedSchedule timed_schedule(const Scenario &scenario, const Grid &grid, int m) 
   PPSIM_ASSERT(valid);
   TimedSchedule timed;
   timed.schedule = empty_schedule(scenario);
-  timed.end.resize(static_cast<std::size_t>(grid.rows));
+  timed.end.resize(ppsim::at(grid.rows));
   for (int i = 0; i < grid.rows; ++i) {
     std::array<int, kLetters> seen{};
     for (int j = 0; j < grid.width; ++j) {
       const int letter = grid.at(i, j);
       if (letter == kEmpty)
         continue;
-      const int mb = seen[static_cast<std::size_t>(letter)]++;
-      timed.schedule.device_ops[static_cast<std::size_t>(i)].push_back(Op::make(
-          kinds[static_cast<std::size_t>(letter)], letter_stage(letter, i, grid.rows), mb));
-      timed.end[static_cast<std::size_t>(i)].push_back(Ticks{timing.end[grid.index(i, j)]});
+      const int mb = seen[ppsim::at(letter)]++;
+      timed.schedule.device_ops[ppsim::at(i)].push_back(
+          Op::make(kinds[ppsim::at(letter)], letter_stage(letter, i, grid.rows), mb));
+      timed.end[ppsim::at(i)].push_back(Ticks{timing.end[grid.index(i, j)]});
     }
   }
   return timed;

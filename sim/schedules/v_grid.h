@@ -2,6 +2,7 @@
 // The slot grid shared by the V-shape generators (docs/schedules.md, "v-auto"): one row per device,
 // one column per unit slot, each cell empty or one of six pass letters; its ASAP timing (the
 // "squeeze") and the conversion to a timed schedule. Internal to sim/schedules.
+#include "base/index.h"
 #include "sim/scenario.h"
 #include "sim/schedules/greedy.h"
 
@@ -32,8 +33,7 @@ struct Grid {
   std::int8_t &at(int i, int j) { return cells[index(i, j)]; }
   [[nodiscard]] std::int8_t at(int i, int j) const { return cells[index(i, j)]; }
   [[nodiscard]] std::size_t index(int i, int j) const {
-    return static_cast<std::size_t>(i) * static_cast<std::size_t>(width) +
-           static_cast<std::size_t>(j);
+    return ppsim::at(i) * ppsim::at(width) + ppsim::at(j);
   }
   /// Widens (or narrows) every row, keeping the cells that fit.
   void resize(int columns);

@@ -4,10 +4,11 @@
 // scheduler/zb.py (Graph.manual_order, initial_solution); arXiv 2401.10241 section 3.
 #include "base/assert.h"
 #include "base/error.h"
+#include "base/index.h"
+#include "sim/memory.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/op_lists.h"
-#include "sim/memory.h"
 
 #include <algorithm>
 #include <array>
@@ -20,7 +21,6 @@ namespace {
 enum Kind : int { kF = 0, kB = 1, kW = 2 };
 constexpr std::array<OpKind, 3> kOpKinds{OpKind::forward, OpKind::backward_input,
                                          OpKind::backward_weight};
-
 
 /// The reference's ValueError("Cannot fit memory") as a user error naming the stage (O-19).
 Error cannot_fit_memory(int stage, double cap_share) {
@@ -40,10 +40,9 @@ class ZbAutoRun {
 public:
   ZbAutoRun(const Scenario &scenario, const std::vector<double> &max_mem, Flags flags)
       : S_(scenario.stage_count()), m_(scenario.microbatches), flags_(flags), max_mem_(max_mem),
-        e_(S_, 0), mem_now_(static_cast<std::size_t>(S_), 0.0), bub_(S_, 0),
-        order_(static_cast<std::size_t>(S_)), order_end_(static_cast<std::size_t>(S_)) {
+        e_(S_, 0), mem_now_(at(S_), 0.0), bub_(S_, 0), order_(at(S_)), order_end_(at(S_)) {
     for (int s = 0; s < S_; ++s) {
-      const auto i = static_cast<std::size_t>(s);
+      const auto i = at(s);
       const StageCosts &costs = scenario.stage_costs[i];
       const StageMemory &memory = scenario.activations.stages[i];
       cost_[kF].push_back(costs.forward.count());
@@ -55,8 +54,8 @@ public:
       comm_.push_back(s + 1 < S_ ? scenario.boundary_transfer[i].count() : 0);
     }
     for (int k = 0; k < 3; ++k) {
-      count_[k].assign(static_cast<std::size_t>(S_), 0);
-      end_[k].assign(static_cast<std::size_t>(S_) * static_cast<std::size_t>(m_), 0);
+      count_[k].assign(at(S_), 0);
+      end_[k].assign(at(S_) * at(m_), 0);
     }
   }
 
@@ -84,65 +83,57 @@ public:
   [[nodiscard]] TimedSchedule result(const Scenario &scenario) const {
     TimedSchedule timed;
     timed.schedule = empty_schedule(scenario);
-    timed.end.resize(static_cast<std::size_t>(scenario.devices));
+    timed.end.resize(at(scenario.devices));
     for (int s = 0; s < S_; ++s) {
-      const auto device =
-          static_cast<std::size_t>(scenario.stage_device[static_cast<std::size_t>(s)]);
-      for (std::size_t k = 0; k < order_[static_cast<std::size_t>(s)].size(); ++k) {
-        const auto [kind, mb] = order_[static_cast<std::size_t>(s)][k];
-        timed.schedule.device_ops[device].push_back(
-            Op::make(kOpKinds[static_cast<std::size_t>(kind)], s, mb));
-        timed.end[device].push_back(Ticks{order_end_[static_cast<std::size_t>(s)][k]});
+      const auto device = at(scenario.stage_device[at(s)]);
+      for (std::size_t k = 0; k < order_[at(s)].size(); ++k) {
+        const auto [kind, mb] = order_[at(s)][k];
+        timed.schedule.device_ops[device].push_back(Op::make(kOpKinds[at(kind)], s, mb));
+        timed.end[device].push_back(Ticks{order_end_[at(s)][k]});
       }
     }
     return timed;
   }
 
 private:
-  [[nodiscard]] int nf(int s) const { return count_[kF][static_cast<std::size_t>(s)]; }
-  [[nodiscard]] int nb(int s) const { return count_[kB][static_cast<std::size_t>(s)]; }
-  [[nodiscard]] int nw(int s) const { return count_[kW][static_cast<std::size_t>(s)]; }
-  [[nodiscard]] std::int64_t cost(int kind, int s) const {
-    return cost_[kind][static_cast<std::size_t>(s)];
-  }
-  [[nodiscard]] double mem(int kind, int s) const {
-    return mem_[kind][static_cast<std::size_t>(s)];
-  }
+  [[nodiscard]] int nf(int s) const { return count_[kF][at(s)]; }
+  [[nodiscard]] int nb(int s) const { return count_[kB][at(s)]; }
+  [[nodiscard]] int nw(int s) const { return count_[kW][at(s)]; }
+  [[nodiscard]] std::int64_t cost(int kind, int s) const { return cost_[kind][at(s)]; }
+  [[nodiscard]] double mem(int kind, int s) const { return mem_[kind][at(s)]; }
   [[nodiscard]] std::int64_t end(int kind, int s, int mb) const {
-    return end_[kind][static_cast<std::size_t>(s) * static_cast<std::size_t>(m_) +
-                      static_cast<std::size_t>(mb)];
+    return end_[kind][at(s) * at(m_) + at(mb)];
   }
-  std::int64_t &e(int s) { return e_[static_cast<std::size_t>(s)]; }
-  std::int64_t &bub(int s) { return bub_[static_cast<std::size_t>(s)]; }
-  double &memory(int s) { return mem_now_[static_cast<std::size_t>(s)]; }
-  [[nodiscard]] double max_mem(int s) const { return max_mem_[static_cast<std::size_t>(s)]; }
+  std::int64_t &e(int s) { return e_[at(s)]; }
+  std::int64_t &bub(int s) { return bub_[at(s)]; }
+  double &memory(int s) { return mem_now_[at(s)]; }
+  [[nodiscard]] double max_mem(int s) const { return max_mem_[at(s)]; }
   /// Arrival of the cross-stage input of the next F (from s-1) or of B(s, i) (from s+1).
   [[nodiscard]] std::int64_t f_arrival(int s) const {
-    return end(kF, s - 1, nf(s)) + comm_[static_cast<std::size_t>(s - 1)];
+    return end(kF, s - 1, nf(s)) + comm_[at(s - 1)];
   }
   [[nodiscard]] std::int64_t b_arrival(int s, int i) const {
-    return end(kB, s + 1, i) + comm_[static_cast<std::size_t>(s)];
+    return end(kB, s + 1, i) + comm_[at(s)];
   }
 
   void put(int s, int kind) {
-    const int mb = count_[kind][static_cast<std::size_t>(s)];
+    const int mb = count_[kind][at(s)];
     const std::int64_t no_bubble = e(s) + cost(kind, s);
     std::int64_t t = no_bubble;
     if (kind == kF && s > 0)
-      t = std::max(t, end(kF, s - 1, mb) + comm_[static_cast<std::size_t>(s - 1)] + cost(kind, s));
+      t = std::max(t, end(kF, s - 1, mb) + comm_[at(s - 1)] + cost(kind, s));
     if (kind == kB && s + 1 < S_)
-      t = std::max(t, end(kB, s + 1, mb) + comm_[static_cast<std::size_t>(s)] + cost(kind, s));
+      t = std::max(t, end(kB, s + 1, mb) + comm_[at(s)] + cost(kind, s));
     if (nf(s) > 0) {
       bub(s) += t - no_bubble;
       max_bubble_ = std::max(max_bubble_, bub(s));
     }
     e(s) = t;
-    end_[kind][static_cast<std::size_t>(s) * static_cast<std::size_t>(m_) +
-               static_cast<std::size_t>(mb)] = t;
+    end_[kind][at(s) * at(m_) + at(mb)] = t;
     memory(s) += mem(kind, s);
-    ++count_[kind][static_cast<std::size_t>(s)];
-    order_[static_cast<std::size_t>(s)].push_back({kind, mb});
-    order_end_[static_cast<std::size_t>(s)].push_back(t);
+    ++count_[kind][at(s)];
+    order_[at(s)].push_back({kind, mb});
+    order_end_[at(s)].push_back(t);
   }
 
   /// W-filling before an op whose input arrives at `arrival` (zb.py fill_w).
@@ -171,13 +162,13 @@ private:
   void warm_up() {
     for (int s = 0; s < S_; ++s)
       put(s, kF);
-    std::vector<int> extra(static_cast<std::size_t>(S_), 0);
+    std::vector<int> extra(at(S_), 0);
     std::int64_t last = end(kF, S_ - 1, 0) + cost(kB, S_ - 1);
     for (int s = S_ - 2; s >= 0; --s) {
       double mm = memory(s);
       std::int64_t tt = e(s);
-      const std::int64_t c = comm_[static_cast<std::size_t>(s)];
-      int &more = extra[static_cast<std::size_t>(s)];
+      const std::int64_t c = comm_[at(s)];
+      int &more = extra[at(s)];
       while (nf(s) + more < m_ && !over_cap(mm + mem(kF, s), max_mem(s))) {
         if (flags_.allow_bubble_before_first_b ? tt + cost(kF, s) > last + c : tt >= last + c)
           break;
@@ -191,14 +182,14 @@ private:
     // reference skips the decrease once stage s would run all m forwards, which with unequal
     // costs can leave stage s ahead of stage s-1 (forwards before their inputs exist).
     for (int s = 1; s < S_; ++s) {
-      int &more = extra[static_cast<std::size_t>(s)];
-      const int previous = extra[static_cast<std::size_t>(s - 1)];
+      int &more = extra[at(s)];
+      const int previous = extra[at(s - 1)];
       while (more > 0 && more >= previous && nf(s) + more < m_)
         --more;
       more = std::min(more, previous);
     }
     for (int s = 0; s < S_; ++s) {
-      for (int k = 0; k < extra[static_cast<std::size_t>(s)]; ++k)
+      for (int k = 0; k < extra[at(s)]; ++k)
         put(s, kF);
     }
     for (int s = S_ - 1; s >= 0; --s)
@@ -211,8 +202,7 @@ private:
       return false;
     if (!(flags_.prioritize_b && s + 1 < S_ && nf(s) >= nf(s + 1) + 2))
       return true;
-    const std::int64_t next =
-        e(s + 1) + cost(kF, s + 1) + cost(kB, s + 1) + comm_[static_cast<std::size_t>(s)];
+    const std::int64_t next = e(s + 1) + cost(kF, s + 1) + cost(kB, s + 1) + comm_[at(s)];
     if (e(s) >= next)
       return false;
     // Cost of the W's make_room(s, mem_f) would put, simulated without putting.
@@ -228,15 +218,14 @@ private:
   }
 
   void steady(int i) {
-    std::vector<int> want(static_cast<std::size_t>(S_));
+    std::vector<int> want(at(S_));
     for (int s = 0; s < S_; ++s)
-      want[static_cast<std::size_t>(s)] = wants_forward(s) ? 1 : 0;
+      want[at(s)] = wants_forward(s) ? 1 : 0;
     for (int s = S_ - 2; s >= 0; --s) {
-      want[static_cast<std::size_t>(s)] =
-          std::min(want[static_cast<std::size_t>(s)], want[static_cast<std::size_t>(s + 1)]);
+      want[at(s)] = std::min(want[at(s)], want[at(s + 1)]);
     }
     for (int s = 0; s < S_; ++s) {
-      if (want[static_cast<std::size_t>(s)] == 0)
+      if (want[at(s)] == 0)
         continue;
       make_room(s, mem(kF, s));
       if (s > 0)
@@ -284,7 +273,7 @@ TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share) {
   }
   std::vector<double> max_mem;
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    const double mem_f = scenario.activations.stages[static_cast<std::size_t>(s)].stored;
+    const double mem_f = scenario.activations.stages[at(s)].stored;
     if (!(mem_f > 0)) {
       throw Error(
           fmt::format("schedule 'zb-auto' needs a positive stored activation on stage {}", s));

@@ -4,6 +4,7 @@
 // #138444) that with F = B = W this rule is already zero-bubble.
 #include "base/assert.h"
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 
@@ -39,8 +40,8 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
   const int n = std::max(2 * p - 1, m);
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
-    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
-    ops.reserve(6 * static_cast<std::size_t>(m));
+    auto &ops = schedule.device_ops[at(r)];
+    ops.reserve(6 * at(m));
     const int a = r;             // descending leg
     const int b = 2 * p - 1 - r; // ascending leg
     Stream fa{OpKind::forward, a}, fb{OpKind::forward, b};
@@ -86,7 +87,8 @@ Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
 
 // `(p-1)F + 2m(F+B+W)` for m >= 2p-1 and F = B = W (zero-bubble paper, ZB-V).
 std::optional<Ticks> zb_v_closed_form(const UniformCosts &u) {
-  if (u.c != Ticks{0} || u.m < 2 * u.p - 1 || !u.all_equal()) return std::nullopt;
+  if (u.c != Ticks{0} || u.m < 2 * u.p - 1 || !u.all_equal())
+    return std::nullopt;
   return (u.p - 1) * u.f + 2 * u.m * u.full();
 }
 

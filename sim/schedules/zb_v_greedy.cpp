@@ -5,10 +5,11 @@
 // create_schedule); arXiv 2401.10241 section 6.
 #include "base/assert.h"
 #include "base/error.h"
+#include "base/index.h"
+#include "sim/memory.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
 #include "sim/schedules/op_lists.h"
-#include "sim/memory.h"
 
 #include <algorithm>
 #include <array>
@@ -29,13 +30,11 @@ public:
   VGreedyRun(const Scenario &scenario, const std::vector<double> &cap, bool fill_b, bool fill_f,
              const std::vector<std::int64_t> *approved)
       : p_(scenario.devices), m_(scenario.microbatches), fill_b_(fill_b), fill_f_(fill_f),
-        cap_(&cap), cur_(static_cast<std::size_t>(p_), 0),
-        mem_now_(static_cast<std::size_t>(p_), 0.0), bub_(static_cast<std::size_t>(p_), 0),
-        pending_(static_cast<std::size_t>(p_)), order_(static_cast<std::size_t>(p_)),
-        order_end_(static_cast<std::size_t>(p_)) {
-    const std::size_t cells = static_cast<std::size_t>(p_) * kTypes;
+        cap_(&cap), cur_(at(p_), 0), mem_now_(at(p_), 0.0), bub_(at(p_), 0), pending_(at(p_)),
+        order_(at(p_)), order_end_(at(p_)) {
+    const std::size_t cells = at(p_) * kTypes;
     count_.assign(cells, 0);
-    end_.assign(cells * static_cast<std::size_t>(m_), -1);
+    end_.assign(cells * at(m_), -1);
     cost_.resize(cells);
     mem_.resize(cells);
     stage_.resize(cells);
@@ -44,9 +43,9 @@ public:
       const int b = 2 * p_ - 1 - i;
       const std::array<int, kTypes> stages{a, b, b, a, b, a};
       for (int type = 0; type < kTypes; ++type) {
-        const int s = stages[static_cast<std::size_t>(type)];
-        const StageCosts &costs = scenario.stage_costs[static_cast<std::size_t>(s)];
-        const StageMemory &memory = scenario.activations.stages[static_cast<std::size_t>(s)];
+        const int s = stages[at(type)];
+        const StageCosts &costs = scenario.stage_costs[at(s)];
+        const StageMemory &memory = scenario.activations.stages[at(s)];
         const std::size_t cell = index(i, type);
         stage_[cell] = s;
         if (type <= kFb) {
@@ -79,13 +78,13 @@ public:
                                                OpKind::backward_weight, OpKind::backward_weight};
     TimedSchedule timed;
     timed.schedule = empty_schedule(scenario);
-    timed.end.resize(static_cast<std::size_t>(p_));
+    timed.end.resize(at(p_));
     for (int i = 0; i < p_; ++i) {
-      const auto device = static_cast<std::size_t>(i);
+      const auto device = at(i);
       for (std::size_t k = 0; k < order_[device].size(); ++k) {
         const auto [type, mb] = order_[device][k];
         timed.schedule.device_ops[device].push_back(
-            Op::make(kinds[static_cast<std::size_t>(type)], stage_[index(i, type)], mb));
+            Op::make(kinds[at(type)], stage_[index(i, type)], mb));
         timed.end[device].push_back(Ticks{order_end_[device][k]});
       }
     }
@@ -93,17 +92,15 @@ public:
   }
 
 private:
-  [[nodiscard]] std::size_t index(int i, int type) const {
-    return static_cast<std::size_t>(i) * kTypes + static_cast<std::size_t>(type);
-  }
+  [[nodiscard]] std::size_t index(int i, int type) const { return at(i) * kTypes + at(type); }
   [[nodiscard]] int count(int i, int type) const { return count_[index(i, type)]; }
   [[nodiscard]] std::int64_t end(int i, int type, int mb) const {
-    return end_[index(i, type) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb)];
+    return end_[index(i, type) * at(m_) + at(mb)];
   }
   [[nodiscard]] bool placed(int i, int type, int mb) const {
     return mb < m_ && end(i, type, mb) >= 0;
   }
-  std::int64_t &cur(int i) { return cur_[static_cast<std::size_t>(i)]; }
+  std::int64_t &cur(int i) { return cur_[at(i)]; }
 
   /// The device holding the cross-device input of `type` on device i (-1 when none):
   /// Fa and Bb flow to i+1, Fb and Ba to i-1 (docs/schedules.md, "zb-v-greedy").
@@ -120,7 +117,7 @@ private:
     const int mb = count(i, type);
     PPSIM_ASSERT(placed(from, type, mb));
     const int boundary = std::min(stage_[index(from, type)], stage_[index(i, type)]);
-    return end(from, type, mb) + comm_[static_cast<std::size_t>(boundary)];
+    return end(from, type, mb) + comm_[at(boundary)];
   }
 
   /// True when the next `type` node of device i exists and its input is placed (the turns
@@ -140,7 +137,7 @@ private:
   [[nodiscard]] std::int64_t max_stage_bubble(int i) const {
     if (approved_.empty())
       return max_bubble_;
-    return std::max(max_bubble_, max_approved_ - approved_[static_cast<std::size_t>(i)]);
+    return std::max(max_bubble_, max_approved_ - approved_[at(i)]);
   }
 
   void put(int type, int i) {
@@ -155,34 +152,32 @@ private:
     if (source_device(i, type) >= 0)
       t = std::max(t, arrival(i, type) + cost_[cell]);
     if (count(i, kFa) > 0) {
-      bub_[static_cast<std::size_t>(i)] += t - no_bubble;
-      max_bubble_ = std::max(max_bubble_, bub_[static_cast<std::size_t>(i)]);
+      bub_[at(i)] += t - no_bubble;
+      max_bubble_ = std::max(max_bubble_, bub_[at(i)]);
     }
-    end_[cell * static_cast<std::size_t>(m_) + static_cast<std::size_t>(mb)] = t;
+    end_[cell * at(m_) + at(mb)] = t;
     cur(i) = t;
-    mem_now_[static_cast<std::size_t>(i)] += mem_[cell];
+    mem_now_[at(i)] += mem_[cell];
     ++count_[cell];
-    order_[static_cast<std::size_t>(i)].push_back({type, mb});
-    order_end_[static_cast<std::size_t>(i)].push_back(t);
+    order_[at(i)].push_back({type, mb});
+    order_end_[at(i)].push_back(t);
     if (type == kBb)
-      pending_[static_cast<std::size_t>(i)].push_back(kWb);
+      pending_[at(i)].push_back(kWb);
     if (type == kBa)
-      pending_[static_cast<std::size_t>(i)].push_back(kWa);
+      pending_[at(i)].push_back(kWa);
   }
 
-  [[nodiscard]] bool has_pending(int i) const {
-    return !pending_[static_cast<std::size_t>(i)].empty();
-  }
+  [[nodiscard]] bool has_pending(int i) const { return !pending_[at(i)].empty(); }
 
   void put_w(int i) {
-    auto &queue = pending_[static_cast<std::size_t>(i)];
+    auto &queue = pending_[at(i)];
     const int type = queue.front();
     queue.pop_front();
     put(type, i);
   }
 
   [[nodiscard]] bool over_cap(int i, double delta) const {
-    return ppsim::over_cap(mem_now_[static_cast<std::size_t>(i)] + delta, (*cap_)[static_cast<std::size_t>(i)]);
+    return ppsim::over_cap(mem_now_[at(i)] + delta, (*cap_)[at(i)]);
   }
 
   static Error cannot_fit_memory(int device) {
@@ -205,12 +200,10 @@ private:
     if (source_device(i, type) < 0)
       return;
     const std::int64_t arr = arrival(i, type);
-    while (has_pending(i) &&
-           arr >= cur(i) + cost_[index(i, pending_[static_cast<std::size_t>(i)].front())]) {
+    while (has_pending(i) && arr >= cur(i) + cost_[index(i, pending_[at(i)].front())]) {
       put_w(i);
     }
-    if (has_pending(i) && arr - cur(i) > max_stage_bubble(i) - bub_[static_cast<std::size_t>(i)] &&
-        fill_when_over) {
+    if (has_pending(i) && arr - cur(i) > max_stage_bubble(i) - bub_[at(i)] && fill_when_over) {
       put_w(i);
     }
   }
@@ -223,8 +216,7 @@ private:
         const std::int64_t arr = arrival(i, kFb);
         // #Fa(0) is the largest Fa count, so it bounds every device's puts below m (the
         // reference checks device i only and would overrun m on device 0 when m is small).
-        while (mem_now_[static_cast<std::size_t>(i)] + mem_[index(i, kFa)] * (2 + 2 * i) <=
-                   (*cap_)[static_cast<std::size_t>(i)] &&
+        while (mem_now_[at(i)] + mem_[index(i, kFa)] * (2 + 2 * i) <= (*cap_)[at(i)] &&
                cur(i) + cost_[index(i, kFa)] <= arr && count(0, kFa) < m_) {
           for (int j = 0; j <= i; ++j)
             put(kFa, j);
@@ -236,7 +228,7 @@ private:
     // may not be placed yet; such nodes wait for a later sweep or round.
     int type = kFa;
     for (int i = 1; i < p_; ++i) {
-      int idle_sweeps = 0;  // per device: two sweeps without a put end its catch-up
+      int idle_sweeps = 0; // per device: two sweeps without a put end its catch-up
       while (count(i, kFa) + count(i, kFb) < count(i - 1, kFa) + count(i - 1, kFb) ||
              (count(i, kFb) <= count(i - 1, kFb) && count(i - 1, kFb) < m_)) {
         bool any = false;
@@ -360,9 +352,8 @@ TimedSchedule zb_v_greedy_timed(const Scenario &scenario, double cap_share) {
   const int p = scenario.devices;
   std::vector<double> cap;
   for (int i = 0; i < p; ++i) {
-    const double share =
-        scenario.activations.stages[static_cast<std::size_t>(i)].stored +
-        scenario.activations.stages[static_cast<std::size_t>(2 * p - 1 - i)].stored;
+    const double share = scenario.activations.stages[at(i)].stored +
+                         scenario.activations.stages[at(2 * p - 1 - i)].stored;
     cap.push_back(cap_share * share);
   }
   std::optional<VGreedyRun> best;

@@ -1,6 +1,7 @@
 // ZB-H1 and ZB-H2, the handcrafted zero-bubble schedules (docs/schedules.md, "zb-h1 and zb-h2").
 // Source: sail-sg/zero-bubble-pipeline-parallelism, branch arxiv,
 // megatron/core/pipeline_parallel/efficiency.py (get_hand_schedule); arXiv 2401.10241.
+#include "base/index.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/op_lists.h"
 
@@ -19,8 +20,8 @@ Schedule handcrafted(const Scenario &scenario, int warmup_factor) {
   const int m = scenario.microbatches;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
-    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
-    ops.reserve(3 * static_cast<std::size_t>(m));
+    auto &ops = schedule.device_ops[at(r)];
+    ops.reserve(3 * at(m));
     const int warmup = std::min(warmup_factor * (p - 1 - r), m);
     int next_forward = 0;
     int next_weight = 0;
@@ -53,13 +54,15 @@ Schedule zb_h2(const Scenario &scenario, const GeneratorOptions & /*options*/) {
 // `m(F+B+W) + (p-1)(F+B-W)` (zero-bubble paper, arXiv 2401.10241): the W-filled drain matches
 // the formula only while W fits in both F and B slots.
 std::optional<Ticks> zb_h1_closed_form(const UniformCosts &u) {
-  if (u.c != Ticks{0} || u.m < u.p || u.w > std::min(u.f, u.b)) return std::nullopt;
+  if (u.c != Ticks{0} || u.m < u.p || u.w > std::min(u.f, u.b))
+    return std::nullopt;
   return u.m * u.full() + (u.p - 1) * (u.f + u.b - u.w);
 }
 
 // `(p-1)F + m(F+B+W)` for m >= 2p-1 and F = B = W (zero-bubble paper).
 std::optional<Ticks> zb_h2_closed_form(const UniformCosts &u) {
-  if (u.c != Ticks{0} || u.m < 2 * u.p - 1 || !u.all_equal()) return std::nullopt;
+  if (u.c != Ticks{0} || u.m < 2 * u.p - 1 || !u.all_equal())
+    return std::nullopt;
   return (u.p - 1) * u.f + u.m * u.full();
 }
 

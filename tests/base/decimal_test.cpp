@@ -7,12 +7,12 @@
 #include <limits>
 #include <optional>
 
-using ppsim::Rational;
 using ppsim::format_bytes;
 using ppsim::format_readable;
 using ppsim::parse_bandwidth;
 using ppsim::parse_byte_size;
 using ppsim::parse_rational;
+using ppsim::Rational;
 using ppsim::rational_from_double;
 
 TEST_CASE("parse_rational reads decimals, exponents and fractions exactly, in lowest terms") {
@@ -35,8 +35,8 @@ TEST_CASE("parse_rational reads decimals, exponents and fractions exactly, in lo
 }
 
 TEST_CASE("parse_rational refuses malformed text") {
-  for (const char *text : {"", " ", "abc", "-", ".", "1.2.3", "1x", "1e", "1e+", "1e2.5", "e5", "1/0",
-                           "1/", "/2", "1/2/3", "0x10", "1 2"}) {
+  for (const char *text : {"", " ", "abc", "-", ".", "1.2.3", "1x", "1e", "1e+", "1e2.5", "e5",
+                           "1/0", "1/", "/2", "1/2/3", "0x10", "1 2"}) {
     CAPTURE(text);
     CHECK_FALSE(parse_rational(text).has_value());
   }
@@ -51,7 +51,7 @@ TEST_CASE("parse_rational keeps 18 significant digits, refuses more and 64-bit o
   CHECK(parse_rational("1e18") == Rational{1000000000000000000, 1});
   CHECK(parse_rational("9e18") == Rational{9000000000000000000, 1});
   CHECK(parse_rational("1e-18") == Rational{1, 1000000000000000000});
-  CHECK_FALSE(parse_rational("10e18").has_value());  // 10^19 > 2^63
+  CHECK_FALSE(parse_rational("10e18").has_value()); // 10^19 > 2^63
   CHECK_FALSE(parse_rational("1e19").has_value());
   CHECK_FALSE(parse_rational("1e-19").has_value());
   // Zero with any exponent is still zero.
@@ -69,7 +69,7 @@ TEST_CASE("rational_from_double reads the shortest round-trip decimal exactly") 
   CHECK(rational_from_double(3.0) == Rational{3, 1});
   CHECK_FALSE(rational_from_double(std::numeric_limits<double>::infinity()).has_value());
   CHECK_FALSE(rational_from_double(std::numeric_limits<double>::quiet_NaN()).has_value());
-  CHECK_FALSE(rational_from_double(1e300).has_value());  // no 64-bit rational holds it
+  CHECK_FALSE(rational_from_double(1e300).has_value()); // no 64-bit rational holds it
   // 1/3 prints as 16 threes: the rational is that decimal, not 1/3.
   CHECK(rational_from_double(1.0 / 3.0) == Rational{3333333333333333, 10000000000000000});
 }
@@ -102,7 +102,7 @@ TEST_CASE("parse_bandwidth reads bytes and bits per second and inf") {
   CHECK(parse_bandwidth("400Gb/s") == 5e10);
   CHECK(parse_bandwidth("100Mb/s") == 1.25e7);
   CHECK(parse_bandwidth("8b/s") == 1.0);
-  CHECK(parse_bandwidth("1Gib/s") == 134217728.0);  // gibibits
+  CHECK(parse_bandwidth("1Gib/s") == 134217728.0); // gibibits
   CHECK(parse_bandwidth("1e9") == 1e9);
   CHECK(parse_bandwidth("2GiB/s") == 2147483648.0);
   CHECK(parse_bandwidth(" 1KB ") == 1000.0);
@@ -119,7 +119,8 @@ TEST_CASE("parse_bandwidth refuses zero, negative and malformed rates") {
   }
 }
 
-TEST_CASE("format_readable prints at most 4 significant digits, never fewer than the integer part") {
+TEST_CASE(
+    "format_readable prints at most 4 significant digits, never fewer than the integer part") {
   CHECK(format_readable(26.15) == "26.15");
   CHECK(format_readable(33.8) == "33.8");
   CHECK(format_readable(1554) == "1554");

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
-using ppsim::Error;
 using ppsim::closest_name;
+using ppsim::Error;
 
 TEST_CASE("Error prefixes file, line and field to the sentence") {
   const Error full("run.toml", 12, "pipeline.microbatches", "must be at least 1");
-  CHECK(std::string(full.what()) == "run.toml:12: field 'pipeline.microbatches': must be at least 1");
+  CHECK(std::string(full.what()) ==
+        "run.toml:12: field 'pipeline.microbatches': must be at least 1");
   CHECK(full.file() == "run.toml");
   CHECK(full.line() == 12);
   CHECK(full.field() == "pipeline.microbatches");
@@ -21,11 +22,14 @@ TEST_CASE("Error prefixes file, line and field to the sentence") {
 
 TEST_CASE("Error leaves out the parts that do not apply") {
   CHECK(std::string(Error("run.toml", 0, "", "cannot open").what()) == "run.toml: cannot open");
-  CHECK(std::string(Error("run.toml", 0, "-m", "too big").what()) == "run.toml: field '-m': too big");
-  CHECK(std::string(Error("", 0, "-m", "must be positive").what()) == "field '-m': must be positive");
+  CHECK(std::string(Error("run.toml", 0, "-m", "too big").what()) ==
+        "run.toml: field '-m': too big");
+  CHECK(std::string(Error("", 0, "-m", "must be positive").what()) ==
+        "field '-m': must be positive");
   // A line without a file is not printed: there is nothing to attach it to.
   CHECK(std::string(Error("", 7, "", "bare").what()) == "bare");
-  CHECK(std::string(Error("run.toml", -1, "", "negative line").what()) == "run.toml: negative line");
+  CHECK(std::string(Error("run.toml", -1, "", "negative line").what()) ==
+        "run.toml: negative line");
   const Error plain("p must be even");
   CHECK(std::string(plain.what()) == "p must be even");
   CHECK(plain.sentence() == "p must be even");
@@ -41,13 +45,13 @@ TEST_CASE("Error is a runtime_error, caught by the CLI's handler") {
 
 TEST_CASE("closest_name returns the nearest candidate within the edit-distance threshold") {
   const std::vector<std::string> names{"gpipe", "1f1b", "1f1b-split", "zb-h1", "zb-h2", "hanayo"};
-  CHECK(closest_name("gpipe", names) == "gpipe");      // exact
-  CHECK(closest_name("gpip", names) == "gpipe");       // deletion
-  CHECK(closest_name("gpipee", names) == "gpipe");     // insertion
-  CHECK(closest_name("1f2b", names) == "1f1b");        // substitution
-  CHECK(closest_name("hanyao", names) == "hanayo");    // a swap costs two
+  CHECK(closest_name("gpipe", names) == "gpipe");   // exact
+  CHECK(closest_name("gpip", names) == "gpipe");    // deletion
+  CHECK(closest_name("gpipee", names) == "gpipe");  // insertion
+  CHECK(closest_name("1f2b", names) == "1f1b");     // substitution
+  CHECK(closest_name("hanyao", names) == "hanayo"); // a swap costs two
   CHECK(closest_name("1f1b-splt", names) == "1f1b-split");
-  CHECK(closest_name("zb-h3", names) == "zb-h1");      // ties keep the first listed
+  CHECK(closest_name("zb-h3", names) == "zb-h1"); // ties keep the first listed
   CHECK(closest_name("transformer", names).empty());
   CHECK(closest_name("gpipe", {}).empty());
 }

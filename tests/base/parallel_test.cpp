@@ -1,4 +1,5 @@
 // base/parallel: run_on_threads drains a shared queue on up to n threads, the caller included.
+#include "base/index.h"
 #include "base/parallel.h"
 
 #include "base/error.h"
@@ -18,15 +19,17 @@ namespace {
 
 /// A queue of `tasks` indices; the worker marks each index done once.
 struct Queue {
-  explicit Queue(int tasks) : done(static_cast<std::size_t>(tasks)) {}
+  explicit Queue(int tasks) : done(ppsim::at(tasks)) {}
   std::atomic<int> next{0};
   std::vector<std::atomic<int>> done;
   void drain() {
-    for (int i = next++; i < static_cast<int>(done.size()); i = next++) ++done[static_cast<std::size_t>(i)];
+    for (int i = next++; i < static_cast<int>(done.size()); i = next++)
+      ++done[ppsim::at(i)];
   }
   [[nodiscard]] bool each_once() const {
     for (const auto &count : done) {
-      if (count.load() != 1) return false;
+      if (count.load() != 1)
+        return false;
     }
     return true;
   }
@@ -60,7 +63,7 @@ TEST_CASE("run_on_threads starts the worker once per thread, the caller being on
 TEST_CASE("run_on_threads with 0 or 1 thread runs the worker once, on the caller") {
   for (const unsigned threads : {0u, 1u}) {
     CAPTURE(threads);
-    std::vector<std::thread::id> ids;  // unsynchronised on purpose: only the caller may run
+    std::vector<std::thread::id> ids; // unsynchronised on purpose: only the caller may run
     run_on_threads(threads, [&] { ids.push_back(std::this_thread::get_id()); });
     REQUIRE(ids.size() == 1);
     CHECK(ids.front() == std::this_thread::get_id());

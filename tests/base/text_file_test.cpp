@@ -20,8 +20,8 @@ namespace {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() /
-           ("ppsim_text_file_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
+    path = fs::temp_directory_path() / ("ppsim_text_file_test_" + std::to_string(::getpid()) + "_" +
+                                        std::to_string(counter()++));
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -55,7 +55,8 @@ TEST_CASE("read_text_file reads files of several blocks") {
   // Three 1 MiB blocks and a partial one, with a pattern that shows a misplaced block.
   std::string content;
   content.reserve((3u << 20) + 17);
-  for (std::size_t i = 0; i < (3u << 20) + 17; ++i) content.push_back(static_cast<char>('a' + i % 23));
+  for (std::size_t i = 0; i < (3u << 20) + 17; ++i)
+    content.push_back(static_cast<char>('a' + i % 23));
   CHECK(read_text_file(dir.file("big.csv", content), "cost file") == content);
   // Exactly one block: the read that ends at the block's end must not lose or repeat it.
   const std::string block(std::size_t{1} << 20, 'x');
@@ -68,7 +69,8 @@ TEST_CASE("read_text_file names the path and what it is in every refusal") {
   CHECK_THROWS_WITH_AS(read_text_file(missing, "scenario file"),
                        (missing + ": cannot open the scenario file").c_str(), Error);
   CHECK_THROWS_WITH_AS(read_text_file(dir.path.string(), "schedule file"),
-                       (dir.path.string() + ": is a directory, not a schedule file").c_str(), Error);
+                       (dir.path.string() + ": is a directory, not a schedule file").c_str(),
+                       Error);
   try {
     read_text_file(missing, "plan file");
     FAIL("no error");
@@ -86,9 +88,10 @@ TEST_CASE("read_text_file refuses a file one byte over kMaxInputFileBytes") {
   const fs::path over = dir.path / "over.csv";
   { std::ofstream touch(over); }
   fs::resize_file(over, ppsim::kMaxInputFileBytes + 1);
-  CHECK_THROWS_WITH_AS(read_text_file(over.string(), "cost file"),
-                       (over.string() + ": the cost file is larger than 1024 MiB, the most ppsim reads").c_str(),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      read_text_file(over.string(), "cost file"),
+      (over.string() + ": the cost file is larger than 1024 MiB, the most ppsim reads").c_str(),
+      Error);
 }
 
 TEST_CASE("resolve_path joins relative paths to the base directory") {

@@ -15,7 +15,8 @@ TEST_CASE("scale_for makes every duration a whole number of ticks") {
   CHECK(scale.ticks_per_unit == 12);
   CHECK(scale.to_ticks({1, 6}) == Ticks{2});
   Ticks six_chunks{};
-  for (int i = 0; i < 6; ++i) six_chunks += scale.to_ticks({1, 6});
+  for (int i = 0; i < 6; ++i)
+    six_chunks += scale.to_ticks({1, 6});
   CHECK(six_chunks == scale.to_ticks({1, 1}));
 }
 
@@ -30,10 +31,12 @@ TEST_CASE("format prints exact decimals, else nine significant digits") {
 
 TEST_CASE("an overflowing scale falls back to a flagged inexact scale") {
   std::vector<Rational> values;
-  for (std::int64_t prime : {1000003, 1000033, 1000037}) values.push_back({1, prime});
+  for (std::int64_t prime : {1000003, 1000033, 1000037})
+    values.push_back({1, prime});
   const ppsim::TimeScale scale = ppsim::scale_for(values.data(), values.size());
   CHECK_FALSE(scale.exact);
-  CHECK(scale.to_units(scale.to_ticks({1, 1000003})) == doctest::Approx(1.0 / 1000003).epsilon(1e-9));
+  CHECK(scale.to_units(scale.to_ticks({1, 1000003})) ==
+        doctest::Approx(1.0 / 1000003).epsilon(1e-9));
 }
 
 TEST_CASE("rational arithmetic is exact and normalized") {
@@ -50,7 +53,7 @@ TEST_CASE("values past 2^53 ticks print exactly, never through a double") {
   CHECK(tenths.format(big) == "11000000000000022.8");
   CHECK(tenths.json(big) == "11000000000000022.8");
   CHECK(tenths.readable(big) == "11000000000000023");
-  CHECK(tenths.readable(Ticks{110000000000000225}) == "11000000000000023");  // half away from zero
+  CHECK(tenths.readable(Ticks{110000000000000225}) == "11000000000000023"); // half away from zero
   CHECK(tenths.format(Ticks{-110000000000000228}) == "-11000000000000022.8");
   // --F 1e-12 --B 1e4: 80008.000000000008 on a 10^12 scale.
   const ppsim::TimeScale fine{1000000000000, true};
@@ -64,7 +67,7 @@ TEST_CASE("values past 2^53 ticks print exactly, never through a double") {
   // No finite decimal: 9 (17 in JSON) significant digits, never fewer than the integer part.
   const ppsim::TimeScale thirds{3, true};
   CHECK(thirds.format(Ticks{1}) == "0.333333333");
-  CHECK(thirds.format(Ticks{30000000000000002}) == "10000000000000001");  // 17 integer digits, exact
+  CHECK(thirds.format(Ticks{30000000000000002}) == "10000000000000001"); // 17 integer digits, exact
   CHECK(thirds.json(Ticks{30000000000000002}) == "10000000000000001");
   CHECK(thirds.json(Ticks{300000000000000001}) == "100000000000000000");
   CHECK(thirds.format(Ticks{3000000001}) == "1000000000");

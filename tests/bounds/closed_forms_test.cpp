@@ -1,7 +1,7 @@
 // Closed forms of docs/bounds.md, "Closed forms" against simulation, over every registered schedule
 // that has one, on seeded random uniform instances.
-#include "bounds/closed_forms.h"
 #include "base/error.h"
+#include "bounds/closed_forms.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
@@ -75,5 +75,6 @@ TEST_CASE("issue_16 gpipe with several stages per device has no closed form (v i
   CHECK_FALSE(ppsim::closed_form_makespan(run.scenario, "gpipe", 0).has_value());
   input.chunks = 1;
   const auto single = ppsim::testing::run_schedule("gpipe", input);
-  CHECK(ppsim::closed_form_makespan(single.scenario, "gpipe", 0) == single.simulation.metrics.makespan);
+  CHECK(ppsim::closed_form_makespan(single.scenario, "gpipe", 0) ==
+        single.simulation.metrics.makespan);
 }

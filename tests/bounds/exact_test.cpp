@@ -1,9 +1,9 @@
 // Exact optimum (docs/bounds.md, "Exact optimum") against the bounds and the registered schedules
 // on seeded tiny instances: LB <= OPT <= every feasible schedule, best bound = OPT at K >= m, and
 // the replay of the returned orders reaches OPT within the cap.
+#include "base/error.h"
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
-#include "base/error.h"
 #include "sim/placement.h"
 #include "tests/sim/test_support.h"
 

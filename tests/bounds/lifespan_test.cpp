@@ -5,8 +5,9 @@
 // V-Min is left out: for p = 2 and p = 5 its stable phase alternates between microbatch patterns
 // (peaks 1.5 and 3 where one measured microbatch predicts 1 and 2.5), so one microbatch is not its
 // period.
-#include "bounds/lifespan.h"
 #include "base/error.h"
+#include "base/index.h"
+#include "bounds/lifespan.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
@@ -37,10 +38,9 @@ TEST_CASE("the predictor equals the simulated peak on periodic registered schedu
       CAPTURE(p);
       CHECK(prediction.reference_microbatch == run.scenario.microbatches / 2);
       for (int g = 0; g < p; ++g) {
-        const double simulated =
-            run.simulation.metrics.devices[static_cast<std::size_t>(g)].peak_activations;
-        CHECK(prediction.predicted_peak[static_cast<std::size_t>(g)] == simulated);
-        CHECK(prediction.lifespan_bound[static_cast<std::size_t>(g)] >= simulated);
+        const double simulated = run.simulation.metrics.devices[ppsim::at(g)].peak_activations;
+        CHECK(prediction.predicted_peak[ppsim::at(g)] == simulated);
+        CHECK(prediction.lifespan_bound[ppsim::at(g)] >= simulated);
       }
       ++checked;
     }
@@ -78,11 +78,13 @@ TEST_CASE("predictor errors") {
       "the lifespan predictor needs at least 2 microbatches to measure a period");
 }
 
-TEST_CASE("issue_12 at small m the prediction counts only existing microbatches and stays above the peak") {
+TEST_CASE("issue_12 at small m the prediction counts only existing microbatches and stays above "
+          "the peak") {
   // Before: the copies of the reference microbatch shifted by k periods were counted whether or
   // not microbatch m/2 + k exists, and T was one gap at stage 0 (the end of the warm-up at
   // m = 8, p = 4), so 1F1B predicted 14 where 2 were resident (m = 2) and 2 where 4 were (m = 8).
-  const std::set<std::string> periodic{"1f1b", "1f1b-split", "zb-h1", "zb-h2", "zb-1p", "zb-2p", "zb-v", "v-half"};
+  const std::set<std::string> periodic{"1f1b",  "1f1b-split", "zb-h1", "zb-h2",
+                                       "zb-1p", "zb-2p",      "zb-v",  "v-half"};
   for (const std::string &name : periodic) {
     for (int m = 2; m <= 10; ++m) {
       CAPTURE(name);
@@ -96,13 +98,14 @@ TEST_CASE("issue_12 at small m the prediction counts only existing microbatches 
       const ppsim::MemoryPrediction prediction =
           ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.result);
       for (int g = 0; g < 4; ++g) {
-        const auto d = static_cast<std::size_t>(g);
+        const auto d = ppsim::at(g);
         CHECK(prediction.predicted_peak[d] >= run.simulation.metrics.devices[d].peak_activations);
         CHECK(prediction.predicted_peak[d] <= m);
       }
     }
   }
-  const ppsim::testing::Run eight = ppsim::testing::run_schedule("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  const ppsim::testing::Run eight =
+      ppsim::testing::run_schedule("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   const ppsim::MemoryPrediction prediction =
       ppsim::predict_peak_activations(eight.scenario, eight.schedule, eight.simulation.result);
   CHECK(prediction.period == ppsim::Ticks{3});

@@ -70,7 +70,8 @@ TEST_CASE("LB2 worked example of docs/bounds.md and the all-remat comparison row
   CHECK(ppsim::lb2_memory_time(heavier, BackwardForm::fused) == Ticks{15});
 }
 
-TEST_CASE("no memory-time bound once a stage has checkpoint levels (its model no longer covers every plan)") {
+TEST_CASE("no memory-time bound once a stage has checkpoint levels (its model no longer covers "
+          "every plan)") {
   ppsim::Scenario scenario = single_wave(2, 4, 1, 1, 1.0);
   REQUIRE(ppsim::lb2_memory_time(scenario, BackwardForm::fused).has_value());
   // A level that keeps a tenth of the activation for a tenth of R's time.

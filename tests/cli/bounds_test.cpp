@@ -50,7 +50,8 @@ TEST_CASE("bounds text output") {
 }
 
 TEST_CASE("the bounds header shows m as the user wrote it, both pipes of DualPipe together") {
-  const Output output = run(ppsim::cli::run_bounds, {"-p", "4", "-m", "8", "--schedule", "dualpipe"});
+  const Output output =
+      run(ppsim::cli::run_bounds, {"-p", "4", "-m", "8", "--schedule", "dualpipe"});
   CHECK(output.code == 0);
   CHECK(output.out.starts_with("lower bounds on the makespan (p = 4, m = 8, K = none):\n"));
 }

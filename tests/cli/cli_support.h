@@ -20,7 +20,8 @@ struct CommandResult {
 class Scratch {
 public:
   explicit Scratch(const std::string &name)
-      : path_(std::filesystem::temp_directory_path() / fmt::format("ppsim-cli-{}-{}", name, ::getpid())) {
+      : path_(std::filesystem::temp_directory_path() /
+              fmt::format("ppsim-cli-{}-{}", name, ::getpid())) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -29,19 +30,23 @@ public:
   Scratch &operator=(const Scratch &) = delete;
 
   [[nodiscard]] std::string file(const std::string &name) const { return (path_ / name).string(); }
-  void write(const std::string &name, const std::string &content) const { std::ofstream(file(name)) << content; }
+  void write(const std::string &name, const std::string &content) const {
+    std::ofstream(file(name)) << content;
+  }
   [[nodiscard]] std::string read(const std::string &name) const {
     std::ifstream in(file(name));
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
   }
-  [[nodiscard]] bool exists(const std::string &name) const { return std::filesystem::exists(path_ / name); }
+  [[nodiscard]] bool exists(const std::string &name) const {
+    return std::filesystem::exists(path_ / name);
+  }
 
   /// Runs `ppsim <arguments>` (a shell-quoted string) inside the scratch folder.
   [[nodiscard]] CommandResult ppsim(const std::string &arguments) const {
-    const std::string command = fmt::format("cd '{}' && '{}' {} >stdout.txt 2>stderr.txt", path_.string(),
-                                            PPSIM_BINARY, arguments);
+    const std::string command = fmt::format("cd '{}' && '{}' {} >stdout.txt 2>stderr.txt",
+                                            path_.string(), PPSIM_BINARY, arguments);
     const int status = std::system(command.c_str());
     CommandResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -27,9 +27,8 @@ Output frontier(const ppsim::cli::Args &args) {
 } // namespace
 
 TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
-  const Output text =
-      frontier({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--cost-unit", "stage",
-                "--threads", "2"});
+  const Output text = frontier({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1",
+                                "--cost-unit", "stage", "--threads", "2"});
   CHECK(text.code == 0);
   CHECK(text.out == "v-auto frontier, p = 4, m = 8, limit 8 chunk activations\n"
                     " peak chunks  peak K  bubble slots  best max span\n"
@@ -38,7 +37,8 @@ TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
                     "           6       3             5             53\n"
                     "           7     3.5             3             51\n"
                     "           8       4             0             48\n");
-  const Output json = frontier({"-p", "4", "-m", "8", "--K", "3", "--cost-unit", "stage", "--format", "json"});
+  const Output json =
+      frontier({"-p", "4", "-m", "8", "--K", "3", "--cost-unit", "stage", "--format", "json"});
   CHECK(json.code == 0);
   CHECK(json.out ==
         "{\"devices\": 4, \"microbatches\": 8, \"limit_chunks\": 6, \"frontier\": ["
@@ -57,14 +57,18 @@ TEST_CASE("ppsim frontier errors") {
                       "blocks span p >= 2)\n");
 }
 
-TEST_CASE("ppsim frontier takes a --K past 32 bits: the limit is 64-bit, the search the same as at 2p") {
+TEST_CASE(
+    "ppsim frontier takes a --K past 32 bits: the limit is 64-bit, the search the same as at 2p") {
   // --K 3e9 once wrapped to a negative int limit (docs/schedules.md, v-auto).
-  const Output huge = frontier({"-p", "4", "-m", "8", "--K", "3e9", "--cost-unit", "stage", "--format", "json"});
+  const Output huge =
+      frontier({"-p", "4", "-m", "8", "--K", "3e9", "--cost-unit", "stage", "--format", "json"});
   CHECK(huge.code == 0);
-  const Output level = frontier({"-p", "4", "-m", "8", "--K", "4", "--cost-unit", "stage", "--format", "json"});
+  const Output level =
+      frontier({"-p", "4", "-m", "8", "--K", "4", "--cost-unit", "stage", "--format", "json"});
   REQUIRE(level.code == 0);
   CHECK(huge.out.find("\"limit_chunks\": 6000000000,") != std::string::npos);
-  CHECK(huge.out.substr(huge.out.find("\"frontier\"")) == level.out.substr(level.out.find("\"frontier\"")));
+  CHECK(huge.out.substr(huge.out.find("\"frontier\"")) ==
+        level.out.substr(level.out.find("\"frontier\"")));
   const Output beyond = frontier({"-p", "4", "-m", "8", "--K", "1e300", "--cost-unit", "stage"});
   CHECK(beyond.code == 0);
   CHECK(beyond.out.find("limit 4611686018427387904 chunk activations") != std::string::npos);
@@ -72,14 +76,17 @@ TEST_CASE("ppsim frontier takes a --K past 32 bits: the limit is 64-bit, the sea
 
 namespace {
 
-int out_of_memory(const ppsim::cli::Args &, std::ostream &, std::ostream &) { throw std::bad_alloc(); }
+int out_of_memory(const ppsim::cli::Args &, std::ostream &, std::ostream &) {
+  throw std::bad_alloc();
+}
 int too_long(const ppsim::cli::Args &, std::ostream &, std::ostream &) {
   std::vector<double> table;
-  table.reserve(table.max_size() + 1);  // std::length_error
+  table.reserve(table.max_size() + 1); // std::length_error
   return 0;
 }
 int no_thread(const ppsim::cli::Args &, std::ostream &, std::ostream &) {
-  throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again), "thread");
+  throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                          "thread");
 }
 
 } // namespace
@@ -87,12 +94,15 @@ int no_thread(const ppsim::cli::Args &, std::ostream &, std::ostream &) {
 TEST_CASE("issue_17 out of memory or threads is one line and exit 1, never an internal error") {
   std::ostringstream out, err;
   CHECK(ppsim::cli::guarded(out_of_memory, {}, out, err, "'ppsim sweep'") == 1);
-  CHECK(err.str() == "ppsim: error: out of memory while running 'ppsim sweep' (the system refused an allocation; "
-                     "see the size limits in docs/reliability.md)\n");
+  CHECK(
+      err.str() ==
+      "ppsim: error: out of memory while running 'ppsim sweep' (the system refused an allocation; "
+      "see the size limits in docs/reliability.md)\n");
   std::ostringstream err2;
   CHECK(ppsim::cli::guarded(too_long, {}, out, err2, "'ppsim simulate'") == 1);
   CHECK(err2.str().rfind("ppsim: error: out of memory while running 'ppsim simulate'", 0) == 0);
   std::ostringstream err3;
   CHECK(ppsim::cli::guarded(no_thread, {}, out, err3, "'ppsim sweep'") == 1);
-  CHECK(err3.str().rfind("ppsim: error: out of system resources while running 'ppsim sweep' (thread: ", 0) == 0);
+  CHECK(err3.str().rfind(
+            "ppsim: error: out of system resources while running 'ppsim sweep' (thread: ", 0) == 0);
 }

@@ -2,16 +2,16 @@
 // the analytic output, atomic writes and option errors.
 #include "cli/commands.h"
 
+#include "costs/cost_file.h"
 #include "profiler/cost_model.h"
 #include "profiler/driver_probe.h"
-#include "costs/cost_file.h"
 
 #include <cstdlib>
-#include <sys/wait.h>
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/wait.h>
 
 namespace ppsim::cli {
 namespace {
@@ -67,7 +67,8 @@ TEST_CASE("issue_6_no_gpu_message: without a GPU, ppsim profile fails with one c
   CHECK(run.out.empty());
   CHECK_FALSE(std::filesystem::exists(output)); // never a half file
   // The other timer and mode need the GPU just as much, and say so the same way.
-  const Run events = profile(with(kSmall, {"--timer", "cuda-events", "--mode", "sequence", "-o", output}));
+  const Run events =
+      profile(with(kSmall, {"--timer", "cuda-events", "--mode", "sequence", "-o", output}));
   CHECK(events.code == kUserError);
   CHECK(events.err == run.err);
   CHECK_FALSE(std::filesystem::exists(output));
@@ -161,9 +162,10 @@ TEST_CASE("option errors are one line naming the option") {
         "ppsim: error: field '--layers': expected an integer from 1 to 100000, got -1\n");
   CHECK(profile({"--analytic", "--layers", "10000000"}).err ==
         "ppsim: error: field '--layers': expected an integer from 1 to 100000, got 10000000\n");
-  CHECK(profile({"--analytic", "--efficiency", "1e-300"}).err ==
-        "ppsim: error: field '--efficiency': expected 0.0001 to 1, got 1e-300: a layer's time would "
-        "leave the range of a cost file\n");
+  CHECK(
+      profile({"--analytic", "--efficiency", "1e-300"}).err ==
+      "ppsim: error: field '--efficiency': expected 0.0001 to 1, got 1e-300: a layer's time would "
+      "leave the range of a cost file\n");
   CHECK(profile({"--analytic", "--peak-tflops", "1e-30"}).err ==
         "ppsim: error: field '--peak-tflops': expected 0.001 to 1000000 TFLOP/s, got 1e-30\n");
   const Run slowest = profile({"--analytic", "--hidden", "8192", "--heads", "64", "--seq", "4096",
@@ -198,41 +200,53 @@ TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, 
   const Run run = profile({"import", trace, "--warmup", "1"});
   CHECK(run.code == 0);
   CHECK(run.out.find("1,3,layer3,measured,0.012,0.022,0.033,0.055,") != std::string::npos);
-  CHECK(run.err == "ppsim: 12 kernels: 6 in layer ranges (2 BW ranges split into B and W), 5 NCCL (0.27 ms, not "
-                   "layer time), 1 outside every range\n"
-                   "ppsim: point-to-point fit over 3 send/recv kernels: latency 0.01 ms, bandwidth 50 GB/s "
-                   "(--comm 0.01 --bandwidth 50GB/s)\n");
+  CHECK(
+      run.err ==
+      "ppsim: 12 kernels: 6 in layer ranges (2 BW ranges split into B and W), 5 NCCL (0.27 ms, not "
+      "layer time), 1 outside every range\n"
+      "ppsim: point-to-point fit over 3 send/recv kernels: latency 0.01 ms, bandwidth 50 GB/s "
+      "(--comm 0.01 --bandwidth 50GB/s)\n");
   CHECK(run.out.find(",4096,1,kineto_import\n") != std::string::npos); // measured activation bytes
   const std::string links = temp_path("links.csv");
   CHECK(profile({"import", trace, "--links", links}).code == 0);
   std::ifstream in(links);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(text == "collective,link,bytes,ms\nallreduce,,2048,0.05\nallreduce,,2048,0.05\nsend,4->8,1000000,0.03\n"
+  CHECK(text == "collective,link,bytes,ms\nallreduce,,2048,0.05\nallreduce,,2048,0.05\nsend,4->8,"
+                "1000000,0.03\n"
                 "send,4->8,4000000,0.09\nrecv,0->4,2000000,0.05\n");
   std::filesystem::remove(links);
   const Run all_warmup = profile({"import", trace, "--warmup", "2"});
   CHECK(all_warmup.code == 1);
-  CHECK(all_warmup.err.find("every range is a warm-up iteration (--warmup 2)") != std::string::npos);
+  CHECK(all_warmup.err.find("every range is a warm-up iteration (--warmup 2)") !=
+        std::string::npos);
   const auto write = [](const std::string &name, const std::string &text) {
     const std::string path = temp_path(name);
     std::ofstream(path) << text;
     return path;
   };
-  const std::string cpu_only = write("cpu_only.json", "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", "
-                                                      "\"name\": \"L00.F.mb0\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 10}]}");
+  const std::string cpu_only =
+      write("cpu_only.json",
+            "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", "
+            "\"name\": \"L00.F.mb0\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 10}]}");
   CHECK(profile({"import", cpu_only}).err ==
-        "ppsim: error: " + cpu_only + ": no GPU work inside any phase range (record with ProfilerActivity.CUDA)\n");
-  const std::string foreign = write("foreign.csv", "Range,Total Proj Time (ns),Range Instances\nstep,900,3\n");
+        "ppsim: error: " + cpu_only +
+            ": no GPU work inside any phase range (record with ProfilerActivity.CUDA)\n");
+  const std::string foreign =
+      write("foreign.csv", "Range,Total Proj Time (ns),Range Instances\nstep,900,3\n");
   CHECK(profile({"import", foreign}).err ==
-        "ppsim: error: " + foreign + ": no range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch)\n");
+        "ppsim: error: " + foreign +
+            ": no range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch)\n");
   // An nsys summary pools the iterations: --warmup asks for the per-instance trace instead.
-  const std::string summary = write("summary.csv", "Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,900,3\n");
+  const std::string summary =
+      write("summary.csv", "Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,900,3\n");
   CHECK(profile({"import", summary, "--warmup", "1"}).err ==
-        "ppsim: error: field '--warmup': an nsys summary pools every iteration: export `nsys stats -r "
+        "ppsim: error: field '--warmup': an nsys summary pools every iteration: export `nsys stats "
+        "-r "
         "nvtx_gpu_proj_trace` (one row per range) to drop warm-up iterations\n");
   // The trace: the warm-up instance (9 us) is dropped, the forward is the median of 2 and 2.2 us.
-  const std::string per_range = write("per_range.csv", "Name,Projected Start (ns),Projected Duration (ns)\n"
-                                                       "L00.F.mb0,0,9000\nL00.F.mb0,10000,2000\nL00.F.mb0,20000,2200\n");
+  const std::string per_range =
+      write("per_range.csv", "Name,Projected Start (ns),Projected Duration (ns)\n"
+                             "L00.F.mb0,0,9000\nL00.F.mb0,10000,2000\nL00.F.mb0,20000,2200\n");
   const Run trace_run = profile({"import", per_range, "--warmup", "1"});
   CHECK(trace_run.code == 0);
   CHECK(trace_run.out.find("\n1,0,layer0,measured,0.0021,") != std::string::npos);
@@ -245,11 +259,13 @@ TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, 
   std::filesystem::remove(per_range);
   const Run missing = profile({"import"});
   CHECK(missing.code == 1);
-  CHECK(missing.err == "ppsim: error: field 'TRACE': give a PyTorch profiler trace (.json) or an nsys CSV\n");
+  CHECK(missing.err ==
+        "ppsim: error: field 'TRACE': give a PyTorch profiler trace (.json) or an nsys CSV\n");
   CHECK(profile({"import", "--help"}).code == 0);
 }
 
-TEST_CASE("profile merge: per-rank files join into one model; a missing or repeated layer is one error") {
+TEST_CASE(
+    "profile merge: per-rank files join into one model; a missing or repeated layer is one error") {
   const auto write = [](const std::string &name, const std::string &text) {
     const std::string path = temp_path(name);
     std::ofstream(path) << text;
@@ -274,18 +290,22 @@ TEST_CASE("profile merge: per-rank files join into one model; a missing or repea
   CHECK(gap.err == "ppsim: error: layer 0 is in none of the 1 files\n");
   const Run twice = profile({"merge", rank0, rank0});
   CHECK(twice.code == 1);
-  CHECK(twice.err == "ppsim: error: " + rank0 + ": field 'layer_id': layer 0 is also in " + rank0 + "\n");
+  CHECK(twice.err ==
+        "ppsim: error: " + rank0 + ": field 'layer_id': layer 0 is also in " + rank0 + "\n");
   // A rank file is read on its own only through merge: a model starts at layer 0.
-  CHECK_THROWS_WITH(read_cost_file(rank1), doctest::Contains("expected layer id 0 (rows in layer order from 0), got 2"));
-  for (const std::string &path : {rank0, rank1, output}) std::filesystem::remove(path);
+  CHECK_THROWS_WITH(read_cost_file(rank1),
+                    doctest::Contains("expected layer id 0 (rows in layer order from 0), got 2"));
+  for (const std::string &path : {rank0, rank1, output})
+    std::filesystem::remove(path);
 }
 
 } // namespace ppsim::cli
 
 TEST_CASE("scripts/ppsim_annotate.py names a model's blocks as ppsim reads them") {
   // Debian's python3 with a stand-in for torch (tests/profiler/fake_torch) that records the calls.
-  const std::string command = "PYTHONPATH='" PPSIM_SOURCE_DIR "/tests/profiler/fake_torch:" PPSIM_SOURCE_DIR
-                              "/scripts' /usr/bin/python3 '" PPSIM_SOURCE_DIR "/tests/profiler/annotate_check.py'";
+  const std::string command =
+      "PYTHONPATH='" PPSIM_SOURCE_DIR "/tests/profiler/fake_torch:" PPSIM_SOURCE_DIR
+      "/scripts' /usr/bin/python3 '" PPSIM_SOURCE_DIR "/tests/profiler/annotate_check.py'";
   CHECK(std::system(command.c_str()) == 0);
 }
 
@@ -295,7 +315,8 @@ TEST_CASE("scripts/gpu-check without a GPU: one line, exit 77") {
     return;
   }
   const std::string log = (std::filesystem::temp_directory_path() / "ppsim_gpu_check.out").string();
-  const int status = std::system(("'" PPSIM_SOURCE_DIR "/scripts/gpu-check' > '" + log + "' 2>&1").c_str());
+  const int status =
+      std::system(("'" PPSIM_SOURCE_DIR "/scripts/gpu-check' > '" + log + "' 2>&1").c_str());
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 77);
   std::ifstream in(log);
@@ -306,28 +327,40 @@ TEST_CASE("scripts/gpu-check without a GPU: one line, exit 77") {
 
 namespace ppsim::cli {
 
-TEST_CASE("what the GPU workload cannot measure is refused before the driver probe, on any machine") {
+TEST_CASE(
+    "what the GPU workload cannot measure is refused before the driver probe, on any machine") {
   const std::pair<Args, std::string> cases[] = {
-      {{"--model", "llama"}, "field '--model': the GPU workload measures the gpt block only; use --analytic for llama"},
-      {{"--tp", "2"}, "field '--tp': the GPU workload measures --tp 1 only; use --analytic for tensor parallelism"},
-      {{"--dtype", "fp16"}, "field '--dtype': the GPU workload runs bf16; --dtype fp16 is for --analytic"},
+      {{"--model", "llama"},
+       "field '--model': the GPU workload measures the gpt block only; use --analytic for llama"},
+      {{"--tp", "2"},
+       "field '--tp': the GPU workload measures --tp 1 only; use --analytic for tensor "
+       "parallelism"},
+      {{"--dtype", "fp16"},
+       "field '--dtype': the GPU workload runs bf16; --dtype fp16 is for --analytic"},
       {{"--microbatches", "2"},
-       "field '--microbatches': the GPU workload times one microbatch per phase; use --reps for more samples"},
+       "field '--microbatches': the GPU workload times one microbatch per phase; use --reps for "
+       "more samples"},
       // Options only the analytic model reads: measuring would ignore them.
       {{"--vocab", "50257"},
-       "field '--vocab': the GPU workload measures transformer blocks only; --vocab is for --analytic"},
-      {{"--device", "a100"}, "field '--device': measured times need no throughput model; --device is for --analytic"},
+       "field '--vocab': the GPU workload measures transformer blocks only; --vocab is for "
+       "--analytic"},
+      {{"--device", "a100"},
+       "field '--device': measured times need no throughput model; --device is for --analytic"},
       {{"--efficiency", "0.4"},
-       "field '--efficiency': measured times need no throughput model; --efficiency is for --analytic"},
+       "field '--efficiency': measured times need no throughput model; --efficiency is for "
+       "--analytic"},
       {{"--peak-tflops", "500"},
-       "field '--peak-tflops': measured times need no throughput model; --peak-tflops is for --analytic"}};
+       "field '--peak-tflops': measured times need no throughput model; --peak-tflops is for "
+       "--analytic"}};
   for (const auto &[args, message] : cases) {
     CAPTURE(message);
     const Run run = profile(args);
     CHECK(run.code == 1);
     CHECK(run.err == "ppsim: error: " + message + "\n");
     // The analytic model takes them.
-    CHECK(profile(with(with(args, {"--analytic"}), {"--hidden", "64", "--heads", "4", "--seq", "16"})).code == 0);
+    CHECK(
+        profile(with(with(args, {"--analytic"}), {"--hidden", "64", "--heads", "4", "--seq", "16"}))
+            .code == 0);
   }
 }
 
@@ -335,7 +368,8 @@ TEST_CASE("what the GPU workload cannot measure is refused before the driver pro
 
 namespace ppsim::cli {
 
-TEST_CASE("profile import and merge: metadata says what the run was, absent stays absent, warnings on stderr") {
+TEST_CASE("profile import and merge: metadata says what the run was, absent stays absent, warnings "
+          "on stderr") {
   const auto write = [](const std::string &name, const std::string &text) {
     const std::string path = temp_path(name);
     std::ofstream(path) << text;
@@ -351,7 +385,8 @@ TEST_CASE("profile import and merge: metadata says what the run was, absent stay
   CHECK(parsed.metadata.timer == "kineto_import");
 
   // A square weight without strides: the warning on stderr, no B or W column.
-  std::string square = read_text(PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_square_weight.json");
+  std::string square =
+      read_text(PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_square_weight.json");
   for (std::size_t at = square.find("\"Input Strides\""); at != std::string::npos;
        at = square.find("\"Input Strides\"", at + 1))
     square.replace(at, 15, "\"Input Stridez\"");
@@ -359,17 +394,21 @@ TEST_CASE("profile import and merge: metadata says what the run was, absent stay
   const Run ambiguous = profile({"import", no_strides});
   CHECK(ambiguous.code == 0);
   CHECK(ambiguous.err.find("(0 BW ranges split into B and W, 1 left whole)") != std::string::npos);
-  CHECK(ambiguous.err.find("ppsim: warning: layer 0: a backward aten::mm [4096, 4096] x [4096, 4096] fits both") !=
+  CHECK(ambiguous.err.find(
+            "ppsim: warning: layer 0: a backward aten::mm [4096, 4096] x [4096, 4096] fits both") !=
         std::string::npos);
   CHECK(ambiguous.out.find("bwd_input_ms") == std::string::npos);
 
   // nsys: an all-reduce inside the backward range is named on stderr.
-  const Run nsys = profile({"import", PPSIM_SOURCE_DIR "/tests/profiler/traces/nsys_proj_trace_nccl.csv"});
+  const Run nsys =
+      profile({"import", PPSIM_SOURCE_DIR "/tests/profiler/traces/nsys_proj_trace_nccl.csv"});
   CHECK(nsys.code == 0);
-  CHECK(nsys.err.find("ppsim: warning: layer 0 BW: 2 ranges with NCCL inside (ncclAllReduce)") != std::string::npos);
+  CHECK(nsys.err.find("ppsim: warning: layer 0 BW: 2 ranges with NCCL inside (ncclAllReduce)") !=
+        std::string::npos);
 
   // Rank files of a script that marks F and BW merge (no bwd_input_ms column anywhere).
-  const std::string header = "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_total_ms,n_samples,source\n";
+  const std::string header =
+      "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_total_ms,n_samples,source\n";
   const std::string rank0 = write("fb.rank0.csv", header + "1,0,layer0,measured,1,3,5,cupti\n");
   const std::string rank1 = write("fb.rank1.csv", header + "1,1,layer1,measured,2,,5,cupti\n");
   const Run merged = profile({"merge", rank0, rank1});
@@ -378,19 +417,23 @@ TEST_CASE("profile import and merge: metadata says what the run was, absent stay
   // CSV first: the metadata claims what the rows say, not the analytic defaults.
   const Run as_json = profile({"merge", rank0, rank1, "--format", "json"});
   REQUIRE(as_json.code == 0);
-  const CostFile merged_json = parse_cost_json(as_json.out, "merged.json", LayerIds::from_zero, Required::absent_allowed);
+  const CostFile merged_json =
+      parse_cost_json(as_json.out, "merged.json", LayerIds::from_zero, Required::absent_allowed);
   CHECK(merged_json.metadata.timer == "cupti");
   CHECK_FALSE(merged_json.metadata.dropout);
   CHECK(as_json.out.find("\"timer\": \"analytic\"") == std::string::npos);
   // A JSON rank file later in the list gives its metadata.
-  const std::string json1 = write("fb.rank1.json", R"({"schema_version": 1, "metadata": {"timer": "cuda_events",
+  const std::string json1 =
+      write("fb.rank1.json", R"({"schema_version": 1, "metadata": {"timer": "cuda_events",
     "warmup": 3, "dropout": false}, "layers": [{"layer_id": 1, "fwd_ms": 2, "bwd_total_ms": 4}]})");
   const Run mixed = profile({"merge", rank0, json1, "--format", "json"});
   REQUIRE(mixed.code == 0);
-  const CostFile mixed_json = parse_cost_json(mixed.out, "mixed.json", LayerIds::from_zero, Required::absent_allowed);
+  const CostFile mixed_json =
+      parse_cost_json(mixed.out, "mixed.json", LayerIds::from_zero, Required::absent_allowed);
   CHECK(mixed_json.metadata.timer == "cuda_events");
   CHECK(mixed_json.metadata.warmup == 3);
-  for (const std::string &path : {no_strides, rank0, rank1, json1}) std::filesystem::remove(path);
+  for (const std::string &path : {no_strides, rank0, rank1, json1})
+    std::filesystem::remove(path);
 }
 
 } // namespace ppsim::cli

@@ -3,12 +3,12 @@
 // budget is respected or refused in one line, and `ppsim compare` answers on every model.
 #include "tests/cli/cli_support.h"
 
-#include "sim/engine.h"
-#include "sim/metrics.h"
 #include "base/error.h"
 #include "costs/cost_file.h"
 #include "run/prepare.h"
+#include "sim/engine.h"
 #include "sim/io/scenario_toml.h"
+#include "sim/metrics.h"
 #include "sim/schedules/registry.h"
 
 #include <doctest/doctest.h>
@@ -27,8 +27,10 @@ namespace {
 
 std::vector<std::string> zoo_scenarios() {
   std::vector<std::string> paths;
-  for (const auto &entry : std::filesystem::directory_iterator(std::string(PPSIM_SOURCE_DIR) + "/scenarios/models")) {
-    if (entry.path().extension() == ".toml") paths.push_back(entry.path().string());
+  for (const auto &entry :
+       std::filesystem::directory_iterator(std::string(PPSIM_SOURCE_DIR) + "/scenarios/models")) {
+    if (entry.path().extension() == ".toml")
+      paths.push_back(entry.path().string());
   }
   std::sort(paths.begin(), paths.end());
   return paths;
@@ -37,13 +39,15 @@ std::vector<std::string> zoo_scenarios() {
 // m x (F + B + W) summed over the cost file's layers: the work of one iteration.
 Rational iteration_work(const CostFile &file, int microbatches) {
   Rational sum{0, 1};
-  for (const CostRow &row : file.rows) sum = normalized(sum + row.fwd_ms + row.bwd_input_ms + row.bwd_weight_ms);
+  for (const CostRow &row : file.rows)
+    sum = normalized(sum + row.fwd_ms + row.bwd_input_ms + row.bwd_weight_ms);
   return normalized(sum * Rational{microbatches, 1});
 }
 
 Ticks total_ideal(const Simulation &simulation) {
   Ticks total{0};
-  for (const DeviceMetrics &device : simulation.metrics.devices) total = total + (device.busy - device.recompute);
+  for (const DeviceMetrics &device : simulation.metrics.devices)
+    total = total + (device.busy - device.recompute);
   return total;
 }
 
@@ -69,14 +73,15 @@ TEST_CASE("the zoo's cost files are what scripts/make-model-zoo writes today") {
   Scratch scratch("zoo-regenerated");
   const std::string out = scratch.file("models");
   std::filesystem::create_directories(out);
-  const std::string command =
-      fmt::format("'{}/scripts/make-model-zoo' '{}' '{}' >/dev/null", PPSIM_SOURCE_DIR, PPSIM_BINARY, out);
+  const std::string command = fmt::format("'{}/scripts/make-model-zoo' '{}' '{}' >/dev/null",
+                                          PPSIM_SOURCE_DIR, PPSIM_BINARY, out);
   REQUIRE(std::system(command.c_str()) == 0);
   int compared = 0;
   for (const auto &entry : std::filesystem::directory_iterator(out)) {
     CAPTURE(entry.path().filename().string());
     std::ifstream fresh(entry.path());
-    std::ifstream shipped(std::string(PPSIM_SOURCE_DIR) + "/scenarios/models/" + entry.path().filename().string());
+    std::ifstream shipped(std::string(PPSIM_SOURCE_DIR) + "/scenarios/models/" +
+                          entry.path().filename().string());
     std::ostringstream a, b;
     a << fresh.rdbuf();
     b << shipped.rdbuf();
@@ -101,10 +106,11 @@ TEST_CASE("every schedule does the whole model's work on every zoo model") {
       try {
         run = prepare_run(input);
       } catch (const Error &) {
-        continue;  // the schedule's own constraints (m >= 2p, layers >= stages, ...)
+        continue; // the schedule's own constraints (m >= 2p, layers >= stages, ...)
       }
       const Simulation simulation = simulate(run.scenario, run.schedule);
-      CHECK(total_ideal(simulation) == run.scenario.time_scale.to_ticks(iteration_work(file, input.microbatches)));
+      CHECK(total_ideal(simulation) ==
+            run.scenario.time_scale.to_ticks(iteration_work(file, input.microbatches)));
       ++checked;
     }
   }
@@ -166,10 +172,12 @@ TEST_CASE("device memory: weights, gradients, sharded optimizer states and activ
 TEST_CASE("a budget below the resident state names it in one line") {
   Scratch scratch("budget-too-small");
   const CommandResult result = scratch.ppsim(fmt::format(
-      "simulate '{}/scenarios/models/llama3-8b.toml' --memory-model count --memory 20GiB", PPSIM_SOURCE_DIR));
+      "simulate '{}/scenarios/models/llama3-8b.toml' --memory-model count --memory 20GiB",
+      PPSIM_SOURCE_DIR));
   CHECK(result.exit_code == 1);
-  CHECK(result.err == "ppsim: error: field '--memory': the budget does not even hold the weights, gradients and "
-                      "optimizer states (20.83 GiB on the fullest device)\n");
+  CHECK(result.err ==
+        "ppsim: error: field '--memory': the budget does not even hold the weights, gradients and "
+        "optimizer states (20.83 GiB on the fullest device)\n");
 }
 
 TEST_CASE("ppsim compare ranks schedule and recomputation pairs on every zoo model") {
@@ -177,21 +185,23 @@ TEST_CASE("ppsim compare ranks schedule and recomputation pairs on every zoo mod
   for (const std::string &path : zoo_scenarios()) {
     CAPTURE(path);
     // The ILP's plans are ranked in the next case; here the baselines keep the suite fast.
-    const CommandResult result = scratch.ppsim(fmt::format("compare '{}' --remat none,full -q", path));
+    const CommandResult result =
+        scratch.ppsim(fmt::format("compare '{}' --remat none,full -q", path));
     REQUIRE(result.exit_code == 0);
     CHECK(result.err.empty());
     CHECK(result.out.find("budget 80 GiB") != std::string::npos);
     CHECK(result.out.find("winner: ") != std::string::npos);
-    CHECK(result.out.find("e+") == std::string::npos);  // no scientific notation
+    CHECK(result.out.find("e+") == std::string::npos); // no scientific notation
     // Every row that fits is under the budget and at or above its lower bound.
     std::istringstream lines(result.out);
     std::string line;
     int fitting = 0;
     while (std::getline(lines, line)) {
       std::istringstream cells(line);
-      std::string schedule, policy, makespan, max_span, bubble, span_bubble, peak, recomputed, fits, bound;
-      if (!(cells >> schedule >> policy >> makespan >> max_span >> bubble >> span_bubble >> peak >> recomputed >>
-            fits >> bound) ||
+      std::string schedule, policy, makespan, max_span, bubble, span_bubble, peak, recomputed, fits,
+          bound;
+      if (!(cells >> schedule >> policy >> makespan >> max_span >> bubble >> span_bubble >> peak >>
+            recomputed >> fits >> bound) ||
           fits != "yes") {
         continue;
       }
@@ -207,9 +217,10 @@ TEST_CASE("an ILP the solver cannot finish or survive leaves the ranking standin
   // zb-h1 on this model makes Clp fail an assertion inside the LP solver (COIN-OR CBC 2.10); the
   // solve runs in a child process, so the row says why and the others are ranked.
   Scratch scratch("compare-ilp");
-  const CommandResult result = scratch.ppsim(fmt::format(
-      "compare '{}/scenarios/models/llama2-7b.toml' --schedules zb-h1,zb-v --remat none,ilp --time-limit 3 -q",
-      PPSIM_SOURCE_DIR));
+  const CommandResult result =
+      scratch.ppsim(fmt::format("compare '{}/scenarios/models/llama2-7b.toml' --schedules "
+                                "zb-h1,zb-v --remat none,ilp --time-limit 3 -q",
+                                PPSIM_SOURCE_DIR));
   REQUIRE(result.exit_code == 0);
   CHECK(result.err.empty());
   CHECK(result.out.find("zb-v             ilp ") != std::string::npos);
@@ -223,46 +234,57 @@ TEST_CASE("compare writes the winner's plan and PyTorch schedule, and refuses wh
   Scratch scratch("compare-outputs");
   const std::string model = fmt::format("'{}/scenarios/models/llama2-7b.toml'", PPSIM_SOURCE_DIR);
   const CommandResult result = scratch.ppsim(
-      "compare " + model + " --schedules 1f1b,zb-h1 --remat none,full --plan plan.csv --torch-csv order.csv -q");
+      "compare " + model +
+      " --schedules 1f1b,zb-h1 --remat none,full --plan plan.csv --torch-csv order.csv -q");
   REQUIRE(result.exit_code == 0);
   CHECK(result.out.find("winner: zb-h1 with full recomputation") != std::string::npos);
   CHECK(scratch.read("plan.csv").starts_with("stage,microbatch,fwd,bwd\n"));
-  CHECK(scratch.read("order.csv").find("I") != std::string::npos);  // PyTorch's input-gradient action
+  CHECK(scratch.read("order.csv").find("I") !=
+        std::string::npos); // PyTorch's input-gradient action
 
-  const CommandResult none = scratch.ppsim("compare " + model + " --remat none --memory 18GiB --plan p2.csv");
+  const CommandResult none =
+      scratch.ppsim("compare " + model + " --remat none --memory 18GiB --plan p2.csv");
   CHECK(none.exit_code == 1);
-  CHECK(none.err == "ppsim: error: no schedule and recomputation policy fits the memory cap, so there is "
-                    "nothing to write\n");
+  CHECK(none.err ==
+        "ppsim: error: no schedule and recomputation policy fits the memory cap, so there is "
+        "nothing to write\n");
   CHECK_FALSE(scratch.exists("p2.csv"));
-  const CommandResult least = scratch.ppsim("compare " + model + " --remat none,full --memory 18GiB");
+  const CommandResult least =
+      scratch.ppsim("compare " + model + " --remat none,full --memory 18GiB");
   CHECK(least.exit_code == 0);
-  CHECK(least.err.find("ppsim: no schedule fits 18 GiB; the least memory any schedule and policy reached is 32.62 GiB\n") !=
-        std::string::npos);
+  CHECK(least.err.find("ppsim: no schedule fits 18 GiB; the least memory any schedule and policy "
+                       "reached is 32.62 GiB\n") != std::string::npos);
 }
 
-TEST_CASE("issue_12 the README's first command: files for the fastest run PyTorch and a plan can express") {
+TEST_CASE("issue_12 the README's first command: files for the fastest run PyTorch and a plan can "
+          "express") {
   // DualPipe + selective wins on LLaMA-2 7B, but two pipes have no PyTorch form and selective
   // recomputation no per-(s,j) plan: the files describe the fastest run that has both.
   Scratch scratch("readme-command");
   const CommandResult result = scratch.ppsim(fmt::format(
-      "compare '{}/scenarios/models/llama2-7b.toml' --plan plan.csv --torch-csv order.csv -q", PPSIM_SOURCE_DIR));
+      "compare '{}/scenarios/models/llama2-7b.toml' --plan plan.csv --torch-csv order.csv -q",
+      PPSIM_SOURCE_DIR));
   REQUIRE(result.exit_code == 0);
-  CHECK(result.out.find("winner: dualpipe with selective recomputation (512 ops), makespan 3567 ms") !=
+  CHECK(result.out.find(
+            "winner: dualpipe with selective recomputation (512 ops), makespan 3567 ms") !=
         std::string::npos);
-  CHECK(result.out.find("dualpipe + selective has no PyTorch pipelining form; the files below are for v-min, the "
-                        "fastest run that has (makespan 3961 ms, +11.04%)\n"
-                        "recomputation plan of v-min written to plan.csv\n"
-                        "PyTorch schedule of v-min written to order.csv\n") != std::string::npos);
+  CHECK(
+      result.out.find(
+          "dualpipe + selective has no PyTorch pipelining form; the files below are for v-min, the "
+          "fastest run that has (makespan 3961 ms, +11.04%)\n"
+          "recomputation plan of v-min written to plan.csv\n"
+          "PyTorch schedule of v-min written to order.csv\n") != std::string::npos);
   CHECK(scratch.read("order.csv").find("0F0") != std::string::npos);
   CHECK(scratch.read("plan.csv") == "stage,microbatch,fwd,bwd\n");
 }
 
 TEST_CASE("issue 12: compare warns when per-stage costs make chunked schedules do more work") {
   Scratch scratch("compare-unfair");
-  const CommandResult result =
-      scratch.ppsim("compare -p 4 -m 8 --F 1 --B 1 --W 1 --cost-unit stage --schedules 1f1b,zb-v -q");
+  const CommandResult result = scratch.ppsim(
+      "compare -p 4 -m 8 --F 1 --B 1 --W 1 --cost-unit stage --schedules 1f1b,zb-v -q");
   CHECK(result.exit_code == 0);
-  CHECK(result.err == "ppsim: warning: model.cost_unit = \"stage\" gives schedules with 2 chunks per device 2 times "
+  CHECK(result.err == "ppsim: warning: model.cost_unit = \"stage\" gives schedules with 2 chunks "
+                      "per device 2 times "
                       "the work of those with 1; use \"device\" to compare the same model\n");
   CHECK(scratch.ppsim("compare -p 4 -m 8 --F 1 --B 1 --W 1 --schedules 1f1b,zb-v -q").err.empty());
 }
@@ -274,20 +296,24 @@ TEST_CASE("simulate, bounds, partition and remat answer on every zoo model") {
   for (const std::string &path : zoo_scenarios()) {
     CAPTURE(path);
     const ScenarioInput input = read_scenario_file(path);
-    const CommandResult simulated = scratch.ppsim(fmt::format("simulate '{}' --schedule zb-h1 --remat full --format json", path));
+    const CommandResult simulated = scratch.ppsim(
+        fmt::format("simulate '{}' --schedule zb-h1 --remat full --format json", path));
     REQUIRE(simulated.exit_code == 0);
     const nlohmann::json run = nlohmann::json::parse(simulated.out);
     if (run["feasible"].get<bool>()) {
-      for (const nlohmann::json &device : run["devices"]) CHECK(device["peak_bytes"].get<double>() <= *input.cap_bytes);
+      for (const nlohmann::json &device : run["devices"])
+        CHECK(device["peak_bytes"].get<double>() <= *input.cap_bytes);
       CHECK(run["best_lower_bound"].get<double>() <= run["makespan"].get<double>());
     } else {
       CHECK_FALSE(run["violations"].empty());
     }
-    const CommandResult bounds = scratch.ppsim(fmt::format("bounds '{}' --schedule zb-h1 --format json", path));
+    const CommandResult bounds =
+        scratch.ppsim(fmt::format("bounds '{}' --schedule zb-h1 --format json", path));
     REQUIRE(bounds.exit_code == 0);
     CHECK(nlohmann::json::parse(bounds.out)["best_lower_bound"].get<double>() > 0);
-    const CommandResult split = scratch.ppsim(fmt::format("partition '{}' --stages {} --memory 80GiB --mode remat-aware",
-                                                          input.costs_file, input.devices));
+    const CommandResult split =
+        scratch.ppsim(fmt::format("partition '{}' --stages {} --memory 80GiB --mode remat-aware",
+                                  input.costs_file, input.devices));
     if (split.exit_code == 0) {
       CHECK(split.out.find("partition = [") != std::string::npos);
     } else {
@@ -295,39 +321,47 @@ TEST_CASE("simulate, bounds, partition and remat answer on every zoo model") {
       CHECK(std::count(split.err.begin(), split.err.end(), '\n') == 1);
     }
   }
-  const CommandResult remat = scratch.ppsim(fmt::format(
-      "remat '{}/scenarios/models/llama2-7b.toml' --schedule 1f1b --time-limit 3", PPSIM_SOURCE_DIR));
+  const CommandResult remat = scratch.ppsim(
+      fmt::format("remat '{}/scenarios/models/llama2-7b.toml' --schedule 1f1b --time-limit 3",
+                  PPSIM_SOURCE_DIR));
   REQUIRE(remat.exit_code == 0);
   // The baselines see the cost file: selective uses its own columns (it failed for want of byte
   // sizes before), and budgets print in GiB.
-  CHECK(remat.out.starts_with("schedule 1f1b, p = 8, m = 64, v = 1, budget 80 GiB (byte model, early timing)\n"));
-  CHECK(remat.out.find("selective  fits            4161       4161    48.24 GiB  512") != std::string::npos);
+  CHECK(remat.out.starts_with(
+      "schedule 1f1b, p = 8, m = 64, v = 1, budget 80 GiB (byte model, early timing)\n"));
+  CHECK(remat.out.find("selective  fits            4161       4161    48.24 GiB  512") !=
+        std::string::npos);
 }
 
 TEST_CASE("issue_12 remat --auto and a split the cost file cannot give answer on a zoo model") {
   Scratch scratch("zoo-auto");
   const std::string model = fmt::format("'{}/scenarios/models/gpt-1.5b.toml'", PPSIM_SOURCE_DIR);
-  const CommandResult ranked = scratch.ppsim("remat " + model + " --auto --candidates 1f1b,zb-h1,zb-v --time-limit 2");
+  const CommandResult ranked =
+      scratch.ppsim("remat " + model + " --auto --candidates 1f1b,zb-h1,zb-v --time-limit 2");
   CHECK(ranked.exit_code == 0);
   CHECK(ranked.out.find("winner: ") != std::string::npos);
-  const CommandResult split = scratch.ppsim("simulate " + model + " --schedule interleaved-1f1b -v 4");
+  const CommandResult split =
+      scratch.ppsim("simulate " + model + " --schedule interleaved-1f1b -v 4");
   CHECK(split.exit_code == 1);
-  CHECK(split.err.ends_with(":10: field 'model.costs_file': the cost file has 24 layers, fewer than the 32 stages\n"));
+  CHECK(split.err.ends_with(
+      ":10: field 'model.costs_file': the cost file has 24 layers, fewer than the 32 stages\n"));
 }
 
 TEST_CASE("issue_13 remat prints its baselines when the ILP has no plan, and says why") {
   // zb-h1 on this model makes Clp abort inside CBC (COIN-OR 2.10 on Debian 12): the baselines
   // still print, the ilp row names the death, and the exit code is 2 (an internal failure).
   Scratch scratch("remat-no-plan");
-  const CommandResult result = scratch.ppsim(fmt::format(
-      "remat '{}/scenarios/models/llama2-7b.toml' --schedule zb-h1 --time-limit 3", PPSIM_SOURCE_DIR));
+  const CommandResult result = scratch.ppsim(
+      fmt::format("remat '{}/scenarios/models/llama2-7b.toml' --schedule zb-h1 --time-limit 3",
+                  PPSIM_SOURCE_DIR));
   CHECK(result.out.find("\nselective  fits ") != std::string::npos);
   CHECK(result.out.find("\ngreedy     fits ") != std::string::npos);
   if (result.exit_code == 2) {
     CHECK(result.out.find("\nilp        failed             -") != std::string::npos);
-    CHECK(result.err == "ppsim: internal error: the ILP solver failed: COIN-OR CBC died of signal 6 (Aborted)\n");
+    CHECK(result.err ==
+          "ppsim: internal error: the ILP solver failed: COIN-OR CBC died of signal 6 (Aborted)\n");
   } else {
-    CHECK(result.exit_code == 0);  // a solver that survives this model answers with a plan
+    CHECK(result.exit_code == 0); // a solver that survives this model answers with a plan
     CHECK(result.out.find("\nilp        ") != std::string::npos);
   }
 }

@@ -93,13 +93,15 @@ TEST_CASE("ppsim remat with a byte budget") {
   CHECK(o.code == 0);
   CHECK(o.out.starts_with("schedule zb-h1, p = 2, m = 4, v = 1, budget 1600 bytes (byte model"));
   CHECK(o.out.find("none       over cap          13         13   2000 bytes") != std::string::npos);
-  CHECK(o.out.find("ilp        optimal           16         17   1562 bytes    3    4    0") != std::string::npos);
-  const Output tight = remat({"--schedule", "zb-h1", "-p", "2", "-m", "4", "--memory-model", "bytes",
-                              "--set", "model.memory.act_bytes=1000", "--set",
+  CHECK(o.out.find("ilp        optimal           16         17   1562 bytes    3    4    0") !=
+        std::string::npos);
+  const Output tight = remat({"--schedule", "zb-h1", "-p", "2", "-m", "4", "--memory-model",
+                              "bytes", "--set", "model.memory.act_bytes=1000", "--set",
                               "model.memory.ckpt_bytes=100", "--memory", "1500"});
   CHECK(tight.code == 1);
-  CHECK(tight.err == "ppsim: error: cannot fit schedule 'zb-h1' within budget 1500 bytes; the least peak "
-                     "any remat plan reaches is 1562 bytes\n");
+  CHECK(tight.err ==
+        "ppsim: error: cannot fit schedule 'zb-h1' within budget 1500 bytes; the least peak "
+        "any remat plan reaches is 1562 bytes\n");
 }
 
 namespace {
@@ -125,7 +127,8 @@ TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat and ppsim che
   // (up to a "..." line, then the ones after it at the end) must be the output's.
   const std::string page = read(PPSIM_SOURCE_DIR "/docs/remat.md");
   int blocks = 0;
-  for (std::size_t at = page.find("\n$ ppsim "); at != std::string::npos; at = page.find("\n$ ppsim ", at + 1)) {
+  for (std::size_t at = page.find("\n$ ppsim "); at != std::string::npos;
+       at = page.find("\n$ ppsim ", at + 1)) {
     const std::size_t command_end = page.find('\n', at + 1);
     const std::string command = page.substr(at + 9, command_end - at - 9);
     CAPTURE(command);
@@ -137,11 +140,11 @@ TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat and ppsim che
       args.push_back(word.starts_with("scenarios/") ? PPSIM_SOURCE_DIR "/" + word : word);
     REQUIRE((name == "remat" || name == "checkpoint"));
     std::ostringstream out, err;
-    const int code = ppsim::cli::guarded(name == "remat" ? ppsim::cli::run_remat : ppsim::cli::run_checkpoint,
-                                         args, out, err);
+    const int code = ppsim::cli::guarded(
+        name == "remat" ? ppsim::cli::run_remat : ppsim::cli::run_checkpoint, args, out, err);
     REQUIRE(code == 0);
-    const std::vector<std::string> doc =
-        without_times(page.substr(command_end + 1, page.find("```", command_end) - command_end - 1));
+    const std::vector<std::string> doc = without_times(
+        page.substr(command_end + 1, page.find("```", command_end) - command_end - 1));
     const std::vector<std::string> printed = without_times(out.str());
     const auto ellipsis = std::find(doc.begin(), doc.end(), "...");
     const std::vector<std::string> head(doc.begin(), ellipsis);
@@ -161,33 +164,43 @@ TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat and ppsim che
 
 TEST_CASE("issue_13 ppsim checkpoint errors are one line, with nothing printed before them") {
   std::ostringstream out, err;
-  const Args tight{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv", "--stages", "8", "--memory", "1GiB"};
+  const Args tight{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv", "--stages", "8", "--memory",
+                   "1GiB"};
   CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, tight, out, err) == 1);
   CHECK(out.str().empty());
-  CHECK(err.str() == "ppsim: error: field '--memory': stage 0 cannot run in 1 GiB: even recomputing everything "
-                     "needs more\n");
+  CHECK(err.str() ==
+        "ppsim: error: field '--memory': stage 0 cannot run in 1 GiB: even recomputing everything "
+        "needs more\n");
   std::ostringstream out2, err2;
-  const Args counts{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv", "--layers-per-stage", "3,3"};
+  const Args counts{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv", "--layers-per-stage",
+                    "3,3"};
   CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, counts, out2, err2) == 1);
-  CHECK(err2.str() == "ppsim: error: field '--layers-per-stage': the counts add up to 6, not to the file's 34 layers\n");
+  CHECK(err2.str() == "ppsim: error: field '--layers-per-stage': the counts add up to 6, not to "
+                      "the file's 34 layers\n");
 }
 
 TEST_CASE("issue_13 remat on a schedule file takes m from the file and names the file") {
   std::ostringstream out, err;
-  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_export,
-                              {"--schedule", "zb-h1", "-p", "4", "-m", "16", "-o", "remat_file_m16.csv"}, out, err) == 0);
-  const Output o = remat({"--schedule-file", "remat_file_m16.csv", "--K", "3", "--time-limit", "20"});
+  REQUIRE(ppsim::cli::guarded(
+              ppsim::cli::run_export,
+              {"--schedule", "zb-h1", "-p", "4", "-m", "16", "-o", "remat_file_m16.csv"}, out,
+              err) == 0);
+  const Output o =
+      remat({"--schedule-file", "remat_file_m16.csv", "--K", "3", "--time-limit", "20"});
   CHECK(o.code == 0);
-  CHECK(o.out.starts_with("schedule file:remat_file_m16.csv, p = 4, m = 16, v = 1, budget 3 (count model, early timing)\n"));
+  CHECK(o.out.starts_with("schedule file:remat_file_m16.csv, p = 4, m = 16, v = 1, budget 3 (count "
+                          "model, early timing)\n"));
   CHECK(o.out.find("\nilp        optimal ") != std::string::npos);
   std::remove("remat_file_m16.csv");
 }
 
 TEST_CASE("issue_17 remat with an unwritable --plan prints nothing before its one error line") {
-  const Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2", "--K", "1.5", "--plan", "/nonexistent-dir/plan.csv"});
+  const Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2", "--K", "1.5", "--plan",
+                          "/nonexistent-dir/plan.csv"});
   CHECK(o.code == 1);
   CHECK(o.out.empty());
-  CHECK(o.err.starts_with("ppsim: error: /nonexistent-dir/plan.csv: field '--plan': cannot write the file"));
+  CHECK(o.err.starts_with(
+      "ppsim: error: /nonexistent-dir/plan.csv: field '--plan': cannot write the file"));
 }
 
 TEST_CASE("issue_13 ppsim checkpoint on a cost file without activation sizes is one line") {
@@ -196,9 +209,11 @@ TEST_CASE("issue_13 ppsim checkpoint on a cost file without activation sizes is 
     file << "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1,1,1\n1,1,1,1,1\n";
   }
   std::ostringstream out, err;
-  CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, {"checkpoint_no_bytes.csv"}, out, err) == 1);
+  CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, {"checkpoint_no_bytes.csv"}, out, err) ==
+        1);
   CHECK(out.str().empty());
-  CHECK(err.str() == "ppsim: error: checkpoint_no_bytes.csv: stage 0 has no activation sizes (input_bytes, "
-                     "activation_bytes_full): nothing to checkpoint\n");
+  CHECK(err.str() ==
+        "ppsim: error: checkpoint_no_bytes.csv: stage 0 has no activation sizes (input_bytes, "
+        "activation_bytes_full): nothing to checkpoint\n");
   std::remove("checkpoint_no_bytes.csv");
 }

@@ -1,5 +1,6 @@
 // `ppsim sweep` and `ppsim merge` end to end: CSV schema, determinism across thread counts,
 // resume after a killed run, shards merged back into the unsharded file (also via GNU parallel).
+#include "base/index.h"
 #include "tests/cli/cli_support.h"
 
 #include "run/sweep.h"
@@ -26,10 +27,14 @@ constexpr const char *kSmallSweep = R"(base = "base.toml"
 )";
 
 void write_base(const Scratch &scratch) {
-  scratch.write("base.toml", "[model]\nF = 1\nB = 1\nW = 1\n[cluster]\ndevices = 4\n[cluster.link]\nlatency = 0.05\n");
+  scratch.write(
+      "base.toml",
+      "[model]\nF = 1\nB = 1\nW = 1\n[cluster]\ndevices = 4\n[cluster.link]\nlatency = 0.05\n");
 }
 
-std::size_t line_count(const std::string &text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t line_count(const std::string &text) {
+  return ppsim::at(std::count(text.begin(), text.end(), '\n'));
+}
 
 TEST_CASE("sweep writes one row per point with parameters, metrics, bound and failures") {
   const Scratch scratch("sweep-schema");
@@ -37,29 +42,32 @@ TEST_CASE("sweep writes one row per point with parameters, metrics, bound and fa
   scratch.write("s.toml", kSmallSweep);
   const auto result = scratch.ppsim("sweep s.toml -o out.csv -j 2");
   REQUIRE(result.exit_code == 0);
-  CHECK(result.err.empty());  // no progress bar when stderr is not a terminal
+  CHECK(result.err.empty()); // no progress bar when stderr is not a terminal
   CHECK_FALSE(scratch.exists("out.csv.partial"));
   const Results results = parse_results(scratch.read("out.csv"), "out.csv");
-  CHECK(results.header ==
-        "run,run_id,points,pipeline.schedule,pipeline.microbatches,cluster.K,schedule,p,m,v,remat_policy,feasible,makespan,"
-        "max_span,ideal,bubble_ratio,span_bubble_ratio,peak_activations,peak_bytes,best_lower_bound,gap,"
-        "recompute_time,device_bubble,error");
+  CHECK(results.header == "run,run_id,points,pipeline.schedule,pipeline.microbatches,cluster.K,"
+                          "schedule,p,m,v,remat_policy,feasible,makespan,"
+                          "max_span,ideal,bubble_ratio,span_bubble_ratio,peak_activations,peak_"
+                          "bytes,best_lower_bound,gap,"
+                          "recompute_time,device_bubble,error");
   REQUIRE(results.rows.size() == 16);
-  for (std::size_t k = 0; k < results.rows.size(); ++k) CHECK(results.rows[k].run == k);
+  for (std::size_t k = 0; k < results.rows.size(); ++k)
+    CHECK(results.rows[k].run == k);
   // 1F1B p=4 m=8 F=B=W=1 c=0.05: fits K=8, and its bound (LB1 with latency) is 33.3; every
   // device is busy 24 of the 33.8, so the per-device bubble is 9.8.
-  CHECK(results.rows[3].line == fmt::format("3,{},16,1f1b,8,8,1f1b,4,8,1,none,true,33.8,33.8,24,0.28994082840236685,"
-                                            "0.28994082840236685,4,,33.3,0.01501501501501501,0,9.8,",
-                                            results.rows[3].id));
+  CHECK(results.rows[3].line ==
+        fmt::format("3,{},16,1f1b,8,8,1f1b,4,8,1,none,true,33.8,33.8,24,0.28994082840236685,"
+                    "0.28994082840236685,4,,33.3,0.01501501501501501,0,9.8,",
+                    results.rows[3].id));
   // Over the cap: measured, but infeasible with the reason and no bound.
   CHECK(split_csv_line(results.rows[2].line)[11] == "false");
   CHECK(split_csv_line(results.rows[2].line).back() == "device 0 exceeds the memory cap: 3 > 2");
   CHECK(split_csv_line(results.rows[2].line)[19].empty());
   // Invalid point: no metrics, the generator's reason, and the sweep continued.
-  CHECK(results.rows[8].line ==
-        fmt::format("8,{},16,dualpipev,2,2,dualpipev,4,2,,none,false,,,,,,,,,,,,\"schedule 'dualpipev' needs m >= 2p = 8 "
-                    "microbatches (the number of stages), got m = 2\"",
-                    results.rows[8].id));
+  CHECK(results.rows[8].line == fmt::format("8,{},16,dualpipev,2,2,dualpipev,4,2,,none,false,,,,,,,"
+                                            ",,,,,\"schedule 'dualpipev' needs m >= 2p = 8 "
+                                            "microbatches (the number of stages), got m = 2\"",
+                                            results.rows[8].id));
 }
 
 TEST_CASE("sweep output is the same whatever the thread count") {
@@ -91,9 +99,11 @@ TEST_CASE("a killed sweep resumes without lost or duplicated rows") {
   REQUIRE(line_count(clean) == 961);
 
   // Start in the background, kill -9 once some rows are journaled.
-  REQUIRE(std::system(fmt::format("cd '{}' && ('{}' sweep s.toml -o out.csv -j 2 >/dev/null 2>&1 & echo $! > pid)",
-                                  scratch.file(""), PPSIM_BINARY)
-                          .c_str()) == 0);
+  REQUIRE(std::system(
+              fmt::format(
+                  "cd '{}' && ('{}' sweep s.toml -o out.csv -j 2 >/dev/null 2>&1 & echo $! > pid)",
+                  scratch.file(""), PPSIM_BINARY)
+                  .c_str()) == 0);
   std::size_t journaled = 0;
   for (int wait = 0; wait < 600 && journaled < 50; ++wait) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -102,7 +112,7 @@ TEST_CASE("a killed sweep resumes without lost or duplicated rows") {
   REQUIRE(std::system(fmt::format("kill -9 $(cat '{}')", scratch.file("pid")).c_str()) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(journaled >= 50);
-  CHECK_FALSE(scratch.exists("out.csv"));  // never half-written
+  CHECK_FALSE(scratch.exists("out.csv")); // never half-written
   const std::size_t done_before = line_count(scratch.read("out.csv.partial"));
   CHECK(done_before < 961);
 
@@ -124,10 +134,11 @@ TEST_CASE("a second sweep on the same output is refused while the first holds it
   REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
   const auto refused = scratch.ppsim("sweep s.toml -o out.csv");
   CHECK(refused.exit_code == 1);
-  CHECK(refused.err == "ppsim: error: out.csv: another sweep is writing this output (it holds out.csv.lock); wait "
-                       "for it or use another -o\n");
+  CHECK(refused.err ==
+        "ppsim: error: out.csv: another sweep is writing this output (it holds out.csv.lock); wait "
+        "for it or use another -o\n");
   CHECK_FALSE(scratch.exists("out.csv.partial")); // nothing touched
-  ::close(fd);                                     // the first one ends (or is killed)
+  ::close(fd);                                    // the first one ends (or is killed)
   CHECK(scratch.ppsim("sweep s.toml -o out.csv").exit_code == 0);
   CHECK_FALSE(scratch.exists("out.csv.lock"));
 }
@@ -157,23 +168,29 @@ TEST_CASE("resume redoes the rows whose inputs changed: the base scenario or a f
   REQUIRE(scratch.ppsim("sweep s.toml -o out.csv --resume").exit_code == 0);
   CHECK(scratch.read("out.csv") == first);
   // A slower forward in the base: new run ids, every row computed again (as a clean run does).
-  scratch.write("base.toml", "[model]\nF = 2\nB = 1\nW = 1\n[cluster]\ndevices = 4\n[cluster.link]\nlatency = 0.05\n");
+  scratch.write(
+      "base.toml",
+      "[model]\nF = 2\nB = 1\nW = 1\n[cluster]\ndevices = 4\n[cluster.link]\nlatency = 0.05\n");
   REQUIRE(scratch.ppsim("sweep s.toml -o out.csv --resume").exit_code == 0);
   const std::string resumed = scratch.read("out.csv");
   REQUIRE(scratch.ppsim("sweep s.toml -o clean.csv").exit_code == 0);
   CHECK(resumed == scratch.read("clean.csv"));
   const Results before = parse_results(first, "first"), after = parse_results(resumed, "resumed");
   REQUIRE(before.rows.size() == after.rows.size());
-  for (std::size_t k = 0; k < after.rows.size(); ++k) CHECK(before.rows[k].id != after.rows[k].id);
-  CHECK(split_csv_line(after.rows[3].line)[12] != split_csv_line(before.rows[3].line)[12]); // makespan
+  for (std::size_t k = 0; k < after.rows.size(); ++k)
+    CHECK(before.rows[k].id != after.rows[k].id);
+  CHECK(split_csv_line(after.rows[3].line)[12] !=
+        split_csv_line(before.rows[3].line)[12]); // makespan
 
   // A cost file the base names: editing its text changes the ids too.
-  scratch.write("costs.csv", "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,1,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
+  scratch.write("costs.csv",
+                "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,1,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
   scratch.write("base.toml", "[model]\ncosts_file = \"costs.csv\"\n[cluster]\ndevices = 4\n");
   scratch.write("one.toml", "base = \"base.toml\"\n[axes]\n\"pipeline.microbatches\" = [8]\n");
   REQUIRE(scratch.ppsim("sweep one.toml -o costs_out.csv").exit_code == 0);
   const std::string with_costs = scratch.read("costs_out.csv");
-  scratch.write("costs.csv", "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,2,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
+  scratch.write("costs.csv",
+                "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,2,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
   REQUIRE(scratch.ppsim("sweep one.toml -o costs_out.csv --resume").exit_code == 0);
   CHECK(parse_results(scratch.read("costs_out.csv"), "c").rows[0].id !=
         parse_results(with_costs, "c").rows[0].id);
@@ -186,10 +203,12 @@ TEST_CASE("shards merged give the unsharded file") {
   scratch.write("s.toml", kSmallSweep);
   REQUIRE(scratch.ppsim("sweep s.toml -o all.csv").exit_code == 0);
   for (int i = 0; i < 3; ++i) {
-    REQUIRE(scratch.ppsim(fmt::format("sweep s.toml --shard {}/3 -o shard{}.csv", i, i)).exit_code == 0);
+    REQUIRE(
+        scratch.ppsim(fmt::format("sweep s.toml --shard {}/3 -o shard{}.csv", i, i)).exit_code ==
+        0);
   }
   const Results shard1 = parse_results(scratch.read("shard1.csv"), "shard1.csv");
-  REQUIRE(shard1.rows.size() == 5);  // runs 1, 4, 7, 10, 13
+  REQUIRE(shard1.rows.size() == 5); // runs 1, 4, 7, 10, 13
   CHECK(shard1.rows[1].run == 4);
   REQUIRE(scratch.ppsim("merge shard2.csv shard0.csv shard1.csv -o merged.csv").exit_code == 0);
   CHECK(scratch.read("merged.csv") == scratch.read("all.csv"));
@@ -212,11 +231,15 @@ TEST_CASE("shards run by GNU parallel merge into the unsharded file") {
   write_base(scratch);
   scratch.write("s.toml", kSmallSweep);
   REQUIRE(scratch.ppsim("sweep s.toml -o all.csv").exit_code == 0);
-  REQUIRE(std::system(fmt::format("cd '{}' && parallel --will-cite -j 4 '{}' sweep s.toml --shard {{}}/4 -j 1 "
-                                  "-o shard{{}}.csv ::: 0 1 2 3",
-                                  scratch.file(""), PPSIM_BINARY)
-                          .c_str()) == 0);
-  REQUIRE(scratch.ppsim("merge shard0.csv shard1.csv shard2.csv shard3.csv -o merged.csv").exit_code == 0);
+  REQUIRE(
+      std::system(
+          fmt::format("cd '{}' && parallel --will-cite -j 4 '{}' sweep s.toml --shard {{}}/4 -j 1 "
+                      "-o shard{{}}.csv ::: 0 1 2 3",
+                      scratch.file(""), PPSIM_BINARY)
+              .c_str()) == 0);
+  REQUIRE(
+      scratch.ppsim("merge shard0.csv shard1.csv shard2.csv shard3.csv -o merged.csv").exit_code ==
+      0);
   CHECK(scratch.read("merged.csv") == scratch.read("all.csv"));
 }
 
@@ -226,16 +249,20 @@ TEST_CASE("sweep command errors") {
   scratch.write("s.toml", kSmallSweep);
   CHECK(scratch.ppsim("sweep s.toml --shard 3/3").err ==
         "ppsim: error: field '--shard': expected i/N with 0 <= i < N, got \"3/3\"\n");
-  CHECK(scratch.ppsim("sweep s.toml --resume").err == "ppsim: error: field '--resume': needs an output file (-o)\n");
+  CHECK(scratch.ppsim("sweep s.toml --resume").err ==
+        "ppsim: error: field '--resume': needs an output file (-o)\n");
   scratch.write("bad.toml", "base = \"base.toml\"\n[axes]\n\"pipeline.shedule\" = [\"1f1b\"]\n");
   const auto bad = scratch.ppsim("sweep bad.toml -o out.csv");
   CHECK(bad.exit_code == 1);
-  CHECK(bad.err == "ppsim: error: bad.toml:3: unknown field 'pipeline.shedule', did you mean 'pipeline.schedule'?\n");
+  CHECK(bad.err == "ppsim: error: bad.toml:3: unknown field 'pipeline.shedule', did you mean "
+                   "'pipeline.schedule'?\n");
   CHECK_FALSE(scratch.exists("out.csv"));
   scratch.write("out.csv", "run,run_id,other\n");
   CHECK(scratch.ppsim("sweep s.toml -o out.csv --resume").err ==
-        "ppsim: error: out.csv:1: the columns differ from this sweep's; remove the file or run without --resume\n");
-  CHECK(scratch.ppsim("merge").err == "ppsim: error: missing the shard results (ppsim merge SHARD.csv... -o all.csv)\n");
+        "ppsim: error: out.csv:1: the columns differ from this sweep's; remove the file or run "
+        "without --resume\n");
+  CHECK(scratch.ppsim("merge").err ==
+        "ppsim: error: missing the shard results (ppsim merge SHARD.csv... -o all.csv)\n");
 }
 
 } // namespace

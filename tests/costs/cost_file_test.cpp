@@ -17,7 +17,6 @@ using ppsim::testing::sample_file;
 
 namespace {
 
-
 std::string error_of(const std::string &text, bool json = false) {
   try {
     if (json) {
@@ -43,9 +42,10 @@ TEST_CASE("format_rational prints exact decimals and falls back to fractions") {
 }
 
 TEST_CASE("a JSON number beyond a double is one error naming the file") {
-  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1e400, "bwd_input_ms": 1,
+  CHECK(error_of(
+            R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1e400, "bwd_input_ms": 1,
                   "bwd_weight_ms": 1}]})",
-                 true) == "layers.json: invalid JSON: number overflow parsing '1e400'");
+            true) == "layers.json: invalid JSON: number overflow parsing '1e400'");
 }
 
 TEST_CASE("a minimal CSV gets the documented defaults") {
@@ -166,31 +166,36 @@ TEST_CASE("read_cost_file picks the parser by extension and reports missing file
                        "/nonexistent/costs.csv: cannot open the cost file", ppsim::Error);
 }
 
-TEST_CASE("an empty cell is an absent value: the default where a column may be missing, an error where not") {
+TEST_CASE("an empty cell is an absent value: the default where a column may be missing, an error "
+          "where not") {
   // bwd_total_ms and recompute_ms empty in layer 1: BW = B + W and R = F, as for missing columns.
-  const CostFile file = ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,"
-                                              "bwd_total_ms,recompute_ms,layer_name\n"
-                                              "1,0,1,2,3,4,5,first\n"
-                                              "1,1,1,2,3,,,\n",
-                                              "layers.csv");
+  const CostFile file =
+      ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,"
+                            "bwd_total_ms,recompute_ms,layer_name\n"
+                            "1,0,1,2,3,4,5,first\n"
+                            "1,1,1,2,3,,,\n",
+                            "layers.csv");
   REQUIRE(file.rows.size() == 2);
   CHECK(file.rows[0].bwd_total_ms == Rational{4, 1});
   CHECK(file.rows[1].bwd_total_ms == Rational{5, 1});
   CHECK(file.rows[1].recompute_ms == Rational{1, 1});
   CHECK(file.rows[1].layer_name == "block1");
-  CHECK(file.rows[1].absent_columns == std::vector<std::string>{"bwd_total_ms", "recompute_ms", "layer_name"});
+  CHECK(file.rows[1].absent_columns ==
+        std::vector<std::string>{"bwd_total_ms", "recompute_ms", "layer_name"});
   // Written back, the cells stay empty (never the defaults, never 0).
   CHECK(ppsim::write_cost_csv(file).find("\n1,1,,1,2,3,,\n") != std::string::npos);
   // A required value: one line naming the line and column.
   CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1,,3\n") ==
-        "layers.csv:2: field 'bwd_input_ms': layer 0 has no value (an empty cell: not measured); a simulation "
+        "layers.csv:2: field 'bwd_input_ms': layer 0 has no value (an empty cell: not measured); a "
+        "simulation "
         "needs one");
   CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,,1,2,3\n") ==
         "layers.csv:2: field 'layer_id': expected a non-negative integer, got \"\"");
   // JSON: null is absent, like a missing key.
-  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": null,
+  CHECK(error_of(
+            R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": null,
                   "bwd_weight_ms": 1}]})",
-                 true) == "layers.json: field 'layers[0]': missing field 'bwd_input_ms'");
+            true) == "layers.json: field 'layers[0]': missing field 'bwd_input_ms'");
   const CostFile json = ppsim::parse_cost_json(
       R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1, "bwd_weight_ms": 1,
           "bwd_total_ms": 3}, {"layer_id": 1, "fwd_ms": 1, "bwd_input_ms": 1, "bwd_weight_ms": 1,
@@ -205,44 +210,52 @@ TEST_CASE("rank files read for merge keep missing required columns absent, and s
   using ppsim::LayerIds;
   using ppsim::Required;
   // Rank 0 marked F and BW only; rank 1 F, B and W.
-  const std::string forward_backward = "schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,0,1,3,cupti\n";
+  const std::string forward_backward =
+      "schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,0,1,3,cupti\n";
   CHECK(error_of(forward_backward) == "layers.csv:1: missing column 'bwd_input_ms'");
-  const CostFile rank0 = ppsim::parse_cost_csv(forward_backward, "rank0.csv", LayerIds::ascending, Required::absent_allowed);
-  const CostFile rank1 = ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,source\n"
-                                               "1,1,1,2,1,cupti\n",
-                                               "rank1.csv", LayerIds::ascending, Required::absent_allowed);
-  CHECK_THROWS_WITH(
-      ppsim::parse_cost_csv("schema_version,fwd_ms\n1,1\n", "x.csv", LayerIds::ascending, Required::absent_allowed),
-      "x.csv:1: missing column 'layer_id'");
+  const CostFile rank0 = ppsim::parse_cost_csv(forward_backward, "rank0.csv", LayerIds::ascending,
+                                               Required::absent_allowed);
+  const CostFile rank1 =
+      ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,source\n"
+                            "1,1,1,2,1,cupti\n",
+                            "rank1.csv", LayerIds::ascending, Required::absent_allowed);
+  CHECK_THROWS_WITH(ppsim::parse_cost_csv("schema_version,fwd_ms\n1,1\n", "x.csv",
+                                          LayerIds::ascending, Required::absent_allowed),
+                    "x.csv:1: missing column 'layer_id'");
   const CostFile merged = ppsim::merge_cost_files({rank0, rank1});
   const std::string text = ppsim::write_cost_csv(merged);
   CHECK(text == "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_ms,source\n"
                 "1,0,1,,,3,cupti\n"
                 "1,1,1,2,1,,cupti\n");
   // The simulator's reader refuses the merged file's empty B instead of running B = 0.
-  CHECK_THROWS_WITH(ppsim::parse_cost_csv(text, "merged.csv"),
-                    "merged.csv:2: field 'bwd_input_ms': layer 0 has no value (an empty cell: not measured); a "
-                    "simulation needs one");
+  CHECK_THROWS_WITH(
+      ppsim::parse_cost_csv(text, "merged.csv"),
+      "merged.csv:2: field 'bwd_input_ms': layer 0 has no value (an empty cell: not measured); a "
+      "simulation needs one");
   // Both ranks F and BW only: the merged file has no B column at all.
-  const CostFile also_fb = ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,1,2,4,cupti\n",
-                                                 "rank1.csv", LayerIds::ascending, Required::absent_allowed);
+  const CostFile also_fb =
+      ppsim::parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,1,2,4,cupti\n",
+                            "rank1.csv", LayerIds::ascending, Required::absent_allowed);
   CHECK(ppsim::write_cost_csv(ppsim::merge_cost_files({rank0, also_fb})) ==
         "schema_version,layer_id,fwd_ms,bwd_total_ms,source\n1,0,1,3,cupti\n1,1,2,4,cupti\n");
 }
 
 TEST_CASE("issue_17 numbers out of range say so, with the limit") {
-  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1e300,1,1\n") ==
-        "layers.csv:2: field 'fwd_ms': \"1e300\" is out of range: times are read exactly, at most 18 "
-        "significant digits from 1e-18 to about 9.2e18 ms");
-  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,input_bytes\n1,0,1,1,1,1e31\n") ==
+  CHECK(
+      error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1e300,1,1\n") ==
+      "layers.csv:2: field 'fwd_ms': \"1e300\" is out of range: times are read exactly, at most 18 "
+      "significant digits from 1e-18 to about 9.2e18 ms");
+  CHECK(error_of("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,input_bytes\n1,0,1,1,1,"
+                 "1e31\n") ==
         "layers.csv:2: field 'input_bytes': \"1e31\" bytes is out of range: at most 1e30");
   CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1,
                   "bwd_weight_ms": 1, "activation_bytes_full": 1e300}]})",
-                 true) ==
-        "layers.json: field 'layers[0].activation_bytes_full': \"1e+300\" bytes is out of range: at most 1e30");
-  CHECK(error_of(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1e300, "bwd_input_ms": 1,
+                 true) == "layers.json: field 'layers[0].activation_bytes_full': \"1e+300\" bytes "
+                          "is out of range: at most 1e30");
+  CHECK(error_of(
+            R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1e300, "bwd_input_ms": 1,
                   "bwd_weight_ms": 1}]})",
-                 true) ==
-        "layers.json: field 'layers[0].fwd_ms': \"1e+300\" is out of range: times are read exactly, at most 18 "
-        "significant digits from 1e-18 to about 9.2e18 ms");
+            true) == "layers.json: field 'layers[0].fwd_ms': \"1e+300\" is out of range: times are "
+                     "read exactly, at most 18 "
+                     "significant digits from 1e-18 to about 9.2e18 ms");
 }

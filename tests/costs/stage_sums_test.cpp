@@ -62,4 +62,3 @@ TEST_CASE("aggregate_stages rejects partitions that do not cover the layers") {
   CHECK(message({}) ==
         "layers.csv: field 'layers_per_stage': the stages hold 0 layers but the cost file has 2");
 }
-

@@ -2,14 +2,14 @@
 // are handed to the reader named by PPSIM_FUZZ_READER; a ppsim::Error is the expected answer to
 // bad input, anything else that escapes (another exception, a crash, a sanitizer report, a hang)
 // is a finding. Built by -DPPSIM_FUZZ=ON with clang, one executable per reader.
+#include "base/error.h"
+#include "costs/cost_file.h"
 #include "profiler/event_dump.h"
 #include "profiler/kineto_import.h"
 #include "profiler/nsys_import.h"
 #include "remat/plan.h"
-#include "base/error.h"
-#include "costs/cost_file.h"
-#include "sim/io/scenario_toml.h"
 #include "run/sweep.h"
+#include "sim/io/scenario_toml.h"
 #include "sim/io/torch_csv.h"
 
 #include <cstdint>
@@ -39,7 +39,8 @@ void read(std::string_view text) {
   const Sweep sweep = parse_sweep(text, source, "", [](const std::string &path) {
     return parse_scenario("[cluster]\ndevices = 2\n[pipeline]\nmicrobatches = 2\n", path);
   });
-  for (std::size_t k = 0; k < std::min<std::size_t>(sweep.size(), 64); ++k) (void)sweep.point(k);
+  for (std::size_t k = 0; k < std::min<std::size_t>(sweep.size(), 64); ++k)
+    (void)sweep.point(k);
 #elif PPSIM_FUZZ_READER == 7
   (void)parse_plan_csv(text, source, 4, 8);
 #elif PPSIM_FUZZ_READER == 8

@@ -42,7 +42,8 @@ const PhaseMetrics *find(const Attribution &attribution, PhaseId id) {
 
 } // namespace
 
-TEST_CASE("external ids pack (schema, pass, layer, microbatch, repetition) as docs/profiler.md says") {
+TEST_CASE(
+    "external ids pack (schema, pass, layer, microbatch, repetition) as docs/profiler.md says") {
   const PhaseId phase{Pass::backward_weight, 0x1234, 0x0056, 0x0789};
   CHECK(pack_phase_id(phase) == 0x0103123400560789ULL);
   CHECK(unpack_phase_id(0x0103123400560789ULL) == phase);
@@ -116,7 +117,8 @@ TEST_CASE("a phase with memcpy and memset counts their time and bytes") {
   CHECK(attribution.phases[0].busy_union_ns == 20 + 5 + 10);
 }
 
-TEST_CASE("fed batch by batch: a kernel waits for a link in a later batch; past the bound it is unattributed") {
+TEST_CASE("fed batch by batch: a kernel waits for a link in a later batch; past the bound it is "
+          "unattributed") {
   IncrementalAttribution attribution(2);
   DecodedActivity first, second, third;
   testing::ActivityBuffer a, b, c;
@@ -136,7 +138,8 @@ TEST_CASE("fed batch by batch: a kernel waits for a link in a later batch; past 
   CHECK(result.unattributed_busy_ns == 60 + 10 + 20);
 }
 
-TEST_CASE("allocation records join their phase by correlation id, net of releases, links in any order") {
+TEST_CASE(
+    "allocation records join their phase by correlation id, net of releases, links in any order") {
   // F (correlation 1-3) launches a kernel, allocates 3 MiB and 1 MiB and frees the 1 MiB; the
   // 3 MiB are freed in B (4); the link of 3 arrives in a later batch; 5 allocates outside every
   // phase (the arena before timing); 6 allocates in a phase with no GPU work.
@@ -144,7 +147,9 @@ TEST_CASE("allocation records join their phase by correlation id, net of release
   DecodedActivity first, second;
   testing::ActivityBuffer a, b;
   a.link(1, pack_phase_id(kForward)).kernel(1, 100, 150, "gemm").link(2, pack_phase_id(kForward));
-  a.memory_record(2, true, 3 << 20).memory_record(3, true, 1 << 20).memory_record(3, false, 1 << 20);
+  a.memory_record(2, true, 3 << 20)
+      .memory_record(3, true, 1 << 20)
+      .memory_record(3, false, 1 << 20);
   a.link(4, pack_phase_id(kBackward)).kernel(4, 200, 230, "gemm").memory_record(4, false, 3 << 20);
   a.memory_record(5, true, 64 << 20);
   decode(a, first);

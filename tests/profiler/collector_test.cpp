@@ -4,8 +4,8 @@
 #include "profiler/collector.h"
 
 #include "activity_fixtures.h"
-#include "profiler/decoder.h"
 #include "base/error.h"
+#include "profiler/decoder.h"
 
 #include <algorithm>
 #include <cstring>
@@ -169,7 +169,8 @@ TEST_CASE("only one collector is active at a time") {
   second.stop();
 }
 
-TEST_CASE("a collector left running by an error path disables its kinds and flushes when destroyed") {
+TEST_CASE(
+    "a collector left running by an error path disables its kinds and flushes when destroyed") {
   const CuptiApi api = fake_api();
   const std::size_t buffers_before = ActivityCollector::live_buffers();
   std::size_t kernels_decoded = 0;
@@ -181,7 +182,7 @@ TEST_CASE("a collector left running by an error path disables its kinds and flus
     collector.start();
     REQUIRE_FALSE(fake.enabled.empty());
     fake.pending.kernel(1, 100, 200, "k"); // CUPTI still holds a record
-  } // no stop(): an exception unwound past it
+  }                                        // no stop(): an exception unwound past it
   CHECK(fake.enabled.empty());
   CHECK(fake.flushes == 1);
   // The flushed buffer was decoded and came back to the collector, which freed it.
@@ -242,14 +243,16 @@ TEST_CASE("on_decoded folds each buffer as it completes, and may drop it") {
   CHECK(collector.take().gpu.empty()); // nothing kept
 }
 
-TEST_CASE("a failing callback registration throws, enables nothing and leaves no collector active") {
+TEST_CASE(
+    "a failing callback registration throws, enables nothing and leaves no collector active") {
   const CuptiApi api = fake_api();
   fake.register_result = CUPTI_ERROR_UNKNOWN;
   ActivityCollector collector(api);
-  CHECK_THROWS_WITH_AS(collector.start(),
-                       "cuptiActivityRegisterCallbacks: CUPTI failed with an unknown error (often: no CUDA "
-                       "driver or device) (CUPTI error 999)",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      collector.start(),
+      "cuptiActivityRegisterCallbacks: CUPTI failed with an unknown error (often: no CUDA "
+      "driver or device) (CUPTI error 999)",
+      Error);
   CHECK(fake.enabled.empty());
   // Not left as the active collector: another one starts.
   fake.register_result = CUPTI_SUCCESS;
@@ -266,10 +269,11 @@ TEST_CASE("a flush that fails in stop(): kinds disabled, the collector detached,
     ActivityCollector collector(api, CollectorOptions{1 << 16, 1, false, {}});
     collector.start();
     fake.flush_result = CUPTI_ERROR_UNKNOWN;
-    CHECK_THROWS_WITH_AS(collector.stop(),
-                         "cuptiActivityFlushAll: CUPTI failed with an unknown error (often: no CUDA driver or "
-                         "device) (CUPTI error 999)",
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        collector.stop(),
+        "cuptiActivityFlushAll: CUPTI failed with an unknown error (often: no CUDA driver or "
+        "device) (CUPTI error 999)",
+        Error);
     CHECK(fake.enabled.empty());
     CHECK(fake.flushes == 1);
     // Detached: a late callback gets no buffer, and another collector may start.
@@ -293,7 +297,8 @@ TEST_CASE("an exception from on_decoded: no terminate, the buffer returned, the 
   {
     CollectorOptions options{1 << 16, 1, false, {}};
     options.on_decoded = [&](DecodedActivity &batch) {
-      if (fail) throw Error("folding the buffer failed");
+      if (fail)
+        throw Error("folding the buffer failed");
       batch = DecodedActivity{};
     };
     ActivityCollector collector(api, options);

@@ -226,7 +226,8 @@ TEST_CASE("with a vocabulary the embedding and LM head are layers of their own")
   CHECK(file.rows[0].layer_name == "embedding");
   CHECK(file.rows[1].layer_name == "block0");
   CHECK(file.rows[4].layer_name == "lm_head");
-  for (std::size_t i = 0; i < file.rows.size(); ++i) CHECK(file.rows[i].layer_id == static_cast<int>(i));
+  for (std::size_t i = 0; i < file.rows.size(); ++i)
+    CHECK(file.rows[i].layer_id == static_cast<int>(i));
   const CostRow &embedding = file.rows[0];
   CHECK(embedding.fwd_ms == ppsim::Rational{0, 1});
   CHECK(embedding.param_bytes == 2.0 * 32000 * 4096);
@@ -243,7 +244,8 @@ TEST_CASE("with a vocabulary the embedding and LM head are layers of their own")
   CHECK(head.bwd_w_stash_bytes == 2.0 * 4096 * 4096 + 2.0 * 4096 * 32000);
   CHECK(head.output_bytes == 0);
   // GPT adds learned positions to the embedding.
-  const CostFile gpt_file = analytic_cost_file(gpt(1, 1024, 2304, 24), 1, device_preset("ideal"), 50304);
+  const CostFile gpt_file =
+      analytic_cost_file(gpt(1, 1024, 2304, 24), 1, device_preset("ideal"), 50304);
   CHECK(gpt_file.rows[0].param_bytes == 2.0 * (50304 + 1024) * 2304);
 }
 

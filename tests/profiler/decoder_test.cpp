@@ -4,8 +4,8 @@
 #include "profiler/decoder.h"
 
 #include "activity_fixtures.h"
-#include "profiler/cupti_loader.h"
 #include "base/error.h"
+#include "profiler/cupti_loader.h"
 
 #include <cstddef>
 #include <doctest/doctest.h>

@@ -57,8 +57,8 @@ TEST_CASE("a working driver with devices passes the probe") {
 TEST_CASE("a driver older than CUDA 13 is named with its version, before any CUPTI call") {
   FakeDriver old;
   old.version = 12040;
-  CHECK(probe_driver(old).problem ==
-        "the NVIDIA driver supports CUDA 12.4 only; the profiler needs a CUDA 13 driver (CUPTI 13): update the driver");
+  CHECK(probe_driver(old).problem == "the NVIDIA driver supports CUDA 12.4 only; the profiler "
+                                     "needs a CUDA 13 driver (CUPTI 13): update the driver");
   FakeDriver current;
   current.version = 13010;
   CHECK(probe_driver(current).ok());

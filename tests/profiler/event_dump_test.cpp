@@ -2,8 +2,8 @@
 // attribution and statistics to the same numbers.
 #include "profiler/event_dump.h"
 
-#include "profiler/attribution.h"
 #include "base/error.h"
+#include "profiler/attribution.h"
 
 #include <doctest/doctest.h>
 
@@ -53,8 +53,10 @@ TEST_CASE("dump and replay give the same attribution") {
 
 TEST_CASE("a number beyond a double is one error naming the line") {
   // Found by scripts/fuzz: a float where an integer belongs was converted with undefined behaviour.
-  CHECK_THROWS_WITH_AS(read_events_ndjson("{\"type\":\"gpu\",\"kind\":\"memcpy\",\"start\":1.86667e+23}\n", "t.ndjson"),
-                       "t.ndjson:1: field 'start': expected an integer in range, got 1.86667e+23", Error);
+  CHECK_THROWS_WITH_AS(
+      read_events_ndjson("{\"type\":\"gpu\",\"kind\":\"memcpy\",\"start\":1.86667e+23}\n",
+                         "t.ndjson"),
+      "t.ndjson:1: field 'start': expected an integer in range, got 1.86667e+23", Error);
   CHECK_THROWS_WITH_AS(read_events_ndjson("{\"type\":\"gpu\",\"start\":1e400}\n", "t.ndjson"),
                        "t.ndjson:1: a number is out of range (it must fit a double)", Error);
 }

@@ -2,9 +2,9 @@
 // module's own clear failure instead of a crash.
 #include "profiler/gpu_profile.h"
 
-#include "profiler/driver_probe.h"
 #include "base/error.h"
 #include "base/text_file.h"
+#include "profiler/driver_probe.h"
 #include "tests/cli/cli_support.h"
 
 #include <doctest/doctest.h>
@@ -56,15 +56,17 @@ TEST_CASE("the built module fails cleanly without a GPU") {
                        Error);
 }
 
-TEST_CASE("the workload's warnings: both values and the tolerance, fixed text that gpu-check greps") {
+TEST_CASE(
+    "the workload's warnings: both values and the tolerance, fixed text that gpu-check greps") {
   CHECK(stash_warning(1000, 1000).empty());
   CHECK(stash_warning(1010, 1000).empty()); // within 1%
-  CHECK(stash_warning(1011, 1000) ==
-        "measured stash differs from the analytic by more than 1%: 1011 bytes measured, 1000 bytes analytic "
-        "(no dropout)");
+  CHECK(stash_warning(1011, 1000) == "measured stash differs from the analytic by more than 1%: "
+                                     "1011 bytes measured, 1000 bytes analytic "
+                                     "(no dropout)");
   CHECK(stash_warning(989, 1000).find(kStashDiffers) == 0);
   CHECK(allocations_warning(0).empty());
-  CHECK(allocations_warning(3) == "3 device allocations inside timed phases (the arena should make none)");
+  CHECK(allocations_warning(3) ==
+        "3 device allocations inside timed phases (the arena should make none)");
   // The script greps these very strings (as the last argument of a check).
   const std::string script = read_text_file(PPSIM_SOURCE_DIR "/scripts/gpu-check", "script");
   CHECK(script.find(fmt::format(" \"{}\"\n", kStashDiffers)) != std::string::npos);
@@ -84,10 +86,11 @@ TEST_CASE("gpu-check fails a check whose run failed, and fails on the workload's
   };
   executable("bin/nvidia-smi", "#!/bin/sh\necho 'GPU 0: Stand-in (UUID: GPU-0)'\n");
   const auto run = [&] {
-    const int status = std::system(fmt::format("PATH='{}':\"$PATH\" sh '{}/scripts/gpu-check' '{}' >'{}' 2>&1",
-                                               scratch.file("bin"), PPSIM_SOURCE_DIR, scratch.file("build"),
-                                               scratch.file("check.out"))
-                                       .c_str());
+    const int status =
+        std::system(fmt::format("PATH='{}':\"$PATH\" sh '{}/scripts/gpu-check' '{}' >'{}' 2>&1",
+                                scratch.file("bin"), PPSIM_SOURCE_DIR, scratch.file("build"),
+                                scratch.file("check.out"))
+                        .c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
 
@@ -96,21 +99,24 @@ TEST_CASE("gpu-check fails a check whose run failed, and fails on the workload's
   CHECK(run() == 1);
   std::string out = scratch.read("check.out");
   CHECK(out.find("FAIL arena stash bytes == analytic: no cupti run to check") != std::string::npos);
-  CHECK(out.find("FAIL no allocation in timed phases (CUPTI memory records): no cupti run to check") !=
+  CHECK(out.find(
+            "FAIL no allocation in timed phases (CUPTI memory records): no cupti run to check") !=
         std::string::npos);
   CHECK(out.find("PASS") == std::string::npos);
 
   // The profile succeeds but warns that the stash differs, with the workload's own text.
-  executable("build/cli/ppsim",
-             fmt::format("#!/bin/sh\nout=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
-                         "printf 'layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_ms,recompute_ms\\n"
-                         "0,1,1,1,2,1\\n' >\"$out\"\necho 'ppsim: warning: {}' >&2\n",
-                         stash_warning(2000, 1000)));
+  executable(
+      "build/cli/ppsim",
+      fmt::format("#!/bin/sh\nout=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+                  "printf 'layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_ms,recompute_ms\\n"
+                  "0,1,1,1,2,1\\n' >\"$out\"\necho 'ppsim: warning: {}' >&2\n",
+                  stash_warning(2000, 1000)));
   CHECK(run() == 1);
   out = scratch.read("check.out");
-  CHECK(out.find("FAIL arena stash bytes == analytic: ppsim: warning: measured stash differs from the analytic") !=
+  CHECK(out.find("FAIL arena stash bytes == analytic: ppsim: warning: measured stash differs from "
+                 "the analytic") != std::string::npos);
+  CHECK(out.find("PASS no allocation in timed phases (CUPTI memory records) (no warning)") !=
         std::string::npos);
-  CHECK(out.find("PASS no allocation in timed phases (CUPTI memory records) (no warning)") != std::string::npos);
   CHECK(out.find("PASS B + W ~ BW, layer 0") != std::string::npos);
 }
 

@@ -1,10 +1,10 @@
 // The PyTorch profiler (kineto) trace importer on a trimmed fixture: two iterations of one block,
 // its backward on the autograd thread, an NCCL kernel inside the backward range and an optimizer
 // kernel outside every range (docs/profiler.md, "Import a PyTorch trace").
-#include "profiler/kineto_import.h"
-#include "profiler/stats.h"
 #include "base/error.h"
 #include "base/text_file.h"
+#include "profiler/kineto_import.h"
+#include "profiler/stats.h"
 
 #include <doctest/doctest.h>
 
@@ -17,7 +17,8 @@ KinetoImport fixture() { return parse_kineto_trace(read_text_file(kTrace, "trace
 
 } // namespace
 
-TEST_CASE("kineto: kernels go to the innermost phase range of their launch; NCCL and the optimizer do not") {
+TEST_CASE("kineto: kernels go to the innermost phase range of their launch; NCCL and the optimizer "
+          "do not") {
   const KinetoImport import = fixture();
   CHECK(import.kernels == 12);
   CHECK(import.communication == 5);
@@ -29,7 +30,8 @@ TEST_CASE("kineto: kernels go to the innermost phase range of their launch; NCCL
   REQUIRE(import.phases.size() == 8);
   const auto find = [&](Pass pass, int repetition) {
     for (const PhaseMetrics &p : import.phases)
-      if (p.phase.pass == pass && p.phase.repetition == repetition) return p;
+      if (p.phase.pass == pass && p.phase.repetition == repetition)
+        return p;
     FAIL("phase missing");
     return PhaseMetrics{};
   };
@@ -43,14 +45,18 @@ TEST_CASE("kineto: kernels go to the innermost phase range of their launch; NCCL
   CHECK(find(Pass::forward, 0).phase.layer == 3);
 }
 
-TEST_CASE("kineto: warm-up iterations dropped, B and W measured, the cost file has what was measured") {
+TEST_CASE(
+    "kineto: warm-up iterations dropped, B and W measured, the cost file has what was measured") {
   const KinetoImport import = fixture();
   const CostFile file = kineto_cost_file(import, 1);
-  CHECK(write_cost_csv(file) ==
-        "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_ms,"
-        "fwd_ms_p10,fwd_ms_p90,bwd_input_ms_p10,bwd_input_ms_p90,bwd_weight_ms_p10,bwd_weight_ms_p90,"
-        "activation_bytes_full,n_samples,source\n"
-        "1,3,layer3,measured,0.012,0.022,0.033,0.055,0.012,0.012,0.022,0.022,0.033,0.033,4096,1,kineto_import\n");
+  CHECK(
+      write_cost_csv(file) ==
+      "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_"
+      "ms,"
+      "fwd_ms_p10,fwd_ms_p90,bwd_input_ms_p10,bwd_input_ms_p90,bwd_weight_ms_p10,bwd_weight_ms_p90,"
+      "activation_bytes_full,n_samples,source\n"
+      "1,3,layer3,measured,0.012,0.022,0.033,0.055,0.012,0.012,0.022,0.022,0.033,0.033,4096,1,"
+      "kineto_import\n");
   // The forward kept 8192 bytes in the warm-up and 4096 after it: a workspace freed inside the
   // range, a host allocation and a backward allocation are not activations.
   const PhaseId warm{Pass::forward, 3, 0, 0}, timed{Pass::forward, 3, 0, 1};
@@ -94,8 +100,10 @@ TEST_CASE("kineto: each send and recv has its link, in global ranks; each link i
 
   // Two links of different speeds: each gets its own line, the pool neither.
   const std::vector<CommunicationKernel> kernels{
-      {"send", 1'000'000, 30'000, "0->1"}, {"send", 2'000'000, 50'000, "0->1"},  // 10 us + 50 GB/s
-      {"send", 1'000'000, 25'000, "1->2"}, {"send", 3'000'000, 65'000, "1->2"},  // 5 us + 50 GB/s
+      {"send", 1'000'000, 30'000, "0->1"},
+      {"send", 2'000'000, 50'000, "0->1"}, // 10 us + 50 GB/s
+      {"send", 1'000'000, 25'000, "1->2"},
+      {"send", 3'000'000, 65'000, "1->2"}, // 5 us + 50 GB/s
       {"allreduce", 4096, 9'000, ""}};
   const std::map<std::string, LinkFit> two = fit_links(kernels);
   REQUIRE(two.size() == 2);
@@ -106,7 +114,8 @@ TEST_CASE("kineto: each send and recv has its link, in global ranks; each link i
 
   // Without "distributedInfo" the trace's own rank is unknown.
   std::string text = read_text_file(kTrace, "trace");
-  text.erase(text.find("\"distributedInfo\""), text.find("\"traceEvents\"") - text.find("\"distributedInfo\""));
+  text.erase(text.find("\"distributedInfo\""),
+             text.find("\"traceEvents\"") - text.find("\"distributedInfo\""));
   const KinetoImport anonymous = parse_kineto_trace(text, "anonymous.json");
   CHECK(anonymous.communication_kernels[2].link == "?->8");
   CHECK(anonymous.communication_kernels[4].link == "0->?");
@@ -123,18 +132,22 @@ TEST_CASE("kineto: traces that count microseconds from the epoch read the same")
       break;
     }
     const std::size_t value = found + 6, end = text.find_first_of(",}\n", value);
-    shifted += text.substr(at, value - at) + std::to_string(1'700'000'000'000'000LL + std::stoll(text.substr(value, end - value)));
+    shifted +=
+        text.substr(at, value - at) +
+        std::to_string(1'700'000'000'000'000LL + std::stoll(text.substr(value, end - value)));
     at = end;
   }
   const KinetoImport import = parse_kineto_trace(shifted, "absolute.json");
   const KinetoImport relative = fixture();
   REQUIRE(import.phases.size() == relative.phases.size());
-  for (std::size_t k = 0; k < import.phases.size(); ++k) CHECK(import.phases[k].busy_union_ns == relative.phases[k].busy_union_ns);
+  for (std::size_t k = 0; k < import.phases.size(); ++k)
+    CHECK(import.phases[k].busy_union_ns == relative.phases[k].busy_union_ns);
 }
 
 TEST_CASE("kineto: without recorded shapes only BW is measured") {
   std::string text = read_text_file(kTrace, "trace");
-  for (std::size_t at = text.find("\"Input Dims\""); at != std::string::npos; at = text.find("\"Input Dims\"", at + 1))
+  for (std::size_t at = text.find("\"Input Dims\""); at != std::string::npos;
+       at = text.find("\"Input Dims\"", at + 1))
     text.replace(at, 12, "\"Input Type\"");
   const KinetoImport import = parse_kineto_trace(text, "no-shapes.json");
   CHECK(import.split_ranges == 0);
@@ -148,10 +161,14 @@ TEST_CASE("kineto: malformed traces are one error naming the file") {
   CHECK_THROWS_WITH(parse_kineto_trace("{\"traceEvents\": []}", "t.json"),
                     doctest::Contains("t.json: no record_function range named like L03.F.mb0"));
   CHECK_THROWS_WITH(
-      parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1e400, \"dur\": 1}]", "t.json"),
+      parse_kineto_trace(
+          "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1e400, \"dur\": 1}]",
+          "t.json"),
       "t.json: a number is out of range (it must fit a double; docs/reliability.md)");
   CHECK_THROWS_WITH(
-      parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 5, \"dur\": -1}]", "t.json"),
+      parse_kineto_trace(
+          "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 5, \"dur\": -1}]",
+          "t.json"),
       "t.json: event 0: \"dur\" is out of range (-1)");
   CHECK_THROWS_WITH(parse_kineto_trace("[{\"ph\": 3, \"cat\": \"kernel\"}]", "t.json"),
                     doctest::Contains("t.json: event 0: [json.exception.type_error"));
@@ -166,14 +183,16 @@ const std::string kSquare = PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_squa
 
 const PhaseMetrics &phase_of(const KinetoImport &import, Pass pass) {
   for (const PhaseMetrics &p : import.phases)
-    if (p.phase.pass == pass) return p;
+    if (p.phase.pass == pass)
+      return p;
   FAIL("phase missing");
   return import.phases.front();
 }
 
 } // namespace
 
-TEST_CASE("kineto: a square weight with tokens == h is split by the operands' strides, on overlapping streams") {
+TEST_CASE("kineto: a square weight with tokens == h is split by the operands' strides, on "
+          "overlapping streams") {
   // b = 1, s = h = 4096: the projection's input gradient [T, h] x [h, h] and weight gradient
   // [h, T] x [T, h] have the same dims; only the weight gradient's first operand is transposed
   // (strides [1, h]). An elementwise backward kernel on a second stream overlaps two GEMMs.
@@ -196,11 +215,12 @@ TEST_CASE("kineto: a square weight with tokens == h is split by the operands' st
   CHECK(phase_of(import, Pass::backward_total).busy_union_ns == 140'000);
   CHECK(phase_of(import, Pass::backward_total).kernel_sum_ns == 160'000);
   CHECK(phase_of(import, Pass::backward_total).span_ns == 140'000);
-  CHECK(write_cost_csv(kineto_cost_file(import, 0)).find("\n1,0,layer0,measured,0.06,0.07,0.08,0.14,") !=
-        std::string::npos);
+  CHECK(write_cost_csv(kineto_cost_file(import, 0))
+            .find("\n1,0,layer0,measured,0.06,0.07,0.08,0.14,") != std::string::npos);
 }
 
-TEST_CASE("kineto: where neither dims nor strides decide, the BW range is not split and a warning says so") {
+TEST_CASE("kineto: where neither dims nor strides decide, the BW range is not split and a warning "
+          "says so") {
   std::string text = read_text_file(kSquare, "trace");
   for (std::size_t at = text.find("\"Input Strides\""); at != std::string::npos;
        at = text.find("\"Input Strides\"", at + 1))
@@ -209,7 +229,8 @@ TEST_CASE("kineto: where neither dims nor strides decide, the BW range is not sp
   CHECK(import.split_ranges == 0);
   CHECK(import.ambiguous_ranges == 1);
   REQUIRE(import.warnings.size() == 1);
-  CHECK(import.warnings[0].find("layer 0: a backward aten::mm [4096, 4096] x [4096, 4096] fits both") == 0);
+  CHECK(import.warnings[0].find(
+            "layer 0: a backward aten::mm [4096, 4096] x [4096, 4096] fits both") == 0);
   REQUIRE(import.phases.size() == 2); // F and BW only: no guessed B or W
   CHECK(phase_of(import, Pass::backward_total).busy_union_ns == 140'000);
   const CostFile file = kineto_cost_file(import, 0);

@@ -24,17 +24,17 @@ const char *const kReport =
 
 // Per-instance rows: three iterations of L00.F.mb0 (the first a slow warm-up), two of L00.B.mb0,
 // rows not in start order, a foreign range.
-const char *const kTraceReport =
-    "Processing [report.sqlite] with [nvtx_gpu_proj_trace.py]... \n"
-    "\n"
-    "Name,Projected Start (ns),Projected Duration (ns),Orig Start (ns),Orig Duration (ns),Style,PID,TID,"
-    "NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack\n"
-    ":L00.F.mb0,1000,9000,900,9500,PushPop,1,1,12,0,0,1,,:1\n"
-    ":L00.B.mb0,12000,4000,11900,4200,PushPop,1,1,20,0,0,2,,:2\n"
-    ":L00.F.mb0,30000,2000,29900,2100,PushPop,1,1,12,0,0,4,,:4\n"
-    ":L00.F.mb0,20000,2200,19900,2300,PushPop,1,1,12,0,0,3,,:3\n"
-    "\"optimizer, step\",25000,500,24900,600,PushPop,1,1,3,0,0,5,,:5\n"
-    ":L00.B.mb0,33000,3800,32900,3900,PushPop,1,1,20,0,0,6,,:6\n";
+const char *const kTraceReport = "Processing [report.sqlite] with [nvtx_gpu_proj_trace.py]... \n"
+                                 "\n"
+                                 "Name,Projected Start (ns),Projected Duration (ns),Orig Start "
+                                 "(ns),Orig Duration (ns),Style,PID,TID,"
+                                 "NumGPUOps,Lvl,NumChild,RangeId,ParentId,RangeStack\n"
+                                 ":L00.F.mb0,1000,9000,900,9500,PushPop,1,1,12,0,0,1,,:1\n"
+                                 ":L00.B.mb0,12000,4000,11900,4200,PushPop,1,1,20,0,0,2,,:2\n"
+                                 ":L00.F.mb0,30000,2000,29900,2100,PushPop,1,1,12,0,0,4,,:4\n"
+                                 ":L00.F.mb0,20000,2200,19900,2300,PushPop,1,1,12,0,0,3,,:3\n"
+                                 "\"optimizer, step\",25000,500,24900,600,PushPop,1,1,3,0,0,5,,:5\n"
+                                 ":L00.B.mb0,33000,3800,32900,3900,PushPop,1,1,20,0,0,6,,:6\n";
 
 std::string error_of(const char *text) {
   try {
@@ -86,18 +86,20 @@ TEST_CASE("without median columns the average is used") {
 
 TEST_CASE("huge counts stay exact up to 2^53 and are refused beyond, naming the cell") {
   // 1e15 instances of 2 ns: the instance-weighted mean needs 128 bits on the way (it overflowed).
-  const NsysImport import = parse_nsys_projection_csv(
-      "Range,Total Proj Time (ns),Range Instances,Proj Med (ns)\nL00.F.mb0,2000000000000000,1000000000000000,2\n",
-      "proj.csv");
+  const NsysImport import =
+      parse_nsys_projection_csv("Range,Total Proj Time (ns),Range Instances,Proj Med "
+                                "(ns)\nL00.F.mb0,2000000000000000,1000000000000000,2\n",
+                                "proj.csv");
   const std::vector<PassSummary> passes = nsys_pass_summaries(import);
   REQUIRE(passes.size() == 1);
   CHECK(passes[0].busy.median_ms == Rational{1, 500000});
-  CHECK(passes[0].busy.samples == 1000000000000000);  // carried in 64 bits, not clamped to 2^31 - 1
+  CHECK(passes[0].busy.samples == 1000000000000000); // carried in 64 bits, not clamped to 2^31 - 1
   CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,10,100000000000000000\n") ==
         "proj.csv:2: field 'Range Instances': 100000000000000000 is too large (at most 2^53)");
 }
 
-TEST_CASE("nvtx_gpu_proj_trace: one phase per instance, repetitions in start order, warm-up dropped") {
+TEST_CASE(
+    "nvtx_gpu_proj_trace: one phase per instance, repetitions in start order, warm-up dropped") {
   const NsysImport import = parse_nsys_projection_csv(kTraceReport, "trace.csv");
   CHECK(import.per_instance);
   CHECK(import.ranges.empty());
@@ -119,7 +121,8 @@ TEST_CASE("nvtx_gpu_proj_trace: one phase per instance, repetitions in start ord
   CHECK(passes[1].busy.median_ms == Rational{19, 5000}); // 3800 ns
   CHECK(summarize_passes(import.instances, 0)[0].busy.samples == 3);
   CHECK(error_of("Name,Projected Duration (ns)\nL00.F.mb0,10\n") ==
-        "proj.csv:1: missing column 'Projected Start (ns)' (expected `nsys stats -r nvtx_gpu_proj_trace "
+        "proj.csv:1: missing column 'Projected Start (ns)' (expected `nsys stats -r "
+        "nvtx_gpu_proj_trace "
         "--format csv`)");
   CHECK(error_of("Name,Projected Start (ns),Projected Duration (ns)\nL00.F.mb0,5,-1\n") ==
         "proj.csv:2: field 'Projected Duration (ns)': expected a non-negative number, got \"-1\"");
@@ -135,11 +138,13 @@ TEST_CASE("malformed reports name the line and column") {
         "proj.csv:2: expected 3 fields, got 2");
   CHECK(error_of("Range,Total Proj Time (ns),Range Instances\nL00.F.mb0,10,0\n") ==
         "proj.csv:2: field 'Range Instances': expected at least one instance");
-  CHECK(error_of("nothing here\n") == "proj.csv: no table of NVTX ranges (expected `nsys stats -r "
-                                      "nvtx_gpu_proj_sum` or `-r nvtx_gpu_proj_trace`, `--format csv`)");
+  CHECK(error_of("nothing here\n") ==
+        "proj.csv: no table of NVTX ranges (expected `nsys stats -r "
+        "nvtx_gpu_proj_sum` or `-r nvtx_gpu_proj_trace`, `--format csv`)");
 }
 
-TEST_CASE("nsys file: an NCCL range nested in a layer range is warned about, one on another thread is not") {
+TEST_CASE("nsys file: an NCCL range nested in a layer range is warned about, one on another thread "
+          "is not") {
   // Two iterations of layer 0 (F on thread 7, BW on autograd's thread 8), each BW with an
   // all-reduce launched inside it (RangeStack ":2:3" names BW's range 2); a pipeline send on
   // thread 9 overlaps the second BW in time but is not inside it.
@@ -151,9 +156,10 @@ TEST_CASE("nsys file: an NCCL range nested in a layer range is warned about, one
   CHECK(import.communication_ranges == 3);
   CHECK(import.ranges_with_communication == 2);
   REQUIRE(import.warnings.size() == 1);
-  CHECK(import.warnings[0] ==
-        "layer 0 BW: 2 ranges with NCCL inside (ncclAllReduce): nsys projects every GPU operation launched in a "
-        "range, so the communication kernels count as layer time (docs/profiler.md, \"Import a PyTorch trace\")");
+  CHECK(import.warnings[0] == "layer 0 BW: 2 ranges with NCCL inside (ncclAllReduce): nsys "
+                              "projects every GPU operation launched in a "
+                              "range, so the communication kernels count as layer time "
+                              "(docs/profiler.md, \"Import a PyTorch trace\")");
   // The projected durations stay what nsys reports (the all-reduce's kernels included).
   const std::vector<PassSummary> passes = summarize_passes(import.instances, 1);
   REQUIRE(passes.size() == 2);
@@ -165,11 +171,13 @@ TEST_CASE("nsys file: an NCCL range nested in a layer range is warned about, one
   std::string without;
   for (std::size_t at = 0; at < text.size();) {
     std::size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
+    if (end == std::string::npos)
+      end = text.size();
     std::string line = text.substr(at, end - at);
     if (line.find("PushPop") != std::string::npos || line.find("RangeStack") != std::string::npos) {
       // Drop the last three fields (RangeId, ParentId, RangeStack).
-      for (int k = 0; k < 3; ++k) line.erase(line.rfind(','));
+      for (int k = 0; k < 3; ++k)
+        line.erase(line.rfind(','));
     }
     without += line + "\n";
     at = end + 1;
@@ -181,13 +189,14 @@ TEST_CASE("nsys file: an NCCL range nested in a layer range is warned about, one
 }
 
 TEST_CASE("nsys summary: NCCL ranges in the report are warned about") {
-  const std::string summary = std::string(kReport) + "NCCL:ncclAllReduce,PushPop,3000,3000,1,3000.0,3000.0,3000,3000,"
-                                                     "0.0,1,1.0,1.0,0.0\n";
+  const std::string summary = std::string(kReport) +
+                              "NCCL:ncclAllReduce,PushPop,3000,3000,1,3000.0,3000.0,3000,3000,"
+                              "0.0,1,1.0,1.0,0.0\n";
   const NsysImport import = parse_nsys_projection_csv(summary, "proj.csv");
   CHECK(import.communication_ranges == 1);
   REQUIRE(import.warnings.size() == 1);
-  CHECK(import.warnings[0].find("the report has NCCL ranges (ncclAllReduce): where one ran inside a layer range") ==
-        0);
+  CHECK(import.warnings[0].find(
+            "the report has NCCL ranges (ncclAllReduce): where one ran inside a layer range") == 0);
   CHECK(parse_nsys_projection_csv(kReport, "proj.csv").warnings.empty());
 }
 

@@ -42,7 +42,7 @@ TEST_CASE("past the repetition cap a range yields no id, so a long run keeps bou
     CHECK(correlator.pop());
   }
   CHECK_FALSE(correlator.push("3/B/0").has_value());
-  CHECK_FALSE(correlator.pop()); // nothing was pushed for it
+  CHECK_FALSE(correlator.pop());               // nothing was pushed for it
   CHECK(correlator.push("3/B/1").has_value()); // another microbatch has its own count
 }
 

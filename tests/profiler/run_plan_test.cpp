@@ -1,10 +1,11 @@
 // The GPU runner's plan without a GPU (docs/profiler.md, "How measurement works"): phase orders of
 // the two modes, where it synchronises, and CUDA-event timings flowing into the same statistics as
 // CUPTI's.
+#include "base/index.h"
 #include "profiler/run_plan.h"
 
-#include "profiler/stats.h"
 #include "base/error.h"
+#include "profiler/stats.h"
 
 #include <algorithm>
 #include <doctest/doctest.h>
@@ -24,12 +25,12 @@ std::string codes(const std::vector<PhaseStep> &steps) {
 // live, R_sel needs it, B and BW consume it (B leaves the W stash), W consumes the W stash.
 // Returns the largest number of stashes live at once, or -1 at the first step that breaks it.
 int replay_stashes(RunMode mode, int layers, int repetitions) {
-  std::vector<bool> stash(static_cast<std::size_t>(blocks_needed(mode, layers)), false);
+  std::vector<bool> stash(ppsim::at(blocks_needed(mode, layers)), false);
   std::vector<bool> weight_stash(stash.size(), false);
   int most = 0;
   for (int rep = 0; rep < repetitions; ++rep) {
     for (const PhaseStep &step : phase_order(mode, layers)) {
-      const auto b = static_cast<std::size_t>(block_index(mode, step));
+      const auto b = ppsim::at(block_index(mode, step));
       if (b >= stash.size())
         return -1;
       switch (step.pass) {
@@ -99,7 +100,7 @@ TEST_CASE("sequence mode: one microbatch as 1F1B runs it, forwards up, backwards
     std::sort(isolated.begin(), isolated.end(), key);
     std::sort(sequence.begin(), sequence.end(), key);
     CHECK(isolated == sequence);
-    CHECK(isolated.size() == static_cast<std::size_t>(6 * layers));
+    CHECK(isolated.size() == ppsim::at(6 * layers));
   }
 }
 
@@ -147,12 +148,13 @@ TEST_CASE("CUDA-event timings feed the CUPTI statistics: medians after warm-up, 
 
 TEST_CASE("the arena's measured workspaces replace the analytic transient peaks") {
   std::vector<CostRow> rows(2);
-  for (CostRow &row : rows) row.bwd_weight_peak_temp_bytes = 7; // W not measured: kept
+  for (CostRow &row : rows)
+    row.bwd_weight_peak_temp_bytes = 7; // W not measured: kept
   std::map<Pass, PhaseBytes> measured;
   measured[Pass::forward].peak_temp_bytes = 4096;        // fp32 scores
   measured[Pass::backward_input].peak_temp_bytes = 9216; // their gradients in fp32 and bf16
   measured[Pass::recompute_full].peak_temp_bytes = 4096;
-  measured[Pass::backward_total].peak_temp_bytes = 1;    // no column of its own
+  measured[Pass::backward_total].peak_temp_bytes = 1; // no column of its own
   apply_arena_peaks(rows, measured);
   for (const CostRow &row : rows) {
     CHECK(row.fwd_peak_temp_bytes == 4096);

@@ -113,7 +113,8 @@ TEST_CASE(
   CHECK(measurement_warnings(activity, attribution, rows).empty());
 }
 
-TEST_CASE("the injection library writes the layers and passes it measured, and leaves the rest absent") {
+TEST_CASE(
+    "the injection library writes the layers and passes it measured, and leaves the rest absent") {
   // A stock PyTorch script marks the forward and the whole backward of layers 4 and 5 (the
   // layers this rank owns); layer 5's backward range is missing.
   const auto pass = [](std::uint16_t layer, Pass kind, std::int64_t us) {
@@ -123,36 +124,47 @@ TEST_CASE("the injection library writes the layers and passes it measured, and l
     summary.busy = TimeSummary{{us, 1000}, {us, 1000}, {us, 1000}, 3};
     return summary;
   };
-  const CostFile file = injected_cost_file(
-      {pass(4, Pass::forward, 1250), pass(4, Pass::backward_total, 2500), pass(5, Pass::forward, 1300)}, "cupti");
+  const CostFile file =
+      injected_cost_file({pass(4, Pass::forward, 1250), pass(4, Pass::backward_total, 2500),
+                          pass(5, Pass::forward, 1300)},
+                         "cupti");
   REQUIRE(file.rows.size() == 2);
   CHECK(file.rows[0].layer_id == 4);
   CHECK(file.rows[1].layer_id == 5);
-  CHECK(write_cost_csv(file) == "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_total_ms,fwd_ms_p10,"
-                                "fwd_ms_p90,n_samples,source\n"
-                                "1,4,layer4,measured,1.25,2.5,1.25,1.25,3,cupti\n"
-                                "1,5,layer5,measured,1.3,,1.3,1.3,3,cupti\n");
-  CHECK(file.metadata.warnings ==
-        std::vector<std::string>{"layer 5 has no BW range: its bwd_total_ms is left empty (absent)"});
+  CHECK(write_cost_csv(file) ==
+        "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_total_ms,fwd_ms_p10,"
+        "fwd_ms_p90,n_samples,source\n"
+        "1,4,layer4,measured,1.25,2.5,1.25,1.25,3,cupti\n"
+        "1,5,layer5,measured,1.3,,1.3,1.3,3,cupti\n");
+  CHECK(
+      file.metadata.warnings ==
+      std::vector<std::string>{"layer 5 has no BW range: its bwd_total_ms is left empty (absent)"});
   // The warnings reach stderr (a CSV file has no metadata to carry them).
-  CHECK(warning_lines(file, "ppsim inject") ==
-        "ppsim inject: warning: layer 5 has no BW range: its bwd_total_ms is left empty (absent)\n");
+  CHECK(
+      warning_lines(file, "ppsim inject") ==
+      "ppsim inject: warning: layer 5 has no BW range: its bwd_total_ms is left empty (absent)\n");
   // The empty cell reads back absent: kept absent for merge, in JSON a missing key.
-  const CostFile back = parse_cost_csv(write_cost_csv(file), "rank.csv", LayerIds::ascending, Required::absent_allowed);
+  const CostFile back = parse_cost_csv(write_cost_csv(file), "rank.csv", LayerIds::ascending,
+                                       Required::absent_allowed);
   CHECK(back.rows[1].absent_columns == std::vector<std::string>{"bwd_total_ms"});
   CHECK(write_cost_csv(back) == write_cost_csv(file));
-  CHECK(write_cost_json(file).find("\"bwd_total_ms\"") == write_cost_json(file).rfind("\"bwd_total_ms\""));
+  CHECK(write_cost_json(file).find("\"bwd_total_ms\"") ==
+        write_cost_json(file).rfind("\"bwd_total_ms\""));
   // A forward missing where other layers have one: empty fwd_ms cells, which a model refuses.
-  const CostFile no_forward = injected_cost_file(
-      {pass(0, Pass::forward, 1000), pass(0, Pass::backward_input, 1000), pass(0, Pass::backward_weight, 1000),
-       pass(1, Pass::backward_input, 1000), pass(1, Pass::backward_weight, 1000)},
-      "cupti");
-  CHECK(write_cost_csv(no_forward).find("\n1,1,layer1,measured,,1,1,,,1,1,1,1,0,cupti\n") != std::string::npos);
+  const CostFile no_forward =
+      injected_cost_file({pass(0, Pass::forward, 1000), pass(0, Pass::backward_input, 1000),
+                          pass(0, Pass::backward_weight, 1000), pass(1, Pass::backward_input, 1000),
+                          pass(1, Pass::backward_weight, 1000)},
+                         "cupti");
+  CHECK(write_cost_csv(no_forward).find("\n1,1,layer1,measured,,1,1,,,1,1,1,1,0,cupti\n") !=
+        std::string::npos);
   CHECK_THROWS_WITH(parse_cost_csv(write_cost_csv(no_forward), "model.csv"),
-                    "model.csv:3: field 'fwd_ms': layer 1 has no value (an empty cell: not measured); a simulation "
+                    "model.csv:3: field 'fwd_ms': layer 1 has no value (an empty cell: not "
+                    "measured); a simulation "
                     "needs one");
   // B and W were not measured: absent, so the reader says so instead of running B = W = 0.
-  CostFile from_zero = injected_cost_file({pass(0, Pass::forward, 1000), pass(0, Pass::backward_total, 2000)}, "cupti");
+  CostFile from_zero = injected_cost_file(
+      {pass(0, Pass::forward, 1000), pass(0, Pass::backward_total, 2000)}, "cupti");
   CHECK_THROWS_WITH(parse_cost_csv(write_cost_csv(from_zero), "rank0.csv"),
                     "rank0.csv:1: missing column 'bwd_input_ms'");
   // The JSON form writes the same columns.
@@ -163,10 +175,11 @@ TEST_CASE("the injection library writes the layers and passes it measured, and l
 
 namespace ppsim::profiler {
 
-TEST_CASE("injection: activation bytes from allocation records where every kept forward allocated") {
+TEST_CASE(
+    "injection: activation bytes from allocation records where every kept forward allocated") {
   // Layers 0 and 1, three repetitions of F and B; repetition 0 is the warm-up.
-  const auto phase = [](std::uint16_t layer, Pass pass, std::uint16_t repetition, std::uint32_t allocations,
-                        std::int64_t bytes) {
+  const auto phase = [](std::uint16_t layer, Pass pass, std::uint16_t repetition,
+                        std::uint32_t allocations, std::int64_t bytes) {
     PhaseMetrics metrics;
     metrics.phase = PhaseId{pass, layer, 0, repetition};
     metrics.busy_union_ns = metrics.span_ns = metrics.kernel_sum_ns = 1000 * (layer + 1);
@@ -177,7 +190,8 @@ TEST_CASE("injection: activation bytes from allocation records where every kept 
   };
   Attribution attribution;
   for (std::uint16_t r = 0; r < 3; ++r) {
-    // Layer 0 keeps 1 MiB (the warm-up kept 9 MiB); layer 1 keeps 2, 3 MiB: median of two is the upper.
+    // Layer 0 keeps 1 MiB (the warm-up kept 9 MiB); layer 1 keeps 2, 3 MiB: median of two is the
+    // upper.
     attribution.phases.push_back(phase(0, Pass::forward, r, 1, r == 0 ? 9 << 20 : 1 << 20));
     attribution.phases.push_back(phase(0, Pass::backward_input, r, 0, -(1 << 20)));
     attribution.phases.push_back(phase(1, Pass::forward, r, 2, (r + 1) << 20));
@@ -195,7 +209,8 @@ TEST_CASE("injection: activation bytes from allocation records where every kept 
   // column is absent, silently.
   Attribution cached = attribution;
   for (PhaseMetrics &metrics : cached.phases)
-    if (metrics.phase.repetition > 0) metrics.allocations = 0, metrics.allocated_bytes = 0;
+    if (metrics.phase.repetition > 0)
+      metrics.allocations = 0, metrics.allocated_bytes = 0;
   const CostFile absent = injection_cost_file(cached, DecodedActivity{}, 1);
   CHECK(write_cost_csv(absent).find("activation_bytes_full") == std::string::npos);
   CHECK(absent.metadata.warnings.empty());
@@ -203,18 +218,19 @@ TEST_CASE("injection: activation bytes from allocation records where every kept 
   cached.phases[4].allocations = 1; // layer 0, repetition 1
   const CostFile mixed = injection_cost_file(cached, DecodedActivity{}, 1);
   CHECK(write_cost_csv(mixed).find("activation_bytes_full") == std::string::npos);
-  CHECK(mixed.metadata.warnings == std::vector<std::string>{
-                                       "layer 0: 1 of 2 forwards allocated (a caching allocator?): "
-                                       "activation_bytes_full left absent"});
+  CHECK(mixed.metadata.warnings ==
+        std::vector<std::string>{"layer 0: 1 of 2 forwards allocated (a caching allocator?): "
+                                 "activation_bytes_full left absent"});
   // One layer measured, the other without any allocating forward: absent, with a warning.
   Attribution partial = attribution;
   for (PhaseMetrics &metrics : partial.phases)
-    if (metrics.phase.layer == 1) metrics.allocations = 0;
+    if (metrics.phase.layer == 1)
+      metrics.allocations = 0;
   const CostFile one_layer = injection_cost_file(partial, DecodedActivity{}, 1);
   CHECK(write_cost_csv(one_layer).find("activation_bytes_full") == std::string::npos);
-  CHECK(one_layer.metadata.warnings == std::vector<std::string>{
-                                           "layer 1 has no CUPTI allocation records in its forward: "
-                                           "activation_bytes_full left absent"});
+  CHECK(one_layer.metadata.warnings ==
+        std::vector<std::string>{"layer 1 has no CUPTI allocation records in its forward: "
+                                 "activation_bytes_full left absent"});
 }
 
 TEST_CASE("each launcher rank writes its own cost file") {

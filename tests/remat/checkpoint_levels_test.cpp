@@ -1,13 +1,14 @@
 // Checkpoint levels (docs/remat.md, "Checkpoint levels"): the engine's memory of an R at a level,
 // the multi-option ILP against exhaustive enumeration, the greedy with levels, the plan file, and
 // levels derived from a zoo model's per-layer costs.
+#include "base/error.h"
+#include "base/index.h"
 #include "remat/baselines.h"
 #include "remat/enumerate.h"
 #include "remat/option_model.h"
-#include "run/policy.h"
 #include "remat/stage_checkpoint.h"
 #include "remat/stage_remat_ilp.h"
-#include "base/error.h"
+#include "run/policy.h"
 #include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
 #include "tests/sim/test_support.h"
@@ -32,18 +33,21 @@ struct Level {
 
 // p devices, m microbatches, unit times, the byte sizes of every accounting term (as the ILP
 // tests use), and the same levels on every stage.
-testing::Generated leveled(const std::string &schedule, int p, int m, double budget, const std::vector<Level> &levels) {
+testing::Generated leveled(const std::string &schedule, int p, int m, double budget,
+                           const std::vector<Level> &levels) {
   ScenarioInput input = uniform_input(p, m, {4, 1}, {4, 1}, {4, 1});
   testing::set_accounting_bytes(input, budget);
   testing::Generated generated = testing::generate(schedule, input);
   Scenario &scenario = generated.scenario;
   const auto f = static_cast<double>(scenario.stage_costs[0].forward.count());
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    const auto stage = static_cast<std::size_t>(s);
+    const auto stage = ppsim::at(s);
     for (const Level &level : levels) {
-      scenario.stage_costs[stage].checkpoint_level_recompute.push_back(Ticks{std::llround(level.recompute_f * f)});
+      scenario.stage_costs[stage].checkpoint_level_recompute.push_back(
+          Ticks{std::llround(level.recompute_f * f)});
       scenario.bytes->stages[stage].checkpoint_levels.push_back({level.kept, level.peak});
-      scenario.activations.stages[stage].checkpoint_levels.push_back({level.kept / 1000, level.peak / 1000});
+      scenario.activations.stages[stage].checkpoint_levels.push_back(
+          {level.kept / 1000, level.peak / 1000});
     }
   }
   return generated;
@@ -63,7 +67,8 @@ double single_peak(const testing::Generated &g, const std::vector<Op> &ops) {
 TEST_CASE("an R at a checkpoint level: kept after F, the W stash reserved at R, the level's peak") {
   const testing::Generated g = leveled("1f1b-split", 1, 1, 1e9, kTwoLevels);
   const auto order = [](std::uint8_t level, bool split) {
-    std::vector<Op> ops{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::recompute_forward, 0, 0, level)};
+    std::vector<Op> ops{Op::make(OpKind::forward, 0, 0),
+                        Op::make(OpKind::recompute_forward, 0, 0, level)};
     if (split) {
       ops.push_back(Op::make(OpKind::backward_input, 0, 0));
       ops.push_back(Op::make(OpKind::backward_weight, 0, 0));
@@ -88,8 +93,10 @@ TEST_CASE("an R at a checkpoint level: kept after F, the W stash reserved at R, 
   // Each level's R takes its own time.
   const Scenario &scenario = g.scenario;
   const Ticks f = scenario.stage_costs[0].forward;
-  CHECK(op_duration(scenario, Op::make(OpKind::recompute_forward, 0, 0, 1)) == Ticks{f.count() / 4});
-  CHECK(op_duration(scenario, Op::make(OpKind::recompute_forward, 0, 0, 2)) == Ticks{f.count() / 2});
+  CHECK(op_duration(scenario, Op::make(OpKind::recompute_forward, 0, 0, 1)) ==
+        Ticks{f.count() / 4});
+  CHECK(op_duration(scenario, Op::make(OpKind::recompute_forward, 0, 0, 2)) ==
+        Ticks{f.count() / 2});
   CHECK(describe(Op::make(OpKind::recompute_forward, 0, 3, 2)) == "R2(0,3)");
 }
 
@@ -97,10 +104,12 @@ TEST_CASE("a level the stage does not have is refused by validation") {
   const testing::Generated g = leveled("1f1b", 1, 1, 1e9, kTwoLevels);
   Schedule schedule;
   schedule.name = "by hand";
-  schedule.device_ops = {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::recompute_forward, 0, 0, 3),
+  schedule.device_ops = {{Op::make(OpKind::forward, 0, 0),
+                          Op::make(OpKind::recompute_forward, 0, 0, 3),
                           Op::make(OpKind::backward_full, 0, 0)}};
-  CHECK_THROWS_WITH(simulate(g.scenario, schedule),
-                    "schedule 'by hand': device 0, position 1, op R3(0,0): stage 0 has 2 checkpoint levels");
+  CHECK_THROWS_WITH(
+      simulate(g.scenario, schedule),
+      "schedule 'by hand': device 0, position 1, op R3(0,0): stage 0 has 2 checkpoint levels");
 }
 
 TEST_CASE("multi-option ILP == exhaustive enumeration over R, its levels, RW and RBW") {
@@ -169,10 +178,12 @@ TEST_CASE("a plan file carries levels: level:K written and read back, level:0 re
   CHECK(parse_plan_csv(text, "plan.csv", 2, 2) == plan);
   CHECK(plan.forward_count() == 2);
   CHECK(plan.checkpoint_level_count() == 1);
-  CHECK_THROWS_WITH(parse_plan_csv("stage,microbatch,fwd,bwd\n0,0,level:0,none\n", "plan.csv", 2, 2),
-                    "plan.csv:2: field 'fwd': checkpoint levels are numbered from 1 (level:0 is written full)");
-  CHECK_THROWS_WITH(parse_plan_csv("stage,microbatch,fwd,bwd\n0,0,level:x,none\n", "plan.csv", 2, 2),
-                    "plan.csv:2: field 'fwd': expected an integer in 0..255, got \"x\"");
+  CHECK_THROWS_WITH(
+      parse_plan_csv("stage,microbatch,fwd,bwd\n0,0,level:0,none\n", "plan.csv", 2, 2),
+      "plan.csv:2: field 'fwd': checkpoint levels are numbered from 1 (level:0 is written full)");
+  CHECK_THROWS_WITH(
+      parse_plan_csv("stage,microbatch,fwd,bwd\n0,0,level:x,none\n", "plan.csv", 2, 2),
+      "plan.csv:2: field 'fwd': expected an integer in 0..255, got \"x\"");
 }
 
 TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP uses them") {
@@ -185,15 +196,15 @@ TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP 
   const Scenario scenario = scenario_with_checkpoint_levels(asking, run.scenario);
   for (int s = 0; s < scenario.stage_count(); ++s) {
     CAPTURE(s);
-    const auto &levels = scenario.bytes->stages[static_cast<std::size_t>(s)].checkpoint_levels;
-    const auto &times = scenario.stage_costs[static_cast<std::size_t>(s)].checkpoint_level_recompute;
+    const auto &levels = scenario.bytes->stages[ppsim::at(s)].checkpoint_levels;
+    const auto &times = scenario.stage_costs[ppsim::at(s)].checkpoint_level_recompute;
     REQUIRE(levels.size() == 4);
     REQUIRE(times.size() == 4);
     for (std::size_t k = 1; k < levels.size(); ++k) {
       CHECK(levels[k].kept < levels[k - 1].kept); // less memory ...
       CHECK(times[k] > times[k - 1]);             // ... for more recomputation
     }
-    CHECK(levels.front().kept < scenario.bytes->stages[static_cast<std::size_t>(s)].stored);
+    CHECK(levels.front().kept < scenario.bytes->stages[ppsim::at(s)].stored);
   }
   // Whole-stage R only: 5187 ms; with the levels (selective records first): 4154 ms, 4% over
   // storing everything (3998 ms) where the budget allows it (docs/remat.md).
@@ -205,7 +216,8 @@ TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP 
   CHECK(with.simulation.metrics.feasible);
   CHECK(static_cast<double>(with.simulation.metrics.max_span.count()) ==
         doctest::Approx(with.objective).epsilon(1e-6));
-  CHECK(with.simulation.metrics.max_span.count() * 10 < whole.simulation.metrics.max_span.count() * 9);
+  CHECK(with.simulation.metrics.max_span.count() * 10 <
+        whole.simulation.metrics.max_span.count() * 9);
   CHECK(with.plan.checkpoint_level_count() > 0);
 }
 
@@ -213,10 +225,13 @@ TEST_CASE("checkpoint levels need a cost file and at most 8 levels") {
   ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
   input.remat_checkpoint_levels = 2;
   const testing::Generated g = testing::generate("1f1b", input);
-  CHECK_THROWS_WITH(scenario_with_checkpoint_levels(input, g.scenario),
-                    doctest::Contains("checkpoint levels come from a per-layer cost file: give model.costs_file"));
+  CHECK_THROWS_WITH(
+      scenario_with_checkpoint_levels(input, g.scenario),
+      doctest::Contains(
+          "checkpoint levels come from a per-layer cost file: give model.costs_file"));
   ScenarioInput parsed;
-  CHECK_THROWS_WITH(set_scenario_field_from_text(parsed, "remat.checkpoint_levels", "9", {"", 0, "--checkpoint-levels"}),
+  CHECK_THROWS_WITH(set_scenario_field_from_text(parsed, "remat.checkpoint_levels", "9",
+                                                 {"", 0, "--checkpoint-levels"}),
                     doctest::Contains("expected at most 8 levels, got 9"));
 }
 
@@ -225,17 +240,21 @@ TEST_CASE("a plan file naming levels replays with the scenario's checkpoint leve
   input.schedule = "1f1b";
   input.remat_checkpoint_levels = 2;
   const PreparedRun run = prepare_run(input);
-  const std::string path = (std::filesystem::temp_directory_path() / "ppsim_level_plan.csv").string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "ppsim_level_plan.csv").string();
   std::ofstream(path) << "stage,microbatch,fwd,bwd\n0,0,level:2,none\n3,5,full,none\n";
-  const PolicyRun replay = apply_remat_policy(run.input, run.scenario, run.schedule, "file:" + path);
+  const PolicyRun replay =
+      apply_remat_policy(run.input, run.scenario, run.schedule, "file:" + path);
   const Simulation simulation = simulate(replay.scenario, replay.schedule);
-  CHECK(plan_of(replay.schedule, replay.scenario.stage_count(), replay.scenario.microbatches).checkpoint_level_count() == 1);
+  CHECK(plan_of(replay.schedule, replay.scenario.stage_count(), replay.scenario.microbatches)
+            .checkpoint_level_count() == 1);
   CHECK(simulation.metrics.makespan > Ticks{0});
   // Without levels in the scenario the level is refused, naming the op.
   ScenarioInput plain = run.input;
   plain.remat_checkpoint_levels = 0;
-  CHECK_THROWS_WITH(simulate(apply_remat_policy(plain, run.scenario, run.schedule, "file:" + path).scenario,
-                             apply_remat_policy(plain, run.scenario, run.schedule, "file:" + path).schedule),
-                    doctest::Contains("op R2(0,0): stage 0 has 0 checkpoint levels"));
+  CHECK_THROWS_WITH(
+      simulate(apply_remat_policy(plain, run.scenario, run.schedule, "file:" + path).scenario,
+               apply_remat_policy(plain, run.scenario, run.schedule, "file:" + path).schedule),
+      doctest::Contains("op R2(0,0): stage 0 has 0 checkpoint levels"));
   std::filesystem::remove(path);
 }

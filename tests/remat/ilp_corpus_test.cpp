@@ -5,10 +5,10 @@
 #include "remat/baselines.h"
 #include "remat/stage_remat_ilp.h"
 
+#include "base/decimal.h"
 #include "base/error.h"
 #include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
-#include "base/decimal.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
@@ -23,7 +23,8 @@ Rational exact(const char *text) { return *parse_rational(text); }
 
 // The profiled-looking per-stage costs of the issue (ms), p devices, m microbatches, a count cap.
 testing::Generated profiled(const std::string &schedule, int p, int m, double cap) {
-  ScenarioInput input = testing::uniform_input(p, m, exact("13.960596"), exact("16.18318"), exact("11.738016"));
+  ScenarioInput input =
+      testing::uniform_input(p, m, exact("13.960596"), exact("16.18318"), exact("11.738016"));
   input.cap_activations = cap;
   return testing::generate(schedule, input);
 }
@@ -44,7 +45,8 @@ void check_plan(const Scenario &scenario, const RematSolution &solution) {
 
 } // namespace
 
-TEST_CASE("issue_13 profiled-looking times: once a Clp assertion, now a plan (1F1B p = 8, m = 64)") {
+TEST_CASE(
+    "issue_13 profiled-looking times: once a Clp assertion, now a plan (1F1B p = 8, m = 64)") {
   const testing::Generated g = profiled("1f1b", 8, 64, 6.5);
   const RematSolution solution = solve_stage_remat(g.scenario, g.schedule, IlpOptions{20, 0.03});
   check_plan(g.scenario, solution);
@@ -56,14 +58,14 @@ TEST_CASE("issue_13 every schedule the ILP can express, non-round costs and a fr
   int solved = 0;
   for (const ScheduleInfo &info : schedule_registry()) {
     CAPTURE(info.name);
-    ScenarioInput input = testing::uniform_input(4, 8, exact("1.731"), exact("2.0417"), exact("0.9893"),
-                                                 exact("0.0625"));
+    ScenarioInput input = testing::uniform_input(4, 8, exact("1.731"), exact("2.0417"),
+                                                 exact("0.9893"), exact("0.0625"));
     input.cap_activations = 2.75;
     testing::Generated g;
     try {
       g = testing::generate(info.name, input);
     } catch (const Error &) {
-      continue;  // the generator refuses this p, m or cap (its own tests cover why)
+      continue; // the generator refuses this p, m or cap (its own tests cover why)
     }
     RematSolution solution;
     try {
@@ -91,7 +93,8 @@ TEST_CASE("issue_13 a zoo model under a byte budget in GiB") {
     CAPTURE(schedule);
     input.schedule = schedule;
     const PreparedRun run = prepare_run(input);
-    const RematSolution solution = solve_stage_remat(run.scenario, run.schedule, IlpOptions{20, 0.01});
+    const RematSolution solution =
+        solve_stage_remat(run.scenario, run.schedule, IlpOptions{20, 0.01});
     check_plan(run.scenario, solution);
     CHECK(solution.plan.recompute_count() > 0);
   }
@@ -106,5 +109,6 @@ TEST_CASE("issue_13 a time limit returns the best plan so far with its proven bo
   CHECK(solution.from_start);
   CHECK(solution.status == solver::Status::feasible);
   CHECK(solution.plan == *greedy_plan(g.scenario, g.schedule));
-  CHECK(solution.best_bound == static_cast<double>(simulate(g.scenario, g.schedule).metrics.max_span.count()));
+  CHECK(solution.best_bound ==
+        static_cast<double>(simulate(g.scenario, g.schedule).metrics.max_span.count()));
 }

@@ -1,6 +1,7 @@
 // Reconstructed Lynx (docs/lynx.md, "The model"): hand-computed window costs, the two limits of the
 // issue (zero windows = on demand, long windows = no overhead) and HEU between on demand and the
 // MILP optimum on seeded random instances.
+#include "base/index.h"
 #include "remat/lynx.h"
 
 #include "base/error.h"
@@ -30,7 +31,8 @@ OverlapProblem random_problem(std::mt19937 &rng, double window_scale) {
   std::uniform_real_distribution<double> unit(0.5, 4);
   LayerProfile layer;
   layer.backward_segments = small(rng);
-  for (int k = 0; k < layer.backward_segments; ++k) layer.backward_window_ms.push_back(window_scale * unit(rng));
+  for (int k = 0; k < layer.backward_segments; ++k)
+    layer.backward_window_ms.push_back(window_scale * unit(rng));
   layer.forward_window_ms = {window_scale * unit(rng)};
   layer.kept_bytes = unit(rng);
   const int tensors = small(rng);
@@ -39,7 +41,7 @@ OverlapProblem random_problem(std::mt19937 &rng, double window_scale) {
     std::uniform_int_distribution<int> segment(0, layer.backward_segments - 1);
     layer.tensors.push_back({"t", 0, unit(rng), unit(rng), producer, 0, segment(rng)});
   }
-  const std::vector<LayerProfile> layers(static_cast<std::size_t>(small(rng)), layer);
+  const std::vector<LayerProfile> layers(ppsim::at(small(rng)), layer);
   OverlapProblem problem = build_stage_problem(layers, window_scale * unit(rng), small(rng), 1, 0);
   // A budget between "recompute everything on demand" and "keep everything".
   OverlapPlan all;
@@ -49,7 +51,8 @@ OverlapProblem random_problem(std::mt19937 &rng, double window_scale) {
   const double low = evaluate(problem, all).peak_bytes;
   all.placement.assign(problem.tensors.size(), Placement::keep);
   const double high = evaluate(problem, all).peak_bytes;
-  problem.budget_bytes = low + std::uniform_real_distribution<double>(0, 1)(rng) * std::max(0.0, high - low);
+  problem.budget_bytes =
+      low + std::uniform_real_distribution<double>(0, 1)(rng) * std::max(0.0, high - low);
   return problem;
 }
 
@@ -62,7 +65,7 @@ TEST_CASE("hand-computed: on demand 6 ms, HEU 3 ms, MILP 2 ms") {
   REQUIRE(heuristic);
   CHECK(heuristic->placement[0] == Placement::window);
   CHECK(problem.windows[heuristic->window[0]].name == "pipeline"); // overflow 1 < 2 in tp0
-  CHECK(heuristic->placement[1] == Placement::on_demand);       // pipeline overflow 2 = on demand
+  CHECK(heuristic->placement[1] == Placement::on_demand); // pipeline overflow 2 = on demand
   const OverlapCost cost = evaluate(problem, *heuristic);
   CHECK(cost.feasible);
   CHECK(cost.exposed_ms == 3);
@@ -120,7 +123,7 @@ TEST_CASE("a window cannot host a tensor recomputed from a later one") {
   layer.tensors = {{"p", 0, 1, 10, -1, 0, 1}, {"c", 0, 1, 10, 0, 0, 0}};
   const OverlapProblem problem = build_stage_problem({layer}, 0, 1, 0, 100);
   OverlapPlan plan{{Placement::window, Placement::on_demand}, {1, -1}}; // p after segment 0
-  CHECK_FALSE(evaluate(problem, plan).feasible);                       // c needs p at segment 0
+  CHECK_FALSE(evaluate(problem, plan).feasible);                        // c needs p at segment 0
   plan.placement[0] = Placement::keep;
   plan.window[0] = -1;
   CHECK(evaluate(problem, plan).feasible);
@@ -141,8 +144,10 @@ TEST_CASE("windows longer than all recomputation: zero overhead") {
   for (int trial = 0; trial < 100; ++trial) {
     OverlapProblem problem = random_problem(rng, 1);
     double total_ms = 0;
-    for (const OverlapTensor &tensor : problem.tensors) total_ms += tensor.recompute_ms;
-    for (OverlapWindow &window : problem.windows) window.length_ms = total_ms + 1;
+    for (const OverlapTensor &tensor : problem.tensors)
+      total_ms += tensor.recompute_ms;
+    for (OverlapWindow &window : problem.windows)
+      window.length_ms = total_ms + 1;
     // Room for the extra residency of recomputing in the pipeline window.
     problem.budget_bytes += 1e6;
     const std::optional<OverlapPlan> plan = lynx_heuristic(problem);

@@ -1,5 +1,6 @@
 // remat/option_model: choices, slotted orders, and the affine memory model checked against the
 // engine's own memory accounting (sim/memory.h) on the plans it stands for.
+#include "base/index.h"
 #include "remat/option_model.h"
 
 #include "base/error.h"
@@ -19,16 +20,18 @@ namespace {
 
 std::vector<std::string> tokens(const std::vector<Op> &ops) {
   std::vector<std::string> result;
-  for (const Op &op : ops) result.push_back(describe(op));
+  for (const Op &op : ops)
+    result.push_back(describe(op));
   return result;
 }
 
 /// Per-device peaks the affine walk predicts for `plan` over the slotted order of `base`.
-std::vector<double> predicted_peaks(const Scenario &scenario, const Schedule &base, const MemoryTrack &track,
-                                    const RematPlan &plan) {
+std::vector<double> predicted_peaks(const Scenario &scenario, const Schedule &base,
+                                    const MemoryTrack &track, const RematPlan &plan) {
   const int m = scenario.microbatches;
   std::vector<StageEffects> effects;
-  for (int s = 0; s < scenario.stage_count(); ++s) effects.push_back(StageEffects::engine(scenario, track, s));
+  for (int s = 0; s < scenario.stage_count(); ++s)
+    effects.push_back(StageEffects::engine(scenario, track, s));
   DeviceMemoryWalk walk(effects, m, scenario.stage_count() * m * kChoiceCount);
   const Schedule slotted = with_all_slots(base);
   const auto on = [&](int key) {
@@ -37,24 +40,28 @@ std::vector<double> predicted_peaks(const Scenario &scenario, const Schedule &ba
   };
   std::vector<double> peaks;
   for (int g = 0; g < slotted.device_count(); ++g) {
-    const double constant = track.device_constant.empty() ? 0.0 : track.device_constant[static_cast<std::size_t>(g)];
+    const double constant =
+        track.device_constant.empty() ? 0.0 : track.device_constant[ppsim::at(g)];
     walk.start(constant);
     double peak = constant;
-    for (const Op &op : slotted.device_ops[static_cast<std::size_t>(g)]) {
+    for (const Op &op : slotted.device_ops[ppsim::at(g)]) {
       const Affine during = walk.during(op.first);
       double memory = walk.constant() + during.constant;
       for (const int key : walk.touched()) {
-        if (on(key)) memory += walk.resident(key);
+        if (on(key))
+          memory += walk.resident(key);
       }
       for (int c = 0; c < walk.choices(); ++c) {
-        if (on(option_key(op.first.stage, op.first.microbatch, m, c))) memory += during.coefficient[static_cast<std::size_t>(c)];
+        if (on(option_key(op.first.stage, op.first.microbatch, m, c)))
+          memory += during.coefficient[ppsim::at(c)];
       }
       peak = std::max(peak, memory);
       walk.advance(op.first);
     }
     // A whole device order gives back everything an option changed.
     CHECK(walk.constant() == doctest::Approx(constant));
-    for (const int key : walk.touched()) CHECK(walk.resident(key) == 0);
+    for (const int key : walk.touched())
+      CHECK(walk.resident(key) == 0);
     peaks.push_back(peak);
   }
   return peaks;
@@ -67,10 +74,14 @@ RematPlan mixed_plan(const Scenario &scenario, int seed, int levels) {
     for (int j = 0; j < scenario.microbatches; ++j) {
       RematDecision &d = plan.at(s, j);
       const int pick = (s * 5 + j * 3 + seed) % (levels > 0 ? 7 : 6);
-      if (pick == 1 || pick == 4 || pick == 5 || pick == 6) d.forward = ForwardRemat::full;
-      if (pick == 6) d.level = static_cast<std::uint8_t>(1 + (s + j) % levels);
-      if (pick == 2 || pick == 4) d.backward = BackwardRemat::activations;
-      if (pick == 3 || pick == 5) d.backward = BackwardRemat::full;
+      if (pick == 1 || pick == 4 || pick == 5 || pick == 6)
+        d.forward = ForwardRemat::full;
+      if (pick == 6)
+        d.level = static_cast<std::uint8_t>(1 + (s + j) % levels);
+      if (pick == 2 || pick == 4)
+        d.backward = BackwardRemat::activations;
+      if (pick == 3 || pick == 5)
+        d.backward = BackwardRemat::full;
     }
   }
   return plan;
@@ -128,15 +139,16 @@ TEST_CASE("with_all_slots puts R before each B or BW, RW and RBW before each W")
   Schedule base;
   base.name = "mixed";
   base.device_ops = {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
-                      Op::make(OpKind::backward_input, 0, 0), Op::make(OpKind::backward_weight, 0, 0),
+                      Op::make(OpKind::backward_input, 0, 0),
+                      Op::make(OpKind::backward_weight, 0, 0),
                       Op::make(OpKind::backward_full, 0, 1)},
                      {}};
   const Schedule slotted = with_all_slots(base);
   CHECK(slotted.name == "mixed");
   REQUIRE(slotted.device_count() == 2);
-  CHECK(tokens(slotted.device_ops[0]) ==
-        std::vector<std::string>{"F(0,0)", "F(0,1)", "R(0,0)", "B(0,0)", "RW(0,0)", "RBW(0,0)", "W(0,0)",
-                                 "R(0,1)", "BW(0,1)"});
+  CHECK(tokens(slotted.device_ops[0]) == std::vector<std::string>{"F(0,0)", "F(0,1)", "R(0,0)",
+                                                                  "B(0,0)", "RW(0,0)", "RBW(0,0)",
+                                                                  "W(0,0)", "R(0,1)", "BW(0,1)"});
   CHECK(slotted.device_ops[1].empty());
 }
 
@@ -145,15 +157,18 @@ TEST_CASE("with_all_slots refuses overlapped ops and bases that already recomput
   overlapped.name = "dualpipe";
   overlapped.device_ops = {{Op::overlap({OpKind::forward, 0, 1}, {OpKind::backward_full, 1, 0})}};
   CHECK_THROWS_WITH_AS(with_all_slots(overlapped),
-                       "the remat ILP does not support overlapped F&B ops (schedule 'dualpipe')", Error);
+                       "the remat ILP does not support overlapped F&B ops (schedule 'dualpipe')",
+                       Error);
   Schedule recomputing;
   recomputing.name = "allremat-1f1b";
-  recomputing.device_ops = {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::recompute_forward, 0, 0),
+  recomputing.device_ops = {{Op::make(OpKind::forward, 0, 0),
+                             Op::make(OpKind::recompute_forward, 0, 0),
                              Op::make(OpKind::backward_full, 0, 0)}};
-  CHECK_THROWS_WITH_AS(with_all_slots(recomputing),
-                       "schedule 'allremat-1f1b' already contains R(0,0); remat applies to a base schedule "
-                       "without recomputation",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      with_all_slots(recomputing),
+      "schedule 'allremat-1f1b' already contains R(0,0); remat applies to a base schedule "
+      "without recomputation",
+      Error);
 }
 
 TEST_CASE("StageEffects::reference is ELF's lumped accounting, term by term") {
@@ -183,16 +198,16 @@ TEST_CASE("StageEffects::reference is ELF's lumped accounting, term by term") {
   CHECK(b.release.constant == 4);
   CHECK(b.release.coefficient == C{-7, 2, 3});
   CHECK(b.transient.constant == 5);
-  CHECK(b.transient.coefficient == C{10, 0, 0});  // max(Pk_f, M_f + Pk_b) - Pk_b
+  CHECK(b.transient.coefficient == C{10, 0, 0}); // max(Pk_f, M_f + Pk_b) - Pk_b
   // W: K^w = M_w - M_b + M_ba y + (M_b - ck) z.
   const AffineEffect &w = effects.of(OpKind::backward_weight);
   CHECK(w.release.constant == 5);
   CHECK(w.release.coefficient == C{0, -2, -3});
   CHECK(w.transient.constant == 7);
-  CHECK(w.transient.coefficient == C{0, 1, 8});  // Pk_ckpt - Pk_w; max(4, 15, 13) - Pk_w
+  CHECK(w.transient.coefficient == C{0, 1, 8}); // Pk_ckpt - Pk_w; max(4, 15, 13) - Pk_w
   // Recomputation has no memory of its own in the reference.
-  for (const OpKind kind : {OpKind::backward_full, OpKind::recompute_forward, OpKind::recompute_weight_inputs,
-                            OpKind::recompute_full_backward}) {
+  for (const OpKind kind : {OpKind::backward_full, OpKind::recompute_forward,
+                            OpKind::recompute_weight_inputs, OpKind::recompute_full_backward}) {
     const AffineEffect &e = effects.of(kind);
     CHECK(e.release.constant == 0);
     CHECK(e.transient.constant == 0);
@@ -205,7 +220,8 @@ TEST_CASE("StageEffects::engine: the affine walk predicts the engine's peaks for
   for (const bool bytes : {false, true}) {
     CAPTURE(bytes);
     ScenarioInput input = uniform_input(3, 4, {1, 1}, {1, 1}, {1, 1});
-    if (bytes) testing::set_accounting_bytes(input, 1e12);
+    if (bytes)
+      testing::set_accounting_bytes(input, 1e12);
     const auto generated = testing::generate("1f1b-split", input);
     const Scenario &scenario = generated.scenario;
     const MemoryTrack &track = bytes ? *scenario.bytes : scenario.activations;
@@ -213,8 +229,10 @@ TEST_CASE("StageEffects::engine: the affine walk predicts the engine's peaks for
       CAPTURE(seed);
       const RematPlan plan = mixed_plan(scenario, seed, 0);
       REQUIRE(plan.recompute_count() > 0);
-      const std::vector<double> expected = device_peaks(scenario, apply_plan(generated.schedule, plan), track);
-      const std::vector<double> predicted = predicted_peaks(scenario, generated.schedule, track, plan);
+      const std::vector<double> expected =
+          device_peaks(scenario, apply_plan(generated.schedule, plan), track);
+      const std::vector<double> predicted =
+          predicted_peaks(scenario, generated.schedule, track, plan);
       REQUIRE(predicted.size() == expected.size());
       for (std::size_t g = 0; g < expected.size(); ++g) {
         CAPTURE(g);
@@ -234,7 +252,7 @@ TEST_CASE("StageEffects::engine with checkpoint levels: each level is its own ex
   Scenario &scenario = generated.scenario;
   MemoryTrack &track = *scenario.bytes;
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    const auto stage = static_cast<std::size_t>(s);
+    const auto stage = ppsim::at(s);
     scenario.stage_costs[stage].checkpoint_level_recompute = {Ticks{1}, Ticks{1}};
     track.stages[stage].checkpoint_levels = {{300, 700}, {550, 450}};
   }
@@ -245,15 +263,17 @@ TEST_CASE("StageEffects::engine with checkpoint levels: each level is its own ex
   const AffineEffect &f = effects.of(OpKind::forward);
   CHECK(f.alloc.constant == 1000);
   CHECK(f.alloc.coefficient[kForwardChoice] == -900);
-  CHECK(f.alloc.coefficient[static_cast<std::size_t>(choice_of_level(1))] == -700);
-  CHECK(f.alloc.coefficient[static_cast<std::size_t>(choice_of_level(2))] == -450);
+  CHECK(f.alloc.coefficient[ppsim::at(choice_of_level(1))] == -700);
+  CHECK(f.alloc.coefficient[ppsim::at(choice_of_level(2))] == -450);
   CHECK(f.alloc.coefficient[kWeightInputChoice] == 0);
-  CHECK(f.alloc.coefficient[static_cast<std::size_t>(choice_of_level(3))] == 0);  // no such level
+  CHECK(f.alloc.coefficient[ppsim::at(choice_of_level(3))] == 0); // no such level
   for (int seed = 0; seed < 7; ++seed) {
     CAPTURE(seed);
     const RematPlan plan = mixed_plan(scenario, seed, 2);
-    const std::vector<double> expected = device_peaks(scenario, apply_plan(generated.schedule, plan), track);
-    const std::vector<double> predicted = predicted_peaks(scenario, generated.schedule, track, plan);
+    const std::vector<double> expected =
+        device_peaks(scenario, apply_plan(generated.schedule, plan), track);
+    const std::vector<double> predicted =
+        predicted_peaks(scenario, generated.schedule, track, plan);
     for (std::size_t g = 0; g < expected.size(); ++g) {
       CAPTURE(g);
       CHECK(predicted[g] == doctest::Approx(expected[g]));

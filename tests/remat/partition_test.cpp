@@ -1,5 +1,6 @@
 // The partitioning DP (docs/partition.md) against brute force over all compositions, the memory
 // limit of the in-flight counts, and recomputation-aware splits.
+#include "base/index.h"
 #include "remat/partition.h"
 
 #include "base/error.h"
@@ -20,12 +21,14 @@ double brute_force(int layers, int stages, const StageTimeFn &stage_time) {
   const std::function<void(int, double)> recurse = [&](int first, double bottleneck) {
     const int stage = static_cast<int>(counts.size());
     if (stage == stages) {
-      if (first == layers) best = std::min(best, bottleneck);
+      if (first == layers)
+        best = std::min(best, bottleneck);
       return;
     }
     for (int n = 1; first + n <= layers; ++n) {
       const std::optional<double> time = stage_time(stage, first, n);
-      if (!time) continue;
+      if (!time)
+        continue;
       counts.push_back(n);
       recurse(first + n, std::max(bottleneck, *time));
       counts.pop_back();
@@ -72,13 +75,15 @@ TEST_CASE("DP equals brute force on random stage times, some stages not fitting"
   for (int trial = 0; trial < 300; ++trial) {
     const int layers = std::uniform_int_distribution<int>(1, 8)(rng);
     const int stages = std::uniform_int_distribution<int>(1, layers)(rng);
-    std::vector<double> table(static_cast<std::size_t>(stages * layers * (layers + 1)));
-    for (double &value : table) value = std::uniform_int_distribution<int>(-3, 20)(rng);
+    std::vector<double> table(ppsim::at(stages * layers * (layers + 1)));
+    for (double &value : table)
+      value = std::uniform_int_distribution<int>(-3, 20)(rng);
     int calls = 0;
     const StageTimeFn stage_time = [&](int stage, int first, int count) -> std::optional<double> {
       ++calls;
       const double value = table[(stage * layers + first) * (layers + 1) + count];
-      if (value < 0) return std::nullopt;
+      if (value < 0)
+        return std::nullopt;
       return value;
     };
     const double expected = brute_force(layers, stages, stage_time);
@@ -103,7 +108,8 @@ TEST_CASE("DP equals brute force on random stage times, some stages not fitting"
   }
 }
 
-TEST_CASE("a lower bound changes the work, never the split: random times above a prefix-sum bound") {
+TEST_CASE(
+    "a lower bound changes the work, never the split: random times above a prefix-sum bound") {
   std::mt19937 rng(21);
   for (int trial = 0; trial < 300; ++trial) {
     const int layers = std::uniform_int_distribution<int>(1, 12)(rng);
@@ -111,23 +117,28 @@ TEST_CASE("a lower bound changes the work, never the split: random times above a
     // Stage time = the layers' base times (what the bound sums) plus a random extra, on a small
     // integer grid so that ties are common; some stages do not fit, and so none containing them.
     std::vector<double> prefix{0};
-    for (int l = 0; l < layers; ++l) prefix.push_back(prefix.back() + std::uniform_int_distribution<int>(0, 4)(rng));
-    std::vector<double> extra(static_cast<std::size_t>(stages * layers * (layers + 1)));
-    for (double &value : extra) value = std::uniform_int_distribution<int>(0, 3)(rng);
+    for (int l = 0; l < layers; ++l)
+      prefix.push_back(prefix.back() + std::uniform_int_distribution<int>(0, 4)(rng));
+    std::vector<double> extra(ppsim::at(stages * layers * (layers + 1)));
+    for (double &value : extra)
+      value = std::uniform_int_distribution<int>(0, 3)(rng);
     const int widest = std::uniform_int_distribution<int>(1, layers)(rng);
     const StageBoundFn bound = [&](int, int first, int count) -> std::optional<double> {
-      if (count > widest) return std::nullopt;
+      if (count > widest)
+        return std::nullopt;
       return prefix[first + count] - prefix[first];
     };
     const StageTimeFn stage_time = [&](int stage, int first, int count) -> std::optional<double> {
       const std::optional<double> base = bound(stage, first, count);
-      if (!base) return std::nullopt;
+      if (!base)
+        return std::nullopt;
       return *base + extra[(stage * layers + first) * (layers + 1) + count];
     };
     const std::optional<Partition> exhaustive = partition_layers(layers, stages, stage_time);
     const std::optional<Partition> bounded = partition_layers(layers, stages, stage_time, bound);
     REQUIRE(bounded.has_value() == exhaustive.has_value());
-    if (!bounded) continue;
+    if (!bounded)
+      continue;
     CHECK(bounded->layers_per_stage == exhaustive->layers_per_stage);
     CHECK(bounded->bottleneck_ms == exhaustive->bottleneck_ms);
   }
@@ -145,11 +156,13 @@ TEST_CASE("cost files: the prefix-sum bound gives the exhaustive split in both m
     options.mode = trial % 3 ? PartitionMode::balanced : PartitionMode::remat_aware;
     options.windows = {.tp = 2, .tp_bandwidth_gb_per_s = 1};
     const StageTimeFn stage_time = stage_time_from_costs(costs, options);
-    const std::optional<Partition> exhaustive = partition_layers(layers, options.stages, stage_time);
-    const std::optional<Partition> bounded =
-        partition_layers(layers, options.stages, stage_time, stage_bound_from_costs(costs, options));
+    const std::optional<Partition> exhaustive =
+        partition_layers(layers, options.stages, stage_time);
+    const std::optional<Partition> bounded = partition_layers(
+        layers, options.stages, stage_time, stage_bound_from_costs(costs, options));
     REQUIRE(bounded.has_value() == exhaustive.has_value());
-    if (!bounded) continue;
+    if (!bounded)
+      continue;
     CHECK(bounded->layers_per_stage == exhaustive->layers_per_stage);
     CHECK(bounded->bottleneck_ms == exhaustive->bottleneck_ms);
   }
@@ -172,15 +185,20 @@ TEST_CASE("cost files: the prefix-sum bound gives the exhaustive split in both m
 }
 
 TEST_CASE("balanced: uniform layers split evenly") {
-  const StageTimeFn stage_time = [](int, int, int count) -> std::optional<double> { return 3.0 * count; };
+  const StageTimeFn stage_time = [](int, int, int count) -> std::optional<double> {
+    return 3.0 * count;
+  };
   const std::optional<Partition> partition = partition_layers(8, 4, stage_time);
   REQUIRE(partition);
   CHECK(partition->layers_per_stage == std::vector<int>{2, 2, 2, 2});
   CHECK(partition->bottleneck_ms == 6);
 }
 
-TEST_CASE("issue_17 the DP reports each finished stage, so a long remat-aware split is never silent") {
-  const StageTimeFn stage_time = [](int, int, int count) -> std::optional<double> { return 3.0 * count; };
+TEST_CASE(
+    "issue_17 the DP reports each finished stage, so a long remat-aware split is never silent") {
+  const StageTimeFn stage_time = [](int, int, int count) -> std::optional<double> {
+    return 3.0 * count;
+  };
   std::vector<std::pair<int, int>> reports;
   const auto progress = [&](int done, int stages) { reports.emplace_back(done, stages); };
   const std::optional<Partition> partition = partition_layers(8, 4, stage_time, {}, progress);
@@ -236,7 +254,8 @@ TEST_CASE("balanced under a memory limit: DP equals brute force and respects the
     const double expected = brute_force(layers, options.stages, stage_time);
     const std::optional<Partition> partition = partition_layers(layers, options.stages, stage_time);
     REQUIRE(partition.has_value() == (expected != std::numeric_limits<double>::infinity()));
-    if (!partition) continue;
+    if (!partition)
+      continue;
     CHECK(partition->bottleneck_ms == expected);
     for (int k = 0, first = 0; k < options.stages; first += partition->layers_per_stage[k], ++k) {
       const int in_flight = in_flight_count(options.schedule, options.stages, k);
@@ -264,7 +283,8 @@ TEST_CASE("remat-aware: fits where balanced cannot, pays exposed recomputation, 
     const std::optional<Partition> without = partition_layers(layers, options.stages, balanced);
     const double expected = brute_force(layers, options.stages, aware);
     CHECK(with_remat.has_value() == (expected != std::numeric_limits<double>::infinity()));
-    if (with_remat) CHECK(with_remat->bottleneck_ms == expected);
+    if (with_remat)
+      CHECK(with_remat->bottleneck_ms == expected);
     if (without) {
       // Every stage that fits without remat costs the same in both modes.
       REQUIRE(with_remat);
@@ -282,11 +302,13 @@ TEST_CASE("in-flight counts and errors") {
   CHECK(in_flight_count("zb-h1", 4, 3) == 4);
   CHECK(in_flight_count("zb-h2", 4, 3) == 7);
   CHECK(in_flight_count("v-half", 4, 0) == 3);
-  CHECK_THROWS_WITH_AS(in_flight_count("zb-h22", 4, 0), "unknown schedule 'zb-h22', did you mean 'zb-h2'?", Error);
-  CHECK_THROWS_WITH_AS(in_flight_count("gpipe", 4, 0),
-                       "schedule 'gpipe' has no in-flight count formula (those with one: 1f1b, 1f1b-split, "
-                       "zb-h1, zb-h2, v-half)",
-                       Error);
+  CHECK_THROWS_WITH_AS(in_flight_count("zb-h22", 4, 0),
+                       "unknown schedule 'zb-h22', did you mean 'zb-h2'?", Error);
+  CHECK_THROWS_WITH_AS(
+      in_flight_count("gpipe", 4, 0),
+      "schedule 'gpipe' has no in-flight count formula (those with one: 1f1b, 1f1b-split, "
+      "zb-h1, zb-h2, v-half)",
+      Error);
   const StageTimeFn unit = [](int, int, int n) -> std::optional<double> { return n; };
   CHECK_THROWS_WITH_AS(partition_layers(2, 3, unit), "cannot split 2 layers into 3 stages", Error);
 }

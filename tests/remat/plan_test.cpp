@@ -1,5 +1,6 @@
 // Remat plans and their replay (docs/remat.md, "The three options" and "Simple policies";
 // docs/model.md, "Memory models" and "Dependencies").
+#include "base/index.h"
 #include "remat/plan.h"
 
 #include "base/error.h"
@@ -14,11 +15,13 @@ namespace {
 
 using Base = testing::Generated;
 
-Base base(const std::string &name, const ScenarioInput &input) { return testing::generate(name, input); }
+Base base(const std::string &name, const ScenarioInput &input) {
+  return testing::generate(name, input);
+}
 
 std::vector<std::string> device_tokens(const Schedule &schedule, int device) {
   std::vector<std::string> tokens;
-  for (const Op &op : schedule.device_ops[static_cast<std::size_t>(device)]) {
+  for (const Op &op : schedule.device_ops[ppsim::at(device)]) {
     tokens.push_back(describe(op));
   }
   return tokens;

@@ -1,5 +1,6 @@
 // The rotor dynamic program (docs/remat.md, "rotor"): exact oracles (docs/oracles.md, "rotor"), a
 // brute-force recursion on random chains, reconstruction, replay and the multi-option variant.
+#include "base/index.h"
 #include "remat/rotor.h"
 
 #include <doctest/doctest.h>
@@ -15,14 +16,14 @@ namespace {
 // transients.
 Chain homogeneous(int n) {
   ChainArrays a;
-  a.ftime.assign(static_cast<std::size_t>(n), 1);
-  a.btime.assign(static_cast<std::size_t>(n), 2);
+  a.ftime.assign(ppsim::at(n), 1);
+  a.btime.assign(ppsim::at(n), 2);
   a.btime.push_back(0);
-  a.x.assign(static_cast<std::size_t>(n) + 1, 1);
-  a.xbar.assign(static_cast<std::size_t>(n) + 1, 2);
+  a.x.assign(ppsim::at(n) + 1, 1);
+  a.xbar.assign(ppsim::at(n) + 1, 2);
   a.xbar[0] = 1;
-  a.ftmp.assign(static_cast<std::size_t>(n), 0);
-  a.btmp.assign(static_cast<std::size_t>(n) + 1, 0);
+  a.ftmp.assign(ppsim::at(n), 0);
+  a.btmp.assign(ppsim::at(n) + 1, 0);
   return single_option_chain(a);
 }
 
@@ -31,13 +32,13 @@ Chain homogeneous(int n) {
 double brute(const Chain &c, std::int64_t mm, int i, int j) {
   if (mm < 0)
     return kInfeasible;
-  const auto x = [&](int l) { return c.activation[static_cast<std::size_t>(l)]; };
-  const Layer &layer = c.layers[static_cast<std::size_t>(i)];
+  const auto x = [&](int l) { return c.activation[ppsim::at(l)]; };
+  const Layer &layer = c.layers[ppsim::at(i)];
   if (i < j) {
     std::int64_t mmin = x(j + 1) + x(i + 1) + layer.nograd_forward_peak;
     for (int k = i + 1; k < j; ++k) {
-      mmin = std::max(mmin, x(j + 1) + x(k) + x(k + 1) +
-                                c.layers[static_cast<std::size_t>(k)].nograd_forward_peak);
+      mmin =
+          std::max(mmin, x(j + 1) + x(k) + x(k + 1) + c.layers[ppsim::at(k)].nograd_forward_peak);
     }
     if (mm < mmin)
       return kInfeasible;
@@ -52,7 +53,7 @@ double brute(const Chain &c, std::int64_t mm, int i, int j) {
   for (int k = i + 1; k <= j; ++k) {
     double forwards = 0;
     for (int l = i; l < k; ++l)
-      forwards += c.layers[static_cast<std::size_t>(l)].nograd_forward_time;
+      forwards += c.layers[ppsim::at(l)].nograd_forward_time;
     best = std::min(best, forwards + brute(c, mm - x(k), k, j) + brute(c, mm, i, k - 1));
   }
   return best;
@@ -60,7 +61,7 @@ double brute(const Chain &c, std::int64_t mm, int i, int j) {
 
 Chain random_chain(std::mt19937 &rng, int n, int options) {
   std::uniform_int_distribution<int> time(1, 5), size(0, 3), big(1, 4);
-  std::vector<MultiLayerArrays> layers(static_cast<std::size_t>(n));
+  std::vector<MultiLayerArrays> layers(ppsim::at(n));
   std::vector<std::int64_t> cw;
   for (int l = 0; l <= n; ++l)
     cw.push_back(big(rng));
@@ -88,7 +89,7 @@ Chain random_single_chain(std::mt19937 &rng, int n) {
     a.btmp.push_back(size(rng));
   }
   for (int l = 0; l <= n; ++l)
-    a.xbar.push_back(a.x[static_cast<std::size_t>(l)] + big(rng));
+    a.xbar.push_back(a.x[ppsim::at(l)] + big(rng));
   return single_option_chain(a);
 }
 
@@ -99,20 +100,20 @@ void check_structure(const Chain &c, const std::vector<Op> &ops) {
   const auto loss =
       std::find_if(ops.begin(), ops.end(), [](const Op &o) { return o.kind == OpKind::loss; });
   REQUIRE(loss != ops.end());
-  std::vector<int> forwards(static_cast<std::size_t>(n), 0);
+  std::vector<int> forwards(ppsim::at(n), 0);
   for (auto it = ops.begin(); it != loss; ++it) {
     CHECK(it->kind != OpKind::backward);
-    ++forwards[static_cast<std::size_t>(it->layer)];
+    ++forwards[ppsim::at(it->layer)];
   }
   CHECK(std::all_of(forwards.begin(), forwards.end(), [](int f) { return f == 1; }));
   int next_backward = n - 1;
-  std::vector<char> recorded(static_cast<std::size_t>(n), 0);
+  std::vector<char> recorded(ppsim::at(n), 0);
   for (const Op &op : ops) {
     if (op.kind == OpKind::forward_record)
-      recorded[static_cast<std::size_t>(op.layer)] = 1;
+      recorded[ppsim::at(op.layer)] = 1;
     if (op.kind == OpKind::backward) {
       CHECK(op.layer == next_backward--);
-      CHECK(recorded[static_cast<std::size_t>(op.layer)]);
+      CHECK(recorded[ppsim::at(op.layer)]);
     }
   }
   CHECK(next_backward == -1);

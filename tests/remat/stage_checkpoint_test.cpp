@@ -41,7 +41,9 @@ double total_ms(const CheckpointOption &o) { return o.forward_ms + o.backward_ms
 
 double sum_ms(const std::vector<CostRow> &rows, Rational CostRow::*field) {
   double sum = 0;
-  for (const CostRow &row : rows) sum += static_cast<double>((row.*field).numerator) / static_cast<double>((row.*field).denominator);
+  for (const CostRow &row : rows)
+    sum +=
+        static_cast<double>((row.*field).numerator) / static_cast<double>((row.*field).denominator);
   return sum;
 }
 
@@ -52,12 +54,14 @@ TEST_CASE("issue_13 checkpoint front: monotone, within its levels, exact at both
     for (unsigned seed = 1; seed <= 6; ++seed) {
       CAPTURE(selective);
       CAPTURE(seed);
-      const std::vector<CostRow> layers = random_layers(2 + static_cast<int>(seed % 5), seed, selective);
+      const std::vector<CostRow> layers =
+          random_layers(2 + static_cast<int>(seed % 5), seed, selective);
       const CheckpointOption whole = store_everything(layers);
       CHECK(whole.forward_ms == doctest::Approx(sum_ms(layers, &CostRow::fwd_ms)));
-      CHECK(whole.backward_ms ==
-            doctest::Approx(sum_ms(layers, &CostRow::bwd_input_ms) + sum_ms(layers, &CostRow::bwd_weight_ms)));
-      CHECK(std::all_of(whole.actions.begin(), whole.actions.end(), [](LayerAction a) { return a == LayerAction::store; }));
+      CHECK(whole.backward_ms == doctest::Approx(sum_ms(layers, &CostRow::bwd_input_ms) +
+                                                 sum_ms(layers, &CostRow::bwd_weight_ms)));
+      CHECK(std::all_of(whole.actions.begin(), whole.actions.end(),
+                        [](LayerAction a) { return a == LayerAction::store; }));
       const int slots = 400;
       const std::vector<CheckpointOption> front =
           checkpoint_front(layers, 1.5 * whole.peak_bytes, slots, selective);
@@ -75,27 +79,32 @@ TEST_CASE("issue_13 checkpoint front: monotone, within its levels, exact at both
           CHECK(o.budget_bytes < front[k - 1].budget_bytes);
         }
       }
-      const bool any_selective = std::any_of(front.begin(), front.end(), [](const CheckpointOption &o) {
-        return std::count(o.actions.begin(), o.actions.end(), LayerAction::store_selective) > 0;
-      });
+      const bool any_selective =
+          std::any_of(front.begin(), front.end(), [](const CheckpointOption &o) {
+            return std::count(o.actions.begin(), o.actions.end(), LayerAction::store_selective) > 0;
+          });
       CHECK(any_selective == selective);
     }
   }
 }
 
-TEST_CASE("issue_13 checkpoint: every layer stored selectively costs exactly the attention recomputation") {
+TEST_CASE("issue_13 checkpoint: every layer stored selectively costs exactly the attention "
+          "recomputation") {
   const std::vector<CostRow> layers = random_layers(4, 11, true);
   const CheckpointOption whole = store_everything(layers);
   const std::vector<CheckpointOption> front =
       checkpoint_front(layers, 1.5 * whole.peak_bytes, 1000, true);
-  const auto all_selective = std::find_if(front.begin(), front.end(), [](const CheckpointOption &o) {
-    return std::all_of(o.actions.begin(), o.actions.end(), [](LayerAction a) { return a == LayerAction::store_selective; });
-  });
+  const auto all_selective =
+      std::find_if(front.begin(), front.end(), [](const CheckpointOption &o) {
+        return std::all_of(o.actions.begin(), o.actions.end(),
+                           [](LayerAction a) { return a == LayerAction::store_selective; });
+      });
   REQUIRE(all_selective != front.end());
   CHECK(all_selective->backward_ms ==
         doctest::Approx(whole.backward_ms + sum_ms(layers, &CostRow::recompute_selective_ms)));
   double kept = 0;
-  for (const CostRow &row : layers) kept += row.activation_bytes_selective;
+  for (const CostRow &row : layers)
+    kept += row.activation_bytes_selective;
   // Kept from F to B: every selective record, plus the stage input the first layer holds.
   CHECK(all_selective->kept_bytes == doctest::Approx(kept + layers.front().input_bytes));
 }

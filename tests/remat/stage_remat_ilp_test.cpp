@@ -1,12 +1,13 @@
 // The StageRemat ILP, ppsim form (docs/remat.md, "The ILP (ppsim form)"): exact against exhaustive
 // enumeration on tiny instances, objective == replayed span, budget respected, infeasible-budget
 // message.
+#include "base/index.h"
 #include "remat/stage_remat_ilp.h"
 
+#include "base/error.h"
 #include "remat/baselines.h"
 #include "remat/enumerate.h"
 #include "sim/memory.h"
-#include "base/error.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
@@ -23,7 +24,9 @@ namespace {
 
 using Base = testing::Generated;
 
-Base base(const std::string &name, const ScenarioInput &input) { return testing::generate(name, input); }
+Base base(const std::string &name, const ScenarioInput &input) {
+  return testing::generate(name, input);
+}
 
 constexpr IlpOptions kExact{60, 0};
 
@@ -76,9 +79,11 @@ double least_peak(const Base &b) {
 // RBW as the backward option, the better per device), both replayed by the engine.
 std::pair<double, double> brute_force_least_peak(const Base &b) {
   const int stages = b.scenario.stage_count(), m = b.scenario.microbatches;
-  const bool split = std::any_of(b.schedule.device_ops.begin(), b.schedule.device_ops.end(), [](const auto &ops) {
-    return std::any_of(ops.begin(), ops.end(), [](const Op &op) { return op.kind() == OpKind::backward_weight; });
-  });
+  const bool split =
+      std::any_of(b.schedule.device_ops.begin(), b.schedule.device_ops.end(), [](const auto &ops) {
+        return std::any_of(ops.begin(), ops.end(),
+                           [](const Op &op) { return op.kind() == OpKind::backward_weight; });
+      });
   const int options = split ? 6 : 2;
   const int pairs = stages * m;
   const MemoryTrack &track = budget_track(b.scenario);
@@ -87,25 +92,28 @@ std::pair<double, double> brute_force_least_peak(const Base &b) {
     return *std::max_element(peaks.begin(), peaks.end());
   };
   double least = std::numeric_limits<double>::infinity();
-  std::vector<int> digit(static_cast<std::size_t>(pairs), 0);
+  std::vector<int> digit(ppsim::at(pairs), 0);
   for (bool more = true; more;) {
     RematPlan plan(stages, m);
     for (int k = 0; k < pairs; ++k) {
       RematDecision &d = plan.at(k / m, k % m);
-      d.forward = digit[static_cast<std::size_t>(k)] % 2 ? ForwardRemat::full : ForwardRemat::none;
-      d.backward = static_cast<BackwardRemat>(digit[static_cast<std::size_t>(k)] / 2);
+      d.forward = digit[ppsim::at(k)] % 2 ? ForwardRemat::full : ForwardRemat::none;
+      d.backward = static_cast<BackwardRemat>(digit[ppsim::at(k)] / 2);
     }
     least = std::min(least, largest(plan));
     more = false;
     for (int k = 0; k < pairs && !more; ++k) {
-      if (++digit[static_cast<std::size_t>(k)] < options) more = true;
-      else digit[static_cast<std::size_t>(k)] = 0;
+      if (++digit[ppsim::at(k)] < options)
+        more = true;
+      else
+        digit[ppsim::at(k)] = 0;
     }
   }
   double all_on = std::numeric_limits<double>::infinity();
   for (const BackwardRemat backward : {BackwardRemat::activations, BackwardRemat::full}) {
     RematPlan plan(stages, m);
-    for (int k = 0; k < pairs; ++k) plan.at(k / m, k % m) = {ForwardRemat::full, split ? backward : BackwardRemat::none};
+    for (int k = 0; k < pairs; ++k)
+      plan.at(k / m, k % m) = {ForwardRemat::full, split ? backward : BackwardRemat::none};
     all_on = std::min(all_on, largest(plan));
   }
   return {least, all_on};
@@ -173,13 +181,15 @@ TEST_CASE("infeasible budget names the least peak any plan reaches") {
   const Base b = base("1f1b", input);
   // Unsplit: every F checkpointed; the minimum is one activation alive during R..BW.
   CHECK(least_peak(b) == 1);
-  CHECK_THROWS_WITH_AS(solve_stage_remat(b.scenario, b.schedule, kExact),
-                       "cannot fit schedule '1f1b' within budget 0.5; the least peak any remat plan "
-                       "reaches is 1",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      solve_stage_remat(b.scenario, b.schedule, kExact),
+      "cannot fit schedule '1f1b' within budget 0.5; the least peak any remat plan "
+      "reaches is 1",
+      Error);
 }
 
-TEST_CASE("least peak == brute force with transients, where recomputing everything is not the least") {
+TEST_CASE(
+    "least peak == brute force with transients, where recomputing everything is not the least") {
   // Byte model with transient peaks: a checkpointed forward or a recompute can peak above what
   // keeping the activation costs, so "every option on" is not the least memory (it used to be
   // the pre-check's answer, refusing budgets some plan meets). Random sizes, every plan of
@@ -187,7 +197,9 @@ TEST_CASE("least peak == brute force with transients, where recomputing everythi
   std::mt19937 random(13);
   int full_is_not_least = 0;
   for (int trial = 0; trial < 24; ++trial) {
-    const auto draw = [&](int low, int high) { return static_cast<double>(std::uniform_int_distribution<int>(low, high)(random)); };
+    const auto draw = [&](int low, int high) {
+      return static_cast<double>(std::uniform_int_distribution<int>(low, high)(random));
+    };
     ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
     input.memory_model = MemoryModel::bytes;
     input.bytes.activation = {draw(4, 10)};
@@ -209,7 +221,8 @@ TEST_CASE("least peak == brute force with transients, where recomputing everythi
       for (const double budget : {least, least - 1}) {
         ScenarioInput capped = input;
         capped.cap_bytes = budget;
-        if (!(budget > 0)) continue;
+        if (!(budget > 0))
+          continue;
         const Base c = base(schedule, capped);
         if (budget >= least) {
           solve_and_check(c);
@@ -278,14 +291,17 @@ TEST_CASE("elf form: unsplit BW becomes adjacent B, W (30, not 33, on the split-
   const FormInstance instance = form_instance(b.scenario, b.schedule, IlpForm::elf);
   CHECK(instance.scenario.remat_timing == RematTiming::lumped);
   for (const auto &ops : instance.base.device_ops) {
-    for (const Op &op : ops) CHECK(op.kind() != OpKind::backward_full);
+    for (const Op &op : ops)
+      CHECK(op.kind() != OpKind::backward_full);
   }
-  const RematSolution elf = solve_stage_remat(b.scenario, b.schedule, IlpOptions{60, 0, IlpForm::elf});
+  const RematSolution elf =
+      solve_stage_remat(b.scenario, b.schedule, IlpOptions{60, 0, IlpForm::elf});
   CHECK(elf.status == solver::Status::optimal);
   CHECK_FALSE(elf.first_ops_pinned);
   CHECK(elf.plan.recompute_count() == 0);
   CHECK(elf.simulation.metrics.max_span == Ticks{30 * b.scenario.time_scale.ticks_per_unit});
-  CHECK(elf.objective == doctest::Approx(static_cast<double>(elf.simulation.metrics.max_span.count())));
+  CHECK(elf.objective ==
+        doctest::Approx(static_cast<double>(elf.simulation.metrics.max_span.count())));
 }
 
 TEST_CASE("elf form relaxes the ppsim form in the count model") {
@@ -325,7 +341,8 @@ TEST_CASE("elf form relaxes the ppsim form in the count model") {
   CHECK(reference_only > 0); // the difference of accountings does show on these instances
 }
 
-TEST_CASE("elf form, byte model: the reference checks a forward's transient without its own bytes") {
+TEST_CASE(
+    "elf form, byte model: the reference checks a forward's transient without its own bytes") {
   // p = m = 1, F B W. M_f = 100 with a 50-byte transient during F, budget 120: the engine peaks
   // at 150 during F and no plan fits (a recomputed F peaks there too); the reference checks
   // 0 + Pk_f = 50 at F and accepts keeping everything, which the replay shows over budget.
@@ -344,13 +361,15 @@ TEST_CASE("elf form, byte model: the reference checks a forward's transient with
                        "cannot fit schedule '1f1b-split' within budget 120 bytes; the least peak "
                        "any remat plan reaches is 150 bytes",
                        Error);
-  const RematSolution elf = solve_stage_remat(b.scenario, b.schedule, IlpOptions{60, 0, IlpForm::elf});
+  const RematSolution elf =
+      solve_stage_remat(b.scenario, b.schedule, IlpOptions{60, 0, IlpForm::elf});
   CHECK(elf.plan.recompute_count() == 0);
   CHECK_FALSE(elf.simulation.metrics.feasible);
   CHECK(*elf.simulation.metrics.devices[0].peak_bytes == 150);
 }
 
-TEST_CASE("issue_13 M_w > 0 (ELF's memory left by W): ILP == enumeration, and what W leaves no option frees") {
+TEST_CASE("issue_13 M_w > 0 (ELF's memory left by W): ILP == enumeration, and what W leaves no "
+          "option frees") {
   for (const double k : {1.0, 1.5, 2.0, 2.5}) {
     CAPTURE(k);
     ScenarioInput input = uniform_input(2, 2, {1, 1}, {2, 1}, {1, 1});
@@ -365,10 +384,11 @@ TEST_CASE("issue_13 M_w > 0 (ELF's memory left by W): ILP == enumeration, and wh
   input.cap_activations = 1.25;
   const Base b = base("1f1b-split", input);
   CHECK(least_peak(b) == doctest::Approx(1.5));
-  CHECK_THROWS_WITH_AS(solve_stage_remat(b.scenario, b.schedule, kExact),
-                       "cannot fit schedule '1f1b-split' within budget 1.25; the least peak any remat plan "
-                       "reaches is 1.5",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      solve_stage_remat(b.scenario, b.schedule, kExact),
+      "cannot fit schedule '1f1b-split' within budget 1.25; the least peak any remat plan "
+      "reaches is 1.5",
+      Error);
 }
 
 TEST_CASE("a stage mixing a fused BW and a split B, W: ILP == enumeration, greedy fits") {
@@ -378,13 +398,15 @@ TEST_CASE("a stage mixing a fused BW and a split B, W: ILP == enumeration, greed
     CAPTURE(budget);
     Base b = base("1f1b-split", byte_input(1, budget));
     b.schedule.device_ops[0] = {Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
-                                Op::make(OpKind::backward_full, 0, 0), Op::make(OpKind::backward_input, 0, 1),
+                                Op::make(OpKind::backward_full, 0, 0),
+                                Op::make(OpKind::backward_input, 0, 1),
                                 Op::make(OpKind::backward_weight, 0, 1)};
     check_against_enumeration(b);
     const auto greedy = greedy_plan(b.scenario, b.schedule);
     if (greedy) {
-      CHECK(greedy->at(0, 0).backward == BackwardRemat::none);  // BW0 has no backward option
-      for (const double peak : device_peaks(b.scenario, apply_plan(b.schedule, *greedy), budget_track(b.scenario)))
+      CHECK(greedy->at(0, 0).backward == BackwardRemat::none); // BW0 has no backward option
+      for (const double peak :
+           device_peaks(b.scenario, apply_plan(b.schedule, *greedy), budget_track(b.scenario)))
         CHECK_FALSE(over_cap(peak, budget));
     }
   }

@@ -10,8 +10,9 @@ using ppsim::testing::uniform_input;
 
 TEST_CASE("auto mode ranks schedules by replayed span and the winner changes with the budget") {
   ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
-  input.costs_per_device = true;  // V shapes split the work over 2 chunks, on their own tick scale
-  const std::vector<std::string> candidates{"1f1b", "1f1b-split", "zb-h1", "zb-h2", "zb-v", "v-half"};
+  input.costs_per_device = true; // V shapes split the work over 2 chunks, on their own tick scale
+  const std::vector<std::string> candidates{"1f1b",  "1f1b-split", "zb-h1",
+                                            "zb-h2", "zb-v",       "v-half"};
   const auto winner_at = [&](double k) {
     input.cap_activations = k;
     const std::vector<AutoCandidate> ranked = rank_schedules(input, candidates, {60, 0}, 2);

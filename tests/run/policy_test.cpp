@@ -55,9 +55,9 @@ TEST_CASE("file policy reads the CSV of docs/remat.md, Simple policies") {
   std::remove(path.c_str());
   CHECK_THROWS_WITH_AS(with_policy(b, "file:" + path),
                        "remat_policy_test.csv: cannot open the remat plan file", Error);
-  CHECK_THROWS_WITH_AS(with_policy(b, "some"),
-                       "unknown remat policy 'some' (expected none, full, selective, ilp or file:PATH)",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      with_policy(b, "some"),
+      "unknown remat policy 'some' (expected none, full, selective, ilp or file:PATH)", Error);
 }
 
 TEST_CASE("issue_12 selective recomputes every attention core under its own costs") {

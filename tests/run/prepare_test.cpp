@@ -1,5 +1,6 @@
 // From input to a runnable scenario: cost files summed into stages (docs/profiler.md, "The cost
 // file") and CSV imports.
+#include "base/index.h"
 #include "run/prepare.h"
 
 #include "base/error.h"
@@ -25,29 +26,32 @@ struct TemporaryFile {
   ~TemporaryFile() { std::remove(path.c_str()); }
 };
 
-const char *kLayers = "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,activation_bytes_full,"
-                      "output_bytes,param_bytes\n"
-                      "1,0,0.5,1,0.25,100,10,1000\n"
-                      "1,1,0.5,1,0.25,100,10,1000\n"
-                      "1,2,1.5,2,0.75,300,30,3000\n"
-                      "1,3,0.25,0.5,0.125,50,5,500\n";
+const char *kLayers =
+    "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,activation_bytes_full,"
+    "output_bytes,param_bytes\n"
+    "1,0,0.5,1,0.25,100,10,1000\n"
+    "1,1,0.5,1,0.25,100,10,1000\n"
+    "1,2,1.5,2,0.75,300,30,3000\n"
+    "1,3,0.25,0.5,0.125,50,5,500\n";
 
 } // namespace
 
 TEST_CASE("a cost file written and read back gives the stage sums") {
   // Round trip: parse -> write -> file -> scenario loader -> same per-stage costs.
-  const TemporaryFile file("ppsim-run-setup-layers.csv", write_cost_csv(parse_cost_csv(kLayers, "layers.csv")));
+  const TemporaryFile file("ppsim-run-setup-layers.csv",
+                           write_cost_csv(parse_cost_csv(kLayers, "layers.csv")));
   ScenarioInput input;
   input.devices = 2;
   input.microbatches = 4;
   input.costs_file = file.path;
-  const PreparedRun even = prepare_run(input);  // 2 layers per stage
+  const PreparedRun even = prepare_run(input); // 2 layers per stage
   const TimeScale &scale = even.scenario.time_scale;
   CHECK(even.scenario.stage_costs[0].forward == scale.to_ticks({1, 1}));
   CHECK(even.scenario.stage_costs[1].forward == scale.to_ticks({7, 4}));
   CHECK(even.scenario.stage_costs[1].backward_input == scale.to_ticks({5, 2}));
   CHECK(even.scenario.stage_costs[1].backward_weight == scale.to_ticks({7, 8}));
-  CHECK(even.scenario.stage_costs[1].recompute_forward == scale.to_ticks({7, 4}));  // R defaults to F
+  CHECK(even.scenario.stage_costs[1].recompute_forward ==
+        scale.to_ticks({7, 4})); // R defaults to F
   REQUIRE(even.scenario.bytes.has_value());
   CHECK(even.scenario.bytes->stages[1].stored == 350);
   CHECK(even.scenario.bytes->device_constant[1] == 2 * 3500);
@@ -62,7 +66,8 @@ TEST_CASE("a cost file written and read back gives the stage sums") {
   // An explicit value wins over the cost file.
   input.forward = {{3, 1}};
   input.origins["model.F"] = SourceLocation{"s.toml", 2, "model.F"};
-  CHECK(prepare_run(input).scenario.stage_costs[0].forward == prepare_run(input).scenario.time_scale.to_ticks({3, 1}));
+  CHECK(prepare_run(input).scenario.stage_costs[0].forward ==
+        prepare_run(input).scenario.time_scale.to_ticks({3, 1}));
 }
 
 TEST_CASE("a cost file with fewer layers than stages is an error at the field") {
@@ -71,30 +76,33 @@ TEST_CASE("a cost file with fewer layers than stages is an error at the field") 
   input.devices = 8;
   input.costs_file = file.path;
   input.origins["model.costs_file"] = SourceLocation{"s.toml", 4, "model.costs_file"};
-  CHECK_THROWS_WITH_AS(prepare_run(input),
-                       "s.toml:4: field 'model.costs_file': the cost file has 4 layers, fewer than the 8 stages", Error);
+  CHECK_THROWS_WITH_AS(
+      prepare_run(input),
+      "s.toml:4: field 'model.costs_file': the cost file has 4 layers, fewer than the 8 stages",
+      Error);
 }
 
 TEST_CASE("every registered in-flight formula is the peak a run of the schedule measures") {
   int checked = 0;
   for (const ScheduleInfo &info : schedule_registry()) {
-    if (!info.in_flight || !info.one_stage_per_device(0)) continue;
+    if (!info.in_flight || !info.one_stage_per_device(0))
+      continue;
     for (const int p : {2, 3, 4, 6}) {
       ScenarioInput input;
       input.schedule = info.name;
       input.devices = p;
       input.microbatches = 4 * p;
       const std::vector<int> measured = measured_in_flight(input);
-      REQUIRE(measured.size() == static_cast<std::size_t>(p));
+      REQUIRE(measured.size() == ppsim::at(p));
       for (int stage = 0; stage < p; ++stage) {
         CAPTURE(info.name);
         CAPTURE(p);
-        CHECK(measured[static_cast<std::size_t>(stage)] == info.in_flight(p, stage));
+        CHECK(measured[ppsim::at(stage)] == info.in_flight(p, stage));
       }
       ++checked;
     }
   }
-  CHECK(checked == 4 * 4);  // 1f1b, 1f1b-split, zb-h1, zb-h2
+  CHECK(checked == 4 * 4); // 1f1b, 1f1b-split, zb-h1, zb-h2
 }
 
 TEST_CASE("a partition with a schedule file is refused at model.partition") {
@@ -102,8 +110,9 @@ TEST_CASE("a partition with a schedule file is refused at model.partition") {
   input.schedule_file = "order.csv";
   input.partition = "balanced";
   input.origins["model.partition"] = SourceLocation{"s.toml", 7, "model.partition"};
-  CHECK_THROWS_WITH_AS(prepare_run(input),
-                       "s.toml:7: field 'model.partition': splits the layers for a generated schedule; with a "
-                       "schedule file give model.layers_per_stage",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      prepare_run(input),
+      "s.toml:7: field 'model.partition': splits the layers for a generated schedule; with a "
+      "schedule file give model.layers_per_stage",
+      Error);
 }

@@ -17,7 +17,8 @@ namespace {
 Sweep sweep_from(const std::string &text) {
   return parse_sweep(text, "sweep.toml", "", [](const std::string &path) {
     REQUIRE(path == "base.toml");
-    return parse_scenario("[pipeline]\nschedule = \"gpipe\"\nmicrobatches = 4\n[cluster]\ndevices = 2\n", path);
+    return parse_scenario(
+        "[pipeline]\nschedule = \"gpipe\"\nmicrobatches = 4\n[cluster]\ndevices = 2\n", path);
   });
 }
 
@@ -30,19 +31,23 @@ std::string error_of(const std::string &text) {
   return "no error";
 }
 
-std::vector<std::string> values_at(const Sweep &sweep, std::size_t index) { return sweep.point(index).values; }
+std::vector<std::string> values_at(const Sweep &sweep, std::size_t index) {
+  return sweep.point(index).values;
+}
 
 TEST_CASE("a grid of more points than the limit is one error, not a wrapped count") {
   // Six axes of 256 values: 2^48 points, past the 2^40 limit (the count used to wrap to 0).
   std::string axes;
-  for (const char *key : {"pipeline.microbatches", "cluster.devices", "pipeline.chunks", "model.F", "model.B",
-                          "model.W"}) {
+  for (const char *key : {"pipeline.microbatches", "cluster.devices", "pipeline.chunks", "model.F",
+                          "model.B", "model.W"}) {
     axes += fmt::format("\"{}\" = [", key);
-    for (int value = 1; value <= 256; ++value) axes += fmt::format("{}{}", value == 1 ? "" : ", ", value);
+    for (int value = 1; value <= 256; ++value)
+      axes += fmt::format("{}{}", value == 1 ? "" : ", ", value);
     axes += "]\n";
   }
   CHECK(error_of("base = \"base.toml\"\n[axes]\n" + axes) ==
-        "sweep.toml: the axes make more than 1099511627776 points (the product of their lengths); split the sweep");
+        "sweep.toml: the axes make more than 1099511627776 points (the product of their lengths); "
+        "split the sweep");
   // Five of them, 2^40 exactly, are taken.
   const std::string five = axes.substr(0, axes.rfind("\"model.W\""));
   CHECK(sweep_from("base = \"base.toml\"\n[axes]\n" + five).size() == std::size_t{1} << 40);
@@ -122,7 +127,8 @@ TEST_CASE("dotted keys, list values and a sweep with no axis") {
 }
 
 TEST_CASE("run ids are stable hashes of the parameter values") {
-  const std::string text = "[axes]\n\"pipeline.microbatches\" = [4, 8]\n\"cluster.devices\" = [2, 4]\n";
+  const std::string text =
+      "[axes]\n\"pipeline.microbatches\" = [4, 8]\n\"cluster.devices\" = [2, 4]\n";
   const Sweep sweep = sweep_from(text);
   std::set<std::string> ids;
   for (std::size_t k = 0; k < sweep.size(); ++k) {
@@ -132,10 +138,12 @@ TEST_CASE("run ids are stable hashes of the parameter values") {
   }
   CHECK(ids.size() == 4);
   // Same parameters, same id, whatever the position: adding a value to an axis keeps old ids.
-  const Sweep longer = sweep_from("[axes]\n\"pipeline.microbatches\" = [2, 4, 8]\n\"cluster.devices\" = [2, 4]\n");
+  const Sweep longer =
+      sweep_from("[axes]\n\"pipeline.microbatches\" = [2, 4, 8]\n\"cluster.devices\" = [2, 4]\n");
   CHECK(longer.point(2).id == sweep.point(0).id);
   CHECK(longer.point(5).id == sweep.point(3).id);
-  // A fixed value, independent of the machine (FNV-1a of "pipeline.microbatches=4\ncluster.devices=2\n").
+  // A fixed value, independent of the machine (FNV-1a of
+  // "pipeline.microbatches=4\ncluster.devices=2\n").
   CHECK(sweep.point(0).id == sweep_from(text).point(0).id);
   CHECK(sweep.point(0).id != sweep.point(1).id);
 }
@@ -149,7 +157,8 @@ TEST_CASE("shards take runs with k mod N == i and cover the run list once") {
   std::vector<int> covered(10, 0);
   for (std::size_t i = 0; i < 3; ++i) {
     const Shard part = parse_shard(std::to_string(i) + "/3", "--shard");
-    for (std::size_t k = 0; k < covered.size(); ++k) covered[k] += part.contains(k) ? 1 : 0;
+    for (std::size_t k = 0; k < covered.size(); ++k)
+      covered[k] += part.contains(k) ? 1 : 0;
   }
   CHECK(covered == std::vector<int>(10, 1));
   for (const char *bad : {"3/3", "1", "a/2", "1/0", "-1/2", "1/2x"}) {
@@ -158,7 +167,8 @@ TEST_CASE("shards take runs with k mod N == i and cover the run list once") {
       (void)parse_shard(bad, "--shard");
       FAIL("accepted");
     } catch (const Error &error) {
-      CHECK(std::string(error.what()) == fmt::format("field '--shard': expected i/N with 0 <= i < N, got \"{}\"", bad));
+      CHECK(std::string(error.what()) ==
+            fmt::format("field '--shard': expected i/N with 0 <= i < N, got \"{}\"", bad));
     }
   }
 }
@@ -171,19 +181,23 @@ TEST_CASE("sweep errors name the file, the line and the field") {
   CHECK(error_of("[axes]\n\"cluster.devices\" = [2, 2]\n") ==
         "sweep.toml:2: field 'cluster.devices': value 2 is listed twice");
   CHECK(error_of("[[zip]]\n\"model.F\" = [1, 2]\n\"model.B\" = [1]\n") ==
-        "sweep.toml:3: field 'model.B': has 1 values but 'model.F' has 2: axes that advance together need "
+        "sweep.toml:3: field 'model.B': has 1 values but 'model.F' has 2: axes that advance "
+        "together need "
         "equal lengths");
-  CHECK(error_of("mode = \"zip\"\n[axes]\n\"cluster.devices\" = [2, 4]\n\"pipeline.microbatches\" = [8]\n") ==
-        "sweep.toml:4: field 'pipeline.microbatches': has 1 values but 'cluster.devices' has 2: axes that "
-        "advance together need equal lengths");
+  CHECK(error_of("mode = \"zip\"\n[axes]\n\"cluster.devices\" = [2, 4]\n\"pipeline.microbatches\" "
+                 "= [8]\n") == "sweep.toml:4: field 'pipeline.microbatches': has 1 values but "
+                               "'cluster.devices' has 2: axes that "
+                               "advance together need equal lengths");
   CHECK(error_of("[axes]\n\"model.F\" = [1]\n[[zip]]\n\"model.F\" = [2]\n") ==
         "sweep.toml:4: field 'model.F': is swept twice");
-  CHECK(error_of("mode = \"random\"\n") == "sweep.toml:1: field 'mode': expected \"product\" or \"zip\"");
+  CHECK(error_of("mode = \"random\"\n") ==
+        "sweep.toml:1: field 'mode': expected \"product\" or \"zip\"");
   CHECK(error_of("basis = \"x\"\n") ==
         "sweep.toml:1: unknown sweep key 'basis' (expected base, mode, axes, zip or output)");
-  CHECK(error_of("[output]\nmetrics = [\"makespan\", \"makespam\"]\n") ==
-        "sweep.toml:2: field 'output.metrics': unknown metric 'makespam', did you mean 'makespan'?");
-  CHECK(error_of("[axes\n") .rfind("sweep.toml:1: malformed TOML:", 0) == 0);
+  CHECK(
+      error_of("[output]\nmetrics = [\"makespan\", \"makespam\"]\n") ==
+      "sweep.toml:2: field 'output.metrics': unknown metric 'makespam', did you mean 'makespan'?");
+  CHECK(error_of("[axes\n").rfind("sweep.toml:1: malformed TOML:", 0) == 0);
 }
 
 TEST_CASE("a value that does not fit its field marks its point with the sweep line") {
@@ -191,7 +205,8 @@ TEST_CASE("a value that does not fit its field marks its point with the sweep li
   CHECK(sweep.point(0).input.devices == 2);
   CHECK(sweep.point(0).error.empty());
   CHECK(sweep.point(1).values == std::vector<std::string>{"-1"});
-  CHECK(sweep.point(1).error == "sweep.toml:3: field 'cluster.devices': expected an integer >= 1, got -1");
+  CHECK(sweep.point(1).error ==
+        "sweep.toml:3: field 'cluster.devices': expected an integer >= 1, got -1");
 }
 
 TEST_CASE("results files: rows keyed by run, a torn last line dropped, bad rows located") {
@@ -210,9 +225,12 @@ TEST_CASE("results files: rows keyed by run, a torn last line dropped, bad rows 
     }
     return std::string("no error");
   };
-  CHECK(error_of_results("run,run_id,x\n0,aa\n") == "out.csv:2: expected 3 fields starting with a run number, got 2");
-  CHECK(error_of_results("run,run_id\nx,aa\n") == "out.csv:2: expected 2 fields starting with a run number, got 2");
-  CHECK(error_of_results("a,b\n") == "out.csv:1: not a sweep results file (no 'run' and 'run_id' columns)");
+  CHECK(error_of_results("run,run_id,x\n0,aa\n") ==
+        "out.csv:2: expected 3 fields starting with a run number, got 2");
+  CHECK(error_of_results("run,run_id\nx,aa\n") ==
+        "out.csv:2: expected 2 fields starting with a run number, got 2");
+  CHECK(error_of_results("a,b\n") ==
+        "out.csv:1: not a sweep results file (no 'run' and 'run_id' columns)");
   CHECK(error_of_results("") == "out.csv: empty results file");
 }
 
@@ -225,24 +243,30 @@ TEST_CASE("results rows: parameters, identity, metrics and the reason of a failu
 metrics = ["makespan", "bubble_ratio", "recompute_time"]
 )");
   CHECK(sweep_columns(sweep) ==
-        std::vector<std::string>{"run", "run_id", "points", "pipeline.schedule", "cluster.K", "schedule", "p", "m", "v",
-                                 "remat_policy", "feasible", "makespan", "bubble_ratio", "recompute_time", "error"});
-  const SweepPoint fits = sweep.point(1);  // gpipe, K = 8
+        std::vector<std::string>{"run", "run_id", "points", "pipeline.schedule", "cluster.K",
+                                 "schedule", "p", "m", "v", "remat_policy", "feasible", "makespan",
+                                 "bubble_ratio", "recompute_time", "error"});
+  const SweepPoint fits = sweep.point(1); // gpipe, K = 8
   const PreparedRun run = prepare_run(fits.input);
   const Simulation simulation = simulate(run.scenario, run.schedule);
   const SimulationReport report{run.scenario, run.schedule, simulation, std::nullopt, {}};
   // gpipe p=2 m=4 F=B=W=1: makespan (m + p - 1) * (F + B + W) = 15, bubble 3/15.
-  CHECK(sweep_row(sweep, fits, &report, "") == fmt::format("1,{},4,gpipe,8,gpipe,2,4,1,none,true,15,0.2,0,", fits.id));
+  CHECK(sweep_row(sweep, fits, &report, "") ==
+        fmt::format("1,{},4,gpipe,8,gpipe,2,4,1,none,true,15,0.2,0,", fits.id));
 
-  const SweepPoint over = sweep.point(0);  // gpipe, K = 1: over the cap
+  const SweepPoint over = sweep.point(0); // gpipe, K = 1: over the cap
   const PreparedRun over_run = prepare_run(over.input);
   const Simulation over_simulation = simulate(over_run.scenario, over_run.schedule);
-  const SimulationReport over_report{over_run.scenario, over_run.schedule, over_simulation, std::nullopt, {}};
+  const SimulationReport over_report{
+      over_run.scenario, over_run.schedule, over_simulation, std::nullopt, {}};
   CHECK(sweep_row(sweep, over, &over_report, "") ==
-        fmt::format("0,{},4,gpipe,1,gpipe,2,4,1,none,false,15,0.2,0,device 0 exceeds the memory cap: 2 > 1", over.id));
+        fmt::format(
+            "0,{},4,gpipe,1,gpipe,2,4,1,none,false,15,0.2,0,device 0 exceeds the memory cap: 2 > 1",
+            over.id));
 
   CHECK(sweep_row(sweep, sweep.point(2), nullptr, "m < 2p, \"quoted\"") ==
-        fmt::format("2,{},4,1f1b,1,1f1b,2,4,,none,false,,,,\"m < 2p, \"\"quoted\"\"\"", sweep.point(2).id));
+        fmt::format("2,{},4,1f1b,1,1f1b,2,4,,none,false,,,,\"m < 2p, \"\"quoted\"\"\"",
+                    sweep.point(2).id));
 }
 
 TEST_CASE("results rows carry the sweep's point count when the file has a points column") {
@@ -256,13 +280,15 @@ TEST_CASE("results rows carry the sweep's point count when the file has a points
   } catch (const Error &refused) {
     error = refused.what();
   }
-  CHECK(error == "out.csv:2: field 'points': expected the sweep's point count (more than run 3), got \"3\"");
+  CHECK(error ==
+        "out.csv:2: field 'points': expected the sweep's point count (more than run 3), got \"3\"");
 }
 
 TEST_CASE("csv fields round trip through quoting") {
   const std::vector<std::string> fields{"plain", "a,b", "say \"hi\"", "", "[ 1, 2 ]"};
   std::string line = csv_field(fields[0]);
-  for (std::size_t i = 1; i < fields.size(); ++i) line += "," + csv_field(fields[i]);
+  for (std::size_t i = 1; i < fields.size(); ++i)
+    line += "," + csv_field(fields[i]);
   CHECK(line == "plain,\"a,b\",\"say \"\"hi\"\"\",,\"[ 1, 2 ]\"");
   CHECK(split_csv_line(line) == fields);
 }

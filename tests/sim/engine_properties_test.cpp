@@ -1,6 +1,7 @@
 // Properties of the engine on seeded random valid orders (several placements, split and fused
 // backward, latency, contention): every op runs once, dependencies and latencies hold, one op at a
 // time per device, ASAP starts, makespan == DAG longest path, peak == max prefix sum.
+#include "base/index.h"
 #include "sim/critical_path.h"
 #include "sim/dependencies.h"
 #include "sim/engine.h"
@@ -28,54 +29,63 @@ struct RandomCase {
 Schedule random_order(const Scenario &scenario, bool split, std::mt19937 &random) {
   const int stages = scenario.stage_count();
   const int m = scenario.microbatches;
-  std::vector<int> next_stage_done_f(static_cast<std::size_t>(m), -1);  // last stage whose F is placed
-  std::vector<int> lowest_b(static_cast<std::size_t>(m), stages);       // lowest stage whose B is placed
+  std::vector<int> next_stage_done_f(ppsim::at(m), -1); // last stage whose F is placed
+  std::vector<int> lowest_b(ppsim::at(m), stages);      // lowest stage whose B is placed
   std::map<std::pair<int, int>, bool> w_pending;
   Schedule schedule;
   schedule.name = "random";
-  schedule.device_ops.resize(static_cast<std::size_t>(scenario.devices));
-  std::size_t total = static_cast<std::size_t>(stages) * m * (split ? 3 : 2);
+  schedule.device_ops.resize(ppsim::at(scenario.devices));
+  std::size_t total = ppsim::at(stages) * m * (split ? 3 : 2);
   while (total > 0) {
     std::vector<Op> ready;
     for (int j = 0; j < m; ++j) {
-      const auto jj = static_cast<std::size_t>(j);
-      if (next_stage_done_f[jj] + 1 < stages) ready.push_back(Op::make(OpKind::forward, next_stage_done_f[jj] + 1, j));
+      const auto jj = ppsim::at(j);
+      if (next_stage_done_f[jj] + 1 < stages)
+        ready.push_back(Op::make(OpKind::forward, next_stage_done_f[jj] + 1, j));
       if (next_stage_done_f[jj] == stages - 1 && lowest_b[jj] > 0) {
-        ready.push_back(Op::make(split ? OpKind::backward_input : OpKind::backward_full, lowest_b[jj] - 1, j));
+        ready.push_back(
+            Op::make(split ? OpKind::backward_input : OpKind::backward_full, lowest_b[jj] - 1, j));
       }
     }
     for (const auto &[key, pending] : w_pending) {
-      if (pending) ready.push_back(Op::make(OpKind::backward_weight, key.first, key.second));
+      if (pending)
+        ready.push_back(Op::make(OpKind::backward_weight, key.first, key.second));
     }
     const Op op = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(random)];
-    const auto j = static_cast<std::size_t>(op.first.microbatch);
+    const auto j = ppsim::at(op.first.microbatch);
     if (op.kind() == OpKind::forward) {
       next_stage_done_f[j] = op.first.stage;
     } else if (op.kind() == OpKind::backward_weight) {
       w_pending[{op.first.stage, op.first.microbatch}] = false;
     } else {
       lowest_b[j] = op.first.stage;
-      if (split) w_pending[{op.first.stage, op.first.microbatch}] = true;
+      if (split)
+        w_pending[{op.first.stage, op.first.microbatch}] = true;
     }
-    schedule.device_ops[static_cast<std::size_t>(scenario.stage_device[static_cast<std::size_t>(op.first.stage)])]
-        .push_back(op);
+    schedule.device_ops[ppsim::at(scenario.stage_device[ppsim::at(op.first.stage)])].push_back(op);
     --total;
   }
   return schedule;
 }
 
 RandomCase random_case(std::mt19937 &random, bool contention) {
-  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(random); };
+  const auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
   ScenarioInput input;
   input.devices = pick(1, 5);
   input.microbatches = pick(1, 7);
-  const PlacementKind kinds[] = {PlacementKind::single_wave, PlacementKind::round_robin, PlacementKind::v_shape};
+  const PlacementKind kinds[] = {PlacementKind::single_wave, PlacementKind::round_robin,
+                                 PlacementKind::v_shape};
   const PlacementKind kind = kinds[pick(0, 2)];
-  const int chunks = kind == PlacementKind::single_wave ? 1 : kind == PlacementKind::v_shape ? 2 * pick(1, 2) : pick(1, 3);
+  const int chunks = kind == PlacementKind::single_wave ? 1
+                     : kind == PlacementKind::v_shape   ? 2 * pick(1, 2)
+                                                        : pick(1, 3);
   const std::vector<int> placement = make_placement(kind, input.devices, chunks);
   const auto costs = [&]() {
     std::vector<Rational> values;
-    for (std::size_t s = 0; s < placement.size(); ++s) values.push_back({pick(0, 6), pick(1, 3)});
+    for (std::size_t s = 0; s < placement.size(); ++s)
+      values.push_back({pick(0, 6), pick(1, 3)});
     return values;
   };
   input.forward = costs();
@@ -100,19 +110,20 @@ void check_properties(const RandomCase &random_case) {
   // Every op ran once, for exactly its duration, one at a time per device.
   std::vector<Ticks> arrival(result.start.size(), Ticks{});
   for (const Dependency &edge : graph.edges) {
-    const Ticks arrives = result.end[static_cast<std::size_t>(edge.producer)] + edge.transfer;
-    CHECK(result.start[static_cast<std::size_t>(edge.consumer)] >= arrives);
-    arrival[static_cast<std::size_t>(edge.consumer)] = std::max(arrival[static_cast<std::size_t>(edge.consumer)], arrives);
+    const Ticks arrives = result.end[ppsim::at(edge.producer)] + edge.transfer;
+    CHECK(result.start[ppsim::at(edge.consumer)] >= arrives);
+    arrival[ppsim::at(edge.consumer)] = std::max(arrival[ppsim::at(edge.consumer)], arrives);
   }
   for (int g = 0; g < schedule.device_count(); ++g) {
-    const auto &ops = schedule.device_ops[static_cast<std::size_t>(g)];
+    const auto &ops = schedule.device_ops[ppsim::at(g)];
     Ticks free{};
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto e = static_cast<std::size_t>(locator.entry_offset(g)) + i;
+      const auto e = ppsim::at(locator.entry_offset(g)) + i;
       CHECK(result.end[e] - result.start[e] == op_duration(scenario, ops[i]));
       CHECK(result.start[e] >= free);
       // ASAP without contention: the start is exactly the later of device free and last arrival.
-      if (!scenario.link.contention) CHECK(result.start[e] == std::max(free, arrival[e]));
+      if (!scenario.link.contention)
+        CHECK(result.start[e] == std::max(free, arrival[e]));
       free = result.end[e];
     }
   }
@@ -127,15 +138,19 @@ void check_properties(const RandomCase &random_case) {
   for (int g = 0; g < schedule.device_count(); ++g) {
     double resident = 0;
     double peak = 0;
-    for (const Op &op : schedule.device_ops[static_cast<std::size_t>(g)]) {
-      const StageMemory &stage = scenario.activations.stages[static_cast<std::size_t>(op.first.stage)];
-      if (op.kind() == OpKind::forward) resident += stage.stored;
+    for (const Op &op : schedule.device_ops[ppsim::at(g)]) {
+      const StageMemory &stage = scenario.activations.stages[ppsim::at(op.first.stage)];
+      if (op.kind() == OpKind::forward)
+        resident += stage.stored;
       peak = std::max(peak, resident);
-      if (op.kind() == OpKind::backward_full) resident -= stage.stored;
-      if (op.kind() == OpKind::backward_input) resident -= stage.stored - stage.kept_after_b;
-      if (op.kind() == OpKind::backward_weight) resident -= stage.kept_after_b;
+      if (op.kind() == OpKind::backward_full)
+        resident -= stage.stored;
+      if (op.kind() == OpKind::backward_input)
+        resident -= stage.stored - stage.kept_after_b;
+      if (op.kind() == OpKind::backward_weight)
+        resident -= stage.kept_after_b;
     }
-    CHECK(simulation.metrics.devices[static_cast<std::size_t>(g)].peak_activations == doctest::Approx(peak));
+    CHECK(simulation.metrics.devices[ppsim::at(g)].peak_activations == doctest::Approx(peak));
   }
 }
 

@@ -1,5 +1,6 @@
 // Oracles of docs/oracles.md, "Single wave, fused backward" (GPipe, 1F1B) and engine semantics
 // (docs/model.md, "Engine").
+#include "base/index.h"
 #include "sim/engine.h"
 #include "sim/metrics.h"
 
@@ -21,13 +22,15 @@ namespace {
 
 std::vector<double> device_values(const testing::Run &run, Ticks DeviceMetrics::*member) {
   std::vector<double> values;
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) values.push_back(run.units(device.*member));
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    values.push_back(run.units(device.*member));
   return values;
 }
 
 std::vector<double> peaks(const testing::Run &run) {
   std::vector<double> values;
-  for (const DeviceMetrics &device : run.simulation.metrics.devices) values.push_back(device.peak_activations);
+  for (const DeviceMetrics &device : run.simulation.metrics.devices)
+    values.push_back(device.peak_activations);
   return values;
 }
 
@@ -80,8 +83,8 @@ TEST_CASE("unsplit single-wave table of docs/oracles.md") {
     CAPTURE(row.schedule);
     CAPTURE(row.p);
     CAPTURE(row.m);
-    const auto run = run_schedule(row.schedule, uniform_input(row.p, row.m, {row.f, 1}, {row.b, 1},
-                                                             {0, 1}, {row.c, 1}));
+    const auto run = run_schedule(
+        row.schedule, uniform_input(row.p, row.m, {row.f, 1}, {row.b, 1}, {0, 1}, {row.c, 1}));
     CHECK(run.units(run.simulation.metrics.makespan) == row.makespan);
     CHECK(peaks(run) == row.peak);
   }
@@ -145,7 +148,8 @@ TEST_CASE("issue_17 run_on_threads: every task once, whatever the thread count")
     std::atomic<int> next{0};
     std::vector<std::atomic<int>> done(500);
     ppsim::run_on_threads(threads, [&] {
-      for (int k = next++; k < 500; k = next++) ++done[static_cast<std::size_t>(k)];
+      for (int k = next++; k < 500; k = next++)
+        ++done[ppsim::at(k)];
     });
     CHECK(std::all_of(done.begin(), done.end(), [](const std::atomic<int> &d) { return d == 1; }));
   }
@@ -156,7 +160,8 @@ TEST_CASE("issue_17 run_on_threads rethrows a worker's exception after joining e
   const auto run = [&] {
     ppsim::run_on_threads(4, [&] {
       for (int k = next++; k < 100; k = next++) {
-        if (k == 37) throw std::runtime_error("task 37 failed");
+        if (k == 37)
+          throw std::runtime_error("task 37 failed");
       }
     });
   };

@@ -41,7 +41,8 @@ TEST_CASE("blocking sends occupy the sender for the transfer") {
 }
 
 TEST_CASE("bandwidth adds bytes / bandwidth to the latency") {
-  // 1 MB over 1 GB/s = 1 ms, plus 0.5 ms latency: GPipe p=2 m=1 F=B=1 -> (m+p-1)(F+B) + 2 * 1.5 = 7.
+  // 1 MB over 1 GB/s = 1 ms, plus 0.5 ms latency: GPipe p=2 m=1 F=B=1 -> (m+p-1)(F+B) + 2 * 1.5
+  // = 7.
   ScenarioInput input = uniform_input(2, 1, {1, 1}, {1, 1}, {0, 1}, {1, 2});
   input.bytes.output = {1e6};
   input.bandwidth_bytes_per_second = 1e9;

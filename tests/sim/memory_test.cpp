@@ -31,9 +31,9 @@ TEST_CASE("byte model: parameters, transient peaks and the first op over the cap
   input.bytes.peak_backward_input = {7};
   input.memory_model = MemoryModel::bytes;
   input.cap_bytes = 226;
-  const Simulation simulation =
-      run_manual(input, {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
-                          Op::make(OpKind::backward_full, 0, 0), Op::make(OpKind::backward_full, 0, 1)}});
+  const Simulation simulation = run_manual(
+      input, {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
+               Op::make(OpKind::backward_full, 0, 0), Op::make(OpKind::backward_full, 0, 1)}});
   REQUIRE(simulation.metrics.devices[0].peak_bytes.has_value());
   CHECK(*simulation.metrics.devices[0].peak_bytes == 227);
   CHECK_FALSE(simulation.metrics.feasible);
@@ -67,9 +67,11 @@ TEST_CASE("backward remat RBW: B drops what W needs and RBW rebuilds it") {
   ScenarioInput input = uniform_input(1, 1, {1, 1}, {1, 1}, {1, 1});
   const Simulation simulation =
       run_manual(input, {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::backward_input, 0, 0),
-                          Op::make(OpKind::recompute_full_backward, 0, 0), Op::make(OpKind::backward_weight, 0, 0)}});
+                          Op::make(OpKind::recompute_full_backward, 0, 0),
+                          Op::make(OpKind::backward_weight, 0, 0)}});
   std::vector<double> resident;
-  for (const MemoryPoint &point : simulation.activations.devices[0].timeline) resident.push_back(point.resident);
+  for (const MemoryPoint &point : simulation.activations.devices[0].timeline)
+    resident.push_back(point.resident);
   CHECK(resident == std::vector<double>{0, 1, 1, 1, 0, 1, 1, 1, 0});
 }
 
@@ -79,13 +81,13 @@ TEST_CASE("w_stash splits the release between B and W") {
   ScenarioInput input = uniform_input(1, 2, {1, 1}, {1, 1}, {1, 1});
   input.w_stash = 0.5;
   const Simulation simulation = run_manual(
-      input, {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1), Op::make(OpKind::backward_input, 0, 0),
-               Op::make(OpKind::backward_input, 0, 1), Op::make(OpKind::backward_weight, 0, 0),
-               Op::make(OpKind::backward_weight, 0, 1)}});
+      input, {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
+               Op::make(OpKind::backward_input, 0, 0), Op::make(OpKind::backward_input, 0, 1),
+               Op::make(OpKind::backward_weight, 0, 0), Op::make(OpKind::backward_weight, 0, 1)}});
   const auto &timeline = simulation.activations.devices[0].timeline;
   CHECK(simulation.metrics.devices[0].peak_activations == 2);
-  CHECK(timeline[6].resident == 1.5);  // after the first B
-  CHECK(timeline[8].resident == 1);    // after the second B
+  CHECK(timeline[6].resident == 1.5); // after the first B
+  CHECK(timeline[8].resident == 1);   // after the second B
 }
 
 TEST_CASE("byte model RBW keeps the checkpoint after B and rebuilds the rest (docs/remat.md)") {
@@ -98,10 +100,12 @@ TEST_CASE("byte model RBW keeps the checkpoint after B and rebuilds the rest (do
   input.bytes.peak_backward_input = {7};
   const Simulation simulation =
       run_manual(input, {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::backward_input, 0, 0),
-                          Op::make(OpKind::recompute_full_backward, 0, 0), Op::make(OpKind::backward_weight, 0, 0)}});
+                          Op::make(OpKind::recompute_full_backward, 0, 0),
+                          Op::make(OpKind::backward_weight, 0, 0)}});
   REQUIRE(simulation.bytes.has_value());
   std::vector<double> resident;
-  for (const MemoryPoint &point : simulation.bytes->devices[0].timeline) resident.push_back(point.resident);
+  for (const MemoryPoint &point : simulation.bytes->devices[0].timeline)
+    resident.push_back(point.resident);
   CHECK(resident == std::vector<double>{0, 100, 100, 100, 10, 100, 100, 100, 0});
   CHECK(simulation.bytes->devices[0].peak == 197);
 }

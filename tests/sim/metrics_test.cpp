@@ -15,16 +15,19 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-std::vector<double> values(const Scenario &scenario, const Metrics &metrics, Ticks DeviceMetrics::*member) {
+std::vector<double> values(const Scenario &scenario, const Metrics &metrics,
+                           Ticks DeviceMetrics::*member) {
   std::vector<double> result;
-  for (const DeviceMetrics &device : metrics.devices) result.push_back(scenario.time_scale.to_units(device.*member));
+  for (const DeviceMetrics &device : metrics.devices)
+    result.push_back(scenario.time_scale.to_units(device.*member));
   return result;
 }
 
 } // namespace
 
 TEST_CASE("1F1B p=2 m=2 F=B=W=1: per-device start, end, span, busy, idle and the bubble ratios") {
-  // Device 0: F0 [0,1] F1 [1,2] BW0 [4,6] BW1 [7,9]; device 1: F0 [1,2] BW0 [2,4] F1 [4,5] BW1 [5,7].
+  // Device 0: F0 [0,1] F1 [1,2] BW0 [4,6] BW1 [7,9]; device 1: F0 [1,2] BW0 [2,4] F1 [4,5] BW1
+  // [5,7].
   const auto generated = generate("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
   const Simulation simulation = simulate(generated.scenario, generated.schedule);
   const Scenario &scenario = generated.scenario;
@@ -60,7 +63,8 @@ TEST_CASE("recomputation counts as busy but not as ideal work") {
   std::vector<Op> with_recompute;
   for (const Op &op : ops) {
     if (op.kind() == OpKind::backward_full) {
-      with_recompute.push_back(Op::make(OpKind::recompute_forward, op.first.stage, op.first.microbatch));
+      with_recompute.push_back(
+          Op::make(OpKind::recompute_forward, op.first.stage, op.first.microbatch));
     }
     with_recompute.push_back(op);
   }
@@ -79,7 +83,8 @@ TEST_CASE("recomputation counts as busy but not as ideal work") {
         std::vector<double>{0.5, 0});
 }
 
-TEST_CASE("a count cap the schedule exceeds makes the run infeasible, with one violation per device") {
+TEST_CASE(
+    "a count cap the schedule exceeds makes the run infeasible, with one violation per device") {
   ScenarioInput input = uniform_input(3, 4, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 2;
   const auto generated = generate("1f1b", input);
@@ -109,7 +114,8 @@ TEST_CASE("the byte model's budget decides feasibility when memory_model is byte
   // Device 0 holds two activations of 1000 bytes at its peak, device 1 one: a budget between
   // the two peaks fails device 0 only.
   CHECK(*fits.metrics.devices[0].peak_bytes > *fits.metrics.devices[1].peak_bytes);
-  const double budget = (*fits.metrics.devices[0].peak_bytes + *fits.metrics.devices[1].peak_bytes) / 2;
+  const double budget =
+      (*fits.metrics.devices[0].peak_bytes + *fits.metrics.devices[1].peak_bytes) / 2;
   testing::set_accounting_bytes(input, budget);
   const auto tight = generate("1f1b", input);
   const Metrics metrics = simulate(tight.scenario, tight.schedule).metrics;
@@ -121,6 +127,6 @@ TEST_CASE("the byte model's budget decides feasibility when memory_model is byte
 
 TEST_CASE("simulate validates the schedule first") {
   auto generated = generate("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
-  generated.schedule.device_ops[1].pop_back();  // drop BW(1,1)
+  generated.schedule.device_ops[1].pop_back(); // drop BW(1,1)
   CHECK_THROWS_AS(simulate(generated.scenario, generated.schedule), ppsim::Error);
 }

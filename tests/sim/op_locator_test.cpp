@@ -1,4 +1,5 @@
 // sim/op_locator: (kind, stage, microbatch) -> schedule entry, entries numbered device by device.
+#include "base/index.h"
 #include "sim/op_locator.h"
 
 #include "base/assert.h"
@@ -21,12 +22,11 @@ Op make(OpKind kind, int stage, int microbatch) { return Op::make(kind, stage, m
 
 TEST_CASE("OpLocator numbers entries device by device and maps both halves of an OV") {
   Schedule schedule;
-  schedule.device_ops = {
-      {make(OpKind::forward, 0, 0), make(OpKind::forward, 0, 1), make(OpKind::backward_full, 0, 0),
-       make(OpKind::backward_full, 0, 1)},
-      {make(OpKind::forward, 1, 0),
-       Op::overlap({OpKind::forward, 1, 1}, {OpKind::backward_full, 1, 0}),
-       make(OpKind::backward_full, 1, 1)}};
+  schedule.device_ops = {{make(OpKind::forward, 0, 0), make(OpKind::forward, 0, 1),
+                          make(OpKind::backward_full, 0, 0), make(OpKind::backward_full, 0, 1)},
+                         {make(OpKind::forward, 1, 0),
+                          Op::overlap({OpKind::forward, 1, 1}, {OpKind::backward_full, 1, 0}),
+                          make(OpKind::backward_full, 1, 1)}};
   const OpLocator locator(schedule, 2, 2);
   CHECK(locator.entry_count() == 7);
   CHECK(locator.entry_offset(0) == 0);
@@ -37,13 +37,13 @@ TEST_CASE("OpLocator numbers entries device by device and maps both halves of an
   CHECK(locator.find({OpKind::backward_full, 0, 0}) == 2);
   CHECK(locator.find({OpKind::backward_full, 0, 1}) == 3);
   CHECK(locator.find({OpKind::forward, 1, 0}) == 4);
-  CHECK(locator.find({OpKind::forward, 1, 1}) == 5);        // the OV's forward
-  CHECK(locator.find({OpKind::backward_full, 1, 0}) == 5);  // the OV's backward
+  CHECK(locator.find({OpKind::forward, 1, 1}) == 5);       // the OV's forward
+  CHECK(locator.find({OpKind::backward_full, 1, 0}) == 5); // the OV's backward
   CHECK(locator.find({OpKind::backward_full, 1, 1}) == 6);
   const std::vector<int> devices{0, 0, 0, 0, 1, 1, 1};
   for (std::int32_t entry = 0; entry < 7; ++entry) {
     CAPTURE(entry);
-    CHECK(locator.device_of(entry) == devices[static_cast<std::size_t>(entry)]);
+    CHECK(locator.device_of(entry) == devices[ppsim::at(entry)]);
   }
   CHECK(locator.duplicates().empty());
 }

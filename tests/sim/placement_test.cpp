@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <vector>
 
-using ppsim::PlacementKind;
 using ppsim::make_placement;
+using ppsim::PlacementKind;
 using V = std::vector<int>;
 
 TEST_CASE("single wave: stage s on device s, chunks ignored") {
@@ -31,7 +31,8 @@ TEST_CASE("V shape: down then back up, repeated per pair of chunks") {
   // Every device holds v stages.
   const V placement = make_placement(PlacementKind::v_shape, 4, 6);
   REQUIRE(placement.size() == 24);
-  for (int g = 0; g < 4; ++g) CHECK(std::count(placement.begin(), placement.end(), g) == 6);
+  for (int g = 0; g < 4; ++g)
+    CHECK(std::count(placement.begin(), placement.end(), g) == 6);
 }
 
 TEST_CASE("dual pipe: pipe 0 on 0..p-1, pipe 1 on p-1..0, whatever the chunks") {

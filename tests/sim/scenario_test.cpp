@@ -6,11 +6,11 @@
 #include <doctest/doctest.h>
 
 using ppsim::Op;
+using ppsim::op_duration;
 using ppsim::OpKind;
 using ppsim::OpRef;
 using ppsim::Scenario;
 using ppsim::Ticks;
-using ppsim::op_duration;
 
 namespace {
 
@@ -95,7 +95,7 @@ TEST_CASE("pipe entry and exit stages, single pipe and DualPipe") {
   Scenario dual;
   dual.stage_device = {0, 1, 2, 2, 1, 0};
   dual.pipes = 2;
-  dual.microbatches = 4;  // per pipe
+  dual.microbatches = 4; // per pipe
   CHECK(dual.stages_per_pipe() == 3);
   CHECK(dual.total_microbatches() == 8);
   for (int s = 0; s < 6; ++s) {

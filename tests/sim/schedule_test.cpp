@@ -5,10 +5,10 @@
 
 #include <string>
 
+using ppsim::describe;
 using ppsim::Op;
 using ppsim::OpKind;
 using ppsim::OpRef;
-using ppsim::describe;
 
 TEST_CASE("op_kind_token names every kind") {
   CHECK(ppsim::op_kind_token(OpKind::forward) == "F");
@@ -26,7 +26,8 @@ TEST_CASE("is_recompute is true for R, RW and RBW only") {
   for (int k = 0; k < ppsim::kOpKindCount; ++k) {
     const auto kind = static_cast<OpKind>(k);
     CAPTURE(ppsim::op_kind_token(kind));
-    const bool expected = kind == OpKind::recompute_forward || kind == OpKind::recompute_weight_inputs ||
+    const bool expected = kind == OpKind::recompute_forward ||
+                          kind == OpKind::recompute_weight_inputs ||
                           kind == OpKind::recompute_full_backward;
     CHECK(ppsim::is_recompute(kind) == expected);
   }
@@ -55,8 +56,10 @@ TEST_CASE("describe prints the form of messages and reports") {
   CHECK(describe(Op::make(OpKind::forward, 2, 3)) == "F(2,3)");
   CHECK(describe(Op::make(OpKind::backward_full, 0, 1)) == "BW(0,1)");
   CHECK(describe(Op::make(OpKind::recompute_full_backward, 10, 12)) == "RBW(10,12)");
-  CHECK(describe(Op::overlap({OpKind::forward, 0, 7}, {OpKind::backward_full, 7, 3})) == "OV(F(0,7);BW(7,3))");
-  CHECK(describe(Op::overlap({OpKind::forward, 1, 0}, {OpKind::backward_input, 2, 4})) == "OV(F(1,0);B(2,4))");
+  CHECK(describe(Op::overlap({OpKind::forward, 0, 7}, {OpKind::backward_full, 7, 3})) ==
+        "OV(F(0,7);BW(7,3))");
+  CHECK(describe(Op::overlap({OpKind::forward, 1, 0}, {OpKind::backward_input, 2, 4})) ==
+        "OV(F(1,0);B(2,4))");
   // A level shows after the kind; level 0 is the plain R.
   CHECK(describe(OpRef{OpKind::recompute_forward, 1, 4, 2}) == "R2(1,4)");
   CHECK(describe(OpRef{OpKind::recompute_forward, 1, 4, 0}) == "R(1,4)");

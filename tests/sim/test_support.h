@@ -17,7 +17,7 @@ inline ScenarioInput uniform_input(int p, int m, Rational f, Rational b, Rationa
   input.devices = p;
   input.microbatches = m;
   input.chunks = v;
-  input.costs_per_device = false;  // the oracles state one chunk's costs
+  input.costs_per_device = false; // the oracles state one chunk's costs
   input.forward = {f};
   input.backward_input = {b};
   input.backward_weight = {w};
@@ -72,6 +72,8 @@ inline Run run_schedule(const std::string &name, const ScenarioInput &input,
 }
 
 /// Exact ticks of a rational time in a run's scale.
-inline Ticks ticks(const Run &run, Rational value) { return run.scenario.time_scale.to_ticks(value); }
+inline Ticks ticks(const Run &run, Rational value) {
+  return run.scenario.time_scale.to_ticks(value);
+}
 
 } // namespace ppsim::testing

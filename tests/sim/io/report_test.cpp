@@ -1,6 +1,6 @@
 // Text, JSON and CSV reports (docs/model.md, "Command line and JSON") on the O-1 oracle.
-#include "sim/io/report.h"
 #include "base/decimal.h"
+#include "sim/io/report.h"
 
 #include "../test_support.h"
 
@@ -10,8 +10,10 @@
 using namespace ppsim;
 
 TEST_CASE("json has the keys of docs/model.md, 'Command line and JSON' with the oracle values") {
-  const auto run = testing::run_schedule("1f1b", testing::uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
-  const SimulationReport report{run.scenario, run.schedule, run.simulation, Ticks{27}, {"a \"quoted\" warning"}};
+  const auto run =
+      testing::run_schedule("1f1b", testing::uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  const SimulationReport report{
+      run.scenario, run.schedule, run.simulation, Ticks{27}, {"a \"quoted\" warning"}};
   const nlohmann::json json = nlohmann::json::parse(report_json(report));
   CHECK(json["schedule"] == "1f1b");
   CHECK(json["p"] == 4);
@@ -48,15 +50,19 @@ TEST_CASE("violations are reported with the op that first exceeds the cap") {
   CHECK(json["violations"][0]["time"] == 2);
   CHECK(json["violations"][0]["resident"] == 3);
   CHECK(json["violations"][1]["op"] == "F(1,2)");
-  CHECK(report_text(report).find("over the cap: device 0 at F(0,2) (2): 3 > 2\n") != std::string::npos);
+  CHECK(report_text(report).find("over the cap: device 0 at F(0,2) (2): 3 > 2\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("csv has a stable header and one row") {
-  const auto run = testing::run_schedule("gpipe", testing::uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {1, 2}));
+  const auto run =
+      testing::run_schedule("gpipe", testing::uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {1, 2}));
   const SimulationReport report{run.scenario, run.schedule, run.simulation, std::nullopt, {}};
-  CHECK(report_csv_header() == "schedule,p,m,v,feasible,makespan,max_span,ideal,bubble_ratio,span_bubble_ratio,"
-                               "peak_activations,peak_bytes,best_lower_bound,gap");
-  CHECK(report_csv_row(report).rfind("gpipe,4,8,1,true,36,36,24,0.3333333333333333,0.3333333333333333,8,,,", 0) == 0);
+  CHECK(report_csv_header() ==
+        "schedule,p,m,v,feasible,makespan,max_span,ideal,bubble_ratio,span_bubble_ratio,"
+        "peak_activations,peak_bytes,best_lower_bound,gap");
+  CHECK(report_csv_row(report).rfind(
+            "gpipe,4,8,1,true,36,36,24,0.3333333333333333,0.3333333333333333,8,,,", 0) == 0);
 }
 
 TEST_CASE("text reports round to 4 significant digits without exponents, bytes in their unit") {

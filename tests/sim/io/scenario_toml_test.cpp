@@ -1,8 +1,8 @@
 // Scenario TOML (docs/scenario.md) and the one field setter shared with flags and sweeps.
 #include "sim/io/scenario_toml.h"
 
-#include "base/error.h"
 #include "base/decimal.h"
+#include "base/error.h"
 #include "sim/scenario_builder.h"
 #include "sim/schedules/registry.h"
 
@@ -77,16 +77,22 @@ timing = "lumped"
 }
 
 TEST_CASE("bad values name file, line and field") {
-  CHECK(error_of("[cluster]\ndevices = 0\n") == "s.toml:2: field 'cluster.devices': expected an integer >= 1, got 0");
-  CHECK(error_of("[cluster]\ndevices = 2.5\n") == "s.toml:2: field 'cluster.devices': expected an integer, got 2.5");
-  CHECK(error_of("[model]\nF = \"fast\"\n") == "s.toml:2: field 'model.F': expected a number, got \"fast\"");
+  CHECK(error_of("[cluster]\ndevices = 0\n") ==
+        "s.toml:2: field 'cluster.devices': expected an integer >= 1, got 0");
+  CHECK(error_of("[cluster]\ndevices = 2.5\n") ==
+        "s.toml:2: field 'cluster.devices': expected an integer, got 2.5");
+  CHECK(error_of("[model]\nF = \"fast\"\n") ==
+        "s.toml:2: field 'model.F': expected a number, got \"fast\"");
   CHECK(error_of("[model]\nF = []\n") == "s.toml:2: field 'model.F': expected at least one value");
-  CHECK(error_of("[model]\nw_stash = 2\n") == "s.toml:2: field 'model.w_stash': expected a fraction in [0, 1], got 2");
+  CHECK(error_of("[model]\nw_stash = 2\n") ==
+        "s.toml:2: field 'model.w_stash': expected a fraction in [0, 1], got 2");
   CHECK(error_of("[cluster]\nmemory_model = \"paged\"\n") ==
         "s.toml:2: field 'cluster.memory_model': expected one of count, zb, bytes, got \"paged\"");
   CHECK(error_of("[cluster.link]\nbandwidth = \"fast\"\n") ==
-        "s.toml:2: field 'cluster.link.bandwidth': expected a bandwidth such as \"50GB/s\" or \"inf\", got \"fast\"");
-  CHECK(error_of("[cluster.link]\ncontention = 1\n") == "s.toml:2: field 'cluster.link.contention': expected true or false, got 1");
+        "s.toml:2: field 'cluster.link.bandwidth': expected a bandwidth such as \"50GB/s\" or "
+        "\"inf\", got \"fast\"");
+  CHECK(error_of("[cluster.link]\ncontention = 1\n") ==
+        "s.toml:2: field 'cluster.link.contention': expected true or false, got 1");
   CHECK(error_of("[pipline]\nschedule = \"1f1b\"\n") ==
         "s.toml:2: unknown field 'pipline.schedule', did you mean 'pipeline.schedule'?");
   CHECK(error_of("[model\nF = 1\n").rfind("s.toml:1: malformed TOML: ", 0) == 0);
@@ -126,8 +132,10 @@ TEST_CASE("exact decimal, size and bandwidth parsing") {
 }
 
 TEST_CASE("issue_13 M_w, what W leaves allocated, is a scenario field in both units") {
-  const ScenarioInput input = parse_scenario(
-      "[model]\nw_stash = 0.75\nw_residue = 0.25\n[model.memory]\nact_bytes = 1000\nkept_after_w = 100\n", "s.toml");
+  const ScenarioInput input =
+      parse_scenario("[model]\nw_stash = 0.75\nw_residue = 0.25\n[model.memory]\nact_bytes = "
+                     "1000\nkept_after_w = 100\n",
+                     "s.toml");
   CHECK(input.w_residue == 0.25);
   REQUIRE(input.bytes.kept_after_w.size() == 1);
   CHECK(input.bytes.kept_after_w[0] == 100);
@@ -145,7 +153,8 @@ TEST_CASE("issue_13 M_w, what W leaves allocated, is a scenario field in both un
   CHECK(build_error("[model]\nw_stash = 0.5\nw_residue = 0.75\n") ==
         "s.toml:3: field 'model.w_residue': W cannot leave more (0.75) than B keeps for it (0.5)");
   CHECK(build_error("[model.memory]\nact_bytes = 1000\nkept_after_b = 200\nkept_after_w = 300\n") ==
-        "s.toml:4: field 'model.memory.kept_after_w': stage 0 keeps 300 bytes after W, more than the 200 bytes B "
+        "s.toml:4: field 'model.memory.kept_after_w': stage 0 keeps 300 bytes after W, more than "
+        "the 200 bytes B "
         "keeps for it");
 }
 

@@ -1,4 +1,5 @@
 // SVG Gantt writer: document structure, one box per op, titles, labels and memory curves.
+#include "base/index.h"
 #include "sim/io/svg.h"
 
 #include "../test_support.h"
@@ -33,7 +34,7 @@ std::size_t count(const std::string &text, const std::string &needle) {
 std::size_t ops_of_kind(const Schedule &schedule, OpKind kind) {
   std::size_t found = 0;
   for (const auto &ops : schedule.device_ops) {
-    found += static_cast<std::size_t>(
+    found += ppsim::at(
         std::count_if(ops.begin(), ops.end(), [&](const Op &op) { return op.kind() == kind; }));
   }
   return found;

@@ -43,10 +43,11 @@ TEST_CASE("import translates F, I, B, W and drops idle cells") {
   const ImportedSchedule imported =
       parse_torch_csv("0F0,,0F1,None,0I0,0W0,0B1,0REDUCE_GRAD\n,1F0,1B0,1F1,1B1\n", "s.csv");
   REQUIRE(imported.schedule.device_count() == 2);
-  CHECK(imported.schedule.device_ops[0] ==
-        std::vector<Op>{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
-                        Op::make(OpKind::backward_input, 0, 0), Op::make(OpKind::backward_weight, 0, 0),
-                        Op::make(OpKind::backward_full, 0, 1)});
+  CHECK(imported.schedule.device_ops[0] == std::vector<Op>{Op::make(OpKind::forward, 0, 0),
+                                                           Op::make(OpKind::forward, 0, 1),
+                                                           Op::make(OpKind::backward_input, 0, 0),
+                                                           Op::make(OpKind::backward_weight, 0, 0),
+                                                           Op::make(OpKind::backward_full, 0, 1)});
   CHECK(imported.schedule.device_ops[1].size() == 4);
   CHECK(imported.placement == std::vector<int>{0, 1});
   CHECK(imported.microbatches == 2);
@@ -56,7 +57,8 @@ TEST_CASE("import translates F, I, B, W and drops idle cells") {
 
 TEST_CASE("overlapped pairs and a V placement are inferred from the rows") {
   // Device 0 holds stages 0 and 3, device 1 stages 1 and 2 (V placement, p = 2).
-  const ImportedSchedule imported = parse_torch_csv("0F0,3F0,(0F1;3B0)OVERLAP_F_B\n1F0,2F0\n", "v.csv");
+  const ImportedSchedule imported =
+      parse_torch_csv("0F0,3F0,(0F1;3B0)OVERLAP_F_B\n1F0,2F0\n", "v.csv");
   CHECK(imported.placement == std::vector<int>{0, 1, 1, 0});
   CHECK(imported.chunks == 2);
   CHECK(imported.schedule.device_ops[0][2] ==
@@ -72,12 +74,15 @@ TEST_CASE("malformed cells name file, line and cell") {
     }
     return std::string("no error");
   };
-  CHECK(error_of("0F0\n1Q0\n") ==
-        "bad.csv:2: action '1Q0': unknown action 'Q' (expected F, I, B, W, BW or a communication action)");
-  CHECK(error_of("F0\n") == "bad.csv:1: action 'F0': expected <stage><action><microbatch>, such as 2F0");
-  CHECK(error_of("0F\n") == "bad.csv:1: action '0F': expected a microbatch number after the action");
-  CHECK(error_of("(0F0;1F0)OVERLAP_F_B\n") == "bad.csv:1: action '(0F0;1F0)OVERLAP_F_B': an overlapped action "
-                                              "pairs a forward with a backward");
+  CHECK(error_of("0F0\n1Q0\n") == "bad.csv:2: action '1Q0': unknown action 'Q' (expected F, I, B, "
+                                  "W, BW or a communication action)");
+  CHECK(error_of("F0\n") ==
+        "bad.csv:1: action 'F0': expected <stage><action><microbatch>, such as 2F0");
+  CHECK(error_of("0F\n") ==
+        "bad.csv:1: action '0F': expected a microbatch number after the action");
+  CHECK(error_of("(0F0;1F0)OVERLAP_F_B\n") ==
+        "bad.csv:1: action '(0F0;1F0)OVERLAP_F_B': an overlapped action "
+        "pairs a forward with a backward");
   CHECK(error_of("0F0\n0B0\n") == "bad.csv:2: stage 0 appears on device 0 and device 1");
   CHECK(error_of("0F0\n2F0\n") == "bad.csv: stage 1 never appears");
   CHECK(error_of("\n\n") == "bad.csv: the schedule has no actions");
@@ -99,11 +104,13 @@ TEST_CASE("export writes PyTorch actions and refuses what PyTorch cannot express
   Schedule with_recompute = small.schedule;
   with_recompute.device_ops[0].insert(with_recompute.device_ops[0].begin() + 1,
                                       Op::make(OpKind::recompute_forward, 0, 0));
-  CHECK_THROWS_WITH_AS(write_torch_csv(small.scenario, with_recompute),
-                       "op R(0,0) has no PyTorch action (the torch CSV format has no recomputation)", Error);
+  CHECK_THROWS_WITH_AS(
+      write_torch_csv(small.scenario, with_recompute),
+      "op R(0,0) has no PyTorch action (the torch CSV format has no recomputation)", Error);
 }
 
-TEST_CASE("issue_16 PyTorch's older action names (B input gradient, BW full backward) are detected") {
+TEST_CASE(
+    "issue_16 PyTorch's older action names (B input gradient, BW full backward) are detected") {
   // A B and a W of one (stage, microbatch), no I: B is the input gradient.
   const ImportedSchedule split = parse_torch_csv("0F0,0B0,0W0\n", "old.csv");
   CHECK(split.older_vocabulary);
@@ -130,10 +137,13 @@ TEST_CASE("issue_16 every generator PyTorch can express round-trips through both
     for (std::size_t i = 0; i < exported.text.size(); ++i) {
       const char c = exported.text[i];
       const bool action = i > 0 && exported.text[i - 1] >= '0' && exported.text[i - 1] <= '9';
-      older += action && c == 'B' ? std::string("BW") : action && c == 'I' ? std::string("B") : std::string(1, c);
+      older += action && c == 'B'   ? std::string("BW")
+               : action && c == 'I' ? std::string("B")
+                                    : std::string(1, c);
     }
     const ImportedSchedule imported = parse_torch_csv(older, "old.csv");
-    const bool has_backward = exported.text.find('B') != std::string::npos || exported.text.find('I') != std::string::npos;
+    const bool has_backward = exported.text.find('B') != std::string::npos ||
+                              exported.text.find('I') != std::string::npos;
     CHECK(imported.older_vocabulary == has_backward);
     CHECK(imported.schedule.device_ops == run.schedule.device_ops);
   }
@@ -147,10 +157,11 @@ TEST_CASE("issue_16 an inferred m blames the cell that set it (microbatches numb
   }
   ScenarioInput input;
   input.schedule_file = path;
-  CHECK_THROWS_WITH_AS(prepare_run(input),
-                       "torch_from_one.csv:1: action '0F2' sets m = 3 (1 + the largest microbatch id), but "
-                       "stage 0 has no forward of microbatch 0; number microbatches from 0, or give -m",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      prepare_run(input),
+      "torch_from_one.csv:1: action '0F2' sets m = 3 (1 + the largest microbatch id), but "
+      "stage 0 has no forward of microbatch 0; number microbatches from 0, or give -m",
+      Error);
   std::remove(path.c_str());
 }
 
@@ -162,13 +173,13 @@ TEST_CASE("issue_16 --torch-spacing: PyTorch's idle cells by a unit-step lock-st
   const PreparedRun gpipe = prepare_run(input);
   // Step by step: a forward waits for the previous stage's, a backward for the next stage's
   // (the last stage for its own forward), each seen in an earlier step.
-  CHECK(write_torch_csv(gpipe.scenario, gpipe.schedule, true).text ==
-        "0F0,0F1,,,,,0B0,0B1\n"
-        ",1F0,1F1,,,1B0,1B1\n"
-        ",,2F0,2F1,2B0,2B1\n");
+  CHECK(write_torch_csv(gpipe.scenario, gpipe.schedule, true).text == "0F0,0F1,,,,,0B0,0B1\n"
+                                                                      ",1F0,1F1,,,1B0,1B1\n"
+                                                                      ",,2F0,2F1,2B0,2B1\n");
   // Every exportable generator: the spaced file imports back to the same order.
   for (const auto &[run, spaced] : exportable_runs(true)) {
     CAPTURE(run.schedule.name);
-    CHECK(parse_torch_csv(spaced.text, "spaced.csv").schedule.device_ops == run.schedule.device_ops);
+    CHECK(parse_torch_csv(spaced.text, "spaced.csv").schedule.device_ops ==
+          run.schedule.device_ops);
   }
 }

@@ -1,4 +1,5 @@
 // Chrome trace writer: parsed back with nlohmann-json and checked against the simulation.
+#include "base/index.h"
 #include "sim/io/trace.h"
 
 #include "../test_support.h"
@@ -57,10 +58,10 @@ TEST_CASE("trace: one X event per op on the compute track with times in microsec
   CHECK(ops.front().at("dur") == 1000);
   std::size_t entry = 0;
   for (int g = 0; g < run.schedule.device_count(); ++g) {
-    for (const Op &op : run.schedule.device_ops[static_cast<std::size_t>(g)]) {
+    for (const Op &op : run.schedule.device_ops[ppsim::at(g)]) {
       CAPTURE(entry);
       const json &event = ops[entry];
-      CHECK(event.at("pid") == g + 1);  // process ids from 1, as Perfetto expects
+      CHECK(event.at("pid") == g + 1); // process ids from 1, as Perfetto expects
       CHECK(event.at("name") == describe(op));
       CHECK(event.at("ts") == 1000 * run.units(run.simulation.result.start[entry]));
       CHECK(event.at("dur") == 1000 * run.units(run.simulation.result.end[entry] -
@@ -131,7 +132,7 @@ TEST_CASE("trace: memory counters follow the ops (resident = forwards started - 
     for (const json &counter : counters) {
       if (counter.at("pid") != g + 1)
         continue;
-      CHECK(counter.at("name") == "memory");  // one track, a series per quantity
+      CHECK(counter.at("name") == "memory"); // one track, a series per quantity
       if (!steps.empty())
         CHECK(counter.at("ts").get<double>() > steps.back().first);
       steps.emplace_back(counter.at("ts"), counter.at("args").at("activations"));
@@ -156,7 +157,7 @@ TEST_CASE("trace: memory counters follow the ops (resident = forwards started - 
       CHECK(value == expected);
       peak = std::max(peak, value);
     }
-    CHECK(peak == run.simulation.metrics.devices[static_cast<std::size_t>(g)].peak_activations);
+    CHECK(peak == run.simulation.metrics.devices[ppsim::at(g)].peak_activations);
     CHECK(steps.back().second == 0);
   }
 }
@@ -211,7 +212,7 @@ TEST_CASE("trace: transfers are X events on the sender's send tracks, never over
     lane_end[track] = start + send.at("dur").get<double>();
   }
   const auto names = thread_names(trace);
-  CHECK(names.at({1, 1}) == "send");  // device 0 is process 1
+  CHECK(names.at({1, 1}) == "send"); // device 0 is process 1
   CHECK(names.at({1, 2}) == "send 2");
   CHECK(names.at({1, 3}) == "send 3");
   CHECK(!names.contains({1, 4}));
@@ -235,7 +236,8 @@ TEST_CASE("trace: overlapped ops name their backward, schedule names are escaped
   CHECK(overlapped > 0);
 }
 
-TEST_CASE("issue_16 trace times are whole nanoseconds: adjacent slices never overlap after conversion") {
+TEST_CASE(
+    "issue_16 trace times are whole nanoseconds: adjacent slices never overlap after conversion") {
   // F = 1/3 ms: in microseconds 333.333..., which a reader converting to nanoseconds could round
   // so that one slice's end passes the next one's start. ppsim writes whole nanoseconds.
   const auto run = run_schedule("1f1b", uniform_input(3, 6, {1, 3}, {2, 3}, {0, 1}));
@@ -244,10 +246,14 @@ TEST_CASE("issue_16 trace times are whole nanoseconds: adjacent slices never ove
     CAPTURE(g);
     std::int64_t previous_end = -1;
     for (const json &op : events(trace, "X", 0)) {
-      if (op.at("pid") != g) continue;
-      const auto ns = [](const json &value) { return static_cast<std::int64_t>(std::llround(value.get<double>() * 1000)); };
+      if (op.at("pid") != g)
+        continue;
+      const auto ns = [](const json &value) {
+        return static_cast<std::int64_t>(std::llround(value.get<double>() * 1000));
+      };
       const std::int64_t start = ns(op.at("ts"));
-      CHECK(static_cast<double>(start) == doctest::Approx(op.at("ts").get<double>() * 1000).epsilon(1e-12));
+      CHECK(static_cast<double>(start) ==
+            doctest::Approx(op.at("ts").get<double>() * 1000).epsilon(1e-12));
       CHECK(start >= previous_end);
       previous_end = start + ns(op.at("dur"));
     }

@@ -1,6 +1,7 @@
 // DualPipeV and DualPipe (docs/schedules.md, "dualpipe and dualpipev"; oracle O-16, README closed
 // forms, O-19 errors).
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/schedules/families.h"
 #include "tests/sim/schedules/oracle_support.h"
 
@@ -89,7 +90,7 @@ TEST_CASE("DualPipeV README bubble (PP/2-1)(F&B + B - 3W) equals max(makespan - 
                                      overlap.denominator};
         CHECK(ppsim::testing::max_makespan_minus_busy(run) == ppsim::testing::ticks(run, bubble));
         // README activation per device: PP + 1 chunks.
-        CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), 2 * p + 1));
+        CHECK(chunk_peaks(run) == std::vector<double>(ppsim::at(p), 2 * p + 1));
       }
     }
   }
@@ -108,7 +109,7 @@ TEST_CASE("DualPipe README bubble (PP/2-1)(F&B + B - 3W) equals max(makespan - b
         const ppsim::Rational bubble{(p / 2 - 1) * (overlap.numerator - overlap.denominator),
                                      overlap.denominator};
         CHECK(ppsim::testing::max_makespan_minus_busy(run) == ppsim::testing::ticks(run, bubble));
-        CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), p + 1));
+        CHECK(chunk_peaks(run) == std::vector<double>(ppsim::at(p), p + 1));
       }
     }
   }

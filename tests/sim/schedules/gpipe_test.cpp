@@ -16,7 +16,8 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-UniformCosts costs(std::int64_t p, std::int64_t m, std::int64_t v, Ticks f, Ticks b, Ticks w, Ticks c) {
+UniformCosts costs(std::int64_t p, std::int64_t m, std::int64_t v, Ticks f, Ticks b, Ticks w,
+                   Ticks c) {
   return UniformCosts{f, b, w, f, c, p, m, v, 0, ppsim::RematTiming::early};
 }
 
@@ -24,18 +25,19 @@ UniformCosts costs(std::int64_t p, std::int64_t m, std::int64_t v, Ticks f, Tick
 
 TEST_CASE("GPipe p=2 m=3: all forwards, then all backwards in microbatch order") {
   const auto generated = generate("gpipe", uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1}));
-  CHECK(orders(generated.schedule) == std::vector<std::string>{
-                                          "F(0,0) F(0,1) F(0,2) BW(0,0) BW(0,1) BW(0,2)",
-                                          "F(1,0) F(1,1) F(1,2) BW(1,0) BW(1,1) BW(1,2)"});
+  CHECK(orders(generated.schedule) ==
+        std::vector<std::string>{"F(0,0) F(0,1) F(0,2) BW(0,0) BW(0,1) BW(0,2)",
+                                 "F(1,0) F(1,1) F(1,2) BW(1,0) BW(1,1) BW(1,2)"});
   CHECK(generated.schedule.name == "gpipe");
 }
 
-TEST_CASE("GPipe with two chunks per device: forwards chunk up, backwards chunk down, per microbatch") {
+TEST_CASE(
+    "GPipe with two chunks per device: forwards chunk up, backwards chunk down, per microbatch") {
   // Round-robin placement, p=2 v=2: device 0 holds stages 0 and 2, device 1 stages 1 and 3.
   const auto generated = generate("gpipe", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2));
-  CHECK(orders(generated.schedule) == std::vector<std::string>{
-                                          "F(0,0) F(2,0) F(0,1) F(2,1) BW(2,0) BW(0,0) BW(2,1) BW(0,1)",
-                                          "F(1,0) F(3,0) F(1,1) F(3,1) BW(3,0) BW(1,0) BW(3,1) BW(1,1)"});
+  CHECK(orders(generated.schedule) ==
+        std::vector<std::string>{"F(0,0) F(2,0) F(0,1) F(2,1) BW(2,0) BW(0,0) BW(2,1) BW(0,1)",
+                                 "F(1,0) F(3,0) F(1,1) F(3,1) BW(3,0) BW(1,0) BW(3,1) BW(1,1)"});
 }
 
 TEST_CASE("GPipe on one device is F then BW per microbatch, no bubble") {
@@ -70,5 +72,6 @@ TEST_CASE("gpipe_closed_form holds for one chunk per device only") {
   const Ticks one{1};
   CHECK(ppsim::schedules::gpipe_closed_form(costs(4, 8, 1, one, one, one, Ticks{0})) == Ticks{33});
   CHECK(ppsim::schedules::gpipe_closed_form(costs(4, 8, 1, one, one, one, Ticks{2})) == Ticks{45});
-  CHECK_FALSE(ppsim::schedules::gpipe_closed_form(costs(4, 8, 2, one, one, one, Ticks{0})).has_value());
+  CHECK_FALSE(
+      ppsim::schedules::gpipe_closed_form(costs(4, 8, 2, one, one, one, Ticks{0})).has_value());
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for the greedy generator tests: the engine's end time of every entry, laid out like a
 // generator's internal times, so "internal times == engine ASAP times" is one == check.
+#include "base/index.h"
 #include "sim/engine.h"
 #include "sim/schedules/greedy.h"
 #include "sim/validate.h"
@@ -16,10 +17,9 @@ inline std::vector<std::vector<Ticks>> engine_ends(const Scenario &scenario,
   const Result result = engine.run();
   std::vector<std::vector<Ticks>> ends(schedule.device_ops.size());
   for (int g = 0; g < schedule.device_count(); ++g) {
-    const auto size = schedule.device_ops[static_cast<std::size_t>(g)].size();
+    const auto size = schedule.device_ops[ppsim::at(g)].size();
     for (std::size_t k = 0; k < size; ++k) {
-      ends[static_cast<std::size_t>(g)].push_back(
-          result.end[static_cast<std::size_t>(engine.locator().entry_offset(g)) + k]);
+      ends[ppsim::at(g)].push_back(result.end[ppsim::at(engine.locator().entry_offset(g)) + k]);
     }
   }
   return ends;

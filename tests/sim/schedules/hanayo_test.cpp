@@ -1,6 +1,7 @@
 // Hanayo in the ELF reference order (docs/schedules.md, "hanayo"; docs/oracles.md, "Multi-chunk
 // placements" full-stage rows).
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/schedules/families.h"
 #include "tests/sim/schedules/oracle_support.h"
 
@@ -82,7 +83,7 @@ TEST_CASE("Hanayo works for m < p (deadlock-free) and needs an even v") {
         CAPTURE(p);
         CAPTURE(m);
         const auto run = run_schedule("hanayo", full_stage(p, m, waves, {1, 1}, {2, 1}));
-        CHECK(run.schedule.op_count() == static_cast<std::size_t>(2 * p * 2 * waves * m));
+        CHECK(run.schedule.op_count() == ppsim::at(2 * p * 2 * waves * m));
       }
     }
   }

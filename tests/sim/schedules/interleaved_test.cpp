@@ -1,6 +1,7 @@
 // Megatron interleaved 1F1B and looped BFS (docs/schedules.md, "interleaved-1f1b and looped-bfs";
 // oracles O-8, O-9, O-10, O-19).
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/megatron_table.h"
 #include "tests/sim/schedules/oracle_support.h"
@@ -74,7 +75,8 @@ TEST_CASE("O-9 / O-19 group-size errors, as Megatron's ValueError and RuntimeErr
   CHECK_THROWS_AS(run_schedule("interleaved-1f1b", input, group(4)), ppsim::Error);
   const auto accepted = run_schedule("interleaved-1f1b", input, group(5));
   CHECK(accepted.schedule.op_count() == 4u * 2 * 10 * 2);
-  CHECK(run_schedule("interleaved-1f1b", input).schedule.device_ops == accepted.schedule.device_ops);
+  CHECK(run_schedule("interleaved-1f1b", input).schedule.device_ops ==
+        accepted.schedule.device_ops);
   CHECK_THROWS_WITH_AS(
       run_schedule("interleaved-1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 1)),
       "schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got 1 (use "
@@ -161,25 +163,27 @@ TEST_CASE("looped BFS: chunk by chunk forwards, reversed backwards, peak v m chu
       const int m = 2 * p + 1;
       const auto grid =
           run_schedule("looped-bfs", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}, {0, 1}, v));
-      CHECK(chunk_peaks(grid) == std::vector<double>(static_cast<std::size_t>(p), v * m));
+      CHECK(chunk_peaks(grid) == std::vector<double>(ppsim::at(p), v * m));
     }
   }
 }
 
 TEST_CASE("issue_16 interleaved 1F1B for every m PyTorch's ScheduleInterleaved1F1B accepts") {
   using ppsim::schedules::pytorch_group_size;
-  CHECK(pytorch_group_size(4, 8) == 4);   // p divides m: Megatron's g = p
-  CHECK(pytorch_group_size(4, 10) == 5);  // 2 rounds of 5
-  CHECK(pytorch_group_size(4, 3) == 3);   // m < p: one round of all m
-  CHECK_THROWS_WITH_AS(pytorch_group_size(4, 9),
-                       "schedule 'interleaved-1f1b': m = 9 does not split into 2 rounds of equal size "
-                       "(PyTorch's rule for p = 4); give --group-size",
-                       ppsim::Error);
+  CHECK(pytorch_group_size(4, 8) == 4);  // p divides m: Megatron's g = p
+  CHECK(pytorch_group_size(4, 10) == 5); // 2 rounds of 5
+  CHECK(pytorch_group_size(4, 3) == 3);  // m < p: one round of all m
+  CHECK_THROWS_WITH_AS(
+      pytorch_group_size(4, 9),
+      "schedule 'interleaved-1f1b': m = 9 does not split into 2 rounds of equal size "
+      "(PyTorch's rule for p = 4); give --group-size",
+      ppsim::Error);
   // m < p runs (PyTorch accepts it): every op once, warm-up of (v - 1) m + 2(p - 1 - r) forwards.
   for (const int m : {1, 2, 3}) {
     CAPTURE(m);
-    const auto run = run_schedule("interleaved-1f1b", uniform_input(4, m, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2));
-    CHECK(run.schedule.op_count() == 4u * static_cast<std::size_t>(m) * 2 * 2);
+    const auto run =
+        run_schedule("interleaved-1f1b", uniform_input(4, m, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2));
+    CHECK(run.schedule.op_count() == 4u * ppsim::at(m) * 2 * 2);
     CHECK(run.simulation.metrics.makespan.count() > 0);
     // Device 3 (r = p - 1): (v - 1) m warm-up forwards, one steady forward, then a backward.
     const auto &last = run.schedule.device_ops[3];
@@ -190,13 +194,15 @@ TEST_CASE("issue_16 interleaved 1F1B for every m PyTorch's ScheduleInterleaved1F
   }
 }
 
-TEST_CASE("issue_16 interleaved zero bubble: zb-h1 at v = 1, the ZB-H1 bubble shrunk by v at v = 2") {
+TEST_CASE(
+    "issue_16 interleaved zero bubble: zb-h1 at v = 1, the ZB-H1 bubble shrunk by v at v = 2") {
   // v = 1: PyTorch's ScheduleInterleavedZeroBubble is ZB-H1 (warm-up p-1-r, W from step r on).
   for (int p = 2; p <= 5; ++p) {
     for (const int m : {1, 2, p, 2 * p, 3 * p + 1}) {
       CAPTURE(p);
       CAPTURE(m);
-      if (m % std::max(1, m / p) != 0) continue;
+      if (m % std::max(1, m / p) != 0)
+        continue;
       auto input = uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}, {0, 1}, 1);
       CHECK(run_schedule("interleaved-zb", input).schedule.device_ops ==
             run_schedule("zb-h1", input).schedule.device_ops);
@@ -215,6 +221,9 @@ TEST_CASE("issue_16 interleaved zero bubble: zb-h1 at v = 1, the ZB-H1 bubble sh
 TEST_CASE("issue_16 interleaved-zb refuses a group size that does not divide m") {
   ppsim::GeneratorOptions options;
   options.group_size = 4;
-  CHECK_THROWS_WITH_AS(run_schedule("interleaved-zb", uniform_input(2, 10, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2), options),
-                       "schedule 'interleaved-zb' needs the group size to divide m, got g = 4, m = 10", ppsim::Error);
+  CHECK_THROWS_WITH_AS(
+      run_schedule("interleaved-zb", uniform_input(2, 10, {1, 1}, {1, 1}, {1, 1}, {0, 1}, 2),
+                   options),
+      "schedule 'interleaved-zb' needs the group size to divide m, got g = 4, m = 10",
+      ppsim::Error);
 }

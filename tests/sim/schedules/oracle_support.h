@@ -14,7 +14,8 @@ inline std::vector<std::string> orders(const Schedule &schedule) {
   std::vector<std::string> rows;
   for (const auto &ops : schedule.device_ops) {
     std::string row;
-    for (const Op &op : ops) row += (row.empty() ? "" : " ") + describe(op);
+    for (const Op &op : ops)
+      row += (row.empty() ? "" : " ") + describe(op);
     rows.push_back(row);
   }
   return rows;

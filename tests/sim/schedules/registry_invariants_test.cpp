@@ -6,6 +6,7 @@
 // bounds" where W ops exist), and re-imports unchanged from its PyTorch CSV export
 // (docs/scenario.md, "PyTorch CSV schedules").
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/io/torch_csv.h"
 #include "sim/metrics.h"
 #include "sim/op_locator.h"
@@ -39,18 +40,18 @@ struct Case {
 };
 
 const ppsim::StageCosts &costs_of(const Scenario &scenario, int stage) {
-  return scenario.stage_costs[static_cast<std::size_t>(stage)];
+  return scenario.stage_costs[ppsim::at(stage)];
 }
 
 int device_of(const Scenario &scenario, int stage) {
-  return scenario.stage_device[static_cast<std::size_t>(stage)];
+  return scenario.stage_device[ppsim::at(stage)];
 }
 
 /// Transfer charged on the edge between `from` and `to` (adjacent stages of one pipe).
 Ticks edge_delay(const Scenario &scenario, int from, int to) {
   if (device_of(scenario, from) == device_of(scenario, to))
     return Ticks{0};
-  return scenario.boundary_transfer[static_cast<std::size_t>(std::min(from, to))];
+  return scenario.boundary_transfer[ppsim::at(std::min(from, to))];
 }
 
 /// The cross-op producers of `op` per docs/model.md, "Dependencies" (an independent
@@ -93,12 +94,12 @@ std::vector<OpRef> producers(const Scenario &scenario, const ppsim::OpLocator &l
 Ticks path_bound(const Scenario &scenario, const Schedule &schedule,
                  const ppsim::OpLocator &locator) {
   const int per_pipe = scenario.stages_per_pipe();
-  std::vector<Ticks> head(static_cast<std::size_t>(scenario.stage_count()));
-  std::vector<Ticks> tail(static_cast<std::size_t>(scenario.stage_count()));
+  std::vector<Ticks> head(ppsim::at(scenario.stage_count()));
+  std::vector<Ticks> tail(ppsim::at(scenario.stage_count()));
   for (int s = 0; s < scenario.stage_count(); ++s) {
     if (s % per_pipe == 0)
       continue;
-    const auto u = static_cast<std::size_t>(s);
+    const auto u = ppsim::at(s);
     const ppsim::StageCosts &before = costs_of(scenario, s - 1);
     bool any_split = false;
     for (int j = 0; j < scenario.microbatches && !any_split; ++j) {
@@ -113,7 +114,7 @@ Ticks path_bound(const Scenario &scenario, const Schedule &schedule,
   for (int g = 0; g < scenario.devices; ++g) {
     Ticks busy{0};
     bool has_weight_op = false;
-    for (const Op &op : schedule.device_ops[static_cast<std::size_t>(g)]) {
+    for (const Op &op : schedule.device_ops[ppsim::at(g)]) {
       busy += ppsim::op_duration(scenario, op);
       has_weight_op = has_weight_op || op.kind() == OpKind::backward_weight;
     }
@@ -122,7 +123,7 @@ Ticks path_bound(const Scenario &scenario, const Schedule &schedule,
     for (int s = 0; s < scenario.stage_count(); ++s) {
       if (device_of(scenario, s) != g)
         continue;
-      const auto u = static_cast<std::size_t>(s);
+      const auto u = ppsim::at(s);
       if (min_head < Ticks{0} || head[u] < min_head)
         min_head = head[u];
       if (min_tail < Ticks{0} || tail[u] < min_tail)
@@ -157,14 +158,14 @@ void check_invariants(const Scenario &scenario, const Schedule &schedule,
       }
     }
   }
-  const auto expected = static_cast<std::size_t>(scenario.stage_count() * scenario.microbatches);
+  const auto expected = ppsim::at(scenario.stage_count() * scenario.microbatches);
   CHECK(forwards == expected);
   CHECK(backward_units == 2 * expected);
 
   for (int g = 0; g < schedule.device_count(); ++g) {
-    const auto &ops = schedule.device_ops[static_cast<std::size_t>(g)];
+    const auto &ops = schedule.device_ops[ppsim::at(g)];
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto entry = static_cast<std::size_t>(locator.entry_offset(g)) + i;
+      const auto entry = ppsim::at(locator.entry_offset(g)) + i;
       CHECK(result.end[entry] == result.start[entry] + ppsim::op_duration(scenario, ops[i]));
       if (i > 0)
         CHECK(result.start[entry] >= result.end[entry - 1]); // one op at a time
@@ -176,9 +177,9 @@ void check_invariants(const Scenario &scenario, const Schedule &schedule,
           if (from == ppsim::OpLocator::kAbsent)
             continue;
           const Ticks ready =
-              result.end[static_cast<std::size_t>(from)] +
-              (producer.stage == ref.stage ? Ticks{0}
-                                           : edge_delay(scenario, producer.stage, ref.stage));
+              result.end[ppsim::at(from)] + (producer.stage == ref.stage
+                                                 ? Ticks{0}
+                                                 : edge_delay(scenario, producer.stage, ref.stage));
           CHECK(result.start[entry] >= ready);
         }
       }

@@ -1,8 +1,8 @@
 // Building-block search (docs/schedules.md, "v-auto"; sail-sg v_auto_schedule.py, arXiv
 // 2405.15362).
 #include "../test_support.h"
-#include "greedy_support.h"
 #include "base/error.h"
+#include "greedy_support.h"
 #include "sim/schedules/v_auto.h"
 
 #include <doctest/doctest.h>

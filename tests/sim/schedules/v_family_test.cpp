@@ -1,8 +1,8 @@
 // V-Min and V-Half (docs/schedules.md, "v-min and v-half"; sail-sg zbv_greedy.py, arXiv
 // 2405.15362).
 #include "../test_support.h"
-#include "greedy_support.h"
 #include "base/error.h"
+#include "greedy_support.h"
 #include "sim/schedules/greedy.h"
 
 #include <doctest/doctest.h>

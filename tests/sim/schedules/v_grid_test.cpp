@@ -1,4 +1,5 @@
 // The V slot grid's ASAP timing and squeeze (docs/schedules.md, "v-auto"), on hand-made grids.
+#include "base/index.h"
 #include "sim/schedules/v_grid.h"
 
 #include <doctest/doctest.h>
@@ -13,7 +14,7 @@ Grid grid_of(const std::vector<std::string> &rows) {
   const std::string letters = "FfBbWw";
   for (int i = 0; i < grid.rows; ++i) {
     for (int j = 0; j < grid.width; ++j) {
-      const char c = rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+      const char c = rows[ppsim::at(i)][ppsim::at(j)];
       if (c != ' ')
         grid.at(i, j) = static_cast<std::int8_t>(letters.find(c));
     }

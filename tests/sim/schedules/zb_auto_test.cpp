@@ -1,8 +1,8 @@
 // ZB automatic heuristic (docs/schedules.md, "zb-auto"; sail-sg zb.py manual_order /
 // initial_solution).
 #include "../test_support.h"
-#include "greedy_support.h"
 #include "base/error.h"
+#include "greedy_support.h"
 #include "sim/schedules/greedy.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,8 @@
 // ZB-V greedy (docs/schedules.md, "zb-v-greedy"; sail-sg zbv.py try_v_schedule / create_schedule).
 #include "../test_support.h"
-#include "greedy_support.h"
 #include "base/error.h"
+#include "base/index.h"
+#include "greedy_support.h"
 #include "sim/schedules/greedy.h"
 
 #include <doctest/doctest.h>
@@ -105,13 +106,14 @@ TEST_CASE("zb-v-greedy with unequal per-stage costs still places every node afte
       CAPTURE(p);
       CAPTURE(m);
       const schedules::TimedSchedule timed = schedules::zb_v_greedy_timed(scenario, p);
-      CHECK(timed.schedule.op_count() == static_cast<std::size_t>(6 * p * m));
+      CHECK(timed.schedule.op_count() == ppsim::at(6 * p * m));
       CHECK(testing::engine_ends(scenario, timed.schedule) == timed.end);
     }
   }
 }
 
-TEST_CASE("issue_16 zb-v-greedy refuses a cap of one activation at m = 16 (it used to spin until an int overflowed)") {
+TEST_CASE("issue_16 zb-v-greedy refuses a cap of one activation at m = 16 (it used to spin until "
+          "an int overflowed)") {
   // The warm-up's count of sweeps without a put was shared by all devices: after one device
   // stopped at 2, the next never saw 2 again. bench/schedules_bench.cpp times every generator
   // on an impossible cap.
@@ -119,5 +121,6 @@ TEST_CASE("issue_16 zb-v-greedy refuses a cap of one activation at m = 16 (it us
   input.chunks = 2;
   input.cap_activations = 1;
   CHECK_THROWS_WITH_AS(run_schedule("zb-v-greedy", input),
-                       doctest::Contains("schedule 'zb-v-greedy' cannot fit memory on device"), Error);
+                       doctest::Contains("schedule 'zb-v-greedy' cannot fit memory on device"),
+                       Error);
 }

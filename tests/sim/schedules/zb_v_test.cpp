@@ -1,5 +1,6 @@
 // ZB-V fixed rule (docs/schedules.md, "zb-v"; oracle O-11; O-19 stages-per-device error).
 #include "base/error.h"
+#include "base/index.h"
 #include "tests/sim/schedules/oracle_support.h"
 
 #include <doctest/doctest.h>
@@ -35,9 +36,9 @@ TEST_CASE("ZB-V closed forms for F = B = W and m >= 2p-1, p <= 6") {
           starts.push_back(r * unit);
         CHECK(per_device(run, &DeviceMetrics::start) == starts);
         CHECK(per_device(run, &DeviceMetrics::span) ==
-              std::vector<double>(static_cast<std::size_t>(p), 6 * m * unit));
+              std::vector<double>(ppsim::at(p), 6 * m * unit));
         CHECK(run.units(run.simulation.metrics.makespan) == (p - 1) * unit + 6 * m * unit);
-        CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), 2 * p));
+        CHECK(chunk_peaks(run) == std::vector<double>(ppsim::at(p), 2 * p));
       }
     }
   }
@@ -49,7 +50,7 @@ TEST_CASE("ZB-V accepts any m >= 1 (surplus microbatches of the rule are dropped
       CAPTURE(p);
       CAPTURE(m);
       const auto run = run_schedule("zb-v", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}));
-      CHECK(run.schedule.op_count() == static_cast<std::size_t>(6 * p * m));
+      CHECK(run.schedule.op_count() == ppsim::at(6 * p * m));
     }
   }
 }

@@ -1,6 +1,7 @@
 // ZB-H1 and ZB-H2 (docs/schedules.md, "zb-h1 and zb-h2"; oracles O-4, O-5 and the split-backward
 // table).
 #include "base/error.h"
+#include "base/index.h"
 #include "sim/op_locator.h"
 #include "tests/sim/schedules/oracle_support.h"
 
@@ -70,9 +71,9 @@ TEST_CASE("O-4 ZB-H1 p=4 m=8 F=B=W=1") {
   const auto zb_run = run_schedule("zb-h1", zb_terms);
   CHECK(chunk_peaks(zb_run) == std::vector<double>{4 * 303104, 127 * 8192, 106 * 8192, 85 * 8192});
 
-  zb_terms.zb_mem_w = {131072};  // a W that adds memory is not the three-term model
-  CHECK_THROWS_WITH_AS(run_schedule("zb-h1", zb_terms), "field 'model.memory.mem_w': expected -mem_f <= mem_w <= 0",
-                       ppsim::Error);
+  zb_terms.zb_mem_w = {131072}; // a W that adds memory is not the three-term model
+  CHECK_THROWS_WITH_AS(run_schedule("zb-h1", zb_terms),
+                       "field 'model.memory.mem_w': expected -mem_f <= mem_w <= 0", ppsim::Error);
 }
 
 TEST_CASE("O-5 ZB-H2 p=4 m=8 F=B=W=1: zero span bubble") {
@@ -107,7 +108,7 @@ TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
         CHECK(run.units(run.simulation.metrics.makespan) ==
               m * (f + b + w) + (p - 1) * (f + b - w));
         CHECK(run.units(max_idle(run)) == (p - 1) * (f + b - w));
-        CHECK(chunk_peaks(run) == std::vector<double>(static_cast<std::size_t>(p), std::min(p, m)));
+        CHECK(chunk_peaks(run) == std::vector<double>(ppsim::at(p), std::min(p, m)));
         std::vector<std::pair<int, int>> outstanding; // (F-B, B-W) = (p-r, r+1)
         for (int r = 0; r < p; ++r)
           outstanding.emplace_back(p - r, r + 1);
@@ -136,8 +137,7 @@ TEST_CASE("ZB-H2 closed forms on a grid (m >= 2p-1)") {
         for (int r = 0; r < p; ++r)
           starts.push_back(r * f);
         CHECK(per_device(run, &DeviceMetrics::start) == starts);
-        CHECK(chunk_peaks(run) ==
-              std::vector<double>(static_cast<std::size_t>(p), std::min(2 * p - 1, m)));
+        CHECK(chunk_peaks(run) == std::vector<double>(ppsim::at(p), std::min(2 * p - 1, m)));
         if (f == b && b == w) {
           CHECK(run.units(run.simulation.metrics.makespan) == (p - 1) * f + m * (f + b + w));
         }
@@ -167,17 +167,21 @@ namespace {
 ppsim::Schedule literal_rule(const ppsim::Schedule &shape, int p, int m, int k) {
   ppsim::Schedule schedule = shape;
   for (int r = 0; r < p; ++r) {
-    auto &ops = schedule.device_ops[static_cast<std::size_t>(r)];
+    auto &ops = schedule.device_ops[ppsim::at(r)];
     ops.clear();
     const int warmup = std::min(k * (p - 1 - r), m);
     int next_forward = 0, next_weight = 0;
-    for (; next_forward < warmup; ++next_forward) ops.push_back(ppsim::Op::make(OpKind::forward, r, next_forward));
+    for (; next_forward < warmup; ++next_forward)
+      ops.push_back(ppsim::Op::make(OpKind::forward, r, next_forward));
     for (int i = 0; i < m; ++i) {
-      if (warmup + i < m) ops.push_back(ppsim::Op::make(OpKind::forward, r, next_forward++));
+      if (warmup + i < m)
+        ops.push_back(ppsim::Op::make(OpKind::forward, r, next_forward++));
       ops.push_back(ppsim::Op::make(OpKind::backward_input, r, i));
-      if (warmup + i >= k * (p - 1)) ops.push_back(ppsim::Op::make(OpKind::backward_weight, r, next_weight++));
+      if (warmup + i >= k * (p - 1))
+        ops.push_back(ppsim::Op::make(OpKind::backward_weight, r, next_weight++));
     }
-    while (next_weight < m) ops.push_back(ppsim::Op::make(OpKind::backward_weight, r, next_weight++));
+    while (next_weight < m)
+      ops.push_back(ppsim::Op::make(OpKind::backward_weight, r, next_weight++));
   }
   return schedule;
 }
@@ -185,9 +189,12 @@ ppsim::Schedule literal_rule(const ppsim::Schedule &shape, int p, int m, int k) 
 } // namespace
 
 TEST_CASE("issue_16 ZB-H1/H2 defer k r weight gradients on device r for every m (ELF's rule)") {
-  // ELF's unit rows: zb-h1 p = 4, m = 2 ends at 11 (the literal rule: 12); zb-h2 p = 4, m = 3 at 14 (15).
-  CHECK(run_schedule("zb-h1", uniform_input(4, 2, {1, 1}, {1, 1}, {1, 1})).simulation.metrics.makespan.count() == 11);
-  CHECK(run_schedule("zb-h2", uniform_input(4, 3, {1, 1}, {1, 1}, {1, 1})).simulation.metrics.makespan.count() == 14);
+  // ELF's unit rows: zb-h1 p = 4, m = 2 ends at 11 (the literal rule: 12); zb-h2 p = 4, m = 3 at 14
+  // (15).
+  CHECK(run_schedule("zb-h1", uniform_input(4, 2, {1, 1}, {1, 1}, {1, 1}))
+            .simulation.metrics.makespan.count() == 11);
+  CHECK(run_schedule("zb-h2", uniform_input(4, 3, {1, 1}, {1, 1}, {1, 1}))
+            .simulation.metrics.makespan.count() == 14);
   // Never slower and never more memory than the literal rule; the same schedule once m >= k(p-1).
   for (int k = 1; k <= 2; ++k) {
     for (int p = 2; p <= 6; ++p) {
@@ -195,12 +202,15 @@ TEST_CASE("issue_16 ZB-H1/H2 defer k r weight gradients on device r for every m 
         CAPTURE(k);
         CAPTURE(p);
         CAPTURE(m);
-        const auto run = run_schedule(k == 1 ? "zb-h1" : "zb-h2", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}));
+        const auto run =
+            run_schedule(k == 1 ? "zb-h1" : "zb-h2", uniform_input(p, m, {1, 1}, {2, 1}, {1, 1}));
         const ppsim::Schedule literal = literal_rule(run.schedule, p, m, k);
         const ppsim::Simulation old = ppsim::simulate(run.scenario, literal);
         CHECK(run.simulation.metrics.makespan <= old.metrics.makespan);
-        CHECK(run.simulation.metrics.max_peak_activations() <= old.metrics.max_peak_activations() + 1e-9);
-        if (m >= k * (p - 1)) CHECK(run.schedule.device_ops == literal.device_ops);
+        CHECK(run.simulation.metrics.max_peak_activations() <=
+              old.metrics.max_peak_activations() + 1e-9);
+        if (m >= k * (p - 1))
+          CHECK(run.schedule.device_ops == literal.device_ops);
       }
     }
   }
