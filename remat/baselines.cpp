@@ -90,7 +90,7 @@ struct GreedyMove {
 class GreedyPlanner {
 public:
   GreedyPlanner(const Scenario &scenario, const Schedule &base)
-      : scenario_(scenario), base_(base), track_(budget_track(scenario)), m_(scenario.microbatches),
+      : scenario_(scenario), track_(budget_track(scenario)), m_(scenario.microbatches),
         expanded_(with_all_slots(base)), plan_(empty_plan(scenario)) {
     const OpLocator locator(base, scenario.stage_count(), m_);
     for (int s = 0; s < scenario.stage_count(); ++s) {
@@ -229,7 +229,6 @@ private:
   }
 
   const Scenario &scenario_;
-  const Schedule &base_;
   const MemoryTrack &track_;
   int m_;
   Schedule expanded_;
