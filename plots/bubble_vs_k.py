@@ -29,9 +29,7 @@ def main():
     ax.set_xlabel(style.budget_label(x_column))
     ax.set_ylabel(("span " if args.metric == "span_bubble_ratio" else "") + "bubble ratio (%)")
     ax.set_ylim(bottom=0)
-    ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)
-    if args.title:
-        ax.set_title(args.title)
+    style.legend_and_title(ax, args)
     style.save(fig, args)
 
 

@@ -25,9 +25,7 @@ def main():
                    color=style.schedule_color(label), label=label, linewidths=0)
     ax.set_xlabel("best lower bound (ms)")
     ax.set_ylabel("simulated makespan (ms)")
-    ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0, markerscale=1.3)
-    if args.title:
-        ax.set_title(args.title)
+    style.legend_and_title(ax, args, markerscale=1.3)
     style.save(fig, args)
 
 

@@ -85,6 +85,13 @@ def figure(width=COLUMN_WIDTH, height=2.2):
     return plt.subplots(figsize=(width, height))
 
 
+def legend_and_title(ax, args, **legend_options):
+    """The legend in rows above the axes, and the title (--title), if any, on the axes."""
+    ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0, **legend_options)
+    if args.title:
+        ax.set_title(args.title)
+
+
 def save(fig, args):
     """Writes the figure `args.output` names (vector PDF, or SVG or PNG by its extension) and,
     with `--png`, a 300 dpi PNG beside it, each through a temporary file and a rename: a kill or

@@ -36,9 +36,7 @@ def main():
                 linewidth=2.5, solid_capstyle="butt")
     ax.set_xlabel(style.budget_label(x_column))
     ax.set_ylabel("makespan / best at this budget")
-    ax.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)
-    if args.title:
-        ax.set_title(args.title)
+    style.legend_and_title(ax, args)
     style.save(fig, args)
 
 

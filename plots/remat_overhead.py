@@ -43,9 +43,7 @@ def main():
     top.set_ylabel("recompute / ideal (%)")
     bottom.set_ylabel("slowdown (%)")
     bottom.set_xlabel(style.budget_label(x_column))
-    top.legend(ncol=3, loc="lower left", bbox_to_anchor=(0, 1.02), borderaxespad=0)
-    if args.title:
-        top.set_title(args.title)
+    style.legend_and_title(top, args)
     style.save(fig, args)
 
 
