@@ -559,19 +559,9 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
   const FormInstance instance = form_instance(given_scenario, given_base, options.form);
   const Scenario &scenario = instance.scenario;
   const Schedule &base = instance.base;
-  // The time limit bounds the whole call, building included (docs/remat.md).
-  StageRematModel built;
-  try {
-    built = ModelBuilder(scenario, base, options.form, false, deadline).build();
-  } catch (const BuildDeadline &) {
-    RematSolution solution;
-    solution.failure = "no plan: the time limit ended while the ILP was being built";
-    solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
-    return solution;
-  }
-
-  // A plan that fits, to start the search from: the greedy one, else the least-peak one (which
-  // also decides that no plan fits). The reference's accounting decides for itself.
+  // A plan that fits, to start the search from: the greedy one (linear, so it is there even
+  // when the limit ends while the model is built), else the least-peak one (which also decides
+  // that no plan fits). The reference's accounting decides for itself.
   std::optional<RematPlan> start;
   if (options.form == IlpForm::ppsim) {
     start = greedy_plan(scenario, base);
@@ -585,9 +575,40 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
       if (whole != start && (!start || span(*whole) < span(*start)))
         start = whole;
     }
-    if (!start)
-      start = least_peak_plan(scenario, base, options.form, deadline);
   }
+  // Recomputation only lengthens ops, so no plan beats the base schedule's own spans.
+  const auto base_span = [&] {
+    return static_cast<double>(simulate(scenario, base).metrics.max_span.count());
+  };
+  const auto finish = [&](RematSolution &solution) {
+    if (solution.found()) {
+      solution.schedule = apply_plan(base, solution.plan);
+      solution.simulation = simulate(scenario, solution.schedule);
+      if (solution.from_start)
+        solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
+    }
+    solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
+    return solution;
+  };
+
+  // The time limit bounds the whole call, building included (docs/remat.md).
+  StageRematModel built;
+  try {
+    built = ModelBuilder(scenario, base, options.form, false, deadline).build();
+  } catch (const BuildDeadline &) {
+    RematSolution solution;
+    if (start) {
+      solution.status = solver::Status::feasible;
+      solution.plan = *start;
+      solution.from_start = true;
+      solution.best_bound = base_span();
+    } else {
+      solution.failure = "no plan: the time limit ended while the ILP was being built";
+    }
+    return finish(solution);
+  }
+  if (options.form == IlpForm::ppsim && !start)
+    start = least_peak_plan(scenario, base, options.form, deadline);
   solver::Options solve_options{std::max(0.0, seconds_left(deadline)), options.relative_gap, false};
   solve_options.preprocess = false;
   if (start)
@@ -608,29 +629,20 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     solution.objective = solved.objective * unit;
     solution.best_bound = solved.best_bound * unit;
   } else if (start && solved.status != solver::Status::failed) {
-    // The limit ended the search before the solver reported: the start is the best plan known.
-    // Recomputation only lengthens ops, so no plan beats the base schedule's own spans, nor the
-    // busiest device's work.
+    // The limit ended the search before the solver reported: the start is the best plan known,
+    // and no plan beats the base schedule's spans nor the busiest device's work.
     solution.status = solver::Status::feasible;
     solution.plan = *start;
     solution.from_start = true;
     solution.best_bound =
-        std::max(built.model.variables[at(built.span_variable)].lower * unit,
-                 static_cast<double>(simulate(scenario, base).metrics.max_span.count()));
+        std::max(built.model.variables[at(built.span_variable)].lower * unit, base_span());
   } else {
     solution.failure =
         solved.status == solver::Status::failed
             ? fmt::format("the ILP solver failed: {}", solved.failure)
             : fmt::format("no plan within the time limit of {} s", options.time_limit_seconds);
   }
-  if (solution.found()) {
-    solution.schedule = apply_plan(base, solution.plan);
-    solution.simulation = simulate(scenario, solution.schedule);
-    if (solution.from_start)
-      solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
-  }
-  solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
-  return solution;
+  return finish(solution);
 }
 
 } // namespace ppsim

@@ -112,3 +112,17 @@ TEST_CASE("issue_13 a time limit returns the best plan so far with its proven bo
   CHECK(solution.best_bound ==
         static_cast<double>(simulate(g.scenario, g.schedule).metrics.max_span.count()));
 }
+
+TEST_CASE("a time limit that ends while the ILP is built still returns the greedy plan") {
+  // A limit of 0 ends at the first check inside the model builder: the greedy start, computed
+  // before, is the answer, bounded by the base schedule's span.
+  const testing::Generated g = profiled("zb-h1", 8, 128, 5.25);
+  const RematSolution solution = solve_stage_remat(g.scenario, g.schedule, IlpOptions{0, 0});
+  check_plan(g.scenario, solution);
+  CHECK(solution.from_start);
+  CHECK(solution.status == solver::Status::feasible);
+  CHECK(solution.plan == *greedy_plan(g.scenario, g.schedule));
+  CHECK(solution.best_bound ==
+        static_cast<double>(simulate(g.scenario, g.schedule).metrics.max_span.count()));
+  CHECK(solution.objective >= solution.best_bound);
+}
