@@ -580,7 +580,7 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
   const auto base_span = [&] {
     return static_cast<double>(simulate(scenario, base).metrics.max_span.count());
   };
-  const auto finish = [&](RematSolution &solution) {
+  const auto finish = [&](RematSolution solution) {
     if (solution.found()) {
       solution.schedule = apply_plan(base, solution.plan);
       solution.simulation = simulate(scenario, solution.schedule);
@@ -605,7 +605,7 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     } else {
       solution.failure = "no plan: the time limit ended while the ILP was being built";
     }
-    return finish(solution);
+    return finish(std::move(solution));
   }
   if (options.form == IlpForm::ppsim && !start)
     start = least_peak_plan(scenario, base, options.form, deadline);
@@ -642,7 +642,7 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
             ? fmt::format("the ILP solver failed: {}", solved.failure)
             : fmt::format("no plan within the time limit of {} s", options.time_limit_seconds);
   }
-  return finish(solution);
+  return finish(std::move(solution));
 }
 
 } // namespace ppsim
