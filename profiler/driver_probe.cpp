@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "profiler/shared_library.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <optional>
 
@@ -65,6 +66,14 @@ std::string init_failure(int code) {
 
 std::unique_ptr<DriverApi> system_driver(const std::string &library) {
   return std::make_unique<SystemDriver>(library);
+}
+
+bool driver_loaded(const std::string &library) {
+  void *handle = ::dlopen(library.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr)
+    return false;
+  ::dlclose(handle); // RTLD_NOLOAD took a reference
+  return true;
 }
 
 DriverProbe probe_driver(DriverApi &driver) {

@@ -39,6 +39,10 @@ struct DriverProbe {
 /// each failure mapped to a sentence.
 DriverProbe probe_driver(DriverApi &driver);
 
+/// Whether `library` is already loaded in this process (dlopen with RTLD_NOLOAD: nothing is
+/// loaded or initialised). The injection library's check: the driver loads it from cuInit.
+bool driver_loaded(const std::string &library = "libcuda.so.1");
+
 /// The sentence for a CUDA runtime error code met while probing (35, 100, ...).
 std::string runtime_error_sentence(int cuda_runtime_error);
 

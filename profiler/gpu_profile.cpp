@@ -33,9 +33,20 @@ void check_measurable(const BlockShape &shape) {
                 "the GPU workload measures --tp 1 only; use --analytic for tensor parallelism");
 }
 
+std::string locate_gpu_module(const std::filesystem::path &built,
+                              const std::filesystem::path &executable) {
+  std::error_code error;
+  if (std::filesystem::exists(built, error))
+    return built.string();
+  const std::filesystem::path tree =
+      std::filesystem::weakly_canonical(executable, error).parent_path().parent_path();
+  const std::filesystem::path beside = tree / "profiler" / "cuda" / built.filename();
+  return std::filesystem::exists(beside, error) ? beside.string() : built.string();
+}
+
 std::string default_gpu_module_path() {
 #ifdef PPSIM_GPU_MODULE_PATH
-  return PPSIM_GPU_MODULE_PATH;
+  return locate_gpu_module(PPSIM_GPU_MODULE_PATH, "/proc/self/exe");
 #else
   return "";
 #endif

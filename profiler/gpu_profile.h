@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -50,7 +51,14 @@ std::string allocations_warning(std::size_t count);
 /// --tp 1); called before any GPU work, on the CLI side too.
 void check_measurable(const BlockShape &shape);
 
-/// The module path compiled in ("" when the workload was not built).
+/// `built` when it exists; else, for a build tree copied to a GPU machine, the same file name in
+/// `profiler/cuda/` of the tree holding `executable` (`<tree>/cli/ppsim`) when that exists;
+/// else `built` (which the error then names).
+std::string locate_gpu_module(const std::filesystem::path &built,
+                              const std::filesystem::path &executable);
+
+/// The module built with ppsim, located from the path compiled in and this executable; "" when
+/// the workload was not built.
 std::string default_gpu_module_path();
 
 /// Opens the module, runs the measurement and parses its cost file; throws Error when the module

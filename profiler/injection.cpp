@@ -166,11 +166,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   static std::once_flag once;
   static int result = 0;
   std::call_once(once, [] {
-    // The driver first, as `ppsim profile` does: without one CUPTI answers only "unknown error"
-    // and may leave threads half set up; then nothing of CUPTI is touched.
-    const profiler::DriverProbe probe = profiler::probe_driver(*profiler::system_driver());
-    if (!probe.ok()) {
-      std::fprintf(stderr, "ppsim inject: %s; not profiling\n", probe.problem.c_str());
+    // The CUDA driver calls this from inside cuInit, so the driver is already in the process;
+    // probing it (cuInit again) here made the program's first CUDA call fail. Called any other
+    // way (a test, a program without CUDA), it declines before touching CUPTI, which answers
+    // only "unknown error" without a driver and may leave threads half set up.
+    if (!profiler::driver_loaded()) {
+      std::fprintf(stderr, "ppsim inject: the CUDA driver (libcuda.so.1) is not loaded in this "
+                           "process; not profiling\n");
       return;
     }
     auto state = std::make_unique<profiler::Injection>();

@@ -20,8 +20,9 @@ __global__ void spin(float *out, int rounds) {
 
 int main() {
   float *buffer = nullptr;
-  if (cudaMalloc(&buffer, 1 << 20) != cudaSuccess) {
-    std::fprintf(stderr, "ppsim_injection_probe: cudaMalloc failed\n");
+  if (const cudaError_t error = cudaMalloc(&buffer, 1 << 20); error != cudaSuccess) {
+    std::fprintf(stderr, "ppsim_injection_probe: cudaMalloc failed: %s\n",
+                 cudaGetErrorString(error));
     return 1;
   }
   const char *passes[] = {"F", "B", "W"};

@@ -100,6 +100,11 @@ TEST_CASE("each driver failure maps to one sentence") {
         "the CUDA driver could not count devices (cuDeviceGetCount returned 3)");
 }
 
+TEST_CASE("driver_loaded tells a library in the process without loading one") {
+  CHECK(driver_loaded("libc.so.6"));
+  CHECK_FALSE(driver_loaded("libppsim-no-such-driver.so.1"));
+}
+
 TEST_CASE("runtime error codes met while probing have sentences") {
   CHECK(runtime_error_sentence(35) == "driver too old or absent (cudaErrorInsufficientDriver)");
   CHECK(runtime_error_sentence(100) == "no CUDA device (cudaErrorNoDevice)");

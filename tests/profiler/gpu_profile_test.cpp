@@ -33,6 +33,22 @@ TEST_CASE("a missing module or a library without the entry point is named") {
                        "libm.so.6 does not export ppsim_run_gpu_profile", Error);
 }
 
+TEST_CASE("the module is found beside the executable of a build tree copied elsewhere") {
+  const testing::Scratch scratch("gpu-module");
+  namespace fs = std::filesystem;
+  const std::string built = "/nonexistent/build/profiler/cuda/libppsim_gpu_workload.so";
+  const std::string executable = scratch.file("copy/cli/ppsim");
+  // Nothing in the copy: the compiled path, which the error then names.
+  CHECK(locate_gpu_module(built, executable) == built);
+  fs::create_directories(scratch.file("copy/profiler/cuda"));
+  scratch.write("copy/profiler/cuda/libppsim_gpu_workload.so", "");
+  CHECK(fs::equivalent(locate_gpu_module(built, executable),
+                       scratch.file("copy/profiler/cuda/libppsim_gpu_workload.so")));
+  // The compiled path wins while it exists.
+  scratch.write("built.so", "");
+  CHECK(locate_gpu_module(scratch.file("built.so"), executable) == scratch.file("built.so"));
+}
+
 TEST_CASE("the built module fails cleanly without a GPU") {
   const std::string module = default_gpu_module_path();
   if (module.empty() || !std::filesystem::exists(module)) {
