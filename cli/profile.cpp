@@ -81,7 +81,10 @@ po::options_description profile_options() {
       "driver-library", po::value<std::string>()->default_value("libcuda.so.1")->value_name("PATH"),
       "CUDA driver library to probe")(
       "gpu-module", po::value<std::string>()->value_name("PATH"),
-      "the GPU workload module (default: the one built with ppsim)");
+      "the GPU workload module (default: the one built with ppsim)")(
+      "events", po::value<std::string>()->value_name("FILE"),
+      "also write the decoded CUPTI events as NDJSON (cupti timer), for replay through "
+      "attribution");
   po::options_description analytic("analytic model");
   analytic.add_options()("analytic", "write the analytic cost model; needs no GPU")(
       "allow-no-gpu", "without a usable GPU, warn and write the analytic cost model")(
@@ -353,8 +356,11 @@ int measure_or_model(const Args &args, std::ostream &out, std::ostream &err) {
   const profiler::DeviceThroughput device = device_from(values);
   check_measurement_options(values);
   const bool json = json_format(values);
-  check_outputs(given_outputs(values, {"output"}), {});
+  check_outputs(given_outputs(values, {"output", "events"}), {});
   const int layers = static_cast<int>(checked_integer(values, "layers", 1, kMaxLayers));
+  if (values.count("events") &&
+      (values.count("analytic") || values["timer"].as<std::string>() != "cupti"))
+    throw Error("", 0, "--events", "events are recorded by measuring with the cupti timer");
 
   if (!values.count("analytic")) {
     // What the GPU workload cannot measure is refused before the probe, on any machine.
@@ -380,6 +386,9 @@ int measure_or_model(const Args &args, std::ostream &out, std::ostream &err) {
     if (!probe.ok() && values.count("allow-no-gpu")) {
       err << fmt::format("ppsim: warning: {}; writing the analytic cost model (--allow-no-gpu)\n",
                          probe.problem);
+      if (values.count("events"))
+        err << fmt::format("ppsim: warning: nothing measured, so no events written to {}\n",
+                           values["events"].as<std::string>());
     } else {
       profiler::require_gpu(probe);
       profiler::GpuProfileRequest request;
@@ -392,13 +401,16 @@ int measure_or_model(const Args &args, std::ostream &out, std::ostream &err) {
       if (values.count("cupti-path"))
         request.cupti_path = values["cupti-path"].as<std::string>();
       request.device = device;
+      request.keep_events = values.count("events") > 0;
       const std::string module = values.count("gpu-module") ? values["gpu-module"].as<std::string>()
                                                             : profiler::default_gpu_module_path();
-      CostFile measured = profiler::run_gpu_profile(module, request);
-      for (const std::string &warning : measured.metadata.warnings) {
+      profiler::GpuMeasurement measured = profiler::run_gpu_profile(module, request);
+      for (const std::string &warning : measured.costs.metadata.warnings) {
         err << fmt::format("ppsim: warning: {}\n", warning);
       }
-      return write_output(values, measured, json, out, "measured");
+      if (values.count("events"))
+        write_file_atomically(values["events"].as<std::string>(), measured.events_ndjson);
+      return write_output(values, measured.costs, json, out, "measured");
     }
   }
 

@@ -52,7 +52,7 @@ std::string default_gpu_module_path() {
 #endif
 }
 
-CostFile run_gpu_profile(const std::string &module_path, const GpuProfileRequest &request) {
+GpuMeasurement run_gpu_profile(const std::string &module_path, const GpuProfileRequest &request) {
   if (module_path.empty()) {
     throw Error("measuring on the GPU is not available in this build of ppsim (built without "
                 "nvcc); use --analytic for the analytic cost model");
@@ -67,10 +67,12 @@ CostFile run_gpu_profile(const std::string &module_path, const GpuProfileRequest
     throw Error(fmt::format("{} does not export {}", module_path, kGpuProfileSymbol));
   }
   std::string cost_json;
+  GpuMeasurement measurement;
   std::string error;
-  if (entry(request, cost_json, error) != 0)
+  if (entry(request, cost_json, measurement.events_ndjson, error) != 0)
     throw Error(error);
-  return parse_cost_json(cost_json, "gpu measurement");
+  measurement.costs = parse_cost_json(cost_json, "gpu measurement");
+  return measurement;
 }
 
 } // namespace ppsim::profiler

@@ -23,13 +23,22 @@ struct GpuProfileRequest {
   int warmup = 5;
   RunMode mode = RunMode::isolated;
   PhaseTimer timer = PhaseTimer::cupti;
-  std::string cupti_path;  ///< with the cupti timer
-  DeviceThroughput device; ///< only for the analytic columns kept beside the measurements
+  std::string cupti_path;   ///< with the cupti timer
+  DeviceThroughput device;  ///< only for the analytic columns kept beside the measurements
+  bool keep_events = false; ///< with the cupti timer: return the decoded events too
 };
 
-/// The module's entry point: fills `cost_json` (write_cost_json) or `error`; returns 0 on success.
+/// What a measurement gives: the cost file and, when asked for, the decoded CUPTI events as NDJSON
+/// (docs/profiler.md, "Event dumps"), which replay through attribution to the same times.
+struct GpuMeasurement {
+  CostFile costs;
+  std::string events_ndjson;
+};
+
+/// The module's entry point: fills `cost_json` (write_cost_json) and `events_ndjson` (when the
+/// request keeps events), or `error`; returns 0 on success.
 using GpuProfileEntry = int (*)(const GpuProfileRequest &request, std::string &cost_json,
-                                std::string &error);
+                                std::string &events_ndjson, std::string &error);
 /// Its exported name.
 inline constexpr const char *kGpuProfileSymbol = "ppsim_run_gpu_profile";
 
@@ -63,6 +72,6 @@ std::string default_gpu_module_path();
 
 /// Opens the module, runs the measurement and parses its cost file; throws Error when the module
 /// is missing or the measurement fails.
-CostFile run_gpu_profile(const std::string &module_path, const GpuProfileRequest &request);
+GpuMeasurement run_gpu_profile(const std::string &module_path, const GpuProfileRequest &request);
 
 } // namespace ppsim::profiler

@@ -9,6 +9,7 @@
 #include "profiler/cost_model.h"
 #include "profiler/cuda/gpu_block.h"
 #include "profiler/cupti_loader.h"
+#include "profiler/event_dump.h"
 #include "profiler/gpu_profile.h"
 #include "profiler/run_plan.h"
 #include "profiler/stats.h"
@@ -81,7 +82,7 @@ private:
   std::vector<cudaEvent_t> events_;
 };
 
-CostFile measure(const GpuProfileRequest &request) {
+GpuMeasurement measure(const GpuProfileRequest &request) {
   check_measurable(request.shape); // before CUPTI and before any allocation
   const bool use_cupti = request.timer == PhaseTimer::cupti;
   std::optional<CuptiLibrary> cupti;
@@ -206,7 +207,10 @@ CostFile measure(const GpuProfileRequest &request) {
   for (std::string &warning : measurement_warnings(activity, attribution, file.rows)) {
     m.warnings.push_back(std::move(warning));
   }
-  return file;
+  GpuMeasurement measurement{std::move(file), {}};
+  if (request.keep_events && collector)
+    measurement.events_ndjson = write_events_ndjson(activity);
+  return measurement;
 }
 
 } // namespace
@@ -215,9 +219,11 @@ CostFile measure(const GpuProfileRequest &request) {
 /// The module's entry point (see profiler/gpu_profile.h).
 extern "C" __attribute__((visibility("default"))) int
 ppsim_run_gpu_profile(const ppsim::profiler::GpuProfileRequest &request, std::string &cost_json,
-                      std::string &error) {
+                      std::string &events_ndjson, std::string &error) {
   try {
-    cost_json = ppsim::write_cost_json(ppsim::profiler::gpu::measure(request));
+    auto measurement = ppsim::profiler::gpu::measure(request);
+    cost_json = ppsim::write_cost_json(measurement.costs);
+    events_ndjson = std::move(measurement.events_ndjson);
     return 0;
   } catch (const std::exception &failure) {
     error = failure.what();

@@ -176,6 +176,11 @@ TEST_CASE("option errors are one line naming the option") {
         "ppsim: error: field '--timer': expected cupti or cuda-events, got \"nvml\"\n");
   CHECK(profile(with(kSmall, {"--analytic", "--mode", "pipelined"})).err ==
         "ppsim: error: field '--mode': expected isolated or sequence, got \"pipelined\"\n");
+  // Events come only from measuring with the cupti timer.
+  CHECK(profile(with(kSmall, {"--analytic", "--events", "e.ndjson"})).err ==
+        "ppsim: error: field '--events': events are recorded by measuring with the cupti timer\n");
+  CHECK(profile(with(kSmall, {"--timer", "cuda-events", "--events", "e.ndjson"})).err ==
+        "ppsim: error: field '--events': events are recorded by measuring with the cupti timer\n");
   const Run unknown = profile({"--hiden", "4"});
   CHECK(unknown.code == kUserError);
   CHECK(unknown.err.rfind("ppsim: error: ", 0) == 0);
@@ -184,9 +189,10 @@ TEST_CASE("option errors are one line naming the option") {
 TEST_CASE("--help lists the options") {
   const Run run = profile({"--help"});
   CHECK(run.code == kOk);
-  for (const char *option : {"--hidden", "--heads", "--seq", "--layers", "--batch", "--ffn",
-                             "--dtype", "--tp", "--microbatches", "--reps", "--warmup", "--output",
-                             "--format", "--analytic", "--allow-no-gpu", "--cupti-path"}) {
+  for (const char *option :
+       {"--hidden", "--heads", "--seq", "--layers", "--batch", "--ffn", "--dtype", "--tp",
+        "--microbatches", "--reps", "--warmup", "--output", "--format", "--analytic",
+        "--allow-no-gpu", "--cupti-path", "--events"}) {
     CHECK_MESSAGE(run.out.find(option) != std::string::npos, option);
   }
 }

@@ -3,7 +3,10 @@
 #include "profiler/event_dump.h"
 
 #include "base/error.h"
+#include "base/text_file.h"
+#include "costs/cost_file.h"
 #include "profiler/attribution.h"
+#include "profiler/stats.h"
 
 #include <doctest/doctest.h>
 
@@ -73,6 +76,45 @@ TEST_CASE("malformed lines name the line and field") {
           "{\"type\":\"link\",\"correlation\":\"x\",\"external_id\":1,\"external_kind\":3}",
           "t.ndjson"),
       "t.ndjson:1: field 'correlation': expected an integer in range, got \"x\"", Error);
+}
+
+} // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+// A trace from a real GPU (docs/profiler.md, "Event dumps"): `ppsim profile --events` on an H100
+// wrote the decoded CUPTI events and, from the same run, the measured cost file. Replaying the
+// events through attribution and statistics must give that file's times exactly.
+TEST_CASE("an H100 trace replays to the times measured in the same run") {
+  const std::string folder = PPSIM_SOURCE_DIR "/tests/profiler/traces/";
+  const DecodedActivity activity = read_events_ndjson(
+      read_text_file(folder + "h100_gpt_block.ndjson", "events"), "h100_gpt_block.ndjson");
+  const CostFile measured = read_cost_file(folder + "h100_gpt_block.json");
+  REQUIRE(measured.rows.size() == 2);
+  REQUIRE(measured.metadata.device.find("H100") != std::string::npos);
+  const Attribution attribution = attribute(activity);
+  // The setup kernels and copies outside every phase, as the run reported them.
+  CHECK(static_cast<double>(attribution.unattributed_busy_ns) / 1e6 ==
+        doctest::Approx(measured.metadata.unattributed_kernel_ms).epsilon(1e-12));
+  std::vector<CostRow> replayed = measured.rows;
+  apply_measurements(replayed, summarize_passes(attribution.phases, measured.metadata.warmup),
+                     "cupti");
+  const auto same = [](Rational a, Rational b) { return normalized(a) == normalized(b); };
+  for (std::size_t i = 0; i < replayed.size(); ++i) {
+    const CostRow &want = measured.rows[i];
+    const CostRow &got = replayed[i];
+    CAPTURE(i);
+    CHECK(Rational{} < want.fwd_ms);
+    CHECK(Rational{} < want.bwd_input_ms);
+    CHECK(Rational{} < want.bwd_weight_ms);
+    CHECK(same(got.fwd_ms, want.fwd_ms));
+    CHECK(same(got.bwd_input_ms, want.bwd_input_ms));
+    CHECK(same(got.bwd_weight_ms, want.bwd_weight_ms));
+    CHECK(same(got.bwd_total_ms, want.bwd_total_ms));
+    CHECK(same(got.recompute_ms, want.recompute_ms));
+    CHECK(same(got.fwd_ms_p90, want.fwd_ms_p90));
+    CHECK(got.n_samples == want.n_samples);
+  }
 }
 
 } // namespace ppsim::profiler
