@@ -41,6 +41,8 @@ std::string bubble_rate(const std::map<std::string, std::string> &row) {
 using Published =
     std::map<std::string, std::vector<std::string>>; // schedule -> column of the table
 
+/// Each row equals its published entry, and every entry of the table has its row: a sweep that
+/// ran fewer points (none at all, say) fails.
 void check_table(const std::vector<std::map<std::string, std::string>> &rows,
                  const Published &published) {
   std::map<std::string, std::size_t> seen;
@@ -52,6 +54,10 @@ void check_table(const std::vector<std::map<std::string, std::string>> &rows,
     CAPTURE(row.at("pipeline.microbatches"));
     REQUIRE(k < published.at(schedule).size());
     CHECK(bubble_rate(row) == published.at(schedule)[k]);
+  }
+  for (const auto &[schedule, column] : published) {
+    CAPTURE(schedule);
+    CHECK(seen[schedule] == column.size());
   }
 }
 

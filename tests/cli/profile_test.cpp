@@ -5,6 +5,7 @@
 #include "costs/cost_file.h"
 #include "profiler/cost_model.h"
 #include "profiler/driver_probe.h"
+#include "tests/profiler/machine.h"
 
 #include <cstdlib>
 #include <doctest/doctest.h>
@@ -40,7 +41,9 @@ std::string temp_path(const std::string &name) {
   return (std::filesystem::temp_directory_path() / ("ppsim_profile_test_" + name)).string();
 }
 
-bool machine_has_gpu() { return profiler::probe_driver(*profiler::system_driver()).ok(); }
+using profiler::testing::machine_has_gpu;
+
+const std::string kStubDriver = "/usr/local/cuda/lib/stubs/libcuda.so";
 
 std::string read_text(const std::string &path) {
   std::ifstream file(path);
@@ -51,11 +54,8 @@ std::string read_text(const std::string &path) {
 
 } // namespace
 
-TEST_CASE("issue_6_no_gpu_message: without a GPU, ppsim profile fails with one clear line") {
-  if (machine_has_gpu()) {
-    MESSAGE("a GPU is present: skipped");
-    return;
-  }
+TEST_CASE("issue_6_no_gpu_message: without a GPU, ppsim profile fails with one clear line" *
+          doctest::skip(machine_has_gpu())) {
   const std::string output = temp_path("no_gpu.csv");
   std::filesystem::remove(output);
   const Run run = profile(with(kSmall, {"-o", output}));
@@ -74,24 +74,17 @@ TEST_CASE("issue_6_no_gpu_message: without a GPU, ppsim profile fails with one c
   CHECK_FALSE(std::filesystem::exists(output));
 }
 
-TEST_CASE("this machine: libcuda.so.1 is absent, so the message names it") {
-  std::string why;
-  if (machine_has_gpu() || std::filesystem::exists("/usr/lib/x86_64-linux-gnu/libcuda.so.1")) {
-    MESSAGE("a driver is installed: skipped");
-    return;
-  }
+TEST_CASE("this machine: libcuda.so.1 is absent, so the message names it" *
+          doctest::skip(machine_has_gpu() ||
+                        std::filesystem::exists("/usr/lib/x86_64-linux-gnu/libcuda.so.1"))) {
   CHECK(profile(kSmall).err ==
         "ppsim: error: no NVIDIA driver: libcuda.so.1 not loadable; ppsim profile needs an NVIDIA "
         "GPU (use --analytic, or --allow-no-gpu, for the analytic cost model)\n");
 }
 
-TEST_CASE("the toolkit's stub driver is reported as such") {
-  const std::string stub = "/usr/local/cuda/lib/stubs/libcuda.so";
-  if (!std::filesystem::exists(stub)) {
-    MESSAGE("no stub driver: skipped");
-    return;
-  }
-  const Run run = profile(with(kSmall, {"--driver-library", stub}));
+TEST_CASE("the toolkit's stub driver is reported as such" *
+          doctest::skip(!std::filesystem::exists(kStubDriver))) {
+  const Run run = profile(with(kSmall, {"--driver-library", kStubDriver}));
   CHECK(run.code == kUserError);
   CHECK(run.err == "ppsim: error: only the CUDA stub driver was found (cuInit returned 34, "
                    "CUDA_ERROR_STUB_LIBRARY); ppsim profile needs an NVIDIA GPU (use --analytic, "
@@ -133,11 +126,8 @@ TEST_CASE("-o FILE.json writes JSON atomically and reports it") {
   std::filesystem::remove(output);
 }
 
-TEST_CASE("--allow-no-gpu falls back to the analytic rows with a warning") {
-  if (machine_has_gpu()) {
-    MESSAGE("a GPU is present: skipped");
-    return;
-  }
+TEST_CASE("--allow-no-gpu falls back to the analytic rows with a warning" *
+          doctest::skip(machine_has_gpu())) {
   const Run run = profile(with(kSmall, {"--allow-no-gpu", "--format", "json"}));
   CHECK(run.code == kOk);
   CHECK(run.err.rfind("ppsim: warning: ", 0) == 0);
@@ -315,11 +305,9 @@ TEST_CASE("scripts/ppsim_annotate.py names a model's blocks as ppsim reads them"
   CHECK(std::system(command.c_str()) == 0);
 }
 
-TEST_CASE("scripts/gpu-check without a GPU: one line, exit 77") {
-  if (std::system("nvidia-smi -L 2>/dev/null | grep -q '^GPU'") == 0) {
-    MESSAGE("a GPU is present: run scripts/gpu-check itself");
-    return;
-  }
+// With a GPU, scripts/gpu-check is run by itself rather than from here.
+TEST_CASE("scripts/gpu-check without a GPU: one line, exit 77" *
+          doctest::skip(std::system("nvidia-smi -L 2>/dev/null | grep -q '^GPU'") == 0)) {
   const std::string log = (std::filesystem::temp_directory_path() / "ppsim_gpu_check.out").string();
   const int status =
       std::system(("'" PPSIM_SOURCE_DIR "/scripts/gpu-check' > '" + log + "' 2>&1").c_str());

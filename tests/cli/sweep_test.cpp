@@ -222,11 +222,9 @@ TEST_CASE("shards merged give the unsharded file") {
         "ppsim: error: other.csv:1: the columns differ from the first file's\n");
 }
 
-TEST_CASE("shards run by GNU parallel merge into the unsharded file") {
-  if (std::system("command -v parallel >/dev/null 2>&1") != 0) {
-    MESSAGE("GNU parallel is not installed (apt-get install parallel): case skipped");
-    return;
-  }
+// Skipped where GNU parallel is not installed (scripts/setup installs it).
+TEST_CASE("shards run by GNU parallel merge into the unsharded file" *
+          doctest::skip(std::system("command -v parallel >/dev/null 2>&1") != 0)) {
   const Scratch scratch("sweep-parallel");
   write_base(scratch);
   scratch.write("s.toml", kSmallSweep);

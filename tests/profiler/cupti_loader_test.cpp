@@ -1,11 +1,11 @@
 // Loading libcupti (docs/profiler.md, "How measurement works" and "Testing without a GPU"): not
 // found, missing symbol, versions, error text.
 #include "profiler/cupti_loader.h"
+#include "tests/profiler/machine.h"
 
 #include "base/error.h"
 
 #include <doctest/doctest.h>
-#include <optional>
 
 namespace ppsim::profiler {
 
@@ -26,19 +26,14 @@ TEST_CASE("a library without the CUPTI entry points: the missing symbol is named
                        "symbol cuptiGetVersion missing from libm.so.6 (need CUPTI >= 13.0)", Error);
 }
 
-TEST_CASE("the real libcupti loads without a GPU (skipped when absent)") {
-  std::optional<CuptiLibrary> cupti;
-  try {
-    cupti.emplace(load_cupti(cupti_candidates()));
-  } catch (const Error &error) {
-    MESSAGE("libcupti not loadable here: " << error.what());
-    return;
-  }
+TEST_CASE("the real libcupti loads without a GPU (skipped when absent)" *
+          doctest::skip(!testing::library_present(cupti_candidates()))) {
+  const CuptiLibrary cupti = load_cupti(cupti_candidates());
   const bool resolved =
-      cupti->api.activity_enable != nullptr && cupti->api.activity_get_next_record != nullptr;
+      cupti.api.activity_enable != nullptr && cupti.api.activity_get_next_record != nullptr;
   CHECK(resolved);
   std::uint64_t timestamp = 0;
-  CHECK(cupti->api.get_timestamp(&timestamp) == CUPTI_SUCCESS);
+  CHECK(cupti.api.get_timestamp(&timestamp) == CUPTI_SUCCESS);
   CHECK(timestamp > 0);
 }
 

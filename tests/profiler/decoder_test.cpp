@@ -4,12 +4,11 @@
 #include "profiler/decoder.h"
 
 #include "activity_fixtures.h"
-#include "base/error.h"
 #include "profiler/cupti_loader.h"
+#include "tests/profiler/machine.h"
 
 #include <cstddef>
 #include <doctest/doctest.h>
-#include <optional>
 #include <string>
 
 namespace ppsim::profiler {
@@ -66,15 +65,6 @@ void check_mixed(const DecodedActivity &decoded) {
   CHECK(decoded.memory[0].address == 0xdead0000);
 }
 
-std::optional<CuptiLibrary> try_load_cupti() {
-  try {
-    return load_cupti(cupti_candidates());
-  } catch (const Error &error) {
-    MESSAGE("libcupti not loadable, real-iterator case skipped: " << error.what());
-    return std::nullopt;
-  }
-}
-
 } // namespace
 
 TEST_CASE("record sizes are the CUDA 13.0 layouts (docs/profiler.md)") {
@@ -98,14 +88,13 @@ TEST_CASE("ppsim's iterator decodes every kind and copies the names CUPTI owns")
   check_mixed(decoded);
 }
 
-TEST_CASE("the real libcupti iterator reads the same synthetic buffer") {
-  const auto cupti = try_load_cupti();
-  if (!cupti)
-    return;
+TEST_CASE("the real libcupti iterator reads the same synthetic buffer" *
+          doctest::skip(!testing::library_present(cupti_candidates()))) {
+  const CuptiLibrary cupti = load_cupti(cupti_candidates());
   char name[] = "ampere_bf16_gemm";
   testing::ActivityBuffer buffer = mixed_buffer(name);
   DecodedActivity decoded;
-  decode_buffer(buffer.data(), buffer.size(), cupti->api.activity_get_next_record, decoded);
+  decode_buffer(buffer.data(), buffer.size(), cupti.api.activity_get_next_record, decoded);
   check_mixed(decoded);
 }
 

@@ -3,6 +3,7 @@
 // host program.
 #include "profiler/driver_probe.h"
 #include "profiler/shared_library.h"
+#include "tests/profiler/machine.h"
 
 #include <doctest/doctest.h>
 
@@ -19,13 +20,20 @@ TEST_CASE("the injection library exports InitializeInjection") {
       library->symbol(
           "_ZN5ppsim8profiler15RangeCorrelator4pushESt17basic_string_viewIcSt11char_traitsIcEE") ==
       nullptr); // internals stay hidden
-  // Called by a program rather than by the driver (from cuInit), the driver is not in the
-  // process: the library says so in one line and declines before touching CUPTI (which answers
-  // only 999 then, and under LeakSanitizer left a thread that crashed it at exit).
-  if (driver_loaded()) { // a driver test of this process loaded a real one
-    MESSAGE("libcuda.so.1 is loaded: not initialising CUPTI inside the test process");
-    return;
-  }
+}
+
+// Called by a program rather than by the driver (from cuInit), the driver is not in the process:
+// the library says so in one line and declines before touching CUPTI (which answers only 999
+// then, and under LeakSanitizer left a thread that crashed it at exit). Skipped where a driver
+// loads: the driver tests of this process load it, and CUPTI is not initialised inside the test
+// process.
+TEST_CASE("without the driver, the injection library declines" *
+          doctest::skip(testing::library_present({"libcuda.so.1"}))) {
+  std::string why;
+  auto library = SharedLibrary::open(PPSIM_INJECTION_LIBRARY, why);
+  REQUIRE_MESSAGE(library.has_value(), why);
+  auto *initialize = reinterpret_cast<int (*)()>(library->symbol("InitializeInjection"));
+  REQUIRE(!driver_loaded());
   CHECK(initialize() == 0);
   CHECK(initialize() == 0); // once per process
 }
