@@ -146,7 +146,7 @@ std::optional<double> parse_byte_size(std::string_view text) {
   const auto number = parse_rational(text);
   if (!number || number->numerator < 0)
     return std::nullopt;
-  return static_cast<double>(number->numerator) / static_cast<double>(number->denominator) * factor;
+  return to_double(*number) * factor;
 }
 
 std::optional<double> parse_bandwidth(std::string_view text) {

@@ -45,6 +45,11 @@ struct Rational {
   friend bool operator==(const Rational &, const Rational &) = default;
 };
 
+/// The nearest double, for arithmetic that does not need to be exact (ratios, plots, models).
+inline double to_double(Rational value) {
+  return static_cast<double>(value.numerator) / static_cast<double>(value.denominator);
+}
+
 /// Reduces a rational to lowest terms; throws std::overflow_error past 64 bits.
 Rational normalized(Rational value);
 Rational operator+(Rational a, Rational b);
@@ -63,6 +68,9 @@ struct TimeScale {
   [[nodiscard]] Ticks to_ticks(Rational value) const;
   /// The value in user units, for printing and JSON only.
   [[nodiscard]] double to_units(Ticks t) const;
+  /// The exact value in user units: what compares times of scenarios with different scales
+  /// (chunks split the costs, so each schedule of a comparison may have its own tick).
+  [[nodiscard]] Rational exact_units(Ticks t) const { return {t.count(), ticks_per_unit}; }
   /// Every digit of the exact decimal when the value has one (from the integer ticks, never through
   /// a double), else 9 significant digits and never fewer than the integer part.
   [[nodiscard]] std::string format(Ticks t) const;

@@ -41,6 +41,10 @@ struct Row {
   std::string unavailable; // why the schedule cannot run here (its constraints, a solver failure)
 
   [[nodiscard]] bool fits() const { return simulation && simulation->metrics.feasible; }
+  /// In time units, exact: rows of one table have different tick scales.
+  [[nodiscard]] Rational makespan() const {
+    return run->scenario.time_scale.exact_units(simulation->metrics.makespan);
+  }
 };
 
 std::vector<std::string> split_list(const std::string &text) {
@@ -98,7 +102,7 @@ bool ranks_before(const Row &a, const Row &b) {
     return false;
   if (a.fits() != b.fits())
     return a.fits();
-  return a.simulation->metrics.makespan < b.simulation->metrics.makespan;
+  return a.makespan() < b.makespan();
 }
 
 // The recomputation policies to rank: the ones asked for, or, under a cap, every policy that can
@@ -169,10 +173,10 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
   }
   std::sort(candidates.begin(), candidates.end(),
             [](const Row *a, const Row *b) { return ranks_before(*a, *b); });
-  std::optional<Ticks> best;
+  std::optional<Rational> best; // in time units: each schedule has its own tick scale
   const auto consider = [&](Row row) {
-    if (row.fits() && (!best || row.simulation->metrics.makespan < *best))
-      best = row.simulation->metrics.makespan;
+    if (row.fits() && (!best || row.makespan() < *best))
+      best = row.makespan();
     rows.push_back(std::move(row));
   };
   for (const Row &row : plain) {
@@ -191,7 +195,7 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
       std::vector<const Row *> batch;
       for (std::size_t i = k; i < std::min(k + kBatch, candidates.size()); ++i) {
         const Row &without = *candidates[i];
-        if (best && without.simulation->metrics.makespan >= *best) {
+        if (best && !(without.makespan() < *best)) {
           ++skipped;
           continue;
         }
@@ -476,9 +480,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
         wants_torch && !torch_export(*winner) ? "PyTorch pipelining form" : "per-microbatch plan",
         best.schedule, best.policy == "none" ? "" : " + " + best.policy,
         best.run->scenario.time_scale.readable(best.simulation->metrics.makespan), base.time_unit,
-        100 * (static_cast<double>(best.simulation->metrics.makespan.count()) /
-                   static_cast<double>(winner->simulation->metrics.makespan.count()) -
-               1));
+        100 * (to_double(best.makespan()) / to_double(winner->makespan()) - 1));
   }
   if (chosen.torch) {
     for (const std::string &warning : chosen.torch->warnings)

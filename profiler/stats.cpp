@@ -23,10 +23,6 @@ std::uint64_t nearest_rank(const std::vector<std::uint64_t> &sorted, int percent
   return sorted[std::max<std::size_t>(rank, 1) - 1];
 }
 
-double to_double(Rational value) {
-  return static_cast<double>(value.numerator) / static_cast<double>(value.denominator);
-}
-
 } // namespace
 
 TimeSummary summarize_ns(std::vector<std::uint64_t> samples_ns) {

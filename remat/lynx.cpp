@@ -376,9 +376,6 @@ double all_reduce_ms(double bytes, const WindowModel &windows) {
 }
 
 LayerProfile layer_profile(const CostRow &row, const WindowModel &windows) {
-  const auto ms = [](Rational value) {
-    return static_cast<double>(value.numerator) / value.denominator;
-  };
   const double collective = all_reduce_ms(row.output_bytes, windows);
   LayerProfile layer;
   layer.backward_segments = 2;
@@ -390,12 +387,13 @@ LayerProfile layer_profile(const CostRow &row, const WindowModel &windows) {
   const double rest_bytes = std::max(0.0, row.activation_bytes_selective - row.stored_input_bytes);
   if (core_bytes > 0) {
     layer.tensors.push_back(
-        {"attention_core", 0, ms(row.recompute_selective_ms), core_bytes, -1, 0, 1});
+        {"attention_core", 0, to_double(row.recompute_selective_ms), core_bytes, -1, 0, 1});
   }
   if (rest_bytes > 0) {
-    layer.tensors.push_back({"block_rest", 0,
-                             std::max(0.0, ms(row.recompute_ms) - ms(row.recompute_selective_ms)),
-                             rest_bytes, -1, 0, 0});
+    layer.tensors.push_back(
+        {"block_rest", 0,
+         std::max(0.0, to_double(row.recompute_ms) - to_double(row.recompute_selective_ms)),
+         rest_bytes, -1, 0, 0});
   }
   return layer;
 }

@@ -14,13 +14,7 @@
 #include <memory>
 
 namespace ppsim {
-namespace {
-
-double milliseconds(Rational value) {
-  return static_cast<double>(value.numerator) / static_cast<double>(value.denominator);
-}
-
-} // namespace
+namespace {} // namespace
 
 std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
                                           const StageBoundFn &lower_bound,
@@ -126,8 +120,8 @@ LayerTable layer_table(const CostFile &costs, const PartitionOptions &options, i
   for (int l = first; l < first + count; ++l) {
     const CostRow &row = costs.rows[at(l)];
     table.profiles.push_back(layer_profile(row, options.windows));
-    table.compute_ms.push_back(milliseconds(row.fwd_ms) + milliseconds(row.bwd_input_ms) +
-                               milliseconds(row.bwd_weight_ms));
+    table.compute_ms.push_back(to_double(row.fwd_ms) + to_double(row.bwd_input_ms) +
+                               to_double(row.bwd_weight_ms));
     table.static_bytes.push_back(resident_state_bytes(
         row.param_bytes, row.grad_bytes, row.optimizer_state_bytes, options.optimizer_shards));
   }

@@ -16,10 +16,6 @@ std::int64_t whole_bytes(double bytes) {
   return static_cast<std::int64_t>(std::ceil(std::max(0.0, bytes)));
 }
 
-double ms(Rational value) {
-  return static_cast<double>(value.numerator) / static_cast<double>(value.denominator);
-}
-
 // Replays `sequence` on the byte chain: exact times and bytes, and each layer's first forward.
 CheckpointOption option_of(const rotor::Chain &bytes, const std::vector<rotor::Op> &sequence,
                            double budget) {
@@ -58,25 +54,26 @@ rotor::Chain stage_chain(const std::vector<CostRow> &layers, bool selective) {
   for (const CostRow &row : layers) {
     sizes.push_back(whole_bytes(row.input_bytes));
     const double backward = row.bwd_total_ms.numerator != 0
-                                ? ms(row.bwd_total_ms)
-                                : ms(row.bwd_input_ms) + ms(row.bwd_weight_ms);
+                                ? to_double(row.bwd_total_ms)
+                                : to_double(row.bwd_input_ms) + to_double(row.bwd_weight_ms);
     const std::int64_t backward_peak =
         whole_bytes(std::max(row.bwd_input_peak_temp_bytes, row.bwd_weight_peak_temp_bytes));
     rotor::MultiLayerArrays layer;
     layer.nograd_forward_time =
-        row.recompute_ms.numerator != 0 ? ms(row.recompute_ms) : ms(row.fwd_ms);
+        row.recompute_ms.numerator != 0 ? to_double(row.recompute_ms) : to_double(row.fwd_ms);
     layer.nograd_forward_peak =
         whole_bytes(row.recompute_peak_temp_bytes > 0 ? row.recompute_peak_temp_bytes
                                                       : row.fwd_peak_temp_bytes);
     const std::int64_t full =
         std::max(whole_bytes(row.activation_bytes_full), whole_bytes(row.output_bytes));
-    layer.options.push_back(
-        {ms(row.fwd_ms), backward, full, whole_bytes(row.fwd_peak_temp_bytes), backward_peak});
+    layer.options.push_back({to_double(row.fwd_ms), backward, full,
+                             whole_bytes(row.fwd_peak_temp_bytes), backward_peak});
     if (selective && row.activation_bytes_selective > 0 &&
         row.activation_bytes_selective < row.activation_bytes_full) {
       const std::int64_t kept =
           std::max(whole_bytes(row.activation_bytes_selective), whole_bytes(row.output_bytes));
-      layer.options.push_back({ms(row.fwd_ms), backward + ms(row.recompute_selective_ms), kept,
+      layer.options.push_back({to_double(row.fwd_ms),
+                               backward + to_double(row.recompute_selective_ms), kept,
                                whole_bytes(row.fwd_peak_temp_bytes), backward_peak});
     }
     arrays.push_back(std::move(layer));

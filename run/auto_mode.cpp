@@ -136,10 +136,10 @@ std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
     if (!x.solved())
       return false;
     // Each candidate has its own tick scale (chunks split the costs): compare in time units.
-    const Rational span_x{x.solution->simulation.metrics.max_span.count(),
-                          x.scenario.time_scale.ticks_per_unit};
-    const Rational span_y{y.solution->simulation.metrics.max_span.count(),
-                          y.scenario.time_scale.ticks_per_unit};
+    const Rational span_x =
+        x.scenario.time_scale.exact_units(x.solution->simulation.metrics.max_span);
+    const Rational span_y =
+        y.scenario.time_scale.exact_units(y.solution->simulation.metrics.max_span);
     if (span_x < span_y || span_y < span_x)
       return span_x < span_y;
     return x.solution->plan.recompute_count() < y.solution->plan.recompute_count();

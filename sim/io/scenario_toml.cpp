@@ -134,7 +134,7 @@ public:
       return *number;
     if (const auto text = node.value_exact<std::string>()) {
       if (const auto value = parse_rational(*text)) {
-        return static_cast<double>(value->numerator) / static_cast<double>(value->denominator);
+        return to_double(*value);
       }
     }
     fail(fmt::format("expected a number, got {}", shown()));

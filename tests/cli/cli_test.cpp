@@ -242,6 +242,21 @@ TEST_CASE("issue_17 merge refuses a truncated shard and a missing one") {
                    "cut.csv:41: the last row has no line break: the file was cut short");
 }
 
+TEST_CASE("compare ranks schedules with different tick scales by their times") {
+  // zb-v splits each stage into two chunks, so its ticks are half-units: 99.5 ms is 199 of its
+  // ticks against zb-h1's 103. The ranking, the winner and the CSV order compare times, not ticks.
+  const Scratch scratch("tick-scales");
+  const std::string command = "compare -p 8 -m 32 --F 1 --B 1 --W 1 --schedules 1f1b,zb-h1,zb-v -q";
+  const CommandResult text = scratch.ppsim(command);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("\nzb-v ") < text.out.find("\nzb-h1 "));
+  CHECK(text.out.find("\nzb-h1 ") < text.out.find("\n1f1b "));
+  CHECK(text.out.find("winner: zb-v, makespan 99.5 ms") != std::string::npos);
+  const CommandResult csv = scratch.ppsim(command + " --format csv");
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.find("\nnone,none,zb-v,8,32,2,true,99.5,") < csv.out.find("\nnone,none,zb-h1,"));
+}
+
 TEST_CASE("issue_17 compare refuses an unwritable output before it prints a ranking") {
   const Scratch scratch("unwritable");
   const CommandResult result =
