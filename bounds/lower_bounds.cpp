@@ -16,8 +16,8 @@ namespace ppsim {
 namespace {
 
 Ticks full_backward(const StageCosts &costs, BackwardForm form) {
-  return form == BackwardForm::fused ? costs.backward_input + costs.backward_weight
-                                     : costs.backward_input;
+  return form == BackwardForm::full ? costs.backward_input + costs.backward_weight
+                                    : costs.backward_input;
 }
 
 /// c_s X(s): the transfer between stage s and s+1 when they sit on different devices.
@@ -179,21 +179,40 @@ bool lb2_is_integer_scan(const Scenario &scenario) {
   return true;
 }
 
-std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form) {
+namespace {
+
+/// What a memory-time bound adds to a device's memory time: nothing (the span), the head of its
+/// window, or its head and tail (docs/bounds.md, "The bounds").
+enum class WindowPart { none, head, head_and_tail };
+
+/// The largest device memory time of `variant` plus that device's window part, at least
+/// `floor`; nullopt when the cap is below one activation (device_memory_time).
+std::optional<Ticks> memory_time_bound(const Scenario &scenario, BackwardForm form,
+                                       MemoryTimeVariant variant, WindowPart part, Ticks floor) {
   const PathProfile profile = path_profile(scenario, form);
   const std::optional<std::vector<double>> values =
-      device_memory_time(scenario, form, profile, MemoryTimeVariant::lb2);
+      device_memory_time(scenario, form, profile, variant);
   if (!values)
     return std::nullopt;
   const std::vector<std::vector<int>> stages = stages_by_device(scenario);
-  Ticks best = lb1_device_path(scenario, form);
+  Ticks best = floor;
   for (int g = 0; g < scenario.devices; ++g) {
     if (stages[at(g)].empty())
       continue;
     const Window window = window_of(profile, stages[at(g)]);
-    best = std::max(best, window.head + window.tail + ceil_ticks((*values)[at(g)]));
+    const Ticks around = part == WindowPart::none   ? Ticks{0}
+                         : part == WindowPart::head ? window.head
+                                                    : window.head + window.tail;
+    best = std::max(best, around + ceil_ticks((*values)[at(g)]));
   }
   return best;
+}
+
+} // namespace
+
+std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form) {
+  return memory_time_bound(scenario, form, MemoryTimeVariant::lb2, WindowPart::head_and_tail,
+                           lb1_device_path(scenario, form));
 }
 
 Ticks lb3_split_backward(const Scenario &scenario) {
@@ -217,31 +236,12 @@ Ticks lb3_split_backward(const Scenario &scenario) {
 }
 
 std::optional<Ticks> lb3_memory_time(const Scenario &scenario) {
-  const PathProfile profile = path_profile(scenario, BackwardForm::split);
-  const std::optional<std::vector<double>> values =
-      device_memory_time(scenario, BackwardForm::split, profile, MemoryTimeVariant::with_w);
-  if (!values)
-    return std::nullopt;
-  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
-  Ticks best{0};
-  for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty())
-      continue;
-    best = std::max(best, window_of(profile, stages[at(g)]).head + ceil_ticks((*values)[at(g)]));
-  }
-  return best;
+  return memory_time_bound(scenario, BackwardForm::split, MemoryTimeVariant::with_w,
+                           WindowPart::head, Ticks{0});
 }
 
 std::optional<Ticks> span_lower_bound(const Scenario &scenario, BackwardForm form) {
-  const PathProfile profile = path_profile(scenario, form);
-  const std::optional<std::vector<double>> values =
-      device_memory_time(scenario, form, profile, MemoryTimeVariant::with_w);
-  if (!values)
-    return std::nullopt;
-  Ticks best{0};
-  for (const double value : *values)
-    best = std::max(best, ceil_ticks(value));
-  return best;
+  return memory_time_bound(scenario, form, MemoryTimeVariant::with_w, WindowPart::none, Ticks{0});
 }
 
 double memory_time_integer(int microbatches, const MemoryTimeStage &stage, double cap) {

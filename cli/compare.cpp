@@ -217,8 +217,8 @@ std::string cap_text(const std::optional<double> &cap) {
 
 // "memory cap K = 4" or "budget 80 GiB" (byte model), as the runs check it.
 std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
-  if (base.memory_model == MemoryModel::bytes && base.cap_bytes)
-    return "budget " + format_bytes(*base.cap_bytes);
+  if (base.memory_model == MemoryModel::bytes && base.budget_bytes)
+    return "budget " + format_bytes(*base.budget_bytes);
   return "memory cap K = " + cap_text(cap);
 }
 
@@ -390,9 +390,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       caps.push_back(probe.cap_activations);
     }
   }
-  const bool capped = base.cap_bytes || std::any_of(caps.begin(), caps.end(), [](const auto &cap) {
-                        return cap.has_value();
-                      });
+  const bool capped =
+      base.budget_bytes ||
+      std::any_of(caps.begin(), caps.end(), [](const auto &cap) { return cap.has_value(); });
   const std::vector<std::string> policies = policies_for(base, capped);
   std::ostringstream silent;
   std::ostream &progress = values["quiet"].as<bool>() ? silent : err;
@@ -421,7 +421,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     throw Error("no run that fits the memory cap has a PyTorch schedule and a per-microbatch plan "
                 "to write");
   }
-  if (winner == first.end() && base.cap_bytes && base.memory_model == MemoryModel::bytes) {
+  if (winner == first.end() && base.budget_bytes && base.memory_model == MemoryModel::bytes) {
     double least = std::numeric_limits<double>::infinity();
     for (const Row &row : first) {
       if (row.simulation)
@@ -430,11 +430,11 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     if (std::isfinite(least)) {
       progress << fmt::format(
           "ppsim: no schedule fits {}; the least memory any schedule and policy reached is {}\n",
-          format_bytes(*base.cap_bytes), format_bytes(least));
+          format_bytes(*base.budget_bytes), format_bytes(least));
     }
   }
 
-  const bool byte_peaks = base.memory_model == MemoryModel::bytes && base.cap_bytes;
+  const bool byte_peaks = base.memory_model == MemoryModel::bytes && base.budget_bytes;
   if (format == "csv") {
     out << "K,remat," << report_csv_header() << ",unavailable\n";
     for (const std::vector<Row> &rows : tables) {

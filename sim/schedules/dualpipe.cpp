@@ -110,19 +110,24 @@ void dual_row(std::vector<Op> &ops, int ranks, int rank, int microbatches, int f
 
 } // namespace
 
-Schedule dualpipev(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+std::optional<Error> dualpipev_precondition(const Scenario &scenario,
+                                            const GeneratorOptions & /*options*/) {
+  if (auto refusal = two_chunks_refusal("dualpipev", scenario))
+    return refusal;
   const int p = scenario.devices;
   const int m = scenario.microbatches;
-  if (scenario.chunks != 2) {
-    throw Error(fmt::format("schedule 'dualpipev' needs exactly 2 stages per device (v = 2), got "
-                            "v = {}",
-                            scenario.chunks));
-  }
   if (m < 2 * p) {
-    throw Error(fmt::format("schedule 'dualpipev' needs m >= 2p = {} microbatches (the number of "
-                            "stages), got m = {}",
-                            2 * p, m));
+    return Error(fmt::format("schedule 'dualpipev' needs m >= 2p = {} microbatches (the number of "
+                             "stages), got m = {}",
+                             2 * p, m));
   }
+  return std::nullopt;
+}
+
+Schedule dualpipev(const Scenario &scenario, const GeneratorOptions &options) {
+  enforce(dualpipev_precondition(scenario, options));
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
     dual_row(schedule.device_ops[at(r)], p, r, m, r, 2 * p - 1 - r);
@@ -130,20 +135,27 @@ Schedule dualpipev(const Scenario &scenario, const GeneratorOptions & /*options*
   return schedule;
 }
 
-Schedule dualpipe(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+std::optional<Error> dualpipe_precondition(const Scenario &scenario,
+                                           const GeneratorOptions & /*options*/) {
   const int p = scenario.devices;
   const int total = scenario.total_microbatches(); // the builder splits m over 2 pipes
   if (scenario.pipes != 2) {
-    throw Error("schedule 'dualpipe' needs the two-pipe placement");
+    return Error("schedule 'dualpipe' needs the two-pipe placement");
   }
   if (p % 2 != 0) {
-    throw Error(fmt::format("schedule 'dualpipe' needs an even number of devices, got p = {}", p));
+    return Error(fmt::format("schedule 'dualpipe' needs an even number of devices, got p = {}", p));
   }
   if (total < 2 * p) {
-    throw Error(fmt::format("schedule 'dualpipe' needs m >= 2p = {} microbatches in total, got "
-                            "m = {}",
-                            2 * p, total));
+    return Error(fmt::format("schedule 'dualpipe' needs m >= 2p = {} microbatches in total, got "
+                             "m = {}",
+                             2 * p, total));
   }
+  return std::nullopt;
+}
+
+Schedule dualpipe(const Scenario &scenario, const GeneratorOptions &options) {
+  enforce(dualpipe_precondition(scenario, options));
+  const int p = scenario.devices;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
     const int half_rank = std::min(r, p - 1 - r);
