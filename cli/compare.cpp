@@ -271,7 +271,7 @@ std::string winner_text(const Row &row, const std::string &time_unit) {
   }
   text += "\n";
   BubbleExplanation explanation =
-      explain_bubbles(scenario, row.run->schedule, row.simulation->result);
+      explain_bubbles(scenario, row.run->schedule, row.simulation->timing);
   std::sort(explanation.idle_causes.begin(), explanation.idle_causes.end(),
             [](const IdleCause &a, const IdleCause &b) { return a.idle > b.idle; });
   if (explanation.idle_causes.empty())
