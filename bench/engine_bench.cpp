@@ -58,7 +58,7 @@ void BM_engine_replay(benchmark::State &state) {
   const Instance instance = one_f_one_b(state);
   const Engine engine(instance.scenario, instance.schedule);
   for (auto _ : state) {
-    Result result = engine.run();
+    Timing result = engine.run();
     benchmark::DoNotOptimize(result.end.data());
   }
   report(state, instance);

@@ -1,4 +1,4 @@
-// Remat speed (issues 5, 13 and 17): the StageRemat ILP for ZB-H2, p = 4, m = 16, at a budget
+// Remat speed (issues 5, 13 and 17): the StageRemat ILP for ZB-H2, p = 4, m = 16, at a cap
 // that forces remat, solved to optimality (target < 1 s); the greedy baseline from 64 to 4096
 // microbatches (near-linear); the rotor DP for 64 layers and 500 memory slots (target < 1 s);
 // the partition DP on 1000 and 10 000 layers (target: seconds). Figures and commands:
@@ -116,7 +116,7 @@ void BM_partition(benchmark::State &state) {
   options.mode = state.range(1) ? PartitionMode::remat_aware : PartitionMode::balanced;
   options.windows.tp = state.range(1) ? 8 : 1;
   // Stage 0 of an even split holds layers / 8 layers for 8 microbatches.
-  options.memory_limit_bytes = layers * 1.7e9;
+  options.budget_bytes = layers * 1.7e9;
   Partition partition;
   for (auto _ : state) {
     partition = partition_costs(costs, options);

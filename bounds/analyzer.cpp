@@ -8,7 +8,7 @@
 namespace ppsim {
 
 BoundsOptions bounds_options_for(const ScheduleInfo &schedule, int group_size) {
-  return BoundsOptions{schedule.split_backward ? BackwardForm::split : BackwardForm::fused,
+  return BoundsOptions{schedule.split_backward ? BackwardForm::split : BackwardForm::full,
                        schedule.name, group_size};
 }
 

@@ -19,8 +19,8 @@ namespace ppsim {
 
 struct BoundsOptions {
   /// Backward form of the schedules compared with the bound (a split schedule can beat the
-  /// fused bounds; see BackwardForm).
-  BackwardForm backward = BackwardForm::fused;
+  /// full-backward bounds; see BackwardForm).
+  BackwardForm backward = BackwardForm::full;
   std::string schedule; ///< registry name for the closed form; empty = no closed form
   int group_size = 0;   ///< Megatron g of that schedule (0 = p)
 };
@@ -35,11 +35,11 @@ struct NamedBound {
 };
 
 struct BoundsReport {
-  BackwardForm backward = BackwardForm::fused; ///< the form of the schedules the bounds are for
-  std::vector<NamedBound> lower_bounds; ///< in the order above; LB3* only for split schedules
-  Ticks best_lower_bound;               ///< max of the makespan bounds
-  std::optional<Ticks> closed_form;     ///< makespan of the schedule by its closed form
-  bool lb2_integer_scan = true;         ///< LB2 exact integer scan (else LP relaxation)
+  BackwardForm backward = BackwardForm::full; ///< the form of the schedules the bounds are for
+  std::vector<NamedBound> lower_bounds;       ///< in the order above; LB3* only for split schedules
+  Ticks best_lower_bound;                     ///< max of the makespan bounds
+  std::optional<Ticks> closed_form;           ///< makespan of the schedule by its closed form
+  bool lb2_integer_scan = true;               ///< LB2 exact integer scan (else LP relaxation)
   /// False when the cap is below one activation of some stage: no schedule fits, and the
   /// memory-time bounds are left out.
   bool cap_fits_one_activation = true;

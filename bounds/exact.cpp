@@ -50,7 +50,7 @@ Schedule serial_schedule(const Scenario &scenario, BackwardForm form, bool recom
       for (int s = (pipe + 1) * per_pipe - 1; s >= pipe * per_pipe; --s) {
         if (recompute)
           emit(OpKind::recompute_forward, s, j);
-        if (form == BackwardForm::fused) {
+        if (form == BackwardForm::full) {
           emit(OpKind::backward_full, s, j);
         } else {
           emit(OpKind::backward_input, s, j);
@@ -83,14 +83,17 @@ Incumbent best_known_schedule(const Scenario &scenario, BackwardForm form, bool 
       continue;
     if (make_placement(info.placement, scenario.devices, scenario.chunks) != scenario.stage_device)
       continue;
+    if (info.refusal(scenario, {})) // outside this generator's range (m < 2p, odd p, ...)
+      continue;
+    Schedule schedule;
     try {
-      Schedule schedule = generate_schedule(info, scenario, {});
-      const Simulation simulation = simulate(scenario, schedule);
-      if (simulation.metrics.feasible && simulation.metrics.makespan < best.makespan)
-        best = {info.name, std::move(schedule), simulation.metrics.makespan};
-    } catch (const Error &) {
-      // Outside this generator's range (m < 2p, odd p, ...): not a candidate.
+      schedule = generate_schedule(info, scenario, {});
+    } catch (const CapUnreachable &) {
+      continue; // its search finds nothing under the cap: not a candidate
     }
+    const Simulation simulation = simulate(scenario, schedule);
+    if (simulation.metrics.feasible && simulation.metrics.makespan < best.makespan)
+      best = {info.name, std::move(schedule), simulation.metrics.makespan};
   }
   return best;
 }
@@ -128,7 +131,7 @@ public:
 
   /// Builds and solves within `deadline`: the time limit bounds the model's construction too
   /// (docs/bounds.md); past it the result has no solution.
-  solver::Result solve(std::chrono::steady_clock::time_point deadline) {
+  solver::MilpSolution solve(std::chrono::steady_clock::time_point deadline) {
     deadline_ = deadline;
     try {
       build();
@@ -141,7 +144,7 @@ public:
   }
 
   /// Per-device orders of a solution, sorted by start then end (zero-length ops first).
-  Schedule decode(const solver::Result &result) const {
+  Schedule decode(const solver::MilpSolution &result) const {
     struct Placed {
       std::int64_t start, end;
       Op op;
@@ -190,7 +193,7 @@ private:
   }
 
   OpKind backward_kind() const {
-    return form_ == BackwardForm::fused ? OpKind::backward_full : OpKind::backward_input;
+    return form_ == BackwardForm::full ? OpKind::backward_full : OpKind::backward_input;
   }
 
   int index(int kind_slot, int s, int j) const {
@@ -379,7 +382,7 @@ private:
         double size;
       };
       std::vector<Share> shares;
-      if (form_ == BackwardForm::fused) {
+      if (form_ == BackwardForm::full) {
         shares.push_back({1, memory.stored});
       } else {
         shares.push_back({1, memory.stored - memory.kept_after_b});
@@ -468,7 +471,7 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
           "horizon {} ticks), the limit is {}; use smaller p, m or coarser costs",
           ilp.start_variables(), scenario.devices, scenario.microbatches, horizon.count(),
           options.max_start_variables));
-    const solver::Result solved = ilp.solve(deadline);
+    const solver::MilpSolution solved = ilp.solve(deadline);
     result.solve_seconds += solved.seconds;
     PPSIM_ASSERT(solved.status != solver::Status::unbounded);
     if (solved.status == solver::Status::infeasible) {

@@ -38,7 +38,7 @@ std::int64_t copies_at(const Residency &part, std::int64_t t, std::int64_t perio
 /// The period of the stable phase: the median gap between the starts of consecutive forwards of
 /// stage 0 (a single gap measured in the middle would fall on the end of the warm-up when m is
 /// small, and a mean would count it).
-Ticks stable_period(const OpLocator &locator, const Result &timing, int microbatches) {
+Ticks stable_period(const OpLocator &locator, const Timing &timing, int microbatches) {
   std::vector<Ticks> gaps;
   for (int j = 0; j + 1 < microbatches; ++j) {
     const std::int32_t first = locator.find(OpRef{OpKind::forward, 0, j});
@@ -55,7 +55,7 @@ Ticks stable_period(const OpLocator &locator, const Result &timing, int microbat
 } // namespace
 
 MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedule &schedule,
-                                          const Result &timing) {
+                                          const Timing &timing) {
   const int m = scenario.microbatches;
   if (m < 2)
     throw Error("the lifespan predictor needs at least 2 microbatches to measure a period");

@@ -30,6 +30,6 @@ struct MemoryPrediction {
 /// of every device, counting only the m microbatches that exist. Throws Error when m < 2 or
 /// T <= 0 (the schedule is not periodic).
 MemoryPrediction predict_peak_activations(const Scenario &scenario, const Schedule &schedule,
-                                          const Result &timing);
+                                          const Timing &timing);
 
 } // namespace ppsim

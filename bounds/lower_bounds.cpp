@@ -16,8 +16,8 @@ namespace ppsim {
 namespace {
 
 Ticks full_backward(const StageCosts &costs, BackwardForm form) {
-  return form == BackwardForm::fused ? costs.backward_input + costs.backward_weight
-                                     : costs.backward_input;
+  return form == BackwardForm::full ? costs.backward_input + costs.backward_weight
+                                    : costs.backward_input;
 }
 
 /// c_s X(s): the transfer between stage s and s+1 when they sit on different devices.
@@ -59,6 +59,40 @@ Window window_of(const PathProfile &profile, const std::vector<int> &stages) {
     window.tail = std::min(window.tail, profile.backward_suffix[at(s)]);
   }
   return window;
+}
+
+/// What a device's bound adds to its time: nothing (the span), the head of its window, or its
+/// head and tail (docs/bounds.md, "The bounds").
+enum class WindowPart { none, head, head_and_tail };
+
+/// The largest `device_time(g, stages of g)` plus that device's window part over the devices
+/// that hold stages, at least `floor`: the one shape of LB1, LB2, LB3 and span_LB.
+template <typename DeviceTime>
+Ticks device_bound(const Scenario &scenario, const PathProfile &profile, WindowPart part,
+                   Ticks floor, const DeviceTime &device_time) {
+  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
+  Ticks best = floor;
+  for (int g = 0; g < scenario.devices; ++g) {
+    if (stages[at(g)].empty())
+      continue;
+    const Window window = window_of(profile, stages[at(g)]);
+    const Ticks around = part == WindowPart::none   ? Ticks{0}
+                         : part == WindowPart::head ? window.head
+                                                    : window.head + window.tail;
+    best = std::max(best, around + device_time(g, stages[at(g)]));
+  }
+  return best;
+}
+
+/// F + Bf of `stages`, one microbatch each.
+Ticks busy_per_microbatch(const Scenario &scenario, const std::vector<int> &stages,
+                          BackwardForm form) {
+  Ticks busy{0};
+  for (const int s : stages) {
+    const StageCosts &costs = scenario.stage_costs[at(s)];
+    busy += costs.forward + full_backward(costs, form);
+  }
+  return busy;
 }
 
 /// Which lifespans and busy time a memory-time bound uses.
@@ -155,21 +189,10 @@ Ticks lb0_chain(const Scenario &scenario, BackwardForm form) {
 }
 
 Ticks lb1_device_path(const Scenario &scenario, BackwardForm form) {
-  const PathProfile profile = path_profile(scenario, form);
-  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
-  Ticks best{0};
-  for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty())
-      continue;
-    Ticks busy{0};
-    for (const int s : stages[at(g)]) {
-      const StageCosts &costs = scenario.stage_costs[at(s)];
-      busy += costs.forward + full_backward(costs, form);
-    }
-    const Window window = window_of(profile, stages[at(g)]);
-    best = std::max(best, window.head + window.tail + scenario.microbatches * busy);
-  }
-  return best;
+  return device_bound(scenario, path_profile(scenario, form), WindowPart::head_and_tail, Ticks{0},
+                      [&](int, const std::vector<int> &stages) {
+                        return scenario.microbatches * busy_per_microbatch(scenario, stages, form);
+                      });
 }
 
 bool lb2_is_integer_scan(const Scenario &scenario) {
@@ -179,37 +202,36 @@ bool lb2_is_integer_scan(const Scenario &scenario) {
   return true;
 }
 
-std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form) {
+namespace {
+
+/// The largest device memory time of `variant` plus that device's window part, at least
+/// `floor`; nullopt when the cap is below one activation (device_memory_time).
+std::optional<Ticks> memory_time_bound(const Scenario &scenario, BackwardForm form,
+                                       MemoryTimeVariant variant, WindowPart part, Ticks floor) {
   const PathProfile profile = path_profile(scenario, form);
   const std::optional<std::vector<double>> values =
-      device_memory_time(scenario, form, profile, MemoryTimeVariant::lb2);
+      device_memory_time(scenario, form, profile, variant);
   if (!values)
     return std::nullopt;
-  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
-  Ticks best = lb1_device_path(scenario, form);
-  for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty())
-      continue;
-    const Window window = window_of(profile, stages[at(g)]);
-    best = std::max(best, window.head + window.tail + ceil_ticks((*values)[at(g)]));
-  }
-  return best;
+  return device_bound(scenario, profile, part, floor, [&](int g, const std::vector<int> &) {
+    return ceil_ticks((*values)[at(g)]);
+  });
+}
+
+} // namespace
+
+std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form) {
+  return memory_time_bound(scenario, form, MemoryTimeVariant::lb2, WindowPart::head_and_tail,
+                           lb1_device_path(scenario, form));
 }
 
 Ticks lb3_split_backward(const Scenario &scenario) {
   const PathProfile profile = path_profile(scenario, BackwardForm::split);
-  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
-  Ticks best{0};
-  for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty())
-      continue;
-    Ticks busy{0};
-    for (const int s : stages[at(g)]) {
-      const StageCosts &costs = scenario.stage_costs[at(s)];
-      busy += costs.forward + costs.backward_input + costs.backward_weight;
-    }
-    best = std::max(best, window_of(profile, stages[at(g)]).head + scenario.microbatches * busy);
-  }
+  // Every device runs F, B and W of each of its stages (busy F + B + W: Bf of the full form).
+  Ticks best = device_bound(
+      scenario, profile, WindowPart::head, Ticks{0}, [&](int, const std::vector<int> &stages) {
+        return scenario.microbatches * busy_per_microbatch(scenario, stages, BackwardForm::full);
+      });
   for (int s = 0; s < scenario.stage_count(); s += scenario.stages_per_pipe())
     best =
         std::max(best, profile.kept_lifespan[at(s)] + scenario.stage_costs[at(s)].backward_weight);
@@ -217,31 +239,12 @@ Ticks lb3_split_backward(const Scenario &scenario) {
 }
 
 std::optional<Ticks> lb3_memory_time(const Scenario &scenario) {
-  const PathProfile profile = path_profile(scenario, BackwardForm::split);
-  const std::optional<std::vector<double>> values =
-      device_memory_time(scenario, BackwardForm::split, profile, MemoryTimeVariant::with_w);
-  if (!values)
-    return std::nullopt;
-  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
-  Ticks best{0};
-  for (int g = 0; g < scenario.devices; ++g) {
-    if (stages[at(g)].empty())
-      continue;
-    best = std::max(best, window_of(profile, stages[at(g)]).head + ceil_ticks((*values)[at(g)]));
-  }
-  return best;
+  return memory_time_bound(scenario, BackwardForm::split, MemoryTimeVariant::with_w,
+                           WindowPart::head, Ticks{0});
 }
 
 std::optional<Ticks> span_lower_bound(const Scenario &scenario, BackwardForm form) {
-  const PathProfile profile = path_profile(scenario, form);
-  const std::optional<std::vector<double>> values =
-      device_memory_time(scenario, form, profile, MemoryTimeVariant::with_w);
-  if (!values)
-    return std::nullopt;
-  Ticks best{0};
-  for (const double value : *values)
-    best = std::max(best, ceil_ticks(value));
-  return best;
+  return memory_time_bound(scenario, form, MemoryTimeVariant::with_w, WindowPart::none, Ticks{0});
 }
 
 double memory_time_integer(int microbatches, const MemoryTimeStage &stage, double cap) {

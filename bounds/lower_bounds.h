@@ -18,13 +18,13 @@
 
 namespace ppsim {
 
-/// Whether the schedules the bound covers fuse the backward (BW) or split it into B and W.
-/// Bounds for `split` hold for fused schedules too (they are weaker); not the converse, since a
-/// split schedule lets the upstream stage continue after B (docs/bounds.md, "The bounds").
-enum class BackwardForm { fused, split };
+/// Whether the schedules the bound covers run the full backward (BW) or split it into B and W.
+/// Bounds for `split` hold for full-backward schedules too (they are weaker); not the converse,
+/// since a split schedule lets the upstream stage continue after B (docs/bounds.md, "The bounds").
+enum class BackwardForm { full, split };
 
 /// Per-stage path quantities of docs/bounds.md, "Model and assumptions (all bounds)" (`Bf = B + W`
-/// when fused, `B` when split).
+/// when full, `B` when split).
 struct PathProfile {
   std::vector<Ticks> forward_prefix;  ///< PF(s): earliest start of any F(s, j)
   std::vector<Ticks> backward_suffix; ///< PB(s): time still needed after a backward of s ends
@@ -57,7 +57,7 @@ bool lb2_is_integer_scan(const Scenario &scenario);
 /// LB3, split backward (docs/bounds.md, "The bounds"): W has no downstream successor, so a device
 /// whose last op is a W needs no tail: `max_g [min PF(s on g) + m sum_{s on g}(F_s + B_s + W_s)]`,
 /// and the chain of one microbatch ending with W of the pipe's entry stage:
-/// `sum_s (F_s + B_s) + W_entry + 2 sum_s c_s X(s)`. Valid for split and fused schedules.
+/// `sum_s (F_s + B_s) + W_entry + 2 sum_s c_s X(s)`. Valid for split and full-backward schedules.
 Ticks lb3_split_backward(const Scenario &scenario);
 
 /// LB3_mem (docs/bounds.md, "The bounds", memory-time version for split schedules): window `[min

@@ -108,7 +108,7 @@ int run_bounds(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   if (values["predict-memory"].as<bool>()) {
     const Simulation simulation = simulate(run.scenario, run.schedule);
     PeakComparison comparison{
-        predict_peak_activations(run.scenario, run.schedule, simulation.result), {}};
+        predict_peak_activations(run.scenario, run.schedule, simulation.timing), {}};
     for (const DeviceMetrics &device : simulation.metrics.devices)
       comparison.simulated.push_back(device.peak_activations);
     peaks = std::move(comparison);

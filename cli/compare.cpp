@@ -221,8 +221,8 @@ std::string cap_text(const std::optional<double> &cap) {
 
 // "memory cap K = 4" or "budget 80 GiB" (byte model), as the runs check it.
 std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
-  if (base.memory_model == MemoryModel::bytes && base.cap_bytes)
-    return "budget " + format_bytes(*base.cap_bytes);
+  if (base.memory_model == MemoryModel::bytes && base.budget_bytes)
+    return "budget " + format_bytes(*base.budget_bytes);
   return "memory cap K = " + cap_text(cap);
 }
 
@@ -275,7 +275,7 @@ std::string winner_text(const Row &row, const std::string &time_unit) {
   }
   text += "\n";
   BubbleExplanation explanation =
-      explain_bubbles(scenario, row.run->schedule, row.simulation->result);
+      explain_bubbles(scenario, row.run->schedule, row.simulation->timing);
   std::sort(explanation.idle_causes.begin(), explanation.idle_causes.end(),
             [](const IdleCause &a, const IdleCause &b) { return a.idle > b.idle; });
   if (explanation.idle_causes.empty())
@@ -394,9 +394,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       caps.push_back(probe.cap_activations);
     }
   }
-  const bool capped = base.cap_bytes || std::any_of(caps.begin(), caps.end(), [](const auto &cap) {
-                        return cap.has_value();
-                      });
+  const bool capped =
+      base.budget_bytes ||
+      std::any_of(caps.begin(), caps.end(), [](const auto &cap) { return cap.has_value(); });
   const std::vector<std::string> policies = policies_for(base, capped);
   std::ostringstream silent;
   std::ostream &progress = values["quiet"].as<bool>() ? silent : err;
@@ -425,7 +425,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     throw Error("no run that fits the memory cap has a PyTorch schedule and a per-microbatch plan "
                 "to write");
   }
-  if (winner == first.end() && base.cap_bytes && base.memory_model == MemoryModel::bytes) {
+  if (winner == first.end() && base.budget_bytes && base.memory_model == MemoryModel::bytes) {
     double least = std::numeric_limits<double>::infinity();
     for (const Row &row : first) {
       if (row.simulation)
@@ -434,11 +434,11 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     if (std::isfinite(least)) {
       progress << fmt::format(
           "ppsim: no schedule fits {}; the least memory any schedule and policy reached is {}\n",
-          format_bytes(*base.cap_bytes), format_bytes(least));
+          format_bytes(*base.budget_bytes), format_bytes(least));
     }
   }
 
-  const bool byte_peaks = base.memory_model == MemoryModel::bytes && base.cap_bytes;
+  const bool byte_peaks = base.memory_model == MemoryModel::bytes && base.budget_bytes;
   if (format == "csv") {
     out << "K,remat," << report_csv_header() << ",unavailable\n";
     for (const std::vector<Row> &rows : tables) {

@@ -19,7 +19,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       "ppsim frontier [SCENARIO.toml] [options]\n\n"
       "Prints, for every peak activation memory a V building block reaches (in chunk\n"
       "activations and in K units), the least bubble in unit slots and the best max span\n"
-      "under the given costs. --K limits the peak (default: p, the 1F1B level).\n\noptions");
+      "under the given costs. --K caps the peak (default: p, the 1F1B level).\n\noptions");
   options.add_options()("format", po::value<std::string>()->default_value("text"), "text or json")(
       "threads", po::value<std::int64_t>()->default_value(0), "worker threads (0 = all cores)");
   const auto parsed = parse_scenario_command(args, options, out);
@@ -32,14 +32,15 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const ScheduleInfo &info = find_schedule(input.schedule);
   const Scenario scenario = build_scenario(input, info);
   const int p = scenario.devices;
-  const std::int64_t limit = schedules::v_auto_limit_chunks(scenario);
+  const std::int64_t cap_chunks = schedules::v_auto_cap_chunks(scenario);
   const schedules::VAutoResult result = schedules::v_auto_search(
-      scenario, limit, static_cast<unsigned>(checked_integer(values, "threads", 0, kMaxThreads)));
+      scenario, cap_chunks,
+      static_cast<unsigned>(checked_integer(values, "threads", 0, kMaxThreads)));
 
   if (format == "json") {
     out << fmt::format(
-        "{{\"devices\": {}, \"microbatches\": {}, \"limit_chunks\": {}, \"frontier\": [", p,
-        scenario.microbatches, limit);
+        "{{\"devices\": {}, \"microbatches\": {}, \"cap_chunks\": {}, \"frontier\": [", p,
+        scenario.microbatches, cap_chunks);
     for (std::size_t k = 0; k < result.frontier.size(); ++k) {
       const schedules::FrontierPoint &point = result.frontier[k];
       out << fmt::format(
@@ -50,8 +51,8 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
     out << "]}\n";
     return kOk;
   }
-  out << fmt::format("v-auto frontier, p = {}, m = {}, limit {} chunk activations\n", p,
-                     scenario.microbatches, limit);
+  out << fmt::format("v-auto frontier, p = {}, m = {}, cap {} chunk activations\n", p,
+                     scenario.microbatches, cap_chunks);
   out << fmt::format("{:>12}  {:>6}  {:>12}  {:>13}\n", "peak chunks", "peak K", "bubble slots",
                      "best max span");
   for (const schedules::FrontierPoint &point : result.frontier) {

@@ -101,7 +101,7 @@ PartitionOptions lynx_options_from(const po::variables_map &values) {
       throw Error("", 0, "--memory",
                   fmt::format("expected a byte size such as 80GiB, got \"{}\"", text));
     }
-    options.memory_limit_bytes = *bytes;
+    options.budget_bytes = *bytes;
   }
   options.optimizer_shards = values["optimizer-shards"].as<int>();
   if (options.optimizer_shards < 1) {
@@ -160,7 +160,7 @@ std::vector<double> measured_bubbles(const po::variables_map &values,
   input.layers_per_stage = layers;
   const PreparedRun run = prepare_run(input);
   const Simulation simulation = simulate(run.scenario, run.schedule);
-  return mean_wait_before_backward(run.scenario, run.schedule, simulation.result);
+  return mean_wait_before_backward(run.scenario, run.schedule, simulation.timing);
 }
 
 std::string cell(const std::optional<double> &value) {
@@ -180,7 +180,8 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
   if (values.count("help")) {
     printed
         << options << "\n"
-        << "Per stage: exposed recomputation (ms) of the drop set HEU picks for the memory limit,\n"
+        << "Per stage: exposed recomputation (ms) of the drop set HEU picks for the memory "
+           "budget,\n"
         << "recomputed on demand, placed by HEU in communication windows, and placed by the MILP\n"
         << "(which also picks the drop set). The overall row is the slowest stage's time.\n";
     return kOk;
@@ -197,7 +198,7 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
     }
   } else {
     PartitionOptions by_time = lynx_options;
-    by_time.memory_limit_bytes = std::numeric_limits<double>::infinity();
+    by_time.budget_bytes = std::numeric_limits<double>::infinity();
     layers = partition_costs(costs, by_time).layers_per_stage;
   }
   const double milp_seconds = values["milp-seconds"].as<double>();
@@ -230,7 +231,7 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
         least_stage = k;
       }
     }
-    if (least_need && *least_need > lynx_options.memory_limit_bytes) {
+    if (least_need && *least_need > lynx_options.budget_bytes) {
       throw Error(
           "", 0, "--memory",
           fmt::format(

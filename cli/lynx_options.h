@@ -1,6 +1,6 @@
 #pragma once
 // Flags shared by `ppsim partition` and `ppsim lynx`: the cost file, the schedule whose in-flight
-// counts set the stage budgets, the memory limit and the communication windows (remat/lynx.h).
+// counts set the stage budgets, the memory budget and the communication windows (remat/lynx.h).
 #include "remat/partition.h"
 
 #include <boost/program_options.hpp>

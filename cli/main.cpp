@@ -28,7 +28,7 @@ constexpr Command kCommands[] = {
      ppsim::cli::run_remat},
     {"frontier", "bubble versus memory frontier of the V-shape building-block search",
      ppsim::cli::run_frontier},
-    {"partition", "split a per-layer cost file into balanced stages under a memory limit",
+    {"partition", "split a per-layer cost file into balanced stages under a memory budget",
      ppsim::cli::run_partition},
     {"lynx", "on-demand versus overlapped (Lynx) recomputation, per stage and overall",
      ppsim::cli::run_lynx},

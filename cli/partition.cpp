@@ -1,5 +1,5 @@
 // `ppsim partition`: split a per-layer cost file into stages (docs/partition.md), balanced by
-// time under the per-device memory limit, or recomputation-aware.
+// time under the per-device memory budget, or recomputation-aware.
 #include "cli/commands.h"
 #include "cli/lynx_options.h"
 #include "cli/scenario_options.h"

@@ -1,4 +1,4 @@
-// `ppsim remat`: for a budget (--K or --memory), the optimal forward/backward recomputation of
+// `ppsim remat`: for a cap (--K or --memory), the optimal forward/backward recomputation of
 // the StageRemat ILP beside the baselines (docs/remat.md, "The ILP (ppsim form)" and "Simple
 // policies"), or with
 // --auto the ranking of every candidate base schedule (docs/remat.md, "--auto").
@@ -27,24 +27,23 @@ namespace po = boost::program_options;
 namespace {
 
 double largest_peak(const Scenario &scenario, const Schedule &schedule) {
-  const std::vector<double> peaks = device_peaks(scenario, schedule, budget_track(scenario));
+  const std::vector<double> peaks = device_peaks(scenario, schedule, capped_track(scenario));
   return peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
 }
 
-// The first line: what is solved, under which budget and accounting. `solved` is the scenario
+// The first line: what is solved, under which cap and accounting. `solved` is the scenario
 // the form solves (the elf form's has lumped timing).
-std::string budget_line(const std::string &schedule, const Scenario &solved, IlpForm form) {
+std::string heading_line(const std::string &schedule, const Scenario &solved, IlpForm form) {
   const int levels = solved.most_checkpoint_levels();
   const char *model = solved.memory_model == MemoryModel::bytes ? "byte model"
                       : solved.memory_model == MemoryModel::zb  ? "zb model"
                                                                 : "count model";
-  return fmt::format("schedule {}, p = {}, m = {}, v = {}, budget {} ({}, {} timing{}{})\n",
-                     schedule, solved.devices, solved.total_microbatches(), solved.chunks,
-                     format_budget(solved, *budget_track(solved).cap), model,
-                     solved.remat_timing == RematTiming::early ? "early" : "lumped",
-                     form == IlpForm::elf ? ", elf form" : "",
-                     levels > 0 ? fmt::format(", up to {} checkpoint levels per stage", levels)
-                                : "");
+  return fmt::format(
+      "schedule {}, p = {}, m = {}, v = {}, {} ({}, {} timing{}{})\n", schedule, solved.devices,
+      solved.total_microbatches(), solved.chunks, describe_cap(solved, *capped_track(solved).cap),
+      model, solved.remat_timing == RematTiming::early ? "early" : "lumped",
+      form == IlpForm::elf ? ", elf form" : "",
+      levels > 0 ? fmt::format(", up to {} checkpoint levels per stage", levels) : "");
 }
 
 constexpr const char *kRowFormat = "{:<10} {:<9} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}  {}";
@@ -62,8 +61,8 @@ std::string plan_row(const std::string &policy, const std::string &status, const
   const TimeScale &scale = scenario.time_scale;
   return row(policy, status, scale.readable(simulation.metrics.max_span),
              scale.readable(simulation.metrics.makespan),
-             format_budget(scenario, largest_peak(scenario, schedule)), plan.forward_count(),
-             plan.weight_input_count(), plan.full_backward_count(), note);
+             format_checked_amount(scenario, largest_peak(scenario, schedule)),
+             plan.forward_count(), plan.weight_input_count(), plan.full_backward_count(), note);
 }
 
 // With checkpoint levels, which R the ILP plan runs at each level (the R column counts them all).
@@ -119,11 +118,11 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
     out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8.2f}\n", ++rank,
                        c.schedule, c.status,
                        c.scenario.time_scale.readable(s.simulation.metrics.max_span),
-                       format_budget(c.scenario, c.peak), s.plan.forward_count(),
+                       format_checked_amount(c.scenario, c.peak), s.plan.forward_count(),
                        s.plan.weight_input_count(), s.plan.full_backward_count(), c.seconds);
   }
   if (rank == 0)
-    throw Error("no candidate schedule fits the budget");
+    throw Error("no candidate schedule fits the cap");
   out << fmt::format("winner: {}\n", ranked.front().schedule);
   return kOk;
 }
@@ -181,7 +180,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
 
   const PreparedRun run = prepare_run(input);
   const Scenario scenario = scenario_with_checkpoint_levels(run.input, run.scenario);
-  budget_track(scenario); // a budget is required before anything is printed
+  capped_track(scenario); // a cap is required before anything is printed
   check_stage_remat_size(scenario, run.schedule, ilp.form); // refused before the baselines run
   if (values.count("lp")) {
     std::ostringstream lp;
@@ -189,7 +188,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
     solver::write_lp(build_stage_remat_model(instance.scenario, instance.base, ilp.form).model, lp);
     write_file_atomically(values["lp"].as<std::string>(), lp.str());
   }
-  // Everything is computed before anything is printed: a budget no plan meets is one error line.
+  // Everything is computed before anything is printed: a cap no plan meets is one error line.
   // The time limit bounds the whole command: the ILP gets what the baselines left.
   const std::vector<RematOutcome> baselines = run_baselines(run.input, scenario, run.schedule);
   IlpOptions remaining = ilp;
@@ -204,7 +203,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const std::string ilp_name = ilp.form == IlpForm::elf ? "ilp-elf" : "ilp";
   // The table is printed after the output files are written: an unwritable --plan or --svg is
   // one error line, not a table followed by one.
-  std::string report = budget_line(run.schedule.name, solved, ilp.form);
+  std::string report = heading_line(run.schedule.name, solved, ilp.form);
   report += row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
   for (const RematOutcome &o : baselines) {
     if (!o.found) {

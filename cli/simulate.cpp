@@ -61,7 +61,7 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   }
   if (values["explain"].as<bool>()) {
     const BubbleExplanation explanation =
-        explain_bubbles(run.scenario, run.schedule, simulation.result);
+        explain_bubbles(run.scenario, run.schedule, simulation.timing);
     if (!run.scenario.link.contention && !run.scenario.link.blocking &&
         explanation.longest_path != simulation.metrics.makespan) {
       err << fmt::format("ppsim: internal error: longest path {} differs from the makespan {}\n",

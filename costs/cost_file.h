@@ -23,7 +23,7 @@ struct CostRow {
   Rational fwd_ms;                      ///< F
   Rational bwd_input_ms;                ///< B (activation gradients)
   Rational bwd_weight_ms;               ///< W (weight gradients)
-  Rational bwd_total_ms;                ///< the fused backward BW
+  Rational bwd_total_ms;                ///< the full backward BW
   Rational recompute_ms;                ///< R under full recompute
   Rational recompute_selective_ms;      ///< R under selective (attention core) recompute
   Rational fwd_ms_p10, fwd_ms_p90;

@@ -41,7 +41,7 @@ struct PhaseStep {
 };
 
 /// The phases of one repetition, in launch order. In sequence mode each layer's backward group
-/// is B and W (the training step), then R_full, R_sel and the fused BW on a rebuilt stash.
+/// is B and W (the training step), then R_full, R_sel and the full BW on a rebuilt stash.
 std::vector<PhaseStep> phase_order(RunMode mode, int layers);
 
 /// GPU blocks the runner builds: in sequence mode one per layer, since every layer's stash is

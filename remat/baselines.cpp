@@ -90,7 +90,7 @@ struct GreedyMove {
 class GreedyPlanner {
 public:
   GreedyPlanner(const Scenario &scenario, const Schedule &base)
-      : scenario_(scenario), track_(budget_track(scenario)), m_(scenario.microbatches),
+      : scenario_(scenario), track_(capped_track(scenario)), m_(scenario.microbatches),
         expanded_(with_all_slots(base)), plan_(empty_plan(scenario)) {
     const OpLocator locator(base, scenario.stage_count(), m_);
     for (int s = 0; s < scenario.stage_count(); ++s) {
@@ -242,7 +242,7 @@ private:
 
 std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base) {
   GreedyPlanner planner(scenario, base);
-  const MemoryTrack &track = budget_track(scenario);
+  const MemoryTrack &track = capped_track(scenario);
   // An option lowers memory from its (s,j)'s F or B on and adds only at its own later slot, so
   // one pass fixes every position; a second catches what rounding may leave.
   for (int round = 0; round < 2; ++round) {

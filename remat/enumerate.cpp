@@ -30,7 +30,7 @@ RematDecision option(int index, int levels, bool split) {
 
 Ticks max_span(const Scenario &scenario, const Schedule &schedule) {
   const Engine engine(scenario, schedule);
-  const Result result = engine.run();
+  const Timing result = engine.run();
   Ticks worst;
   for (int g = 0; g < schedule.device_count(); ++g) {
     const std::int32_t first = engine.locator().entry_offset(g);
@@ -46,7 +46,7 @@ Ticks max_span(const Scenario &scenario, const Schedule &schedule) {
 
 std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, const Schedule &base,
                                                      std::int64_t max_plans) {
-  const MemoryTrack &track = budget_track(scenario);
+  const MemoryTrack &track = capped_track(scenario);
   const OpLocator locator(base, scenario.stage_count(), scenario.microbatches);
   const int stages = scenario.stage_count();
   const int m = scenario.microbatches;

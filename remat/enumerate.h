@@ -2,7 +2,7 @@
 // Exhaustive search over remat plans for tiny instances: the reference the ILP is tested
 // against (docs/remat.md, "The ILP (ppsim form)", acceptance tests). Every (s,j) takes each of its
 // options (no R, R, or R at each checkpoint level of the stage; times none, RW or RBW for a split
-// backward), each plan is replayed by the engine, and the smallest max span under the budget wins.
+// backward), each plan is replayed by the engine, and the smallest max span under the cap wins.
 #include "remat/plan.h"
 #include "sim/scenario.h"
 
@@ -17,7 +17,7 @@ struct EnumeratedOptimum {
   std::int64_t plans_tried = 0;
 };
 
-/// The best plan under budget_track(scenario)'s cap (ties: fewer recomputed ops, then the
+/// The best plan under capped_track(scenario)'s cap (ties: fewer recomputed ops, then the
 /// first in enumeration order), or nothing when no plan fits. Throws Error past `max_plans`
 /// candidate plans, so a test cannot hang on an instance that is too large.
 std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, const Schedule &base,

@@ -310,7 +310,7 @@ std::optional<OverlapPlan> lynx_milp(const OverlapProblem &problem,
     model.add_constraint(fmt::format("mem_{}", t), terms, Sense::less_equal,
                          problem.budget_bytes - problem.static_bytes);
   }
-  const solver::Result result = solver::solve(model, options);
+  const solver::MilpSolution result = solver::solve(model, options);
   if (!result.has_solution())
     return std::nullopt;
   OverlapPlan plan = keep_all(problem);

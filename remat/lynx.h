@@ -40,7 +40,7 @@ struct OverlapProblem {
   int segments = 0;        ///< T
   int in_flight = 1;       ///< microbatches whose kept tensors are resident at once
   double static_bytes = 0; ///< model states, kept layer inputs and other fixed memory
-  double budget_bytes = 0; ///< device memory limit
+  double budget_bytes = 0; ///< device memory budget (--memory), resident state included
 };
 
 /// Where a tensor's value comes from in the backward pass.

@@ -32,7 +32,7 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
                             stage, levels, kMaxCheckpointLevels));
   }
   // The effects of every op kind on one-microbatch orders with and without each option, split
-  // (B, W) and fused (BW) alike, so a stage may mix both. `level` is the R's (none when -1).
+  // (B, W) and full (BW) alike, so a stage may mix both. `level` is the R's (none when -1).
   const auto probe = [&](int level, int backward, bool split) {
     Schedule schedule;
     schedule.device_ops.resize(1);
@@ -61,13 +61,14 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     for (std::size_t i = 0; i < ops.size(); ++i) {
       by_kind[at(ops[i].kind())] = effects[i];
     }
-    if (split) { // the fused BW of the same (s,j), for stages that mix both
-      Schedule fused = schedule;
-      fused.device_ops[0] = {ops.front()};
-      push_recompute(fused.device_ops[0]);
-      fused.device_ops[0].push_back(Op::make(OpKind::backward_full, stage, 0));
-      const OpLocator fused_locator(fused, scenario.stage_count(), 1);
-      by_kind[at(OpKind::backward_full)] = memory_effects(fused, fused_locator, track).back();
+    if (split) { // the full BW of the same (s,j), for stages that mix both
+      Schedule full_backward = schedule;
+      full_backward.device_ops[0] = {ops.front()};
+      push_recompute(full_backward.device_ops[0]);
+      full_backward.device_ops[0].push_back(Op::make(OpKind::backward_full, stage, 0));
+      const OpLocator full_backward_locator(full_backward, scenario.stage_count(), 1);
+      by_kind[at(OpKind::backward_full)] =
+          memory_effects(full_backward, full_backward_locator, track).back();
     }
     return by_kind;
   };
@@ -90,7 +91,7 @@ StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &t
     e.release.constant = b.release;
     e.transient.constant = b.transient;
     for (std::size_t c = 0; c < kChoiceCount; ++c) {
-      // A fused BW has no backward option: its effect does not depend on y or z.
+      // A full BW has no backward option: its effect does not depend on y or z.
       const MemoryEffect &w =
           (k == at(OpKind::backward_full) && !is_forward_choice(static_cast<int>(c))) ? b
                                                                                       : with[c][k];

@@ -59,7 +59,7 @@ struct AffineEffect {
 };
 
 /// The effect of every kind of op of one stage. `engine` reads the engine's own memory model
-/// (sim/memory.h) on one-microbatch probe orders, split and fused: an op's effect depends on one
+/// (sim/memory.h) on one-microbatch probe orders, split and full: an op's effect depends on one
 /// option at most, so the differences between the probes are exact coefficients. `reference` is the
 /// lumped accounting of ELF's formulation (recomputation has no memory of its own).
 class StageEffects {

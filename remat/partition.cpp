@@ -147,7 +147,7 @@ StageModel stage_model_from(const CostFile &costs, const LayerTable &table, int 
                                  (options.windows.p2p_bandwidth_gb_per_s * 1e6) +
                              options.windows.bubble_ms;
   model.problem = build_stage_problem(layers, pipeline_ms, stage_in_flight(options, stage),
-                                      static_bytes, options.memory_limit_bytes);
+                                      static_bytes, options.budget_bytes);
   return model;
 }
 
@@ -181,7 +181,7 @@ public:
     }
   }
 
-  /// F + B + W of the stage, or nullopt when the bytes it holds exceed the limit; `shave`
+  /// F + B + W of the stage, or nullopt when the bytes it holds exceed the budget; `shave`
   /// lowers both sums by that relative amount.
   std::optional<double> time(int stage, int first, int count, double shave = 0) const {
     const auto sum = [&](const std::vector<double> &values) {
@@ -189,7 +189,7 @@ public:
       return std::max(0.0, total * (1 - shave));
     };
     const double bytes = sum(static_bytes_) + stage_in_flight(options_, stage) * sum(held_bytes_);
-    if (bytes > options_.memory_limit_bytes)
+    if (bytes > options_.budget_bytes)
       return std::nullopt;
     return sum(compute_ms_);
   }
@@ -230,8 +230,7 @@ Partition partition_costs(const CostFile &costs, const PartitionOptions &options
       stage_bound_from_costs(costs, options), options.progress);
   if (!partition) {
     throw Error(fmt::format("no split of {} layers into {} stages fits {} per device",
-                            costs.rows.size(), options.stages,
-                            format_bytes(options.memory_limit_bytes)));
+                            costs.rows.size(), options.stages, format_bytes(options.budget_bytes)));
   }
   return *partition;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Stage partitioning of a per-layer cost file (docs/partition.md): consecutive layers into p
-// stages minimising the slowest stage, under a per-device memory limit that depends on the
+// stages minimising the slowest stage, under a per-device memory budget that depends on the
 // stage's in-flight count (MadPipe-style dynamic program), optionally recomputation-aware
 // (a stage's time includes its exposed recomputation under reconstructed Lynx HEU, remat/lynx.h).
 #include "costs/cost_file.h"
@@ -46,8 +46,8 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
 int in_flight_count(const std::string &schedule, int stages, int stage);
 
 enum class PartitionMode {
-  balanced,   ///< time F + B + W; a stage over the limit does not fit
-  remat_aware ///< plus exposed recomputation of the HEU policy that fits the limit
+  balanced,   ///< time F + B + W; a stage over the budget does not fit
+  remat_aware ///< plus exposed recomputation of the HEU policy that fits the budget
 };
 
 struct PartitionOptions {
@@ -56,7 +56,7 @@ struct PartitionOptions {
   /// Microbatches each stage holds at its peak; empty: in_flight_count(schedule, stages, k).
   std::vector<int> in_flight;
   PartitionMode mode = PartitionMode::balanced;
-  double memory_limit_bytes = std::numeric_limits<double>::infinity();
+  double budget_bytes = std::numeric_limits<double>::infinity(); ///< device memory (--memory)
   int optimizer_shards = 1; ///< data-parallel ranks the optimizer states are sharded over
   WindowModel windows;
   /// Called after each stage of the DP (stages done, stages): long remat-aware runs report
@@ -85,10 +85,10 @@ StageTimeFn stage_time_from_costs(const CostFile &costs, const PartitionOptions 
 
 /// The lower bound for partition_layers from prefix sums, O(1) a call: the stage's F + B + W,
 /// and nullopt when the memory it holds in any plan (everything kept when balanced, only the
-/// layer inputs when remat-aware) exceeds the limit.
+/// layer inputs when remat-aware) exceeds the budget.
 StageBoundFn stage_bound_from_costs(const CostFile &costs, const PartitionOptions &options);
 
-/// partition_layers over a cost file; throws ppsim::Error when no split fits the limit.
+/// partition_layers over a cost file; throws ppsim::Error when no split fits the budget.
 Partition partition_costs(const CostFile &costs, const PartitionOptions &options);
 
 } // namespace ppsim

@@ -246,10 +246,8 @@ std::string format_plan_csv(const RematPlan &plan) {
 
 namespace ppsim {
 
-const MemoryTrack &budget_track(const Scenario &scenario) {
-  const MemoryTrack &track = scenario.memory_model == MemoryModel::bytes && scenario.bytes
-                                 ? *scenario.bytes
-                                 : scenario.activations;
+const MemoryTrack &capped_track(const Scenario &scenario) {
+  const MemoryTrack &track = checked_track(scenario);
   if (!track.cap)
     throw Error("remat needs a memory budget: give --K or --memory");
   return track;

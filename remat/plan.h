@@ -61,7 +61,7 @@ private:
 RematPlan empty_plan(const Scenario &scenario);
 
 /// Inserts the plan's R/RW/RBW ops into `base` (which must carry none). Throws Error when a
-/// backward option targets an (s,j) whose backward is a fused BW (docs/remat.md, "The three
+/// backward option targets an (s,j) whose backward is a full BW (docs/remat.md, "The three
 /// options": backward options exist for split schedules only).
 Schedule apply_plan(const Schedule &base, const RematPlan &plan);
 
@@ -81,8 +81,8 @@ std::string format_plan_csv(const RematPlan &plan);
 
 namespace ppsim {
 
-/// The memory track whose cap the remat decisions must respect: bytes in the byte model, the
-/// count (or zb) track otherwise. Throws Error when that track has no cap.
-const MemoryTrack &budget_track(const Scenario &scenario);
+/// The memory track whose cap the remat decisions must respect, checked_track (sim/memory.h).
+/// Throws Error when that track has no cap.
+const MemoryTrack &capped_track(const Scenario &scenario);
 
 } // namespace ppsim

@@ -3,7 +3,8 @@
 // 5; Beaumont, Eyraud-Dubois, Herrmann, Joly, Shilova, "Optimal checkpointing for heterogeneous
 // chains", arXiv 1911.13214, HAL hal-02352969; recurrence as in the ColossalAI port
 // `ckpt_solver_rotor.py`, multi-option variant as in topal-team/rockmate `rotor_solver.py`).
-// Sizes are whole memory slots (discretise with `discretize`); times are exact doubles.
+// Sizes are whole memory slots (discretise with `discretize`); times are exact doubles. A
+// "budget" here is the paper's word: the memory slots the chain may use (docs/model.md, "Words").
 #include <cstdint>
 #include <limits>
 #include <vector>

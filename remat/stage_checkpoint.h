@@ -24,7 +24,7 @@ enum class LayerAction : char {
 
 /// One memory level of a stage, for one microbatch.
 struct CheckpointOption {
-  double budget_bytes = 0; ///< the memory level the option was found for
+  double budget_bytes = 0; ///< the rotor budget (remat/rotor.h) the option was found for
   double forward_ms = 0;   ///< the first forward of every layer
   double backward_ms = 0;  ///< backward of every layer, recomputation included
   double kept_bytes = 0;   ///< held from the last forward to the first backward

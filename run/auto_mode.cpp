@@ -22,15 +22,15 @@ namespace {
 // A schedule that already recomputes (full-remat) leaves no decision: it is replayed as is.
 void replay_as_generated(const Scenario &scenario, const Schedule &base, const RematPlan &own,
                          AutoCandidate &candidate) {
-  const MemoryTrack &track = budget_track(scenario);
+  const MemoryTrack &track = capped_track(scenario);
   for (const double peak : device_peaks(scenario, base, track)) {
     candidate.peak = std::max(candidate.peak, peak);
   }
   if (over_cap(candidate.peak, *track.cap)) {
     candidate.status = "infeasible";
-    candidate.note =
-        fmt::format("schedule '{}' peaks at {} over budget {}", base.name,
-                    format_budget(scenario, candidate.peak), format_budget(scenario, *track.cap));
+    candidate.note = fmt::format("schedule '{}' peaks at {} over {}", base.name,
+                                 format_checked_amount(scenario, candidate.peak),
+                                 describe_cap(scenario, *track.cap));
     return;
   }
   candidate.status = "as generated";
@@ -53,11 +53,11 @@ void solve_with_ilp(const Scenario &scenario, const Schedule &base, const IlpOpt
       candidate.note = solution.failure;
       return;
     }
-    for (const double peak : device_peaks(scenario, solution.schedule, budget_track(scenario))) {
+    for (const double peak : device_peaks(scenario, solution.schedule, capped_track(scenario))) {
       candidate.peak = std::max(candidate.peak, peak);
     }
     candidate.solution = std::move(solution);
-  } catch (const BudgetUnreachable &error) {
+  } catch (const CapUnreachable &error) {
     candidate.status = "infeasible";
     candidate.note = error.sentence();
   } catch (const Error &error) {

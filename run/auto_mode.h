@@ -1,7 +1,7 @@
 #pragma once
-// Auto mode (docs/remat.md, "--auto", after ELF's AutoScheduler): for one budget, solve the
+// Auto mode (docs/remat.md, "--auto", after ELF's AutoScheduler): for one cap, solve the
 // StageRemat ILP for every candidate base schedule, replay each plan and rank the schedules; which
-// one wins changes with the budget once remat is allowed.
+// one wins changes with the cap once remat is allowed.
 #include "remat/stage_remat_ilp.h"
 #include "sim/scenario_builder.h"
 
@@ -22,7 +22,7 @@ struct AutoCandidate {
   std::string note;  ///< the error sentence when not solved
   Scenario scenario; ///< built for this schedule (placement, tick scale)
   std::optional<RematSolution> solution;
-  double peak = 0;    ///< largest device peak of the budget track in the replay
+  double peak = 0;    ///< largest device peak of the capped track in the replay
   double seconds = 0; ///< build + solve + replay
 
   [[nodiscard]] bool solved() const { return solution.has_value(); }

@@ -224,7 +224,7 @@ std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &in
   even.memory_model = MemoryModel::count;
   even.w_stash = 1;
   even.cap_activations.reset();
-  even.cap_bytes.reset();
+  even.budget_bytes.reset();
   const ScenarioInput costed = with_cost_file(
       even, costs, info.stages_per_pipe(std::max(1, even.devices), even.chunks), info.pipes());
   const Scenario scenario = build_scenario(costed, info);
@@ -259,8 +259,8 @@ std::vector<int> partitioned_layers(const ScenarioInput &input, const ScheduleIn
   options.in_flight = in_flight_of(input, info, costs);
   options.mode =
       input.partition == "balanced" ? PartitionMode::balanced : PartitionMode::remat_aware;
-  if (input.cap_bytes)
-    options.memory_limit_bytes = *input.cap_bytes;
+  if (input.budget_bytes)
+    options.budget_bytes = *input.budget_bytes;
   options.optimizer_shards = input.optimizer_shards;
   try {
     return partition_costs(*costs, options).layers_per_stage;
@@ -325,7 +325,7 @@ BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run) 
                                    });
                                  });
   BoundsOptions options;
-  options.backward = split ? BackwardForm::split : BackwardForm::fused;
+  options.backward = split ? BackwardForm::split : BackwardForm::full;
   return compute_bounds(run.scenario, options);
 }
 

@@ -30,7 +30,7 @@ std::string input_kind(const OpRef &needed, const OpRef &consumer) {
 } // namespace
 
 BubbleExplanation explain_bubbles(const Scenario &scenario, const Schedule &schedule,
-                                  const Result &result) {
+                                  const Timing &result) {
   const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
   const DependencyGraph dependencies = build_dependencies(scenario, schedule, locator);
   const auto entries = at(locator.entry_count());

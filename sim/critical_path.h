@@ -39,7 +39,7 @@ struct BubbleExplanation {
 /// the longest path equals the simulated makespan (the engine's ASAP timing is the DAG's
 /// earliest-start schedule); with contention or blocking sends it is a lower bound.
 BubbleExplanation explain_bubbles(const Scenario &scenario, const Schedule &schedule,
-                                  const Result &result);
+                                  const Timing &result);
 
 /// The explanation as a short human story (a few lines per device).
 std::string explanation_text(const Scenario &scenario, const Schedule &schedule,

@@ -52,10 +52,10 @@ Engine::Engine(const Scenario &scenario, const Schedule &schedule)
       locator_(schedule, scenario.stage_count(), scenario.microbatches),
       dependencies_(build_dependencies(scenario, schedule, locator_)) {}
 
-Result Engine::run() const {
+Timing Engine::run() const {
   const int devices = schedule_.device_count();
   const std::int32_t entries = locator_.entry_count();
-  Result result;
+  Timing result;
   result.start.assign(at(entries), Ticks{});
   result.end.assign(at(entries), Ticks{});
   std::size_t cross_edges = 0;

@@ -20,8 +20,8 @@ struct Transfer {
   Ticks end; ///< arrival at the consumer's device
 };
 
-/// Timing of every schedule entry (entries numbered as in OpLocator).
-struct Result {
+/// When every schedule entry and every transfer ran (entries numbered as in OpLocator).
+struct Timing {
   std::vector<Ticks> start;
   std::vector<Ticks> end;
   std::vector<Transfer> transfers;
@@ -32,7 +32,7 @@ struct Result {
 class Engine {
 public:
   Engine(const Scenario &scenario, const Schedule &schedule);
-  Result run() const;
+  Timing run() const;
 
   [[nodiscard]] const OpLocator &locator() const { return locator_; }
   [[nodiscard]] const DependencyGraph &dependencies() const { return dependencies_; }

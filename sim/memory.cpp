@@ -1,4 +1,5 @@
 #include "sim/memory.h"
+#include "base/decimal.h"
 #include "base/index.h"
 
 #include <algorithm>
@@ -17,6 +18,24 @@ constexpr double kCapTolerance = 1e-9;
 double cap_with_tolerance(double cap) { return cap * (1 + kCapTolerance) + kCapTolerance; }
 
 bool over_cap(double amount, double cap) { return amount > cap_with_tolerance(cap); }
+
+namespace {
+bool checks_bytes(const Scenario &scenario) {
+  return scenario.memory_model == MemoryModel::bytes && scenario.bytes;
+}
+} // namespace
+
+const MemoryTrack &checked_track(const Scenario &scenario) {
+  return checks_bytes(scenario) ? *scenario.bytes : scenario.activations;
+}
+
+std::string format_checked_amount(const Scenario &scenario, double amount) {
+  return checks_bytes(scenario) ? format_bytes(amount) : format_readable(amount);
+}
+
+std::string describe_cap(const Scenario &scenario, double cap) {
+  return (checks_bytes(scenario) ? "budget " : "cap ") + format_checked_amount(scenario, cap);
+}
 
 namespace {
 
@@ -44,7 +63,7 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
     return 0.0;
   };
   // A checkpoint level keeps `kept` from F on; its R holds what the backward leaves for W (the
-  // linears' inputs and output gradients, M_b, which a fused BW needs as well: reserved from R's
+  // linears' inputs and output gradients, M_b, which a full BW needs as well: reserved from R's
   // start) and the level's backward peak above that as a transient; B or BW releases what the
   // level kept instead of the full record (docs/remat.md, "Checkpoint levels").
   // Only F, R and the backward that follows depend on the R's level.
@@ -151,7 +170,7 @@ std::vector<double> device_peaks(const Scenario &scenario, const Schedule &sched
   return peaks;
 }
 
-MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Result &result,
+MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Timing &result,
                           const MemoryTrack &track, bool with_timeline) {
   const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
   MemoryReport report;

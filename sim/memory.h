@@ -1,11 +1,13 @@
 #pragma once
 // Memory along time (docs/model.md, "Memory models"): allocation at the start of the
 // allocating op, release at the end of the releasing op, transient peaks during an op.
+#include "base/error.h"
 #include "sim/engine.h"
 #include "sim/op_locator.h"
 #include "sim/scenario.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace ppsim {
@@ -48,6 +50,23 @@ double cap_with_tolerance(double cap);
 /// amount > cap_with_tolerance(cap): the one test of "fits under the cap".
 bool over_cap(double amount, double cap);
 
+/// The cap is below the least peak the schedule reaches: no remat plan of it fits, or a
+/// generator's search finds nothing under it. An Error like any other for the user; what ranks
+/// schedules or looks for candidates tells it apart from a failure.
+class CapUnreachable : public Error {
+public:
+  using Error::Error;
+};
+
+/// The track whose cap is checked (docs/model.md, "Words"): bytes in the byte model, the count
+/// (or zb) track otherwise.
+const MemoryTrack &checked_track(const Scenario &scenario);
+/// An amount in the checked track's unit: "1 GiB" in the byte model, "2.5" in count or zb units.
+std::string format_checked_amount(const Scenario &scenario, double amount);
+/// A cap as messages name it: "budget 1 GiB" in the byte model (there the cap is the device's
+/// memory budget), "cap 2.5" in count or zb units.
+std::string describe_cap(const Scenario &scenario, double cap);
+
 /// The effect of every entry on `track` (recomputation decisions are read from the schedule:
 /// an F whose (s,j) has an R does not store; a B followed by RW/RBW drops what they rebuild).
 std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocator &locator,
@@ -62,7 +81,7 @@ std::vector<double> device_peaks(const Scenario &scenario, const Schedule &sched
 /// Walks each device's order (peaks are exact prefix sums, docs/model.md, "Memory models") and,
 /// with
 /// `with_timeline`, records the step function over time from the engine's result.
-MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Result &result,
+MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Timing &result,
                           const MemoryTrack &track, bool with_timeline);
 
 } // namespace ppsim

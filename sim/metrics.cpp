@@ -15,7 +15,7 @@ double ratio(Ticks numerator, Ticks denominator) {
 }
 
 Metrics measure(const Scenario &scenario, const Schedule &schedule, const OpLocator &locator,
-                const Result &result, const MemoryReport &activations,
+                const Timing &result, const MemoryReport &activations,
                 const std::optional<MemoryReport> &bytes) {
   Metrics metrics;
   metrics.devices.resize(schedule.device_ops.size());
@@ -59,20 +59,20 @@ Simulation simulate(const Scenario &scenario, const Schedule &schedule,
   validate_schedule(scenario, schedule);
   const Engine engine(scenario, schedule);
   Simulation simulation;
-  simulation.result = engine.run();
-  simulation.activations = track_memory(schedule, engine.locator(), simulation.result,
+  simulation.timing = engine.run();
+  simulation.activations = track_memory(schedule, engine.locator(), simulation.timing,
                                         scenario.activations, options.memory_timelines);
   if (scenario.bytes) {
-    simulation.bytes = track_memory(schedule, engine.locator(), simulation.result, *scenario.bytes,
+    simulation.bytes = track_memory(schedule, engine.locator(), simulation.timing, *scenario.bytes,
                                     options.memory_timelines);
   }
-  simulation.metrics = measure(scenario, schedule, engine.locator(), simulation.result,
+  simulation.metrics = measure(scenario, schedule, engine.locator(), simulation.timing,
                                simulation.activations, simulation.bytes);
   return simulation;
 }
 
 std::vector<double> mean_wait_before_backward(const Scenario &scenario, const Schedule &schedule,
-                                              const Result &result) {
+                                              const Timing &result) {
   std::vector<double> waits;
   std::size_t entry = 0; // entries are numbered device by device (OpLocator)
   for (const std::vector<Op> &ops : schedule.device_ops) {

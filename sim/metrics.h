@@ -38,7 +38,7 @@ struct Metrics {
 
 /// Everything one simulation produced: timing, memory per track, and the metrics over them.
 struct Simulation {
-  Result result;
+  Timing timing;
   MemoryReport activations;
   std::optional<MemoryReport> bytes;
   Metrics metrics;
@@ -57,6 +57,6 @@ Simulation simulate(const Scenario &scenario, const Schedule &schedule,
 /// windows "taken from a first simulation"), in the scenario's time unit. Zero on a device without
 /// backward ops.
 std::vector<double> mean_wait_before_backward(const Scenario &scenario, const Schedule &schedule,
-                                              const Result &result);
+                                              const Timing &result);
 
 } // namespace ppsim

@@ -302,12 +302,12 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
       input.fail("cluster.K", "expected a positive cap");
     count.cap = *input.cap_activations;
   }
-  if (input.cap_bytes) {
+  if (input.budget_bytes) {
     if (!have_bytes) {
       input.fail("cluster.memory", "a byte budget needs byte sizes (model.memory.act_bytes)");
     }
     if (input.memory_model == MemoryModel::bytes) {
-      scenario.bytes->cap = *input.cap_bytes;
+      scenario.bytes->cap = *input.budget_bytes;
     } else if (!input.cap_activations) {
       // K = (bytes - resident state) / (one device's share of one microbatch's activation
       // bytes), the strictest device deciding (docs/scenario.md, cluster.memory).
@@ -315,7 +315,7 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
       for (int g = 0; g < scenario.devices; ++g) {
         const auto d = at(g);
         if (device_activation[d] > 0) {
-          k = std::min(k, (*input.cap_bytes - resident_state[d]) / device_activation[d]);
+          k = std::min(k, (*input.budget_bytes - resident_state[d]) / device_activation[d]);
         }
       }
       if (!(k > 0)) {

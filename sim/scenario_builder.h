@@ -69,8 +69,8 @@ struct ScenarioInput {
   double m_ba_fraction = 14.0 / 32.0; ///< M_ba / M_b of a GPT block (docs/model.md)
   std::vector<double> zb_mem_f;       ///< three-term model; empty = count units
   std::vector<double> zb_mem_w;
-  std::optional<double> cap_activations; ///< K
-  std::optional<double> cap_bytes;       ///< memory budget in bytes
+  std::optional<double> cap_activations; ///< K, the count model's cap (docs/model.md, "Words")
+  std::optional<double> budget_bytes;    ///< cluster.memory: the device's memory budget in bytes
   /// Data-parallel ranks the optimizer states are sharded over (ZeRO-1, distributed optimizer).
   int optimizer_shards = 1;
   ByteSizesInput bytes;

@@ -13,7 +13,7 @@ enum class OpKind : std::uint8_t {
   forward,                 ///< F
   backward_input,          ///< B: gradient w.r.t. the stage input
   backward_weight,         ///< W: gradient w.r.t. the stage weights
-  backward_full,           ///< BW: B then W fused, duration B + W
+  backward_full,           ///< BW: the full backward, B then W in one op, duration B + W
   recompute_forward,       ///< R: forward recomputation before B/BW
   recompute_weight_inputs, ///< RW: recompute what W needs, before W
   recompute_full_backward, ///< RBW: forward + B recomputation before W

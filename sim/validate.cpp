@@ -115,7 +115,7 @@ private:
     if (full != OpLocator::kAbsent &&
         (input != OpLocator::kAbsent || weight != OpLocator::kAbsent)) {
       fail(device,
-           fmt::format("device {}: ({},{}) has both a fused BW and a split B/W", device, s, j));
+           fmt::format("device {}: ({},{}) has both a full BW and a split B/W", device, s, j));
     }
     if (full == OpLocator::kAbsent) {
       if (input == OpLocator::kAbsent)

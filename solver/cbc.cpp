@@ -91,8 +91,8 @@ Status status_of(const CbcModel &cbc) {
 // write its answer, and the parent stops it at the full limit.
 double backend_seconds(double limit) { return std::max(0.0, 0.8 * limit - 0.05); }
 
-Result solve_here(const Model &model, const Options &options) {
-  Result result;
+MilpSolution solve_here(const Model &model, const Options &options) {
+  MilpSolution result;
   const double direction = model.objective_sense == ObjectiveSense::minimize ? 1.0 : -1.0;
   {
     OsiClpSolverInterface solver;
@@ -177,7 +177,7 @@ void write_all(int fd, const void *data, std::size_t size) {
       ::dup2(null, STDERR_FILENO);
   }
   try {
-    const Result result = solve_here(model, options);
+    const MilpSolution result = solve_here(model, options);
     const int status = static_cast<int>(result.status);
     const std::uint64_t count = result.values.size();
     write_all(fd, &status, sizeof status);
@@ -218,8 +218,8 @@ std::optional<std::string> read_until(int fd, std::chrono::steady_clock::time_po
   }
 }
 
-Result decode_answer(const std::string &data, std::size_t variables) {
-  Result result;
+MilpSolution decode_answer(const std::string &data, std::size_t variables) {
+  MilpSolution result;
   std::size_t offset = 0;
   const auto take = [&](void *into, std::size_t size) {
     if (offset + size > data.size())
@@ -256,10 +256,10 @@ std::string death_of(int wait_status) {
 
 } // namespace
 
-Result solve(const Model &model, const Options &options) {
+MilpSolution solve(const Model &model, const Options &options) {
   detail::check_model(model, options.start);
   const auto start = std::chrono::steady_clock::now();
-  Result result;
+  MilpSolution result;
   if (model.variables.empty()) {
     result.status = Status::optimal;
     return result;

@@ -11,8 +11,8 @@
 //   const int y = model.add_binary("y", 2.0);
 //   model.add_constraint("cap", {{x, 1.0}, {y, 2.0}}, ppsim::solver::Sense::less_equal, 5);
 //   model.objective_sense = ppsim::solver::ObjectiveSense::maximize;
-//   const ppsim::solver::Result result = ppsim::solver::solve(model, {.time_limit_seconds = 10});
-//   if (result.has_solution()) use(result.values[x]);
+//   const ppsim::solver::MilpSolution result = ppsim::solver::solve(model, {.time_limit_seconds =
+//   10}); if (result.has_solution()) use(result.values[x]);
 #include <iosfwd>
 #include <limits>
 #include <string>
@@ -87,7 +87,7 @@ enum class Status {
   failed,      ///< the solver process died (an assertion inside the LP library); see `failure`
 };
 
-struct Result {
+struct MilpSolution {
   Status status = Status::no_solution;
   double objective = 0;       ///< of the returned solution (valid when has_solution())
   double best_bound = 0;      ///< proven bound on the optimum in the objective's direction
@@ -105,7 +105,7 @@ struct Result {
 /// NaN coefficient, invalid name). CBC runs in a child process: Clp can end the process with a
 /// failed assertion on some badly scaled models, and that must not take ppsim (and the other
 /// results of a comparison) down with it; such a death is returned as Status::failed.
-Result solve(const Model &model, const Options &options);
+MilpSolution solve(const Model &model, const Options &options);
 
 /// The terms with repeated variables summed and zero sums dropped, by variable index (what a
 /// matrix row or an LP file line holds).

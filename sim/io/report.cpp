@@ -2,6 +2,7 @@
 #include "base/index.h"
 
 #include "base/decimal.h"
+#include "sim/memory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -84,17 +85,14 @@ std::string report_text(const SimulationReport &report) {
   // The cap and the violations are in the unit of the memory model that is checked: bytes in
   // bytes, MiB or GiB, count units as numbers.
   const bool byte_cap = scenario.memory_model == MemoryModel::bytes && scenario.bytes;
-  const MemoryTrack &capped = byte_cap ? *scenario.bytes : scenario.activations;
-  const auto amount = [&](double value) {
-    return byte_cap ? format_bytes(value) : format_readable(value);
-  };
+  const MemoryTrack &capped = checked_track(scenario);
+  const auto amount = [&](double value) { return format_checked_amount(scenario, value); };
   const std::optional<double> peak_bytes = metrics.max_peak_bytes();
   out += fmt::format(
       "memory: peak {}{}  feasible {}\n",
       byte_cap && peak_bytes ? format_bytes(*peak_bytes)
                              : format_readable(metrics.max_peak_activations()) + " activations",
-      capped.cap ? fmt::format(" ({} {})", byte_cap ? "budget" : "cap", amount(*capped.cap))
-                 : std::string(),
+      capped.cap ? fmt::format(" ({})", describe_cap(scenario, *capped.cap)) : std::string(),
       metrics.feasible ? "yes" : "no");
   out += fmt::format("{:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12}\n", "device",
                      "start", "end", "span", "busy", "idle", "recompute", "peak act", "peak mem");

@@ -301,7 +301,7 @@ const std::map<std::string, Setter> &field_setters() {
       {"cluster.optimizer_shards",
        [](ScenarioInput &in, const FieldReader &r) { in.optimizer_shards = r.small_integer(1); }},
       {"cluster.memory",
-       [](ScenarioInput &in, const FieldReader &r) { in.cap_bytes = r.bytes(r.node()); }},
+       [](ScenarioInput &in, const FieldReader &r) { in.budget_bytes = r.bytes(r.node()); }},
       {"cluster.K",
        [](ScenarioInput &in, const FieldReader &r) {
          const double k = r.real(r.node());

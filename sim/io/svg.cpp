@@ -231,7 +231,7 @@ private:
     for (int d = 0; d < g; ++d)
       entry += schedule_.device_ops[at(d)].size();
     for (const Op &op : ops) {
-      write_op(op, simulation_.result.start[entry], simulation_.result.end[entry], top);
+      write_op(op, simulation_.timing.start[entry], simulation_.timing.end[entry], top);
       ++entry;
     }
     if (options_.memory_curves)

@@ -55,7 +55,7 @@ public:
       metadata(g, "thread_name", kComputeTrack, "compute");
       write_compute(g);
       const auto sent_end = std::find_if(next_transfer, transfers.end(), [&](std::size_t k) {
-        return simulation_.result.transfers[k].from_device != g;
+        return simulation_.timing.transfers[k].from_device != g;
       });
       write_sends(g, next_transfer, sent_end);
       next_transfer = sent_end;
@@ -129,8 +129,8 @@ private:
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto entry = at(entry_offset_[at(g)]) + i;
       const Op &op = ops[i];
-      span(describe(op), g, kComputeTrack, simulation_.result.start[entry],
-           simulation_.result.end[entry]);
+      span(describe(op), g, kComputeTrack, simulation_.timing.start[entry],
+           simulation_.timing.end[entry]);
       append(",\"cat\":\"{}\",\"args\":{{\"kind\":\"{}\",\"stage\":{},\"microbatch\":{}",
              op_kind_token(op.kind()), op_kind_token(op.kind()), op.first.stage,
              op.first.microbatch);
@@ -143,7 +143,7 @@ private:
   // Indices of the transfers that take time, grouped by sending device, each group in order of
   // start time. Instant transfers (no latency) would only double the trace with empty slices.
   [[nodiscard]] std::vector<std::size_t> transfers_by_sender() const {
-    const auto &transfers = simulation_.result.transfers;
+    const auto &transfers = simulation_.timing.transfers;
     std::vector<std::size_t> order;
     for (std::size_t k = 0; k < transfers.size(); ++k) {
       if (transfers[k].end > transfers[k].start)
@@ -163,7 +163,7 @@ private:
                    std::vector<std::size_t>::const_iterator end) {
     std::vector<Ticks> lane_free;
     for (auto it = begin; it != end; ++it) {
-      const Transfer &transfer = simulation_.result.transfers[*it];
+      const Transfer &transfer = simulation_.timing.transfers[*it];
       auto lane = std::find_if(lane_free.begin(), lane_free.end(),
                                [&](Ticks free) { return free <= transfer.start; });
       if (lane == lane_free.end())

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <deque>
 #include <fmt/format.h>
+#include <string_view>
 
 namespace ppsim::schedules {
 namespace {
@@ -108,21 +109,29 @@ void dual_row(std::vector<Op> &ops, int ranks, int rank, int microbatches, int f
     row.weight();
 }
 
+// Both DualPipe forms need m >= 2p microbatches; `counted` says which m the user gave.
+std::optional<Error> microbatch_refusal(std::string_view schedule, int p, int m,
+                                        std::string_view counted) {
+  if (m >= 2 * p)
+    return std::nullopt;
+  return Error(fmt::format("schedule '{}' needs m >= 2p = {} microbatches{}, got m = {}", schedule,
+                           2 * p, counted, m));
+}
+
 } // namespace
 
-Schedule dualpipev(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+std::optional<Error> dualpipev_precondition(const Scenario &scenario,
+                                            const GeneratorOptions & /*options*/) {
+  if (auto refusal = two_chunks_refusal("dualpipev", scenario))
+    return refusal;
+  return microbatch_refusal("dualpipev", scenario.devices, scenario.microbatches,
+                            " (the number of stages)");
+}
+
+Schedule dualpipev(const Scenario &scenario, const GeneratorOptions &options) {
+  enforce(dualpipev_precondition(scenario, options));
   const int p = scenario.devices;
   const int m = scenario.microbatches;
-  if (scenario.chunks != 2) {
-    throw Error(fmt::format("schedule 'dualpipev' needs exactly 2 stages per device (v = 2), got "
-                            "v = {}",
-                            scenario.chunks));
-  }
-  if (m < 2 * p) {
-    throw Error(fmt::format("schedule 'dualpipev' needs m >= 2p = {} microbatches (the number of "
-                            "stages), got m = {}",
-                            2 * p, m));
-  }
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
     dual_row(schedule.device_ops[at(r)], p, r, m, r, 2 * p - 1 - r);
@@ -130,20 +139,22 @@ Schedule dualpipev(const Scenario &scenario, const GeneratorOptions & /*options*
   return schedule;
 }
 
-Schedule dualpipe(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+std::optional<Error> dualpipe_precondition(const Scenario &scenario,
+                                           const GeneratorOptions & /*options*/) {
   const int p = scenario.devices;
-  const int total = scenario.total_microbatches(); // the builder splits m over 2 pipes
   if (scenario.pipes != 2) {
-    throw Error("schedule 'dualpipe' needs the two-pipe placement");
+    return Error("schedule 'dualpipe' needs the two-pipe placement");
   }
   if (p % 2 != 0) {
-    throw Error(fmt::format("schedule 'dualpipe' needs an even number of devices, got p = {}", p));
+    return Error(fmt::format("schedule 'dualpipe' needs an even number of devices, got p = {}", p));
   }
-  if (total < 2 * p) {
-    throw Error(fmt::format("schedule 'dualpipe' needs m >= 2p = {} microbatches in total, got "
-                            "m = {}",
-                            2 * p, total));
-  }
+  // The builder splits m over the 2 pipes: the user's m is the total.
+  return microbatch_refusal("dualpipe", p, scenario.total_microbatches(), " in total");
+}
+
+Schedule dualpipe(const Scenario &scenario, const GeneratorOptions &options) {
+  enforce(dualpipe_precondition(scenario, options));
+  const int p = scenario.devices;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {
     const int half_rank = std::min(r, p - 1 - r);

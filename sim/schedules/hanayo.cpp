@@ -11,13 +11,19 @@
 
 namespace ppsim::schedules {
 
-Schedule hanayo(const Scenario &scenario, const GeneratorOptions & /*options*/) {
-  const int p = scenario.devices;
-  const int m = scenario.microbatches;
+std::optional<Error> hanayo_precondition(const Scenario &scenario,
+                                         const GeneratorOptions & /*options*/) {
   if (scenario.chunks < 2 || scenario.chunks % 2 != 0) {
-    throw Error(
+    return Error(
         fmt::format("schedule 'hanayo' needs an even v = 2 x waves, got v = {}", scenario.chunks));
   }
+  return std::nullopt;
+}
+
+Schedule hanayo(const Scenario &scenario, const GeneratorOptions &options) {
+  enforce(hanayo_precondition(scenario, options));
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
   const int waves = scenario.chunks / 2;
   const int per_leg = m * waves; // forwards of descending legs = backwards of ascending legs
   Schedule schedule = empty_schedule(scenario);

@@ -2,6 +2,7 @@
 // "interleaved-1f1b and looped-bfs"). Sources: NVIDIA/Megatron-LM
 // megatron/core/pipeline_parallel/schedules.py (get_pp_rank_microbatches, get_schedule_table);
 // PyTorch ScheduleLoopedBFS.
+#include "base/assert.h"
 #include "base/error.h"
 #include "base/index.h"
 #include "sim/schedules/families.h"
@@ -13,35 +14,62 @@
 
 namespace ppsim::schedules {
 
-void check_megatron_group_size(int devices, int microbatches, int group_size) {
+std::optional<Error> megatron_group_size_refusal(int devices, int microbatches, int group_size) {
   if (group_size > microbatches) {
-    throw Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is larger than the "
-                            "number of microbatches m = {}",
-                            group_size, microbatches));
+    return Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is larger than the "
+                             "number of microbatches m = {}",
+                             group_size, microbatches));
   }
   if (group_size < devices && group_size != microbatches) {
-    throw Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is smaller than the "
-                            "number of devices p = {}",
-                            group_size, devices));
+    return Error(fmt::format("schedule 'interleaved-1f1b': group size g = {} is smaller than the "
+                             "number of devices p = {}",
+                             group_size, devices));
   }
   const int remainder = microbatches % group_size;
   if (remainder > 0 && remainder < devices) {
-    throw Error(fmt::format("schedule 'interleaved-1f1b': m mod g = {} (m = {}, g = {}) is "
-                            "between 1 and p - 1 = {}, which leaves dependency bubbles",
-                            remainder, microbatches, group_size, devices - 1));
+    return Error(fmt::format("schedule 'interleaved-1f1b': m mod g = {} (m = {}, g = {}) is "
+                             "between 1 and p - 1 = {}, which leaves dependency bubbles",
+                             remainder, microbatches, group_size, devices - 1));
   }
+  return std::nullopt;
+}
+
+namespace {
+
+// PyTorch's ScheduleInterleaved1F1B: max(1, m div p) rounds of m / rounds microbatches (p when
+// p divides m, all m when m < p), and m must split evenly into the rounds.
+int pytorch_rounds(int devices, int microbatches) { return std::max(1, microbatches / devices); }
+
+// The group size a run uses: --group-size, or PyTorch's when none is given.
+int group_size(const Scenario &scenario, const GeneratorOptions &options) {
+  return options.group_size > 0 ? options.group_size
+                                : pytorch_group_size(scenario.devices, scenario.microbatches);
+}
+
+// What both interleaved generators require of the group size.
+std::optional<Error> group_size_refusal(const Scenario &scenario, const GeneratorOptions &options) {
+  if (options.group_size == 0) {
+    if (auto refusal = pytorch_group_size_refusal(scenario.devices, scenario.microbatches))
+      return refusal;
+  }
+  return megatron_group_size_refusal(scenario.devices, scenario.microbatches,
+                                     group_size(scenario, options));
+}
+
+} // namespace
+
+std::optional<Error> pytorch_group_size_refusal(int devices, int microbatches) {
+  const int rounds = pytorch_rounds(devices, microbatches);
+  if (microbatches % rounds == 0)
+    return std::nullopt;
+  return Error(fmt::format("schedule 'interleaved-1f1b': m = {} does not split into {} rounds of "
+                           "equal size (PyTorch's rule for p = {}); give --group-size",
+                           microbatches, rounds, devices));
 }
 
 int pytorch_group_size(int devices, int microbatches) {
-  // PyTorch's ScheduleInterleaved1F1B: max(1, m div p) rounds of m / rounds microbatches (p when
-  // p divides m, all m when m < p), and m must split evenly into the rounds.
-  const int rounds = std::max(1, microbatches / devices);
-  if (microbatches % rounds != 0) {
-    throw Error(fmt::format("schedule 'interleaved-1f1b': m = {} does not split into {} rounds of "
-                            "equal size (PyTorch's rule for p = {}); give --group-size",
-                            microbatches, rounds, devices));
-  }
-  return microbatches / rounds;
+  PPSIM_ASSERT(!pytorch_group_size_refusal(devices, microbatches));
+  return microbatches / pytorch_rounds(devices, microbatches);
 }
 
 std::vector<MicrobatchChunk> megatron_schedule_table(int microbatches, int chunks, int group_size) {
@@ -57,17 +85,22 @@ std::vector<MicrobatchChunk> megatron_schedule_table(int microbatches, int chunk
   return table;
 }
 
+std::optional<Error> interleaved_1f1b_precondition(const Scenario &scenario,
+                                                   const GeneratorOptions &options) {
+  if (scenario.chunks < 2) {
+    return Error(fmt::format("schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got {} "
+                             "(use '1f1b' for one chunk)",
+                             scenario.chunks));
+  }
+  return group_size_refusal(scenario, options);
+}
+
 Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &options) {
+  enforce(interleaved_1f1b_precondition(scenario, options));
   const int p = scenario.devices;
   const int m = scenario.microbatches;
   const int v = scenario.chunks;
-  if (v < 2) {
-    throw Error(fmt::format("schedule 'interleaved-1f1b' needs v >= 2 chunks per device, got {} "
-                            "(use '1f1b' for one chunk)",
-                            v));
-  }
-  const int g = options.group_size > 0 ? options.group_size : pytorch_group_size(p, m);
-  check_megatron_group_size(p, m, g);
+  const int g = group_size(scenario, options);
   const std::vector<MicrobatchChunk> table = megatron_schedule_table(m, v, g);
   const int total = m * v;
   Schedule schedule = empty_schedule(scenario);
@@ -100,16 +133,25 @@ Schedule interleaved_1f1b(const Scenario &scenario, const GeneratorOptions &opti
 // round-robin placement): interleaved 1F1B's round order with a warm-up of (v-1)g + (p-1-r)
 // forwards, B in place of BW, and from device r's (r+1)-th steady step on one W per step, the
 // oldest pending; the rest of the W's at the end. With v = 1 it is zb-h1 op for op.
+std::optional<Error> interleaved_zb_precondition(const Scenario &scenario,
+                                                 const GeneratorOptions &options) {
+  if (auto refusal = group_size_refusal(scenario, options))
+    return refusal;
+  const int m = scenario.microbatches;
+  const int g = group_size(scenario, options);
+  if (m % g != 0) { // PyTorch's rounds are equal; a shorter last group has no step formula
+    return Error(fmt::format(
+        "schedule 'interleaved-zb' needs the group size to divide m, got g = {}, m = {}", g, m));
+  }
+  return std::nullopt;
+}
+
 Schedule interleaved_zb(const Scenario &scenario, const GeneratorOptions &options) {
+  enforce(interleaved_zb_precondition(scenario, options));
   const int p = scenario.devices;
   const int m = scenario.microbatches;
   const int v = scenario.chunks;
-  const int g = options.group_size > 0 ? options.group_size : pytorch_group_size(p, m);
-  check_megatron_group_size(p, m, g);
-  if (m % g != 0) { // PyTorch's rounds are equal; a shorter last group has no step formula
-    throw Error(fmt::format(
-        "schedule 'interleaved-zb' needs the group size to divide m, got g = {}, m = {}", g, m));
-  }
+  const int g = group_size(scenario, options);
   const int total = m * v;
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {

@@ -42,6 +42,7 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        .default_chunks = 2,
        .split_backward = false,
        .generate = schedules::interleaved_1f1b,
+       .precondition = schedules::interleaved_1f1b_precondition,
        .auto_candidate = true,
        .closed_form = schedules::interleaved_1f1b_closed_form},
       {.name = "looped-bfs",
@@ -57,7 +58,8 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        .placement = PlacementKind::round_robin,
        .default_chunks = 2,
        .split_backward = true,
-       .generate = schedules::interleaved_zb},
+       .generate = schedules::interleaved_zb,
+       .precondition = schedules::interleaved_zb_precondition},
       {.name = "hanayo",
        .description =
            "Hanayo wave-like pipeline, v/2 waves on the V placement (ELF reference order)",
@@ -65,6 +67,7 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        .default_chunks = 2,
        .split_backward = false,
        .generate = schedules::hanayo,
+       .precondition = schedules::hanayo_precondition,
        .auto_candidate = true,
        .closed_form = schedules::hanayo_closed_form},
       {.name = "zb-h1",
@@ -91,20 +94,23 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        .placement = PlacementKind::single_wave,
        .default_chunks = 1,
        .split_backward = true,
-       .generate = schedules::zb_1p},
+       .generate = schedules::zb_1p,
+       .precondition = schedules::zb_auto_precondition},
       {.name = "zb-2p",
        .description = "zero-bubble automatic heuristic with cap 2p activations per stage",
        .placement = PlacementKind::single_wave,
        .default_chunks = 1,
        .split_backward = true,
-       .generate = schedules::zb_2p},
+       .generate = schedules::zb_2p,
+       .precondition = schedules::zb_auto_precondition},
       {.name = "zb-auto",
        .description =
            "zero-bubble automatic heuristic with cap --K activations per stage (none: 3m)",
        .placement = PlacementKind::single_wave,
        .default_chunks = 1,
        .split_backward = true,
-       .generate = schedules::zb_auto},
+       .generate = schedules::zb_auto,
+       .precondition = schedules::zb_auto_precondition},
       {.name = "zb-v",
        .description =
            "zero-bubble V schedule, fixed rule (PyTorch ScheduleZBVZeroBubble), 1F1B memory",
@@ -112,6 +118,7 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        .default_chunks = 2,
        .split_backward = true,
        .generate = schedules::zb_v,
+       .precondition = schedules::zb_v_precondition,
        .auto_candidate = true,
        .closed_form = schedules::zb_v_closed_form},
       {.name = "zb-v-greedy",
@@ -119,13 +126,15 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        .placement = PlacementKind::v_shape,
        .default_chunks = 2,
        .split_backward = true,
-       .generate = schedules::zb_v_greedy},
+       .generate = schedules::zb_v_greedy,
+       .precondition = schedules::zb_v_greedy_precondition},
       {.name = "v-min",
        .description = "controllable-memory V-Min: about 1/3 of 1F1B's activation memory (PPCM)",
        .placement = PlacementKind::v_shape,
        .default_chunks = 2,
        .split_backward = true,
        .generate = schedules::v_min,
+       .precondition = schedules::v_min_precondition,
        .auto_candidate = true},
       {.name = "v-half",
        .description = "controllable-memory V-Half: about 1/2 of 1F1B's activation memory (PPCM)",
@@ -133,27 +142,31 @@ const std::vector<ScheduleInfo> &schedule_registry() {
        .default_chunks = 2,
        .split_backward = true,
        .generate = schedules::v_half,
+       .precondition = schedules::v_half_precondition,
        .auto_candidate = true,
        .in_flight = schedules::v_half_in_flight},
       {.name = "v-auto",
        .description =
-           "controllable-memory V schedule by building-block search, limit --K (default p)",
+           "controllable-memory V schedule by building-block search, cap --K (default p)",
        .placement = PlacementKind::v_shape,
        .default_chunks = 2,
        .split_backward = true,
-       .generate = schedules::v_auto},
+       .generate = schedules::v_auto,
+       .precondition = schedules::v_auto_precondition},
       {.name = "dualpipe",
        .description = "DeepSeek DualPipe: two pipes in opposite directions with overlapped F&B ops",
        .placement = PlacementKind::dual_pipe,
        .default_chunks = 1,
        .split_backward = true,
-       .generate = schedules::dualpipe},
+       .generate = schedules::dualpipe,
+       .precondition = schedules::dualpipe_precondition},
       {.name = "dualpipev",
        .description = "DualPipeV: DualPipe folded onto the V placement (PyTorch ScheduleDualPipeV)",
        .placement = PlacementKind::v_shape,
        .default_chunks = 2,
        .split_backward = true,
-       .generate = schedules::dualpipev},
+       .generate = schedules::dualpipev,
+       .precondition = schedules::dualpipev_precondition},
       {.name = "allremat-1f1b",
        .description = "1F1B where every device but the last recomputes each forward (fits K = 1)",
        .placement = PlacementKind::single_wave,
@@ -188,6 +201,19 @@ const ScheduleInfo *lookup_schedule(std::string_view name) {
       return &info;
   }
   return nullptr;
+}
+
+void schedules::enforce(const std::optional<Error> &refusal) {
+  if (refusal)
+    throw *refusal;
+}
+
+std::optional<Error> schedules::two_chunks_refusal(std::string_view schedule,
+                                                   const Scenario &scenario) {
+  if (scenario.chunks == 2 && scenario.pipes == 1)
+    return std::nullopt;
+  return Error(fmt::format("schedule '{}' needs exactly 2 stages per device (v = 2), got v = {}",
+                           schedule, scenario.chunks));
 }
 
 Schedule generate_schedule(const ScheduleInfo &info, const Scenario &scenario,

@@ -6,6 +6,7 @@
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
+#include "base/error.h"
 #include "base/time.h"
 
 #include <optional>
@@ -21,6 +22,10 @@ struct GeneratorOptions {
 };
 
 using GeneratorFunction = Schedule (*)(const Scenario &, const GeneratorOptions &);
+/// The error the generator throws for parameters outside its definition (p, m, v, g), or nullopt
+/// when it accepts them; written beside the generator, which throws this same error. A search
+/// that finds nothing under the cap is an outcome, not a precondition: it throws CapUnreachable.
+using Precondition = std::optional<Error> (*)(const Scenario &, const GeneratorOptions &);
 
 /// Per-stage costs of a scenario whose stages and boundaries are all alike: what a closed form
 /// is written in (docs/bounds.md, "Closed forms"). c is the transfer time of one boundary.
@@ -46,11 +51,17 @@ struct ScheduleInfo {
   int default_chunks;  ///< v when the user gives none (1 single wave, 2 V shape)
   bool split_backward; ///< emits B and W rather than BW
   GeneratorFunction generate;
+  Precondition precondition = nullptr; ///< none: any p, m and v of its placement
   bool auto_candidate =
       false; ///< ranked by `ppsim remat --auto` unless --candidates says otherwise
   ClosedForm closed_form = nullptr;  ///< none: no published formula
   InFlightCount in_flight = nullptr; ///< none: measured on a run (docs/partition.md)
 
+  /// The error `generate` would throw for these parameters, or nullopt when it accepts them.
+  [[nodiscard]] std::optional<Error> refusal(const Scenario &scenario,
+                                             const GeneratorOptions &options) const {
+    return precondition ? precondition(scenario, options) : std::nullopt;
+  }
   /// v for a requested v (0 = the schedule's default).
   [[nodiscard]] int chunks(int requested) const {
     return requested > 0 ? requested : default_chunks;

@@ -12,6 +12,7 @@
 
 #include "base/assert.h"
 #include "base/error.h"
+#include "sim/memory.h"
 #include "sim/schedules/families.h"
 
 #include <algorithm>
@@ -121,7 +122,7 @@ std::optional<std::int64_t> max_span(const Grid &grid, int m, const LetterCosts 
   return span;
 }
 
-PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, int m, int limit,
+PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, int m, int cap,
                              const LetterCosts &costs) {
   PatternResult result;
   Timing timing;
@@ -131,9 +132,9 @@ PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, in
         const auto block = building_block(pattern, k0, k1, len0, p);
         if (!block)
           continue;
-        BlockOutcome outcome = schedule_block(*block, m, std::min(2 * p, limit));
-        // The reference stops this offset pair at the first block over the limit.
-        if (outcome.peak > 2 * p || outcome.peak > limit)
+        BlockOutcome outcome = schedule_block(*block, m, std::min(2 * p, cap));
+        // The reference stops this offset pair at the first block over the cap.
+        if (outcome.peak > 2 * p || outcome.peak > cap)
           break;
         if (!outcome.grid)
           continue;
@@ -162,38 +163,42 @@ PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, in
 
 constexpr int kMaxVAutoDevices = 32;
 
-VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks, unsigned threads) {
-  if (scenario.chunks != 2 || scenario.pipes != 1) {
-    throw Error(
-        fmt::format("schedule 'v-auto' needs exactly 2 stages per device (v = 2), got v = {}",
-                    scenario.chunks));
-  }
+std::optional<Error> v_auto_precondition(const Scenario &scenario,
+                                         const GeneratorOptions & /*options*/) {
+  if (auto refusal = two_chunks_refusal("v-auto", scenario))
+    return refusal;
   const int p = scenario.devices;
-  const int m = scenario.microbatches;
   if (p < 2)
-    throw Error("schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)");
+    return Error("schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)");
   // The search tries O(p) blocks per offset pair, each scheduled on a p-row grid: past 32 devices
   // it runs for minutes (p = 64: about 80 s), so it is refused before it starts
   // (docs/reliability.md, "Limits").
   if (p > kMaxVAutoDevices) {
-    throw Error(
+    return Error(
         "", 0, "-p",
         fmt::format(
             "schedule 'v-auto' (and ppsim frontier) searches at most {} devices, got {}: its "
             "building-block search grows steeply with p (p = 64 takes over a minute)",
             kMaxVAutoDevices, p));
   }
+  return std::nullopt;
+}
+
+VAutoResult v_auto_search(const Scenario &scenario, std::int64_t cap_chunks, unsigned threads) {
+  enforce(v_auto_precondition(scenario, {}));
+  const int p = scenario.devices;
+  const int m = scenario.microbatches;
   const LetterCosts costs = scenario_letter_costs(scenario);
-  // No block peaks above 2p chunks (search_pattern stops there), so a larger limit searches the
+  // No block peaks above 2p chunks (search_pattern stops there), so a larger cap searches the
   // same blocks: clamp it before it meets int arithmetic.
-  const int search_limit =
-      static_cast<int>(std::clamp<std::int64_t>(limit_chunks, -1, 2 * std::int64_t{p}));
+  const int search_cap =
+      static_cast<int>(std::clamp<std::int64_t>(cap_chunks, -1, 2 * std::int64_t{p}));
   const std::vector<std::array<int, kLetters>> patterns = starting_patterns();
   std::vector<PatternResult> results(patterns.size());
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     for (std::size_t k = next++; k < patterns.size(); k = next++) {
-      results[k] = search_pattern(patterns[k], p, m, search_limit, costs);
+      results[k] = search_pattern(patterns[k], p, m, search_cap, costs);
     }
   };
   if (threads == 0)
@@ -215,9 +220,10 @@ VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks, u
       best = &result;
   }
   if (best == nullptr) {
-    throw Error(fmt::format("schedule 'v-auto' found no building block within {} chunk activations "
-                            "per device (--K {})",
-                            limit_chunks, static_cast<double>(limit_chunks) / 2.0));
+    throw CapUnreachable(
+        fmt::format("schedule 'v-auto' found no building block within {} chunk activations "
+                    "per device (--K {})",
+                    cap_chunks, static_cast<double>(cap_chunks) / 2.0));
   }
   VAutoResult out;
   for (const auto &[peak, point] : frontier)
@@ -231,11 +237,11 @@ VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks, u
 }
 
 Schedule v_auto(const Scenario &scenario, const GeneratorOptions & /*options*/) {
-  return v_auto_search(scenario, v_auto_limit_chunks(scenario)).best;
+  return v_auto_search(scenario, v_auto_cap_chunks(scenario)).best;
 }
 
-std::int64_t v_auto_limit_chunks(const Scenario &scenario) {
-  // --K is in device shares; the search limit M is in chunk activations (docs/schedules.md,
+std::int64_t v_auto_cap_chunks(const Scenario &scenario) {
+  // --K is in device shares; the search cap M is in chunk activations (docs/schedules.md,
   // "v-auto").
   if (!scenario.activations.cap)
     return 2 * std::int64_t{scenario.devices};

@@ -1,7 +1,7 @@
 #pragma once
 // Building-block search for controllable-memory V schedules (docs/schedules.md, "v-auto"): every
 // building block is repeated, squeezed and reordered; the search yields the bubble-versus-memory
-// frontier and the best schedule under a memory limit. Used by `v-auto` and `ppsim frontier`.
+// frontier and the best schedule under a memory cap. Used by `v-auto` and `ppsim frontier`.
 #include "base/time.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
@@ -25,15 +25,14 @@ struct VAutoResult {
   Ticks best_span;
 };
 
-/// Runs the search on `scenario` (V placement, v = 2, p >= 2) for a limit of
-/// `limit_chunks` chunk activations, over `threads` workers (0 = hardware concurrency). The
-/// result does not depend on the thread count. Throws Error when no block fits the limit.
-/// Limits past 2p (no block peaks higher) search the same blocks, so any int64 limit is accepted.
-VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks,
-                          unsigned threads = 0);
+/// Runs the search on `scenario` (V placement, v = 2, p >= 2) for a cap of
+/// `cap_chunks` chunk activations, over `threads` workers (0 = hardware concurrency). The
+/// result does not depend on the thread count. Throws Error when no block fits the cap.
+/// Caps past 2p (no block peaks higher) search the same blocks, so any int64 cap is accepted.
+VAutoResult v_auto_search(const Scenario &scenario, std::int64_t cap_chunks, unsigned threads = 0);
 
-/// The search limit in chunk activations for the scenario's --K (2K rounded down, 2p without
+/// The search cap in chunk activations for the scenario's --K (2K rounded down, 2p without
 /// one), in 64 bits and saturated at 2^62, so a --K of 3e9 or 1e300 is no overflow.
-std::int64_t v_auto_limit_chunks(const Scenario &scenario);
+std::int64_t v_auto_cap_chunks(const Scenario &scenario);
 
 } // namespace ppsim::schedules

@@ -280,17 +280,17 @@ std::optional<Grid> reorganize_cooldown(Grid grid, int m) {
   return squeeze(refilled, m);
 }
 
-/// Step 7: with few microbatches, move each device's first (limit - peak_i) W/w cells to the end
+/// Step 7: with few microbatches, move each device's first (cap - peak_i) W/w cells to the end
 /// of its row so the warm-up can use the memory.
-void release_w_in_warmup(Grid &grid, int limit) {
+void release_w_in_warmup(Grid &grid, int cap) {
   const std::vector<int> peaks = row_peaks(grid);
   const int lowest = *std::min_element(peaks.begin(), peaks.end());
-  const int padding = std::max(0, limit - lowest);
+  const int padding = std::max(0, cap - lowest);
   const int width = grid.width;
   grid.resize(width + padding);
   for (int i = 0; i < grid.rows; ++i) {
     int moved = 0;
-    for (int j = 0; j < width && peaks[at(i)] + moved < limit; ++j) {
+    for (int j = 0; j < width && peaks[at(i)] + moved < cap; ++j) {
       if (is_weight(grid.at(i, j))) {
         grid.at(i, width + moved) = grid.at(i, j);
         grid.at(i, j) = kEmpty;
@@ -301,8 +301,8 @@ void release_w_in_warmup(Grid &grid, int limit) {
 }
 
 /// Step 8: fill each vacant cell with the first later pass of the device that may move there
-/// without raising the peak above `limit` and with its dependency already scanned.
-void reorder_greedily(Grid &grid, int m, int limit) {
+/// without raising the peak above `cap` and with its dependency already scanned.
+void reorder_greedily(Grid &grid, int m, int cap) {
   const int p = grid.rows;
   std::vector<std::array<int, kLetters>> last(at(p));
   for (int i = 0; i < p; ++i) {
@@ -355,7 +355,7 @@ void reorder_greedily(Grid &grid, int m, int limit) {
           continue;
         available[at(letter)] = false;
         --remaining;
-        if (is_forward(letter) && memory[at(i)] + before >= limit)
+        if (is_forward(letter) && memory[at(i)] + before >= cap)
           continue;
         const int mb = counts[at(letter)];
         auto scanned_before = [&](int from) {

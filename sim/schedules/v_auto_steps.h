@@ -44,13 +44,13 @@ void remove_redundancy(Grid &grid, int m);
 /// cells after the last remaining W, then squeezes. Nullopt when the staircase leaves the grid.
 std::optional<Grid> reorganize_cooldown(Grid grid, int m);
 
-/// Step 7: with few microbatches, move each device's first (limit - peak_i) W/w cells to the end
+/// Step 7: with few microbatches, move each device's first (cap - peak_i) W/w cells to the end
 /// of its row so the warm-up can use the memory.
-void release_w_in_warmup(Grid &grid, int limit);
+void release_w_in_warmup(Grid &grid, int cap);
 
 /// Step 8: fill each vacant cell with the first later pass of the device that may move there
-/// without raising the peak above `limit` and with its dependency already scanned.
-void reorder_greedily(Grid &grid, int m, int limit);
+/// without raising the peak above `cap` and with its dependency already scanned.
+void reorder_greedily(Grid &grid, int m, int cap);
 
 /// Step 9: W cells take the chunk of the B/b they release, in FIFO order; false when a row
 /// does not hold every letter exactly m times.

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <array>
 #include <compare>
-#include <fmt/format.h>
 #include <optional>
 
 namespace ppsim::schedules {
@@ -234,10 +233,7 @@ const char *pattern_name(VPattern pattern) { return pattern == VPattern::min ? "
 } // namespace
 
 TimedSchedule v_family_timed(const Scenario &scenario, VPattern pattern) {
-  if (scenario.chunks != 2 || scenario.pipes != 1) {
-    throw Error(fmt::format("schedule '{}' needs exactly 2 stages per device (v = 2), got v = {}",
-                            pattern_name(pattern), scenario.chunks));
-  }
+  enforce(two_chunks_refusal(pattern_name(pattern), scenario));
   const int p = scenario.devices;
   const int m = scenario.microbatches;
   Slots slots(ppsim::at(p));
@@ -261,6 +257,16 @@ TimedSchedule v_family_timed(const Scenario &scenario, VPattern pattern) {
   }
   // Step 6: the device order is the slot order; time it with the real costs.
   return detail::timed_schedule(scenario, to_grid(r2), m);
+}
+
+std::optional<Error> v_min_precondition(const Scenario &scenario,
+                                        const GeneratorOptions & /*options*/) {
+  return two_chunks_refusal(pattern_name(VPattern::min), scenario);
+}
+
+std::optional<Error> v_half_precondition(const Scenario &scenario,
+                                         const GeneratorOptions & /*options*/) {
+  return two_chunks_refusal(pattern_name(VPattern::half), scenario);
 }
 
 Schedule v_min(const Scenario &scenario, const GeneratorOptions & /*options*/) {

@@ -23,10 +23,11 @@ constexpr std::array<OpKind, 3> kOpKinds{OpKind::forward, OpKind::backward_input
                                          OpKind::backward_weight};
 
 /// The reference's ValueError("Cannot fit memory") as a user error naming the stage (O-19).
-Error cannot_fit_memory(int stage, double cap_share) {
-  return Error(fmt::format("schedule 'zb-auto' cannot fit memory on stage {}: a cap of {} stored "
-                           "activations leaves no room for the next op",
-                           stage, cap_share));
+CapUnreachable cannot_fit_memory(int stage, double cap_share) {
+  return CapUnreachable(
+      fmt::format("schedule 'zb-auto' cannot fit memory on stage {}: a cap of {} stored "
+                  "activations leaves no room for the next op",
+                  stage, cap_share));
 }
 
 struct Flags {
@@ -267,17 +268,24 @@ Schedule zb_auto_with_share(const Scenario &scenario, double cap_share) {
 
 } // namespace
 
-TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share) {
-  if (scenario.chunks != 1 || scenario.pipes != 1) {
-    throw Error("schedule 'zb-auto' needs the single-wave placement (one stage per device)");
+std::optional<Error> zb_auto_precondition(const Scenario &scenario,
+                                          const GeneratorOptions & /*options*/) {
+  if (scenario.chunks != 1 || scenario.pipes != 1)
+    return Error("schedule 'zb-auto' needs the single-wave placement (one stage per device)");
+  for (int s = 0; s < scenario.stage_count(); ++s) {
+    if (!(scenario.activations.stages[at(s)].stored > 0)) {
+      return Error(
+          fmt::format("schedule 'zb-auto' needs a positive stored activation on stage {}", s));
+    }
   }
+  return std::nullopt;
+}
+
+TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share) {
+  enforce(zb_auto_precondition(scenario, {}));
   std::vector<double> max_mem;
   for (int s = 0; s < scenario.stage_count(); ++s) {
     const double mem_f = scenario.activations.stages[at(s)].stored;
-    if (!(mem_f > 0)) {
-      throw Error(
-          fmt::format("schedule 'zb-auto' needs a positive stored activation on stage {}", s));
-    }
     if (over_cap(mem_f, cap_share * mem_f)) {
       throw cannot_fit_memory(s, cap_share);
     }

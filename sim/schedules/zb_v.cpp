@@ -30,13 +30,15 @@ struct Stream {
 
 } // namespace
 
-Schedule zb_v(const Scenario &scenario, const GeneratorOptions & /*options*/) {
+std::optional<Error> zb_v_precondition(const Scenario &scenario,
+                                       const GeneratorOptions & /*options*/) {
+  return two_chunks_refusal("zb-v", scenario);
+}
+
+Schedule zb_v(const Scenario &scenario, const GeneratorOptions &options) {
+  enforce(zb_v_precondition(scenario, options));
   const int p = scenario.devices;
   const int m = scenario.microbatches;
-  if (scenario.chunks != 2) {
-    throw Error(fmt::format("schedule 'zb-v' needs exactly 2 stages per device (v = 2), got v = {}",
-                            scenario.chunks));
-  }
   const int n = std::max(2 * p - 1, m);
   Schedule schedule = empty_schedule(scenario);
   for (int r = 0; r < p; ++r) {

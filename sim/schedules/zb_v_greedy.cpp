@@ -180,10 +180,11 @@ private:
     return ppsim::over_cap(mem_now_[at(i)] + delta, (*cap_)[at(i)]);
   }
 
-  static Error cannot_fit_memory(int device) {
-    return Error(fmt::format("schedule 'zb-v-greedy' cannot fit memory on device {}: the cap "
-                             "leaves no room for the next op",
-                             device));
+  static CapUnreachable cannot_fit_memory(int device) {
+    return CapUnreachable(
+        fmt::format("schedule 'zb-v-greedy' cannot fit memory on device {}: the cap "
+                    "leaves no room for the next op",
+                    device));
   }
 
   /// Flushes W's until `delta` fits under the device cap.
@@ -343,12 +344,13 @@ private:
 
 } // namespace
 
+std::optional<Error> zb_v_greedy_precondition(const Scenario &scenario,
+                                              const GeneratorOptions & /*options*/) {
+  return two_chunks_refusal("zb-v-greedy", scenario);
+}
+
 TimedSchedule zb_v_greedy_timed(const Scenario &scenario, double cap_share) {
-  if (scenario.chunks != 2 || scenario.pipes != 1) {
-    throw Error(
-        fmt::format("schedule 'zb-v-greedy' needs exactly 2 stages per device (v = 2), got v = {}",
-                    scenario.chunks));
-  }
+  enforce(zb_v_greedy_precondition(scenario, {}));
   const int p = scenario.devices;
   std::vector<double> cap;
   for (int i = 0; i < p; ++i) {

@@ -22,17 +22,18 @@ std::vector<std::string> names(const ppsim::BoundsReport &report) {
 
 } // namespace
 
-TEST_CASE("fused schedules report LB0, LB1, LB2 and span_LB; split ones add LB3 and LB3_mem") {
+TEST_CASE(
+    "full-backward schedules report LB0, LB1, LB2 and span_LB; split ones add LB3 and LB3_mem") {
   ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 2.0;
-  const ppsim::ScheduleInfo &fused = ppsim::find_schedule("1f1b");
+  const ppsim::ScheduleInfo &full_backward = ppsim::find_schedule("1f1b");
   const ppsim::ScheduleInfo &split = ppsim::find_schedule("zb-h1");
-  CHECK(ppsim::bounds_options_for(fused).backward == BackwardForm::fused);
+  CHECK(ppsim::bounds_options_for(full_backward).backward == BackwardForm::full);
   CHECK(ppsim::bounds_options_for(split).backward == BackwardForm::split);
   CHECK(ppsim::bounds_options_for(split, 3).group_size == 3);
-  const ppsim::BoundsReport fused_report =
-      ppsim::compute_bounds(ppsim::build_scenario(input, fused), ppsim::bounds_options_for(fused));
-  CHECK(names(fused_report) == std::vector<std::string>{"LB0", "LB1", "LB2", "span_LB"});
+  const ppsim::BoundsReport full_report = ppsim::compute_bounds(
+      ppsim::build_scenario(input, full_backward), ppsim::bounds_options_for(full_backward));
+  CHECK(names(full_report) == std::vector<std::string>{"LB0", "LB1", "LB2", "span_LB"});
   const ppsim::BoundsReport split_report =
       ppsim::compute_bounds(ppsim::build_scenario(input, split), ppsim::bounds_options_for(split));
   CHECK(names(split_report) ==

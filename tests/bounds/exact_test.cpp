@@ -73,14 +73,14 @@ TEST_CASE("K = 1 oracles: the optimum meets LB2 on p = 2 (docs/oracles.md)") {
     input.cap_activations = 1.0;
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
     const ppsim::ExactResult result =
-        ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
+        ppsim::exact_optimum(scenario, BackwardForm::full, always_solve());
     CHECK(result.proven_optimal);
     CHECK(result.method == "ilp");
     CHECK(result.makespan == Ticks{lb2});
     CHECK(ppsim::compute_bounds(scenario, {}).best_lower_bound == Ticks{lb2});
     CHECK(ppsim::testing::run_schedule("allremat-1f1b", input).simulation.metrics.makespan ==
           Ticks{allremat});
-    check_sandwich(input, scenario, BackwardForm::fused, result);
+    check_sandwich(input, scenario, BackwardForm::full, result);
   }
 }
 
@@ -103,8 +103,8 @@ TEST_CASE("random tiny instances: LB <= OPT <= every feasible schedule") {
     CAPTURE(trial);
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
     const ppsim::ExactResult result =
-        ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
-    check_sandwich(input, scenario, BackwardForm::fused, result);
+        ppsim::exact_optimum(scenario, BackwardForm::full, always_solve());
+    check_sandwich(input, scenario, BackwardForm::full, result);
   }
 }
 
@@ -117,10 +117,10 @@ TEST_CASE("K >= m: the best lower bound is the optimum") {
     input.cap_activations = static_cast<double>(m);
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
     const ppsim::ExactResult result =
-        ppsim::exact_optimum(scenario, BackwardForm::fused, always_solve());
+        ppsim::exact_optimum(scenario, BackwardForm::full, always_solve());
     CAPTURE(trial);
     CHECK(result.makespan == ppsim::compute_bounds(scenario, {}).best_lower_bound);
-    check_sandwich(input, scenario, BackwardForm::fused, result);
+    check_sandwich(input, scenario, BackwardForm::full, result);
   }
 }
 
@@ -137,7 +137,7 @@ TEST_CASE("split backward: LB3 <= OPT <= ZB schedules") {
 TEST_CASE("a registered schedule meeting the bound skips the ILP") {
   const ppsim::Scenario scenario =
       scenario_for(uniform_input(3, 4, {1, 1}, {2, 1}, {0, 1}), "1f1b");
-  const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::fused);
+  const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::full);
   CHECK(result.method == "lower bound met");
   CHECK(result.makespan == Ticks{18});
   CHECK(result.start_variables == 0);
@@ -150,10 +150,10 @@ TEST_CASE("size guard and errors") {
   ppsim::ExactOptions options;
   options.max_start_variables = 100;
   CHECK_THROWS_WITH(
-      ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::fused, options),
+      ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::full, options),
       "instance too large for the exact optimum: 246 start-time variables (p = 3, "
       "m = 4, horizon 13 ticks), the limit is 100; use smaller p, m or coarser costs");
   input.cap_activations = 0.5;
-  CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::fused),
+  CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::full),
                     "no schedule fits the memory cap: it is below one activation of some stage");
 }

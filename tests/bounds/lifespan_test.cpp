@@ -33,7 +33,7 @@ TEST_CASE("the predictor equals the simulated peak on periodic registered schedu
         continue; // outside the generator's range (odd p for DualPipe)
       }
       const ppsim::MemoryPrediction prediction =
-          ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.result);
+          ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.timing);
       CAPTURE(info.name);
       CAPTURE(p);
       CHECK(prediction.reference_microbatch == run.scenario.microbatches / 2);
@@ -52,7 +52,7 @@ TEST_CASE("1F1B: period F + Bf and lifespan bound p - i (docs/bounds.md)") {
   const ppsim::testing::Run run =
       ppsim::testing::run_schedule("1f1b", uniform_input(4, 16, {1, 1}, {2, 1}, {0, 1}));
   const ppsim::MemoryPrediction prediction =
-      ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.result);
+      ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.timing);
   CHECK(prediction.period == ppsim::Ticks{3});
   CHECK(prediction.lifespan_bound == std::vector<double>{4, 3, 2, 1});
   CHECK(prediction.predicted_peak == std::vector<double>{4, 3, 2, 1});
@@ -64,7 +64,7 @@ TEST_CASE("ZB-V: two chunks that do not peak together make the ceiling sum loose
   const ppsim::testing::Run run =
       ppsim::testing::run_schedule("zb-v", uniform_input(4, 32, {1, 1}, {1, 1}, {1, 1}));
   const ppsim::MemoryPrediction prediction =
-      ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.result);
+      ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.timing);
   CHECK(prediction.period == ppsim::Ticks{6});
   CHECK(prediction.lifespan_bound == std::vector<double>{4.5, 4.5, 4.5, 4.5});
   CHECK(prediction.predicted_peak == std::vector<double>{4, 4, 4, 4});
@@ -74,7 +74,7 @@ TEST_CASE("predictor errors") {
   const ppsim::testing::Run one =
       ppsim::testing::run_schedule("1f1b", uniform_input(2, 1, {1, 1}, {1, 1}, {1, 1}));
   CHECK_THROWS_WITH(
-      ppsim::predict_peak_activations(one.scenario, one.schedule, one.simulation.result),
+      ppsim::predict_peak_activations(one.scenario, one.schedule, one.simulation.timing),
       "the lifespan predictor needs at least 2 microbatches to measure a period");
 }
 
@@ -96,7 +96,7 @@ TEST_CASE("issue_12 at small m the prediction counts only existing microbatches 
         continue;
       }
       const ppsim::MemoryPrediction prediction =
-          ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.result);
+          ppsim::predict_peak_activations(run.scenario, run.schedule, run.simulation.timing);
       for (int g = 0; g < 4; ++g) {
         const auto d = ppsim::at(g);
         CHECK(prediction.predicted_peak[d] >= run.simulation.metrics.devices[d].peak_activations);
@@ -107,7 +107,7 @@ TEST_CASE("issue_12 at small m the prediction counts only existing microbatches 
   const ppsim::testing::Run eight =
       ppsim::testing::run_schedule("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   const ppsim::MemoryPrediction prediction =
-      ppsim::predict_peak_activations(eight.scenario, eight.schedule, eight.simulation.result);
+      ppsim::predict_peak_activations(eight.scenario, eight.schedule, eight.simulation.timing);
   CHECK(prediction.period == ppsim::Ticks{3});
   CHECK(prediction.predicted_peak == std::vector<double>{4, 3, 2, 1});
 }

@@ -50,7 +50,7 @@ TEST_CASE("LB2 oracle table (docs/oracles.md, 'Bounds at small caps')") {
       CAPTURE(row.b);
       CAPTURE(k);
       const ppsim::Scenario scenario = single_wave(row.p, row.m, row.f, row.b, cap);
-      CHECK(ppsim::lb2_memory_time(scenario, BackwardForm::fused) == Ticks{row.by_cap[k]});
+      CHECK(ppsim::lb2_memory_time(scenario, BackwardForm::full) == Ticks{row.by_cap[k]});
     }
   }
 }
@@ -59,39 +59,39 @@ TEST_CASE("LB2 worked example of docs/bounds.md and the all-remat comparison row
   // p = 2, m = 4, F = Bf = 1, K = 1: LB1 = 10, device 0 gives 11 at x = 1, LB2 = 11; all-remat
   // 1F1B runs in m(2F+B) + (p-1)(F+B) - 2F = 12 (docs/oracles.md, "Bounds at small caps").
   const ppsim::Scenario scenario = single_wave(2, 4, 1, 1, 1.0);
-  CHECK(ppsim::lb1_device_path(scenario, BackwardForm::fused) == Ticks{10});
-  CHECK(ppsim::lb2_memory_time(scenario, BackwardForm::fused) == Ticks{11});
+  CHECK(ppsim::lb1_device_path(scenario, BackwardForm::full) == Ticks{10});
+  CHECK(ppsim::lb2_memory_time(scenario, BackwardForm::full) == Ticks{11});
   const ppsim::BoundsReport report =
-      ppsim::compute_bounds(scenario, {BackwardForm::fused, "allremat-1f1b", 0});
+      ppsim::compute_bounds(scenario, {BackwardForm::full, "allremat-1f1b", 0});
   CHECK(report.best_lower_bound == Ticks{11});
   CHECK(report.closed_form == Ticks{12});
   CHECK(ppsim::makespan_gap(Ticks{12}, report) == doctest::Approx(1.0 / 11));
   const ppsim::Scenario heavier = single_wave(2, 4, 1, 2, 1.0);
-  CHECK(ppsim::lb2_memory_time(heavier, BackwardForm::fused) == Ticks{15});
+  CHECK(ppsim::lb2_memory_time(heavier, BackwardForm::full) == Ticks{15});
 }
 
 TEST_CASE("no memory-time bound once a stage has checkpoint levels (its model no longer covers "
           "every plan)") {
   ppsim::Scenario scenario = single_wave(2, 4, 1, 1, 1.0);
-  REQUIRE(ppsim::lb2_memory_time(scenario, BackwardForm::fused).has_value());
+  REQUIRE(ppsim::lb2_memory_time(scenario, BackwardForm::full).has_value());
   // A level that keeps a tenth of the activation for a tenth of R's time.
   scenario.stage_costs[0].checkpoint_level_recompute.push_back(Ticks{0});
   scenario.activations.stages[0].checkpoint_levels.push_back({0.1, 0.5});
-  CHECK_FALSE(ppsim::lb2_memory_time(scenario, BackwardForm::fused).has_value());
+  CHECK_FALSE(ppsim::lb2_memory_time(scenario, BackwardForm::full).has_value());
   CHECK_FALSE(ppsim::lb3_memory_time(scenario).has_value());
-  CHECK(ppsim::lb1_device_path(scenario, BackwardForm::fused) == Ticks{10}); // the others stand
+  CHECK(ppsim::lb1_device_path(scenario, BackwardForm::full) == Ticks{10}); // the others stand
 }
 
-TEST_CASE("LB0 and LB1 on the 1F1B oracles (docs/oracles.md, 'Single wave, fused backward')") {
+TEST_CASE("LB0 and LB1 on the 1F1B oracles (docs/oracles.md, 'Single wave, full backward')") {
   // LB1 = (m+p-1)(F+Bf) with c = 0 is attained by 1F1B: p = 4, m = 8, F = B = W = 1 -> 33.
   const ppsim::Scenario unit = scenario_for("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
-  CHECK(ppsim::lb0_chain(unit, BackwardForm::fused) == Ticks{12});
-  CHECK(ppsim::lb1_device_path(unit, BackwardForm::fused) == Ticks{33});
+  CHECK(ppsim::lb0_chain(unit, BackwardForm::full) == Ticks{12});
+  CHECK(ppsim::lb1_device_path(unit, BackwardForm::full) == Ticks{33});
   // With c = 1/2 the chain pays 2(p-1)c = 3 more; GPipe reaches LB1 + 2(p-1)c = 36 (O-2).
   const ppsim::Scenario latency =
       scenario_for("gpipe", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}, {1, 2}));
-  CHECK(latency.time_scale.to_units(ppsim::lb0_chain(latency, BackwardForm::fused)) == 15);
-  CHECK(latency.time_scale.to_units(ppsim::lb1_device_path(latency, BackwardForm::fused)) == 36);
+  CHECK(latency.time_scale.to_units(ppsim::lb0_chain(latency, BackwardForm::full)) == 15);
+  CHECK(latency.time_scale.to_units(ppsim::lb1_device_path(latency, BackwardForm::full)) == 36);
 }
 
 TEST_CASE("LB3 check: ZB-H2 attains (p-1)F + m(F+B+W) (docs/oracles.md, 'Split backward')") {
@@ -178,10 +178,10 @@ TEST_CASE("memory_time_relaxed is at most the integer minimum and matches the LP
 
 TEST_CASE("without a cap LB2 equals LB1; a cap below one activation leaves LB2 out") {
   const ppsim::Scenario free = single_wave(3, 5, 1, 2, std::nullopt);
-  CHECK(ppsim::lb2_memory_time(free, BackwardForm::fused) ==
-        ppsim::lb1_device_path(free, BackwardForm::fused));
+  CHECK(ppsim::lb2_memory_time(free, BackwardForm::full) ==
+        ppsim::lb1_device_path(free, BackwardForm::full));
   const ppsim::Scenario tiny = single_wave(3, 5, 1, 2, 0.5);
-  CHECK_FALSE(ppsim::lb2_memory_time(tiny, BackwardForm::fused).has_value());
+  CHECK_FALSE(ppsim::lb2_memory_time(tiny, BackwardForm::full).has_value());
   const ppsim::BoundsReport report = ppsim::compute_bounds(tiny, {});
   CHECK_FALSE(report.cap_fits_one_activation);
   CHECK_FALSE(report.find("LB2").has_value());
@@ -197,7 +197,7 @@ TEST_CASE("multi-chunk placements use the LP relaxation (docs/bounds.md, 'LB2 in
   const ppsim::Scenario tight = scenario_for("interleaved-1f1b", input, 1.0);
   const ppsim::Scenario loose = scenario_for("interleaved-1f1b", input, 2.0);
   CHECK_FALSE(ppsim::lb2_is_integer_scan(tight));
-  CHECK(ppsim::lb1_device_path(tight, BackwardForm::fused) == Ticks{57});
-  CHECK(ppsim::lb2_memory_time(tight, BackwardForm::fused) == Ticks{61});
-  CHECK(ppsim::lb2_memory_time(loose, BackwardForm::fused) == Ticks{57});
+  CHECK(ppsim::lb1_device_path(tight, BackwardForm::full) == Ticks{57});
+  CHECK(ppsim::lb2_memory_time(tight, BackwardForm::full) == Ticks{61});
+  CHECK(ppsim::lb2_memory_time(loose, BackwardForm::full) == Ticks{57});
 }

@@ -30,7 +30,7 @@ TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
   const Output text = frontier({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1",
                                 "--cost-unit", "stage", "--threads", "2"});
   CHECK(text.code == 0);
-  CHECK(text.out == "v-auto frontier, p = 4, m = 8, limit 8 chunk activations\n"
+  CHECK(text.out == "v-auto frontier, p = 4, m = 8, cap 8 chunk activations\n"
                     " peak chunks  peak K  bubble slots  best max span\n"
                     "           4       2            11             59\n"
                     "           5     2.5             8             56\n"
@@ -41,7 +41,7 @@ TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
       frontier({"-p", "4", "-m", "8", "--K", "3", "--cost-unit", "stage", "--format", "json"});
   CHECK(json.code == 0);
   CHECK(json.out ==
-        "{\"devices\": 4, \"microbatches\": 8, \"limit_chunks\": 6, \"frontier\": ["
+        "{\"devices\": 4, \"microbatches\": 8, \"cap_chunks\": 6, \"frontier\": ["
         "{\"peak_chunks\": 4, \"peak_K\": 2, \"bubble_slots\": 11, \"max_span\": 59}, "
         "{\"peak_chunks\": 5, \"peak_K\": 2.5, \"bubble_slots\": 8, \"max_span\": 56}, "
         "{\"peak_chunks\": 6, \"peak_K\": 3, \"bubble_slots\": 5, \"max_span\": 53}]}\n");
@@ -66,12 +66,12 @@ TEST_CASE(
   const Output level =
       frontier({"-p", "4", "-m", "8", "--K", "4", "--cost-unit", "stage", "--format", "json"});
   REQUIRE(level.code == 0);
-  CHECK(huge.out.find("\"limit_chunks\": 6000000000,") != std::string::npos);
+  CHECK(huge.out.find("\"cap_chunks\": 6000000000,") != std::string::npos);
   CHECK(huge.out.substr(huge.out.find("\"frontier\"")) ==
         level.out.substr(level.out.find("\"frontier\"")));
   const Output beyond = frontier({"-p", "4", "-m", "8", "--K", "1e300", "--cost-unit", "stage"});
   CHECK(beyond.code == 0);
-  CHECK(beyond.out.find("limit 4611686018427387904 chunk activations") != std::string::npos);
+  CHECK(beyond.out.find("cap 4611686018427387904 chunk activations") != std::string::npos);
 }
 
 namespace {

@@ -59,7 +59,7 @@ TEST_CASE("the zoo ships a cost file and a budgeted scenario per model") {
   for (const std::string &path : scenarios) {
     CAPTURE(path);
     const ScenarioInput input = read_scenario_file(path);
-    CHECK(input.cap_bytes == doctest::Approx(80.0 * 1024 * 1024 * 1024));
+    CHECK(input.budget_bytes == doctest::Approx(80.0 * 1024 * 1024 * 1024));
     CHECK(input.microbatches >= 64);
     const CostFile file = read_cost_file(input.costs_file);
     // The embedding and the LM head are layers of their own, so the end stages are unbalanced.
@@ -302,7 +302,7 @@ TEST_CASE("simulate, bounds, partition and remat answer on every zoo model") {
     const nlohmann::json run = nlohmann::json::parse(simulated.out);
     if (run["feasible"].get<bool>()) {
       for (const nlohmann::json &device : run["devices"])
-        CHECK(device["peak_bytes"].get<double>() <= *input.cap_bytes);
+        CHECK(device["peak_bytes"].get<double>() <= *input.budget_bytes);
       CHECK(run["best_lower_bound"].get<double>() <= run["makespan"].get<double>());
     } else {
       CHECK_FALSE(run["violations"].empty());

@@ -48,7 +48,7 @@ TEST_CASE("ppsim remat prints the baselines beside the optimum") {
   for (std::string line; std::getline(lines, line);)
     rows.push_back(line);
   REQUIRE(rows.size() == 7);
-  CHECK(rows[0] == "schedule 1f1b, p = 2, m = 4, v = 1, budget 1 (count model, early timing)");
+  CHECK(rows[0] == "schedule 1f1b, p = 2, m = 4, v = 1, cap 1 (count model, early timing)");
   CHECK(rows[2].starts_with("none       over cap"));
   // docs/oracles.md, "Bounds at small caps": full remat at K = 1 has makespan 12 and fits.
   CHECK(rows[3].starts_with("full       fits      "));
@@ -72,14 +72,14 @@ TEST_CASE("ppsim remat --auto ranks the candidates") {
 TEST_CASE("ppsim remat errors") {
   Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2", "--K", "0.5"});
   CHECK(o.code == 1);
-  CHECK(o.err == "ppsim: error: cannot fit schedule '1f1b' within budget 0.5; the least peak any "
+  CHECK(o.err == "ppsim: error: cannot fit schedule '1f1b' within cap 0.5; the least peak any "
                  "remat plan reaches is 1\n");
   o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2"});
   CHECK(o.code == 1);
   CHECK(o.err == "ppsim: error: remat needs a memory budget: give --K or --memory\n");
   o = remat({"--auto", "--candidates", "1f1b", "-p", "2", "-m", "2", "--K", "0.5"});
   CHECK(o.code == 1);
-  CHECK(o.err == "ppsim: error: no candidate schedule fits the budget\n");
+  CHECK(o.err == "ppsim: error: no candidate schedule fits the cap\n");
 }
 
 TEST_CASE("ppsim remat with a byte budget") {
@@ -188,7 +188,7 @@ TEST_CASE("issue_13 remat on a schedule file takes m from the file and names the
   const Output o =
       remat({"--schedule-file", "remat_file_m16.csv", "--K", "3", "--time-limit", "20"});
   CHECK(o.code == 0);
-  CHECK(o.out.starts_with("schedule file:remat_file_m16.csv, p = 4, m = 16, v = 1, budget 3 (count "
+  CHECK(o.out.starts_with("schedule file:remat_file_m16.csv, p = 4, m = 16, v = 1, cap 3 (count "
                           "model, early timing)\n"));
   CHECK(o.out.find("\nilp        optimal ") != std::string::npos);
   std::remove("remat_file_m16.csv");

@@ -83,9 +83,9 @@ TEST_CASE("an R at a checkpoint level: kept after F, the W stash reserved at R, 
   CHECK(single_peak(g, order(2, true)) == doctest::Approx(720));
   // Level 0 is the whole-stage R: the full record (1000) is back before B (+120).
   CHECK(single_peak(g, order(0, true)) == doctest::Approx(1120));
-  // Fused: the same reserve (BW needs W's inputs too), so BW runs at 600 + 120 again.
+  // Full backward: the same reserve (BW needs W's inputs too), so BW runs at 600 + 120 again.
   CHECK(single_peak(g, order(2, false)) == doctest::Approx(720));
-  // A fused BW's W part runs on what the level left (600), not on the full record: with a W
+  // A full BW's W part runs on what the level left (600), not on the full record: with a W
   // transient of 300 it peaks at 900.
   testing::Generated heavy_w = g;
   heavy_w.scenario.bytes->stages[0].peak_backward_weight = 300;
@@ -189,7 +189,7 @@ TEST_CASE("a plan file carries levels: level:K written and read back, level:0 re
 TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP uses them") {
   ScenarioInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
   input.schedule = "1f1b";
-  input.cap_bytes = 40.0 * (1ULL << 30);
+  input.budget_bytes = 40.0 * (1ULL << 30);
   const PreparedRun run = prepare_run(input);
   ScenarioInput asking = run.input;
   asking.remat_checkpoint_levels = 4;

@@ -38,7 +38,7 @@ void check_plan(const Scenario &scenario, const RematSolution &solution) {
   if (solution.first_ops_pinned)
     CHECK(span == doctest::Approx(solution.objective).epsilon(1e-7));
   CHECK(solution.best_bound <= span * (1 + 1e-7));
-  const MemoryTrack &track = budget_track(scenario);
+  const MemoryTrack &track = capped_track(scenario);
   for (const double peak : device_peaks(scenario, solution.schedule, track))
     CHECK_FALSE(over_cap(peak, *track.cap));
 }
@@ -88,7 +88,7 @@ TEST_CASE("issue_13 every schedule the ILP can express, non-round costs and a fr
 TEST_CASE("issue_13 a zoo model under a byte budget in GiB") {
   ScenarioInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
   input.microbatches = 16;
-  input.cap_bytes = 61.5 * kBytesPerGiB;
+  input.budget_bytes = 61.5 * kBytesPerGiB;
   for (const char *schedule : {"1f1b", "zb-h1"}) {
     CAPTURE(schedule);
     input.schedule = schedule;

@@ -152,7 +152,7 @@ TEST_CASE("cost files: the prefix-sum bound gives the exhaustive split in both m
     PartitionOptions options;
     options.stages = std::uniform_int_distribution<int>(1, std::min(layers, 4))(rng);
     options.schedule = trial % 2 ? "1f1b" : "zb-h1";
-    options.memory_limit_bytes = std::uniform_real_distribution<double>(20, 400)(rng);
+    options.budget_bytes = std::uniform_real_distribution<double>(20, 400)(rng);
     options.mode = trial % 3 ? PartitionMode::balanced : PartitionMode::remat_aware;
     options.windows = {.tp = 2, .tp_bandwidth_gb_per_s = 1};
     const StageTimeFn stage_time = stage_time_from_costs(costs, options);
@@ -223,17 +223,17 @@ TEST_CASE("1f1b memory limit: early stages take fewer layers") {
   CHECK(partition_costs(costs, options).layers_per_stage == std::vector<int>{2, 2, 2, 2});
   // Stage k holds 4 - k microbatches: with 6 bytes, stages 0, 1, 2 fit at most 1, 2, 3 layers,
   // so the bottleneck is 3 layers; ties go to fewer layers in the last stage.
-  options.memory_limit_bytes = 6;
+  options.budget_bytes = 6;
   const Partition limited = partition_costs(costs, options);
   CHECK(limited.layers_per_stage == std::vector<int>{1, 2, 3, 2});
   CHECK(limited.bottleneck_ms == 9);
-  options.memory_limit_bytes = 3;
+  options.budget_bytes = 3;
   CHECK_THROWS_WITH_AS(partition_costs(costs, options),
                        "no split of 8 layers into 4 stages fits 3 bytes per device", Error);
   // Counts given explicitly (measured from a schedule) replace the formula: 6 microbatches on
   // every stage (GPipe, m = 6) under 6 bytes allow one layer per stage, too few for 8 layers;
   // one microbatch per stage allows the even split again.
-  options.memory_limit_bytes = 6;
+  options.budget_bytes = 6;
   options.in_flight = {6, 6, 6, 6};
   CHECK(stage_in_flight(options, 2) == 6);
   CHECK_THROWS_AS(partition_costs(costs, options), Error);
@@ -249,7 +249,7 @@ TEST_CASE("balanced under a memory limit: DP equals brute force and respects the
     PartitionOptions options;
     options.stages = std::uniform_int_distribution<int>(1, std::min(layers, 4))(rng);
     options.schedule = trial % 2 ? "1f1b" : "zb-h2";
-    options.memory_limit_bytes = std::uniform_real_distribution<double>(10, 120)(rng);
+    options.budget_bytes = std::uniform_real_distribution<double>(10, 120)(rng);
     const StageTimeFn stage_time = stage_time_from_costs(costs, options);
     const double expected = brute_force(layers, options.stages, stage_time);
     const std::optional<Partition> partition = partition_layers(layers, options.stages, stage_time);
@@ -260,7 +260,7 @@ TEST_CASE("balanced under a memory limit: DP equals brute force and respects the
     for (int k = 0, first = 0; k < options.stages; first += partition->layers_per_stage[k], ++k) {
       const int in_flight = in_flight_count(options.schedule, options.stages, k);
       CHECK(stage_bytes(costs, first, partition->layers_per_stage[k], in_flight) <=
-            options.memory_limit_bytes);
+            options.budget_bytes);
     }
   }
 }
@@ -273,7 +273,7 @@ TEST_CASE("remat-aware: fits where balanced cannot, pays exposed recomputation, 
     const CostFile costs = random_costs(rng, layers);
     PartitionOptions options;
     options.stages = std::uniform_int_distribution<int>(1, std::min(layers, 3))(rng);
-    options.memory_limit_bytes = std::uniform_real_distribution<double>(10, 80)(rng);
+    options.budget_bytes = std::uniform_real_distribution<double>(10, 80)(rng);
     options.mode = PartitionMode::remat_aware;
     options.windows = {.tp = 2, .tp_bandwidth_gb_per_s = 1};
     const StageTimeFn aware = stage_time_from_costs(costs, options);

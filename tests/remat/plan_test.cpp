@@ -98,8 +98,8 @@ TEST_CASE("remat CSV round trip and errors (docs/remat.md, 'Simple policies')") 
                        "plan.csv:1: expected the header 'stage,microbatch,fwd,bwd'", Error);
 }
 
-TEST_CASE("budget_track needs a cap") {
+TEST_CASE("capped_track needs a cap") {
   const Base b = base("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
-  CHECK_THROWS_WITH_AS(budget_track(b.scenario),
+  CHECK_THROWS_WITH_AS(capped_track(b.scenario),
                        "remat needs a memory budget: give --K or --memory", Error);
 }

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <limits>
 #include <random>
-#include <sstream>
 
 using namespace ppsim;
 using ppsim::testing::uniform_input;
@@ -39,7 +38,7 @@ RematSolution solve_and_check(const Base &b) {
   CHECK(static_cast<double>(solution.simulation.metrics.max_span.count()) ==
         doctest::Approx(solution.objective).epsilon(1e-6));
   CHECK(solution.simulation.metrics.feasible);
-  const MemoryTrack &track = budget_track(b.scenario);
+  const MemoryTrack &track = capped_track(b.scenario);
   for (const double peak : device_peaks(b.scenario, solution.schedule, track)) {
     CHECK(peak <= *track.cap + 1e-9);
   }
@@ -70,9 +69,9 @@ ScenarioInput byte_input(int p, double budget) {
 // The least-peak model's optimum, in the budget's unit.
 double least_peak(const Base &b) {
   const StageRematModel model = build_minimum_peak_model(b.scenario, b.schedule);
-  const solver::Result solved = solver::solve(model.model, {60, 0, false});
+  const solver::MilpSolution solved = solver::solve(model.model, {60, 0, false});
   REQUIRE(solved.status == solver::Status::optimal);
-  return solved.objective * *budget_track(b.scenario).cap;
+  return solved.objective * *capped_track(b.scenario).cap;
 }
 
 // The least largest device peak over every plan, and the peak of the all-options plans (RW or
@@ -86,7 +85,7 @@ std::pair<double, double> brute_force_least_peak(const Base &b) {
       });
   const int options = split ? 6 : 2;
   const int pairs = stages * m;
-  const MemoryTrack &track = budget_track(b.scenario);
+  const MemoryTrack &track = capped_track(b.scenario);
   const auto largest = [&](const RematPlan &plan) {
     const std::vector<double> peaks = device_peaks(b.scenario, apply_plan(b.schedule, plan), track);
     return *std::max_element(peaks.begin(), peaks.end());
@@ -181,11 +180,10 @@ TEST_CASE("infeasible budget names the least peak any plan reaches") {
   const Base b = base("1f1b", input);
   // Unsplit: every F checkpointed; the minimum is one activation alive during R..BW.
   CHECK(least_peak(b) == 1);
-  CHECK_THROWS_WITH_AS(
-      solve_stage_remat(b.scenario, b.schedule, kExact),
-      "cannot fit schedule '1f1b' within budget 0.5; the least peak any remat plan "
-      "reaches is 1",
-      Error);
+  CHECK_THROWS_WITH_AS(solve_stage_remat(b.scenario, b.schedule, kExact),
+                       "cannot fit schedule '1f1b' within cap 0.5; the least peak any remat plan "
+                       "reaches is 1",
+                       Error);
 }
 
 TEST_CASE(
@@ -209,7 +207,7 @@ TEST_CASE(
     input.bytes.peak_backward_input = {draw(0, 6)};
     input.bytes.peak_backward_weight = {draw(0, 6)};
     input.bytes.peak_checkpoint = {draw(0, 12)};
-    input.cap_bytes = 1000;
+    input.budget_bytes = 1000;
     for (const char *schedule : {"1f1b", "zb-h1"}) {
       CAPTURE(trial);
       CAPTURE(schedule);
@@ -220,7 +218,7 @@ TEST_CASE(
       // Budgets at and just below the least peak: solved (and fitting) exactly when some plan fits.
       for (const double budget : {least, least - 1}) {
         ScenarioInput capped = input;
-        capped.cap_bytes = budget;
+        capped.budget_bytes = budget;
         if (!(budget > 0))
           continue;
         const Base c = base(schedule, capped);
@@ -233,35 +231,6 @@ TEST_CASE(
     }
   }
   CHECK(full_is_not_least > 0);
-}
-
-TEST_CASE("LP output names the variables of the ILP (docs/remat.md)") {
-  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
-  input.cap_activations = 1.5;
-  const Base b = base("1f1b-split", input);
-  const StageRematModel built = build_stage_remat_model(b.scenario, b.schedule);
-  std::ostringstream lp;
-  solver::write_lp(built.model, lp);
-  for (const char *name : {"x_0_1", "y_1_0", "z_0_0", "E_0_0_f", "E_1_1_w", "E_0_1_rbw", "Tmax"}) {
-    CAPTURE(name);
-    CHECK(lp.str().find(name) != std::string::npos);
-  }
-  // 2 x (x, y, z) per (s,j) of split stages.
-  int binaries = 0;
-  for (const solver::Variable &v : built.model.variables)
-    binaries += v.kind == solver::VariableKind::integer;
-  CHECK(binaries == 3 * 2 * 2);
-}
-
-TEST_CASE("the ILP rejects what it cannot model") {
-  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
-  input.cap_activations = 2;
-  input.contention = true;
-  const Base b = base("1f1b", input);
-  CHECK_THROWS_WITH_AS(build_stage_remat_model(b.scenario, b.schedule),
-                       "the remat ILP assumes independent links: turn off link contention and "
-                       "blocking sends",
-                       Error);
 }
 
 TEST_CASE("early timing: the ILP hides a recomputation in the pipeline bubble (Lynx's PP window)") {
@@ -282,7 +251,7 @@ TEST_CASE("early timing: the ILP hides a recomputation in the pipeline bubble (L
   CHECK(lumped.simulation.metrics.max_span > free_span);
 }
 
-TEST_CASE("elf form: unsplit BW becomes adjacent B, W (30, not 33, on the split-backward oracle)") {
+TEST_CASE("elf form: full BW becomes adjacent B, W (30, not 33, on the split-backward oracle)") {
   // docs/oracles.md, "Split backward", last row: 1F1B order with B and W split takes 30 where BW
   // takes 33.
   ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
@@ -355,7 +324,7 @@ TEST_CASE(
   input.bytes.peak_backward_input = {10};
   input.bytes.peak_backward_weight = {5};
   input.bytes.peak_checkpoint = {5};
-  input.cap_bytes = 120;
+  input.budget_bytes = 120;
   const Base b = base("1f1b-split", input);
   CHECK_THROWS_WITH_AS(solve_stage_remat(b.scenario, b.schedule, kExact),
                        "cannot fit schedule '1f1b-split' within budget 120 bytes; the least peak "
@@ -386,12 +355,12 @@ TEST_CASE("issue_13 M_w > 0 (ELF's memory left by W): ILP == enumeration, and wh
   CHECK(least_peak(b) == doctest::Approx(1.5));
   CHECK_THROWS_WITH_AS(
       solve_stage_remat(b.scenario, b.schedule, kExact),
-      "cannot fit schedule '1f1b-split' within budget 1.25; the least peak any remat plan "
+      "cannot fit schedule '1f1b-split' within cap 1.25; the least peak any remat plan "
       "reaches is 1.5",
       Error);
 }
 
-TEST_CASE("a stage mixing a fused BW and a split B, W: ILP == enumeration, greedy fits") {
+TEST_CASE("a stage mixing a full BW and a split B, W: ILP == enumeration, greedy fits") {
   // p = 1: F0 F1 BW0 B1 W1 with transient peaks in the byte model, at budgets from keeping
   // everything down to what no plan meets.
   for (const double budget : {2100.0, 1700.0, 1300.0, 900.0}) {
@@ -406,7 +375,7 @@ TEST_CASE("a stage mixing a fused BW and a split B, W: ILP == enumeration, greed
     if (greedy) {
       CHECK(greedy->at(0, 0).backward == BackwardRemat::none); // BW0 has no backward option
       for (const double peak :
-           device_peaks(b.scenario, apply_plan(b.schedule, *greedy), budget_track(b.scenario)))
+           device_peaks(b.scenario, apply_plan(b.schedule, *greedy), capped_track(b.scenario)))
         CHECK_FALSE(over_cap(peak, budget));
     }
   }

@@ -50,7 +50,7 @@ TEST_CASE("auto mode reports incompatible and infeasible candidates") {
   for (const AutoCandidate &c : ranked) {
     CHECK_FALSE(c.solved());
     CHECK(c.status == "infeasible");
-    CHECK(c.note.starts_with("cannot fit schedule '" + c.schedule + "' within budget 0.25"));
+    CHECK(c.note.starts_with("cannot fit schedule '" + c.schedule + "' within cap 0.25"));
   }
   CHECK(default_auto_candidates().front() == "gpipe");
 }
@@ -66,5 +66,5 @@ TEST_CASE("a schedule that already recomputes is replayed as generated") {
   input.cap_activations = 0.5;
   ranked = rank_schedules(input, {"full-remat"}, {60, 0});
   CHECK(ranked.front().status == "infeasible");
-  CHECK(ranked.front().note == "schedule 'full-remat' peaks at 1 over budget 0.5");
+  CHECK(ranked.front().note == "schedule 'full-remat' peaks at 1 over cap 0.5");
 }

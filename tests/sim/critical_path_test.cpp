@@ -12,7 +12,7 @@ using ppsim::testing::uniform_input;
 TEST_CASE("1F1B p=4 m=8: the critical path has the makespan's length and a clear story") {
   const auto run = run_schedule("1f1b", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   const BubbleExplanation explanation =
-      explain_bubbles(run.scenario, run.schedule, run.simulation.result);
+      explain_bubbles(run.scenario, run.schedule, run.simulation.timing);
   CHECK(explanation.longest_path == run.simulation.metrics.makespan);
   // The path starts at time 0 and ends at the makespan, each step starting when the one
   // before it (plus its transfer) ends.
@@ -40,7 +40,7 @@ TEST_CASE("latency shows up as transfers on the critical path") {
   // GPipe p=2 m=1 with c = 1: F0 -> 1 -> F1, BW1 -> 1 -> BW0: path 1+1+1+2+1+2 = 8.
   const auto run = run_schedule("gpipe", uniform_input(2, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}));
   const BubbleExplanation explanation =
-      explain_bubbles(run.scenario, run.schedule, run.simulation.result);
+      explain_bubbles(run.scenario, run.schedule, run.simulation.timing);
   CHECK(run.units(explanation.longest_path) == 8);
   const std::string text = explanation_text(run.scenario, run.schedule, explanation);
   CHECK(text.rfind("critical path: 8 = compute 6 + transfers 2 over 4 ops", 0) == 0);

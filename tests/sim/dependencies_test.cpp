@@ -80,7 +80,7 @@ TEST_CASE("1F1B-split on two devices: every edge, its transfer, grouped by produ
   CHECK(graph.edges[2].needed == OpRef{OpKind::backward_input, 0, 0});
 }
 
-TEST_CASE("a fused backward waits for the downstream BW when there is no B") {
+TEST_CASE("a full backward waits for the downstream BW when there is no B") {
   const Scenario scenario = single_wave(2, Ticks{3});
   Schedule schedule;
   schedule.device_ops = {{make(OpKind::forward, 0, 0), make(OpKind::backward_full, 0, 0)},
@@ -168,7 +168,7 @@ TEST_CASE("build_dependencies names the consumer and the missing producer") {
   no_downstream_backward.device_ops = {
       {make(OpKind::forward, 0, 0), make(OpKind::backward_input, 0, 0)},
       {make(OpKind::forward, 1, 0)}};
-  // Neither B(1,0) nor BW(1,0): the message names the fused form it fell back to.
+  // Neither B(1,0) nor BW(1,0): the message names the full form it fell back to.
   CHECK_THROWS_WITH_AS(build(scenario, no_downstream_backward),
                        "B(0,0) needs BW(1,0), which the schedule does not contain", ppsim::Error);
 }

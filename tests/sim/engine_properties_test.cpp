@@ -1,4 +1,4 @@
-// Properties of the engine on seeded random valid orders (several placements, split and fused
+// Properties of the engine on seeded random valid orders (several placements, split and full
 // backward, latency, contention): every op runs once, dependencies and latencies hold, one op at a
 // time per device, ASAP starts, makespan == DAG longest path, peak == max prefix sum.
 #include "base/index.h"
@@ -103,7 +103,7 @@ void check_properties(const RandomCase &random_case) {
   const Scenario &scenario = random_case.scenario;
   const Schedule &schedule = random_case.schedule;
   const Simulation simulation = simulate(scenario, schedule);
-  const Result &result = simulation.result;
+  const Timing &result = simulation.timing;
   const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
   const DependencyGraph graph = build_dependencies(scenario, schedule, locator);
 
@@ -178,7 +178,7 @@ TEST_CASE("engine output is deterministic") {
     const RandomCase c = random_case(random, trial % 2 == 0);
     const Simulation first = simulate(c.scenario, c.schedule);
     const Simulation second = simulate(c.scenario, c.schedule);
-    CHECK(first.result.start == second.result.start);
-    CHECK(first.result.end == second.result.end);
+    CHECK(first.timing.start == second.timing.start);
+    CHECK(first.timing.end == second.timing.end);
   }
 }

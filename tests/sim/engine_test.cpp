@@ -1,4 +1,4 @@
-// Oracles of docs/oracles.md, "Single wave, fused backward" (GPipe, 1F1B) and engine semantics
+// Oracles of docs/oracles.md, "Single wave, full backward" (GPipe, 1F1B) and engine semantics
 // (docs/model.md, "Engine").
 #include "base/index.h"
 #include "sim/engine.h"
@@ -65,7 +65,7 @@ TEST_CASE("O-3 1F1B with latency c=0.5 pays the round trip in steady state") {
   CHECK(run.simulation.metrics.makespan == testing::ticks(run, {41, 1}));
 }
 
-TEST_CASE("unsplit single-wave table of docs/oracles.md") {
+TEST_CASE("full-backward single-wave table of docs/oracles.md") {
   struct Row {
     const char *schedule;
     int p, m, f, b, c, makespan;
@@ -117,12 +117,12 @@ TEST_CASE("mean wait before the backward ops: the pipeline bubble Lynx fills") {
   // BW0 (until device 1's BW0 ends at 8), 0 before BW1 and BW2, 2 before BW3: mean 6/4. The last
   // device never waits for a gradient.
   const auto run = run_schedule("1f1b", uniform_input(2, 4, {2, 1}, {2, 1}, {2, 1}));
-  CHECK(mean_wait_before_backward(run.scenario, run.schedule, run.simulation.result) ==
+  CHECK(mean_wait_before_backward(run.scenario, run.schedule, run.simulation.timing) ==
         std::vector<double>{1.5, 0});
   // Split backward: ZB-H1 p=4 m=8 F=B=W=1: device r's first B waits p-1-r for the gradient (the
   // idle of O-4), the steady state never waits, so the means are (p-1-r)/m.
   const auto zb = run_schedule("zb-h1", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
-  CHECK(mean_wait_before_backward(zb.scenario, zb.schedule, zb.simulation.result) ==
+  CHECK(mean_wait_before_backward(zb.scenario, zb.schedule, zb.simulation.timing) ==
         std::vector<double>{3.0 / 8, 2.0 / 8, 1.0 / 8, 0});
 }
 

@@ -12,7 +12,7 @@ TEST_CASE("transfers longer than ops: free links overlap them") {
   // (m+p-1)(F+B+W) + 2(p-1)c = 6 + 6 = 12.
   const auto run = run_schedule("gpipe", uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1}, {3, 1}));
   CHECK(run.units(run.simulation.metrics.makespan) == 12);
-  CHECK(run.simulation.result.transfers.size() == 4);
+  CHECK(run.simulation.timing.transfers.size() == 4);
 }
 
 TEST_CASE("contention queues the second transfer behind the first") {
@@ -23,7 +23,7 @@ TEST_CASE("contention queues the second transfer behind the first") {
   const auto run = run_schedule("gpipe", input);
   CHECK(run.units(run.simulation.metrics.makespan) == 16);
   std::vector<std::pair<double, double>> windows;
-  for (const Transfer &transfer : run.simulation.result.transfers) {
+  for (const Transfer &transfer : run.simulation.timing.transfers) {
     windows.emplace_back(run.units(transfer.start), run.units(transfer.end));
   }
   CHECK(windows == std::vector<std::pair<double, double>>{{1, 4}, {4, 7}, {9, 12}, {12, 15}});

@@ -30,7 +30,7 @@ TEST_CASE("byte model: parameters, transient peaks and the first op over the cap
   input.bytes.peak_forward = {5};
   input.bytes.peak_backward_input = {7};
   input.memory_model = MemoryModel::bytes;
-  input.cap_bytes = 226;
+  input.budget_bytes = 226;
   const Simulation simulation = run_manual(
       input, {{Op::make(OpKind::forward, 0, 0), Op::make(OpKind::forward, 0, 1),
                Op::make(OpKind::backward_full, 0, 0), Op::make(OpKind::backward_full, 0, 1)}});

@@ -51,7 +51,7 @@ TEST_CASE("1F1B p=2 m=2 F=B=W=1: per-device start, end, span, busy, idle and the
   CHECK(metrics.feasible);
   CHECK(metrics.violations.empty());
   // Waits before each backward: device 0 waits 2 before BW0 and 1 before BW1; device 1 never.
-  CHECK(mean_wait_before_backward(scenario, generated.schedule, simulation.result) ==
+  CHECK(mean_wait_before_backward(scenario, generated.schedule, simulation.timing) ==
         std::vector<double>{1.5, 0});
 }
 
@@ -79,7 +79,7 @@ TEST_CASE("recomputation counts as busy but not as ideal work") {
   CHECK(scenario.time_scale.to_units(metrics.ideal) == 6);
   CHECK(metrics.bubble_ratio == doctest::Approx(3.0 / 9));
   // The R now precedes each BW: the wait is measured from the R's end (1 before BW0, 0 before BW1).
-  CHECK(mean_wait_before_backward(scenario, generated.schedule, simulation.result) ==
+  CHECK(mean_wait_before_backward(scenario, generated.schedule, simulation.timing) ==
         std::vector<double>{0.5, 0});
 }
 

@@ -56,7 +56,7 @@ TEST_CASE("impossible values name the field where they were written") {
       "must be 1, got 2",
       Error);
   input = uniform_input(2, 2, {1, 1}, {1, 1}, {0, 1});
-  input.cap_bytes = 1e9;
+  input.budget_bytes = 1e9;
   CHECK_THROWS_WITH_AS(
       build_scenario(input, find_schedule("1f1b")),
       "field 'cluster.memory': a byte budget needs byte sizes (model.memory.act_bytes)", Error);
@@ -117,7 +117,7 @@ TEST_CASE("a byte budget becomes a count cap K for the strictest device") {
   ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
   input.bytes.activation = {100};
   input.bytes.parameters = {10, 50};
-  input.cap_bytes = 420;
+  input.budget_bytes = 420;
   const Scenario scenario = build_scenario(input, find_schedule("1f1b"));
   REQUIRE(scenario.activations.cap.has_value());
   CHECK(*scenario.activations.cap == doctest::Approx(3.2)); // device 1: (420 - 100) / 100

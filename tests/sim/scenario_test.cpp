@@ -64,12 +64,12 @@ TEST_CASE("op_duration of an R at checkpoint level k is the level's recompute") 
 
 TEST_CASE("op_duration of an OV is its sub-ops back to back unless the scenario sets F&B") {
   Scenario scenario = two_stages();
-  const Op fused = Op::overlap({OpKind::forward, 0, 0}, {OpKind::backward_full, 1, 0});
+  const Op overlapped = Op::overlap({OpKind::forward, 0, 0}, {OpKind::backward_full, 1, 0});
   const Op split = Op::overlap({OpKind::forward, 1, 0}, {OpKind::backward_input, 0, 0});
-  CHECK(op_duration(scenario, fused) == Ticks{2 + 29 + 31});
+  CHECK(op_duration(scenario, overlapped) == Ticks{2 + 29 + 31});
   CHECK(op_duration(scenario, split) == Ticks{23 + 3});
   scenario.overlap_duration = Ticks{40};
-  CHECK(op_duration(scenario, fused) == Ticks{40});
+  CHECK(op_duration(scenario, overlapped) == Ticks{40});
   CHECK(op_duration(scenario, split) == Ticks{40});
 }
 

@@ -36,7 +36,7 @@ inline void set_accounting_bytes(ScenarioInput &input, double budget) {
   input.bytes.peak_forward = {80};
   input.bytes.peak_backward_input = {120};
   input.bytes.peak_backward_weight = {40};
-  input.cap_bytes = budget;
+  input.budget_bytes = budget;
 }
 
 struct Generated {

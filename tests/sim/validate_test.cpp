@@ -47,7 +47,7 @@ TEST_CASE("each violated rule names device, position and op") {
         "schedule 's': device 0 is missing op F(0,0)");
   CHECK(message({{f(0, 0)}, {f(1, 0), bw(1, 0)}}) == "schedule 's': device 0 is missing op B(0,0)");
   CHECK(message({{f(0, 0), b(0, 0), bw(0, 0)}, {f(1, 0), bw(1, 0)}}) ==
-        "schedule 's': device 0: (0,0) has both a fused BW and a split B/W");
+        "schedule 's': device 0: (0,0) has both a full BW and a split B/W");
   CHECK(message({{bw(0, 0), f(0, 0)}, {f(1, 0), bw(1, 0)}}) ==
         "schedule 's': device 0: BW(0,0) comes before F(0,0)");
   CHECK(message({{f(0, 0), w(0, 0), b(0, 0)}, {f(1, 0), bw(1, 0)}}) ==

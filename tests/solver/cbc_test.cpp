@@ -23,7 +23,7 @@ TEST_CASE("0-1 knapsack reaches its known optimum") {
   for (int i = 0; i < 4; ++i)
     capacity.push_back({model.add_binary("take_" + std::to_string(i), values[i]), weights[i]});
   model.add_constraint("capacity", capacity, Sense::less_equal, 10);
-  const solver::Result result = solver::solve(model, {});
+  const solver::MilpSolution result = solver::solve(model, {});
   REQUIRE(result.status == Status::optimal);
   CHECK(result.objective == 21);
   CHECK(result.best_bound == doctest::Approx(21));
@@ -45,7 +45,7 @@ TEST_CASE("3x3 assignment finds the minimum-cost permutation") {
     model.add_constraint("col_" + std::to_string(i), {{x[0][i], 1}, {x[1][i], 1}, {x[2][i], 1}},
                          Sense::equal, 1);
   }
-  const solver::Result result = solver::solve(model, {});
+  const solver::MilpSolution result = solver::solve(model, {});
   REQUIRE(result.status == Status::optimal);
   CHECK(result.objective == 6);
   CHECK(result.values[x[0][1]] == 1);
@@ -63,7 +63,7 @@ TEST_CASE("general integers, continuous variables, >= rows and repeated terms") 
   const int t = model.add_variable("t", 0, solver::infinity, VariableKind::continuous, 1);
   model.add_constraint("demand", {{a, 1}, {a, 1}, {b, 1}}, Sense::greater_equal, 7);
   model.add_constraint("slack", {{t, 1}, {b, 1}}, Sense::greater_equal, 2.5);
-  const solver::Result result = solver::solve(model, {});
+  const solver::MilpSolution result = solver::solve(model, {});
   REQUIRE(result.status == Status::optimal);
   CHECK(result.objective == 12);
   CHECK(result.values[a] == 2);
@@ -84,7 +84,7 @@ TEST_CASE("an infeasible model is reported as infeasible") {
   solver::Model parity;
   const int z = parity.add_variable("z", 0, 5, VariableKind::integer, 1);
   parity.add_constraint("half", {{z, 2}}, Sense::equal, 1);
-  const solver::Result result = solver::solve(parity, {});
+  const solver::MilpSolution result = solver::solve(parity, {});
   CHECK(result.status == Status::infeasible);
   CHECK_FALSE(result.has_solution());
   CHECK(result.values.empty());
@@ -123,7 +123,7 @@ TEST_CASE("the time limit is honoured on a hard market-split instance") {
     terms.push_back({below, 1});
     model.add_constraint("split_" + std::to_string(i), terms, Sense::equal, std::floor(sum / 2));
   }
-  const solver::Result result = solver::solve(model, {.time_limit_seconds = 1.0});
+  const solver::MilpSolution result = solver::solve(model, {.time_limit_seconds = 1.0});
   CHECK(result.seconds < 5.0); // 1 s plus model setup on a loaded machine
   CHECK(result.status != Status::optimal);
   CHECK(result.status != Status::infeasible);
@@ -139,8 +139,8 @@ TEST_CASE("a relative gap stops early with a solution within the gap") {
     capacity.push_back({model.add_binary("item_" + std::to_string(i), 10 + (i * 7) % 13),
                         static_cast<double>(5 + (i * 11) % 17)});
   model.add_constraint("capacity", capacity, Sense::less_equal, 100);
-  const solver::Result exact = solver::solve(model, {});
-  const solver::Result gapped = solver::solve(model, {.relative_gap = 0.2});
+  const solver::MilpSolution exact = solver::solve(model, {});
+  const solver::MilpSolution gapped = solver::solve(model, {.relative_gap = 0.2});
   REQUIRE(exact.status == Status::optimal);
   REQUIRE(gapped.has_solution());
   CHECK(gapped.objective >= 0.8 * exact.objective);

@@ -65,7 +65,7 @@ timing = "lumped"
   CHECK(input.devices == 2);
   CHECK(input.cap_activations == 3.0);
   CHECK(input.memory_model == MemoryModel::bytes);
-  CHECK(input.cap_bytes == 80e9);
+  CHECK(input.budget_bytes == 80e9);
   CHECK(input.latency == Rational{1, 4});
   CHECK(input.bandwidth_bytes_per_second == 50e9);
   CHECK(input.contention);
@@ -105,7 +105,7 @@ TEST_CASE("text values: TOML when they are TOML, else strings") {
   set_scenario_field_from_text(input, "pipeline.schedule", "zb-h1", {"", 0, "--schedule"});
   CHECK(input.schedule == "zb-h1");
   set_scenario_field_from_text(input, "cluster.memory", "80GiB", {"", 0, "--memory"});
-  CHECK(input.cap_bytes == 80.0 * 1024 * 1024 * 1024);
+  CHECK(input.budget_bytes == 80.0 * 1024 * 1024 * 1024);
   set_scenario_field_from_text(input, "model.B", "1/3", {"", 0, "--B"});
   CHECK(input.backward_input == std::vector<Rational>{{1, 3}});
   CHECK_THROWS_WITH_AS(set_scenario_field_from_text(input, "cluster.devices", "-3", {"", 0, "-p"}),

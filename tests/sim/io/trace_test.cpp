@@ -63,9 +63,9 @@ TEST_CASE("trace: one X event per op on the compute track with times in microsec
       const json &event = ops[entry];
       CHECK(event.at("pid") == g + 1); // process ids from 1, as Perfetto expects
       CHECK(event.at("name") == describe(op));
-      CHECK(event.at("ts") == 1000 * run.units(run.simulation.result.start[entry]));
-      CHECK(event.at("dur") == 1000 * run.units(run.simulation.result.end[entry] -
-                                                run.simulation.result.start[entry]));
+      CHECK(event.at("ts") == 1000 * run.units(run.simulation.timing.start[entry]));
+      CHECK(event.at("dur") == 1000 * run.units(run.simulation.timing.end[entry] -
+                                                run.simulation.timing.start[entry]));
       CHECK(event.at("args").at("kind") == op_kind_token(op.kind()));
       CHECK(event.at("args").at("stage") == op.first.stage);
       CHECK(event.at("args").at("microbatch") == op.first.microbatch);
@@ -108,7 +108,7 @@ TEST_CASE("trace: one process per device with named compute tracks") {
   for (int g = 0; g < 3; ++g)
     CHECK(names.at({g + 1, 0}) == "compute");
   // Without latency transfers are instantaneous: no send tracks, only compute.
-  CHECK(!run.simulation.result.transfers.empty());
+  CHECK(!run.simulation.timing.transfers.empty());
   CHECK(names.size() == 3);
   CHECK(events(trace, "X").size() == run.schedule.op_count());
   std::set<int> pids;
@@ -190,7 +190,7 @@ TEST_CASE("trace: transfers are X events on the sender's send tracks, never over
     if (event.at("tid") != 0)
       sends.push_back(event);
   }
-  REQUIRE(sends.size() == run.simulation.result.transfers.size());
+  REQUIRE(sends.size() == run.simulation.timing.transfers.size());
   REQUIRE(sends.size() == 8); // 4 forwards 0 -> 1 and 4 gradients 1 -> 0
   const json *first = nullptr;
   for (const json &send : sends) {

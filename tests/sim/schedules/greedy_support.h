@@ -14,7 +14,7 @@ namespace ppsim::testing {
 inline std::vector<std::vector<Ticks>> engine_ends(const Scenario &scenario,
                                                    const Schedule &schedule) {
   const Engine engine{scenario, schedule};
-  const Result result = engine.run();
+  const Timing result = engine.run();
   std::vector<std::vector<Ticks>> ends(schedule.device_ops.size());
   for (int g = 0; g < schedule.device_count(); ++g) {
     const auto size = schedule.device_ops[ppsim::at(g)].size();

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/index.h"
 #include "sim/io/torch_csv.h"
+#include "sim/memory.h"
 #include "sim/metrics.h"
 #include "sim/op_locator.h"
 #include "sim/scenario_builder.h"
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -139,7 +141,7 @@ Ticks path_bound(const Scenario &scenario, const Schedule &schedule,
 void check_invariants(const Scenario &scenario, const Schedule &schedule,
                       const ppsim::Simulation &simulation) {
   const ppsim::OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
-  const ppsim::Result &result = simulation.result;
+  const ppsim::Timing &result = simulation.timing;
   // Every sub-op exactly once; the forward and backward counts of docs/model.md, "Validation and
   // exit codes".
   std::set<std::tuple<int, int, int>> seen;
@@ -268,16 +270,29 @@ TEST_CASE("every registered schedule either rejects a case with Error or runs it
                             c.c.numerator, c.c.denominator);
       CAPTURE(costs);
       Scenario scenario;
-      Schedule schedule;
       try {
         scenario = ppsim::build_scenario(input, info);
-        schedule = ppsim::generate_schedule(info, scenario, {});
       } catch (const ppsim::Error &) {
-        continue; // parameters the schedule's definition rejects
+        continue; // a placement the builder refuses (DualPipe's odd m, say)
+      }
+      // The registry entry answers without generating: a generator throws exactly the error its
+      // precondition names, and generates every case the precondition accepts.
+      const std::optional<ppsim::Error> refusal = info.refusal(scenario, {});
+      Schedule schedule;
+      try {
+        schedule = ppsim::generate_schedule(info, scenario, {});
+      } catch (const ppsim::CapUnreachable &) {
+        continue; // a cap-driven search (zb-v-greedy under its default cap p) found nothing
+      } catch (const ppsim::Error &error) {
+        REQUIRE_MESSAGE(refusal, std::string(error.what()));
+        CHECK(std::string(error.what()) == refusal->what());
+        continue;
       } catch (const std::exception &internal) {
         FAIL_CHECK(std::string(internal.what())); // not a user error: a generator bug
         continue;
       }
+      if (refusal)
+        FAIL_CHECK("generated although its precondition refuses: " << refusal->what());
       ++accepted;
       ppsim::Simulation first;
       try { // an accepted case must validate and run (no deadlock)
@@ -291,8 +306,8 @@ TEST_CASE("every registered schedule either rejects a case with Error or runs it
       const Schedule again = ppsim::generate_schedule(info, scenario, {});
       CHECK(again.device_ops == schedule.device_ops);
       const ppsim::Simulation second = ppsim::simulate(scenario, again);
-      CHECK(second.result.start == first.result.start);
-      CHECK(second.result.end == first.result.end);
+      CHECK(second.timing.start == first.timing.start);
+      CHECK(second.timing.end == first.timing.end);
       // PyTorch has no action for R, RW, RBW nor a second pipe; the exporter refuses those.
       if (!has_recomputation(schedule) && scenario.pipes == 1) {
         const ppsim::TorchCsvExport csv = ppsim::write_torch_csv(scenario, schedule);

@@ -106,24 +106,24 @@ TEST_CASE("every generator emits what its entry says: devices, stages, pipes and
     CHECK(scenario.pipes == info.pipes());
     CHECK(scenario.stages_per_pipe() == info.stages_per_pipe(4, 0));
     CHECK(scenario.stage_count() == info.stages_per_pipe(4, 0) * info.pipes());
-    bool split = false, fused = false;
+    bool split = false, full = false;
     for (const auto &ops : schedule.device_ops) {
       for (const ppsim::Op &op : ops) {
         for (int part = 0; part < op.sub_op_count(); ++part) {
           const ppsim::OpKind kind = op.sub_op(part).kind;
           split = split || kind == ppsim::OpKind::backward_input ||
                   kind == ppsim::OpKind::backward_weight;
-          fused = fused || kind == ppsim::OpKind::backward_full;
+          full = full || kind == ppsim::OpKind::backward_full;
         }
       }
     }
-    // A split schedule emits B and W; a fused one BW only.
+    // A split schedule emits B and W; a full-backward one BW only.
     if (info.split_backward)
       CHECK(split);
     else
       CHECK_FALSE(split);
     if (!info.split_backward)
-      CHECK(fused);
+      CHECK(full);
   }
 }
 

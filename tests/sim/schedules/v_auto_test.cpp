@@ -56,21 +56,21 @@ TEST_CASE("v-auto frontier follows the source's expected bubble for p = 3, 5, 6"
   }
 }
 
-TEST_CASE("v-auto best schedule: engine ASAP times equal the search's, peak within the limit") {
-  for (const int limit_k : {2, 3, 4}) {
+TEST_CASE("v-auto best schedule: engine ASAP times equal the search's, peak within the cap") {
+  for (const int cap_k : {2, 3, 4}) {
     ScenarioInput input = uniform_input(4, 10, {2, 1}, {3, 1}, {1, 1}, {1, 2});
-    input.cap_activations = limit_k;
+    input.cap_activations = cap_k;
     const Scenario scenario = v_scenario(input);
-    const schedules::VAutoResult result = schedules::v_auto_search(scenario, 2 * limit_k);
-    CAPTURE(limit_k);
+    const schedules::VAutoResult result = schedules::v_auto_search(scenario, 2 * cap_k);
+    CAPTURE(cap_k);
     CHECK(testing::engine_ends(scenario, result.best) == result.best_end);
     const Simulation simulation = simulate(scenario, result.best);
     for (const DeviceMetrics &device : simulation.metrics.devices) {
-      CHECK(device.peak_activations <= limit_k);
+      CHECK(device.peak_activations <= cap_k);
     }
-    CHECK(2 * limit_k >= result.best_peak_chunks);
+    CHECK(2 * cap_k >= result.best_peak_chunks);
     CHECK(simulation.metrics.max_span == result.best_span);
-    // The registered generator reads the limit from --K.
+    // The registered generator reads the cap from --K.
     const auto run = run_schedule("v-auto", input);
     CHECK(run.schedule.device_ops == result.best.device_ops);
   }
@@ -84,7 +84,7 @@ TEST_CASE("v-auto is deterministic whatever the thread count") {
   CHECK(frontier_of(one) == frontier_of(three));
 }
 
-TEST_CASE("v-auto rejects p = 1, v != 2 and limits no block fits") {
+TEST_CASE("v-auto rejects p = 1, v != 2 and caps no block fits") {
   CHECK_THROWS_WITH_AS(
       run_schedule("v-auto", uniform_input(1, 4, {1, 1}, {1, 1}, {1, 1})),
       "schedule 'v-auto' needs at least 2 devices (its building blocks span p >= 2)", Error);
