@@ -9,9 +9,8 @@
 
 #include <algorithm>
 
-using ppsim::testing::chunk_peaks;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
+using namespace ppsim;
+using namespace ppsim::testing;
 
 namespace {
 

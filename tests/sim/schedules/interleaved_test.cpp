@@ -11,13 +11,9 @@
 #include <algorithm>
 #include <array>
 
-using ppsim::Op;
-using ppsim::OpKind;
+using namespace ppsim;
+using namespace ppsim::testing;
 using ppsim::schedules::MicrobatchChunk;
-using ppsim::testing::chunk_peaks;
-using ppsim::testing::per_device;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
 
 namespace {
 
