@@ -1,9 +1,13 @@
 #pragma once
-// The message of the one user error type, for tests that assert the full text of an error.
+// The message of the one user error type, for tests that assert the full text of an error, one
+// input or a table of them.
 #include "base/error.h"
+
+#include <doctest/doctest.h>
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ppsim::testing {
 
@@ -16,6 +20,20 @@ template <typename Action> std::string error_message(Action &&action) {
     return error.what();
   }
   return "no error";
+}
+
+/// An input and the whole message reading it must throw.
+struct ErrorCase {
+  std::string input;
+  std::string message;
+};
+
+/// Checks, case by case, that `read(input)` throws ppsim::Error with exactly `message`.
+template <typename Read> void check_errors(Read &&read, const std::vector<ErrorCase> &cases) {
+  for (const ErrorCase &error_case : cases) {
+    CAPTURE(error_case.input);
+    CHECK(error_message([&] { read(error_case.input); }) == error_case.message);
+  }
 }
 
 } // namespace ppsim::testing

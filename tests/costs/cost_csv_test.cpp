@@ -20,16 +20,16 @@ TEST_CASE("CSV round trip: write then parse gives the same rows") {
 }
 
 TEST_CASE("CSV header and row shape errors name file and line") {
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms\n") ==
-        "layers.csv:1: missing column 'bwd_weight_ms'");
-  CHECK(csv_error("schema_version,layer_id,fwd_sm,bwd_input_ms,bwd_weight_ms\n") ==
-        "layers.csv:1: unknown column 'fwd_sm', did you mean 'fwd_ms'?");
-  CHECK(csv_error("schema_version,layer_id,forward,bwd_input_ms,bwd_weight_ms\n") ==
-        "layers.csv:1: unknown column 'forward'");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,fwd_ms,bwd_input_ms,bwd_weight_ms\n") ==
-        "layers.csv:1: duplicate column 'fwd_ms'");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1,1\n") ==
-        "layers.csv:2: expected 5 fields, got 4");
+  check_errors([](const std::string &text) { parse_cost_csv(text, "layers.csv"); },
+               {{"schema_version,layer_id,fwd_ms,bwd_input_ms\n",
+                 "layers.csv:1: missing column 'bwd_weight_ms'"},
+                {"schema_version,layer_id,fwd_sm,bwd_input_ms,bwd_weight_ms\n",
+                 "layers.csv:1: unknown column 'fwd_sm', did you mean 'fwd_ms'?"},
+                {"schema_version,layer_id,forward,bwd_input_ms,bwd_weight_ms\n",
+                 "layers.csv:1: unknown column 'forward'"},
+                {"schema_version,layer_id,fwd_ms,fwd_ms,bwd_input_ms,bwd_weight_ms\n",
+                 "layers.csv:1: duplicate column 'fwd_ms'"},
+                {with_required_columns("1,0,1,1\n"), "layers.csv:2: expected 5 fields, got 4"}});
 }
 
 TEST_CASE("CSV comments, blank lines and CRLF are accepted") {
@@ -59,10 +59,10 @@ TEST_CASE("an empty cell is an absent value: the default where a column may be m
   // Written back, the cells stay empty (never the defaults, never 0).
   CHECK(write_cost_csv(file).find("\n1,1,,1,2,3,,\n") != std::string::npos);
   // A required value: one line naming the line and column.
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1,,3\n") ==
+  CHECK(csv_error(with_required_columns("1,0,1,,3\n")) ==
         "layers.csv:2: field 'bwd_input_ms': layer 0 has no value (an empty cell: not measured); a "
         "simulation "
         "needs one");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,,1,2,3\n") ==
+  CHECK(csv_error(with_required_columns("1,,1,2,3\n")) ==
         "layers.csv:2: field 'layer_id': expected a non-negative integer, got \"\"");
 }

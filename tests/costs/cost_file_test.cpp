@@ -37,25 +37,21 @@ TEST_CASE("a minimal CSV gets the documented defaults") {
 }
 
 TEST_CASE("a value that breaks its column's rule names file, line and field") {
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,-1,1,1\n") ==
+  CHECK(csv_error(with_required_columns("1,0,-1,1,1\n")) ==
         "layers.csv:2: field 'fwd_ms': expected a non-negative number, got \"-1\"");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n2,0,1,1,1\n") ==
+  CHECK(csv_error(with_required_columns("2,0,1,1,1\n")) ==
         "layers.csv:2: field 'schema_version': unsupported schema version 2 (this ppsim reads "
         "version 1)");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,1,1,1,1\n") ==
+  CHECK(csv_error(with_required_columns("1,1,1,1,1\n")) ==
         "layers.csv:2: field 'layer_id': expected layer id 0 (rows in layer order from 0), got 1");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,input_bytes\n"
-                  "1,0,1,1,1,lots\n") ==
+  CHECK(csv_error(with_required_columns("1,0,1,1,1,lots\n", ",input_bytes")) ==
         "layers.csv:2: field 'input_bytes': expected a non-negative number of bytes, got \"lots\"");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,fwd_flops\n"
-                  "1,0,1,1,1,1.5\n") ==
+  CHECK(csv_error(with_required_columns("1,0,1,1,1,1.5\n", ",fwd_flops")) ==
         "layers.csv:2: field 'fwd_flops': expected a non-negative integer, got \"1.5\"");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,source\n"
-                  "1,0,1,1,1,guess\n") ==
+  CHECK(csv_error(with_required_columns("1,0,1,1,1,guess\n", ",source")) ==
         "layers.csv:2: field 'source': unknown source 'guess' (expected cupti, cuda_events, "
         "analytic, synthetic or nsys_import)");
-  CHECK(csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n") ==
-        "layers.csv: the cost file has no layers");
+  CHECK(csv_error(with_required_columns("")) == "layers.csv: the cost file has no layers");
 }
 
 TEST_CASE("read_cost_file picks the parser by extension and reports missing files") {
@@ -97,13 +93,11 @@ TEST_CASE("rank files read for merge keep missing required columns absent, and s
 
 TEST_CASE("issue_17 numbers out of range say so, with the limit") {
   CHECK(
-      csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1e300,1,1\n") ==
+      csv_error(with_required_columns("1,0,1e300,1,1\n")) ==
       "layers.csv:2: field 'fwd_ms': \"1e300\" is out of range: times are read exactly, at most 18 "
       "significant digits from 1e-18 to about 9.2e18 ms");
-  CHECK(
-      csv_error("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,input_bytes\n1,0,1,1,1,"
-                "1e31\n") ==
-      "layers.csv:2: field 'input_bytes': \"1e31\" bytes is out of range: at most 1e30");
+  CHECK(csv_error(with_required_columns("1,0,1,1,1,1e31\n", ",input_bytes")) ==
+        "layers.csv:2: field 'input_bytes': \"1e31\" bytes is out of range: at most 1e30");
   CHECK(
       json_error(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1,
                   "bwd_weight_ms": 1, "activation_bytes_full": 1e300}]})") ==

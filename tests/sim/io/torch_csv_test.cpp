@@ -71,21 +71,17 @@ TEST_CASE("overlapped pairs and a V placement are inferred from the rows") {
 }
 
 TEST_CASE("malformed cells name file, line and cell") {
-  const auto error_of = [](const std::string &text) {
-    return testing::error_message([&] { parse_torch_csv(text, "bad.csv"); });
-  };
-  CHECK(error_of("0F0\n1Q0\n") == "bad.csv:2: action '1Q0': unknown action 'Q' (expected F, I, B, "
-                                  "W, BW or a communication action)");
-  CHECK(error_of("F0\n") ==
-        "bad.csv:1: action 'F0': expected <stage><action><microbatch>, such as 2F0");
-  CHECK(error_of("0F\n") ==
-        "bad.csv:1: action '0F': expected a microbatch number after the action");
-  CHECK(error_of("(0F0;1F0)OVERLAP_F_B\n") ==
-        "bad.csv:1: action '(0F0;1F0)OVERLAP_F_B': an overlapped action "
-        "pairs a forward with a backward");
-  CHECK(error_of("0F0\n0B0\n") == "bad.csv:2: stage 0 appears on device 0 and device 1");
-  CHECK(error_of("0F0\n2F0\n") == "bad.csv: stage 1 never appears");
-  CHECK(error_of("\n\n") == "bad.csv: the schedule has no actions");
+  testing::check_errors(
+      [](const std::string &text) { parse_torch_csv(text, "bad.csv"); },
+      {{"0F0\n1Q0\n", "bad.csv:2: action '1Q0': unknown action 'Q' (expected F, I, B, W, BW or a "
+                      "communication action)"},
+       {"F0\n", "bad.csv:1: action 'F0': expected <stage><action><microbatch>, such as 2F0"},
+       {"0F\n", "bad.csv:1: action '0F': expected a microbatch number after the action"},
+       {"(0F0;1F0)OVERLAP_F_B\n", "bad.csv:1: action '(0F0;1F0)OVERLAP_F_B': an overlapped action "
+                                  "pairs a forward with a backward"},
+       {"0F0\n0B0\n", "bad.csv:2: stage 0 appears on device 0 and device 1"},
+       {"0F0\n2F0\n", "bad.csv: stage 1 never appears"},
+       {"\n\n", "bad.csv: the schedule has no actions"}});
 }
 
 TEST_CASE("export writes PyTorch actions and refuses what PyTorch cannot express") {
