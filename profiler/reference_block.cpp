@@ -58,17 +58,27 @@ void weight_grad(const Matrix &a, const Matrix &dc, std::size_t rows, std::size_
   }
 }
 
+struct RowStatistics {
+  double mean;
+  double rstd; // 1 / sqrt(variance + epsilon)
+};
+
+// The mean and reciprocal standard deviation of one row of h values, as LayerNorm uses them.
+RowStatistics row_statistics(const double *row, std::size_t h) {
+  double mean = 0, variance = 0;
+  for (std::size_t j = 0; j < h; ++j)
+    mean += row[j];
+  mean /= static_cast<double>(h);
+  for (std::size_t j = 0; j < h; ++j)
+    variance += (row[j] - mean) * (row[j] - mean);
+  return {mean, 1.0 / std::sqrt(variance / static_cast<double>(h) + kEpsilon)};
+}
+
 Matrix layer_norm(const Matrix &x, const Matrix &gain, const Matrix &bias, std::size_t rows,
                   std::size_t h) {
   Matrix y(x.size());
   for (std::size_t i = 0; i < rows; ++i) {
-    double mean = 0, variance = 0;
-    for (std::size_t j = 0; j < h; ++j)
-      mean += x[i * h + j];
-    mean /= static_cast<double>(h);
-    for (std::size_t j = 0; j < h; ++j)
-      variance += (x[i * h + j] - mean) * (x[i * h + j] - mean);
-    const double rstd = 1.0 / std::sqrt(variance / static_cast<double>(h) + kEpsilon);
+    const auto [mean, rstd] = row_statistics(&x[i * h], h);
     for (std::size_t j = 0; j < h; ++j)
       y[i * h + j] = (x[i * h + j] - mean) * rstd * gain[j] + bias[j];
   }
@@ -83,13 +93,7 @@ Matrix layer_norm_backward(const Matrix &x, const Matrix &gain, const Matrix &dy
   dbias.assign(h, 0.0);
   std::vector<double> xhat(h), dxhat(h);
   for (std::size_t i = 0; i < rows; ++i) {
-    double mean = 0, variance = 0;
-    for (std::size_t j = 0; j < h; ++j)
-      mean += x[i * h + j];
-    mean /= static_cast<double>(h);
-    for (std::size_t j = 0; j < h; ++j)
-      variance += (x[i * h + j] - mean) * (x[i * h + j] - mean);
-    const double rstd = 1.0 / std::sqrt(variance / static_cast<double>(h) + kEpsilon);
+    const auto [mean, rstd] = row_statistics(&x[i * h], h);
     double mean_dxhat = 0, mean_dxhat_xhat = 0;
     for (std::size_t j = 0; j < h; ++j) {
       xhat[j] = (x[i * h + j] - mean) * rstd;

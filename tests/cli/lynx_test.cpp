@@ -1,9 +1,9 @@
 // `ppsim lynx` and `ppsim partition` in-process on a four-layer cost file: hand-computed tables
 // and the one-line errors.
-#include "base/error.h"
 #include "cli/commands.h"
 #include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
+#include "tests/base/error_support.h"
 
 #include <doctest/doctest.h>
 
@@ -191,12 +191,9 @@ TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-l
                       "microbatches = 1\n") == std::vector<double>{2, 2});
 
   const auto error_of = [&](const std::string &model_lines, const std::string &rest) {
-    try {
+    return ppsim::testing::error_message([&] {
       (void)ppsim::prepare_policy_run(ppsim::parse_scenario(model_lines + rest, "s.toml", "."));
-    } catch (const ppsim::Error &error) {
-      return std::string(error.what());
-    }
-    return std::string("no error");
+    });
   };
   const std::string with_costs = "[model]\ncosts_file = \"" + costs.path + "\"\n";
   CHECK(error_of("[model]\npartition = \"balanced\"\n", "") ==

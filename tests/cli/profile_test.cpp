@@ -1,5 +1,6 @@
 // `ppsim profile` in process (cli/profile.cpp): the clear no-GPU error on a machine without one,
 // the analytic output, atomic writes and option errors.
+#include "base/text_file.h"
 #include "cli/commands.h"
 
 #include "costs/cost_file.h"
@@ -44,13 +45,6 @@ std::string temp_path(const std::string &name) {
 using profiler::testing::machine_has_gpu;
 
 const std::string kStubDriver = "/usr/local/cuda/lib/stubs/libcuda.so";
-
-std::string read_text(const std::string &path) {
-  std::ifstream file(path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 } // namespace
 
@@ -117,7 +111,7 @@ TEST_CASE("-o FILE.json writes JSON atomically and reports it") {
   CHECK(parsed.rows.size() == 2);
   CHECK(parsed.metadata.h == 64);
   CHECK(parsed.metadata.timer == "analytic");
-  CHECK(read_text(output).rfind("{", 0) == 0);
+  CHECK(ppsim::read_text_file(output, "file").rfind("{", 0) == 0);
   for (const auto &entry :
        std::filesystem::directory_iterator(std::filesystem::temp_directory_path())) {
     CHECK(entry.path().filename().string().find("ppsim_profile_test_costs.json.tmp") ==
@@ -379,8 +373,8 @@ TEST_CASE("profile import and merge: metadata says what the run was, absent stay
   CHECK(parsed.metadata.timer == "kineto_import");
 
   // A square weight without strides: the warning on stderr, no B or W column.
-  std::string square =
-      read_text(PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_square_weight.json");
+  std::string square = ppsim::read_text_file(
+      PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_square_weight.json", "file");
   for (std::size_t at = square.find("\"Input Strides\""); at != std::string::npos;
        at = square.find("\"Input Strides\"", at + 1))
     square.replace(at, 15, "\"Input Stridez\"");

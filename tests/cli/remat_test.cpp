@@ -1,5 +1,6 @@
 // `ppsim remat` in-process: the table of baselines and the optimum, --auto, --lp/--plan files,
 // and the one-line errors.
+#include "base/text_file.h"
 #include "cli/commands.h"
 
 #include <doctest/doctest.h>
@@ -27,13 +28,6 @@ Output remat(const Args &args) {
   return {code, out.str(), err.str()};
 }
 
-std::string read(const std::string &path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 } // namespace
 
 TEST_CASE("ppsim remat prints the baselines beside the optimum") {
@@ -54,8 +48,8 @@ TEST_CASE("ppsim remat prints the baselines beside the optimum") {
   CHECK(rows[3].starts_with("full       fits      "));
   CHECK(rows[3].find(" 12 ") != std::string::npos);
   CHECK(rows[6].starts_with("ilp        optimal   "));
-  CHECK(read("remat_cli.lp").find("Tmax") != std::string::npos);
-  CHECK(read("remat_cli.csv").starts_with("stage,microbatch,fwd,bwd\n0,"));
+  CHECK(ppsim::read_text_file("remat_cli.lp", "file").find("Tmax") != std::string::npos);
+  CHECK(ppsim::read_text_file("remat_cli.csv", "file").starts_with("stage,microbatch,fwd,bwd\n0,"));
   std::remove("remat_cli.lp");
   std::remove("remat_cli.csv");
 }
@@ -125,7 +119,7 @@ std::vector<std::string> without_times(const std::string &text) {
 TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat and ppsim checkpoint print") {
   // Every "$ ppsim remat ..." and "$ ppsim checkpoint ..." block of the page is run; its lines
   // (up to a "..." line, then the ones after it at the end) must be the output's.
-  const std::string page = read(PPSIM_SOURCE_DIR "/docs/remat.md");
+  const std::string page = ppsim::read_text_file(PPSIM_SOURCE_DIR "/docs/remat.md", "file");
   int blocks = 0;
   for (std::size_t at = page.find("\n$ ppsim "); at != std::string::npos;
        at = page.find("\n$ ppsim ", at + 1)) {

@@ -1,6 +1,9 @@
 #pragma once
-// Cost-file rows and files with every column set, shared by the costs/ suites.
+// Cost-file rows and files with every column set, and the readers' errors, shared by the costs/
+// suites.
 #include "costs/cost_file.h"
+
+#include "tests/base/error_support.h"
 
 #include <cstdint>
 #include <string>
@@ -11,6 +14,22 @@ namespace ppsim::testing {
 inline const char *const kMinimal = "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n"
                                     "1,0,1.5,2,1\n"
                                     "1,1,0.25,0.5,1/3\n";
+
+/// A CSV file: the required columns, then `extra_columns` (",input_bytes"), then `rows`.
+inline std::string with_required_columns(const std::string &rows,
+                                         const std::string &extra_columns = "") {
+  return "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms" + extra_columns + "\n" + rows;
+}
+
+/// The error parse_cost_csv throws for `text` read as "layers.csv", or "no error".
+inline std::string csv_error(const std::string &text) {
+  return error_message([&] { ppsim::parse_cost_csv(text, "layers.csv"); });
+}
+
+/// The error parse_cost_json throws for `text` read as "layers.json", or "no error".
+inline std::string json_error(const std::string &text) {
+  return error_message([&] { ppsim::parse_cost_json(text, "layers.json"); });
+}
 
 /// A row with every column set to a distinct value (layer `id`).
 inline ppsim::CostRow full_row(int id) {

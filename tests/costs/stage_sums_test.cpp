@@ -2,7 +2,6 @@
 // and partitions that do not cover the layers.
 #include "costs/stage_sums.h"
 
-#include "base/error.h"
 #include "tests/costs/cost_fixtures.h"
 
 #include <doctest/doctest.h>
@@ -48,12 +47,7 @@ TEST_CASE("stage sums are the same after a write and a read") {
 TEST_CASE("aggregate_stages rejects partitions that do not cover the layers") {
   CostFile file = ppsim::parse_cost_csv(kMinimal, "layers.csv");
   const auto message = [&](const std::vector<int> &parts) {
-    try {
-      ppsim::aggregate_stages(file, parts);
-    } catch (const ppsim::Error &error) {
-      return std::string(error.what());
-    }
-    return std::string("no error");
+    return ppsim::testing::error_message([&] { ppsim::aggregate_stages(file, parts); });
   };
   CHECK(message({1, 2}) ==
         "layers.csv: field 'layers_per_stage': the stages hold 3 layers but the cost file has 2");

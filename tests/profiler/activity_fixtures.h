@@ -21,11 +21,8 @@ public:
   }
   ActivityBuffer &kernel(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
                          const char *name = "gemm", std::uint32_t stream = 7) {
-    CUpti_ActivityKernel10 record{};
-    record.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    record.correlationId = correlation;
-    record.start = start;
-    record.end = end;
+    auto record = timed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, correlation,
+                                                start, end);
     record.streamId = stream;
     record.deviceId = 0;
     record.name = name;
@@ -43,23 +40,13 @@ public:
   }
   ActivityBuffer &memcpy_record(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
                                 std::uint64_t bytes) {
-    CUpti_ActivityMemcpy6 record{};
-    record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    record.correlationId = correlation;
-    record.start = start;
-    record.end = end;
-    record.bytes = bytes;
-    return add(record);
+    return add(transfer<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY, correlation, start, end,
+                                               bytes));
   }
   ActivityBuffer &memset_record(std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
                                 std::uint64_t bytes) {
-    CUpti_ActivityMemset4 record{};
-    record.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-    record.correlationId = correlation;
-    record.start = start;
-    record.end = end;
-    record.bytes = bytes;
-    return add(record);
+    return add(transfer<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET, correlation, start, end,
+                                               bytes));
   }
   /// A MEMORY2 record: cudaMalloc (allocation) or cudaFree of `bytes` by API call `correlation`.
   ActivityBuffer &memory_record(std::uint32_t correlation, bool allocation, std::uint64_t bytes,
@@ -91,6 +78,25 @@ public:
   [[nodiscard]] std::size_t size() const { return size_; }
 
 private:
+  // A record of `kind` that ran from `start` to `end` for API call `correlation`.
+  template <typename Record>
+  static Record timed(CUpti_ActivityKind kind, std::uint32_t correlation, std::uint64_t start,
+                      std::uint64_t end) {
+    Record record{};
+    record.kind = kind;
+    record.correlationId = correlation;
+    record.start = start;
+    record.end = end;
+    return record;
+  }
+  template <typename Record>
+  static Record transfer(CUpti_ActivityKind kind, std::uint32_t correlation, std::uint64_t start,
+                         std::uint64_t end, std::uint64_t bytes) {
+    Record record = timed<Record>(kind, correlation, start, end);
+    record.bytes = bytes;
+    return record;
+  }
+
   std::vector<std::uint64_t> storage_; // 8-byte alignment, as CUPTI requires
   std::size_t size_ = 0;
 };

@@ -4,6 +4,7 @@
 #include "profiler/cost_model.h"
 
 #include "base/error.h"
+#include "tests/base/error_support.h"
 
 #include <doctest/doctest.h>
 
@@ -23,12 +24,7 @@ BlockShape gpt(U b, U s, U h, U a, U t = 1) {
 }
 
 std::string error_of(const BlockShape &shape) {
-  try {
-    validate(shape);
-  } catch (const ppsim::Error &error) {
-    return error.what();
-  }
-  return "no error";
+  return ppsim::testing::error_message([&] { validate(shape); });
 }
 
 } // namespace

@@ -2,7 +2,7 @@
 // failure becomes one sentence; the real probe on a machine without a GPU says so.
 #include "profiler/driver_probe.h"
 
-#include "base/error.h"
+#include "tests/base/error_support.h"
 
 #include <doctest/doctest.h>
 #include <filesystem>
@@ -35,12 +35,7 @@ struct FakeDriver final : DriverApi {
 };
 
 std::string gpu_error(const DriverProbe &probe) {
-  try {
-    require_gpu(probe);
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
+  return ppsim::testing::error_message([&] { require_gpu(probe); });
 }
 
 } // namespace
@@ -70,29 +65,21 @@ TEST_CASE("each driver failure maps to one sentence") {
   CHECK(probe_driver(absent).problem == "no NVIDIA driver: libcuda.so.1 not loadable");
   CHECK(absent.init_calls == 0);
 
-  FakeDriver stub;
-  stub.init_result = 34;
-  CHECK(probe_driver(stub).problem ==
+  const auto init_problem = [](int init_result) {
+    FakeDriver driver;
+    driver.init_result = init_result;
+    return probe_driver(driver).problem;
+  };
+  CHECK(init_problem(34) ==
         "only the CUDA stub driver was found (cuInit returned 34, CUDA_ERROR_STUB_LIBRARY)");
-
-  FakeDriver no_device;
-  no_device.init_result = 100;
-  CHECK(probe_driver(no_device).problem ==
-        "no CUDA device (cuInit returned 100, CUDA_ERROR_NO_DEVICE)");
+  CHECK(init_problem(100) == "no CUDA device (cuInit returned 100, CUDA_ERROR_NO_DEVICE)");
+  CHECK(init_problem(803) ==
+        "the NVIDIA kernel module and the driver library differ in version (cuInit returned 803)");
+  CHECK(init_problem(999) == "the CUDA driver failed to initialise (cuInit returned 999)");
 
   FakeDriver zero;
   zero.devices = 0;
   CHECK(probe_driver(zero).problem == "no CUDA device");
-
-  FakeDriver mismatch;
-  mismatch.init_result = 803;
-  CHECK(probe_driver(mismatch).problem ==
-        "the NVIDIA kernel module and the driver library differ in version (cuInit returned 803)");
-
-  FakeDriver other;
-  other.init_result = 999;
-  CHECK(probe_driver(other).problem ==
-        "the CUDA driver failed to initialise (cuInit returned 999)");
 
   FakeDriver count_fails;
   count_fails.count_result = 3;

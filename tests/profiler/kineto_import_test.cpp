@@ -15,6 +15,15 @@ const std::string kTrace = PPSIM_SOURCE_DIR "/tests/profiler/traces/kineto_one_b
 
 KinetoImport fixture() { return parse_kineto_trace(read_text_file(kTrace, "trace"), kTrace); }
 
+// The trace at `path` with every `from` replaced by `to` (an argument kineto records renamed).
+std::string trace_replacing(const std::string &path, const std::string &from,
+                            const std::string &to) {
+  std::string text = read_text_file(path, "trace");
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 } // namespace
 
 TEST_CASE("kineto: kernels go to the innermost phase range of their launch; NCCL and the optimizer "
@@ -145,11 +154,8 @@ TEST_CASE("kineto: traces that count microseconds from the epoch read the same")
 }
 
 TEST_CASE("kineto: without recorded shapes only BW is measured") {
-  std::string text = read_text_file(kTrace, "trace");
-  for (std::size_t at = text.find("\"Input Dims\""); at != std::string::npos;
-       at = text.find("\"Input Dims\"", at + 1))
-    text.replace(at, 12, "\"Input Type\"");
-  const KinetoImport import = parse_kineto_trace(text, "no-shapes.json");
+  const KinetoImport import = parse_kineto_trace(
+      trace_replacing(kTrace, "\"Input Dims\"", "\"Input Type\""), "no-shapes.json");
   CHECK(import.split_ranges == 0);
   CHECK(import.phases.size() == 4); // F and BW, two iterations
 }
@@ -221,11 +227,8 @@ TEST_CASE("kineto: a square weight with tokens == h is split by the operands' st
 
 TEST_CASE("kineto: where neither dims nor strides decide, the BW range is not split and a warning "
           "says so") {
-  std::string text = read_text_file(kSquare, "trace");
-  for (std::size_t at = text.find("\"Input Strides\""); at != std::string::npos;
-       at = text.find("\"Input Strides\"", at + 1))
-    text.replace(at, 15, "\"Input Stridez\"");
-  const KinetoImport import = parse_kineto_trace(text, "no-strides.json");
+  const KinetoImport import = parse_kineto_trace(
+      trace_replacing(kSquare, "\"Input Strides\"", "\"Input Stridez\""), "no-strides.json");
   CHECK(import.split_ranges == 0);
   CHECK(import.ambiguous_ranges == 1);
   REQUIRE(import.warnings.size() == 1);

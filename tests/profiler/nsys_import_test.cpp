@@ -1,8 +1,8 @@
 // Nsight Systems importer on `nvtx_gpu_proj_sum` and `nvtx_gpu_proj_trace` CSV fixtures.
 #include "profiler/nsys_import.h"
 
-#include "base/error.h"
 #include "base/text_file.h"
+#include "tests/base/error_support.h"
 
 #include <doctest/doctest.h>
 
@@ -37,12 +37,7 @@ const char *const kTraceReport = "Processing [report.sqlite] with [nvtx_gpu_proj
                                  ":L00.B.mb0,33000,3800,32900,3900,PushPop,1,1,20,0,0,6,,:6\n";
 
 std::string error_of(const char *text) {
-  try {
-    parse_nsys_projection_csv(text, "proj.csv");
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
+  return ppsim::testing::error_message([&] { parse_nsys_projection_csv(text, "proj.csv"); });
 }
 
 } // namespace

@@ -13,12 +13,6 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-using Base = testing::Generated;
-
-Base base(const std::string &name, const ScenarioInput &input) {
-  return testing::generate(name, input);
-}
-
 std::vector<std::string> device_tokens(const Schedule &schedule, int device) {
   std::vector<std::string> tokens;
   for (const Op &op : schedule.device_ops[ppsim::at(device)]) {
@@ -30,7 +24,7 @@ std::vector<std::string> device_tokens(const Schedule &schedule, int device) {
 } // namespace
 
 TEST_CASE("apply_plan puts R right before B and RW/RBW right before W") {
-  const Base b = base("1f1b-split", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
+  const auto b = testing::generate("1f1b-split", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
   RematPlan plan = empty_plan(b.scenario);
   plan.at(0, 0) = {ForwardRemat::full, BackwardRemat::activations};
   plan.at(0, 1).backward = BackwardRemat::full;
@@ -53,7 +47,7 @@ TEST_CASE("full remat of 1F1B at K = 1 reproduces the all-remat oracle (docs/ora
   for (const auto &[b_cost, makespan] : {std::pair{1, 12}, std::pair{2, 17}}) {
     ScenarioInput input = uniform_input(2, 4, {1, 1}, {b_cost, 1}, {0, 1});
     input.cap_activations = 1;
-    const Base b = base("1f1b", input);
+    const auto b = testing::generate("1f1b", input);
     RematPlan plan = empty_plan(b.scenario);
     for (int j = 0; j < 4; ++j)
       plan.at(0, j).forward = ForwardRemat::full;
@@ -68,7 +62,7 @@ TEST_CASE("full remat of 1F1B at K = 1 reproduces the all-remat oracle (docs/ora
 }
 
 TEST_CASE("backward options need a split backward") {
-  const Base b = base("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
+  const auto b = testing::generate("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
   RematPlan plan = empty_plan(b.scenario);
   plan.at(1, 0).backward = BackwardRemat::activations;
   CHECK_THROWS_WITH_AS(apply_plan(b.schedule, plan),
@@ -99,7 +93,7 @@ TEST_CASE("remat CSV round trip and errors (docs/remat.md, 'Simple policies')") 
 }
 
 TEST_CASE("capped_track needs a cap") {
-  const Base b = base("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
+  const auto b = testing::generate("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
   CHECK_THROWS_WITH_AS(capped_track(b.scenario),
                        "remat needs a memory budget: give --K or --memory", Error);
 }

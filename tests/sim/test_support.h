@@ -25,7 +25,28 @@ inline ScenarioInput uniform_input(int p, int m, Rational f, Rational b, Rationa
   return input;
 }
 
-/// A scenario and the schedule a registered generator makes for it.
+/// Like uniform_input, but each of `stages` stages has its own F, B and W: numerators drawn by
+/// `draw()` stage by stage (F, then B, then W), over `denominator`.
+template <typename Draw>
+ScenarioInput drawn_stage_input(int p, int m, int stages, Rational c, std::int64_t denominator,
+                                Draw &&draw) {
+  ScenarioInput input = uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}, c);
+  input.forward.clear();
+  input.backward_input.clear();
+  input.backward_weight.clear();
+  for (int s = 0; s < stages; ++s) {
+    input.forward.push_back({draw(), denominator});
+    input.backward_input.push_back({draw(), denominator});
+    input.backward_weight.push_back({draw(), denominator});
+  }
+  return input;
+}
+
+/// The scenario registered schedule `name` builds from `input`.
+inline Scenario scenario_for(const std::string &name, const ScenarioInput &input) {
+  return build_scenario(input, find_schedule(name));
+}
+
 /// Byte sizes that make every memory accounting term of remat matter (docs/remat.md: the
 /// checkpoint, the W stash, the transient peaks of F, B and W), under a budget of `budget` bytes.
 inline void set_accounting_bytes(ScenarioInput &input, double budget) {
@@ -39,6 +60,7 @@ inline void set_accounting_bytes(ScenarioInput &input, double budget) {
   input.budget_bytes = budget;
 }
 
+/// A scenario and the schedule a registered generator makes for it.
 struct Generated {
   Scenario scenario;
   Schedule schedule;

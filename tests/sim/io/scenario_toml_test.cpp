@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "sim/scenario_builder.h"
 #include "sim/schedules/registry.h"
+#include "tests/base/error_support.h"
 
 #include <doctest/doctest.h>
 
@@ -15,12 +16,7 @@ using namespace ppsim;
 namespace {
 
 std::string error_of(const std::string &text) {
-  try {
-    parse_scenario(text, "s.toml");
-  } catch (const Error &error) {
-    return error.what();
-  }
-  return "no error";
+  return testing::error_message([&] { parse_scenario(text, "s.toml"); });
 }
 
 } // namespace
@@ -143,12 +139,8 @@ TEST_CASE("issue_13 M_w, what W leaves allocated, is a scenario field in both un
   CHECK(scenario.activations.stages[0].kept_after_w == doctest::Approx(0.25));
   CHECK(scenario.bytes->stages[0].kept_after_w == 100);
   const auto build_error = [](const std::string &text) {
-    try {
-      build_scenario(parse_scenario(text, "s.toml"), find_schedule("1f1b"));
-    } catch (const Error &error) {
-      return std::string(error.what());
-    }
-    return std::string("no error");
+    return testing::error_message(
+        [&] { build_scenario(parse_scenario(text, "s.toml"), find_schedule("1f1b")); });
   };
   CHECK(build_error("[model]\nw_stash = 0.5\nw_residue = 0.75\n") ==
         "s.toml:3: field 'model.w_residue': W cannot leave more (0.75) than B keeps for it (0.5)");

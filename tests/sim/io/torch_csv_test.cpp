@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "run/prepare.h"
 #include "sim/schedules/registry.h"
+#include "tests/base/error_support.h"
 
 #include <doctest/doctest.h>
 
@@ -15,17 +16,21 @@ using namespace ppsim;
 
 namespace {
 
+ScenarioInput generated_input(int devices, int microbatches, const std::string &schedule) {
+  ScenarioInput input;
+  input.devices = devices;
+  input.microbatches = microbatches;
+  input.schedule = schedule;
+  return input;
+}
+
 // Every registered generator at p = 4, m = 8 that generates and that PyTorch's CSV can express
 // (not recomputation, not two pipes), with its export (idle cells when `spacing`).
 std::vector<std::pair<PreparedRun, TorchCsvExport>> exportable_runs(bool spacing) {
   std::vector<std::pair<PreparedRun, TorchCsvExport>> runs;
   for (const ScheduleInfo &info : schedule_registry()) {
-    ScenarioInput input;
-    input.devices = 4;
-    input.microbatches = 8;
-    input.schedule = info.name;
     try {
-      PreparedRun run = prepare_run(input);
+      PreparedRun run = prepare_run(generated_input(4, 8, info.name));
       TorchCsvExport exported = write_torch_csv(run.scenario, run.schedule, spacing);
       runs.emplace_back(std::move(run), std::move(exported));
     } catch (const Error &) {
@@ -66,33 +71,21 @@ TEST_CASE("overlapped pairs and a V placement are inferred from the rows") {
 }
 
 TEST_CASE("malformed cells name file, line and cell") {
-  const auto error_of = [](const std::string &text) {
-    try {
-      parse_torch_csv(text, "bad.csv");
-    } catch (const Error &error) {
-      return std::string(error.what());
-    }
-    return std::string("no error");
-  };
-  CHECK(error_of("0F0\n1Q0\n") == "bad.csv:2: action '1Q0': unknown action 'Q' (expected F, I, B, "
-                                  "W, BW or a communication action)");
-  CHECK(error_of("F0\n") ==
-        "bad.csv:1: action 'F0': expected <stage><action><microbatch>, such as 2F0");
-  CHECK(error_of("0F\n") ==
-        "bad.csv:1: action '0F': expected a microbatch number after the action");
-  CHECK(error_of("(0F0;1F0)OVERLAP_F_B\n") ==
-        "bad.csv:1: action '(0F0;1F0)OVERLAP_F_B': an overlapped action "
-        "pairs a forward with a backward");
-  CHECK(error_of("0F0\n0B0\n") == "bad.csv:2: stage 0 appears on device 0 and device 1");
-  CHECK(error_of("0F0\n2F0\n") == "bad.csv: stage 1 never appears");
-  CHECK(error_of("\n\n") == "bad.csv: the schedule has no actions");
+  testing::check_errors(
+      [](const std::string &text) { parse_torch_csv(text, "bad.csv"); },
+      {{"0F0\n1Q0\n", "bad.csv:2: action '1Q0': unknown action 'Q' (expected F, I, B, W, BW or a "
+                      "communication action)"},
+       {"F0\n", "bad.csv:1: action 'F0': expected <stage><action><microbatch>, such as 2F0"},
+       {"0F\n", "bad.csv:1: action '0F': expected a microbatch number after the action"},
+       {"(0F0;1F0)OVERLAP_F_B\n", "bad.csv:1: action '(0F0;1F0)OVERLAP_F_B': an overlapped action "
+                                  "pairs a forward with a backward"},
+       {"0F0\n0B0\n", "bad.csv:2: stage 0 appears on device 0 and device 1"},
+       {"0F0\n2F0\n", "bad.csv: stage 1 never appears"},
+       {"\n\n", "bad.csv: the schedule has no actions"}});
 }
 
 TEST_CASE("export writes PyTorch actions and refuses what PyTorch cannot express") {
-  ScenarioInput input;
-  input.devices = 2;
-  input.microbatches = 1;
-  input.schedule = "1f1b-split";
+  ScenarioInput input = generated_input(2, 1, "1f1b-split");
   const PreparedRun run = prepare_run(input);
   const TorchCsvExport exported = write_torch_csv(run.scenario, run.schedule);
   CHECK(exported.text == "0F0,0I0,0W0\n1F0,1I0,1W0\n");
@@ -166,11 +159,7 @@ TEST_CASE("issue_16 an inferred m blames the cell that set it (microbatches numb
 }
 
 TEST_CASE("issue_16 --torch-spacing: PyTorch's idle cells by a unit-step lock-step replay") {
-  ScenarioInput input;
-  input.devices = 3;
-  input.microbatches = 2;
-  input.schedule = "gpipe";
-  const PreparedRun gpipe = prepare_run(input);
+  const PreparedRun gpipe = prepare_run(generated_input(3, 2, "gpipe"));
   // Step by step: a forward waits for the previous stage's, a backward for the next stage's
   // (the last stage for its own forward), each seen in an earlier step.
   CHECK(write_torch_csv(gpipe.scenario, gpipe.schedule, true).text == "0F0,0F1,,,,,0B0,0B1\n"

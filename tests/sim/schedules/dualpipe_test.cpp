@@ -10,12 +10,8 @@
 #include <sstream>
 #include <string>
 
-using ppsim::Op;
-using ppsim::OpKind;
-using ppsim::OpRef;
-using ppsim::testing::chunk_peaks;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
+using namespace ppsim;
+using namespace ppsim::testing;
 
 namespace {
 

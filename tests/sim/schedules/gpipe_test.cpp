@@ -7,21 +7,8 @@
 #include <string>
 #include <vector>
 
-using ppsim::Ticks;
-using ppsim::UniformCosts;
-using ppsim::testing::generate;
-using ppsim::testing::orders;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
-
-namespace {
-
-UniformCosts costs(std::int64_t p, std::int64_t m, std::int64_t v, Ticks f, Ticks b, Ticks w,
-                   Ticks c) {
-  return UniformCosts{f, b, w, f, c, p, m, v, 0, ppsim::RematTiming::early};
-}
-
-} // namespace
+using namespace ppsim;
+using namespace ppsim::testing;
 
 TEST_CASE("GPipe p=2 m=3: all forwards, then all backwards in microbatch order") {
   const auto generated = generate("gpipe", uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1}));
@@ -56,22 +43,16 @@ TEST_CASE("gpipe_closed_form (m+p-1)(F+B+W) + 2(p-1)c equals the simulated makes
       {3, 2, {1, 1}, {2, 1}, {1, 1}, {0, 1}}, {2, 5, {3, 2}, {5, 2}, {1, 2}, {1, 4}},
       {5, 1, {1, 1}, {1, 1}, {0, 1}, {1, 1}}, {1, 4, {1, 1}, {2, 1}, {1, 1}, {7, 1}},
       {6, 3, {2, 1}, {1, 1}, {1, 3}, {1, 3}}};
-  for (const Case &k : cases) {
-    CAPTURE(k.p);
-    CAPTURE(k.m);
-    const auto run = run_schedule("gpipe", uniform_input(k.p, k.m, k.f, k.b, k.w, k.c));
-    const auto tick = [&](ppsim::Rational r) { return ppsim::testing::ticks(run, r); };
-    const auto form = ppsim::schedules::gpipe_closed_form(
-        costs(k.p, k.m, 1, tick(k.f), tick(k.b), tick(k.w), tick(k.c)));
-    REQUIRE(form.has_value());
-    CHECK(*form == run.simulation.metrics.makespan);
-  }
+  for (const Case &k : cases)
+    check_closed_form("gpipe", ppsim::schedules::gpipe_closed_form, k.p, k.m, k.f, k.b, k.w, k.c);
 }
 
 TEST_CASE("gpipe_closed_form holds for one chunk per device only") {
   const Ticks one{1};
-  CHECK(ppsim::schedules::gpipe_closed_form(costs(4, 8, 1, one, one, one, Ticks{0})) == Ticks{33});
-  CHECK(ppsim::schedules::gpipe_closed_form(costs(4, 8, 1, one, one, one, Ticks{2})) == Ticks{45});
-  CHECK_FALSE(
-      ppsim::schedules::gpipe_closed_form(costs(4, 8, 2, one, one, one, Ticks{0})).has_value());
+  CHECK(ppsim::schedules::gpipe_closed_form(uniform_costs(4, 8, 1, one, one, one, Ticks{0})) ==
+        Ticks{33});
+  CHECK(ppsim::schedules::gpipe_closed_form(uniform_costs(4, 8, 1, one, one, one, Ticks{2})) ==
+        Ticks{45});
+  CHECK_FALSE(ppsim::schedules::gpipe_closed_form(uniform_costs(4, 8, 2, one, one, one, Ticks{0}))
+                  .has_value());
 }

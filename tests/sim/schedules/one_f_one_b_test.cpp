@@ -9,18 +9,10 @@
 #include <string>
 #include <vector>
 
-using ppsim::Ticks;
-using ppsim::UniformCosts;
-using ppsim::testing::generate;
-using ppsim::testing::orders;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
+using namespace ppsim;
+using namespace ppsim::testing;
 
 namespace {
-
-UniformCosts costs(std::int64_t p, std::int64_t m, Ticks f, Ticks b, Ticks w, Ticks c) {
-  return UniformCosts{f, b, w, f, c, p, m, 1, 0, ppsim::RematTiming::early};
-}
 
 struct Case {
   int p, m;
@@ -65,42 +57,29 @@ TEST_CASE("1F1B-split is the 1F1B order with each BW as B then W") {
 }
 
 TEST_CASE("one_f_one_b_closed_form (m+p-1)(F+B+W) equals the simulated makespan without latency") {
-  for (const Case &k : grid()) {
-    CAPTURE(k.p);
-    CAPTURE(k.m);
-    const auto run = run_schedule("1f1b", uniform_input(k.p, k.m, k.f, k.b, k.w));
-    const auto tick = [&](ppsim::Rational r) { return ppsim::testing::ticks(run, r); };
-    const auto form = ppsim::schedules::one_f_one_b_closed_form(
-        costs(k.p, k.m, tick(k.f), tick(k.b), tick(k.w), Ticks{0}));
-    REQUIRE(form.has_value());
-    CHECK(*form == run.simulation.metrics.makespan);
-  }
+  for (const Case &k : grid())
+    check_closed_form("1f1b", ppsim::schedules::one_f_one_b_closed_form, k.p, k.m, k.f, k.b, k.w);
 }
 
 TEST_CASE("one_f_one_b_split_closed_form m(F+B+W) + (p-1)(F+B) equals the simulated makespan") {
-  for (const Case &k : grid()) {
-    CAPTURE(k.p);
-    CAPTURE(k.m);
-    const auto run = run_schedule("1f1b-split", uniform_input(k.p, k.m, k.f, k.b, k.w));
-    const auto tick = [&](ppsim::Rational r) { return ppsim::testing::ticks(run, r); };
-    const auto form = ppsim::schedules::one_f_one_b_split_closed_form(
-        costs(k.p, k.m, tick(k.f), tick(k.b), tick(k.w), Ticks{0}));
-    REQUIRE(form.has_value());
-    CHECK(*form == run.simulation.metrics.makespan);
-  }
+  for (const Case &k : grid())
+    check_closed_form("1f1b-split", ppsim::schedules::one_f_one_b_split_closed_form, k.p, k.m, k.f,
+                      k.b, k.w);
 }
 
 TEST_CASE("the 1F1B closed forms give values by formula and none with latency") {
   const Ticks one{1};
-  CHECK(ppsim::schedules::one_f_one_b_closed_form(costs(4, 8, one, one, one, Ticks{0})) ==
-        Ticks{33});
-  CHECK(ppsim::schedules::one_f_one_b_split_closed_form(costs(4, 8, one, one, one, Ticks{0})) ==
-        Ticks{30});
+  CHECK(ppsim::schedules::one_f_one_b_closed_form(
+            uniform_costs(4, 8, 1, one, one, one, Ticks{0})) == Ticks{33});
   CHECK(ppsim::schedules::one_f_one_b_split_closed_form(
-            costs(4, 8, one, Ticks{2}, Ticks{3}, Ticks{0})) == Ticks{8 * 6 + 3 * 3});
+            uniform_costs(4, 8, 1, one, one, one, Ticks{0})) == Ticks{30});
+  CHECK(ppsim::schedules::one_f_one_b_split_closed_form(
+            uniform_costs(4, 8, 1, one, Ticks{2}, Ticks{3}, Ticks{0})) == Ticks{8 * 6 + 3 * 3});
   CHECK_FALSE(
-      ppsim::schedules::one_f_one_b_closed_form(costs(4, 8, one, one, one, Ticks{1})).has_value());
-  CHECK_FALSE(ppsim::schedules::one_f_one_b_split_closed_form(costs(4, 8, one, one, one, Ticks{1}))
+      ppsim::schedules::one_f_one_b_closed_form(uniform_costs(4, 8, 1, one, one, one, Ticks{1}))
+          .has_value());
+  CHECK_FALSE(ppsim::schedules::one_f_one_b_split_closed_form(
+                  uniform_costs(4, 8, 1, one, one, one, Ticks{1}))
                   .has_value());
 }
 

@@ -3,6 +3,8 @@
 // chunk-activation units (docs/oracles.md: chunk units = K-unit peak x v).
 #include "tests/sim/test_support.h"
 
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -56,6 +58,27 @@ inline Ticks max_idle(const Run &run) {
   for (const DeviceMetrics &device : run.simulation.metrics.devices)
     worst = std::max(worst, device.idle);
   return worst;
+}
+
+/// The costs a closed form takes (docs/schedules.md): per-chunk F, B, W, R = F, latency c, for
+/// p devices, m microbatches and v chunks per device.
+inline UniformCosts uniform_costs(std::int64_t p, std::int64_t m, std::int64_t v, Ticks f, Ticks b,
+                                  Ticks w, Ticks c) {
+  return UniformCosts{f, b, w, f, c, p, m, v, 0, RematTiming::early};
+}
+
+/// Checks that `closed_form` gives the makespan the engine simulates for schedule `name` at p
+/// devices, m microbatches, one chunk each, per-stage F, B, W and latency c.
+inline void check_closed_form(const std::string &name, ClosedForm closed_form, int p, int m,
+                              Rational f, Rational b, Rational w, Rational c = {0, 1}) {
+  CAPTURE(name);
+  CAPTURE(p);
+  CAPTURE(m);
+  const Run run = run_schedule(name, uniform_input(p, m, f, b, w, c));
+  const auto form = closed_form(
+      uniform_costs(p, m, 1, ticks(run, f), ticks(run, b), ticks(run, w), ticks(run, c)));
+  REQUIRE(form.has_value());
+  CHECK(*form == run.simulation.metrics.makespan);
 }
 
 } // namespace ppsim::testing

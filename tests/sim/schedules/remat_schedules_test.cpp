@@ -4,10 +4,8 @@
 
 #include <doctest/doctest.h>
 
-using ppsim::Op;
-using ppsim::OpKind;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
+using namespace ppsim;
+using namespace ppsim::testing;
 
 namespace {
 

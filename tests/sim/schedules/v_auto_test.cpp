@@ -10,14 +10,9 @@
 #include <map>
 
 using namespace ppsim;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
+using namespace ppsim::testing;
 
 namespace {
-
-Scenario v_scenario(const ScenarioInput &input) {
-  return build_scenario(input, find_schedule("v-auto"));
-}
 
 std::map<int, int> frontier_of(const schedules::VAutoResult &result) {
   std::map<int, int> frontier;
@@ -34,7 +29,7 @@ TEST_CASE("O-13 frontier p=4 for m = 8, 12, 16: {4: 11, 5: 8, 6: 5, 7: 3, 8: 0}"
   const std::map<int, int> expected{{4, 11}, {5, 8}, {6, 5}, {7, 3}, {8, 0}};
   for (const int m : {8, 12, 16}) {
     CAPTURE(m);
-    const Scenario scenario = v_scenario(uniform_input(4, m, {1, 1}, {1, 1}, {1, 1}));
+    const Scenario scenario = scenario_for("v-auto", uniform_input(4, m, {1, 1}, {1, 1}, {1, 1}));
     CHECK(frontier_of(schedules::v_auto_search(scenario, 8)) == expected);
   }
 }
@@ -42,7 +37,8 @@ TEST_CASE("O-13 frontier p=4 for m = 8, 12, 16: {4: 11, 5: 8, 6: 5, 7: 3, 8: 0}"
 TEST_CASE("v-auto frontier follows the source's expected bubble for p = 3, 5, 6") {
   // docs/schedules.md, "v-auto": bubble(M) = 3p - 1 - 3M + max(3p, p - 1 + 2(1 + floor((M+1)/2))).
   for (const int p : {3, 5, 6}) {
-    const Scenario scenario = v_scenario(uniform_input(p, 3 * p, {1, 1}, {1, 1}, {1, 1}));
+    const Scenario scenario =
+        scenario_for("v-auto", uniform_input(p, 3 * p, {1, 1}, {1, 1}, {1, 1}));
     const schedules::VAutoResult result = schedules::v_auto_search(scenario, 2 * p);
     CAPTURE(p);
     REQUIRE_FALSE(result.frontier.empty());
@@ -60,14 +56,11 @@ TEST_CASE("v-auto best schedule: engine ASAP times equal the search's, peak with
   for (const int cap_k : {2, 3, 4}) {
     ScenarioInput input = uniform_input(4, 10, {2, 1}, {3, 1}, {1, 1}, {1, 2});
     input.cap_activations = cap_k;
-    const Scenario scenario = v_scenario(input);
+    const Scenario scenario = scenario_for("v-auto", input);
     const schedules::VAutoResult result = schedules::v_auto_search(scenario, 2 * cap_k);
     CAPTURE(cap_k);
-    CHECK(testing::engine_ends(scenario, result.best) == result.best_end);
-    const Simulation simulation = simulate(scenario, result.best);
-    for (const DeviceMetrics &device : simulation.metrics.devices) {
-      CHECK(device.peak_activations <= cap_k);
-    }
+    const Simulation simulation =
+        testing::check_asap_within_cap(scenario, result.best, result.best_end, cap_k);
     CHECK(2 * cap_k >= result.best_peak_chunks);
     CHECK(simulation.metrics.max_span == result.best_span);
     // The registered generator reads the cap from --K.
@@ -77,7 +70,7 @@ TEST_CASE("v-auto best schedule: engine ASAP times equal the search's, peak with
 }
 
 TEST_CASE("v-auto is deterministic whatever the thread count") {
-  const Scenario scenario = v_scenario(uniform_input(5, 7, {1, 1}, {2, 1}, {1, 1}));
+  const Scenario scenario = scenario_for("v-auto", uniform_input(5, 7, {1, 1}, {2, 1}, {1, 1}));
   const schedules::VAutoResult one = schedules::v_auto_search(scenario, 8, 1);
   const schedules::VAutoResult three = schedules::v_auto_search(scenario, 8, 3);
   CHECK(one.best.device_ops == three.best.device_ops);

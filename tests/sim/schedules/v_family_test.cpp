@@ -11,8 +11,7 @@
 #include <random>
 
 using namespace ppsim;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
+using namespace ppsim::testing;
 
 namespace {
 
@@ -61,15 +60,8 @@ TEST_CASE("V-family internal end times equal the engine's ASAP times under real 
   for (const schedules::VPattern pattern : {schedules::VPattern::min, schedules::VPattern::half}) {
     for (const int p : {1, 2, 3, 4, 6}) {
       for (const int m : {1, 2, p, 2 * p + 1, 3 * p}) {
-        ScenarioInput input = uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}, {cost(random) % 2, 3});
-        input.forward.clear();
-        input.backward_input.clear();
-        input.backward_weight.clear();
-        for (int s = 0; s < 2 * p; ++s) {
-          input.forward.push_back({cost(random), 1});
-          input.backward_input.push_back({cost(random), 1});
-          input.backward_weight.push_back({cost(random), 1});
-        }
+        const ScenarioInput input =
+            drawn_stage_input(p, m, 2 * p, {cost(random) % 2, 3}, 1, [&] { return cost(random); });
         const Scenario scenario = build_scenario(input, find_schedule("v-min"));
         CAPTURE(p);
         CAPTURE(m);

@@ -5,11 +5,8 @@
 
 #include <doctest/doctest.h>
 
-using ppsim::DeviceMetrics;
-using ppsim::testing::chunk_peaks;
-using ppsim::testing::per_device;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
+using namespace ppsim;
+using namespace ppsim::testing;
 
 TEST_CASE("O-11 ZB-V p=4 m=8 per-chunk F=B=W=1") {
   // span 2m(F+B+W) = 48 on every device, device r runs [r, 48 + r], peak 2p = 8 chunks.

@@ -10,13 +10,8 @@
 #include <algorithm>
 #include <utility>
 
-using ppsim::DeviceMetrics;
-using ppsim::OpKind;
-using ppsim::testing::chunk_peaks;
-using ppsim::testing::max_idle;
-using ppsim::testing::per_device;
-using ppsim::testing::run_schedule;
-using ppsim::testing::uniform_input;
+using namespace ppsim;
+using namespace ppsim::testing;
 
 namespace {
 
@@ -35,6 +30,25 @@ std::vector<std::pair<int, int>> max_outstanding(const ppsim::Schedule &schedule
     result.push_back(worst);
   }
   return result;
+}
+
+// Runs schedule `name` at p = 1..6, m = first_m(p)..3p and each (F, B, W) of `costs`, and
+// calls check(run, p, m, F, B, W) with the point captured for failure messages.
+template <typename FirstM, typename Check>
+void on_grid(const std::string &name, FirstM first_m, const std::vector<std::array<int, 3>> &costs,
+             Check check) {
+  for (int p = 1; p <= 6; ++p) {
+    for (int m = first_m(p); m <= 3 * p; ++m) {
+      for (const auto &[f, b, w] : costs) {
+        CAPTURE(p);
+        CAPTURE(m);
+        CAPTURE(f);
+        CAPTURE(b);
+        CAPTURE(w);
+        check(run_schedule(name, uniform_input(p, m, {f, 1}, {b, 1}, {w, 1})), p, m, f, b, w);
+      }
+    }
+  }
 }
 
 } // namespace
@@ -96,15 +110,9 @@ TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
   // and zb-h2").
   const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1},
                                               {3, 2, 1}, {2, 3, 2}, {2, 2, 0}};
-  for (int p = 1; p <= 6; ++p) {
-    for (int m = p; m <= 3 * p; ++m) {
-      for (const auto &[f, b, w] : costs) {
-        CAPTURE(p);
-        CAPTURE(m);
-        CAPTURE(f);
-        CAPTURE(b);
-        CAPTURE(w);
-        const auto run = run_schedule("zb-h1", uniform_input(p, m, {f, 1}, {b, 1}, {w, 1}));
+  on_grid(
+      "zb-h1", [](int p) { return p; }, costs,
+      [](const Run &run, int p, int m, int f, int b, int w) {
         CHECK(run.units(run.simulation.metrics.makespan) ==
               m * (f + b + w) + (p - 1) * (f + b - w));
         CHECK(run.units(max_idle(run)) == (p - 1) * (f + b - w));
@@ -113,9 +121,7 @@ TEST_CASE("ZB-H1 closed forms on a grid (m >= p, W <= min(F, B))") {
         for (int r = 0; r < p; ++r)
           outstanding.emplace_back(p - r, r + 1);
         CHECK(max_outstanding(run.schedule) == outstanding);
-      }
-    }
-  }
+      });
 }
 
 TEST_CASE("ZB-H2 closed forms on a grid (m >= 2p-1)") {
@@ -123,15 +129,9 @@ TEST_CASE("ZB-H2 closed forms on a grid (m >= 2p-1)") {
   // F = B = W: makespan (p-1)F + m(F+B+W) (docs/schedules.md, "zb-h1 and zb-h2").
   const std::vector<std::array<int, 3>> costs{{1, 1, 1}, {2, 1, 1}, {1, 2, 1},
                                               {3, 2, 1}, {1, 1, 2}, {2, 2, 2}};
-  for (int p = 1; p <= 6; ++p) {
-    for (int m = 2 * p - 1; m <= 3 * p; ++m) {
-      for (const auto &[f, b, w] : costs) {
-        CAPTURE(p);
-        CAPTURE(m);
-        CAPTURE(f);
-        CAPTURE(b);
-        CAPTURE(w);
-        const auto run = run_schedule("zb-h2", uniform_input(p, m, {f, 1}, {b, 1}, {w, 1}));
+  on_grid(
+      "zb-h2", [](int p) { return 2 * p - 1; }, costs,
+      [](const Run &run, int p, int m, int f, int b, int w) {
         CHECK(run.units(max_idle(run)) == std::max(0, (p - 1) * (f + b - 2 * w)));
         std::vector<double> starts;
         for (int r = 0; r < p; ++r)
@@ -141,9 +141,7 @@ TEST_CASE("ZB-H2 closed forms on a grid (m >= 2p-1)") {
         if (f == b && b == w) {
           CHECK(run.units(run.simulation.metrics.makespan) == (p - 1) * f + m * (f + b + w));
         }
-      }
-    }
-  }
+      });
 }
 
 TEST_CASE("ZB-H2 with latency: span bubble (p-1)(F+B+2c-2W) (sail-sg evaluator)") {

@@ -1,0 +1,68 @@
+// The CSV cost file (docs/profiler.md, "The cost file"): header, cells, round trip and errors.
+#include "costs/cost_file.h"
+
+#include "tests/costs/cost_fixtures.h"
+
+#include <doctest/doctest.h>
+#include <string>
+#include <vector>
+
+using namespace ppsim;
+using namespace ppsim::testing;
+
+TEST_CASE("CSV round trip: write then parse gives the same rows") {
+  const CostFile original = sample_file();
+  const std::string text = write_cost_csv(original);
+  CHECK(text.rfind("schema_version,layer_id,layer_name,layer_type,fwd_ms,", 0) == 0);
+  CHECK(text.find(",1/3,") != std::string::npos);
+  const CostFile parsed = parse_cost_csv(text, "out.csv");
+  CHECK(parsed.rows == original.rows);
+}
+
+TEST_CASE("CSV header and row shape errors name file and line") {
+  check_errors([](const std::string &text) { parse_cost_csv(text, "layers.csv"); },
+               {{"schema_version,layer_id,fwd_ms,bwd_input_ms\n",
+                 "layers.csv:1: missing column 'bwd_weight_ms'"},
+                {"schema_version,layer_id,fwd_sm,bwd_input_ms,bwd_weight_ms\n",
+                 "layers.csv:1: unknown column 'fwd_sm', did you mean 'fwd_ms'?"},
+                {"schema_version,layer_id,forward,bwd_input_ms,bwd_weight_ms\n",
+                 "layers.csv:1: unknown column 'forward'"},
+                {"schema_version,layer_id,fwd_ms,fwd_ms,bwd_input_ms,bwd_weight_ms\n",
+                 "layers.csv:1: duplicate column 'fwd_ms'"},
+                {with_required_columns("1,0,1,1\n"), "layers.csv:2: expected 5 fields, got 4"}});
+}
+
+TEST_CASE("CSV comments, blank lines and CRLF are accepted") {
+  const CostFile file = parse_cost_csv(
+      "# measured on a laptop\r\nschema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\r\n\r\n"
+      "1, 0, 1, 2, 3\r\n",
+      "layers.csv");
+  REQUIRE(file.rows.size() == 1);
+  CHECK(file.rows[0].bwd_weight_ms == Rational{3, 1});
+}
+
+TEST_CASE("an empty cell is an absent value: the default where a column may be missing, an error "
+          "where not") {
+  // bwd_total_ms and recompute_ms empty in layer 1: BW = B + W and R = F, as for missing columns.
+  const CostFile file = parse_cost_csv("schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,"
+                                       "bwd_total_ms,recompute_ms,layer_name\n"
+                                       "1,0,1,2,3,4,5,first\n"
+                                       "1,1,1,2,3,,,\n",
+                                       "layers.csv");
+  REQUIRE(file.rows.size() == 2);
+  CHECK(file.rows[0].bwd_total_ms == Rational{4, 1});
+  CHECK(file.rows[1].bwd_total_ms == Rational{5, 1});
+  CHECK(file.rows[1].recompute_ms == Rational{1, 1});
+  CHECK(file.rows[1].layer_name == "block1");
+  CHECK(file.rows[1].absent_columns ==
+        std::vector<std::string>{"bwd_total_ms", "recompute_ms", "layer_name"});
+  // Written back, the cells stay empty (never the defaults, never 0).
+  CHECK(write_cost_csv(file).find("\n1,1,,1,2,3,,\n") != std::string::npos);
+  // A required value: one line naming the line and column.
+  CHECK(csv_error(with_required_columns("1,0,1,,3\n")) ==
+        "layers.csv:2: field 'bwd_input_ms': layer 0 has no value (an empty cell: not measured); a "
+        "simulation "
+        "needs one");
+  CHECK(csv_error(with_required_columns("1,,1,2,3\n")) ==
+        "layers.csv:2: field 'layer_id': expected a non-negative integer, got \"\"");
+}
