@@ -162,7 +162,8 @@ PatternResult search_pattern(const std::array<int, kLetters> &pattern, int p, in
 
 constexpr int kMaxVAutoDevices = 32;
 
-VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks, unsigned threads) {
+VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks, unsigned threads,
+                          const ProgressFn &progress) {
   if (scenario.chunks != 2 || scenario.pipes != 1) {
     throw Error(
         fmt::format("schedule 'v-auto' needs exactly 2 stages per device (v = 2), got v = {}",
@@ -191,9 +192,11 @@ VAutoResult v_auto_search(const Scenario &scenario, std::int64_t limit_chunks, u
   const std::vector<std::array<int, kLetters>> patterns = starting_patterns();
   std::vector<PatternResult> results(patterns.size());
   std::atomic<std::size_t> next{0};
+  ProgressCounter counter(progress, patterns.size());
   auto worker = [&] {
     for (std::size_t k = next++; k < patterns.size(); k = next++) {
       results[k] = search_pattern(patterns[k], p, m, search_limit, costs);
+      counter.step_done();
     }
   };
   if (threads == 0)
