@@ -15,7 +15,7 @@
 namespace ppsim::cli {
 namespace po = boost::program_options;
 
-// The search's 60 starting patterns take milliseconds each at small p: a line for each sixth.
+// The search's 60 starting patterns take milliseconds each at small p: a line every 10.
 constexpr std::size_t kFrontierLines = 6;
 
 int run_frontier(const Args &args, std::ostream &out, std::ostream &err) {
