@@ -34,6 +34,7 @@ public:
     done_ += count;
     report_(done_, total_, step);
   }
+  /// One more step is complete.
   void step_done(std::string_view step = "") { steps_done(1, step); }
 
 private:

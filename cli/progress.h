@@ -45,6 +45,7 @@ public:
   Progress(const Progress &) = delete;
   Progress &operator=(const Progress &) = delete;
 
+  /// `done` of `total` steps are complete, the last ones named `step` (see ProgressFn).
   void report(std::size_t done, std::size_t total, std::string_view step);
   /// A ProgressFn for the libraries, calling `report`.
   [[nodiscard]] ProgressFn callback();
