@@ -458,10 +458,17 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::duration<double>(std::clamp(options.time_limit_seconds, 0.0, 1e7)));
   result.method = "ilp";
+  ProgressCounter counter(
+      options.progress,
+      static_cast<std::size_t>((incumbent.makespan - bounds.best_lower_bound).count()));
+  const auto none_ends_by = [&](Ticks horizon) {
+    result.lower_bound = horizon + Ticks{1};
+    counter.step_done(fmt::format("no schedule ends by {}", scenario.time_scale.readable(horizon)));
+  };
   for (Ticks horizon = bounds.best_lower_bound; horizon < incumbent.makespan; horizon += Ticks{1}) {
     TimeIndexedIlp ilp(scenario, form, recompute, horizon);
     if (ilp.empty_window()) {
-      result.lower_bound = horizon + Ticks{1};
+      none_ends_by(horizon);
       continue;
     }
     result.start_variables = std::max(result.start_variables, ilp.start_variables());
@@ -475,7 +482,7 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
     result.solve_seconds += solved.seconds;
     PPSIM_ASSERT(solved.status != solver::Status::unbounded);
     if (solved.status == solver::Status::infeasible) {
-      result.lower_bound = horizon + Ticks{1};
+      none_ends_by(horizon);
       continue;
     }
     if (!solved.has_solution()) {
@@ -489,6 +496,9 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
     PPSIM_ASSERT(replay.metrics.feasible && replay.metrics.makespan <= horizon);
     result.makespan = replay.metrics.makespan;
     result.schedule = std::move(schedule);
+    // The horizons above this one need no question.
+    counter.steps_done(static_cast<std::size_t>((incumbent.makespan - horizon).count()),
+                       fmt::format("a schedule ends by {}", scenario.time_scale.readable(horizon)));
     break;
   }
   result.proven_optimal = true;

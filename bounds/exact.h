@@ -3,6 +3,7 @@
 // CBC through solver/milp.h, seeded with the best registered schedule as horizon. It exists to
 // validate the bounds and the schedules (`ppsim optimal`), so it refuses instances past a size
 // limit.
+#include "base/progress.h"
 #include "base/time.h"
 #include "bounds/lower_bounds.h"
 #include "sim/scenario.h"
@@ -19,6 +20,9 @@ struct ExactOptions {
   std::int64_t max_start_variables = 20000;
   /// Skip the ILP when the best registered schedule already meets the best lower bound.
   bool stop_when_bound_met = true;
+  /// Hears of each horizon decided, from the best lower bound up to the incumbent's makespan (the
+  /// first feasible one completes them all).
+  ProgressFn progress;
 };
 
 struct ExactResult {

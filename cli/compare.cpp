@@ -4,6 +4,7 @@
 // what a user takes away (remat plan, PyTorch schedule, Gantt chart) is written on request.
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/progress.h"
 #include "cli/scenario_options.h"
 #include "run/prepare.h"
 
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <exception>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -119,6 +121,13 @@ std::vector<std::string> policies_for(const ScenarioInput &base, bool capped) {
   return {"none", "full", "selective", "ilp"};
 }
 
+// How many of `policies` recompute: each is tried on every schedule over the cap.
+std::size_t recomputing_count(const std::vector<std::string> &policies) {
+  return static_cast<std::size_t>(
+      std::count_if(policies.begin(), policies.end(),
+                    [](const std::string &policy) { return policy != "none"; }));
+}
+
 // Runs task(0) here and task(1), when count is 2, on a second thread; serially when no thread
 // can be started. An exception of either task reaches the caller after both have ended.
 void run_pair(std::size_t count, const std::function<void(std::size_t)> &task) {
@@ -154,13 +163,18 @@ void run_pair(std::size_t count, const std::function<void(std::size_t)> &task) {
     std::rethrow_exception(failure);
 }
 
+std::string cap_text(const std::optional<double> &cap) {
+  return cap ? format_readable(*cap) : std::string("none");
+}
+
 // All rows of one cap. Recomputation only adds work to a fixed order, so a schedule that fits
 // without it gains nothing from a policy, and one whose makespan without recomputation is
-// already above the best plan found cannot win with the ILP's plan: both are skipped.
+// already above the best plan found cannot win with the ILP's plan: both are skipped. Each
+// (schedule, recomputation policy) pair is a step of `progress`.
 std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::string> &names,
                           const std::vector<std::string> &policies,
-                          const std::optional<double> &cap, bool timelines, std::ostream &progress,
-                          int &skipped) {
+                          const std::optional<double> &cap, bool timelines,
+                          ProgressCounter &progress, int &skipped) {
   std::vector<Row> rows;
   const bool with_none = std::find(policies.begin(), policies.end(), "none") != policies.end();
   std::vector<Row> plain;
@@ -185,38 +199,41 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
       consider(std::move(copy));
     }
   }
+  progress.steps_done((names.size() - candidates.size()) * recomputing_count(policies),
+                      fmt::format("K = {}: {} schedules fit as they are or cannot run",
+                                  cap_text(cap), names.size() - candidates.size()));
   // Two candidates at a time (each solve runs in its own process), in a fixed order, so the
   // pruning and the result do not depend on the machine's thread count.
   constexpr std::size_t kBatch = 2;
   for (const std::string &policy : policies) {
     if (policy == "none")
       continue;
+    std::size_t not_tried = 0;
     for (std::size_t k = 0; k < candidates.size(); k += kBatch) {
       std::vector<const Row *> batch;
       for (std::size_t i = k; i < std::min(k + kBatch, candidates.size()); ++i) {
         const Row &without = *candidates[i];
         if (best && !(without.makespan() < *best)) {
-          ++skipped;
+          ++not_tried;
           continue;
         }
-        progress << fmt::format("ppsim: {} remat for {} ({}/{})\n", policy, without.schedule, i + 1,
-                                candidates.size());
         batch.push_back(&without);
       }
       std::vector<Row> done(batch.size());
       run_pair(batch.size(), [&](std::size_t i) {
         done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines);
+        progress.step_done(
+            fmt::format("{} + {}, K = {}", batch[i]->schedule, policy, cap_text(cap)));
       });
       for (Row &row : done)
         consider(std::move(row));
     }
+    skipped += static_cast<int>(not_tried);
+    progress.steps_done(not_tried, fmt::format("{}, K = {}: {} schedules not tried", policy,
+                                               cap_text(cap), not_tried));
   }
   std::stable_sort(rows.begin(), rows.end(), ranks_before);
   return rows;
-}
-
-std::string cap_text(const std::optional<double> &cap) {
-  return cap ? format_readable(*cap) : std::string("none");
 }
 
 // "memory cap K = 4" or "budget 80 GiB" (byte model), as the runs check it.
@@ -358,8 +375,8 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       "Gantt chart of the winner")("plan", po::value<std::string>()->value_name("FILE"),
                                    "the winner's recomputation plan (CSV, docs/remat.md)")(
       "torch-csv", po::value<std::string>()->value_name("FILE"),
-      "the winner's schedule as a PyTorch pipelining CSV")("quiet,q", po::bool_switch(),
-                                                           "no progress lines on stderr");
+      "the winner's schedule as a PyTorch pipelining CSV");
+  add_quiet_option(options);
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed)
     return kOk;
@@ -398,15 +415,18 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       base.budget_bytes ||
       std::any_of(caps.begin(), caps.end(), [](const auto &cap) { return cap.has_value(); });
   const std::vector<std::string> policies = policies_for(base, capped);
-  std::ostringstream silent;
-  std::ostream &progress = values["quiet"].as<bool>() ? silent : err;
+  const bool quiet = values["quiet"].as<bool>();
+  Progress progress(err, progress_mode(values, err), "compare", "runs");
+  ProgressCounter counter(progress.callback(),
+                          caps.size() * names.size() * recomputing_count(policies));
 
   std::vector<std::vector<Row>> tables;
   int skipped = 0;
   for (const std::optional<double> &cap : caps) {
     tables.push_back(
-        rank_cap(base, names, policies, cap, values.count("svg") > 0, progress, skipped));
+        rank_cap(base, names, policies, cap, values.count("svg") > 0, counter, skipped));
   }
+  progress.clear();
   warn_if_unfair(base, tables.front(), err);
   // The winner: the fastest run that fits the first cap. Outputs are checked before anything
   // is printed or written.
@@ -431,8 +451,8 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       if (row.simulation)
         least = std::min(least, row.simulation->metrics.max_peak_bytes().value_or(least));
     }
-    if (std::isfinite(least)) {
-      progress << fmt::format(
+    if (std::isfinite(least) && !quiet) {
+      err << fmt::format(
           "ppsim: no schedule fits {}; the least memory any schedule and policy reached is {}\n",
           format_bytes(*base.budget_bytes), format_bytes(least));
     }
@@ -469,8 +489,14 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     if (winner != first.end())
       out << "\n" << winner_text(*winner, base.time_unit);
   }
-  if (!wants_files)
+  std::size_t runs = 0;
+  for (const std::vector<Row> &rows : tables)
+    runs += rows.size();
+  std::vector<std::string> written{fmt::format("the ranking of {} runs to standard output", runs)};
+  if (!wants_files) {
+    progress.finish(written.front());
     return kOk;
+  }
   const Row &best = *chosen.row;
   if (&best != &*winner && format == "text") {
     out << fmt::format(
@@ -489,6 +515,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   const auto note = [&](const std::string &what, const std::string &path) {
     if (format == "text")
       out << fmt::format("{} of {} written to {}\n", what, best.schedule, path);
+    written.push_back(fmt::format("the {} to {}", what, path));
   };
   if (values.count("svg")) {
     write_file_atomically(values["svg"].as<std::string>(),
@@ -506,6 +533,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     write_file_atomically(values["torch-csv"].as<std::string>(), chosen.torch->text);
     note("PyTorch schedule", values["torch-csv"].as<std::string>());
   }
+  progress.finish(fmt::format("{}", fmt::join(written, ", ")));
   return kOk;
 }
 

@@ -1,6 +1,7 @@
 // `ppsim frontier`: the bubble-versus-memory frontier of the controllable-memory building-block
 // search (docs/schedules.md, "v-auto", oracle O-13) for one scenario.
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/scenario_options.h"
 
 #include "base/error.h"
@@ -14,7 +15,10 @@
 namespace ppsim::cli {
 namespace po = boost::program_options;
 
-int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+// The search's 60 starting patterns take milliseconds each at small p: a line every 10.
+constexpr std::size_t kFrontierLines = 6;
+
+int run_frontier(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options(
       "ppsim frontier [SCENARIO.toml] [options]\n\n"
       "Prints, for every peak activation memory a V building block reaches (in chunk\n"
@@ -22,6 +26,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       "under the given costs. --K caps the peak (default: p, the 1F1B level).\n\noptions");
   options.add_options()("format", po::value<std::string>()->default_value("text"), "text or json")(
       "threads", po::value<std::int64_t>()->default_value(0), "worker threads (0 = all cores)");
+  add_quiet_option(options);
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed)
     return kOk;
@@ -33,9 +38,15 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const Scenario scenario = build_scenario(input, info);
   const int p = scenario.devices;
   const std::int64_t cap_chunks = schedules::v_auto_cap_chunks(scenario);
+  Progress progress(err, progress_mode(values, err), "frontier", "starting patterns",
+                    kFrontierLines);
   const schedules::VAutoResult result = schedules::v_auto_search(
       scenario, cap_chunks,
-      static_cast<unsigned>(checked_integer(values, "threads", 0, kMaxThreads)));
+      static_cast<unsigned>(checked_integer(values, "threads", 0, kMaxThreads)),
+      progress.callback());
+  progress.clear();
+  const std::string written =
+      fmt::format("{} frontier points to standard output", result.frontier.size());
 
   if (format == "json") {
     out << fmt::format(
@@ -49,6 +60,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
           scenario.time_scale.format(point.best_span));
     }
     out << "]}\n";
+    progress.finish(written);
     return kOk;
   }
   out << fmt::format("v-auto frontier, p = {}, m = {}, cap {} chunk activations\n", p,
@@ -60,6 +72,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                        point.peak_chunks / 2.0, point.bubble_slots,
                        scenario.time_scale.readable(point.best_span));
   }
+  progress.finish(written);
   return kOk;
 }
 

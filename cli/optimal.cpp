@@ -1,6 +1,7 @@
 // `ppsim optimal`: the exact minimum makespan of a tiny scenario (docs/bounds.md, "Exact optimum"),
 // with the per-device orders that reach it, to validate bounds and schedules.
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/scenario_options.h"
 #include "run/prepare.h"
 
@@ -33,7 +34,7 @@ std::vector<std::string> device_orders(const Schedule &schedule) {
 
 } // namespace
 
-int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
+int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
   po::options_description options("ppsim optimal [SCENARIO.toml] [options]");
   ExactOptions exact;
   options.add_options()("format", po::value<std::string>()->default_value("text"), "text or json")(
@@ -41,6 +42,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       "seconds for the ILP; past it the best schedule found is reported unproven")(
       "max-variables", po::value<std::int64_t>()->default_value(exact.max_start_variables),
       "size guard: refuse instances whose ILP needs more start-time variables");
+  add_quiet_option(options);
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed)
     return kOk;
@@ -57,7 +59,13 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const ScenarioInput input = scenario_from_options(values);
   const PreparedRun run = prepare_run(input);
   const BoundsReport bounds = bounds_for_run(input, run);
+  Progress progress(err, progress_mode(values, err), "optimal", "horizons");
+  exact.progress = progress.callback();
   const ExactResult result = exact_optimum(run.scenario, bounds.backward, exact);
+  progress.clear();
+  const std::string written =
+      fmt::format("the {} and its device orders to standard output",
+                  result.proven_optimal ? "optimal schedule" : "best schedule found");
   const TimeScale &scale = run.scenario.time_scale;
   const std::vector<std::string> orders = device_orders(result.schedule);
   if (format == "json") {
@@ -71,6 +79,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
         scale.json(result.makespan), result.proven_optimal, scale.json(result.lower_bound),
         scale.json(bounds.best_lower_bound), json_string(result.method),
         json_string(result.incumbent), json_number(result.solve_seconds), fmt::join(rows, ", "));
+    progress.finish(written);
     return kOk;
   }
   out << fmt::format("optimal makespan: {}{}\n", scale.readable(result.makespan),
@@ -84,6 +93,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream & /*err*/) {
                      result.method, result.incumbent, result.start_variables, result.solve_seconds);
   for (std::size_t g = 0; g < orders.size(); ++g)
     out << fmt::format("device {}: {}\n", g, orders[g]);
+  progress.finish(written);
   return kOk;
 }
 

@@ -2,12 +2,12 @@
 // time under the per-device memory budget, or recomputation-aware.
 #include "cli/commands.h"
 #include "cli/lynx_options.h"
+#include "cli/progress.h"
 #include "cli/scenario_options.h"
 
 #include "base/decimal.h"
 #include "base/error.h"
 
-#include <chrono>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <ostream>
@@ -20,6 +20,7 @@ int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
   options.add_options()("help,h", "show this help")(
       "mode", po::value<std::string>()->default_value("balanced"), "balanced or remat-aware")(
       "format", po::value<std::string>()->default_value("text"), "text or json");
+  add_quiet_option(options);
   po::positional_options_description positional;
   add_lynx_options(options, positional);
   const po::variables_map values = parse_command(args, options, positional);
@@ -36,19 +37,13 @@ int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
                                ? PartitionMode::balanced
                                : PartitionMode::remat_aware;
   const CostFile costs = read_cost_file(values["costs"].as<std::string>());
-  // Remat-aware stages grow about as L^3.5 (docs/partition.md): a run past a second says how far
-  // it is, one line per stage of the DP on standard error.
-  const auto started = std::chrono::steady_clock::now();
-  partition_options.progress = [&](int done, int stages) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (seconds >= 1 && done < stages) {
-      err << fmt::format("ppsim: partition: stage {} of {} done after {:.0f} s\n", done, stages,
-                         seconds);
-      err.flush();
-    }
-  };
+  // Remat-aware stages grow about as L^3.5 (docs/partition.md): a long run says how far it is.
+  Progress progress(err, progress_mode(values, err), "partition", "stages");
+  partition_options.progress = progress.callback();
   const Partition partition = partition_costs(costs, partition_options);
+  progress.clear();
+  const std::string written =
+      fmt::format("the partition into {} stages to standard output", partition_options.stages);
 
   if (format == "json") {
     out << fmt::format("{{\"mode\": \"{}\", \"schedule\": \"{}\", \"layers_per_stage\": [{}], "
@@ -56,6 +51,7 @@ int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
                        values["mode"].as<std::string>(), partition_options.schedule,
                        fmt::join(partition.layers_per_stage, ", "),
                        fmt::join(partition.stage_ms, ", "), partition.bottleneck_ms);
+    progress.finish(written);
     return kOk;
   }
   out << fmt::format("partition of {} layers into {} stages: schedule {}, {}\n", costs.rows.size(),
@@ -71,6 +67,7 @@ int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
   }
   out << fmt::format("bottleneck {} ms\n", format_readable(partition.bottleneck_ms));
   out << fmt::format("partition = [{}]\n", fmt::join(partition.layers_per_stage, ", "));
+  progress.finish(written);
   return kOk;
 }
 

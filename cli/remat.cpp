@@ -5,6 +5,7 @@
 #include "base/index.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/progress.h"
 #include "cli/scenario_options.h"
 
 #include "base/error.h"
@@ -87,7 +88,7 @@ std::string levels_line(const Scenario &scenario, const RematPlan &plan) {
 }
 
 int print_auto(const ScenarioInput &input, const po::variables_map &values, const IlpOptions &ilp,
-               std::ostream &out) {
+               std::ostream &out, std::ostream &err) {
   std::vector<std::string> candidates = default_auto_candidates();
   if (values.count("candidates")) {
     candidates.clear();
@@ -104,8 +105,11 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
       throw Error("", 0, "--candidates",
                   fmt::format("expected comma-separated schedule names, got \"{}\"", text));
   }
+  Progress progress(err, progress_mode(values, err), "remat --auto", "candidates");
   const std::vector<AutoCandidate> ranked = rank_schedules(
-      input, candidates, ilp, static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)));
+      input, candidates, ilp, static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)),
+      progress.callback());
+  progress.clear();
   out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8}\n", "rank",
                      "schedule", "status", "max span", "peak", "R", "RW", "RBW", "solve s");
   int rank = 0;
@@ -124,6 +128,7 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
   if (rank == 0)
     throw Error("no candidate schedule fits the cap");
   out << fmt::format("winner: {}\n", ranked.front().schedule);
+  progress.finish(fmt::format("the ranking of {} candidates to standard output", ranked.size()));
   return kOk;
 }
 
@@ -147,6 +152,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                               "candidates solved in parallel with --auto")(
       "ilp-form", po::value<std::string>()->default_value("ppsim"),
       "ppsim (replay == objective) or elf (the reference formulation, for cross-checking)");
+  add_quiet_option(options);
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed)
     return kOk;
@@ -172,7 +178,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                   "--schedule WINNER` "
                   "with it after --auto names the winner");
     }
-    return print_auto(input, values, ilp, out);
+    return print_auto(input, values, ilp, out, err);
   }
   if (values.count("candidates"))
     throw Error("", 0, "--candidates", "lists the schedules --auto ranks; give --auto");

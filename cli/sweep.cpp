@@ -5,6 +5,7 @@
 #include "base/parallel.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/progress.h"
 #include "cli/scenario_options.h"
 #include "run/prepare.h"
 
@@ -15,14 +16,12 @@
 
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -101,32 +100,6 @@ private:
   int fd_ = -1;
 };
 
-// A one-line progress bar, redrawn at most ten times a second.
-class Progress {
-public:
-  Progress(std::ostream &err, bool enabled, std::size_t total)
-      : err_(err), enabled_(enabled), total_(total) {}
-  void advance(std::size_t done) {
-    if (!enabled_)
-      return;
-    const auto now = std::chrono::steady_clock::now();
-    if (done != total_ && now - last_ < std::chrono::milliseconds(100))
-      return;
-    last_ = now;
-    const std::size_t width = 40;
-    const std::size_t filled = total_ == 0 ? width : done * width / total_;
-    err_ << fmt::format("\r[{}{}] {}/{} points", std::string(filled, '#'),
-                        std::string(width - filled, ' '), done, total_)
-         << (done == total_ ? "\n" : "") << std::flush;
-  }
-
-private:
-  std::ostream &err_;
-  bool enabled_;
-  std::size_t total_;
-  std::chrono::steady_clock::time_point last_{};
-};
-
 } // namespace
 
 int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
@@ -139,6 +112,7 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
                                               "run only the points k with k mod N == i")(
       "resume", "skip points whose run id is already in the output (or its .partial journal)")(
       "sweep", po::value<std::string>()->value_name("SWEEP.toml"), "sweep file");
+  add_quiet_option(options);
   po::positional_options_description positional;
   positional.add("sweep", 1);
   const po::variables_map values = parse_command(args, options, positional);
@@ -201,10 +175,10 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
   }
 
   std::atomic<std::size_t> next{0};
-  std::mutex finished_mutex; // guards the journal, the progress bar and `failure`
-  std::size_t completed = 0;
+  std::mutex finished_mutex; // guards the journal and `failure`
   std::exception_ptr failure;
-  Progress progress(err, &err == &std::cerr && ::isatty(STDERR_FILENO) == 1, pending.size());
+  Progress progress(err, progress_mode(values, err), "sweep", "points");
+  ProgressCounter counter(progress.callback(), pending.size());
   const auto worker = [&] {
     for (std::size_t n = next++; n < pending.size(); n = next++) {
       const std::size_t i = pending[n];
@@ -222,7 +196,7 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
       rows[i] = std::move(row);
       if (journal)
         *journal << rows[i] << '\n' << std::flush;
-      progress.advance(++completed);
+      counter.step_done(fmt::format("run {}", indices[i]));
     }
   };
   run_on_threads(
@@ -234,17 +208,21 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
   std::string content = header + "\n";
   for (const std::string &row : rows)
     content += row + "\n";
+  progress.clear();
   if (stream) {
     write_file_atomically(given, content);
-    return kOk;
-  }
-  if (output.empty()) {
+  } else if (output.empty()) {
     out << content;
-    return kOk;
+  } else {
+    write_file_atomically(output, content);
+    journal.reset();
+    std::filesystem::remove(output + ".partial");
   }
-  write_file_atomically(output, content);
-  journal.reset();
-  std::filesystem::remove(output + ".partial");
+  const std::size_t resumed = rows.size() - pending.size();
+  progress.finish(
+      fmt::format("{} row{} to {}{}", rows.size(), rows.size() == 1 ? "" : "s",
+                  given.empty() || given == "-" ? "standard output" : given,
+                  resumed == 0 ? "" : fmt::format(" ({} from the earlier run)", resumed)));
   return kOk;
 }
 

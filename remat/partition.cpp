@@ -18,7 +18,7 @@ namespace {} // namespace
 
 std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
                                           const StageBoundFn &lower_bound,
-                                          const std::function<void(int, int)> &progress) {
+                                          const ProgressFn &progress) {
   if (stages < 1 || layers < stages) {
     throw Error(fmt::format("cannot split {} layers into {} stages", layers, stages));
   }
@@ -28,6 +28,7 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
   std::vector<std::vector<double>> best(stages + 1, std::vector<double>(layers + 1, kNone));
   std::vector<std::vector<int>> take(stages + 1, std::vector<int>(layers + 1, 0));
   best[0][0] = 0;
+  ProgressCounter counter(progress, static_cast<std::size_t>(stages));
   for (int k = 1; k <= stages; ++k) {
     // Every stage needs one layer, so stage k - 1 ends between layer k and L - (p - k).
     for (int l = k; l <= layers - (stages - k); ++l) {
@@ -68,8 +69,7 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
         consider(n, bound);
       }
     }
-    if (progress)
-      progress(k, stages);
+    counter.step_done();
   }
   if (best[stages][layers] == kNone)
     return std::nullopt;

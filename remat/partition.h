@@ -3,6 +3,7 @@
 // stages minimising the slowest stage, under a per-device memory budget that depends on the
 // stage's in-flight count (MadPipe-style dynamic program), optionally recomputation-aware
 // (a stage's time includes its exposed recomputation under reconstructed Lynx HEU, remat/lynx.h).
+#include "base/progress.h"
 #include "costs/cost_file.h"
 #include "remat/lynx.h"
 
@@ -35,10 +36,10 @@ using StageBoundFn = StageTimeFn;
 /// Without `lower_bound` each (stage, interval) is evaluated at most once, O(p L^2). With it, the
 /// last stage grows only while its bound stays below the best found, and `stage_time` is asked only
 /// where the bound leaves room to improve; the result is the same.
-/// `progress`, when set, is called after each stage's row of the table (stages done, stages).
+/// `progress` hears of each stage's row of the table.
 std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
                                           const StageBoundFn &lower_bound = {},
-                                          const std::function<void(int, int)> &progress = {});
+                                          const ProgressFn &progress = {});
 
 /// Microbatches whose activations stage `stage` of `stages` holds at its peak under `schedule`,
 /// by the registry entry's formula (docs/partition.md: 1f1b and 1f1b-split p - k, zb-h1 p, zb-h2
@@ -59,9 +60,9 @@ struct PartitionOptions {
   double budget_bytes = std::numeric_limits<double>::infinity(); ///< device memory (--memory)
   int optimizer_shards = 1; ///< data-parallel ranks the optimizer states are sharded over
   WindowModel windows;
-  /// Called after each stage of the DP (stages done, stages): long remat-aware runs report
-  /// progress through it (docs/partition.md).
-  std::function<void(int, int)> progress;
+  /// Hears of each stage of the DP: long remat-aware runs report progress through it
+  /// (docs/partition.md).
+  ProgressFn progress;
 };
 
 /// One stage of a cost file: its compute time (F + B + W of its layers) and its overlap problem

@@ -108,7 +108,8 @@ std::vector<std::string> default_auto_candidates() {
 
 std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
                                           const std::vector<std::string> &candidates,
-                                          const IlpOptions &options, int threads) {
+                                          const IlpOptions &options, int threads,
+                                          const ProgressFn &progress) {
   std::vector<AutoCandidate> results(candidates.size());
   const int workers =
       std::clamp<int>(threads, 1, std::max<int>(1, static_cast<int>(candidates.size())));
@@ -118,9 +119,11 @@ std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
     each.time_limit_seconds =
         options.time_limit_seconds * workers / static_cast<double>(candidates.size());
   std::atomic<std::size_t> next{0};
+  ProgressCounter counter(progress, candidates.size());
   const auto work = [&]() {
     for (std::size_t k = next++; k < candidates.size(); k = next++) {
       results[k] = solve_candidate(input, candidates[k], each);
+      counter.step_done(fmt::format("{}: {}", candidates[k], results[k].status));
     }
   };
   run_on_threads(static_cast<unsigned>(workers), work);

@@ -2,6 +2,7 @@
 // Auto mode (docs/remat.md, "--auto", after ELF's AutoScheduler): for one cap, solve the
 // StageRemat ILP for every candidate base schedule, replay each plan and rank the schedules; which
 // one wins changes with the cap once remat is allowed.
+#include "base/progress.h"
 #include "remat/stage_remat_ilp.h"
 #include "sim/scenario_builder.h"
 
@@ -31,9 +32,11 @@ struct AutoCandidate {
 /// Candidates ranked: solved first by replayed max span, then fewer recomputed ops, then
 /// candidate order; unsolved ones follow in candidate order. `threads` > 1 solves candidates in
 /// parallel (the ranking does not depend on it). options.time_limit_seconds is the ranking's:
-/// each candidate gets limit x threads / candidates.
+/// each candidate gets limit x threads / candidates. `progress` hears of each candidate solved,
+/// named "schedule: status".
 std::vector<AutoCandidate> rank_schedules(const ScenarioInput &input,
                                           const std::vector<std::string> &candidates,
-                                          const IlpOptions &options, int threads = 1);
+                                          const IlpOptions &options, int threads = 1,
+                                          const ProgressFn &progress = {});
 
 } // namespace ppsim

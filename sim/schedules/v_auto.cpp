@@ -184,7 +184,8 @@ std::optional<Error> v_auto_precondition(const Scenario &scenario,
   return std::nullopt;
 }
 
-VAutoResult v_auto_search(const Scenario &scenario, std::int64_t cap_chunks, unsigned threads) {
+VAutoResult v_auto_search(const Scenario &scenario, std::int64_t cap_chunks, unsigned threads,
+                          const ProgressFn &progress) {
   enforce(v_auto_precondition(scenario, {}));
   const int p = scenario.devices;
   const int m = scenario.microbatches;
@@ -196,9 +197,11 @@ VAutoResult v_auto_search(const Scenario &scenario, std::int64_t cap_chunks, uns
   const std::vector<std::array<int, kLetters>> patterns = starting_patterns();
   std::vector<PatternResult> results(patterns.size());
   std::atomic<std::size_t> next{0};
+  ProgressCounter counter(progress, patterns.size());
   auto worker = [&] {
     for (std::size_t k = next++; k < patterns.size(); k = next++) {
       results[k] = search_pattern(patterns[k], p, m, search_cap, costs);
+      counter.step_done();
     }
   };
   if (threads == 0)

@@ -2,6 +2,7 @@
 // Building-block search for controllable-memory V schedules (docs/schedules.md, "v-auto"): every
 // building block is repeated, squeezed and reordered; the search yields the bubble-versus-memory
 // frontier and the best schedule under a memory cap. Used by `v-auto` and `ppsim frontier`.
+#include "base/progress.h"
 #include "base/time.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
@@ -29,7 +30,9 @@ struct VAutoResult {
 /// `cap_chunks` chunk activations, over `threads` workers (0 = hardware concurrency). The
 /// result does not depend on the thread count. Throws Error when no block fits the cap.
 /// Caps past 2p (no block peaks higher) search the same blocks, so any int64 cap is accepted.
-VAutoResult v_auto_search(const Scenario &scenario, std::int64_t cap_chunks, unsigned threads = 0);
+/// `progress` hears of each starting pattern searched.
+VAutoResult v_auto_search(const Scenario &scenario, std::int64_t cap_chunks, unsigned threads = 0,
+                          const ProgressFn &progress = {});
 
 /// The search cap in chunk activations for the scenario's --K (2K rounded down, 2p without
 /// one), in 64 bits and saturated at 2^62, so a --K of 3e9 or 1e300 is no overflow.

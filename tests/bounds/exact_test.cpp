@@ -9,7 +9,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <fmt/format.h>
 #include <random>
+#include <string>
+#include <vector>
 
 using ppsim::BackwardForm;
 using ppsim::Ticks;
@@ -20,6 +24,13 @@ namespace {
 ppsim::Scenario scenario_for(const ppsim::ScenarioInput &input, const std::string &schedule) {
   return ppsim::build_scenario(input, ppsim::find_schedule(schedule));
 }
+
+/// One report of the exact optimum's progress.
+struct HorizonReport {
+  std::size_t done = 0;
+  std::size_t total = 0;
+  std::string step;
+};
 
 ppsim::ExactOptions always_solve() {
   ppsim::ExactOptions options;
@@ -72,11 +83,20 @@ TEST_CASE("K = 1 oracles: the optimum meets LB2 on p = 2 (docs/oracles.md)") {
     ppsim::ScenarioInput input = uniform_input(2, 4, {1, 1}, {backward, 1}, {0, 1});
     input.cap_activations = 1.0;
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
-    const ppsim::ExactResult result =
-        ppsim::exact_optimum(scenario, BackwardForm::full, always_solve());
+    ppsim::ExactOptions options = always_solve();
+    std::vector<HorizonReport> reports;
+    options.progress = [&](std::size_t done, std::size_t total, std::string_view step) {
+      reports.push_back({done, total, std::string(step)});
+    };
+    const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::full, options);
     CHECK(result.proven_optimal);
     CHECK(result.method == "ilp");
     CHECK(result.makespan == Ticks{lb2});
+    // The first horizon, LB2, has a schedule: it completes every horizon up to the incumbent's.
+    REQUIRE(reports.size() == 2);
+    CHECK(reports[0].done == 0);
+    CHECK(reports[1].done == reports[1].total);
+    CHECK(reports[1].step == fmt::format("a schedule ends by {}", lb2));
     CHECK(ppsim::compute_bounds(scenario, {}).best_lower_bound == Ticks{lb2});
     CHECK(ppsim::testing::run_schedule("allremat-1f1b", input).simulation.metrics.makespan ==
           Ticks{allremat});
@@ -102,9 +122,26 @@ TEST_CASE("random tiny instances: LB <= OPT <= every feasible schedule") {
       input.cap_activations = static_cast<double>(1 + trial % 2);
     CAPTURE(trial);
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
-    const ppsim::ExactResult result =
-        ppsim::exact_optimum(scenario, BackwardForm::full, always_solve());
+    ppsim::ExactOptions options = always_solve();
+    std::vector<HorizonReport> reports;
+    options.progress = [&](std::size_t done, std::size_t total, std::string_view step) {
+      reports.push_back({done, total, std::string(step)});
+    };
+    const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::full, options);
     check_sandwich(input, scenario, BackwardForm::full, result);
+    // Progress: every horizon from the best lower bound up to the optimum is decided infeasible,
+    // one report each, and the reports end at the total (the incumbent's makespan).
+    const Ticks bound = ppsim::compute_bounds(scenario, {}).best_lower_bound;
+    REQUIRE_FALSE(reports.empty());
+    CHECK(reports.front().done == 0);
+    CHECK(reports.back().done == reports.back().total);
+    const auto infeasible =
+        std::count_if(reports.begin(), reports.end(), [](const HorizonReport &report) {
+          return report.step.starts_with("no schedule ends by ");
+        });
+    CHECK(infeasible == (result.makespan - bound).count());
+    for (std::size_t k = 1; k < reports.size(); ++k)
+      CHECK(reports[k].done > reports[k - 1].done);
   }
 }
 

@@ -182,7 +182,7 @@ TEST_CASE("issue_18 every command's --help works alone and exits 0") {
     const CommandResult help = scratch.ppsim(command + " --help");
     CHECK(help.exit_code == 0);
     CHECK(help.err.empty());
-    CHECK_FALSE(help.out.empty());
+    CHECK(help.out.starts_with("ppsim " + command)); // the usage line
     ++commands;
   }
   CHECK(commands == 15);
@@ -334,6 +334,46 @@ TEST_CASE("ppsim --version prints the version and the commit") {
   CHECK(result.out.starts_with("ppsim 0.1.0 (commit "));
   CHECK(result.out.ends_with(")\n"));
   CHECK(result.out.find("commit )") == std::string::npos); // a commit (or "unknown") is named
+}
+
+TEST_CASE("issue_18 ppsim --version names the commit the binary was built from") {
+  const Scratch scratch("version-commit");
+  // The build reads the commit at every build, as this does now; "unknown" outside git.
+  const bool in_git = shell(scratch, "git -C '" PPSIM_SOURCE_DIR
+                                     "' rev-parse --short=12 HEAD > head.txt 2>/dev/null") == 0;
+  std::string head = scratch.read("head.txt");
+  head.erase(head.find_last_not_of('\n') + 1);
+  const CommandResult version = scratch.ppsim("--version");
+  CHECK(version.exit_code == 0);
+  if (!in_git) {
+    CHECK(version.out == "ppsim 0.1.0 (commit unknown)\n");
+    return;
+  }
+  REQUIRE(head.size() == 12);
+  // "-modified" when tracked files differed from the commit at build time.
+  CHECK((version.out == "ppsim 0.1.0 (commit " + head + ")\n" ||
+         version.out == "ppsim 0.1.0 (commit " + head + "-modified)\n"));
+}
+
+TEST_CASE("issue_18 compare reports each recomputation run on stderr; -q silences it") {
+  const Scratch scratch("compare-progress");
+  const CommandResult lines = scratch.ppsim("compare --schedules 1f1b -p 4 -m 8 --K 2");
+  REQUIRE(lines.exit_code == 0);
+  CHECK(lines.err == "ppsim: compare: 1/2 runs (1f1b + full, K = 2)\n"
+                     "ppsim: compare: 2/2 runs (1f1b + ilp, K = 2)\n"
+                     "ppsim: wrote the ranking of 3 runs to standard output\n");
+  const CommandResult files =
+      scratch.ppsim("compare --schedules 1f1b,zb-h1 -p 4 -m 8 --K 8 --svg w.svg --plan p.csv");
+  REQUIRE(files.exit_code == 0);
+  // Both fit without recomputation: their runs with full and ilp are settled at once; every
+  // file is named.
+  CHECK(files.err == "ppsim: compare: 4/4 runs (K = 8: 2 schedules fit as they are or cannot "
+                     "run)\n"
+                     "ppsim: wrote the ranking of 2 runs to standard output, the Gantt chart to "
+                     "w.svg, the recomputation plan to p.csv\n");
+  const CommandResult quiet = scratch.ppsim("compare --schedules 1f1b -p 4 -m 8 --K 2 -q");
+  CHECK(quiet.err.empty());
+  CHECK(quiet.out == lines.out);
 }
 
 TEST_CASE(

@@ -47,6 +47,26 @@ TEST_CASE("ppsim frontier prints O-13 for p=4 m=8 unit costs") {
         "{\"peak_chunks\": 6, \"peak_K\": 3, \"bubble_slots\": 5, \"max_span\": 53}]}\n");
 }
 
+TEST_CASE(
+    "issue_18 ppsim frontier reports its search on stderr, a line per sixth; -q silences it") {
+  const ppsim::cli::Args args{"-p", "4", "-m", "8", "--threads", "2"};
+  const Output lines = frontier(args);
+  CHECK(lines.code == 0);
+  CHECK(lines.err == "ppsim: frontier: 10/60 starting patterns\n"
+                     "ppsim: frontier: 20/60 starting patterns\n"
+                     "ppsim: frontier: 30/60 starting patterns\n"
+                     "ppsim: frontier: 40/60 starting patterns\n"
+                     "ppsim: frontier: 50/60 starting patterns\n"
+                     "ppsim: frontier: 60/60 starting patterns\n"
+                     "ppsim: wrote 5 frontier points to standard output\n");
+  ppsim::cli::Args quiet = args;
+  quiet.push_back("-q");
+  const Output silent = frontier(quiet);
+  CHECK(silent.code == 0);
+  CHECK(silent.err.empty());
+  CHECK(silent.out == lines.out);
+}
+
 TEST_CASE("ppsim frontier errors") {
   const Output format = frontier({"-p", "4", "--format", "yaml"});
   CHECK(format.code == 1);

@@ -36,6 +36,13 @@ TEST_CASE("optimal finds the K = 1 optimum and prints the orders") {
   const Output text = run(kOracle);
   CHECK(text.out.find("optimal makespan: 11\nbest lower bound: 11 (gap 0)\n") == 0);
   CHECK(text.out.find("device 1: ") != std::string::npos);
+  // issue_18: the horizons decided (the first, 11, has a schedule, which settles the one below
+  // the incumbent's 12), then what was written where; -q silences both.
+  CHECK(text.err == "ppsim: optimal: 1/1 horizons (a schedule ends by 11)\n"
+                    "ppsim: wrote the optimal schedule and its device orders to standard output\n");
+  args = kOracle;
+  args.push_back("-q");
+  CHECK(run(args).err.empty());
 }
 
 TEST_CASE("optimal refuses instances past the size guard") {

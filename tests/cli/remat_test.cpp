@@ -61,6 +61,16 @@ TEST_CASE("ppsim remat --auto ranks the candidates") {
   CHECK(o.out.find("1    zb-h2") != std::string::npos);
   CHECK(o.out.find("2    1f1b") != std::string::npos);
   CHECK(o.out.ends_with("winner: zb-h2\n"));
+  // issue_18: a line per candidate solved (stderr is no terminal here), then what was written
+  // where; -q leaves the table alone.
+  CHECK(o.err == "ppsim: remat --auto: 1/2 candidates (1f1b: optimal)\n"
+                 "ppsim: remat --auto: 2/2 candidates (zb-h2: optimal)\n"
+                 "ppsim: wrote the ranking of 2 candidates to standard output\n");
+  const Output quiet = remat({"--auto", "--candidates", "1f1b,zb-h2", "-p", "4", "-m", "8", "--K",
+                              "8", "--gap", "0", "--quiet"});
+  CHECK(quiet.code == 0);
+  CHECK(quiet.err.empty());
+  CHECK(quiet.out.find("winner: zb-h2\n") != std::string::npos);
 }
 
 TEST_CASE("ppsim remat errors") {
@@ -73,7 +83,8 @@ TEST_CASE("ppsim remat errors") {
   CHECK(o.err == "ppsim: error: remat needs a memory budget: give --K or --memory\n");
   o = remat({"--auto", "--candidates", "1f1b", "-p", "2", "-m", "2", "--K", "0.5"});
   CHECK(o.code == 1);
-  CHECK(o.err == "ppsim: error: no candidate schedule fits the cap\n");
+  CHECK(o.err == "ppsim: remat --auto: 1/1 candidates (1f1b: infeasible)\n"
+                 "ppsim: error: no candidate schedule fits the cap\n");
 }
 
 TEST_CASE("ppsim remat with a byte budget") {

@@ -42,7 +42,10 @@ TEST_CASE("sweep writes one row per point with parameters, metrics, bound and fa
   scratch.write("s.toml", kSmallSweep);
   const auto result = scratch.ppsim("sweep s.toml -o out.csv -j 2");
   REQUIRE(result.exit_code == 0);
-  CHECK(result.err.empty()); // no progress bar when stderr is not a terminal
+  // Standard error is a file: no bar, a line per point, then what was written where.
+  CHECK(line_count(result.err) == 17);
+  CHECK(result.err.starts_with("ppsim: sweep: 1/16 points (run "));
+  CHECK(result.err.ends_with("ppsim: wrote 16 rows to out.csv\n"));
   CHECK_FALSE(scratch.exists("out.csv.partial"));
   const Results results = parse_results(scratch.read("out.csv"), "out.csv");
   CHECK(results.header == "run,run_id,points,pipeline.schedule,pipeline.microbatches,cluster.K,"
@@ -154,8 +157,44 @@ TEST_CASE("resume skips the run ids already in the output") {
   std::string marked = clean;
   marked.replace(clean.find(",none,", row_start), 6, ",kept,");
   scratch.write("out.csv", marked);
-  REQUIRE(scratch.ppsim("sweep s.toml -o out.csv --resume").exit_code == 0);
+  const auto resumed = scratch.ppsim("sweep s.toml -o out.csv --resume");
+  REQUIRE(resumed.exit_code == 0);
   CHECK(scratch.read("out.csv") == marked);
+  CHECK(resumed.err == "ppsim: wrote 16 rows to out.csv (16 from the earlier run)\n");
+}
+
+TEST_CASE("issue_18 sweep progress: a line per point, -q for none, a bar on a terminal") {
+  const Scratch scratch("sweep-progress");
+  write_base(scratch);
+  scratch.write("s.toml", R"(base = "base.toml"
+[axes]
+"pipeline.schedule" = ["1f1b", "zb-h1"]
+"pipeline.microbatches" = [2, 8]
+)");
+  // One worker: the points complete in run order.
+  const auto lines = scratch.ppsim("sweep s.toml -j 1");
+  REQUIRE(lines.exit_code == 0);
+  CHECK(lines.err == "ppsim: sweep: 1/4 points (run 0)\n"
+                     "ppsim: sweep: 2/4 points (run 1)\n"
+                     "ppsim: sweep: 3/4 points (run 2)\n"
+                     "ppsim: sweep: 4/4 points (run 3)\n"
+                     "ppsim: wrote 4 rows to standard output\n");
+  const auto quiet = scratch.ppsim("sweep s.toml -j 1 -q -o quiet.csv");
+  REQUIRE(quiet.exit_code == 0);
+  CHECK(quiet.err.empty());
+  CHECK(scratch.read("quiet.csv") == lines.out);
+  // On a terminal (script(1) gives the command one): the bar is drawn in place, from 0/4 to 4/4,
+  // then erased, and the final line follows; no per-point lines.
+  REQUIRE(std::system(fmt::format("cd '{}' && TERM=xterm script -qefc \"'{}' sweep s.toml -o "
+                                  "tty.csv\" /dev/null > tty.txt",
+                                  scratch.file(""), PPSIM_BINARY)
+                          .c_str()) == 0);
+  const std::string screen = scratch.read("tty.txt");
+  CHECK(screen.starts_with("\rsweep [                        ] 0/4 points\033[K\r"));
+  CHECK(screen.find("sweep [########################] 4/4 points  ") != std::string::npos);
+  CHECK(screen.ends_with("\033[K\r\033[Kppsim: wrote 4 rows to tty.csv\r\n"));
+  CHECK(screen.find("ppsim: sweep:") == std::string::npos);
+  CHECK(scratch.read("tty.csv") == lines.out);
 }
 
 TEST_CASE("resume redoes the rows whose inputs changed: the base scenario or a file it reads") {

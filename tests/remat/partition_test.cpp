@@ -199,11 +199,14 @@ TEST_CASE(
   const StageTimeFn stage_time = [](int, int, int count) -> std::optional<double> {
     return 3.0 * count;
   };
-  std::vector<std::pair<int, int>> reports;
-  const auto progress = [&](int done, int stages) { reports.emplace_back(done, stages); };
+  std::vector<std::pair<std::size_t, std::size_t>> reports;
+  const auto progress = [&](std::size_t done, std::size_t stages, std::string_view) {
+    reports.emplace_back(done, stages);
+  };
   const std::optional<Partition> partition = partition_layers(8, 4, stage_time, {}, progress);
   REQUIRE(partition);
-  CHECK(reports == std::vector<std::pair<int, int>>{{1, 4}, {2, 4}, {3, 4}, {4, 4}});
+  CHECK(reports ==
+        std::vector<std::pair<std::size_t, std::size_t>>{{0, 4}, {1, 4}, {2, 4}, {3, 4}, {4, 4}});
 }
 
 TEST_CASE("1f1b memory limit: early stages take fewer layers") {

@@ -4,6 +4,7 @@
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace ppsim;
 using ppsim::testing::uniform_input;
@@ -53,6 +54,18 @@ TEST_CASE("auto mode reports incompatible and infeasible candidates") {
     CHECK(c.note.starts_with("cannot fit schedule '" + c.schedule + "' within cap 0.25"));
   }
   CHECK(default_auto_candidates().front() == "gpipe");
+}
+
+TEST_CASE("auto mode reports each candidate solved, with its status") {
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 0.25;
+  std::vector<std::string> reports;
+  const auto progress = [&](std::size_t done, std::size_t total, std::string_view step) {
+    reports.push_back(fmt::format("{}/{} {}", done, total, step));
+  };
+  rank_schedules(input, {"1f1b", "zb-h1"}, {60, 0}, 1, progress);
+  CHECK(reports ==
+        std::vector<std::string>{"0/2 ", "1/2 1f1b: infeasible", "2/2 zb-h1: infeasible"});
 }
 
 TEST_CASE("a schedule that already recomputes is replayed as generated") {

@@ -77,6 +77,19 @@ TEST_CASE("v-auto is deterministic whatever the thread count") {
   CHECK(frontier_of(one) == frontier_of(three));
 }
 
+TEST_CASE("v-auto reports each starting pattern searched, from every worker") {
+  const Scenario scenario = v_scenario(uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  std::vector<std::pair<std::size_t, std::size_t>> reports;
+  const auto progress = [&](std::size_t done, std::size_t total, std::string_view) {
+    reports.emplace_back(done, total);
+  };
+  schedules::v_auto_search(scenario, 8, 3, progress);
+  // 60 starting patterns (F, B and W in distinct slots of the 6-slot period: 5 x 4 x 3).
+  REQUIRE(reports.size() == 61);
+  for (std::size_t k = 0; k < reports.size(); ++k)
+    CHECK(reports[k] == std::pair<std::size_t, std::size_t>{k, 60});
+}
+
 TEST_CASE("v-auto rejects p = 1, v != 2 and caps no block fits") {
   CHECK_THROWS_WITH_AS(
       run_schedule("v-auto", uniform_input(1, 4, {1, 1}, {1, 1}, {1, 1})),
