@@ -31,18 +31,22 @@ def main():
     shown = [e for e in ops if e["ts"] / 1000 < end and (e["ts"] + e["dur"]) / 1000 > start]
     fig, ax = style.figure(args, style.PAGE_WIDTH, 0.35 + 0.22 * len(devices))
     inches_per_ms = fig.get_figwidth() * ax.get_position().width / (end - start)
+    # One collection of boxes per device, kind and chunk: a long run draws thousands of ops.
+    boxes = {}
     for e in shown:
         kind, device = e["cat"], e["pid"] - 1
-        color = style.OP_COLORS[kind]
         left, width = e["ts"] / 1000, e["dur"] / 1000
+        boxes.setdefault((device, kind, chunk[device, e["args"]["stage"]]), []).append((left, width))
+        visible_left = max(left, start)
+        visible_width = min(left + width, end) - visible_left
+        if visible_width * inches_per_ms >= LABEL_MIN_WIDTH:
+            ax.text(visible_left + visible_width / 2, device, str(e["args"].get("microbatch", "")),
+                    ha="center", va="center", fontsize=4.5, color=style.contrast_color(style.OP_COLORS[kind]))
+    for (device, kind, chunk_index), spans in boxes.items():
+        color = style.OP_COLORS[kind]
         # The edge colour is also the hatch colour: dark on light fills, light on dark ones.
-        ax.add_patch(patches.Rectangle(
-            (left, device - 0.4), width, 0.8, facecolor=color, edgecolor=style.contrast_color(color),
-            linewidth=0.2, hatch=style.op_hatch(kind, chunk[device, e["args"]["stage"]]) or None))
-        if width * inches_per_ms >= LABEL_MIN_WIDTH and max(left, start) + width / 2 < end:
-            ax.text(max(left, start) + min(width, end - max(left, start)) / 2, device,
-                    str(e["args"].get("microbatch", "")), ha="center", va="center", fontsize=4.5,
-                    color=style.contrast_color(color))
+        ax.broken_barh(spans, (device - 0.4, 0.8), facecolor=color, edgecolor=style.contrast_color(color),
+                       linewidth=0.2, hatch=style.op_hatch(kind, chunk_index) or None)
     ax.set_xlim(start, end)
     ax.set_ylim(len(devices) - 0.5, -0.5)
     ax.set_yticks(devices, [f"dev {d}" for d in devices])

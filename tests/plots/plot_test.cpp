@@ -188,9 +188,9 @@ TEST_CASE("issue_18 a Gantt chart of a long run: --time-window and --width make 
           doctest::skip(kNoMatplotlib)) {
   const Scratch scratch("plots-window");
   scratch.write("long.toml", "[model]\nF = 1\nB = 2\n[cluster]\ndevices = 8\n"
-                             "[pipeline]\nschedule = \"1f1b\"\nmicrobatches = 64\n");
+                             "[pipeline]\nschedule = \"1f1b\"\nmicrobatches = 32\n");
   REQUIRE(scratch.ppsim("simulate long.toml --trace long.json").exit_code == 0);
-  // At page width the 64 x 2 ops of a device are a barcode: too narrow for their numbers.
+  // At page width the 32 x 2 ops of a device are a barcode: too narrow for their numbers.
   const std::string whole = draw(scratch, "gantt", "long.json", "whole");
   CHECK(op_labels(whole) == 0);
   const std::string window = draw(scratch, "gantt", "long.json", "window", "--time-window 20:40");
@@ -211,7 +211,7 @@ TEST_CASE("issue_18 a Gantt chart of a long run: --time-window and --width make 
       {"--time-window=-5:3", "argument --time-window: expected START:END in ms such as 0:50, got "
                              "'-5:3'"},
       {"--time-window 500:", "long.json: --time-window: starts at 500 ms, after the run ends "
-                             "(284 ms)"},
+                             "(156 ms)"},
       {"--width 0.5", "argument --width: expected a width in inches from 1 to 100, got '0.5'"},
   };
   for (const auto &[option, message] : refused) {
