@@ -29,7 +29,7 @@ def main():
         ax.bar(index, max(gaps[label]), width=0.7, color=color, alpha=0.35, edgecolor=color, linewidth=0.6,
                hatch=REMAT_HATCH if " + " in label else None)
         ax.scatter([index] * len(gaps[label]), gaps[label], s=7, color="black", marker=style.schedule_marker(label),
-                   linewidths=0, zorder=3)
+                   linewidths=0.5, zorder=3)
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", rotation_mode="anchor")
     ax.grid(axis="x", visible=False)
     ax.set_xlim(-0.6, len(labels) - 0.4)

@@ -22,7 +22,7 @@ def main():
     ax.plot([low, high], [low, high], color="black", linewidth=0.6, linestyle="--", label="makespan = bound")
     for label, values in sorted(points.items(), key=lambda item: style.label_order(item[0])):
         ax.scatter([b for b, _ in values], [m for _, m in values], s=9, marker=style.schedule_marker(label),
-                   color=style.schedule_color(label), label=label, linewidths=0)
+                   color=style.schedule_color(label), label=label, linewidths=0.5)
     ax.set_xlabel("best lower bound (ms)")
     ax.set_ylabel("simulated makespan (ms)")
     style.legend_and_title(ax, args, markerscale=1.3)
