@@ -221,7 +221,7 @@ def arguments(description, extra=None):
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--title", default="")
     parser.add_argument("--png", action="store_true", help="also write a 300 dpi PNG beside the figure")
-    parser.add_argument("--width", type=_width, default=None, help="figure width in inches")
+    parser.add_argument("--width", type=width_inches, default=None, help="figure width in inches")
     if extra:
         extra(parser)
     return parser.parse_args()
@@ -230,7 +230,7 @@ def arguments(description, extra=None):
 MAX_WIDTH_INCHES = 100
 
 
-def _width(text):
+def width_inches(text):
     """--width: inches, from 1 to MAX_WIDTH_INCHES (a 300 dpi PNG of that is 30000 pixels)."""
     try:
         inches = float(text)
