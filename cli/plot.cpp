@@ -34,15 +34,18 @@ struct PlotKind {
   std::string_view name;
   std::string_view script;
   std::string_view input; // what the input file is
+  bool has_time_axis;     // a figure of one run over time, which --time-window cuts
 };
 
-constexpr std::array<PlotKind, 6> kKinds{{
-    {"gantt", "gantt.py", "a trace from ppsim simulate --trace"},
-    {"memory", "memory.py", "a trace from ppsim simulate --trace"},
-    {"bubble-vs-k", "bubble_vs_k.py", "sweep results over cluster.K"},
-    {"makespan-vs-bound", "makespan_vs_bound.py", "sweep results"},
-    {"ranking-vs-budget", "ranking_vs_budget.py", "sweep results over a budget"},
-    {"remat-overhead", "remat_overhead.py", "sweep results over a budget with remat policies"},
+constexpr std::array<PlotKind, 7> kKinds{{
+    {"gantt", "gantt.py", "a trace from ppsim simulate --trace", true},
+    {"memory", "memory.py", "a trace from ppsim simulate --trace", true},
+    {"bubble-vs-k", "bubble_vs_k.py", "sweep results over cluster.K", false},
+    {"makespan-vs-bound", "makespan_vs_bound.py", "sweep results", false},
+    {"gap-vs-bound", "gap_vs_bound.py", "sweep results", false},
+    {"ranking-vs-budget", "ranking_vs_budget.py", "sweep results over a budget", false},
+    {"remat-overhead", "remat_overhead.py", "sweep results over a budget with remat policies",
+     false},
 }};
 
 // Runs `arguments` (argv[0] is the program) and returns its exit status, or -1 if it did not run;
@@ -91,7 +94,11 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
       "metric", po::value<std::string>()->value_name("NAME"),
       "bubble-vs-k: bubble_ratio or span_bubble_ratio")(
       "title", po::value<std::string>()->value_name("TEXT"),
-      "figure title")("png", "also write a 300 dpi PNG beside the figure (FIG.png)")(
+      "figure title, above the legend")("width", po::value<std::string>()->value_name("INCHES"),
+                                        "figure width (default: 3.4, a column; gantt 7, a page)")(
+      "time-window", po::value<std::string>()->value_name("START:END"),
+      "gantt, memory: draw only this span of the run (ms; an end may be left out)")(
+      "png", "also write a 300 dpi PNG beside the figure (FIG.png)")(
       "input", po::value<std::string>()->value_name("INPUT"), "results CSV or trace JSON");
   po::positional_options_description positional;
   positional.add("input", 1);
@@ -118,6 +125,8 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
                 unknown_name("figure", name, names,
                              fmt::format(" (available: {})", fmt::join(names, ", "))));
   }
+  if (values.count("time-window") && !kind->has_time_axis)
+    throw Error("", 0, "--time-window", "only the gantt and memory figures have a time axis");
   const std::string input = values["input"].as<std::string>();
   std::error_code status_error;
   const std::filesystem::file_status kind_of_input = std::filesystem::status(input, status_error);
@@ -146,11 +155,11 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
   }
   std::vector<std::string> command{kPython, script.string(), input, "-o",
                                    values["output"].as<std::string>()};
-  for (const char *option : {"x", "metric", "title"}) {
-    if (values.count(option)) {
-      command.push_back(fmt::format("--{}", option));
-      command.push_back(values[option].as<std::string>());
-    }
+  // The script checks the values: it also runs on its own (docs/plot.md).
+  for (const char *option : {"x", "metric", "title", "width", "time-window"}) {
+    // One `--name=value` word, so that a value starting with '-' is not read as an option.
+    if (values.count(option))
+      command.push_back(fmt::format("--{}={}", option, values[option].as<std::string>()));
   }
   if (values.count("png"))
     command.emplace_back("--png");

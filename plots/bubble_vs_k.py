@@ -11,22 +11,21 @@ def main():
         p.add_argument("--x", default=None, help="budget column (default cluster.K)"),
         p.add_argument("--metric", default="bubble_ratio", choices=["bubble_ratio", "span_bubble_ratio"])))
     rows = style.read_results(args.input, ["schedule", "feasible", args.metric])
-    x_column = style.budget_column(rows, args.x)
+    axis = style.BudgetAxis(rows, args.x)
     lines = collections.defaultdict(dict)
     for row in style.feasible(rows):
-        x, y = style.budget_value(row, x_column), style.number(row[args.metric])
+        x, y = axis.value(row), style.number(row[args.metric])
         if x is not None and y is not None:
             label = style.pair_label(row)
             lines[label][x] = min(y, lines[label].get(x, y))  # best over the other axes
     if not lines:
         style.fail(f"{args.input}: no feasible run to plot")
-    fig, ax = style.figure()
-    for label in sorted(lines, key=lambda name: style.SCHEDULE_ORDER.index(name.split(" ")[0])
-                        if name.split(" ")[0] in style.SCHEDULE_ORDER else 99):
+    fig, ax = style.figure(args)
+    for label in sorted(lines, key=style.label_order):
         points = sorted(lines[label].items())
         ax.plot([x for x, _ in points], [100 * y for _, y in points], marker=style.schedule_marker(label),
                 color=style.schedule_color(label), label=label)
-    ax.set_xlabel(style.budget_label(x_column))
+    ax.set_xlabel(axis.label)
     ax.set_ylabel(("span " if args.metric == "span_bubble_ratio" else "") + "bubble ratio (%)")
     ax.set_ylim(bottom=0)
     style.legend_and_title(ax, args)

@@ -10,10 +10,10 @@ import ppsim_style as style
 def main():
     args = style.arguments(__doc__, lambda p: p.add_argument("--x", default=None, help="budget column"))
     rows = style.read_results(args.input, ["schedule", "feasible", "makespan"])
-    x_column = style.budget_column(rows, args.x)
+    axis = style.BudgetAxis(rows, args.x)
     makespans = collections.defaultdict(dict)
     for row in style.feasible(rows):
-        x, makespan = style.budget_value(row, x_column), style.number(row["makespan"])
+        x, makespan = axis.value(row), style.number(row["makespan"])
         if x is not None and makespan is not None:
             label = style.pair_label(row)
             makespans[label][x] = min(makespan, makespans[label].get(x, makespan))
@@ -23,8 +23,8 @@ def main():
     for values in makespans.values():
         for x, makespan in values.items():
             best[x] = min(best[x], makespan)
-    fig, ax = style.figure(style.COLUMN_WIDTH, 2.4)
-    for label in sorted(makespans):
+    fig, ax = style.figure(args, style.COLUMN_WIDTH, 2.4)
+    for label in sorted(makespans, key=style.label_order):
         points = sorted(makespans[label].items())
         ax.plot([x for x, _ in points], [m / best[x] for x, m in points], marker=style.schedule_marker(label),
                 color=style.schedule_color(label), linestyle="--" if " + " in label else "-", label=label)
@@ -34,7 +34,7 @@ def main():
     for x, winner in zip(sorted(best), winners):
         ax.plot([x, x], [0, 0.06], transform=ax.get_xaxis_transform(), color=style.schedule_color(winner),
                 linewidth=2.5, solid_capstyle="butt")
-    ax.set_xlabel(style.budget_label(x_column))
+    ax.set_xlabel(axis.label)
     ax.set_ylabel("makespan / best at this budget")
     style.legend_and_title(ax, args)
     style.save(fig, args)

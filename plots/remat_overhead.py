@@ -9,11 +9,11 @@ import ppsim_style as style
 def main():
     args = style.arguments(__doc__, lambda p: p.add_argument("--x", default=None, help="budget column"))
     rows = style.read_results(args.input, ["schedule", "feasible", "makespan", "ideal", "recompute_time", "p"])
-    x_column = style.budget_column(rows, args.x)
+    axis = style.BudgetAxis(rows, args.x)
     recompute = collections.defaultdict(dict)
     makespan = collections.defaultdict(dict)
     for row in style.feasible(rows):
-        x = style.budget_value(row, x_column)
+        x = axis.value(row)
         if x is None:
             continue
         label = style.pair_label(row)
@@ -24,7 +24,7 @@ def main():
         makespan[label][x] = min(value, makespan[label].get(x, value))
     if not recompute:
         style.fail(f"{args.input}: no feasible run to plot")
-    fig, _ = style.figure(style.COLUMN_WIDTH, 3.0)
+    fig, _ = style.figure(args, style.COLUMN_WIDTH, 3.0)
     fig.clf()
     top, bottom = fig.subplots(2, 1, sharex=True)
     # Slowdown against the fastest run of the same schedule, with or without recomputation.
@@ -33,7 +33,7 @@ def main():
         base = label.split(" + ")[0]
         fastest[base] = min(min(values.values()), fastest.get(base, float("inf")))
     reference = {label: fastest[label.split(" + ")[0]] for label in makespan}
-    for label in sorted(recompute):
+    for label in sorted(recompute, key=style.label_order):
         points = sorted(recompute[label].items())
         kwargs = {"marker": style.schedule_marker(label), "color": style.schedule_color(label), "label": label,
                   "linestyle": "--" if " + " in label else "-"}
@@ -42,7 +42,7 @@ def main():
         bottom.plot([x for x, _ in slow], [100 * (m / reference[label] - 1) for _, m in slow], **kwargs)
     top.set_ylabel("recompute / ideal (%)")
     bottom.set_ylabel("slowdown (%)")
-    bottom.set_xlabel(style.budget_label(x_column))
+    bottom.set_xlabel(axis.label)
     style.legend_and_title(top, args)
     style.save(fig, args)
 

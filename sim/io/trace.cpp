@@ -34,8 +34,9 @@ class TraceWriter {
 public:
   TraceWriter(const Scenario &scenario, const Schedule &schedule, const Simulation &simulation,
               std::string_view time_unit)
-      : scale_(scenario.time_scale), nanoseconds_per_unit_(nanoseconds_per(time_unit)),
-        schedule_(schedule), simulation_(simulation) {
+      : scenario_(scenario), scale_(scenario.time_scale),
+        nanoseconds_per_unit_(nanoseconds_per(time_unit)), schedule_(schedule),
+        simulation_(simulation) {
     std::int32_t offset = 0;
     for (const auto &ops : schedule.device_ops) {
       entry_offset_.push_back(offset);
@@ -46,8 +47,9 @@ public:
   std::string write() {
     append_raw("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"schedule\":");
     append_string(schedule_.name);
-    append(",\"makespan_us\":{}}},\"traceEvents\":[",
-           microseconds(nanoseconds(simulation_.metrics.makespan)));
+    append(",\"makespan_us\":{}", microseconds(nanoseconds(simulation_.metrics.makespan)));
+    write_memory_caps();
+    append_raw("},\"traceEvents\":[");
     const std::vector<std::size_t> transfers = transfers_by_sender();
     auto next_transfer = transfers.begin();
     for (int g = 0; g < schedule_.device_count(); ++g) {
@@ -182,6 +184,23 @@ private:
     }
   }
 
+  // The cap of each counter series that has one (K in count units, the budget in bytes), so a
+  // figure of the counters can draw it; none when the run is uncapped.
+  void write_memory_caps() {
+    const std::pair<std::string_view, const std::optional<double> *> caps[] = {
+        {"activations", &scenario_.activations.cap},
+        {"bytes", scenario_.bytes && simulation_.bytes ? &scenario_.bytes->cap : nullptr}};
+    bool first = true;
+    for (const auto &[series, cap] : caps) {
+      if (cap == nullptr || !cap->has_value())
+        continue;
+      append("{}\"{}\":{}", first ? ",\"memory_caps\":{" : ",", series, **cap);
+      first = false;
+    }
+    if (!first)
+      append_raw("}");
+  }
+
   // One counter track per device, `memory`, with a series per tracked quantity (`activations`,
   // and `bytes` in the byte model), each point carrying every series' value from then on.
   void write_memory_counter(int g) {
@@ -211,6 +230,7 @@ private:
     }
   }
 
+  const Scenario &scenario_;
   const TimeScale &scale_;
   double nanoseconds_per_unit_;
   const Schedule &schedule_;

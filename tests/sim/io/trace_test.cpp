@@ -180,6 +180,21 @@ TEST_CASE("trace: a bytes series joins the memory counter when the byte model is
   CHECK(device0 == std::vector<double>{1100, 2100, 1100, 100});
 }
 
+TEST_CASE("issue_18 trace: otherData carries the cap of each capped memory series") {
+  auto input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
+  CHECK_FALSE(parse_trace(run_schedule("1f1b", input)).at("otherData").contains("memory_caps"));
+  input.cap_activations = 3;
+  CHECK(parse_trace(run_schedule("1f1b", input)).at("otherData").at("memory_caps") ==
+        json{{"activations", 3}});
+  input.bytes.activation = {1000};
+  input.memory_model = MemoryModel::bytes;
+  input.cap_bytes = 85899345920.0;
+  const json caps = parse_trace(run_schedule("1f1b", input)).at("otherData").at("memory_caps");
+  CHECK(caps.at("bytes") == 85899345920.0);
+  CHECK(caps.at("activations") == 3);
+  CHECK(caps.size() == 2);
+}
+
 TEST_CASE("trace: transfers are X events on the sender's send tracks, never overlapping") {
   // Latency 3 > F = 1: device 0's forwards leave every unit and are 3 units in flight, so the
   // sends overlap and need three lanes.
