@@ -195,6 +195,7 @@
   const canvas = document.getElementById('chart');
   const context = canvas.getContext('2d');
   const tooltip = document.getElementById('tooltip');
+  let laidOutWidth = 0; // CSS px the canvas was sized for
 
   function layoutChart() {
     state.layout = [];
@@ -212,9 +213,11 @@
       y += GAP;
       state.layout.push(block);
     });
-    const width = canvas.parentElement.clientWidth;
-    const ratio = window.devicePixelRatio || 1;
+    // The height first: it may add the page's scroll bar, which narrows the canvas.
     canvas.style.height = y + 'px';
+    const width = canvas.clientWidth;
+    const ratio = window.devicePixelRatio || 1;
+    laidOutWidth = width;
     canvas.width = Math.round(width * ratio);
     canvas.height = Math.round(y * ratio);
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
@@ -398,10 +401,10 @@
     context.font = '11px system-ui, sans-serif';
     context.fillStyle = '#444';
     block.lanes.forEach((y, g) => context.fillText('device ' + g, 4, y + LANE - 4));
-    block.memory.forEach((y, g) => context.fillText('mem ' + g, 4, y + MEMORY_LANE / 2 + 4));
+    block.memory.forEach((y, g) => context.fillText('memory ' + g, 4, y + MEMORY_LANE - 6));
     if (block.memory.length > 0) {
       context.fillStyle = '#888';
-      context.fillText(memoryText(row, block.memoryScale), 44, block.memory[0] + 11);
+      context.fillText('top ' + memoryText(row, block.memoryScale), 4, block.memory[0] + 12);
     }
   }
 
@@ -534,7 +537,11 @@
     state.criticalPath = event.target.checked;
     requestDraw();
   });
-  window.addEventListener('resize', () => { if (state.layout.length) { layoutChart(); requestDraw(); } });
+  new ResizeObserver(() => {
+    if (canvas.clientWidth === laidOutWidth || !state.layout.length) return;
+    layoutChart();
+    requestDraw();
+  }).observe(document.getElementById('chart-box'));
 
   // ---- the parts around the chart ----
   function renderSummaries() {
