@@ -75,7 +75,7 @@ TEST_CASE("overlapped ops of DualPipe carry the description of both sub-ops") {
   const auto run = run_schedule("dualpipe", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   const json timeline = timeline_of(run);
   REQUIRE_FALSE(timeline.at("overlapped").empty());
-  const auto &[entry, text] = *timeline.at("overlapped").items().begin();
-  CHECK(timeline.at("kind").at(std::stoul(entry)) == 7);
-  CHECK(text.get<std::string>().rfind("OV(F(", 0) == 0);
+  const auto first = timeline.at("overlapped").items().begin();
+  CHECK(timeline.at("kind").at(std::stoul(first.key())) == 7);
+  CHECK(first.value().get<std::string>().rfind("OV(F(", 0) == 0);
 }
