@@ -31,7 +31,8 @@
     hover: null,
     drawn: { ops: 0, memoryCurves: 0, capLines: 0, criticalOps: 0, frames: 0 },
     ready: false,
-    loadMs: null,
+    loadMs: null,  // from navigation to the first chart drawn
+    drawMs: null,  // how long the last frame took to draw
     layout: [],
   };
 
@@ -285,15 +286,14 @@
       const first = timeline.device_offsets[g];
       const last = timeline.device_offsets[g + 1];
       let lastPixel = -Infinity;
-      let lastKind = -1;
       for (let e = firstAfter(timeline.end, t0, first, last); e < last && timeline.start[e] <= t1; ++e) {
         const x0 = LEFT + (timeline.start[e] - t0) * scale;
         const x1 = LEFT + (timeline.end[e] - t0) * scale;
-        const kind = timeline.kind[e];
-        // Below a pixel, ops of one kind that fall on the same pixel column are drawn once.
-        if (x1 - x0 < 1 && Math.floor(x0) === lastPixel && kind === lastKind) continue;
+        // Ops narrower than a pixel that start in a pixel column already painted are skipped:
+        // at that zoom the column shows one of them (zoom in to see each).
+        if (x1 - x0 < 1 && Math.floor(x0) === lastPixel) continue;
         lastPixel = Math.floor(x0);
-        lastKind = kind;
+        const kind = timeline.kind[e];
         const token = timeline.kinds[kind];
         context.fillStyle = KIND_COLORS[token];
         context.fillRect(x0, y, Math.max(x1 - x0, 1), height);
@@ -361,12 +361,34 @@
         let value = before >= 0 ? device.resident[before] : 0;
         context.beginPath();
         context.moveTo(LEFT, yOf(value));
+        // Steps that fall in one pixel column are drawn as one vertical line from their lowest
+        // to their highest value.
+        let column = null;
+        let low = value;
+        let high = value;
+        const flush = () => {
+          if (column === null) return;
+          context.lineTo(column, yOf(low));
+          context.lineTo(column, yOf(high));
+          context.lineTo(column, yOf(value));
+        };
         for (let k = before + 1; k < device.time.length && device.time[k] <= t1; ++k) {
           const x = xOf(device.time[k]);
+          const pixel = Math.round(x);
+          if (pixel === column) {
+            value = device.resident[k];
+            low = Math.min(low, value);
+            high = Math.max(high, value);
+            continue;
+          }
+          flush();
           context.lineTo(x, yOf(value));
           value = device.resident[k];
           context.lineTo(x, yOf(value));
+          column = pixel;
+          low = high = value;
         }
+        flush();
         context.lineTo(LEFT + plotWidth(), yOf(value));
         context.strokeStyle = '#2b5d9b';
         context.lineWidth = 1.2;
@@ -409,6 +431,7 @@
   }
 
   function draw() {
+    const begin = performance.now();
     const height = canvas.clientHeight;
     context.clearRect(0, 0, canvas.clientWidth, height);
     state.drawn = { ops: 0, memoryCurves: 0, capLines: 0, criticalOps: 0, frames: state.drawn.frames + 1 };
@@ -426,6 +449,7 @@
     }
     document.getElementById('window-text').textContent =
       'showing ' + formatMs(state.view.t0) + ' to ' + formatMs(state.view.t1);
+    state.drawMs = performance.now() - begin;
     if (!state.ready) {
       state.ready = true;
       state.loadMs = performance.now();
