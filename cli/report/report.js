@@ -149,7 +149,7 @@
         tr.addEventListener('click', () => select(index, state.selected[1] === index ? null : state.selected[1]));
       } else {
         action.textContent = row.unavailable;
-        action.classList.add('text');
+        action.classList.add('text', 'reason');
       }
       tr.appendChild(action);
       body.appendChild(tr);
