@@ -16,6 +16,7 @@ using Args = std::vector<std::string>;
 
 int run_simulate(const Args &args, std::ostream &out, std::ostream &err);
 int run_compare(const Args &args, std::ostream &out, std::ostream &err);
+int run_report(const Args &args, std::ostream &out, std::ostream &err);
 int run_bounds(const Args &args, std::ostream &out, std::ostream &err);
 int run_optimal(const Args &args, std::ostream &out, std::ostream &err);
 int run_schedules(const Args &args, std::ostream &out, std::ostream &err);

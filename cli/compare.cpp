@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/progress.h"
+#include "cli/report_page.h"
 #include "cli/scenario_options.h"
 #include "run/prepare.h"
 
@@ -328,6 +329,27 @@ void warn_if_unfair(const ScenarioInput &base, const std::vector<Row> &rows, std
       most, most / fewest, fewest);
 }
 
+// The interactive page of every ranking (docs/report.md): the rows as the tables print them.
+std::string report_of(const ScenarioInput &base, const std::vector<std::optional<double>> &caps,
+                      const std::vector<std::vector<Row>> &tables) {
+  std::vector<ReportTable> report_tables;
+  for (std::size_t k = 0; k < tables.size(); ++k) {
+    ReportTable table{cap_heading(base, caps[k]), {}};
+    for (const Row &row : tables[k]) {
+      table.rows.push_back(
+          row.simulation ? report_run_json(SimulationReport{row.run->scenario, row.run->schedule,
+                                                            *row.simulation, valid_bound(row),
+                                                            row.run->warnings},
+                                           row.policy)
+                         : report_unavailable_json(row.schedule, row.policy, row.unavailable));
+    }
+    report_tables.push_back(std::move(table));
+  }
+  return report_page(report_data_json(
+      ReportHeader{"compare", base.model_name, base.devices, base.microbatches, base.time_unit},
+      report_tables));
+}
+
 // The base order of a run as a PyTorch pipelining CSV (PyTorch has no recomputation actions: the
 // plan file carries them), or nothing when PyTorch cannot express the schedule (two pipes).
 std::optional<TorchCsvExport> torch_export(const Row &row) {
@@ -375,7 +397,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       "Gantt chart of the winner")("plan", po::value<std::string>()->value_name("FILE"),
                                    "the winner's recomputation plan (CSV, docs/remat.md)")(
       "torch-csv", po::value<std::string>()->value_name("FILE"),
-      "the winner's schedule as a PyTorch pipelining CSV");
+      "the winner's schedule as a PyTorch pipelining CSV")(
+      "report", po::value<std::string>()->value_name("FILE"),
+      "interactive HTML report of the ranking (docs/report.md)");
   add_quiet_option(options);
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed)
@@ -384,7 +408,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   const std::string format = checked_choice(values, "format", {"text", "csv"});
   ScenarioInput base = scenario_from_options(values);
   // Output files that cannot be written are refused before a minute of ranking is printed.
-  check_outputs(given_outputs(values, {"svg", "plan", "torch-csv"}),
+  check_outputs(given_outputs(values, {"svg", "plan", "torch-csv", "report"}),
                 scenario_input_files(values, base));
   if (values.count("time-limit")) {
     base.remat_time_limit_seconds = values["time-limit"].as<double>();
@@ -422,10 +446,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
 
   std::vector<std::vector<Row>> tables;
   int skipped = 0;
-  for (const std::optional<double> &cap : caps) {
-    tables.push_back(
-        rank_cap(base, names, policies, cap, values.count("svg") > 0, counter, skipped));
-  }
+  const bool timelines = values.count("svg") || values.count("report");
+  for (const std::optional<double> &cap : caps)
+    tables.push_back(rank_cap(base, names, policies, cap, timelines, counter, skipped));
   progress.clear();
   warn_if_unfair(base, tables.front(), err);
   // The winner: the fastest run that fits the first cap. Outputs are checked before anything
@@ -493,8 +516,15 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   for (const std::vector<Row> &rows : tables)
     runs += rows.size();
   std::vector<std::string> written{fmt::format("the ranking of {} runs to standard output", runs)};
+  if (values.count("report")) {
+    const std::string path = values["report"].as<std::string>();
+    write_file_atomically(path, report_of(base, caps, tables));
+    if (format == "text")
+      out << fmt::format("interactive report written to {}\n", path);
+    written.push_back(fmt::format("the interactive report to {}", path));
+  }
   if (!wants_files) {
-    progress.finish(written.front());
+    progress.finish(fmt::format("{}", fmt::join(written, ", ")));
     return kOk;
   }
   const Row &best = *chosen.row;

@@ -21,6 +21,8 @@ constexpr Command kCommands[] = {
     {"compare",
      "rank every schedule and recomputation plan under the memory budget; name the winner",
      ppsim::cli::run_compare},
+    {"report", "the ranking of compare as one interactive HTML page (Gantt, memory, bubbles)",
+     ppsim::cli::run_report},
     {"bounds", "lower bounds on the makespan under a memory cap K, and the closed form",
      ppsim::cli::run_bounds},
     {"optimal", "exact optimum makespan of a tiny instance", ppsim::cli::run_optimal},

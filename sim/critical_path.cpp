@@ -96,11 +96,13 @@ BubbleExplanation explain_bubbles(const Scenario &scenario, const Schedule &sche
   std::map<std::pair<int, std::string>, IdleCause> causes;
   std::vector<Ticks> arrival(entries, Ticks{});
   std::vector<std::string> last_input(entries, "start");
+  explanation.waited_for.assign(entries, BubbleExplanation::kNoWait);
   for (const Dependency &edge : dependencies.edges) {
     const auto consumer = at(edge.consumer);
     const Ticks arrives = result.end[at(edge.producer)] + edge.transfer;
     if (arrives >= arrival[consumer]) {
       arrival[consumer] = arrives;
+      explanation.waited_for[consumer] = edge.producer;
       const OpRef consumer_op =
           schedule
               .device_ops[at(locator.device_of(edge.consumer))]
@@ -113,6 +115,11 @@ BubbleExplanation explain_bubbles(const Scenario &scenario, const Schedule &sche
   for (int g = 0; g < schedule.device_count(); ++g) {
     for (std::int32_t e = locator.entry_offset(g) + 1; e < locator.entry_offset(g + 1); ++e) {
       const auto entry = at(e);
+      // An input that arrives with the device's previous op's end is what the op waited for.
+      if (explanation.waited_for[entry] == BubbleExplanation::kNoWait ||
+          arrival[entry] < result.end[entry - 1]) {
+        explanation.waited_for[entry] = e - 1;
+      }
       const Ticks gap = result.start[entry] - result.end[entry - 1];
       if (gap.count() <= 0)
         continue;

@@ -33,6 +33,11 @@ struct BubbleExplanation {
   Ticks longest_path;                 ///< length of the DAG's longest path
   std::vector<CriticalStep> path;     ///< in time order
   std::vector<IdleCause> idle_causes; ///< per device, largest first
+  /// Per entry, the entry whose end (plus its transfer) came last among the op's inputs and its
+  /// device's previous op: what the op waited for. kNoWait for an op that started with nothing
+  /// to wait for.
+  std::vector<std::int32_t> waited_for;
+  static constexpr std::int32_t kNoWait = -1;
 };
 
 /// Builds the DAG of the executed schedule and explains it. With uncontended, non-blocking links

@@ -47,3 +47,25 @@ TEST_CASE("latency shows up as transfers on the critical path") {
   CHECK(text.find("device 1 runs F(1,0) .. BW(1,0) (2 ops) [2, 5] after F(0,0) from device 0 (+1 "
                   "transfer)") != std::string::npos);
 }
+
+TEST_CASE("each op waited for its latest input or its device's previous op") {
+  // GPipe p=2 m=1 with c = 1. Entries: device 0 runs F(0,0) = 0 and BW(0,0) = 1, device 1 runs
+  // F(1,0) = 2 and BW(1,0) = 3. F(0,0) waits for nothing; F(1,0) for F(0,0)'s activation; BW(1,0)
+  // for F(1,0) (input and previous op at once); BW(0,0) for BW(1,0)'s gradient, which arrives
+  // after F(0,0) ended.
+  const auto run = run_schedule("gpipe", uniform_input(2, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}));
+  const BubbleExplanation explanation =
+      explain_bubbles(run.scenario, run.schedule, run.simulation.result);
+  CHECK(explanation.waited_for == std::vector<std::int32_t>{BubbleExplanation::kNoWait, 3, 0, 2});
+}
+
+TEST_CASE("an op whose inputs arrived early waited for its device's previous op") {
+  // GPipe p=2 m=2 with unit costs: device 0 runs F(0,0) F(0,1) then waits; its F(0,1) needs no
+  // input, so it waited for F(0,0), the op before it.
+  const auto run = run_schedule("gpipe", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
+  const BubbleExplanation explanation =
+      explain_bubbles(run.scenario, run.schedule, run.simulation.result);
+  REQUIRE(explanation.waited_for.size() == run.schedule.op_count());
+  CHECK(explanation.waited_for[0] == BubbleExplanation::kNoWait);
+  CHECK(explanation.waited_for[1] == 0);
+}
