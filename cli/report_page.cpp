@@ -19,7 +19,7 @@ std::string report_run_json(const SimulationReport &report, std::string_view pol
   const bool bytes = scenario.memory_model == MemoryModel::bytes && scenario.bytes;
   const Metrics &metrics = report.simulation.metrics;
   const BubbleExplanation explanation =
-      explain_bubbles(scenario, report.schedule, report.simulation.result);
+      explain_bubbles(scenario, report.schedule, report.simulation.timing);
   return fmt::format(
       "{{\"schedule\": {}, \"policy\": {}, \"peak\": {}, \"summary\": {}, "
       "\"timeline\": {}}}",

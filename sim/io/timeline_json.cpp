@@ -60,9 +60,9 @@ std::string timeline_json(const Scenario &scenario, const Schedule &schedule,
   append(out, ", ");
   append_column(out, "microbatch", ops, [](const Op *op) { return op->first.microbatch; });
   append(out, ", ");
-  append_column(out, "start", simulation.result.start, time);
+  append_column(out, "start", simulation.timing.start, time);
   append(out, ", ");
-  append_column(out, "end", simulation.result.end, time);
+  append_column(out, "end", simulation.timing.end, time);
   append(out, ", ");
   append_column(out, "waited_for", explanation.waited_for, [](std::int32_t e) { return e; });
   append(out, ", ");

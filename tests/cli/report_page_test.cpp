@@ -102,7 +102,7 @@ TEST_CASE("a run's data holds its JSON summary and timeline, the numbers of the 
   CHECK(row.at("peak") == 2);
   CHECK(row.at("summary") == json::parse(report_json(report)));
   const BubbleExplanation explanation =
-      explain_bubbles(prepared.scenario, prepared.schedule, simulation.result);
+      explain_bubbles(prepared.scenario, prepared.schedule, simulation.timing);
   CHECK(row.at("timeline") ==
         json::parse(timeline_json(prepared.scenario, prepared.schedule, simulation, explanation)));
 

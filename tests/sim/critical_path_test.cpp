@@ -55,7 +55,7 @@ TEST_CASE("each op waited for its latest input or its device's previous op") {
   // after F(0,0) ended.
   const auto run = run_schedule("gpipe", uniform_input(2, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}));
   const BubbleExplanation explanation =
-      explain_bubbles(run.scenario, run.schedule, run.simulation.result);
+      explain_bubbles(run.scenario, run.schedule, run.simulation.timing);
   CHECK(explanation.waited_for == std::vector<std::int32_t>{BubbleExplanation::kNoWait, 3, 0, 2});
 }
 
@@ -64,7 +64,7 @@ TEST_CASE("an op whose inputs arrived early waited for its device's previous op"
   // input, so it waited for F(0,0), the op before it.
   const auto run = run_schedule("gpipe", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
   const BubbleExplanation explanation =
-      explain_bubbles(run.scenario, run.schedule, run.simulation.result);
+      explain_bubbles(run.scenario, run.schedule, run.simulation.timing);
   REQUIRE(explanation.waited_for.size() == run.schedule.op_count());
   CHECK(explanation.waited_for[0] == BubbleExplanation::kNoWait);
   CHECK(explanation.waited_for[1] == 0);

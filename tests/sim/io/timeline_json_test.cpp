@@ -16,7 +16,7 @@ namespace {
 
 json timeline_of(const testing::Run &run) {
   const BubbleExplanation explanation =
-      explain_bubbles(run.scenario, run.schedule, run.simulation.result);
+      explain_bubbles(run.scenario, run.schedule, run.simulation.timing);
   return json::parse(timeline_json(run.scenario, run.schedule, run.simulation, explanation));
 }
 

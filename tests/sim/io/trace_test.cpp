@@ -188,7 +188,7 @@ TEST_CASE("issue_18 trace: otherData carries the cap of each capped memory serie
         json{{"activations", 3}});
   input.bytes.activation = {1000};
   input.memory_model = MemoryModel::bytes;
-  input.cap_bytes = 85899345920.0;
+  input.budget_bytes = 85899345920.0;
   const json caps = parse_trace(run_schedule("1f1b", input)).at("otherData").at("memory_caps");
   CHECK(caps.at("bytes") == 85899345920.0);
   CHECK(caps.at("activations") == 3);

@@ -78,7 +78,7 @@ TEST_CASE("v-auto is deterministic whatever the thread count") {
 }
 
 TEST_CASE("v-auto reports each starting pattern searched, from every worker") {
-  const Scenario scenario = v_scenario(uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  const Scenario scenario = scenario_for("v-auto", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
   std::vector<std::pair<std::size_t, std::size_t>> reports;
   const auto progress = [&](std::size_t done, std::size_t total, std::string_view) {
     reports.emplace_back(done, total);
