@@ -168,6 +168,19 @@ std::string cap_text(const std::optional<double> &cap) {
   return cap ? format_readable(*cap) : std::string("none");
 }
 
+// "K = 4" or "budget 80 GiB" (byte model), as the runs check it: progress lines name it.
+std::string cap_label(const ScenarioInput &base, const std::optional<double> &cap) {
+  if (base.memory_model == MemoryModel::bytes && base.budget_bytes)
+    return "budget " + format_bytes(*base.budget_bytes);
+  return "K = " + cap_text(cap);
+}
+
+// "memory cap K = 4" or "budget 80 GiB": the heading of a table.
+std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
+  const std::string label = cap_label(base, cap);
+  return label.starts_with("K = ") ? "memory cap " + label : label;
+}
+
 // All rows of one cap. Recomputation only adds work to a fixed order, so a schedule that fits
 // without it gains nothing from a policy, and one whose makespan without recomputation is
 // already above the best plan found cannot win with the ILP's plan: both are skipped. Each
@@ -200,9 +213,10 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
       consider(std::move(copy));
     }
   }
+  const std::string label = cap_label(base, cap);
   progress.steps_done((names.size() - candidates.size()) * recomputing_count(policies),
-                      fmt::format("K = {}: {} schedules fit as they are or cannot run",
-                                  cap_text(cap), names.size() - candidates.size()));
+                      fmt::format("{}: {} schedules fit as they are or cannot run", label,
+                                  names.size() - candidates.size()));
   // Two candidates at a time (each solve runs in its own process), in a fixed order, so the
   // pruning and the result do not depend on the machine's thread count.
   constexpr std::size_t kBatch = 2;
@@ -223,25 +237,17 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
       std::vector<Row> done(batch.size());
       run_pair(batch.size(), [&](std::size_t i) {
         done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines);
-        progress.step_done(
-            fmt::format("{} + {}, K = {}", batch[i]->schedule, policy, cap_text(cap)));
+        progress.step_done(fmt::format("{} + {}, {}", batch[i]->schedule, policy, label));
       });
       for (Row &row : done)
         consider(std::move(row));
     }
     skipped += static_cast<int>(not_tried);
-    progress.steps_done(not_tried, fmt::format("{}, K = {}: {} schedules not tried", policy,
-                                               cap_text(cap), not_tried));
+    progress.steps_done(not_tried,
+                        fmt::format("{}, {}: {} schedules not tried", policy, label, not_tried));
   }
   std::stable_sort(rows.begin(), rows.end(), ranks_before);
   return rows;
-}
-
-// "memory cap K = 4" or "budget 80 GiB" (byte model), as the runs check it.
-std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
-  if (base.memory_model == MemoryModel::bytes && base.budget_bytes)
-    return "budget " + format_bytes(*base.budget_bytes);
-  return "memory cap K = " + cap_text(cap);
 }
 
 void print_table(const std::vector<Row> &rows, bool byte_peaks, std::ostream &out) {

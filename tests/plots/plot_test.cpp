@@ -81,6 +81,15 @@ void check_svg(const std::string &svg, const std::string &title,
 }
 
 // Draws `kind` from `input` through ppsim as an SVG titled `title` and returns the SVG.
+// `ppsim simulate scenarios/SCENARIO_AND_OPTIONS --trace TRACE` in the scratch folder.
+void write_trace(const Scratch &scratch, const std::string &scenario_and_options,
+                 const std::string &trace) {
+  REQUIRE(scratch
+              .ppsim(fmt::format("simulate {}/scenarios/{} --trace {}", PPSIM_SOURCE_DIR,
+                                 scenario_and_options, trace))
+              .exit_code == 0);
+}
+
 std::string draw(const Scratch &scratch, const std::string &kind, const std::string &input,
                  const std::string &title, const std::string &options = "") {
   const auto drawn = scratch.ppsim(fmt::format("plot {} --kind {} -o {}.svg --title '{}' {}", input,
@@ -146,11 +155,7 @@ TEST_CASE("issue_18 the Gantt chart tells chunks and recomputation apart, the me
           "draws the cap" *
           doctest::skip(kNoMatplotlib)) {
   const Scratch scratch("plots-traces");
-  REQUIRE(scratch
-              .ppsim(fmt::format("simulate {}/scenarios/quickstart.toml --schedule "
-                                 "interleaved-1f1b --remat full --trace chunks.json",
-                                 PPSIM_SOURCE_DIR))
-              .exit_code == 0);
+  write_trace(scratch, "quickstart.toml --schedule interleaved-1f1b --remat full", "chunks.json");
   const std::string gantt = draw(scratch, "gantt", "chunks.json", "Interleaved 1F1B");
   check_svg(gantt, "Interleaved 1F1B", {"F", "BW", "R (recompute)", "chunk 0", "chunk 1"},
             {"time (ms)", "dev 0", "dev 3"});
@@ -161,11 +166,7 @@ TEST_CASE("issue_18 the Gantt chart tells chunks and recomputation apart, the me
   const std::string count_model = draw(scratch, "memory", "chunks.json", "K = 4");
   check_svg(count_model, "K = 4", {"dev 0", "dev 3", "cap K = 4"}, {"activations", "time (ms)"});
   CHECK(count(count_model, "<g id=\"memory-cap-activations\">") == 1);
-  REQUIRE(scratch
-              .ppsim(fmt::format("simulate {}/scenarios/models/llama2-7b.toml --schedule zb-h1 "
-                                 "--remat full -m 16 --trace bytes.json",
-                                 PPSIM_SOURCE_DIR))
-              .exit_code == 0);
+  write_trace(scratch, "models/llama2-7b.toml --schedule zb-h1 --remat full -m 16", "bytes.json");
   const std::string bytes = draw(scratch, "memory", "bytes.json", "80 GiB");
   check_svg(bytes, "80 GiB", {"dev 0", "dev 7", "budget 80 GiB"},
             {"activations", "memory (GiB)", "time (ms)"});
@@ -261,7 +262,8 @@ TEST_CASE("issue_12 the style reads budgets as written in scenarios (GiB on the 
           "\\x2740\\x27\"\n"
           "assert refused(s.time_window, \"40:20\") == \"START must come before END, got "
           "\\x2740:20\\x27\"\n"
-          "assert refused(s.width_inches, \"wide\") == \"expected a width in inches from 1 to 100, got "
+          "assert refused(s.width_inches, \"wide\") == \"expected a width in inches from 1 to 100, "
+          "got "
           "\\x27wide\\x27\"\n"
           // The op kinds a schedule mixes are ~40 grey levels apart: they stay apart in print.
           "kinds = [\"F\", \"OV\", \"B\", \"BW\", \"W\"]\n"
