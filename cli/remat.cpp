@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/progress.h"
+#include "cli/report_page.h"
 #include "cli/scenario_options.h"
 
 #include "base/error.h"
@@ -14,6 +15,7 @@
 #include "run/auto_mode.h"
 #include "run/policy.h"
 #include "run/prepare.h"
+#include "sim/io/report.h"
 #include "sim/io/svg.h"
 
 #include <fmt/format.h>
@@ -87,6 +89,24 @@ std::string levels_line(const Scenario &scenario, const RematPlan &plan) {
   return text + "\n";
 }
 
+// One row of the --report page (docs/report.md): the run replayed with memory timelines for its
+// curves. No bound: the bounds of docs/bounds.md assume no recomputation, which these plans add.
+std::string report_row(const Scenario &scenario, const Schedule &schedule,
+                       std::string_view policy) {
+  const Simulation timed = simulate(scenario, schedule, SimulateOptions{true});
+  return report_run_json(SimulationReport{scenario, schedule, timed, std::nullopt, {}}, policy);
+}
+
+// Writes the --report page: one table of `rows`, headed by the cap the runs were checked against.
+void write_report(const std::string &path, const ScenarioInput &input, const Scenario &scenario,
+                  std::vector<std::string> rows) {
+  const double cap = checked_track(scenario).cap.value_or(0);
+  write_file_atomically(path, report_page(report_data_json(
+                                  ReportHeader{"remat", input.model_name, input.devices,
+                                               input.microbatches, input.time_unit},
+                                  {ReportTable{describe_cap(scenario, cap), std::move(rows)}})));
+}
+
 int print_auto(const ScenarioInput &input, const po::variables_map &values, const IlpOptions &ilp,
                std::ostream &out, std::ostream &err) {
   std::vector<std::string> candidates = default_auto_candidates();
@@ -128,7 +148,21 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
   if (rank == 0)
     throw Error("no candidate schedule fits the cap");
   out << fmt::format("winner: {}\n", ranked.front().schedule);
-  progress.finish(fmt::format("the ranking of {} candidates to standard output", ranked.size()));
+  std::string written =
+      fmt::format("the ranking of {} candidates to standard output", ranked.size());
+  if (values.count("report")) {
+    std::vector<std::string> rows;
+    for (const AutoCandidate &c : ranked) {
+      rows.push_back(c.solved()
+                         ? report_row(c.scenario, c.solution->schedule, "ilp")
+                         : report_unavailable_json(c.schedule, "ilp", c.status + ": " + c.note));
+    }
+    const std::string path = values["report"].as<std::string>();
+    write_report(path, input, ranked.front().scenario, std::move(rows));
+    out << fmt::format("interactive report written to {}\n", path);
+    written += ", the interactive report to " + path;
+  }
+  progress.finish(written);
   return kOk;
 }
 
@@ -141,12 +175,14 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                         "seconds for the whole command (default 60, or [remat] time_limit); at the "
                         "limit the ILP row is the best plan found, with its bound")(
       "gap", po::value<double>()->value_name("G"), "ILP relative gap (default 0.03)")(
-      "lp", po::value<std::string>()->value_name("FILE"),
-      "write the ILP in CPLEX LP format")("plan", po::value<std::string>()->value_name("FILE"),
-                                          "write the optimal plan as CSV (docs/remat.md)")(
-      "svg", po::value<std::string>()->value_name("FILE"),
-      "write the Gantt chart of the optimal plan")("auto", po::bool_switch(),
-                                                   "solve every candidate schedule and rank them")(
+      "lp", po::value<std::string>()->value_name("FILE"), "write the ILP in CPLEX LP format")(
+      "plan", po::value<std::string>()->value_name("FILE"),
+      "write the optimal plan as CSV (docs/remat.md)")("svg",
+                                                       po::value<std::string>()->value_name("FILE"),
+                                                       "write the Gantt chart of the optimal plan")(
+      "report", po::value<std::string>()->value_name("FILE"),
+      "interactive HTML report of the policies, or with --auto of the ranking (docs/report.md)")(
+      "auto", po::bool_switch(), "solve every candidate schedule and rank them")(
       "candidates", po::value<std::string>()->value_name("A,B,..."),
       "schedules for --auto")("jobs,j", po::value<std::int64_t>()->default_value(1),
                               "candidates solved in parallel with --auto")(
@@ -172,6 +208,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const std::vector<OutputPath> outputs = given_outputs(values, {"lp", "plan", "svg"});
   if (values["auto"].as<bool>()) {
     // The files describe one schedule's plan; --auto ranks several (docs/remat.md).
+    check_outputs(given_outputs(values, {"report"}), scenario_input_files(values, input));
     if (!outputs.empty()) {
       throw Error("", 0, outputs.front().option,
                   "writes the plan of one schedule and --auto ranks several: run `ppsim remat "
@@ -182,7 +219,8 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   }
   if (values.count("candidates"))
     throw Error("", 0, "--candidates", "lists the schedules --auto ranks; give --auto");
-  check_outputs(outputs, scenario_input_files(values, input));
+  check_outputs(given_outputs(values, {"lp", "plan", "svg", "report"}),
+                scenario_input_files(values, input));
 
   const PreparedRun run = prepare_run(input);
   const Scenario scenario = scenario_with_checkpoint_levels(run.input, run.scenario);
@@ -224,7 +262,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
     out << report
         << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-",
                optimum.failure);
-    if (values.count("plan") || values.count("svg")) {
+    if (values.count("plan") || values.count("svg") || values.count("report")) {
       throw Error(fmt::format("no ILP plan to write: {}", optimum.failure));
     }
     if (optimum.status != solver::Status::failed)
@@ -251,6 +289,17 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
     write_file_atomically(
         values["svg"].as<std::string>(),
         gantt_svg(solved, optimum.schedule, timed, GanttOptions{.time_unit = input.time_unit}));
+  }
+  if (values.count("report")) {
+    std::vector<std::string> rows;
+    for (const RematOutcome &o : baselines) {
+      rows.push_back(o.found ? report_row(o.scenario, o.schedule, o.policy)
+                             : report_unavailable_json(run.schedule.name, o.policy, o.note));
+    }
+    rows.push_back(report_row(solved, optimum.schedule, ilp_name));
+    const std::string path = values["report"].as<std::string>();
+    write_report(path, input, scenario, std::move(rows));
+    report += fmt::format("interactive report written to {}\n", path);
   }
   out << report;
   return kOk;

@@ -195,3 +195,45 @@ TEST_CASE("ppsim report errors: one line, nothing written") {
   CHECK(o.out.starts_with("ppsim report [SCENARIO.toml] -o FILE [options of ppsim compare]\n"));
   CHECK(o.out.find("--report") != std::string::npos);
 }
+
+TEST_CASE("remat --report: the policies in the order printed; with --auto, the ranking") {
+  std::remove("remat_report.html");
+  const std::string quickstart = PPSIM_SOURCE_DIR "/scenarios/quickstart.toml";
+  Output o = run(run_remat, {quickstart, "--schedule", "zb-h1", "--report", "remat_report.html"});
+  REQUIRE(o.code == 0);
+  CHECK(o.out.ends_with("interactive report written to remat_report.html\n"));
+  json data = json::parse(embedded(read("remat_report.html")));
+  CHECK(data.at("command") == "remat");
+  REQUIRE(data.at("tables").size() == 1);
+  CHECK(data.at("tables")[0].at("heading") == "cap 4");
+  std::vector<std::string> policies;
+  for (const json &row : data.at("tables")[0].at("rows")) {
+    policies.push_back(row.at("policy").get<std::string>());
+    CHECK(row.at("schedule") == "zb-h1");
+    // Each row's summary is the replay of its plan, with its memory curves.
+    const json &ends = row.at("timeline").at("end");
+    CHECK(*std::max_element(ends.begin(), ends.end()) == row.at("summary").at("makespan"));
+  }
+  CHECK(policies == std::vector<std::string>{"none", "full", "selective", "greedy", "ilp"});
+
+  o = run(run_remat, {quickstart, "--auto", "--candidates", "zb-h1,1f1b,zb-v", "--report",
+                      "remat_report.html"});
+  REQUIRE(o.code == 0);
+  data = json::parse(embedded(read("remat_report.html")));
+  std::vector<std::string> ranked;
+  for (const json &row : data.at("tables")[0].at("rows"))
+    ranked.push_back(row.at("schedule").get<std::string>());
+  CHECK(ranked == std::vector<std::string>{"zb-v", "zb-h1", "1f1b"});
+  CHECK(o.out.find("winner: zb-v\n") != std::string::npos);
+
+  // The page may not replace the scenario it reads, with or without --auto.
+  for (const bool automatic : {false, true}) {
+    Args args{quickstart, "--report", quickstart};
+    if (automatic)
+      args.push_back("--auto");
+    o = run(run_remat, args);
+    CHECK(o.code == 1);
+    CHECK(o.err.find("--report") != std::string::npos);
+  }
+  std::remove("remat_report.html");
+}
