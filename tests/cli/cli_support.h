@@ -1,6 +1,7 @@
 #pragma once
 // Runs the built ppsim binary in a scratch folder and captures its exit code and streams.
 #include <cstdlib>
+#include <doctest/doctest.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -58,5 +59,25 @@ public:
 private:
   std::filesystem::path path_;
 };
+
+// Runs a shell command line inside the scratch folder; its exit status.
+inline int shell(const Scratch &scratch, const std::string &command) {
+  const int status = std::system(fmt::format("cd '{}' && {}", scratch.file(""), command).c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Whether a user error's message is given whole or by its start (the rest names a temporary path
+// or a measured amount).
+enum class Match { whole, start };
+
+inline void check_user_error(const CommandResult &result, const std::string &message,
+                             Match match = Match::whole) {
+  CHECK(result.exit_code == 1);
+  if (match == Match::whole)
+    CHECK(result.err == "ppsim: error: " + message + "\n");
+  else
+    CHECK(result.err.starts_with("ppsim: error: " + message));
+  CHECK(result.out.empty());
+}
 
 } // namespace ppsim::testing
