@@ -2,7 +2,6 @@
 #include "base/index.h"
 
 #include "base/assert.h"
-#include "base/error.h"
 #include "sim/event_queue.h"
 
 #include <algorithm>

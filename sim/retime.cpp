@@ -1,7 +1,6 @@
 #include "sim/retime.h"
 
 #include "base/assert.h"
-#include "base/error.h"
 #include "base/index.h"
 
 #include <algorithm>
@@ -110,6 +109,7 @@ Retimer::Retimer(const Scenario &scenario, const Schedule &schedule)
   arrival_.assign(edges, Ticks{});
   device_free_.assign(at(devices), Ticks{});
   link_free_.assign(link_source_.size(), Ticks{});
+  link_restored_.assign(link_source_.size(), false);
   visit_mark_.assign(at(nodes), 0);
   retime();
 }
@@ -166,7 +166,7 @@ void Retimer::restore_state_before(std::int32_t first) {
   std::fill(link_free_.begin(), link_free_.end(), Ticks{});
   if (first == 0)
     return;
-  std::vector<bool> restored(link_source_.size(), false);
+  std::fill(link_restored_.begin(), link_restored_.end(), false);
   for (std::size_t g = 0; g < device_order_.size(); ++g) {
     // Ranks grow along a device's list, so the ops placed before `first` are a prefix of it.
     const auto &order = device_order_[g];
@@ -183,8 +183,8 @@ void Retimer::restore_state_before(std::int32_t first) {
            unresolved > 0 && k-- > output_offset_[at(*node)];) {
         const auto edge = at(output_edges_[at(k)]);
         const std::int32_t link = link_[edge];
-        if (link >= 0 && !restored[at(link)]) {
-          restored[at(link)] = true;
+        if (link >= 0 && !link_restored_[at(link)]) {
+          link_restored_[at(link)] = true;
           link_free_[at(link)] = arrival_[edge];
           --unresolved;
         }

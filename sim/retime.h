@@ -84,6 +84,7 @@ private:
   // Pass state, sized once.
   std::vector<Ticks> device_free_;
   std::vector<Ticks> link_free_;
+  std::vector<bool> link_restored_;
   // Reordering scratch (kept to avoid allocating per swap).
   std::vector<std::int32_t> visit_mark_;
   std::int32_t visit_stamp_ = 0;
