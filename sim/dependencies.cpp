@@ -116,4 +116,27 @@ DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &sch
   return graph;
 }
 
+void throw_deadlock(const Schedule &schedule, const OpLocator &locator,
+                    const DependencyGraph &graph, const std::vector<std::int32_t> &next_position,
+                    const std::vector<bool> &ended) {
+  std::vector<std::string> waits;
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    const auto &ops = schedule.device_ops[at(g)];
+    const std::int32_t position = next_position[at(g)];
+    if (position >= static_cast<std::int32_t>(ops.size()))
+      continue;
+    const std::int32_t entry = locator.entry_offset(g) + position;
+    std::string needed = "?";
+    for (const Dependency &edge : graph.edges) {
+      if (edge.consumer == entry && !ended[at(edge.producer)]) {
+        needed = describe(edge.needed);
+        break;
+      }
+    }
+    waits.push_back(
+        fmt::format("device {} waits at {} for {}", g, describe(ops[at(position)]), needed));
+  }
+  throw Error(fmt::format("schedule '{}' deadlocks: {}", schedule.name, fmt::join(waits, "; ")));
+}
+
 } // namespace ppsim

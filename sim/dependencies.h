@@ -31,4 +31,12 @@ struct DependencyGraph {
 DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &schedule,
                                    const OpLocator &locator);
 
+/// Throws the deadlock Error of a run that stopped with ops left: for each device whose list is
+/// not done (`next_position`, the first op it did not run), that op and the first of its inputs
+/// that never ended.
+[[noreturn]] void throw_deadlock(const Schedule &schedule, const OpLocator &locator,
+                                 const DependencyGraph &graph,
+                                 const std::vector<std::int32_t> &next_position,
+                                 const std::vector<bool> &ended);
+
 } // namespace ppsim

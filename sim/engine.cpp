@@ -2,11 +2,9 @@
 #include "base/index.h"
 
 #include "base/assert.h"
-#include "base/error.h"
 #include "sim/event_queue.h"
 
 #include <algorithm>
-#include <fmt/format.h>
 
 namespace ppsim {
 namespace {
@@ -20,30 +18,6 @@ struct RunState {
   std::vector<bool> running;               // per device
   std::vector<Ticks> link_free;            // per ordered device pair (contention only)
 };
-
-[[noreturn]] void report_deadlock(const Schedule &schedule, const OpLocator &locator,
-                                  const DependencyGraph &graph, const RunState &state,
-                                  const std::vector<bool> &ended) {
-  // For each blocked device, name its next op and the first dependency that never ended.
-  std::vector<std::string> waits;
-  for (int g = 0; g < schedule.device_count(); ++g) {
-    const auto &ops = schedule.device_ops[at(g)];
-    const std::int32_t position = state.next_position[at(g)];
-    if (position >= static_cast<std::int32_t>(ops.size()))
-      continue;
-    const std::int32_t entry = locator.entry_offset(g) + position;
-    std::string needed = "?";
-    for (const Dependency &edge : graph.edges) {
-      if (edge.consumer == entry && !ended[at(edge.producer)]) {
-        needed = describe(edge.needed);
-        break;
-      }
-    }
-    waits.push_back(
-        fmt::format("device {} waits at {} for {}", g, describe(ops[at(position)]), needed));
-  }
-  throw Error(fmt::format("schedule '{}' deadlocks: {}", schedule.name, fmt::join(waits, "; ")));
-}
 
 } // namespace
 
@@ -151,7 +125,7 @@ Timing Engine::run() const {
   }
 
   if (ended_count != entries) {
-    report_deadlock(schedule_, locator_, dependencies_, state, ended);
+    throw_deadlock(schedule_, locator_, dependencies_, state.next_position, ended);
   }
   return result;
 }

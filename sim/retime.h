@@ -1,0 +1,94 @@
+#pragma once
+// Re-timing of fixed per-device orders without an event queue (docs/model.md, "Re-timing
+// fixed orders"): the engine's timing, links, contention and blocking sends included, in one
+// linear pass over a topological order, and incremental after an adjacent swap on a device.
+#include "sim/dependencies.h"
+#include "sim/op_locator.h"
+#include "sim/scenario.h"
+#include "sim/schedule.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ppsim {
+
+/// Holds a schedule's ops, their dependency edges and a topological order consistent with the
+/// per-device orders, and times them exactly as Engine::run does. The orders can then be
+/// changed by swapping adjacent ops of a device; each swap re-times only from the first position
+/// of the topological order it affects.
+class Retimer {
+public:
+  /// The schedule must have passed validate_schedule. Throws Error with the engine's deadlock
+  /// message when the per-device orders cannot all run; otherwise times them.
+  Retimer(const Scenario &scenario, const Schedule &schedule);
+
+  /// Re-times every op from scratch (what a fixed-order evaluation pays).
+  void retime();
+  /// Swaps the ops at `position` and `position + 1` of `device` and re-times what follows.
+  /// Returns false and changes nothing when the swapped orders would deadlock.
+  bool swap_adjacent(int device, int position);
+
+  /// The last end of any op (the engine's makespan).
+  [[nodiscard]] Ticks makespan() const;
+  /// Start and end of the op at `position` of `device` in the current orders.
+  [[nodiscard]] Ticks start(int device, int position) const;
+  [[nodiscard]] Ticks end(int device, int position) const;
+  /// The current per-device orders as a schedule (named as the one given).
+  [[nodiscard]] Schedule schedule() const;
+  [[nodiscard]] std::int32_t op_count() const { return static_cast<std::int32_t>(ops_.size()); }
+
+private:
+  // Times the ops at topological positions [first, op_count), the state before `first` being
+  // that of the ops placed before it.
+  void retime_from(std::int32_t first);
+  // Device and link availability just before topological position `first`.
+  void restore_state_before(std::int32_t first);
+  // When `node`'s device may start its next op: its end, or with blocking sends the last
+  // arrival of its transfers.
+  [[nodiscard]] Ticks release_time(std::int32_t node) const;
+  // Pearce-Kelly reordering of the topological order after `later` was moved before `earlier`
+  // on their device; false when that closes a cycle.
+  bool reorder_after_swap(std::int32_t earlier, std::int32_t later);
+  [[nodiscard]] std::int32_t node_at(int device, int position) const;
+
+  std::string name_;
+  bool contention_ = false;
+  bool blocking_ = false;
+  std::vector<Op> ops_; // per node (= the given schedule's entry numbering)
+
+  // Hot per-node data. Edges are numbered consumer by consumer, so node x's inputs are the
+  // edges [input_offset[x], input_offset[x + 1]).
+  std::vector<Ticks> duration_;
+  std::vector<std::int32_t> device_;
+  std::vector<std::int32_t> input_offset_;
+  std::vector<std::int32_t> output_offset_; // into output_edges_
+  std::vector<std::int32_t> output_edges_;  // edge ids in the engine's successor order
+  std::vector<Ticks> end_;
+
+  // Per edge: transfer time and link (-1 on one device), and the time the input arrives.
+  std::vector<Ticks> transfer_;
+  std::vector<std::int32_t> link_;
+  std::vector<Ticks> arrival_;
+  std::vector<std::int32_t> producer_; // cold: reordering only
+  std::vector<std::int32_t> consumer_;
+
+  std::vector<int> link_source_; // per link: the sending device
+  std::vector<int> links_from_;  // per device: how many links leave it
+
+  // Orders: per device its nodes; per node its position there and in the topological order.
+  std::vector<std::vector<std::int32_t>> device_order_;
+  std::vector<std::int32_t> device_position_;
+  std::vector<std::int32_t> topological_;
+  std::vector<std::int32_t> rank_; // node -> position in topological_
+
+  // Pass state, sized once.
+  std::vector<Ticks> device_free_;
+  std::vector<Ticks> link_free_;
+  std::vector<bool> link_restored_;
+  // Reordering scratch (kept to avoid allocating per swap).
+  std::vector<std::int32_t> visit_mark_;
+  std::int32_t visit_stamp_ = 0;
+  std::vector<std::int32_t> forward_set_, backward_set_, stack_, slots_;
+};
+
+} // namespace ppsim
