@@ -6,14 +6,26 @@
 #include "tests/profiler/machine.h"
 
 #include <doctest/doctest.h>
+#include <optional>
 
 namespace ppsim::profiler {
 
 #ifdef PPSIM_INJECTION_LIBRARY
-TEST_CASE("the injection library exports InitializeInjection") {
+namespace {
+
+// The library stays loaded, as the driver keeps it: unloading it would leave the allocations it
+// made at load time (its C++ runtime's) to LeakSanitizer as leaks of an unknown module.
+std::optional<SharedLibrary> open_injection_library() {
   std::string why;
-  auto library = SharedLibrary::open(PPSIM_INJECTION_LIBRARY, why);
+  auto library = SharedLibrary::open(PPSIM_INJECTION_LIBRARY, why, /*keep_loaded=*/true);
   REQUIRE_MESSAGE(library.has_value(), why);
+  return library;
+}
+
+} // namespace
+
+TEST_CASE("the injection library exports InitializeInjection") {
+  const auto library = open_injection_library();
   auto *initialize = reinterpret_cast<int (*)()>(library->symbol("InitializeInjection"));
   REQUIRE(reinterpret_cast<void *>(initialize) != nullptr);
   CHECK(
@@ -29,9 +41,7 @@ TEST_CASE("the injection library exports InitializeInjection") {
 // process.
 TEST_CASE("without the driver, the injection library declines" *
           doctest::skip(testing::library_present({"libcuda.so.1"}))) {
-  std::string why;
-  auto library = SharedLibrary::open(PPSIM_INJECTION_LIBRARY, why);
-  REQUIRE_MESSAGE(library.has_value(), why);
+  const auto library = open_injection_library();
   auto *initialize = reinterpret_cast<int (*)()>(library->symbol("InitializeInjection"));
   REQUIRE(!driver_loaded());
   CHECK(initialize() == 0);
