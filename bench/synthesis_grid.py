@@ -18,12 +18,24 @@ import time
 
 GRID = pathlib.Path(__file__).resolve().parent.parent / "scenarios" / "synthesis" / "grid.txt"
 COSTS = {"1:1:1": (1, 1, 1), "1:2:1": (1, 2, 1), "2:3:1": (2, 3, 1)}
-# Per-stage unbalanced: the first and last stages carry 1.5x the others (embedding and loss).
 PLACEMENTS = {"single": "zb-h1", "v": "zb-v"}
 
 
-def stage_list(value, p):
-    return ",".join(str(value * 1.5 if s in (0, p - 1) else value) for s in range(p))
+def unbalanced_scenario(p, placement):
+    """Per-stage unbalanced costs at 1:2:1: the first and last stages (embedding, loss) carry
+    1.5 times the others; on the V each chunk is half a device's share. Written next to the grid
+    as unbalanced-pP-PLACEMENT.toml; returns its path relative to the repository."""
+    stages, share = (p, 1.0) if placement == "single" else (2 * p, 0.5)
+    def costs(value):
+        return ", ".join(str(value * share * (1.5 if s in (0, stages - 1) else 1))
+                         for s in range(stages))
+    path = GRID.parent / f"unbalanced-p{p}-{placement}.toml"
+    path.write_text(
+        "# Synthesis grid (docs/synthesis.md): first and last stages 1.5x the others, F:B:W = "
+        "1:2:1, per stage (per chunk on the V).\n[model]\ncost_unit = \"stage\"\n"
+        f"F = [{costs(1)}]\nB = [{costs(2)}]\nW = [{costs(1)}]\n\n[cluster]\ndevices = {p}\n\n"
+        f"[pipeline]\nschedule = \"{PLACEMENTS[placement]}\"\n")
+    return path.relative_to(GRID.parent.parent.parent)
 
 
 def grid_points():
@@ -38,13 +50,11 @@ def grid_points():
                         low = p // 2 + 1 if placement == "v" else p
                         for cap in sorted({low, p, 2 * p}):
                             if costs == "unbalanced":
-                                stages = p if placement == "single" else 2 * p
-                                fbw = (f"--F {stage_list(f, stages)} --B {stage_list(b, stages)} "
-                                       f"--W {stage_list(w, stages)}")
+                                yield (f"{unbalanced_scenario(p, placement)} -m {m} "
+                                       f"--comm {comm} --K {cap}")
                             else:
-                                fbw = f"--F {f} --B {b} --W {w}"
-                            yield (f"-p {p} -m {m} {fbw} --comm {comm} --schedule {schedule} "
-                                   f"--K {cap}")
+                                yield (f"-p {p} -m {m} --F {f} --B {b} --W {w} --comm {comm} "
+                                       f"--schedule {schedule} --K {cap}")
 
 
 def main():
