@@ -54,6 +54,9 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
       "max-evaluations", po::value<std::int64_t>()->default_value(synthesis.max_evaluations),
       "candidates timed at most; reached first, the result is reproducible")(
       "seed", po::value<std::int64_t>()->default_value(1), "seed of the search's moves")(
+      "max-variables",
+      po::value<std::int64_t>()->default_value(synthesis.exact_max_start_variables),
+      "size guard of the exact optimum on tiny instances (0: never run it)")(
       "torch-csv", po::value<std::string>()->value_name("FILE"),
       "write the schedule as PyTorch pipelining CSV")(
       "svg", po::value<std::string>()->value_name("FILE"), "write a Gantt chart")(
@@ -70,6 +73,10 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
                                               std::numeric_limits<std::int64_t>::max());
   synthesis.seed = static_cast<std::uint64_t>(
       checked_integer(values, "seed", 0, std::numeric_limits<std::int64_t>::max()));
+
+  // The same bound on the guard as `ppsim optimal` (docs/bounds.md, "Exact optimum").
+  synthesis.exact_max_start_variables =
+      checked_integer(values, "max-variables", 0, std::int64_t{1} << 17);
 
   const ScenarioInput input = scenario_from_options(values);
   check_outputs(given_outputs(values, {"torch-csv", "svg", "trace"}),
