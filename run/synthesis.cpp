@@ -41,15 +41,13 @@ public:
               std::uint64_t random_seed)
       : scenario_(scenario), schedule_(std::move(seed)), time_(seed_time), random_(random_seed) {}
 
-  /// Tries one random move; returns false when no device has two entries to reorder.
-  bool step() {
+  /// Tries one random move (none when it would leave the entry where it is).
+  void step() {
     const int devices = schedule_.device_count();
     const int device = std::uniform_int_distribution<int>(0, devices - 1)(random_);
     std::vector<Op> &ops = schedule_.device_ops[at(device)];
     const int size = static_cast<int>(ops.size());
-    if (size < 2)
-      return std::ranges::any_of(schedule_.device_ops,
-                                 [](const std::vector<Op> &list) { return list.size() >= 2; });
+    PPSIM_ASSERT(size >= 2); // every device runs a forward and a backward of its stages
     const int from = std::uniform_int_distribution<int>(0, size - 1)(random_);
     // Half the moves are short (a swap with a neighbour or a few places), half reach anywhere on
     // the device (a W deferred into a far bubble, a forward pulled into the warm-up).
@@ -59,7 +57,7 @@ public:
       distance = -distance;
     const int to = std::clamp(from + distance, 0, size - 1);
     if (to == from)
-      return true;
+      return;
     move_entry(ops, from, to);
     ++evaluations_;
     const std::optional<CandidateTime> candidate = evaluate(scenario_, schedule_);
@@ -70,7 +68,6 @@ public:
     } else {
       move_entry(ops, to, from);
     }
-    return true;
   }
 
   [[nodiscard]] const Schedule &schedule() const { return schedule_; }
@@ -173,8 +170,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
       result.stop = SynthesisStop::time_limit;
       break;
     }
-    if (!search.step())
-      break;
+    search.step();
   }
   if (search.time().makespan <= result.lower_bound)
     result.stop = SynthesisStop::bound_met;
