@@ -156,13 +156,13 @@ TEST_CASE("synthesis equals the exact optimum on tiny instances") {
   CHECK(result.lower_bound == Ticks{11});
   CHECK(result.gap() == 0);
 
-  // Heterogeneous costs at K = 1 and 2, against ppsim optimal.
+  // Heterogeneous costs, split backward, K = 2, against ppsim optimal.
   std::mt19937 random(7);
   std::uniform_int_distribution<int> cost(1, 3);
-  for (int trial = 0; trial < 4; ++trial) {
+  for (int trial = 0; trial < 3; ++trial) {
     ppsim::ScenarioInput tiny = ppsim::testing::drawn_stage_input(
-        2 + trial % 2, 3, 2 + trial % 2, {0, 1}, 1, [&] { return cost(random); });
-    tiny.cap_activations = 1.0 + trial % 2;
+        2, 3, 2, {0, 1}, 1, [&] { return cost(random); });
+    tiny.cap_activations = 2.0;
     CAPTURE(trial);
     const ppsim::Scenario small = ppsim::testing::scenario_for("1f1b-split", tiny);
     const ppsim::ExactResult exact = ppsim::exact_optimum(small, BackwardForm::split);
