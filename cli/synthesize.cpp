@@ -32,15 +32,14 @@ std::string synthesis_line(const Scenario &scenario, const SynthesisResult &resu
 std::string synthesis_json(const Scenario &scenario, const SynthesisResult &result,
                            const std::string &simulation_json) {
   const TimeScale &scale = scenario.time_scale;
-  return fmt::format("{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
-                     "\"seed\": {}, \"seed_makespan\": {}, \"improvements\": {}, "
-                     "\"evaluations\": {}, \"stopped\": {}, \"seconds\": {}, \"simulation\": {}}}\n",
-                     scale.json(result.makespan), scale.json(result.lower_bound),
-                     json_string(result.bound_name), json_number(result.gap()),
-                     json_string(result.seed), scale.json(result.seed_makespan),
-                     result.improvements, result.evaluations,
-                     json_string(std::string(describe(result.stop))), json_number(result.seconds),
-                     simulation_json);
+  return fmt::format(
+      "{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
+      "\"seed\": {}, \"seed_makespan\": {}, \"improvements\": {}, "
+      "\"evaluations\": {}, \"stopped\": {}, \"seconds\": {}, \"simulation\": {}}}\n",
+      scale.json(result.makespan), scale.json(result.lower_bound), json_string(result.bound_name),
+      json_number(result.gap()), json_string(result.seed), scale.json(result.seed_makespan),
+      result.improvements, result.evaluations, json_string(std::string(describe(result.stop))),
+      json_number(result.seconds), simulation_json);
 }
 
 } // namespace
@@ -69,8 +68,8 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
   synthesis.time_limit_seconds = values["time-limit"].as<double>();
   if (!(synthesis.time_limit_seconds > 0))
     throw Error("", 0, "--time-limit", "expected a positive number of seconds");
-  synthesis.max_evaluations = checked_integer(values, "max-evaluations", 0,
-                                              std::numeric_limits<std::int64_t>::max());
+  synthesis.max_evaluations =
+      checked_integer(values, "max-evaluations", 0, std::numeric_limits<std::int64_t>::max());
   synthesis.seed = static_cast<std::uint64_t>(
       checked_integer(values, "seed", 0, std::numeric_limits<std::int64_t>::max()));
 
@@ -87,8 +86,7 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
   const SynthesisResult result = synthesize(run.scenario, form, synthesis);
 
   const bool timelines = values.count("svg") || values.count("trace");
-  const Simulation simulation =
-      simulate(run.scenario, result.schedule, SimulateOptions{timelines});
+  const Simulation simulation = simulate(run.scenario, result.schedule, SimulateOptions{timelines});
   const SimulationReport report{run.scenario, result.schedule, simulation, result.lower_bound,
                                 run.warnings};
   // Every output is produced before any file is written, so a failure leaves nothing behind.

@@ -68,7 +68,7 @@ TEST_CASE("the best known schedule refuses a cap below one activation") {
   CHECK_THROWS_WITH_AS(ppsim::best_known_schedule(scenario, BackwardForm::full, true),
                        "no schedule fits the memory cap: it is below one activation of some stage",
                        ppsim::Error);
-  CHECK_FALSE(ppsim::cap_can_bind(ppsim::testing::scenario_for(
-      "1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}))));
+  CHECK_FALSE(ppsim::cap_can_bind(
+      ppsim::testing::scenario_for("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}))));
   CHECK(ppsim::cap_can_bind(scenario));
 }

@@ -25,8 +25,7 @@ Output run(const ppsim::cli::Args &args) {
 
 /// A scratch folder removed at the end of the test.
 struct Folder {
-  std::filesystem::path path =
-      std::filesystem::temp_directory_path() / "ppsim_synthesize_test";
+  std::filesystem::path path = std::filesystem::temp_directory_path() / "ppsim_synthesize_test";
   Folder() {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
@@ -63,9 +62,9 @@ TEST_CASE("synthesize --format json: the result and the engine's replay agree") 
 
 TEST_CASE("synthesize writes the PyTorch CSV, the Gantt chart and the trace") {
   const Folder folder;
-  const Output output = run({"-p", "4", "-m", "8", "--schedule", "zb-h1", "--torch-csv",
-                             folder.file("s.csv"), "--svg", folder.file("s.svg"), "--trace",
-                             folder.file("s.json")});
+  const Output output =
+      run({"-p", "4", "-m", "8", "--schedule", "zb-h1", "--torch-csv", folder.file("s.csv"),
+           "--svg", folder.file("s.svg"), "--trace", folder.file("s.json")});
   REQUIRE(output.code == 0);
   std::ifstream csv(folder.file("s.csv"));
   std::string header;
@@ -82,8 +81,8 @@ TEST_CASE("synthesize errors are one line and leave no file behind") {
                             "--svg", folder.file("s.svg"), "--torch-csv", folder.file("s.csv")});
   CHECK(remat.code == 1);
   CHECK(remat.err.find("ppsim: error: op R(") == 0);
-  CHECK(remat.err.ends_with(
-      ") has no PyTorch action (the torch CSV format has no recomputation)\n"));
+  CHECK(
+      remat.err.ends_with(") has no PyTorch action (the torch CSV format has no recomputation)\n"));
   CHECK(std::filesystem::is_empty(folder.path));
 
   const Output cap = run({"-p", "2", "-m", "2", "--K", "0.5"});

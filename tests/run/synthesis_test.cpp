@@ -160,8 +160,8 @@ TEST_CASE("synthesis equals the exact optimum on tiny instances") {
   std::mt19937 random(7);
   std::uniform_int_distribution<int> cost(1, 3);
   for (int trial = 0; trial < 3; ++trial) {
-    ppsim::ScenarioInput tiny = ppsim::testing::drawn_stage_input(
-        2, 3, 2, {0, 1}, 1, [&] { return cost(random); });
+    ppsim::ScenarioInput tiny =
+        ppsim::testing::drawn_stage_input(2, 3, 2, {0, 1}, 1, [&] { return cost(random); });
     tiny.cap_activations = 2.0;
     CAPTURE(trial);
     const ppsim::Scenario small = ppsim::testing::scenario_for("1f1b-split", tiny);
