@@ -8,10 +8,9 @@
 #include "base/assert.h"
 #include "base/error.h"
 #include "bounds/analyzer.h"
+#include "bounds/incumbent.h"
 #include "sim/memory.h"
 #include "sim/metrics.h"
-#include "sim/placement.h"
-#include "sim/schedules/registry.h"
 #include "solver/milp.h"
 
 #include <fmt/format.h>
@@ -31,84 +30,6 @@ struct IlpOp {
   std::int64_t duration = 0, earliest = 0, latest = 0;
   int first_variable = 0;
 };
-
-/// A schedule every instance has: microbatches one after another, each running its forwards
-/// then its backwards (R right before each backward when `recompute`), so at most one
-/// activation per device is ever resident.
-Schedule serial_schedule(const Scenario &scenario, BackwardForm form, bool recompute) {
-  Schedule schedule;
-  schedule.name = "serial";
-  schedule.device_ops.resize(at(scenario.devices));
-  const auto emit = [&](OpKind kind, int s, int j) {
-    schedule.device_ops[at(scenario.stage_device[at(s)])].push_back(Op::make(kind, s, j));
-  };
-  const int per_pipe = scenario.stages_per_pipe();
-  for (int j = 0; j < scenario.microbatches; ++j) {
-    for (int pipe = 0; pipe < scenario.pipes; ++pipe) {
-      for (int s = pipe * per_pipe; s < (pipe + 1) * per_pipe; ++s)
-        emit(OpKind::forward, s, j);
-      for (int s = (pipe + 1) * per_pipe - 1; s >= pipe * per_pipe; --s) {
-        if (recompute)
-          emit(OpKind::recompute_forward, s, j);
-        if (form == BackwardForm::full) {
-          emit(OpKind::backward_full, s, j);
-        } else {
-          emit(OpKind::backward_input, s, j);
-          emit(OpKind::backward_weight, s, j);
-        }
-      }
-    }
-  }
-  return schedule;
-}
-
-struct Incumbent {
-  std::string name;
-  Schedule schedule;
-  Ticks makespan;
-};
-
-/// The best memory-feasible schedule among the registered generators that fit the scenario's
-/// placement and backward form, and the serial schedule.
-Incumbent best_known_schedule(const Scenario &scenario, BackwardForm form, bool recompute) {
-  Incumbent best{"serial", serial_schedule(scenario, form, recompute), Ticks{0}};
-  const Simulation serial = simulate(scenario, best.schedule);
-  if (!serial.metrics.feasible)
-    throw Error("no schedule fits the memory cap: it is below one activation of some stage");
-  best.makespan = serial.metrics.makespan;
-  for (const ScheduleInfo &info : schedule_registry()) {
-    if (info.split_backward != (form == BackwardForm::split))
-      continue;
-    if ((info.placement == PlacementKind::dual_pipe) != (scenario.pipes == 2))
-      continue;
-    if (make_placement(info.placement, scenario.devices, scenario.chunks) != scenario.stage_device)
-      continue;
-    if (info.refusal(scenario, {})) // outside this generator's range (m < 2p, odd p, ...)
-      continue;
-    Schedule schedule;
-    try {
-      schedule = generate_schedule(info, scenario, {});
-    } catch (const CapUnreachable &) {
-      continue; // its search finds nothing under the cap: not a candidate
-    }
-    const Simulation simulation = simulate(scenario, schedule);
-    if (simulation.metrics.feasible && simulation.metrics.makespan < best.makespan)
-      best = {info.name, std::move(schedule), simulation.metrics.makespan};
-  }
-  return best;
-}
-
-/// True when the cap can bind: some device could otherwise hold more than K.
-bool cap_can_bind(const Scenario &scenario) {
-  if (!scenario.activations.cap)
-    return false;
-  std::vector<double> all_resident(at(scenario.devices), 0.0);
-  for (int s = 0; s < scenario.stage_count(); ++s)
-    all_resident[at(scenario.stage_device[at(s)])] +=
-        scenario.microbatches * scenario.activations.stages[at(s)].stored;
-  return over_cap(*std::max_element(all_resident.begin(), all_resident.end()),
-                  *scenario.activations.cap);
-}
 
 /// Builds, solves and decodes the ILP.
 class TimeIndexedIlp {

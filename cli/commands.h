@@ -30,6 +30,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream &err);
 int run_partition(const Args &args, std::ostream &out, std::ostream &err);
 int run_lynx(const Args &args, std::ostream &out, std::ostream &err);
 int run_checkpoint(const Args &args, std::ostream &out, std::ostream &err);
+int run_synthesize(const Args &args, std::ostream &out, std::ostream &err);
 
 /// Runs `handler`, turning ppsim::Error into "ppsim: error: <message>" + exit 1 and internal
 /// failures into exit 2, so every subcommand reports errors the same way. Running out of memory

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The quality grid of docs/synthesis.md: runs `ppsim synthesize` on every point of
+scenarios/synthesis/grid.txt (one point per line: the flags of the scenario) and prints the
+table: the best registered schedule that fits the cap (the seed), the synthesized makespan, the
+best lower bound, the gap and the time.
+
+  bench/synthesis_grid.py build/release/cli/ppsim [--time-limit S] [--every N] [--write-grid]
+
+--write-grid rewrites the grid file from the definition below; --every N runs one point in N.
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+GRID = pathlib.Path(__file__).resolve().parent.parent / "scenarios" / "synthesis" / "grid.txt"
+COSTS = {"1:1:1": (1, 1, 1), "1:2:1": (1, 2, 1), "2:3:1": (2, 3, 1)}
+PLACEMENTS = {"single": "zb-h1", "v": "zb-v"}
+
+
+def unbalanced_scenario(p, placement):
+    """Per-stage unbalanced costs at 1:2:1: the first and last stages (embedding, loss) carry
+    1.5 times the others; on the V each chunk is half a device's share. Written next to the grid
+    as unbalanced-pP-PLACEMENT.toml; returns its path relative to the repository."""
+    stages, share = (p, 1.0) if placement == "single" else (2 * p, 0.5)
+    def costs(value):
+        return ", ".join(str(value * share * (1.5 if s in (0, stages - 1) else 1))
+                         for s in range(stages))
+    path = GRID.parent / f"unbalanced-p{p}-{placement}.toml"
+    path.write_text(
+        "# Synthesis grid (docs/synthesis.md): first and last stages 1.5x the others, F:B:W = "
+        "1:2:1, per stage (per chunk on the V).\n[model]\ncost_unit = \"stage\"\n"
+        f"F = [{costs(1)}]\nB = [{costs(2)}]\nW = [{costs(1)}]\n\n[cluster]\ndevices = {p}\n\n"
+        f"[pipeline]\nschedule = \"{PLACEMENTS[placement]}\"\n")
+    return path.relative_to(GRID.parent.parent.parent)
+
+
+def grid_points():
+    for p in (4, 8, 16):
+        for m in (p, 2 * p, 4 * p):
+            for costs in (*COSTS, "unbalanced"):
+                f, b, w = COSTS.get(costs, (1, 2, 1))
+                for comm in (0, 0.5 * f):
+                    for placement, schedule in PLACEMENTS.items():
+                        # Caps from the least any registered schedule of the placement reaches
+                        # (about p/2 + 1 on V, p on a single wave at m >= p) to 2p.
+                        low = p // 2 + 1 if placement == "v" else p
+                        for cap in sorted({low, p, 2 * p}):
+                            if costs == "unbalanced":
+                                yield (f"{unbalanced_scenario(p, placement)} -m {m} "
+                                       f"--comm {comm} --K {cap}")
+                            else:
+                                yield (f"-p {p} -m {m} --F {f} --B {b} --W {w} --comm {comm} "
+                                       f"--schedule {schedule} --K {cap}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("ppsim")
+    parser.add_argument("--time-limit", type=float, default=10)
+    parser.add_argument("--every", type=int, default=1)
+    parser.add_argument("--write-grid", action="store_true")
+    args = parser.parse_args()
+    if args.write_grid:
+        GRID.write_text("".join(point + "\n" for point in grid_points()))
+    points = [line for line in GRID.read_text().splitlines() if line.strip()][:: args.every]
+    print("| point | best registered | synthesized | bound | gap | seconds |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    rows = []
+    for point in points:
+        started = time.monotonic()
+        done = subprocess.run([args.ppsim, "synthesize", *point.split(), "--format", "json",
+                               "--time-limit", str(args.time_limit)],
+                              capture_output=True, text=True)
+        seconds = time.monotonic() - started
+        if done.returncode != 0:
+            print(f"| `{point}` | {done.stderr.strip()} | | | | |")
+            continue
+        result = json.loads(done.stdout)
+        rows.append((result, seconds))
+        print(f"| `{point}` | {result['seed']} {result['seed_makespan']} | {result['makespan']} | "
+              f"{result['best_lower_bound']} ({result['bound']}) | {100 * result['gap']:.2f}% | "
+              f"{seconds:.1f} |", flush=True)
+    if not rows:
+        return 1
+    published = [(r, s) for r, s in rows if r["seed"] != "serial"]
+    slower = sum(r["makespan"] > r["seed_makespan"] for r, _ in published)
+    open_gap = [r for r, _ in published if r["seed_makespan"] > 1.01 * r["best_lower_bound"]]
+    faster = sum(r["makespan"] < r["seed_makespan"] for r in open_gap)
+    print(f"\n{len(rows)} points; slower than the best registered: {slower}; "
+          f"strictly faster where its gap exceeds 1%: {faster} of {len(open_gap)}; "
+          f"median gap {100 * statistics.median(r['gap'] for r, _ in rows):.2f}%; "
+          f"slowest point {max(s for _, s in rows):.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

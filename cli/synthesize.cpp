@@ -1,0 +1,114 @@
+// `ppsim synthesize`: a schedule of the scenario's placement and backward form, searched under
+// the memory cap, with the best lower bound and the gap (docs/synthesis.md).
+#include "cli/commands.h"
+#include "cli/output_file.h"
+#include "cli/scenario_options.h"
+#include "run/prepare.h"
+#include "run/synthesis.h"
+
+#include "base/error.h"
+#include "sim/io/report.h"
+#include "sim/io/svg.h"
+#include "sim/io/torch_csv.h"
+#include "sim/io/trace.h"
+
+#include <fmt/format.h>
+#include <limits>
+#include <ostream>
+
+namespace ppsim::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+std::string synthesis_line(const Scenario &scenario, const SynthesisResult &result) {
+  return fmt::format("synthesis: seed {} (makespan {}), {} improving moves in {} candidates, "
+                     "stopped: {}, bound {}, {:.2f} s\n",
+                     result.seed, scenario.time_scale.readable(result.seed_makespan),
+                     result.improvements, result.evaluations, describe(result.stop),
+                     result.bound_name, result.seconds);
+}
+
+std::string synthesis_json(const Scenario &scenario, const SynthesisResult &result,
+                           const std::string &simulation_json) {
+  const TimeScale &scale = scenario.time_scale;
+  return fmt::format(
+      "{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
+      "\"seed\": {}, \"seed_makespan\": {}, \"improvements\": {}, "
+      "\"evaluations\": {}, \"stopped\": {}, \"seconds\": {}, \"simulation\": {}}}\n",
+      scale.json(result.makespan), scale.json(result.lower_bound), json_string(result.bound_name),
+      json_number(result.gap()), json_string(result.seed), scale.json(result.seed_makespan),
+      result.improvements, result.evaluations, json_string(std::string(describe(result.stop))),
+      json_number(result.seconds), simulation_json);
+}
+
+} // namespace
+
+int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
+  po::options_description options("ppsim synthesize [SCENARIO.toml] [options]");
+  SynthesisOptions synthesis;
+  options.add_options()("format", po::value<std::string>()->default_value("text"), "text or json")(
+      "time-limit", po::value<double>()->default_value(synthesis.time_limit_seconds),
+      "seconds for the search (and the exact optimum on tiny instances)")(
+      "max-evaluations", po::value<std::int64_t>()->default_value(synthesis.max_evaluations),
+      "candidates timed at most; reached first, the result is reproducible")(
+      "seed", po::value<std::int64_t>()->default_value(1), "seed of the search's moves")(
+      "max-variables",
+      po::value<std::int64_t>()->default_value(synthesis.exact_max_start_variables),
+      "size guard of the exact optimum on tiny instances (0: never run it)")(
+      "torch-csv", po::value<std::string>()->value_name("FILE"),
+      "write the schedule as PyTorch pipelining CSV")(
+      "svg", po::value<std::string>()->value_name("FILE"), "write a Gantt chart")(
+      "trace", po::value<std::string>()->value_name("FILE"), "write a Chrome trace (Perfetto)");
+  const auto parsed = parse_scenario_command(args, options, out);
+  if (!parsed)
+    return kOk;
+  const po::variables_map &values = *parsed;
+  const std::string format = checked_choice(values, "format", {"text", "json"});
+  synthesis.time_limit_seconds = values["time-limit"].as<double>();
+  if (!(synthesis.time_limit_seconds > 0))
+    throw Error("", 0, "--time-limit", "expected a positive number of seconds");
+  synthesis.max_evaluations =
+      checked_integer(values, "max-evaluations", 0, std::numeric_limits<std::int64_t>::max());
+  synthesis.seed = static_cast<std::uint64_t>(
+      checked_integer(values, "seed", 0, std::numeric_limits<std::int64_t>::max()));
+
+  // The same bound on the guard as `ppsim optimal` (docs/bounds.md, "Exact optimum").
+  synthesis.exact_max_start_variables =
+      checked_integer(values, "max-variables", 0, std::int64_t{1} << 17);
+
+  const ScenarioInput input = scenario_from_options(values);
+  check_outputs(given_outputs(values, {"torch-csv", "svg", "trace"}),
+                scenario_input_files(values, input));
+  // The placement and backward form are those of the scenario's schedule.
+  const PreparedRun run = prepare_run(input);
+  const BackwardForm form = bounds_for_run(input, run).backward;
+  const SynthesisResult result = synthesize(run.scenario, form, synthesis);
+
+  const bool timelines = values.count("svg") || values.count("trace");
+  const Simulation simulation = simulate(run.scenario, result.schedule, SimulateOptions{timelines});
+  const SimulationReport report{run.scenario, result.schedule, simulation, result.lower_bound,
+                                run.warnings};
+  // Every output is produced before any file is written, so a failure leaves nothing behind.
+  std::vector<std::pair<std::string, std::string>> files;
+  if (values.count("torch-csv"))
+    files.emplace_back(values["torch-csv"].as<std::string>(),
+                       write_torch_csv(run.scenario, result.schedule).text);
+  if (values.count("svg"))
+    files.emplace_back(values["svg"].as<std::string>(),
+                       gantt_svg(run.scenario, result.schedule, simulation,
+                                 GanttOptions{.time_unit = input.time_unit}));
+  if (values.count("trace"))
+    files.emplace_back(
+        values["trace"].as<std::string>(),
+        chrome_trace_json(run.scenario, result.schedule, simulation, input.time_unit));
+  for (const auto &[path, content] : files)
+    write_file_atomically(path, content);
+  if (format == "json")
+    out << synthesis_json(run.scenario, result, report_json(report));
+  else
+    out << report_text(report) << synthesis_line(run.scenario, result);
+  return kOk;
+}
+
+} // namespace ppsim::cli

@@ -1,0 +1,96 @@
+// `ppsim synthesize` in-process (cli/synthesize.cpp): the printed result, its JSON, the exports
+// and the one-line errors (docs/synthesis.md).
+#include "cli/commands.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Output {
+  int code;
+  std::string out, err;
+};
+
+Output run(const ppsim::cli::Args &args) {
+  std::ostringstream out, err;
+  const int code = ppsim::cli::guarded(ppsim::cli::run_synthesize, args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+/// A scratch folder removed at the end of the test.
+struct Folder {
+  std::filesystem::path path = std::filesystem::temp_directory_path() / "ppsim_synthesize_test";
+  Folder() {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~Folder() { std::filesystem::remove_all(path); }
+  [[nodiscard]] std::string file(const std::string &name) const { return (path / name).string(); }
+};
+
+} // namespace
+
+TEST_CASE("synthesize prints the run, the bound met and where the search started") {
+  // ZB-H2's order (registered as interleaved-zb at v = 1, the first to reach it) meets LB3 = 27.
+  const Output output = run({"-p", "4", "-m", "8", "--schedule", "zb-h1"});
+  CHECK(output.code == 0);
+  CHECK(output.out.find("schedule synthesized  p=4 m=8 v=1\n"
+                        "makespan 27  max span 27  ideal 24  bubble 11.11%  span bubble 11.11%\n"
+                        "best lower bound 27  gap 0.00%\n") == 0);
+  CHECK(output.out.find("synthesis: seed interleaved-zb (makespan 27), 0 improving moves in 0 "
+                        "candidates, stopped: bound met, bound LB3, ") != std::string::npos);
+}
+
+TEST_CASE("synthesize --format json: the result and the engine's replay agree") {
+  const Output output = run({"-p", "4", "-m", "8", "--schedule", "zb-h1", "--K", "3",
+                             "--max-evaluations", "500", "--format", "json"});
+  REQUIRE(output.code == 0);
+  const nlohmann::json json = nlohmann::json::parse(output.out);
+  CHECK(json["makespan"] == json["simulation"]["makespan"]);
+  CHECK(json["simulation"]["feasible"] == true);
+  CHECK(json["seed"] == "zb-auto");
+  CHECK(json["makespan"] < json["seed_makespan"]);
+  CHECK(json["evaluations"] == 500);
+  CHECK(json["stopped"] == "evaluation limit");
+}
+
+TEST_CASE("synthesize writes the PyTorch CSV, the Gantt chart and the trace") {
+  const Folder folder;
+  const Output output =
+      run({"-p", "4", "-m", "8", "--schedule", "zb-h1", "--torch-csv", folder.file("s.csv"),
+           "--svg", folder.file("s.svg"), "--trace", folder.file("s.json")});
+  REQUIRE(output.code == 0);
+  std::ifstream csv(folder.file("s.csv"));
+  std::string header;
+  std::getline(csv, header);
+  CHECK(header.find("0F0,") == 0); // device 0 starts with F(0,0)
+  CHECK(std::filesystem::file_size(folder.file("s.svg")) > 0);
+  CHECK(std::filesystem::file_size(folder.file("s.json")) > 0);
+}
+
+TEST_CASE("synthesize errors are one line and leave no file behind") {
+  const Folder folder;
+  // At K = 1 the optimum recomputes, which the PyTorch CSV cannot express: nothing is written.
+  const Output remat = run({"-p", "2", "-m", "4", "--F", "1", "--B", "1", "--W", "0", "--K", "1",
+                            "--svg", folder.file("s.svg"), "--torch-csv", folder.file("s.csv")});
+  CHECK(remat.code == 1);
+  CHECK(remat.err.find("ppsim: error: op R(") == 0);
+  CHECK(
+      remat.err.ends_with(") has no PyTorch action (the torch CSV format has no recomputation)\n"));
+  CHECK(std::filesystem::is_empty(folder.path));
+
+  const Output cap = run({"-p", "2", "-m", "2", "--K", "0.5"});
+  CHECK(cap.code == 1);
+  CHECK(cap.err == "ppsim: error: field 'K': no schedule fits cap 0.5: it is below one "
+                   "activation of some stage\n");
+
+  const Output limit = run({"--time-limit", "0"});
+  CHECK(limit.code == 1);
+  CHECK(limit.err == "ppsim: error: field '--time-limit': expected a positive number of seconds\n");
+}

@@ -1,0 +1,221 @@
+// Schedule synthesis (docs/synthesis.md): the result is a valid schedule within the cap whose
+// makespan is the engine's replay, never slower than any registered schedule of the placement and
+// backward form that fits the cap, never below the bound, equal to the exact optimum on tiny
+// instances, and reproducible.
+#include "base/error.h"
+#include "bounds/analyzer.h"
+#include "bounds/exact.h"
+#include "run/synthesis.h"
+#include "sim/memory.h"
+#include "sim/placement.h"
+#include "tests/sim/test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+
+using ppsim::BackwardForm;
+using ppsim::Ticks;
+using ppsim::testing::uniform_input;
+
+namespace {
+
+/// The local search alone, stopped by its evaluation limit (so reproducible).
+ppsim::SynthesisOptions quick(std::int64_t evaluations = 300) {
+  ppsim::SynthesisOptions options;
+  options.max_evaluations = evaluations;
+  options.time_limit_seconds = 60;
+  options.exact_max_start_variables = 0;
+  return options;
+}
+
+/// The local search, then the exact optimum.
+ppsim::SynthesisOptions with_exact() {
+  ppsim::SynthesisOptions options = quick();
+  options.exact_max_start_variables = ppsim::ExactOptions{}.max_start_variables;
+  return options;
+}
+
+/// Every registered schedule of the scenario's placement and `form` that fits the cap: the
+/// result is no slower than any of them. Returns how many were compared.
+int check_not_slower_than_registered(const ppsim::Scenario &scenario, BackwardForm form,
+                                     Ticks makespan) {
+  int compared = 0;
+  for (const ppsim::ScheduleInfo &info : ppsim::schedule_registry()) {
+    if (info.split_backward != (form == BackwardForm::split) ||
+        (info.placement == ppsim::PlacementKind::dual_pipe) ||
+        ppsim::make_placement(info.placement, scenario.devices, scenario.chunks) !=
+            scenario.stage_device ||
+        info.refusal(scenario, {}))
+      continue;
+    ppsim::Schedule schedule;
+    try {
+      schedule = ppsim::generate_schedule(info, scenario, {});
+    } catch (const ppsim::CapUnreachable &) {
+      continue;
+    }
+    const ppsim::Simulation run = ppsim::simulate(scenario, schedule);
+    CAPTURE(info.name);
+    if (run.metrics.feasible) {
+      CHECK(makespan <= run.metrics.makespan);
+      ++compared;
+    }
+  }
+  return compared;
+}
+
+/// The result replays to its makespan within the cap, and the bound is below it.
+void check_result(const ppsim::Scenario &scenario, const ppsim::SynthesisResult &result) {
+  const ppsim::Simulation replay = ppsim::simulate(scenario, result.schedule);
+  CHECK(replay.metrics.feasible);
+  CHECK(replay.metrics.makespan == result.makespan);
+  CHECK(result.lower_bound <= result.makespan);
+  CHECK(result.makespan <= result.seed_makespan);
+  CHECK(result.schedule.name == "synthesized");
+}
+
+} // namespace
+
+TEST_CASE("evaluate is the engine's makespan, and refuses invalid, deadlocked and over-cap "
+          "orders") {
+  ppsim::ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  ppsim::testing::Generated generated = ppsim::testing::generate("1f1b", input);
+  const ppsim::Scenario &scenario = generated.scenario;
+  ppsim::Schedule schedule = generated.schedule;
+  const ppsim::Simulation run = ppsim::simulate(scenario, schedule);
+  const std::optional<ppsim::CandidateTime> time = ppsim::evaluate(scenario, schedule);
+  REQUIRE(time);
+  CHECK(time->makespan == run.metrics.makespan);
+  CHECK(time->total_device_end == run.metrics.devices[0].end + run.metrics.devices[1].end);
+
+  // Device 1 (last stage) runs F(1,0) BW(1,0) F(1,1) BW(1,1); a backward before its forward is
+  // refused by validation.
+  ppsim::Schedule broken = schedule;
+  std::swap(broken.device_ops[1][0], broken.device_ops[1][1]);
+  CHECK_FALSE(ppsim::evaluate(scenario, broken));
+
+  // Device 0 waiting for BW(0,1) before F(0,1) is a cross-device cycle: a deadlock.
+  ppsim::Schedule deadlock = schedule;
+  std::vector<ppsim::Op> &first = deadlock.device_ops[0];
+  first = {ppsim::Op::make(ppsim::OpKind::forward, 0, 0),
+           ppsim::Op::make(ppsim::OpKind::backward_full, 0, 0),
+           ppsim::Op::make(ppsim::OpKind::backward_full, 0, 1),
+           ppsim::Op::make(ppsim::OpKind::forward, 0, 1)};
+  CHECK_FALSE(ppsim::evaluate(scenario, deadlock));
+
+  // GPipe holds both activations on device 0: over a cap of 1.
+  input.cap_activations = 1.0;
+  const ppsim::testing::Generated gpipe = ppsim::testing::generate("gpipe", input);
+  CHECK_FALSE(ppsim::evaluate(gpipe.scenario, gpipe.schedule));
+}
+
+TEST_CASE("synthesis is valid, within the cap and never slower than a registered schedule") {
+  // Seeded grid: single wave and V placements, both backward forms, per-stage costs, latency,
+  // caps from 1 activation to uncapped.
+  std::mt19937 random(2026);
+  std::uniform_int_distribution<int> cost(1, 4);
+  int compared = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    const int p = 2 + trial % 3;
+    const int m = p * (1 + trial % 2);
+    const std::string schedule = trial % 4 == 0   ? "1f1b"
+                                 : trial % 4 == 1 ? "zb-h1"
+                                 : trial % 4 == 2 ? "zb-v"
+                                                  : "interleaved-1f1b";
+    const int stages = schedule == "zb-v" || schedule == "interleaved-1f1b" ? 2 * p : p;
+    ppsim::ScenarioInput input = ppsim::testing::drawn_stage_input(
+        p, m, stages, {trial % 3 == 0 ? 1 : 0, 2}, 1, [&] { return cost(random); });
+    input.chunks = stages / p;
+    if (trial % 3 != 2)
+      input.cap_activations = 1.0 + trial % p;
+    CAPTURE(trial);
+    CAPTURE(schedule);
+    const ppsim::ScheduleInfo &info = ppsim::find_schedule(schedule);
+    const ppsim::Scenario scenario = ppsim::build_scenario(input, info);
+    const BackwardForm form = info.split_backward ? BackwardForm::split : BackwardForm::full;
+    const ppsim::SynthesisResult result = ppsim::synthesize(scenario, form, quick());
+    check_result(scenario, result);
+    compared += check_not_slower_than_registered(scenario, form, result.makespan);
+    const ppsim::BoundsReport bounds = ppsim::compute_bounds(scenario, {form, "", 0});
+    CHECK(result.lower_bound >= bounds.best_lower_bound);
+  }
+  CHECK(compared > 12);
+}
+
+TEST_CASE("synthesis equals the exact optimum on tiny instances") {
+  // p = 2, m = 4, K = 1, F = B = 1 (docs/bounds.md, "Findings on tiny instances"): the optimum is
+  // 11, all-remat 1F1B takes 12.
+  ppsim::ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
+  input.cap_activations = 1.0;
+  const ppsim::Scenario scenario = ppsim::testing::scenario_for("1f1b", input);
+  const ppsim::SynthesisResult result =
+      ppsim::synthesize(scenario, BackwardForm::full, with_exact());
+  check_result(scenario, result);
+  CHECK(result.makespan == Ticks{11});
+  CHECK(result.lower_bound == Ticks{11});
+  CHECK(result.gap() == 0);
+
+  // Heterogeneous costs, split backward, K = 2, against ppsim optimal.
+  std::mt19937 random(7);
+  std::uniform_int_distribution<int> cost(1, 3);
+  for (int trial = 0; trial < 3; ++trial) {
+    ppsim::ScenarioInput tiny =
+        ppsim::testing::drawn_stage_input(2, 3, 2, {0, 1}, 1, [&] { return cost(random); });
+    tiny.cap_activations = 2.0;
+    CAPTURE(trial);
+    const ppsim::Scenario small = ppsim::testing::scenario_for("1f1b-split", tiny);
+    const ppsim::ExactResult exact = ppsim::exact_optimum(small, BackwardForm::split);
+    REQUIRE(exact.proven_optimal);
+    const ppsim::SynthesisResult synthesized =
+        ppsim::synthesize(small, BackwardForm::split, with_exact());
+    check_result(small, synthesized);
+    CHECK(synthesized.makespan == exact.makespan);
+  }
+}
+
+TEST_CASE("synthesis stops as soon as the bound is met") {
+  // ZB-H2 meets LB3 = (p-1)F + m(F+B+W) = 27 at F = B = W = 1 (docs/bounds.md, "The bounds"):
+  // the seed is optimal and no candidate is timed.
+  const ppsim::Scenario scenario =
+      ppsim::testing::scenario_for("zb-h1", uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1}));
+  const ppsim::SynthesisResult result = ppsim::synthesize(scenario, BackwardForm::split, quick());
+  CHECK(result.stop == ppsim::SynthesisStop::bound_met);
+  CHECK(result.evaluations == 0);
+  CHECK(result.makespan == Ticks{27});
+  CHECK(result.gap() == 0);
+}
+
+TEST_CASE("synthesis improves on the seed where the published schedules leave a bubble") {
+  // p = 4, m = 8, F = B = W, cap 3: below ZB-H1's p, zb-auto is the fastest registered schedule
+  // that fits (37); moving W ops into its bubbles takes it down.
+  ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 3.0;
+  const ppsim::Scenario scenario = ppsim::testing::scenario_for("zb-h1", input);
+  const ppsim::SynthesisResult result =
+      ppsim::synthesize(scenario, BackwardForm::split, quick(3000));
+  check_result(scenario, result);
+  CHECK(result.makespan < result.seed_makespan);
+  CHECK(result.improvements > 0);
+}
+
+TEST_CASE("synthesis is reproducible: the same seed gives the same orders") {
+  ppsim::ScenarioInput input = uniform_input(3, 6, {1, 1}, {2, 1}, {1, 1}, {1, 2});
+  input.cap_activations = 2.0;
+  const ppsim::Scenario scenario = ppsim::testing::scenario_for("zb-h1", input);
+  const ppsim::SynthesisResult first = ppsim::synthesize(scenario, BackwardForm::split, quick());
+  const ppsim::SynthesisResult second = ppsim::synthesize(scenario, BackwardForm::split, quick());
+  CHECK(first.schedule.device_ops == second.schedule.device_ops);
+  CHECK(first.evaluations == second.evaluations);
+  CHECK(first.improvements == second.improvements);
+}
+
+TEST_CASE("synthesis refuses a cap below one activation, naming K") {
+  ppsim::ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 0.5;
+  const ppsim::Scenario scenario = ppsim::testing::scenario_for("1f1b", input);
+  CHECK_THROWS_WITH_AS(
+      ppsim::synthesize(scenario, BackwardForm::full, quick()),
+      "field 'K': no schedule fits cap 0.5: it is below one activation of some stage",
+      ppsim::CapUnreachable);
+}
