@@ -1,6 +1,7 @@
 // `ppsim bounds` in-process (cli/bounds.cpp): exact text and JSON for the oracle rows of
 // docs/oracles.md, "Bounds at small caps", and the error paths.
 #include "cli/commands.h"
+#include "tests/cli/command_support.h"
 
 #include <doctest/doctest.h>
 
@@ -9,17 +10,8 @@
 
 namespace {
 
-struct Output {
-  int code;
-  std::string out, err;
-};
-
-Output run(int (*handler)(const ppsim::cli::Args &, std::ostream &, std::ostream &),
-           const ppsim::cli::Args &args) {
-  std::ostringstream out, err;
-  const int code = ppsim::cli::guarded(handler, args, out, err);
-  return {code, out.str(), err.str()};
-}
+using ppsim::testing::Output;
+using ppsim::testing::run;
 
 const ppsim::cli::Args kOracle{"-p", "2",   "-m", "4",   "--F", "1",          "--B",
                                "1",  "--W", "0",  "--K", "1",   "--schedule", "allremat-1f1b"};

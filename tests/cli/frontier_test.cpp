@@ -1,5 +1,6 @@
 // `ppsim frontier` in-process: the O-13 table and its error paths.
 #include "cli/commands.h"
+#include "tests/cli/command_support.h"
 
 #include <doctest/doctest.h>
 
@@ -12,17 +13,9 @@ using ppsim::cli::run_frontier;
 
 namespace {
 
-struct Output {
-  int code;
-  std::string out;
-  std::string err;
-};
+using ppsim::testing::Output;
 
-Output frontier(const ppsim::cli::Args &args) {
-  std::ostringstream out, err;
-  const int code = ppsim::cli::guarded(run_frontier, args, out, err);
-  return {code, out.str(), err.str()};
-}
+Output frontier(const ppsim::cli::Args &args) { return ppsim::testing::run(run_frontier, args); }
 
 } // namespace
 

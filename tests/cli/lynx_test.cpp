@@ -4,6 +4,7 @@
 #include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
 #include "tests/base/error_support.h"
+#include "tests/cli/command_support.h"
 
 #include <doctest/doctest.h>
 
@@ -15,16 +16,8 @@ using ppsim::cli::Args;
 
 namespace {
 
-struct Output {
-  int code = 0;
-  std::string out, err;
-};
-
-Output run(int (*handler)(const Args &, std::ostream &, std::ostream &), const Args &args) {
-  std::ostringstream out, err;
-  const int code = ppsim::cli::guarded(handler, args, out, err);
-  return {code, out.str(), err.str()};
-}
+using ppsim::testing::Output;
+using ppsim::testing::run;
 
 std::vector<std::string> lines(const std::string &text) {
   std::istringstream in(text);

@@ -1,6 +1,7 @@
 // `ppsim optimal` in-process (cli/optimal.cpp): the K = 1 optimum of docs/oracles.md, "Bounds at
 // small caps" and the size guard message.
 #include "cli/commands.h"
+#include "tests/cli/command_support.h"
 
 #include <doctest/doctest.h>
 
@@ -9,15 +10,10 @@
 
 namespace {
 
-struct Output {
-  int code;
-  std::string out, err;
-};
+using ppsim::testing::Output;
 
 Output run(const ppsim::cli::Args &args) {
-  std::ostringstream out, err;
-  const int code = ppsim::cli::guarded(ppsim::cli::run_optimal, args, out, err);
-  return {code, out.str(), err.str()};
+  return ppsim::testing::run(ppsim::cli::run_optimal, args);
 }
 
 const ppsim::cli::Args kOracle{"-p",  "2", "-m",  "4", "--F", "1",

@@ -152,4 +152,3 @@ TEST_CASE("issue_17 --help and --version fail on a failed write to standard outp
     CHECK(WEXITSTATUS(status) == 1);
   }
 }
-

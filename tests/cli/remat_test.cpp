@@ -2,6 +2,7 @@
 // and the one-line errors.
 #include "base/text_file.h"
 #include "cli/commands.h"
+#include "tests/cli/command_support.h"
 
 #include <doctest/doctest.h>
 
@@ -17,15 +18,10 @@ using ppsim::cli::Args;
 
 namespace {
 
-struct Output {
-  int code = 0;
-  std::string out, err;
-};
+using ppsim::testing::Output;
 
-Output remat(const Args &args) {
-  std::ostringstream out, err;
-  const int code = ppsim::cli::guarded(ppsim::cli::run_remat, args, out, err);
-  return {code, out.str(), err.str()};
+Output remat(const ppsim::cli::Args &args) {
+  return ppsim::testing::run(ppsim::cli::run_remat, args);
 }
 
 } // namespace

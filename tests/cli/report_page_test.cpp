@@ -2,6 +2,7 @@
 // page self-contained, and `ppsim report` / `compare --report` end to end in-process, errors
 // included. The page's behaviour in a browser is tests/cli/report_browser_test.py.
 #include "cli/report_page.h"
+#include "tests/cli/command_support.h"
 
 #include "cli/commands.h"
 #include "run/prepare.h"
@@ -23,16 +24,8 @@ using nlohmann::json;
 
 namespace {
 
-struct Output {
-  int code = 0;
-  std::string out, err;
-};
-
-Output run(int (*command)(const Args &, std::ostream &, std::ostream &), const Args &args) {
-  std::ostringstream out, err;
-  const int code = guarded(command, args, out, err);
-  return {code, out.str(), err.str()};
-}
+using ppsim::testing::Output;
+using ppsim::testing::run;
 
 std::string read(const std::string &path) {
   std::ifstream file(path);

@@ -1,6 +1,7 @@
 // `ppsim synthesize` in-process (cli/synthesize.cpp): the printed result, its JSON, the exports
 // and the one-line errors (docs/synthesis.md).
 #include "cli/commands.h"
+#include "tests/cli/command_support.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -12,15 +13,10 @@
 
 namespace {
 
-struct Output {
-  int code;
-  std::string out, err;
-};
+using ppsim::testing::Output;
 
 Output run(const ppsim::cli::Args &args) {
-  std::ostringstream out, err;
-  const int code = ppsim::cli::guarded(ppsim::cli::run_synthesize, args, out, err);
-  return {code, out.str(), err.str()};
+  return ppsim::testing::run(ppsim::cli::run_synthesize, args);
 }
 
 /// A scratch folder removed at the end of the test.

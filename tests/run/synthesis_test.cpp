@@ -8,6 +8,7 @@
 #include "run/synthesis.h"
 #include "sim/memory.h"
 #include "sim/placement.h"
+#include "tests/bounds/registered_support.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
@@ -17,6 +18,7 @@
 
 using ppsim::BackwardForm;
 using ppsim::Ticks;
+using ppsim::testing::check_not_slower_than_registered;
 using ppsim::testing::uniform_input;
 
 namespace {
@@ -35,34 +37,6 @@ ppsim::SynthesisOptions with_exact() {
   ppsim::SynthesisOptions options = quick();
   options.exact_max_start_variables = ppsim::ExactOptions{}.max_start_variables;
   return options;
-}
-
-/// Every registered schedule of the scenario's placement and `form` that fits the cap: the
-/// result is no slower than any of them. Returns how many were compared.
-int check_not_slower_than_registered(const ppsim::Scenario &scenario, BackwardForm form,
-                                     Ticks makespan) {
-  int compared = 0;
-  for (const ppsim::ScheduleInfo &info : ppsim::schedule_registry()) {
-    if (info.split_backward != (form == BackwardForm::split) ||
-        (info.placement == ppsim::PlacementKind::dual_pipe) ||
-        ppsim::make_placement(info.placement, scenario.devices, scenario.chunks) !=
-            scenario.stage_device ||
-        info.refusal(scenario, {}))
-      continue;
-    ppsim::Schedule schedule;
-    try {
-      schedule = ppsim::generate_schedule(info, scenario, {});
-    } catch (const ppsim::CapUnreachable &) {
-      continue;
-    }
-    const ppsim::Simulation run = ppsim::simulate(scenario, schedule);
-    CAPTURE(info.name);
-    if (run.metrics.feasible) {
-      CHECK(makespan <= run.metrics.makespan);
-      ++compared;
-    }
-  }
-  return compared;
 }
 
 /// The result replays to its makespan within the cap, and the bound is below it.
