@@ -39,6 +39,16 @@ ppsim::ExactOptions always_solve() {
   return options;
 }
 
+// The exact optimum (full backward) with every progress report recorded in `reports`.
+ppsim::ExactResult solve_recording(const ppsim::Scenario &scenario,
+                                   std::vector<HorizonReport> &reports) {
+  ppsim::ExactOptions options = always_solve();
+  options.progress = [&](std::size_t done, std::size_t total, std::string_view step) {
+    reports.push_back({done, total, std::string(step)});
+  };
+  return ppsim::exact_optimum(scenario, BackwardForm::full, options);
+}
+
 /// The returned orders are a valid schedule that fits the cap and ends at the optimum.
 void check_replay(const ppsim::Scenario &scenario, const ppsim::ExactResult &result) {
   const ppsim::Simulation replay = ppsim::simulate(scenario, result.schedule);
@@ -83,12 +93,8 @@ TEST_CASE("K = 1 oracles: the optimum meets LB2 on p = 2 (docs/oracles.md)") {
     ppsim::ScenarioInput input = uniform_input(2, 4, {1, 1}, {backward, 1}, {0, 1});
     input.cap_activations = 1.0;
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
-    ppsim::ExactOptions options = always_solve();
     std::vector<HorizonReport> reports;
-    options.progress = [&](std::size_t done, std::size_t total, std::string_view step) {
-      reports.push_back({done, total, std::string(step)});
-    };
-    const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::full, options);
+    const ppsim::ExactResult result = solve_recording(scenario, reports);
     CHECK(result.proven_optimal);
     CHECK(result.method == "ilp");
     CHECK(result.makespan == Ticks{lb2});
@@ -122,12 +128,8 @@ TEST_CASE("random tiny instances: LB <= OPT <= every feasible schedule") {
       input.cap_activations = static_cast<double>(1 + trial % 2);
     CAPTURE(trial);
     const ppsim::Scenario scenario = scenario_for(input, "1f1b");
-    ppsim::ExactOptions options = always_solve();
     std::vector<HorizonReport> reports;
-    options.progress = [&](std::size_t done, std::size_t total, std::string_view step) {
-      reports.push_back({done, total, std::string(step)});
-    };
-    const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::full, options);
+    const ppsim::ExactResult result = solve_recording(scenario, reports);
     check_sandwich(input, scenario, BackwardForm::full, result);
     // Progress: every horizon from the best lower bound up to the optimum is decided infeasible,
     // one report each, and the reports end at the total (the incumbent's makespan).
