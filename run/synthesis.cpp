@@ -10,6 +10,8 @@
 #include "bounds/incumbent.h"
 #include "sim/memory.h"
 #include "sim/metrics.h"
+#include "sim/retime.h"
+#include "sim/validate.h"
 
 #include <fmt/format.h>
 
@@ -103,13 +105,24 @@ bool exact_applies(const Scenario &scenario, const SynthesisOptions &options) {
 
 std::optional<CandidateTime> evaluate(const Scenario &scenario, const Schedule &schedule) {
   try {
-    const Simulation simulation = simulate(scenario, schedule);
-    if (!simulation.metrics.feasible)
-      return std::nullopt;
+    validate_schedule(scenario, schedule);
+    // Peaks depend on the orders only (docs/model.md, "Memory"): the cap is checked before any
+    // timing, and the orders are timed by the re-timer, which gives the engine's times exactly
+    // (docs/model.md, "Re-timing fixed orders").
+    const MemoryTrack &track = checked_track(scenario);
+    if (track.cap) {
+      for (const double peak : device_peaks(scenario, schedule, track))
+        if (over_cap(peak, *track.cap))
+          return std::nullopt;
+    }
+    const Retimer timing(scenario, schedule);
     Ticks total{0};
-    for (const DeviceMetrics &device : simulation.metrics.devices)
-      total += device.end;
-    return CandidateTime{simulation.metrics.makespan, total};
+    for (int device = 0; device < schedule.device_count(); ++device) {
+      const auto ops = static_cast<int>(schedule.device_ops[at(device)].size());
+      if (ops > 0)
+        total += timing.end(device, ops - 1);
+    }
+    return CandidateTime{timing.makespan(), total};
   } catch (const Error &) { // a rule of docs/model.md broken, or a deadlock
     return std::nullopt;
   }

@@ -23,8 +23,9 @@ struct CandidateTime {
   friend auto operator<=>(const CandidateTime &, const CandidateTime &) = default;
 };
 
-/// The one timing function of the search: the engine's replay of `schedule`, or nullopt when
-/// it breaks a rule of docs/model.md, "Validation", deadlocks, or exceeds the cap.
+/// The one timing function of the search: the engine's times of `schedule` (through the
+/// re-timer), or nullopt when it breaks a rule of docs/model.md, "Validation", exceeds the cap,
+/// or deadlocks.
 std::optional<CandidateTime> evaluate(const Scenario &scenario, const Schedule &schedule);
 
 struct SynthesisOptions {
