@@ -100,13 +100,10 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
       "gantt, memory: draw only this span of the run (ms; an end may be left out)")(
       "png", "also write a 300 dpi PNG beside the figure (FIG.png)")(
       "input", po::value<std::string>()->value_name("INPUT"), "results CSV or trace JSON");
-  po::positional_options_description positional;
-  positional.add("input", 1);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n";
+  const auto parsed = parse_file_command(args, options, "input", out);
+  if (!parsed)
     return kOk;
-  }
+  const po::variables_map &values = *parsed;
   if (!values.count("input"))
     throw Error("", 0, "",
                 "missing the input file (ppsim plot RESULTS.csv --kind KIND -o FIG.pdf)");

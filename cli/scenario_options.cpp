@@ -122,6 +122,19 @@ po::variables_map parse_command(const std::vector<std::string> &args,
   return values;
 }
 
+std::optional<po::variables_map> parse_file_command(const std::vector<std::string> &args,
+                                                    const po::options_description &options,
+                                                    const char *file_option, std::ostream &out) {
+  po::positional_options_description positional;
+  positional.add(file_option, 1);
+  po::variables_map values = parse_command(args, options, positional);
+  if (values.count("help")) {
+    out << options << "\n";
+    return std::nullopt;
+  }
+  return values;
+}
+
 std::optional<po::variables_map> parse_scenario_command(const std::vector<std::string> &args,
                                                         po::options_description &options,
                                                         std::ostream &out) {

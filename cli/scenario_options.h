@@ -35,6 +35,13 @@ parse_command(const std::vector<std::string> &args,
               const boost::program_options::options_description &options,
               const boost::program_options::positional_options_description &positional);
 
+/// The start of a command whose one positional argument is the file option `file_option`:
+/// parses `args` and prints the help (returning nullopt) when asked.
+std::optional<boost::program_options::variables_map>
+parse_file_command(const std::vector<std::string> &args,
+                   const boost::program_options::options_description &options,
+                   const char *file_option, std::ostream &out);
+
 /// The common start of every scenario-taking command: adds --help, the scenario flags and the
 /// positional scenario file to the command's own `options`, parses `args`, and prints the help
 /// (returning nullopt) when asked.

@@ -113,13 +113,10 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
       "resume", "skip points whose run id is already in the output (or its .partial journal)")(
       "sweep", po::value<std::string>()->value_name("SWEEP.toml"), "sweep file");
   add_quiet_option(options);
-  po::positional_options_description positional;
-  positional.add("sweep", 1);
-  const po::variables_map values = parse_command(args, options, positional);
-  if (values.count("help")) {
-    out << options << "\n";
+  const auto parsed = parse_file_command(args, options, "sweep", out);
+  if (!parsed)
     return kOk;
-  }
+  const po::variables_map &values = *parsed;
   if (!values.count("sweep"))
     throw Error("", 0, "", "missing the sweep file (ppsim sweep SWEEP.toml)");
   // Standard output, a pipe or a descriptor (`-o -`, `-o /dev/stdout`) is written in place at the

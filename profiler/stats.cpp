@@ -23,6 +23,13 @@ std::uint64_t nearest_rank(const std::vector<std::uint64_t> &sorted, int percent
   return sorted[std::max<std::size_t>(rank, 1) - 1];
 }
 
+// A pass's median and percentiles into its three columns.
+void set_times(const TimeSummary &busy, Rational &median, Rational &p10, Rational &p90) {
+  median = busy.median_ms;
+  p10 = busy.p10_ms;
+  p90 = busy.p90_ms;
+}
+
 } // namespace
 
 TimeSummary summarize_ns(std::vector<std::uint64_t> samples_ns) {
@@ -72,20 +79,14 @@ void apply_measurements(std::vector<CostRow> &rows, const std::vector<PassSummar
     const TimeSummary &busy = pass.busy;
     switch (pass.pass) {
     case Pass::forward:
-      row.fwd_ms = busy.median_ms;
-      row.fwd_ms_p10 = busy.p10_ms;
-      row.fwd_ms_p90 = busy.p90_ms;
+      set_times(busy, row.fwd_ms, row.fwd_ms_p10, row.fwd_ms_p90);
       row.n_samples = busy.samples;
       break;
     case Pass::backward_input:
-      row.bwd_input_ms = busy.median_ms;
-      row.bwd_input_ms_p10 = busy.p10_ms;
-      row.bwd_input_ms_p90 = busy.p90_ms;
+      set_times(busy, row.bwd_input_ms, row.bwd_input_ms_p10, row.bwd_input_ms_p90);
       break;
     case Pass::backward_weight:
-      row.bwd_weight_ms = busy.median_ms;
-      row.bwd_weight_ms_p10 = busy.p10_ms;
-      row.bwd_weight_ms_p90 = busy.p90_ms;
+      set_times(busy, row.bwd_weight_ms, row.bwd_weight_ms_p10, row.bwd_weight_ms_p90);
       break;
     case Pass::backward_total:
       row.bwd_total_ms = busy.median_ms;
