@@ -13,8 +13,7 @@ namespace ppsim::profiler {
 #ifdef PPSIM_INJECTION_LIBRARY
 namespace {
 
-// The library stays loaded, as the driver keeps it: unloading it would leave the allocations it
-// made at load time (its C++ runtime's) to LeakSanitizer as leaks of an unknown module.
+// The library stays loaded, as the driver keeps it.
 std::optional<SharedLibrary> open_injection_library() {
   std::string why;
   auto library = SharedLibrary::open(PPSIM_INJECTION_LIBRARY, why, /*keep_loaded=*/true);

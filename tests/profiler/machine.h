@@ -16,11 +16,13 @@ inline bool machine_has_gpu() {
   return has_gpu;
 }
 
-/// One of `names` opens with dlopen (a soname on the search path, or a path).
+/// One of `names` opens with dlopen (a soname on the search path, or a path). A library found
+/// stays loaded: unloading one (the toolkit's stub libcuda, say) would leave what it allocated
+/// when loaded to LeakSanitizer as leaks of an unknown module.
 inline bool library_present(const std::vector<std::string> &names) {
   for (const std::string &name : names) {
     std::string why;
-    if (SharedLibrary::open(name, why))
+    if (SharedLibrary::open(name, why, /*keep_loaded=*/true))
       return true;
   }
   return false;
