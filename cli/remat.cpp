@@ -125,6 +125,11 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
       throw Error("", 0, "--candidates",
                   fmt::format("expected comma-separated schedule names, got \"{}\"", text));
   }
+  // The page replays each plan on its candidate's scenario; the elf form solves and replays
+  // with lumped timing on a split base (docs/remat.md), so its times would not match the table.
+  if (values.count("report") && ilp.form == IlpForm::elf)
+    throw Error("", 0, "--report",
+                "the page shows plans on the scenario's own timing; rank with --ilp-form ppsim");
   Progress progress(err, progress_mode(values, err), "remat --auto", "candidates");
   const std::vector<AutoCandidate> ranked = rank_schedules(
       input, candidates, ilp, static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)),
@@ -153,9 +158,10 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
   if (values.count("report")) {
     std::vector<std::string> rows;
     for (const AutoCandidate &c : ranked) {
-      rows.push_back(c.solved()
-                         ? report_row(c.scenario, c.solution->schedule, "ilp")
-                         : report_unavailable_json(c.schedule, "ilp", c.status + ": " + c.note));
+      rows.push_back(c.solved() ? report_row(c.scenario, c.solution->schedule, "ilp")
+                                : report_unavailable_json(
+                                      c.schedule, "ilp",
+                                      c.note.empty() ? c.status : c.status + ": " + c.note));
     }
     const std::string path = values["report"].as<std::string>();
     write_report(path, input, ranked.front().scenario, std::move(rows));

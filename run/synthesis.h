@@ -48,8 +48,10 @@ struct SynthesisResult {
   Schedule schedule; ///< named "synthesized"
   Ticks makespan;    ///< the engine's replay of `schedule`
   Ticks lower_bound; ///< the best proven bound: the bounds of docs/bounds.md or the exact optimum's
-  std::string bound_name; ///< "LB2", ..., or "exact" when the exact optimum proved it
-  std::string seed;       ///< registered schedule (or "serial") the search started from
+  /// "LB2", ..., or "exact" when the exact optimum's search proved it (it found no schedule
+  /// ending before it, finished or stopped by its time limit).
+  std::string bound_name;
+  std::string seed; ///< registered schedule (or "serial") the search started from
   Ticks seed_makespan;
   std::int64_t evaluations = 0;  ///< candidates timed
   std::int64_t improvements = 0; ///< accepted moves that lowered (makespan, total device end)

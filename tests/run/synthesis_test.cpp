@@ -193,3 +193,15 @@ TEST_CASE("synthesis refuses a cap below one activation, naming K") {
       "field 'K': no schedule fits cap 0.5: it is below one activation of some stage",
       ppsim::CapUnreachable);
 }
+
+TEST_CASE(
+    "synthesis refuses an overlapped F&B op shorter than its parts: its bounds would not hold") {
+  ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  input.overlap_fb = ppsim::Rational{2, 1};
+  const ppsim::Scenario scenario = ppsim::testing::scenario_for("dualpipe", input);
+  CHECK_THROWS_WITH_AS(ppsim::synthesize(scenario, BackwardForm::full, quick()),
+                       "field 'pipeline.overlap_fb': synthesis certifies its gap with lower bounds "
+                       "that take an overlapped F&B op as long as its parts; leave overlap_fb at "
+                       "its default",
+                       ppsim::Error);
+}
