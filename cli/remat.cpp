@@ -100,11 +100,9 @@ std::string report_row(const Scenario &scenario, const Schedule &schedule,
 // Writes the --report page: one table of `rows`, headed by the cap the runs were checked against.
 void write_report(const std::string &path, const ScenarioInput &input, const Scenario &scenario,
                   std::vector<std::string> rows) {
-  const double cap = checked_track(scenario).cap.value_or(0);
-  write_file_atomically(path, report_page(report_data_json(
-                                  ReportHeader{"remat", input.model_name, input.devices,
-                                               input.microbatches, input.time_unit},
-                                  {ReportTable{describe_cap(scenario, cap), std::move(rows)}})));
+  write_file_atomically(path, one_table_page(ReportHeader{"remat", input.model_name, input.devices,
+                                                          input.microbatches, input.time_unit},
+                                             scenario, std::move(rows)));
 }
 
 int print_auto(const ScenarioInput &input, const po::variables_map &values, const IlpOptions &ilp,

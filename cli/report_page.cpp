@@ -4,6 +4,7 @@
 #include "base/assert.h"
 #include "sim/critical_path.h"
 #include "sim/io/timeline_json.h"
+#include "sim/memory.h"
 
 #include <fmt/format.h>
 
@@ -63,6 +64,13 @@ std::string report_page(std::string_view data_json) {
   }
   out += page.substr(at + kDataPlaceholder.size());
   return out;
+}
+
+std::string one_table_page(const ReportHeader &header, const Scenario &scenario,
+                           std::vector<std::string> rows) {
+  const std::optional<double> cap = checked_track(scenario).cap;
+  std::string heading = cap ? describe_cap(scenario, *cap) : std::string("no memory cap");
+  return report_page(report_data_json(header, {ReportTable{std::move(heading), std::move(rows)}}));
 }
 
 } // namespace ppsim::cli

@@ -35,6 +35,10 @@ std::string report_unavailable_json(std::string_view schedule, std::string_view 
                                     std::string_view reason);
 /// The data object the page reads.
 std::string report_data_json(const ReportHeader &header, const std::vector<ReportTable> &tables);
+/// The page of one table of `rows` (runs of `scenario`'s placement, in the order given), headed by
+/// the cap they were checked against ("cap 4", "budget 80 GiB") or "no memory cap".
+std::string one_table_page(const ReportHeader &header, const Scenario &scenario,
+                           std::vector<std::string> rows);
 /// The page with `data_json` embedded in a script element; every `<` of the data is written
 /// `\u003c`, so no text in the data can close the element.
 std::string report_page(std::string_view data_json);

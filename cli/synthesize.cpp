@@ -2,6 +2,7 @@
 // the memory cap, with the best lower bound and the gap (docs/synthesis.md).
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/report_page.h"
 #include "cli/scenario_options.h"
 #include "run/prepare.h"
 #include "run/synthesis.h"
@@ -59,7 +60,9 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
       "torch-csv", po::value<std::string>()->value_name("FILE"),
       "write the schedule as PyTorch pipelining CSV")(
       "svg", po::value<std::string>()->value_name("FILE"), "write a Gantt chart")(
-      "trace", po::value<std::string>()->value_name("FILE"), "write a Chrome trace (Perfetto)");
+      "trace", po::value<std::string>()->value_name("FILE"), "write a Chrome trace (Perfetto)")(
+      "report", po::value<std::string>()->value_name("FILE"),
+      "write the interactive HTML page of the schedule (docs/report.md)");
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed)
     return kOk;
@@ -78,14 +81,14 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
       checked_integer(values, "max-variables", 0, std::int64_t{1} << 17);
 
   const ScenarioInput input = scenario_from_options(values);
-  check_outputs(given_outputs(values, {"torch-csv", "svg", "trace"}),
+  check_outputs(given_outputs(values, {"torch-csv", "svg", "trace", "report"}),
                 scenario_input_files(values, input));
   // The placement and backward form are those of the scenario's schedule.
   const PreparedRun run = prepare_run(input);
   const BackwardForm form = bounds_for_run(input, run).backward;
   const SynthesisResult result = synthesize(run.scenario, form, synthesis);
 
-  const bool timelines = values.count("svg") || values.count("trace");
+  const bool timelines = values.count("svg") || values.count("trace") || values.count("report");
   const Simulation simulation = simulate(run.scenario, result.schedule, SimulateOptions{timelines});
   const SimulationReport report{run.scenario, result.schedule, simulation, result.lower_bound,
                                 run.warnings};
@@ -102,6 +105,11 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
     files.emplace_back(
         values["trace"].as<std::string>(),
         chrome_trace_json(run.scenario, result.schedule, simulation, input.time_unit));
+  if (values.count("report"))
+    files.emplace_back(values["report"].as<std::string>(),
+                       one_table_page(ReportHeader{"synthesize", input.model_name, input.devices,
+                                                   input.microbatches, input.time_unit},
+                                      run.scenario, {report_run_json(report, "none")}));
   for (const auto &[path, content] : files)
     write_file_atomically(path, content);
   if (format == "json")

@@ -8,11 +8,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
 namespace {
 
+using ppsim::cli::Args;
 using ppsim::testing::Output;
 
 Output run(const ppsim::cli::Args &args) {
@@ -68,6 +70,32 @@ TEST_CASE("synthesize writes the PyTorch CSV, the Gantt chart and the trace") {
   CHECK(header.find("0F0,") == 0); // device 0 starts with F(0,0)
   CHECK(std::filesystem::file_size(folder.file("s.svg")) > 0);
   CHECK(std::filesystem::file_size(folder.file("s.json")) > 0);
+}
+
+TEST_CASE("synthesize --report: the page holds the synthesized run, the numbers of its JSON") {
+  const Folder folder;
+  const Args json_args{
+      "-p",  "4",        "-m",  "8", "--schedule", "zb-h1", "--K", "3", "--max-evaluations",
+      "500", "--format", "json"};
+  Args args = json_args;
+  args.insert(args.end(), {"--report", folder.file("s.html")});
+  const Output output = run(args);
+  REQUIRE(output.code == 0);
+  std::ifstream file(folder.file("s.html"));
+  const std::string page((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string open = "<script type=\"application/json\" id=\"ppsim-data\">";
+  const std::size_t begin = page.find(open);
+  REQUIRE(begin != std::string::npos);
+  const std::size_t end = page.find("</script>", begin);
+  const nlohmann::json data =
+      nlohmann::json::parse(page.substr(begin + open.size(), end - begin - open.size()));
+  CHECK(data["command"] == "synthesize");
+  CHECK(data["tables"][0]["heading"] == "cap 3");
+  REQUIRE(data["tables"][0]["rows"].size() == 1);
+  const nlohmann::json &row = data["tables"][0]["rows"][0];
+  CHECK(row["schedule"] == "synthesized");
+  // The page's summary is the command's own JSON of the run.
+  CHECK(row["summary"] == nlohmann::json::parse(output.out)["simulation"]);
 }
 
 TEST_CASE("synthesize errors are one line and leave no file behind") {
