@@ -310,6 +310,18 @@ std::vector<int> measured_in_flight(const ScenarioInput &input) {
   return in_flight_of(input, schedule_of(input), read_costs(input));
 }
 
+BackwardForm backward_form(const ScenarioInput &input, const PreparedRun &run) {
+  if (input.schedule_file.empty())
+    return find_schedule(input.schedule).split_backward ? BackwardForm::split : BackwardForm::full;
+  const bool split = std::any_of(run.schedule.device_ops.begin(), run.schedule.device_ops.end(),
+                                 [](const std::vector<Op> &ops) {
+                                   return std::any_of(ops.begin(), ops.end(), [](const Op &op) {
+                                     return op.kind() == OpKind::backward_weight;
+                                   });
+                                 });
+  return split ? BackwardForm::split : BackwardForm::full;
+}
+
 BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run) {
   if (input.schedule_file.empty()) {
     BoundsOptions options = bounds_options_for(find_schedule(input.schedule), input.group_size);
@@ -318,14 +330,8 @@ BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run) 
       options.schedule.clear();
     return compute_bounds(run.scenario, options);
   }
-  const bool split = std::any_of(run.schedule.device_ops.begin(), run.schedule.device_ops.end(),
-                                 [](const std::vector<Op> &ops) {
-                                   return std::any_of(ops.begin(), ops.end(), [](const Op &op) {
-                                     return op.kind() == OpKind::backward_weight;
-                                   });
-                                 });
   BoundsOptions options;
-  options.backward = split ? BackwardForm::split : BackwardForm::full;
+  options.backward = backward_form(input, run);
   return compute_bounds(run.scenario, options);
 }
 

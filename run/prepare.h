@@ -45,4 +45,8 @@ std::vector<int> measured_in_flight(const ScenarioInput &input);
 /// imported schedule the form its ops use.
 BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run);
 
+/// The backward form of a run's bounds: its generator's, or, for an imported schedule file, split
+/// when some op is a W.
+BackwardForm backward_form(const ScenarioInput &input, const PreparedRun &run);
+
 } // namespace ppsim
