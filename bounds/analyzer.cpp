@@ -36,6 +36,8 @@ BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &optio
     if (const std::optional<Ticks> lb3_mem = lb3_memory_time(scenario))
       report.lower_bounds.push_back({"LB3_mem", *lb3_mem, true});
   }
+  if (const std::optional<Ticks> lb4 = lb4_warmup(scenario, form))
+    report.lower_bounds.push_back({"LB4", *lb4, true});
   if (const std::optional<Ticks> span = span_lower_bound(scenario, form))
     report.lower_bounds.push_back({"span_LB", *span, false});
   for (const NamedBound &bound : report.lower_bounds)

@@ -243,6 +243,64 @@ std::optional<Ticks> lb3_memory_time(const Scenario &scenario) {
                            WindowPart::head, Ticks{0});
 }
 
+std::optional<Ticks> lb4_warmup(const Scenario &scenario, BackwardForm form) {
+  const std::optional<double> cap = scenario.activations.cap;
+  if (!cap)
+    return std::nullopt;
+  const PathProfile profile = path_profile(scenario, form);
+  const std::vector<std::vector<int>> stages = stages_by_device(scenario);
+  const double m = scenario.microbatches;
+  Ticks best{0};
+  for (int g = 0; g < scenario.devices; ++g) {
+    if (stages[at(g)].empty())
+      continue;
+    const Window window = window_of(profile, stages[at(g)]);
+    // T1: the earliest start of a backward of the device, PF(s) + L_s - Bf_s.
+    Ticks first_backward{std::numeric_limits<std::int64_t>::max()};
+    // Forwards kept in the window as a fractional knapsack (value F_s, weight a_s, m of each),
+    // plus F_s - r_s for every forward that could run unkept and be recomputed later.
+    struct Item {
+      double forward, unit;
+    };
+    std::vector<Item> items;
+    double saved_by_recomputing = 0;
+    for (const int s : stages[at(g)]) {
+      const StageCosts &costs = scenario.stage_costs[at(s)];
+      // Partial checkpoints keep part of an activation: the knapsack's weights no longer hold.
+      if (!costs.checkpoint_level_recompute.empty())
+        return std::nullopt;
+      const double unit = scenario.activations.stages[at(s)].stored;
+      if (over_cap(unit, *cap))
+        return std::nullopt;
+      first_backward =
+          std::min(first_backward, profile.forward_prefix[at(s)] + profile.kept_lifespan[at(s)] -
+                                       full_backward(costs, form));
+      const auto forward = static_cast<double>(costs.forward.count());
+      items.push_back({forward, unit});
+      saved_by_recomputing +=
+          m * std::max(0.0, forward - static_cast<double>(costs.recompute_forward.count()));
+    }
+    std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
+      return a.forward * b.unit > b.forward * a.unit; // most time per unit of memory first
+    });
+    double room = *cap, kept = 0;
+    for (const Item &item : items) {
+      const double count = item.unit > 0 ? std::min(m, room / item.unit) : m;
+      kept += count * item.forward;
+      room -= count * item.unit;
+    }
+    const double window_work = std::min(static_cast<double>((first_backward - window.head).count()),
+                                        kept + saved_by_recomputing);
+    const BackwardForm busy_form = form == BackwardForm::split ? BackwardForm::full : form;
+    const double work =
+        m * static_cast<double>(busy_per_microbatch(scenario, stages[at(g)], busy_form).count());
+    // Full backward: the device ends with a backward, which leaves at least the shortest tail.
+    const Ticks tail = form == BackwardForm::full ? window.tail : Ticks{0};
+    best = std::max(best, first_backward + tail + ceil_ticks(work - window_work));
+  }
+  return best;
+}
+
 std::optional<Ticks> span_lower_bound(const Scenario &scenario, BackwardForm form) {
   return memory_time_bound(scenario, form, MemoryTimeVariant::with_w, WindowPart::none, Ticks{0});
 }

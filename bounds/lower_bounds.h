@@ -67,6 +67,15 @@ Ticks lb3_split_backward(const Scenario &scenario);
 /// device term.
 std::optional<Ticks> lb3_memory_time(const Scenario &scenario);
 
+/// LB4, warm-up under the cap (docs/bounds.md, "LB4 in detail"): before `T1_g`, the earliest start
+/// of any backward of device g, the device can run only forwards, and every forward it keeps (or
+/// recomputes) there is still resident at `T1_g`, so their activations fit in K together. The
+/// window's work is therefore at most `min(T1_g - min PF, best kept forwards under K + what
+/// forwards recomputed later save)`, and the rest of the device's work (`m (F + B + W)` split,
+/// `m (F + Bf)` plus the shortest tail full) runs after `T1_g`. Returns nullopt when the cap is
+/// below one activation or a stage has checkpoint levels; without a cap it is at most LB1/LB3.
+std::optional<Ticks> lb4_warmup(const Scenario &scenario, BackwardForm form);
+
 /// span_LB (docs/bounds.md, "The bounds"): a bound on the largest per-device span (ZB convention,
 /// not on the makespan): `max_g min_x max(busy_g(x), M_g(x) / K)` with no window shift, busy
 /// including W.

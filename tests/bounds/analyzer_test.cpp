@@ -23,7 +23,8 @@ std::vector<std::string> names(const ppsim::BoundsReport &report) {
 } // namespace
 
 TEST_CASE(
-    "full-backward schedules report LB0, LB1, LB2 and span_LB; split ones add LB3 and LB3_mem") {
+    "capped full-backward schedules report LB0, LB1, LB2, LB4 and span_LB; split ones add LB3 and "
+    "LB3_mem") {
   ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 2.0;
   const ppsim::ScheduleInfo &full_backward = ppsim::find_schedule("1f1b");
@@ -33,11 +34,11 @@ TEST_CASE(
   CHECK(ppsim::bounds_options_for(split, 3).group_size == 3);
   const ppsim::BoundsReport full_report = ppsim::compute_bounds(
       ppsim::build_scenario(input, full_backward), ppsim::bounds_options_for(full_backward));
-  CHECK(names(full_report) == std::vector<std::string>{"LB0", "LB1", "LB2", "span_LB"});
+  CHECK(names(full_report) == std::vector<std::string>{"LB0", "LB1", "LB2", "LB4", "span_LB"});
   const ppsim::BoundsReport split_report =
       ppsim::compute_bounds(ppsim::build_scenario(input, split), ppsim::bounds_options_for(split));
   CHECK(names(split_report) ==
-        std::vector<std::string>{"LB0", "LB1", "LB2", "LB3", "LB3_mem", "span_LB"});
+        std::vector<std::string>{"LB0", "LB1", "LB2", "LB3", "LB3_mem", "LB4", "span_LB"});
   CHECK(split_report.lb2_integer_scan);
 }
 

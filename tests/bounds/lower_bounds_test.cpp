@@ -201,3 +201,38 @@ TEST_CASE("multi-chunk placements use the LP relaxation (docs/bounds.md, 'LB2 in
   CHECK(ppsim::lb2_memory_time(tight, BackwardForm::full) == Ticks{61});
   CHECK(ppsim::lb2_memory_time(loose, BackwardForm::full) == Ticks{57});
 }
+
+TEST_CASE("LB4 oracle: at K = p device 0 idles (p-1)B before its first B (docs/bounds.md, 'LB4 in "
+          "detail')") {
+  // Uniform single wave, c = 0, split, K = p <= m: T1 = pF + (p-1)B, the window holds K forwards,
+  // so LB4 = T1 + m(F+B+W) - pF = m(F+B+W) + (p-1)B.
+  const ppsim::ScenarioInput unequal = uniform_input(4, 8, {2, 1}, {3, 1}, {1, 1});
+  CHECK(ppsim::lb4_warmup(scenario_for("zb-h1", unequal, 4.0), BackwardForm::split) == Ticks{57});
+  // ZB-H1 is m(F+B+W) + (p-1)(F+B-W): with F = W it meets LB4, so it is optimal at K = p.
+  const ppsim::ScenarioInput equal = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  const ppsim::Scenario zb_h1 = scenario_for("zb-h1", equal, 4.0);
+  CHECK(ppsim::lb4_warmup(zb_h1, BackwardForm::split) == Ticks{27});
+  const ppsim::BoundsReport report =
+      ppsim::compute_bounds(zb_h1, ppsim::bounds_options_for(ppsim::find_schedule("zb-h1")));
+  CHECK(report.best_lower_bound == Ticks{27});
+  CHECK(ppsim::simulate(zb_h1, ppsim::generate_schedule(ppsim::find_schedule("zb-h1"), zb_h1, {}))
+            .metrics.makespan == Ticks{27});
+  // Full backward adds the shortest tail: device 0 gives T1 + work - window = 10 + 24 - 4 = 30,
+  // the last device 4 + 6 (its tail) + 24 - 1 = 33, LB1's (m+p-1)(F+Bf), which 1F1B meets.
+  CHECK(ppsim::lb4_warmup(scenario_for("1f1b", equal, 4.0), BackwardForm::full) == Ticks{33});
+  // A cap of 2: device 0's window holds 2 forwards, 7 + 24 - 2 = 29.
+  CHECK(ppsim::lb4_warmup(scenario_for("zb-h1", equal, 2.0), BackwardForm::split) == Ticks{29});
+}
+
+TEST_CASE("LB4: a recompute cheaper than F lets unkept forwards fill the warm-up; no cap, no LB4") {
+  // p = 2, m = 4, F = 2, B = 6, W = 1, K = 1: device 0's first B is at T1 = 2F + B = 10 and
+  // its window holds one kept forward: 10 + 36 - 2 = 44. With r = 1 each of the m forwards run
+  // unkept saves F - r = 1 of later work: the window may hold 2 + 4, so 10 + 36 - 6 = 40 (the
+  // last device gives PF + work = 38).
+  ppsim::ScenarioInput input = uniform_input(2, 4, {2, 1}, {6, 1}, {1, 1});
+  CHECK(ppsim::lb4_warmup(scenario_for("zb-h1", input, 1.0), BackwardForm::split) == Ticks{44});
+  input.recompute_forward = {{1, 1}};
+  CHECK(ppsim::lb4_warmup(scenario_for("zb-h1", input, 1.0), BackwardForm::split) == Ticks{40});
+  CHECK_FALSE(ppsim::lb4_warmup(scenario_for("zb-h1", input), BackwardForm::split).has_value());
+  CHECK_FALSE(ppsim::lb4_warmup(scenario_for("zb-h1", input, 0.5), BackwardForm::split));
+}

@@ -20,13 +20,15 @@ const ppsim::cli::Args kOracle{"-p", "2",   "-m", "4",   "--F", "1",          "-
 
 TEST_CASE("bounds --format json has the keys of docs/bounds.md") {
   // p = 2, m = 4, F = Bf = 1, K = 1: LB0 = 4, LB1 = 10, LB2 = 11 (docs/oracles.md, "Bounds at small
-  // caps"), span bound 11 (device 0 at x = 1: max(11, 10)), all-remat 1F1B closed form 12.
+  // caps"), LB4 = 10 (device 0 waits until 3 with one forward kept: 3 + 8 - 1), span bound 11
+  // (device 0 at x = 1: max(11, 10)), all-remat 1F1B closed form 12.
   ppsim::cli::Args args = kOracle;
   args.insert(args.end(), {"--format", "json"});
   const Output output = run(ppsim::cli::run_bounds, args);
   CHECK(output.code == 0);
-  CHECK(output.out == "{\"lower_bounds\": {\"LB0\": 4, \"LB1\": 10, \"LB2\": 11, \"span_LB\": 11}, "
-                      "\"best_lower_bound\": 11, \"closed_form\": 12}\n");
+  CHECK(output.out ==
+        "{\"lower_bounds\": {\"LB0\": 4, \"LB1\": 10, \"LB2\": 11, \"LB4\": 10, \"span_LB\": 11}, "
+        "\"best_lower_bound\": 11, \"closed_form\": 12}\n");
 }
 
 TEST_CASE("bounds text output") {
@@ -36,6 +38,7 @@ TEST_CASE("bounds text output") {
                       "  LB0      4\n"
                       "  LB1      10\n"
                       "  LB2      11  (integer scan)\n"
+                      "  LB4      10\n"
                       "  span_LB  11  (largest per-device span, not the makespan)\n"
                       "best lower bound: 11\n"
                       "closed form (allremat-1f1b): 12\n");
