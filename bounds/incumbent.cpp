@@ -40,12 +40,13 @@ Schedule serial_schedule(const Scenario &scenario, BackwardForm form, bool recom
   return schedule;
 }
 
-Incumbent best_known_schedule(const Scenario &scenario, BackwardForm form, bool recompute) {
-  Incumbent best{"serial", serial_schedule(scenario, form, recompute), Ticks{0}};
-  const Simulation serial = simulate(scenario, best.schedule);
+std::vector<Incumbent> known_schedules(const Scenario &scenario, BackwardForm form,
+                                       bool recompute) {
+  std::vector<Incumbent> known{{"serial", serial_schedule(scenario, form, recompute), Ticks{0}}};
+  const Simulation serial = simulate(scenario, known.front().schedule);
   if (!serial.metrics.feasible)
     throw Error("no schedule fits the memory cap: it is below one activation of some stage");
-  best.makespan = serial.metrics.makespan;
+  known.front().makespan = serial.metrics.makespan;
   for (const ScheduleInfo &info : schedule_registry()) {
     if (info.split_backward != (form == BackwardForm::split))
       continue;
@@ -62,10 +63,16 @@ Incumbent best_known_schedule(const Scenario &scenario, BackwardForm form, bool 
       continue; // its search finds nothing under the cap: not a candidate
     }
     const Simulation simulation = simulate(scenario, schedule);
-    if (simulation.metrics.feasible && simulation.metrics.makespan < best.makespan)
-      best = {info.name, std::move(schedule), simulation.metrics.makespan};
+    if (simulation.metrics.feasible)
+      known.push_back({info.name, std::move(schedule), simulation.metrics.makespan});
   }
-  return best;
+  std::stable_sort(known.begin(), known.end(),
+                   [](const Incumbent &a, const Incumbent &b) { return a.makespan < b.makespan; });
+  return known;
+}
+
+Incumbent best_known_schedule(const Scenario &scenario, BackwardForm form, bool recompute) {
+  return std::move(known_schedules(scenario, form, recompute).front());
 }
 
 bool cap_can_bind(const Scenario &scenario) {

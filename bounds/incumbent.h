@@ -9,6 +9,7 @@
 #include "sim/schedule.h"
 
 #include <string>
+#include <vector>
 
 namespace ppsim {
 
@@ -22,6 +23,11 @@ struct Incumbent {
 /// Microbatches one after another, each running its forwards then its backwards (R right before
 /// each backward when `recompute`), so at most one activation per device is ever resident.
 Schedule serial_schedule(const Scenario &scenario, BackwardForm form, bool recompute);
+
+/// The serial schedule and every registered generator's schedule that fits the scenario's
+/// placement, backward form and cap, fastest first (ties keep the registry's order, serial
+/// first). Throws Error when the cap is below one activation of some stage.
+std::vector<Incumbent> known_schedules(const Scenario &scenario, BackwardForm form, bool recompute);
 
 /// The fastest memory-feasible schedule among the serial one and the registered generators that
 /// fit the scenario's placement and backward form (ties keep the earlier, serial first). Throws

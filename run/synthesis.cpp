@@ -24,31 +24,51 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// Moves the entry at `from` of `ops` to position `to`, shifting the entries between by one.
-void move_entry(std::vector<Op> &ops, int from, int to) {
-  const auto begin = ops.begin();
+/// Moves the entry at `from` of `entries` to position `to`, shifting the entries between by one.
+template <class Entry> void move_entry(std::vector<Entry> &entries, int from, int to) {
+  const auto begin = entries.begin();
   if (from < to)
     std::rotate(begin + from, begin + from + 1, begin + to + 1);
   else
     std::rotate(begin + to, begin + from, begin + from + 1);
 }
 
-/// Local search on the per-device orders (docs/synthesis.md, "The search"): move one entry of
-/// one device to another position, keep the move when the candidate is valid and not worse in
-/// (makespan, total device end), undo it otherwise. Sideways moves let the search cross
-/// plateaus of equal makespan; the seeded generator makes every run of the same input equal.
+/// True when `a` and `b` run ops of a common (stage, microbatch), whose order on their device is
+/// fixed (F, R, B or BW, RW or RBW, W: docs/model.md, "Validation and exit codes").
+bool share_activation(const Op &a, const Op &b) {
+  for (int x = 0; x < a.sub_op_count(); ++x)
+    for (int y = 0; y < b.sub_op_count(); ++y) {
+      const OpRef first = a.sub_op(x), second = b.sub_op(y);
+      if (first.stage == second.stage && first.microbatch == second.microbatch)
+        return true;
+    }
+  return false;
+}
+
+/// Local search on the per-device orders (docs/synthesis.md, "The method"): move one entry of one
+/// device to another position; refuse the move when the device's peak would exceed the cap
+/// (peaks depend on the orders only, so this is checked before any timing) or the orders
+/// deadlock; time it with the re-timer (a chain of adjacent exchanges, re-timed once); keep it
+/// when (makespan, total device end) is not worse and move it back otherwise. Sideways moves let
+/// the search cross plateaus of equal makespan; the seeded generator makes every run of the same
+/// input equal.
 class LocalSearch {
 public:
-  LocalSearch(const Scenario &scenario, Schedule seed, CandidateTime seed_time,
-              std::uint64_t random_seed)
-      : scenario_(scenario), schedule_(std::move(seed)), time_(seed_time), random_(random_seed) {}
+  /// `seed` must pass validate_schedule and fit the cap.
+  LocalSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed)
+      : track_(checked_track(scenario)), retimer_(scenario, seed), devices_(seed.device_count()),
+        random_(random_seed) {
+    const OpLocator locator(seed, scenario.stage_count(), scenario.microbatches);
+    effects_ = memory_effects(seed, locator, track_);
+    for (const std::vector<Op> &list : seed.device_ops)
+      ops_.insert(ops_.end(), list.begin(), list.end());
+    time_ = current_time();
+  }
 
   /// Tries one random move (none when it would leave the entry where it is).
   void step() {
-    const int devices = schedule_.device_count();
-    const int device = std::uniform_int_distribution<int>(0, devices - 1)(random_);
-    std::vector<Op> &ops = schedule_.device_ops[at(device)];
-    const int size = static_cast<int>(ops.size());
+    const int device = std::uniform_int_distribution<int>(0, devices_ - 1)(random_);
+    const auto size = static_cast<int>(retimer_.device_order(device).size());
     PPSIM_ASSERT(size >= 2); // every device runs a forward and a backward of its stages
     const int from = std::uniform_int_distribution<int>(0, size - 1)(random_);
     // Half the moves are short (a swap with a neighbour or a few places), half reach anywhere on
@@ -60,31 +80,83 @@ public:
     const int to = std::clamp(from + distance, 0, size - 1);
     if (to == from)
       return;
-    move_entry(ops, from, to);
     ++evaluations_;
-    const std::optional<CandidateTime> candidate = evaluate(scenario_, schedule_);
-    if (candidate && *candidate <= time_) {
-      if (*candidate < time_)
+    if (passes_own_activation(device, from, to))
+      return;
+    if (track_.cap && over_cap(candidate_peak(device, from, to), *track_.cap))
+      return;
+    if (!retimer_.move(device, from, to))
+      return; // the orders would deadlock
+    const CandidateTime candidate = current_time();
+    if (candidate <= time_) {
+      if (candidate < time_)
         ++improvements_;
-      time_ = *candidate;
+      time_ = candidate;
     } else {
-      move_entry(ops, to, from);
+      [[maybe_unused]] const bool restored = retimer_.move(device, to, from);
+      PPSIM_ASSERT(restored); // the orders it restores ran
     }
   }
 
-  [[nodiscard]] const Schedule &schedule() const { return schedule_; }
+  [[nodiscard]] Schedule schedule() const { return retimer_.schedule(); }
   [[nodiscard]] CandidateTime time() const { return time_; }
   [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }
   [[nodiscard]] std::int64_t improvements() const { return improvements_; }
 
 private:
-  const Scenario &scenario_;
-  Schedule schedule_;
-  CandidateTime time_;
+  /// Moving the entry at `from` to `to` would pass an entry of the same (stage, microbatch),
+  /// breaking their fixed order; the only rule of validate_schedule a move can break that the
+  /// re-timer's deadlock test does not catch.
+  [[nodiscard]] bool passes_own_activation(int device, int from, int to) const {
+    const std::span<const std::int32_t> order = retimer_.device_order(device);
+    const Op &moved = ops_[at(order[at(from)])];
+    for (int k = std::min(from, to); k <= std::max(from, to); ++k)
+      if (k != from && share_activation(moved, ops_[at(order[at(k)])]))
+        return true;
+    return false;
+  }
+
+  /// The peak of `device` if its entry at `from` moved to `to`.
+  double candidate_peak(int device, int from, int to) {
+    const std::span<const std::int32_t> order = retimer_.device_order(device);
+    candidate_order_.assign(order.begin(), order.end());
+    move_entry(candidate_order_, from, to);
+    return order_peak(candidate_order_, effects_, track_, device);
+  }
+
+  [[nodiscard]] CandidateTime current_time() const {
+    Ticks total{0};
+    for (int device = 0; device < devices_; ++device) {
+      const auto size = static_cast<int>(retimer_.device_order(device).size());
+      if (size > 0)
+        total += retimer_.end(device, size - 1);
+    }
+    return {retimer_.makespan(), total};
+  }
+
+  const MemoryTrack &track_;
+  Retimer retimer_;
+  int devices_;
+  // Per entry of the seed, which the re-timer's nodes keep.
+  std::vector<MemoryEffect> effects_;
+  std::vector<Op> ops_;
+  std::vector<std::int32_t> candidate_order_;
+  CandidateTime time_{};
   std::mt19937_64 random_;
   std::int64_t evaluations_ = 0;
   std::int64_t improvements_ = 0;
 };
+
+/// A search and the known schedule it started from.
+struct Seeded {
+  std::string name;
+  Ticks seed_makespan;
+  LocalSearch search;
+};
+
+/// Seeds are the known schedules at most this much slower than the fastest, at most kMostSeeds.
+constexpr double kSeedSlack = 1.1;
+constexpr std::size_t kMostSeeds = 4;
 
 /// The name of the largest makespan bound of `report` (the first one on ties).
 std::string best_bound_name(const BoundsReport &report) {
@@ -166,37 +238,59 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
         fmt::format("no schedule fits {}: it is below one activation of some stage",
                     describe_cap(scenario, cap)));
   }
-  Incumbent seed = best_known_schedule(scenario, form, cap_can_bind(scenario));
-  const std::optional<CandidateTime> seed_time = evaluate(scenario, seed.schedule);
-  // best_known_schedule keeps only schedules that replay within the cap.
-  PPSIM_ASSERT(seed_time.has_value());
+  // Seeds (docs/synthesis.md, "The method"): the fastest known schedule and the others within
+  // kSeedSlack of it, each with a search of its own; known_schedules keeps only schedules that
+  // replay within the cap.
+  std::vector<Incumbent> known = known_schedules(scenario, form, cap_can_bind(scenario));
+  std::vector<Seeded> searches;
+  for (Incumbent &incumbent : known) {
+    if (searches.size() == kMostSeeds ||
+        static_cast<double>(incumbent.makespan.count()) >
+            kSeedSlack * static_cast<double>(known.front().makespan.count()))
+      break;
+    validate_schedule(scenario, incumbent.schedule);
+    searches.push_back({incumbent.name, incumbent.makespan,
+                        LocalSearch(scenario, incumbent.schedule, options.seed + searches.size())});
+  }
 
   SynthesisResult result;
-  result.seed = seed.name;
-  result.seed_makespan = seed.makespan;
   result.lower_bound = bounds.best_lower_bound;
   result.bound_name = best_bound_name(bounds);
-
-  LocalSearch search(scenario, std::move(seed.schedule), *seed_time, options.seed);
+  const auto best = [&]() -> Seeded & {
+    return *std::min_element(
+        searches.begin(), searches.end(),
+        [](const Seeded &a, const Seeded &b) { return a.search.time() < b.search.time(); });
+  };
+  // Half the candidates race every seed in turn; the other half go to the best of them.
+  std::int64_t evaluations = 0;
+  const std::int64_t racing = searches.size() > 1 ? options.max_evaluations / 2 : 0;
   result.stop = SynthesisStop::evaluation_limit;
-  while (search.evaluations() < options.max_evaluations) {
+  for (std::size_t turn = 0; evaluations < options.max_evaluations; ++turn) {
+    LocalSearch &search =
+        evaluations < racing ? searches[turn % searches.size()].search : best().search;
     if (search.time().makespan <= result.lower_bound) {
       result.stop = SynthesisStop::bound_met;
       break;
     }
-    // The clock is read every 32 candidates: a candidate costs microseconds to milliseconds.
-    if (search.evaluations() % 32 == 0 && elapsed() >= options.time_limit_seconds) {
+    // The clock is read every 32 turns: a candidate costs microseconds to milliseconds.
+    if (turn % 32 == 0 && elapsed() >= options.time_limit_seconds) {
       result.stop = SynthesisStop::time_limit;
       break;
     }
+    const std::int64_t before = search.evaluations();
     search.step();
+    evaluations += search.evaluations() - before;
   }
-  if (search.time().makespan <= result.lower_bound)
+  const Seeded &winner = best();
+  if (winner.search.time().makespan <= result.lower_bound)
     result.stop = SynthesisStop::bound_met;
-  result.schedule = search.schedule();
-  result.makespan = search.time().makespan;
-  result.evaluations = search.evaluations();
-  result.improvements = search.improvements();
+  result.seed = winner.name;
+  result.seed_makespan = winner.seed_makespan;
+  result.schedule = winner.search.schedule();
+  result.makespan = winner.search.time().makespan;
+  result.evaluations = evaluations;
+  for (const Seeded &seeded : searches)
+    result.improvements += seeded.search.improvements();
 
   const double time_left = options.time_limit_seconds - elapsed();
   if (result.stop != SynthesisStop::bound_met && exact_applies(scenario, options) &&

@@ -32,7 +32,7 @@ struct SynthesisOptions {
   double time_limit_seconds = 10;
   /// Candidates timed at most; reached before the time limit, the result depends only on the
   /// input and `seed`.
-  std::int64_t max_evaluations = 20000;
+  std::int64_t max_evaluations = 500000;
   std::uint64_t seed = 1;
   /// Size guard of the exact optimum (start-time binaries); 0 = never run it.
   std::int64_t exact_max_start_variables = 20000;
@@ -51,10 +51,11 @@ struct SynthesisResult {
   /// "LB2", ..., or "exact" when the exact optimum's search proved it (it found no schedule
   /// ending before it, finished or stopped by its time limit).
   std::string bound_name;
-  std::string seed; ///< registered schedule (or "serial") the search started from
+  std::string seed; ///< known schedule (registered or "serial") the winning search started from
   Ticks seed_makespan;
-  std::int64_t evaluations = 0;  ///< candidates timed
-  std::int64_t improvements = 0; ///< accepted moves that lowered (makespan, total device end)
+  std::int64_t evaluations = 0; ///< candidates timed
+  std::int64_t improvements =
+      0; ///< accepted moves that lowered (makespan, total device end), all searches
   SynthesisStop stop = SynthesisStop::evaluation_limit;
   double seconds = 0;
 

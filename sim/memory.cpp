@@ -3,6 +3,7 @@
 #include "base/index.h"
 
 #include <algorithm>
+#include <ranges>
 
 namespace ppsim {
 namespace {
@@ -135,25 +136,36 @@ std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocat
 
 namespace {
 
-// The one walk of a device's order: `visit(entry, during, resident_after, release)` for each op,
-// where `during` is resident_before + alloc + transient; returns the device's peak.
+// The one walk of a device's order: `visit(entry, during, resident_after, release)` for each
+// entry of `entries` in turn, where `during` is resident_before + alloc + transient; returns the
+// peak, at least the starting `resident`.
+template <class Entries, class Visit>
+double walk_order(const Entries &entries, const std::vector<MemoryEffect> &effects, double resident,
+                  Visit &&visit) {
+  double peak = resident;
+  for (const auto entry : entries) {
+    const MemoryEffect &effect = effects[at(entry)];
+    const double during = resident + effect.alloc + effect.transient;
+    peak = std::max(peak, during);
+    resident += effect.alloc - effect.release;
+    visit(at(entry), during, resident, effect.release);
+  }
+  return peak;
+}
+
+double starting_resident(const MemoryTrack &track, int g) {
+  return track.device_constant.empty() ? 0.0 : track.device_constant[at(g)];
+}
+
+// walk_order over device g's entries of `schedule`.
 template <class Visit>
 double walk_device(const Schedule &schedule, const OpLocator &locator,
                    const std::vector<MemoryEffect> &effects, const MemoryTrack &track, int g,
                    Visit &&visit) {
-  const auto device = at(g);
-  double resident = track.device_constant.empty() ? 0.0 : track.device_constant[device];
-  double peak = resident;
-  const std::size_t count = schedule.device_ops[device].size();
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto entry = at(locator.entry_offset(g)) + i;
-    const MemoryEffect &effect = effects[entry];
-    const double during = resident + effect.alloc + effect.transient;
-    peak = std::max(peak, during);
-    resident += effect.alloc - effect.release;
-    visit(entry, during, resident, effect.release);
-  }
-  return peak;
+  const std::int32_t first = locator.entry_offset(g);
+  const auto count = static_cast<std::int32_t>(schedule.device_ops[at(g)].size());
+  return walk_order(std::views::iota(first, first + count), effects, starting_resident(track, g),
+                    visit);
 }
 
 } // namespace
@@ -170,6 +182,12 @@ std::vector<double> device_peaks(const Scenario &scenario, const Schedule &sched
   return peaks;
 }
 
+double order_peak(std::span<const std::int32_t> entries, const std::vector<MemoryEffect> &effects,
+                  const MemoryTrack &track, int device) {
+  return walk_order(entries, effects, starting_resident(track, device),
+                    [](std::size_t, double, double, double) {});
+}
+
 MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Timing &result,
                           const MemoryTrack &track, bool with_timeline) {
   const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
@@ -179,8 +197,7 @@ MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, co
     DeviceMemory &memory = report.devices[at(g)];
     if (with_timeline) {
       memory.timeline.reserve(2 * schedule.device_ops[at(g)].size() + 1);
-      memory.timeline.push_back(
-          {Ticks{}, track.device_constant.empty() ? 0.0 : track.device_constant[at(g)]});
+      memory.timeline.push_back({Ticks{}, starting_resident(track, g)});
     }
     bool violated = false;
     memory.peak =

@@ -7,6 +7,7 @@
 #include "sim/scenario.h"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,11 @@ std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocat
 /// needed; the same walk as track_memory.
 std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule,
                                  const MemoryTrack &track);
+
+/// The peak of `device` when its ops run in the order `entries` (indices into `effects`): the
+/// walk of device_peaks for an order that is not a schedule yet, such as a search's candidate.
+double order_peak(std::span<const std::int32_t> entries, const std::vector<MemoryEffect> &effects,
+                  const MemoryTrack &track, int device);
 
 /// Walks each device's order (peaks are exact prefix sums, docs/model.md, "Memory models") and,
 /// with

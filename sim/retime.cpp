@@ -193,22 +193,52 @@ void Retimer::restore_state_before(std::int32_t first) {
   }
 }
 
-bool Retimer::swap_adjacent(int device, int position) {
+bool Retimer::exchange(int device, int position, std::int32_t &first_affected) {
   auto &order = device_order_[at(device)];
   PPSIM_ASSERT(position >= 0 && at(position) + 1 < order.size());
   const std::int32_t earlier = order[at(position)];
   const std::int32_t later = order[at(position) + 1];
-  const std::int32_t first_affected = rank_[at(earlier)];
-  const auto exchange = [&] {
+  const std::int32_t lowest = rank_[at(earlier)];
+  const auto swap_entries = [&] {
     std::swap(order[at(position)], order[at(position) + 1]);
     std::swap(device_position_[at(earlier)], device_position_[at(later)]);
   };
-  exchange();
+  swap_entries();
   if (!reorder_after_swap(earlier, later)) {
-    exchange();
+    swap_entries();
     return false;
   }
+  first_affected = std::min(first_affected, lowest);
+  return true;
+}
+
+bool Retimer::swap_adjacent(int device, int position) {
+  std::int32_t first_affected = op_count();
+  if (!exchange(device, position, first_affected))
+    return false;
   retime_from(first_affected);
+  return true;
+}
+
+bool Retimer::move(int device, int from, int to) {
+  // A chain of adjacent exchanges, re-timed once at the end. Times are not read in between, and
+  // an undone chain restores the orders the current times belong to.
+  const int step = from < to ? 1 : -1;
+  const auto lower_of_pair = [&](int position) { return step > 0 ? position : position - 1; };
+  std::int32_t first_affected = op_count();
+  for (int position = from; position != to; position += step) {
+    if (!exchange(device, lower_of_pair(position), first_affected)) {
+      while (position != from) {
+        position -= step;
+        [[maybe_unused]] const bool restored =
+            exchange(device, lower_of_pair(position), first_affected);
+        PPSIM_ASSERT(restored); // the orders it restores were acyclic
+      }
+      return false;
+    }
+  }
+  if (first_affected < op_count())
+    retime_from(first_affected);
   return true;
 }
 
@@ -292,6 +322,10 @@ Ticks Retimer::start(int device, int position) const {
 }
 
 Ticks Retimer::end(int device, int position) const { return end_[at(node_at(device, position))]; }
+
+std::span<const std::int32_t> Retimer::device_order(int device) const {
+  return device_order_[at(device)];
+}
 
 Schedule Retimer::schedule() const {
   Schedule result;

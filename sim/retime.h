@@ -8,6 +8,7 @@
 #include "sim/schedule.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace ppsim {
@@ -27,12 +28,19 @@ public:
   /// Swaps the ops at `position` and `position + 1` of `device` and re-times what follows.
   /// Returns false and changes nothing when the swapped orders would deadlock.
   bool swap_adjacent(int device, int position);
+  /// Moves the op at `from` of `device` to position `to` (the ops between shift by one) and
+  /// re-times once from the first position of the topological order the move affects. Returns
+  /// false and changes nothing when the new orders would deadlock.
+  bool move(int device, int from, int to);
 
   /// The last end of any op (the engine's makespan).
   [[nodiscard]] Ticks makespan() const;
   /// Start and end of the op at `position` of `device` in the current orders.
   [[nodiscard]] Ticks start(int device, int position) const;
   [[nodiscard]] Ticks end(int device, int position) const;
+  /// The nodes of `device` in its current order; a node is an entry of the schedule given to the
+  /// constructor, numbered device by device (OpLocator's entry numbering).
+  [[nodiscard]] std::span<const std::int32_t> device_order(int device) const;
   /// The current per-device orders as a schedule (named as the one given).
   [[nodiscard]] Schedule schedule() const;
   [[nodiscard]] std::int32_t op_count() const { return static_cast<std::int32_t>(ops_.size()); }
@@ -46,6 +54,10 @@ private:
   // When `node`'s device may start its next op: its end, or with blocking sends the last
   // arrival of its transfers.
   [[nodiscard]] Ticks release_time(std::int32_t node) const;
+  // Exchanges the ops at `position` and `position + 1` of `device` in the orders and the
+  // topological order, without re-timing; lowers `first_affected` to the first topological
+  // position that changed. False, with nothing changed, when that closes a cycle.
+  bool exchange(int device, int position, std::int32_t &first_affected);
   // Pearce-Kelly reordering of the topological order after `later` was moved before `earlier`
   // on their device; false when that closes a cycle.
   bool reorder_after_swap(std::int32_t earlier, std::int32_t later);

@@ -217,3 +217,43 @@ TEST_CASE("a swap that breaks a dependency is refused as the engine's deadlock")
                        "1 waits at BW(1,0) for F(1,0)",
                        Error);
 }
+
+TEST_CASE("a move re-timed once equals the engine; a refused move leaves orders and times as "
+          "they were") {
+  std::mt19937 random(27);
+  int accepted = 0;
+  int refused = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    CAPTURE(trial);
+    const RandomCase c = random_case(random, trial % 2 == 0, trial % 3 == 0);
+    Retimer retimer(c.scenario, c.schedule);
+    for (int k = 0; k < 20; ++k) {
+      const Schedule before = retimer.schedule();
+      const int g = std::uniform_int_distribution<int>(0, before.device_count() - 1)(random);
+      const auto size = static_cast<int>(before.device_ops[at(g)].size());
+      if (size < 2)
+        continue;
+      const int from = std::uniform_int_distribution<int>(0, size - 1)(random);
+      const int to = std::uniform_int_distribution<int>(0, size - 1)(random);
+      CAPTURE(k);
+      CAPTURE(from);
+      CAPTURE(to);
+      Schedule moved = before;
+      auto &ops = moved.device_ops[at(g)];
+      const Op op = ops[at(from)];
+      ops.erase(ops.begin() + from);
+      ops.insert(ops.begin() + to, op);
+      if (retimer.move(g, from, to)) {
+        ++accepted;
+        CHECK(retimer.schedule().device_ops == moved.device_ops);
+      } else {
+        ++refused;
+        CHECK(retimer.schedule().device_ops == before.device_ops);
+        CHECK_FALSE(run_engine(c.scenario, moved).error.empty());
+      }
+      check_matches_engine(c.scenario, retimer);
+    }
+  }
+  CHECK(accepted > 0);
+  CHECK(refused > 0);
+}
