@@ -254,6 +254,8 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   }
 
   SynthesisResult result;
+  result.best_known = known.front().name;
+  result.best_known_makespan = known.front().makespan;
   result.lower_bound = bounds.best_lower_bound;
   result.bound_name = best_bound_name(bounds);
   const auto best = [&]() -> Seeded & {

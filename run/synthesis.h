@@ -53,6 +53,10 @@ struct SynthesisResult {
   std::string bound_name;
   std::string seed; ///< known schedule (registered or "serial") the winning search started from
   Ticks seed_makespan;
+  /// The fastest known schedule (registered, or "serial"): the one the result is never slower
+  /// than, whichever seed's search won.
+  std::string best_known;
+  Ticks best_known_makespan;
   std::int64_t evaluations = 0; ///< candidates timed
   std::int64_t improvements =
       0; ///< accepted moves that lowered (makespan, total device end), all searches
