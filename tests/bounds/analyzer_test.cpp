@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <random>
 
 using ppsim::BackwardForm;
 using ppsim::Ticks;
@@ -68,4 +69,60 @@ TEST_CASE("makespan_gap is makespan / best bound - 1") {
   CHECK(ppsim::makespan_gap(Ticks{33}, report) == 0.0);
   CHECK(ppsim::makespan_gap(Ticks{44}, report) == doctest::Approx(1.0 / 3));
   CHECK(ppsim::makespan_gap(Ticks{5}, ppsim::BoundsReport{}) == 0.0);
+}
+
+TEST_CASE("every registered schedule, capped at its own peak, ends at or after every bound") {
+  // Random non-uniform costs, recomputation cheaper than F, latency, contention: the schedule fits
+  // a cap equal to its peak, so every makespan bound of that cap must stay below its makespan.
+  std::mt19937 random(1127);
+  const auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
+  int checked = 0;
+  for (const ppsim::ScheduleInfo &info : ppsim::schedule_registry()) {
+    for (int trial = 0; trial < 4; ++trial) {
+      ppsim::ScenarioInput input;
+      input.devices = pick(2, 4);
+      input.microbatches = 2 * (input.devices + pick(0, 2)); // DualPipe: even, >= 2p
+      input.costs_per_device = false;
+      const int stages = input.devices * info.chunks(0) * info.pipes();
+      input.forward.clear();
+      input.backward_input.clear();
+      input.backward_weight.clear();
+      for (int s = 0; s < stages; ++s) {
+        input.forward.push_back({pick(2, 6), 1});
+        input.backward_input.push_back({pick(1, 6), 1});
+        input.backward_weight.push_back({pick(0, 4), 1});
+        input.recompute_forward.push_back(
+            {pick(1, 6) % static_cast<int>(input.forward.back().numerator) + 1, 1});
+      }
+      input.latency = {pick(0, 2), 1};
+      input.contention = pick(0, 1) == 1;
+      CAPTURE(info.name);
+      CAPTURE(trial);
+      ppsim::Scenario scenario = ppsim::build_scenario(input, info);
+      if (info.refusal(scenario, {}))
+        continue;
+      ppsim::Schedule schedule;
+      try {
+        schedule = ppsim::generate_schedule(info, scenario, {});
+      } catch (const ppsim::Error &) {
+        continue;
+      }
+      const ppsim::Simulation uncapped = ppsim::simulate(scenario, schedule);
+      input.cap_activations = uncapped.metrics.max_peak_activations();
+      scenario = ppsim::build_scenario(input, info);
+      const ppsim::Simulation capped = ppsim::simulate(scenario, schedule);
+      REQUIRE(capped.metrics.feasible);
+      const ppsim::BoundsReport report =
+          ppsim::compute_bounds(scenario, ppsim::bounds_options_for(info));
+      for (const ppsim::NamedBound &bound : report.lower_bounds) {
+        CAPTURE(bound.name);
+        if (bound.bounds_makespan)
+          CHECK(bound.value <= capped.metrics.makespan);
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked >= 2 * static_cast<int>(ppsim::schedule_registry().size()));
 }
