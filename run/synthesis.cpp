@@ -45,113 +45,11 @@ bool share_activation(const Op &a, const Op &b) {
   return false;
 }
 
-/// Local search on the per-device orders (docs/synthesis.md, "The method"): move one entry of one
-/// device to another position; refuse the move when the device's peak would exceed the cap
-/// (peaks depend on the orders only, so this is checked before any timing) or the orders
-/// deadlock; time it with the re-timer (a chain of adjacent exchanges, re-timed once); keep it
-/// when (makespan, total device end) is not worse and move it back otherwise. Sideways moves let
-/// the search cross plateaus of equal makespan; the seeded generator makes every run of the same
-/// input equal.
-class LocalSearch {
-public:
-  /// `seed` must pass validate_schedule and fit the cap.
-  LocalSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed)
-      : track_(checked_track(scenario)), retimer_(scenario, seed), devices_(seed.device_count()),
-        random_(random_seed) {
-    const OpLocator locator(seed, scenario.stage_count(), scenario.microbatches);
-    effects_ = memory_effects(seed, locator, track_);
-    for (const std::vector<Op> &list : seed.device_ops)
-      ops_.insert(ops_.end(), list.begin(), list.end());
-    time_ = current_time();
-  }
-
-  /// Tries one random move (none when it would leave the entry where it is).
-  void step() {
-    const int device = std::uniform_int_distribution<int>(0, devices_ - 1)(random_);
-    const auto size = static_cast<int>(retimer_.device_order(device).size());
-    PPSIM_ASSERT(size >= 2); // every device runs a forward and a backward of its stages
-    const int from = std::uniform_int_distribution<int>(0, size - 1)(random_);
-    // Half the moves are short (a swap with a neighbour or a few places), half reach anywhere on
-    // the device (a W deferred into a far bubble, a forward pulled into the warm-up).
-    const int reach = std::bernoulli_distribution(0.5)(random_) ? std::min(4, size - 1) : size - 1;
-    int distance = std::uniform_int_distribution<int>(1, reach)(random_);
-    if (std::bernoulli_distribution(0.5)(random_))
-      distance = -distance;
-    const int to = std::clamp(from + distance, 0, size - 1);
-    if (to == from)
-      return;
-    ++evaluations_;
-    if (passes_own_activation(device, from, to))
-      return;
-    if (track_.cap && over_cap(candidate_peak(device, from, to), *track_.cap))
-      return;
-    if (!retimer_.move(device, from, to))
-      return; // the orders would deadlock
-    const CandidateTime candidate = current_time();
-    if (candidate <= time_) {
-      if (candidate < time_)
-        ++improvements_;
-      time_ = candidate;
-    } else {
-      [[maybe_unused]] const bool restored = retimer_.move(device, to, from);
-      PPSIM_ASSERT(restored); // the orders it restores ran
-    }
-  }
-
-  [[nodiscard]] Schedule schedule() const { return retimer_.schedule(); }
-  [[nodiscard]] CandidateTime time() const { return time_; }
-  [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }
-  [[nodiscard]] std::int64_t improvements() const { return improvements_; }
-
-private:
-  /// Moving the entry at `from` to `to` would pass an entry of the same (stage, microbatch),
-  /// breaking their fixed order; the only rule of validate_schedule a move can break that the
-  /// re-timer's deadlock test does not catch.
-  [[nodiscard]] bool passes_own_activation(int device, int from, int to) const {
-    const std::span<const std::int32_t> order = retimer_.device_order(device);
-    const Op &moved = ops_[at(order[at(from)])];
-    for (int k = std::min(from, to); k <= std::max(from, to); ++k)
-      if (k != from && share_activation(moved, ops_[at(order[at(k)])]))
-        return true;
-    return false;
-  }
-
-  /// The peak of `device` if its entry at `from` moved to `to`.
-  double candidate_peak(int device, int from, int to) {
-    const std::span<const std::int32_t> order = retimer_.device_order(device);
-    candidate_order_.assign(order.begin(), order.end());
-    move_entry(candidate_order_, from, to);
-    return order_peak(candidate_order_, effects_, track_, device);
-  }
-
-  [[nodiscard]] CandidateTime current_time() const {
-    Ticks total{0};
-    for (int device = 0; device < devices_; ++device) {
-      const auto size = static_cast<int>(retimer_.device_order(device).size());
-      if (size > 0)
-        total += retimer_.end(device, size - 1);
-    }
-    return {retimer_.makespan(), total};
-  }
-
-  const MemoryTrack &track_;
-  Retimer retimer_;
-  int devices_;
-  // Per entry of the seed, which the re-timer's nodes keep.
-  std::vector<MemoryEffect> effects_;
-  std::vector<Op> ops_;
-  std::vector<std::int32_t> candidate_order_;
-  CandidateTime time_{};
-  std::mt19937_64 random_;
-  std::int64_t evaluations_ = 0;
-  std::int64_t improvements_ = 0;
-};
-
 /// A search and the known schedule it started from.
 struct Seeded {
   std::string name;
   Ticks seed_makespan;
-  LocalSearch search;
+  OrderSearch search;
 };
 
 /// Seeds are the known schedules at most this much slower than the fastest, at most kMostSeeds.
@@ -175,29 +73,76 @@ bool exact_applies(const Scenario &scenario, const SynthesisOptions &options) {
 
 } // namespace
 
-std::optional<CandidateTime> evaluate(const Scenario &scenario, const Schedule &schedule) {
-  try {
-    validate_schedule(scenario, schedule);
-    // Peaks depend on the orders only (docs/model.md, "Memory"): the cap is checked before any
-    // timing, and the orders are timed by the re-timer, which gives the engine's times exactly
-    // (docs/model.md, "Re-timing fixed orders").
-    const MemoryTrack &track = checked_track(scenario);
-    if (track.cap) {
-      for (const double peak : device_peaks(scenario, schedule, track))
-        if (over_cap(peak, *track.cap))
-          return std::nullopt;
-    }
-    const Retimer timing(scenario, schedule);
-    Ticks total{0};
-    for (int device = 0; device < schedule.device_count(); ++device) {
-      const auto ops = static_cast<int>(schedule.device_ops[at(device)].size());
-      if (ops > 0)
-        total += timing.end(device, ops - 1);
-    }
-    return CandidateTime{timing.makespan(), total};
-  } catch (const Error &) { // a rule of docs/model.md broken, or a deadlock
-    return std::nullopt;
+OrderSearch::OrderSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed)
+    : track_(checked_track(scenario)), retimer_(scenario, seed), devices_(seed.device_count()),
+      random_(random_seed) {
+  const OpLocator locator(seed, scenario.stage_count(), scenario.microbatches);
+  effects_ = memory_effects(seed, locator, track_);
+  for (const std::vector<Op> &list : seed.device_ops)
+    ops_.insert(ops_.end(), list.begin(), list.end());
+  time_ = current_time();
+}
+
+void OrderSearch::step() {
+  const int device = std::uniform_int_distribution<int>(0, devices_ - 1)(random_);
+  const auto size = static_cast<int>(retimer_.device_order(device).size());
+  PPSIM_ASSERT(size >= 2); // every device runs a forward and a backward of its stages
+  const int from = std::uniform_int_distribution<int>(0, size - 1)(random_);
+  // Half the moves are short (a swap with a neighbour or a few places), half reach anywhere on
+  // the device (a W deferred into a far bubble, a forward pulled into the warm-up).
+  const int reach = std::bernoulli_distribution(0.5)(random_) ? std::min(4, size - 1) : size - 1;
+  int distance = std::uniform_int_distribution<int>(1, reach)(random_);
+  if (std::bernoulli_distribution(0.5)(random_))
+    distance = -distance;
+  const int to = std::clamp(from + distance, 0, size - 1);
+  if (to != from)
+    try_move(device, from, to);
+}
+
+MoveOutcome OrderSearch::try_move(int device, int from, int to) {
+  ++evaluations_;
+  if (passes_own_activation(device, from, to))
+    return MoveOutcome::fixed_order;
+  if (track_.cap && over_cap(candidate_peak(device, from, to), *track_.cap))
+    return MoveOutcome::over_cap;
+  if (!retimer_.move(device, from, to))
+    return MoveOutcome::deadlock;
+  const CandidateTime candidate = current_time();
+  if (candidate > time_) {
+    [[maybe_unused]] const bool restored = retimer_.move(device, to, from);
+    PPSIM_ASSERT(restored); // the orders it restores ran
+    return MoveOutcome::worse;
   }
+  if (candidate < time_)
+    ++improvements_;
+  time_ = candidate;
+  return MoveOutcome::kept;
+}
+
+bool OrderSearch::passes_own_activation(int device, int from, int to) const {
+  const std::span<const std::int32_t> order = retimer_.device_order(device);
+  const Op &moved = ops_[at(order[at(from)])];
+  for (int k = std::min(from, to); k <= std::max(from, to); ++k)
+    if (k != from && share_activation(moved, ops_[at(order[at(k)])]))
+      return true;
+  return false;
+}
+
+double OrderSearch::candidate_peak(int device, int from, int to) {
+  const std::span<const std::int32_t> order = retimer_.device_order(device);
+  candidate_order_.assign(order.begin(), order.end());
+  move_entry(candidate_order_, from, to);
+  return order_peak(candidate_order_, effects_, track_, device);
+}
+
+CandidateTime OrderSearch::current_time() const {
+  Ticks total{0};
+  for (int device = 0; device < devices_; ++device) {
+    const auto size = static_cast<int>(retimer_.device_order(device).size());
+    if (size > 0)
+      total += retimer_.end(device, size - 1);
+  }
+  return {retimer_.makespan(), total};
 }
 
 std::string_view describe(SynthesisStop stop) {
@@ -250,7 +195,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
       break;
     validate_schedule(scenario, incumbent.schedule);
     searches.push_back({incumbent.name, incumbent.makespan,
-                        LocalSearch(scenario, incumbent.schedule, options.seed + searches.size())});
+                        OrderSearch(scenario, incumbent.schedule, options.seed + searches.size())});
   }
 
   SynthesisResult result;
@@ -268,7 +213,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   const std::int64_t racing = searches.size() > 1 ? options.max_evaluations / 2 : 0;
   result.stop = SynthesisStop::evaluation_limit;
   for (std::size_t turn = 0; evaluations < options.max_evaluations; ++turn) {
-    LocalSearch &search =
+    OrderSearch &search =
         evaluations < racing ? searches[turn % searches.size()].search : best().search;
     if (search.time().makespan <= result.lower_bound) {
       result.stop = SynthesisStop::bound_met;

@@ -5,12 +5,15 @@
 // instance, and the best lower bound beside the result.
 #include "base/time.h"
 #include "bounds/lower_bounds.h"
+#include "sim/memory.h"
+#include "sim/retime.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
 #include <cstdint>
-#include <optional>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace ppsim {
 
@@ -23,10 +26,58 @@ struct CandidateTime {
   friend auto operator<=>(const CandidateTime &, const CandidateTime &) = default;
 };
 
-/// The one timing function of the search: the engine's times of `schedule` (through the
-/// re-timer), or nullopt when it breaks a rule of docs/model.md, "Validation", exceeds the cap,
-/// or deadlocks.
-std::optional<CandidateTime> evaluate(const Scenario &scenario, const Schedule &schedule);
+/// What became of one candidate move (OrderSearch::try_move).
+enum class MoveOutcome {
+  kept,        ///< applied: (makespan, total device end) not worse
+  worse,       ///< timed, worse, moved back
+  fixed_order, ///< it would pass an op of the same (stage, microbatch), whose order is fixed
+  over_cap,    ///< the device's peak would exceed the cap (checked before any timing)
+  deadlock,    ///< the orders could not all run
+};
+
+/// The local search of docs/synthesis.md, "The method", on the per-device orders of one seed:
+/// a move puts one entry of a device at another position of the same device. The re-timer
+/// (docs/model.md, "Re-timing fixed orders") applies it and re-times once, with the engine's
+/// times exactly; it is kept when (makespan, total device end) is not worse, so sideways moves
+/// cross plateaus of equal makespan.
+class OrderSearch {
+public:
+  /// `seed` must pass validate_schedule and fit the cap.
+  OrderSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed);
+
+  /// Tries one random move: half within 4 places, half anywhere on the device (none when it
+  /// would leave the entry where it is).
+  void step();
+  /// Tries moving the entry at `from` of `device` to position `to` (the entries between shift
+  /// by one), refusing what breaks a rule of docs/model.md, "Validation and exit codes" or the
+  /// cap, or deadlocks; applies it when it is not worse.
+  MoveOutcome try_move(int device, int from, int to);
+
+  [[nodiscard]] Schedule schedule() const { return retimer_.schedule(); }
+  [[nodiscard]] CandidateTime time() const { return time_; }
+  [[nodiscard]] std::int64_t evaluations() const { return evaluations_; }
+  [[nodiscard]] std::int64_t improvements() const { return improvements_; }
+
+private:
+  // The move would pass an entry of the same (stage, microbatch): the one rule of
+  // validate_schedule a move can break that the re-timer's deadlock test does not catch.
+  [[nodiscard]] bool passes_own_activation(int device, int from, int to) const;
+  // The peak of `device` if its entry at `from` moved to `to`.
+  double candidate_peak(int device, int from, int to);
+  [[nodiscard]] CandidateTime current_time() const;
+
+  const MemoryTrack &track_;
+  Retimer retimer_;
+  int devices_;
+  // Per entry of the seed, which the re-timer's nodes keep.
+  std::vector<MemoryEffect> effects_;
+  std::vector<Op> ops_;
+  std::vector<std::int32_t> candidate_order_;
+  CandidateTime time_{};
+  std::mt19937_64 random_;
+  std::int64_t evaluations_ = 0;
+  std::int64_t improvements_ = 0;
+};
 
 struct SynthesisOptions {
   double time_limit_seconds = 10;

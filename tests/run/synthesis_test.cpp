@@ -53,37 +53,58 @@ void check_result(const ppsim::Scenario &scenario, const ppsim::SynthesisResult 
 
 } // namespace
 
-TEST_CASE("evaluate is the engine's makespan, and refuses invalid, deadlocked and over-cap "
-          "orders") {
-  ppsim::ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
-  ppsim::testing::Generated generated = ppsim::testing::generate("1f1b", input);
+TEST_CASE("a move is refused when it breaks a fixed order, the cap or the dependencies, and a "
+          "kept one is timed as the engine times it") {
+  // 1F1B p = 2, m = 3, cap 2: device 0 runs F0 F1 BW0 F2 BW1 BW2 (stage 0), device 1 F0 BW0 F1
+  // BW1 F2 BW2 (stage 1).
+  ppsim::ScenarioInput input = uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 2.0;
+  const ppsim::testing::Generated generated = ppsim::testing::generate("1f1b", input);
   const ppsim::Scenario &scenario = generated.scenario;
-  ppsim::Schedule schedule = generated.schedule;
-  const ppsim::Simulation run = ppsim::simulate(scenario, schedule);
-  const std::optional<ppsim::CandidateTime> time = ppsim::evaluate(scenario, schedule);
-  REQUIRE(time);
-  CHECK(time->makespan == run.metrics.makespan);
-  CHECK(time->total_device_end == run.metrics.devices[0].end + run.metrics.devices[1].end);
+  ppsim::OrderSearch search(scenario, generated.schedule, 1);
+  const ppsim::Simulation seed = ppsim::simulate(scenario, generated.schedule);
+  CHECK(search.time().makespan == seed.metrics.makespan);
+  CHECK(search.time().total_device_end ==
+        seed.metrics.devices[0].end + seed.metrics.devices[1].end);
+  // BW(1,0) before F(1,0): the fixed order of one (stage, microbatch).
+  CHECK(search.try_move(1, 1, 0) == ppsim::MoveOutcome::fixed_order);
+  // F(0,2) before BW(0,0): three activations on device 0, over the cap of 2.
+  CHECK(search.try_move(0, 3, 2) == ppsim::MoveOutcome::over_cap);
+  // F(1,2) first on device 1: it needs F(0,2), which device 0 runs after BW(0,0), which needs
+  // BW(1,0), which device 1 would run after F(1,2).
+  CHECK(search.try_move(1, 4, 0) == ppsim::MoveOutcome::deadlock);
+  CHECK(search.schedule().device_ops == generated.schedule.device_ops);
+  CHECK(search.evaluations() == 3);
 
-  // Device 1 (last stage) runs F(1,0) BW(1,0) F(1,1) BW(1,1); a backward before its forward is
-  // refused by validation.
-  ppsim::Schedule broken = schedule;
-  std::swap(broken.device_ops[1][0], broken.device_ops[1][1]);
-  CHECK_FALSE(ppsim::evaluate(scenario, broken));
-
-  // Device 0 waiting for BW(0,1) before F(0,1) is a cross-device cycle: a deadlock.
-  ppsim::Schedule deadlock = schedule;
-  std::vector<ppsim::Op> &first = deadlock.device_ops[0];
-  first = {ppsim::Op::make(ppsim::OpKind::forward, 0, 0),
-           ppsim::Op::make(ppsim::OpKind::backward_full, 0, 0),
-           ppsim::Op::make(ppsim::OpKind::backward_full, 0, 1),
-           ppsim::Op::make(ppsim::OpKind::forward, 0, 1)};
-  CHECK_FALSE(ppsim::evaluate(scenario, deadlock));
-
-  // GPipe holds both activations on device 0: over a cap of 1.
-  input.cap_activations = 1.0;
-  const ppsim::testing::Generated gpipe = ppsim::testing::generate("gpipe", input);
-  CHECK_FALSE(ppsim::evaluate(gpipe.scenario, gpipe.schedule));
+  // Without the cap, every move: a worse one leaves the orders as they were, a kept one is not
+  // worse and is timed as the engine times the new orders.
+  input.cap_activations.reset();
+  const ppsim::testing::Generated uncapped = ppsim::testing::generate("1f1b", input);
+  ppsim::OrderSearch uncapped_search(uncapped.scenario, uncapped.schedule, 1);
+  int kept = 0, worse = 0;
+  for (int device = 0; device < 2; ++device)
+    for (int from = 0; from < 6; ++from)
+      for (int to = 0; to < 6; ++to) {
+        if (from == to)
+          continue;
+        const ppsim::Schedule before = uncapped_search.schedule();
+        const ppsim::CandidateTime time = uncapped_search.time();
+        const ppsim::MoveOutcome outcome = uncapped_search.try_move(device, from, to);
+        if (outcome == ppsim::MoveOutcome::kept) {
+          ++kept;
+          const ppsim::Simulation replay =
+              ppsim::simulate(uncapped.scenario, uncapped_search.schedule());
+          CHECK(replay.metrics.feasible);
+          CHECK(replay.metrics.makespan == uncapped_search.time().makespan);
+          CHECK(uncapped_search.time() <= time);
+        } else {
+          worse += outcome == ppsim::MoveOutcome::worse ? 1 : 0;
+          CHECK(uncapped_search.schedule().device_ops == before.device_ops);
+          CHECK(uncapped_search.time() == time);
+        }
+      }
+  CHECK(kept > 0);
+  CHECK(worse > 0);
 }
 
 TEST_CASE("synthesis is valid, within the cap and never slower than a registered schedule") {
