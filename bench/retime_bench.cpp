@@ -5,7 +5,10 @@
 // The scenario, the schedule and the Retimer (dependency arrays and topological order) are
 // built outside the timed region; `BM_engine_replay_*` times Engine::run on the same instance
 // for comparison. `BM_retime_swap_*` swaps two adjacent ops in the middle of the middle device
-// and swaps them back: two incremental re-times.
+// and swaps them back: two incremental re-times. `BM_synthesis_candidate` is one candidate of
+// `ppsim synthesize`'s search (OrderSearch::step: a random move, its checks, one incremental
+// re-time, and the move back when it is worse) on ZB-H1 with links and contention.
+#include "run/synthesis.h"
 #include "sim/engine.h"
 #include "sim/retime.h"
 #include "sim/scenario_builder.h"
@@ -97,6 +100,16 @@ void swap_and_back(benchmark::State &state, const std::string &name) {
   }
 }
 
+void BM_synthesis_candidate(benchmark::State &state) {
+  const Instance instance =
+      make_instance("zb-h1", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  OrderSearch search(instance.scenario, instance.schedule, 1);
+  for (auto _ : state)
+    search.step();
+  state.SetItemsProcessed(search.evaluations());
+  state.counters["ops"] = static_cast<double>(instance.schedule.op_count());
+}
+
 void BM_retime_1f1b(benchmark::State &state) { retime(state, "1f1b"); }
 void BM_retime_zb_h1_links(benchmark::State &state) { retime(state, "zb-h1"); }
 void BM_engine_replay_1f1b(benchmark::State &state) { engine_replay(state, "1f1b"); }
@@ -123,3 +136,9 @@ BENCHMARK(BM_retime_zb_h1_links)->Apply(large);
 BENCHMARK(BM_engine_replay_zb_h1_links)->Apply(large);
 BENCHMARK(BM_retime_swap_1f1b)->Apply(large)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_retime_swap_zb_h1_links)->Apply(large)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_synthesis_candidate)
+    ->ArgNames({"p", "m"})
+    ->Args({8, 32})
+    ->Args({16, 64})
+    ->ComputeStatistics("min", minimum)
+    ->Unit(benchmark::kMicrosecond);
