@@ -5,8 +5,11 @@ table: the best registered schedule that fits the cap (the fastest known), the s
 best lower bound, the gap and the time.
 
   bench/synthesis_grid.py build/release/cli/ppsim [--time-limit S] [--every N] [--write-grid]
+                         [--check-optimal S]
 
---write-grid rewrites the grid file from the definition below; --every N runs one point in N.
+--write-grid rewrites the grid file from the definition below; --every N runs one point in N;
+--check-optimal S also runs `ppsim optimal` with a time limit of S seconds on every point and
+compares wherever it proves the optimum (it refuses instances past its size guard at once).
 """
 import argparse
 import json
@@ -57,19 +60,32 @@ def grid_points():
                                        f"--schedule {schedule} --K {cap}")
 
 
+def proven_optimum(ppsim, point, seconds):
+    """`ppsim optimal`'s makespan when it proves it optimal within `seconds`, else None."""
+    done = subprocess.run([ppsim, "optimal", *point.split(), "--format", "json",
+                           "--time-limit", str(seconds)], capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    result = json.loads(done.stdout)
+    return result["optimal_makespan"] if result["proven_optimal"] else None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("ppsim")
     parser.add_argument("--time-limit", type=float, default=10)
     parser.add_argument("--every", type=int, default=1)
     parser.add_argument("--write-grid", action="store_true")
+    parser.add_argument("--check-optimal", type=float, default=0)
     args = parser.parse_args()
     if args.write_grid:
         GRID.write_text("".join(point + "\n" for point in grid_points()))
     points = [line for line in GRID.read_text().splitlines() if line.strip()][:: args.every]
-    print("| point | best registered | synthesized | bound | gap | seconds |")
-    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    optimal_column = " optimal |" if args.check_optimal else ""
+    print(f"| point | best registered | synthesized | bound | gap | seconds |{optimal_column}")
+    print("| --- | --- | ---: | ---: | ---: | ---: |" + (" ---: |" if args.check_optimal else ""))
     rows = []
+    optimal_equal, optimal_proven = 0, 0
     for point in points:
         started = time.monotonic()
         done = subprocess.run([args.ppsim, "synthesize", *point.split(), "--format", "json",
@@ -81,10 +97,17 @@ def main():
             continue
         result = json.loads(done.stdout)
         rows.append((result, seconds))
+        optimal_cell = ""
+        if args.check_optimal:
+            optimal = proven_optimum(args.ppsim, point, args.check_optimal)
+            optimal_cell = " - |" if optimal is None else f" {optimal} |"
+            if optimal is not None:
+                optimal_proven += 1
+                optimal_equal += optimal == result["makespan"]
         print(f"| `{point}` | {result['best_known']} {result['best_known_makespan']} | "
               f"{result['makespan']} | "
               f"{result['best_lower_bound']} ({result['bound']}) | {100 * result['gap']:.2f}% | "
-              f"{seconds:.1f} |", flush=True)
+              f"{seconds:.1f} |{optimal_cell}", flush=True)
     if not rows:
         return 1
     published = [(r, s) for r, s in rows if r["best_known"] != "serial"]
@@ -96,6 +119,9 @@ def main():
           f"strictly faster where its gap exceeds 1%: {faster} of {len(open_gap)}; "
           f"median gap {100 * statistics.median(r['gap'] for r, _ in rows):.2f}%; "
           f"slowest point {max(s for _, s in rows):.1f} s")
+    if args.check_optimal:
+        print(f"equal to `ppsim optimal` on {optimal_equal} of the {optimal_proven} points where "
+              f"it proved the optimum within {args.check_optimal:g} s")
     return 0
 
 
