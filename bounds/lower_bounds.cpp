@@ -291,9 +291,10 @@ std::optional<Ticks> lb4_warmup(const Scenario &scenario, BackwardForm form) {
     }
     const double window_work = std::min(static_cast<double>((first_backward - window.head).count()),
                                         kept + saved_by_recomputing);
-    const BackwardForm busy_form = form == BackwardForm::split ? BackwardForm::full : form;
+    // Every backward runs after T1: the device's whole F + B + W but what the window held.
     const double work =
-        m * static_cast<double>(busy_per_microbatch(scenario, stages[at(g)], busy_form).count());
+        m * static_cast<double>(
+                busy_per_microbatch(scenario, stages[at(g)], BackwardForm::full).count());
     // Full backward: the device ends with a backward, which leaves at least the shortest tail.
     const Ticks tail = form == BackwardForm::full ? window.tail : Ticks{0};
     best = std::max(best, first_backward + tail + ceil_ticks(work - window_work));
