@@ -3,7 +3,6 @@
 #include "base/index.h"
 
 #include <algorithm>
-#include <ranges>
 
 namespace ppsim {
 namespace {
@@ -136,19 +135,20 @@ std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocat
 
 namespace {
 
-// The one walk of a device's order: `visit(entry, during, resident_after, release)` for each
-// entry of `entries` in turn, where `during` is resident_before + alloc + transient; returns the
-// peak, at least the starting `resident`.
-template <class Entries, class Visit>
-double walk_order(const Entries &entries, const std::vector<MemoryEffect> &effects, double resident,
-                  Visit &&visit) {
+// The one walk of a device's order: `visit(entry, during, resident_after, release)` for the
+// entries `entry_at(0)`, ..., `entry_at(count - 1)` in turn, where `during` is resident_before +
+// alloc + transient; returns the peak, at least the starting `resident`.
+template <class EntryAt, class Visit>
+double walk_order(std::size_t count, const EntryAt &entry_at,
+                  const std::vector<MemoryEffect> &effects, double resident, Visit &&visit) {
   double peak = resident;
-  for (const auto entry : entries) {
-    const MemoryEffect &effect = effects[at(entry)];
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t entry = entry_at(i);
+    const MemoryEffect &effect = effects[entry];
     const double during = resident + effect.alloc + effect.transient;
     peak = std::max(peak, during);
     resident += effect.alloc - effect.release;
-    visit(at(entry), during, resident, effect.release);
+    visit(entry, during, resident, effect.release);
   }
   return peak;
 }
@@ -162,10 +162,10 @@ template <class Visit>
 double walk_device(const Schedule &schedule, const OpLocator &locator,
                    const std::vector<MemoryEffect> &effects, const MemoryTrack &track, int g,
                    Visit &&visit) {
-  const std::int32_t first = locator.entry_offset(g);
-  const auto count = static_cast<std::int32_t>(schedule.device_ops[at(g)].size());
-  return walk_order(std::views::iota(first, first + count), effects, starting_resident(track, g),
-                    visit);
+  const std::size_t first = at(locator.entry_offset(g));
+  return walk_order(
+      schedule.device_ops[at(g)].size(), [&](std::size_t i) { return first + i; }, effects,
+      starting_resident(track, g), visit);
 }
 
 } // namespace
@@ -184,8 +184,9 @@ std::vector<double> device_peaks(const Scenario &scenario, const Schedule &sched
 
 double order_peak(std::span<const std::int32_t> entries, const std::vector<MemoryEffect> &effects,
                   const MemoryTrack &track, int device) {
-  return walk_order(entries, effects, starting_resident(track, device),
-                    [](std::size_t, double, double, double) {});
+  return walk_order(
+      entries.size(), [&](std::size_t i) { return at(entries[i]); }, effects,
+      starting_resident(track, device), [](std::size_t, double, double, double) {});
 }
 
 MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Timing &result,
