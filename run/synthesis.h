@@ -81,8 +81,8 @@ private:
 
 struct SynthesisOptions {
   double time_limit_seconds = 10;
-  /// Candidates timed at most; reached before the time limit, the result depends only on the
-  /// input and `seed`.
+  /// Candidate moves tried at most; reached before the time limit, the result depends only on
+  /// the input and `seed`.
   std::int64_t max_evaluations = 500000;
   std::uint64_t seed = 1;
   /// Size guard of the exact optimum (start-time binaries); 0 = never run it.
@@ -108,9 +108,9 @@ struct SynthesisResult {
   /// than, whichever seed's search won.
   std::string best_known;
   Ticks best_known_makespan;
-  std::int64_t evaluations = 0; ///< candidates timed
-  std::int64_t improvements =
-      0; ///< accepted moves that lowered (makespan, total device end), all searches
+  std::int64_t evaluations = 0; ///< candidate moves tried, refused ones included
+  /// Accepted moves that lowered (makespan, total device end), over all the searches.
+  std::int64_t improvements = 0;
   SynthesisStop stop = SynthesisStop::evaluation_limit;
   double seconds = 0;
 
