@@ -359,7 +359,8 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
   const BoundsReport bounds = compute_bounds(scenario, {form, "", 0});
   if (!bounds.cap_fits_one_activation)
     throw Error("no schedule fits the memory cap: it is below one activation of some stage");
-  Incumbent incumbent = best_known_schedule(scenario, form, recompute);
+  Incumbent incumbent =
+      options.incumbent ? *options.incumbent : best_known_schedule(scenario, form, recompute);
   ExactResult result;
   result.incumbent = incumbent.name;
   result.makespan = incumbent.makespan;

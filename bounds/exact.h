@@ -5,11 +5,13 @@
 // limit.
 #include "base/progress.h"
 #include "base/time.h"
+#include "bounds/incumbent.h"
 #include "bounds/lower_bounds.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace ppsim {
@@ -20,6 +22,9 @@ struct ExactOptions {
   std::int64_t max_start_variables = 20000;
   /// Skip the ILP when the best registered schedule already meets the best lower bound.
   bool stop_when_bound_met = true;
+  /// A known schedule to start from (its makespan is the horizon) instead of the best
+  /// registered one, which is then not generated: a search that already beat it (synthesis).
+  std::optional<Incumbent> incumbent;
   /// Hears of each horizon decided, from the best lower bound up to the incumbent's makespan (the
   /// first feasible one completes them all).
   ProgressFn progress;
@@ -31,7 +36,7 @@ struct ExactResult {
   bool proven_optimal = false;
   Schedule schedule;     ///< per-device orders reaching `makespan` (R ops = recomputation)
   std::string method;    ///< "ilp", "ilp (time limit)" or "lower bound met"
-  std::string incumbent; ///< registered schedule (or "serial") that gave the horizon
+  std::string incumbent; ///< schedule that gave the horizon (registered, "serial" or the caller's)
   std::int64_t start_variables = 0; ///< z_{o,t} binaries of the ILP (0 when skipped)
   double solve_seconds = 0;
 };

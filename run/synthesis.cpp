@@ -9,9 +9,7 @@
 #include "bounds/exact.h"
 #include "bounds/incumbent.h"
 #include "sim/memory.h"
-#include "sim/metrics.h"
 #include "sim/retime.h"
-#include "sim/validate.h"
 
 #include <fmt/format.h>
 
@@ -25,7 +23,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 /// Moves the entry at `from` of `entries` to position `to`, shifting the entries between by one.
-template <class Entry> void move_entry(std::vector<Entry> &entries, int from, int to) {
+void move_entry(std::vector<std::int32_t> &entries, int from, int to) {
   const auto begin = entries.begin();
   if (from < to)
     std::rotate(begin + from, begin + from + 1, begin + to + 1);
@@ -185,7 +183,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   }
   // Seeds (docs/synthesis.md, "The method"): the fastest known schedule and the others within
   // kSeedSlack of it, each with a search of its own; known_schedules keeps only schedules that
-  // replay within the cap.
+  // replay (so passed validation) within the cap.
   std::vector<Incumbent> known = known_schedules(scenario, form, cap_can_bind(scenario));
   std::vector<Seeded> searches;
   for (Incumbent &incumbent : known) {
@@ -193,7 +191,6 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
         static_cast<double>(incumbent.makespan.count()) >
             kSeedSlack * static_cast<double>(known.front().makespan.count()))
       break;
-    validate_schedule(scenario, incumbent.schedule);
     searches.push_back({incumbent.name, incumbent.makespan,
                         OrderSearch(scenario, incumbent.schedule, options.seed + searches.size())});
   }
@@ -203,18 +200,21 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   result.best_known_makespan = known.front().makespan;
   result.lower_bound = bounds.best_lower_bound;
   result.bound_name = best_bound_name(bounds);
-  const auto best = [&]() -> Seeded & {
+  const auto fastest = [&]() -> Seeded & {
     return *std::min_element(
         searches.begin(), searches.end(),
         [](const Seeded &a, const Seeded &b) { return a.search.time() < b.search.time(); });
   };
-  // Half the candidates race every seed in turn; the other half go to the best of them.
+  // Half the candidates race every seed in turn; the other half go to the fastest of them, which
+  // stays the fastest since only it moves on.
   std::int64_t evaluations = 0;
   const std::int64_t racing = searches.size() > 1 ? options.max_evaluations / 2 : 0;
+  Seeded *winner = nullptr;
   result.stop = SynthesisStop::evaluation_limit;
   for (std::size_t turn = 0; evaluations < options.max_evaluations; ++turn) {
-    OrderSearch &search =
-        evaluations < racing ? searches[turn % searches.size()].search : best().search;
+    if (!winner && evaluations >= racing)
+      winner = &fastest();
+    OrderSearch &search = winner ? winner->search : searches[turn % searches.size()].search;
     if (search.time().makespan <= result.lower_bound) {
       result.stop = SynthesisStop::bound_met;
       break;
@@ -228,13 +228,14 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
     search.step();
     evaluations += search.evaluations() - before;
   }
-  const Seeded &winner = best();
-  if (winner.search.time().makespan <= result.lower_bound)
+  if (!winner)
+    winner = &fastest();
+  if (winner->search.time().makespan <= result.lower_bound)
     result.stop = SynthesisStop::bound_met;
-  result.seed = winner.name;
-  result.seed_makespan = winner.seed_makespan;
-  result.schedule = winner.search.schedule();
-  result.makespan = winner.search.time().makespan;
+  result.seed = winner->name;
+  result.seed_makespan = winner->seed_makespan;
+  result.schedule = winner->search.schedule();
+  result.makespan = winner->search.time().makespan;
   result.evaluations = evaluations;
   for (const Seeded &seeded : searches)
     result.improvements += seeded.search.improvements();
@@ -245,6 +246,8 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
     ExactOptions exact_options;
     exact_options.time_limit_seconds = time_left;
     exact_options.max_start_variables = options.exact_max_start_variables;
+    // The horizon is the synthesized makespan: the registered schedules were generated already.
+    exact_options.incumbent = Incumbent{"synthesized", result.schedule, result.makespan};
     try {
       ExactResult exact = exact_optimum(scenario, form, exact_options);
       if (exact.lower_bound > result.lower_bound) {

@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
+#include "bounds/incumbent.h"
 #include "sim/placement.h"
 #include "tests/sim/test_support.h"
 
@@ -217,6 +218,24 @@ TEST_CASE("LB4 <= OPT on split single-wave and V instances, with recomputation c
     strictly_best += above_all ? 1 : 0;
   }
   CHECK(strictly_best > 0);
+}
+
+TEST_CASE("a caller's incumbent gives the horizon in place of the registered schedules") {
+  // K = 1 oracle of docs/oracles.md (optimum 11, LB2 11): the serial schedule, given by the
+  // caller, is the incumbent; the search still finds the optimum below it.
+  ppsim::ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
+  input.cap_activations = 1.0;
+  const ppsim::Scenario scenario = scenario_for(input, "1f1b");
+  ppsim::ExactOptions options = always_solve();
+  const ppsim::Schedule serial = ppsim::serial_schedule(scenario, BackwardForm::full, true);
+  const Ticks serial_makespan = ppsim::simulate(scenario, serial).metrics.makespan;
+  options.incumbent = ppsim::Incumbent{"given", serial, serial_makespan};
+  const ppsim::ExactResult result = ppsim::exact_optimum(scenario, BackwardForm::full, options);
+  CHECK(result.incumbent == "given");
+  CHECK(result.proven_optimal);
+  CHECK(result.makespan == Ticks{11});
+  CHECK(serial_makespan > Ticks{11});
+  check_replay(scenario, result);
 }
 
 TEST_CASE("a registered schedule meeting the bound skips the ILP") {
