@@ -34,7 +34,7 @@ struct ExactResult {
   Ticks makespan;    ///< of `schedule`; the optimum when `proven_optimal`
   Ticks lower_bound; ///< proven bound on the optimum (= makespan when proven)
   bool proven_optimal = false;
-  Schedule schedule;     ///< per-device orders reaching `makespan` (R ops = recomputation)
+  Schedule schedule;     ///< per-device orders reaching `makespan` (R, RW, RBW: recomputation)
   std::string method;    ///< "ilp", "ilp (time limit)" or "lower bound met"
   std::string incumbent; ///< schedule that gave the horizon (registered, "serial" or the caller's)
   std::int64_t start_variables = 0; ///< z_{o,t} binaries of the ILP (0 when skipped)
@@ -42,13 +42,13 @@ struct ExactResult {
 };
 
 /// The minimum makespan over every schedule of `scenario` whose backward has form `form`, with
-/// per-(s,j) recomputation allowed when a cap is set (count or zb activation track, cap K, remat
-/// timing of the scenario, no contention). Model of docs/bounds.md, "Exact optimum": start-time
+/// per-(s,j) recomputation allowed when a cap can bind (R, and RW or RBW with a split backward;
+/// count or zb activation track, cap K, remat timing of the scenario, no contention). Model of docs/bounds.md, "Exact optimum": start-time
 /// binaries per op and tick, keep binaries y_{s,j}, residency u_{s,j,t}, device capacity and memory
 /// per tick; windows tightened by the path quantities of docs/bounds.md, "Model and assumptions
 /// (all bounds)"; microbatches of the entry stage start in increasing order (a relabeling, so
-/// valid). Throws Error past `max_start_variables`, for the byte memory model, and when the cap is
-/// below one activation.
+/// valid). Throws Error past `max_start_variables`, for the byte memory model, for checkpoint
+/// levels, and when the cap is below one activation.
 ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
                           const ExactOptions &options = {});
 

@@ -4,6 +4,7 @@
 #include "cli/progress.h"
 #include "cli/scenario_options.h"
 #include "run/prepare.h"
+#include "run/synthesis.h"
 
 #include "base/error.h"
 #include "bounds/analyzer.h"
@@ -61,13 +62,19 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
   const BoundsReport bounds = bounds_for_run(input, run);
   Progress progress(err, progress_mode(values, err), "optimal", "horizons");
   exact.progress = progress.callback();
-  const ExactResult result = exact_optimum(run.scenario, bounds.backward, exact);
+  const ExactResult result = seeded_exact_optimum(run.scenario, bounds.backward, exact);
   progress.clear();
   const std::string written =
       fmt::format("the {} and its device orders to standard output",
                   result.proven_optimal ? "optimal schedule" : "best schedule found");
   const TimeScale &scale = run.scenario.time_scale;
   const std::vector<std::string> orders = device_orders(result.schedule);
+  // How far the schedule reported is from what is proven (0 when proven optimal).
+  const double gap = result.lower_bound.count() > 0
+                         ? static_cast<double>(result.makespan.count()) /
+                                   static_cast<double>(result.lower_bound.count()) -
+                               1
+                         : 0.0;
   if (format == "json") {
     std::vector<std::string> rows;
     for (const std::string &row : orders)
@@ -75,18 +82,20 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
     out << fmt::format(
         "{{\"optimal_makespan\": {}, \"proven_optimal\": {}, \"lower_bound\": {}, "
         "\"best_lower_bound\": {}, \"method\": {}, \"incumbent\": {}, \"solve_seconds\": {}, "
-        "\"device_orders\": [{}]}}\n",
+        "\"gap_to_lower_bound\": {}, \"device_orders\": [{}]}}\n",
         scale.json(result.makespan), result.proven_optimal, scale.json(result.lower_bound),
         scale.json(bounds.best_lower_bound), json_string(result.method),
-        json_string(result.incumbent), json_number(result.solve_seconds), fmt::join(rows, ", "));
+        json_string(result.incumbent), json_number(result.solve_seconds), json_number(gap),
+        fmt::join(rows, ", "));
     progress.finish(written);
     return kOk;
   }
   out << fmt::format("optimal makespan: {}{}\n", scale.readable(result.makespan),
                      result.proven_optimal
                          ? ""
-                         : fmt::format(" (not proven: the optimum is at least {})",
-                                       scale.readable(result.lower_bound)));
+                         : fmt::format(" (not proven: the optimum is at least {}; this schedule "
+                                       "is {:.2f}% above it)",
+                                       scale.readable(result.lower_bound), 100 * gap));
   out << fmt::format("best lower bound: {} (gap {:.4g})\n", scale.readable(bounds.best_lower_bound),
                      makespan_gap(result.makespan, bounds));
   out << fmt::format("method: {}; horizon from: {}; {} start-time variables; {:.2f} s\n",

@@ -54,8 +54,8 @@ std::string default_gpu_module_path() {
 
 GpuMeasurement run_gpu_profile(const std::string &module_path, const GpuProfileRequest &request) {
   if (module_path.empty()) {
-    throw Error("measuring on the GPU is not available in this build of ppsim (built without "
-                "nvcc); use --analytic for the analytic cost model");
+    throw Error("measuring on the GPU is not available in this build of ppsim (built without nvcc "
+                "or without cuBLASLt); use --analytic for the analytic cost model");
   }
   std::string why;
   // The CUDA libraries it pulls in must stay loaded until exit (their atexit handlers).

@@ -62,11 +62,14 @@ std::string best_bound_name(const BoundsReport &report) {
   return "none";
 }
 
-/// The exact optimum applies: count or zb memory, no contention (docs/bounds.md, "Exact
-/// optimum"), and the caller did not switch it off.
+/// The exact optimum applies: count or zb memory, no contention or blocking sends, no
+/// checkpoint levels (docs/bounds.md, "Exact optimum"), and the caller did not switch it off.
 bool exact_applies(const Scenario &scenario, const SynthesisOptions &options) {
+  const std::vector<StageMemory> &stages = scenario.activations.stages;
   return options.exact_max_start_variables > 0 && scenario.memory_model != MemoryModel::bytes &&
-         !scenario.link.contention && !scenario.link.blocking;
+         !scenario.link.contention && !scenario.link.blocking &&
+         std::all_of(stages.begin(), stages.end(),
+                     [](const StageMemory &stage) { return stage.checkpoint_levels.empty(); });
 }
 
 } // namespace
@@ -270,6 +273,26 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   result.schedule.name = "synthesized";
   result.seconds = elapsed();
   return result;
+}
+
+ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, ExactOptions options,
+                                 std::int64_t search_evaluations) {
+  // What the search cannot take (the byte model, an overlapped F&B) goes to the exact optimum's
+  // own refusals, with the registered schedules as its horizon.
+  options.incumbent.reset();
+  if (scenario.memory_model == MemoryModel::bytes || scenario.overlap_duration)
+    return exact_optimum(scenario, form, options);
+  SynthesisOptions search;
+  search.max_evaluations = search_evaluations;
+  search.time_limit_seconds = options.time_limit_seconds / 4; // a guard: the work limit decides
+  search.exact_max_start_variables = 0;
+  const SynthesisResult found = synthesize(scenario, form, search);
+  options.incumbent = Incumbent{found.makespan < found.best_known_makespan
+                                    ? fmt::format("synthesized from {}", found.seed)
+                                    : found.best_known,
+                                found.schedule, found.makespan};
+  options.time_limit_seconds = std::max(options.time_limit_seconds - found.seconds, 1e-3);
+  return exact_optimum(scenario, form, options);
 }
 
 } // namespace ppsim

@@ -4,6 +4,7 @@
 // the per-device orders timed by the engine, the exact optimum where its size guard admits the
 // instance, and the best lower bound beside the result.
 #include "base/time.h"
+#include "bounds/exact.h"
 #include "bounds/lower_bounds.h"
 #include "sim/memory.h"
 #include "sim/retime.h"
@@ -122,5 +123,15 @@ struct SynthesisResult {
 /// Throws CapUnreachable when the cap is below one activation of some stage.
 SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
                            const SynthesisOptions &options = {});
+
+/// Candidate moves of the search that gives `ppsim optimal` its incumbent.
+inline constexpr std::int64_t kOptimalSearchEvaluations = 50000;
+
+/// The exact optimum (docs/bounds.md, "Exact optimum") whose horizon is the schedule that a
+/// short synthesis search (`search_evaluations` candidates, no exact step) reaches from the known
+/// schedules, so a run stopped by its time limit reports that schedule rather than a registered
+/// one. `options.incumbent` is ignored; the search's time counts against the time limit.
+ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, ExactOptions options,
+                                 std::int64_t search_evaluations = kOptimalSearchEvaluations);
 
 } // namespace ppsim

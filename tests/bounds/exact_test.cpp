@@ -260,4 +260,22 @@ TEST_CASE("size guard and errors") {
   input.cap_activations = 0.5;
   CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::full),
                     "no schedule fits the memory cap: it is below one activation of some stage");
+  // A checkpoint level's partial recomputation is not in the model: refused.
+  ppsim::Scenario levels = scenario_for(input, "1f1b");
+  levels.activations.stages[0].checkpoint_levels.push_back({0.5, 1.0});
+  CHECK_THROWS_WITH(ppsim::exact_optimum(levels, BackwardForm::full),
+                    "field 'remat.checkpoint_levels': the exact optimum does not model checkpoint "
+                    "levels; leave them out");
+  // Links the ILP does not model: refused, not solved and then failed on the replay.
+  input.cap_activations = 1.0;
+  input.latency = {1, 1};
+  for (const bool blocking : {false, true}) {
+    ppsim::ScenarioInput links = input;
+    (blocking ? links.blocking : links.contention) = true;
+    CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(links, "1f1b"), BackwardForm::full),
+                      blocking ? "field 'cluster.link.blocking': the exact optimum assumes links "
+                                 "without contention and non-blocking sends"
+                               : "field 'cluster.link.contention': the exact optimum assumes "
+                                 "links without contention and non-blocking sends");
+  }
 }

@@ -57,3 +57,22 @@ TEST_CASE("optimal rejects a non-positive time limit") {
   CHECK(output.err ==
         "ppsim: error: field '--time-limit': expected a positive number of seconds\n");
 }
+
+TEST_CASE("optimal stopped by its time limit reports the search's schedule and its gap") {
+  // The V of docs/bounds.md, "Exact optimum" (step 1): the registered schedules end at 84; the
+  // synthesis search gives the horizon, and the answer says how far it is from what is proven.
+  const ppsim::cli::Args args{"-p", "2", "-m", "3", "-v", "2", "--schedule", "hanayo",
+                              "--cost-unit", "stage", "--F", "4", "--B", "1", "--W", "0",
+                              "--K", "1", "--time-limit", "0.5", "-q"};
+  const Output text = run(args);
+  CHECK(text.code == 0);
+  CHECK(text.out.find(" (not proven: the optimum is at least ") != std::string::npos);
+  CHECK(text.out.find("% above it)\n") != std::string::npos);
+  CHECK(text.out.find("method: ilp (time limit); horizon from: synthesized from ") !=
+        std::string::npos);
+  ppsim::cli::Args json = args;
+  json.insert(json.end(), {"--format", "json"});
+  const Output output = run(json);
+  CHECK(output.out.find("\"proven_optimal\": false") != std::string::npos);
+  CHECK(output.out.find("\"gap_to_lower_bound\": ") != std::string::npos);
+}

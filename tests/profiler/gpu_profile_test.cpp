@@ -16,7 +16,8 @@ namespace ppsim::profiler {
 TEST_CASE("a build without the module says so") {
   CHECK_THROWS_WITH_AS(run_gpu_profile("", {}),
                        "measuring on the GPU is not available in this build of ppsim (built "
-                       "without nvcc); use --analytic for the analytic cost model",
+                       "without nvcc or without cuBLASLt); use --analytic for the analytic cost "
+                       "model",
                        Error);
 }
 
