@@ -284,7 +284,7 @@ ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, Ex
     return exact_optimum(scenario, form, options);
   SynthesisOptions search;
   search.max_evaluations = search_evaluations;
-  search.time_limit_seconds = options.time_limit_seconds / 4; // a guard: the work limit decides
+  search.time_limit_seconds = options.time_limit_seconds / 2; // a guard: the work limit decides
   search.exact_max_start_variables = 0;
   const SynthesisResult found = synthesize(scenario, form, search);
   options.incumbent = Incumbent{found.makespan < found.best_known_makespan

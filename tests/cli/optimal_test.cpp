@@ -63,7 +63,7 @@ TEST_CASE("optimal stopped by its time limit reports the search's schedule and i
   // synthesis search gives the horizon, and the answer says how far it is from what is proven.
   const ppsim::cli::Args args{"-p", "2", "-m", "3", "-v", "2", "--schedule", "hanayo",
                               "--cost-unit", "stage", "--F", "4", "--B", "1", "--W", "0",
-                              "--K", "1", "--time-limit", "0.5", "-q"};
+                              "--K", "1", "--time-limit", "2", "-q"};
   const Output text = run(args);
   CHECK(text.code == 0);
   CHECK(text.out.find(" (not proven: the optimum is at least ") != std::string::npos);
