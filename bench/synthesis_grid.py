@@ -4,7 +4,7 @@ scenarios/synthesis/grid.txt (one point per line: the flags of the scenario) and
 table: the best registered schedule that fits the cap (the fastest known), the synthesized makespan, the
 best lower bound, the gap and the time.
 
-  bench/synthesis_grid.py build/release/cli/ppsim [--time-limit S] [--every N] [--write-grid]
+  bench/synthesis_grid.py build/cli/ppsim [--time-limit S] [--every N] [--write-grid]
                          [--check-optimal S]
 
 --write-grid rewrites the grid file from the definition below; --every N runs one point in N;
