@@ -41,9 +41,18 @@ Error::Error(std::string file, int line, std::string field, const std::string &s
       field_(std::move(field)), sentence_(sentence) {}
 
 std::string closest_name(const std::string &name, const std::vector<std::string> &candidates) {
+  // No registry name is this long: a longer one is a mistake of another kind, not a typo.
+  constexpr std::size_t kLongestComparedName = 256;
   std::string best;
+  if (name.size() > kLongestComparedName)
+    return best;
   std::size_t best_distance = std::max<std::size_t>(2, name.size() / 3) + 1;
   for (const std::string &candidate : candidates) {
+    // The distance is at least the difference in length: a name far longer than every
+    // candidate (a 2 MB key) costs no quadratic comparison.
+    const std::size_t shorter = std::min(name.size(), candidate.size());
+    if (std::max(name.size(), candidate.size()) - shorter >= best_distance)
+      continue;
     const std::size_t distance = edit_distance(name, candidate);
     if (distance < best_distance) {
       best_distance = distance;
@@ -67,9 +76,15 @@ void fail_invariant(const char *condition, const char *file, int line) {
 std::string unknown_name(std::string_view what, const std::string &name,
                          const std::vector<std::string> &candidates, std::string_view otherwise) {
   const std::string suggestion = closest_name(name, candidates);
+  // A name is echoed whole up to kShownNameLength characters, else its start and its length.
+  constexpr std::size_t kShownNameLength = 80;
+  const std::string shown =
+      name.size() <= kShownNameLength
+          ? name
+          : fmt::format("{}... ({} characters)", name.substr(0, kShownNameLength), name.size());
   if (suggestion.empty())
-    return fmt::format("unknown {} '{}'{}", what, name, otherwise);
-  return fmt::format("unknown {} '{}', did you mean '{}'?", what, name, suggestion);
+    return fmt::format("unknown {} '{}'{}", what, shown, otherwise);
+  return fmt::format("unknown {} '{}', did you mean '{}'?", what, shown, suggestion);
 }
 
 } // namespace ppsim

@@ -29,12 +29,14 @@ private:
   std::string sentence_;
 };
 
-/// Returns the registry name closest to `name` by edit distance, or "" when none is close.
+/// Returns the registry name closest to `name` by edit distance, or "" when none is close (or
+/// `name` is longer than 256 characters).
 std::string closest_name(const std::string &name, const std::vector<std::string> &candidates);
 
 /// The one sentence for a name that is not one of `candidates`: "unknown WHAT 'name', did you
 /// mean 'x'?" when one is close, else "unknown WHAT 'name'" followed by `otherwise` (a hint such
-/// as " (see 'ppsim schedules')"; empty: nothing).
+/// as " (see 'ppsim schedules')"; empty: nothing). A name past 80 characters is shown cut, with
+/// its length.
 std::string unknown_name(std::string_view what, const std::string &name,
                          const std::vector<std::string> &candidates,
                          std::string_view otherwise = "");

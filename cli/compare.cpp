@@ -427,7 +427,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     if (names.empty())
       throw Error("", 0, "--schedules", "expected at least one schedule name");
     for (const std::string &name : names)
-      find_schedule(name);
+      check_schedule_option(name, "--schedules");
   } else {
     for (const ScheduleInfo &info : schedule_registry())
       names.push_back(info.name);
@@ -440,6 +440,8 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       set_scenario_field_from_text(probe, "cluster.K", text, {"", 0, "--caps"});
       caps.push_back(probe.cap_activations);
     }
+    if (caps.empty())
+      throw Error("", 0, "--caps", "expected at least one cap K, as K1,K2,...");
   }
   const bool capped =
       base.budget_bytes ||

@@ -37,6 +37,10 @@ int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
                                ? PartitionMode::balanced
                                : PartitionMode::remat_aware;
   const CostFile costs = read_cost_file(values["costs"].as<std::string>());
+  if (static_cast<std::size_t>(partition_options.stages) > costs.rows.size())
+    throw Error(values["costs"].as<std::string>(), 0, "--stages",
+                fmt::format("the cost file has {} layers, fewer than the {} stages",
+                            costs.rows.size(), partition_options.stages));
   // Remat-aware stages grow about as L^3.5 (docs/partition.md): a long run says how far it is.
   Progress progress(err, progress_mode(values, err), "partition", "stages");
   partition_options.progress = progress.callback();

@@ -116,7 +116,7 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
       if (name.empty())
         throw Error("", 0, "--candidates",
                     fmt::format("expected comma-separated schedule names, got \"{}\"", text));
-      find_schedule(name); // unknown names fail with a suggestion
+      check_schedule_option(name, "--candidates"); // unknown names fail with a suggestion
       candidates.push_back(name);
     }
     if (candidates.empty() || text.ends_with(','))

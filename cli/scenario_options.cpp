@@ -2,6 +2,7 @@
 
 #include "base/error.h"
 #include "sim/io/scenario_toml.h"
+#include "sim/schedules/registry.h"
 
 #include <fmt/format.h>
 #include <ostream>
@@ -101,7 +102,7 @@ ScenarioInput scenario_from_options(const po::variables_map &values) {
   if (values.count("set")) {
     for (const std::string &assignment : values["set"].as<std::vector<std::string>>()) {
       const auto equals = assignment.find('=');
-      if (equals == std::string::npos) {
+      if (equals == std::string::npos || equals == 0) {
         throw Error("", 0, "--set", fmt::format("expected KEY=VALUE, got \"{}\"", assignment));
       }
       const std::string key = assignment.substr(0, equals);
@@ -172,6 +173,14 @@ std::string checked_choice(const po::variables_map &values, const std::string &n
           ? names.front()
           : fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
   throw Error("", 0, "--" + name, fmt::format("expected {}, got \"{}\"", listed, value));
+}
+
+void check_schedule_option(const std::string &name, const std::string &option) {
+  try {
+    find_schedule(name);
+  } catch (const Error &unknown) {
+    throw Error("", 0, option, unknown.sentence());
+  }
 }
 
 } // namespace ppsim::cli

@@ -61,4 +61,8 @@ std::int64_t checked_integer(const boost::program_options::variables_map &values
 std::string checked_choice(const boost::program_options::variables_map &values,
                            const std::string &name, std::initializer_list<const char *> allowed);
 
+/// Refuses a schedule name of option `option` ("--schedules") that is not registered, naming the
+/// option (error: field '--schedules': unknown schedule 'x', did you mean 'y'?).
+void check_schedule_option(const std::string &name, const std::string &option);
+
 } // namespace ppsim::cli

@@ -63,7 +63,9 @@ Rational parse_time(std::string_view text, const Location &where) {
   return *value;
 }
 
-constexpr double kMaxBytes = 1e30;
+// A layer's byte field at most 2^44 (16 TiB): the whole-byte sums of a stage's checkpoint chain
+// (remat/stage_checkpoint.cpp) then stay inside int64 up to 2^18 layers (docs/reliability.md).
+constexpr double kMaxBytes = 17592186044416.0;
 
 double parse_bytes(std::string_view text, const Location &where) {
   double value = 0;
@@ -71,7 +73,7 @@ double parse_bytes(std::string_view text, const Location &where) {
   const bool number = !text.empty() && end == text.data() + text.size();
   if (number &&
       (error == std::errc::result_out_of_range || (error == std::errc() && value > kMaxBytes))) {
-    where.fail(fmt::format("\"{}\" bytes is out of range: at most 1e30", text));
+    where.fail(fmt::format("\"{}\" bytes is out of range: at most 2^44 (16 TiB)", text));
   }
   if (!number || error != std::errc() || !(value >= 0)) {
     where.fail(fmt::format("expected a non-negative number of bytes, got \"{}\"", text));

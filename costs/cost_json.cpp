@@ -5,6 +5,7 @@
 #include "base/decimal.h"
 #include "base/error.h"
 #include "costs/cost_columns.h"
+#include "costs/json_shown.h"
 
 #include <algorithm>
 #include <cmath>
@@ -94,12 +95,12 @@ std::string json_value_text(const nlohmann::json &value, const Location &where) 
   if (value.is_number_float()) {
     const double number = value.get<double>();
     if (!std::isfinite(number))
-      where.fail(fmt::format("expected a finite number, got {}", value.dump()));
+      where.fail(fmt::format("expected a finite number, got {}", shown_json(value)));
     // A finite number with no exact decimal form (1e300) reaches the field's own range check.
     const auto exact = rational_from_double(number);
     return exact ? format_rational(*exact) : value.dump();
   }
-  where.fail(fmt::format("expected a number or name, got {}", value.dump()));
+  where.fail(fmt::format("expected a number or name, got {}", shown_json(value)));
 }
 
 int line_of_byte(std::string_view text, std::size_t byte) {
@@ -197,7 +198,7 @@ CostFile parse_cost_json(std::string_view text, const std::string &source, Layer
     throw Error(source, 0, "", "missing field 'schema_version'");
   if (!version->is_number_integer()) {
     throw Error(source, 0, "schema_version",
-                fmt::format("expected an integer, got {}", version->dump()));
+                fmt::format("expected an integer, got {}", shown_json(*version)));
   }
   detail::check_version(version->get<std::int64_t>(), Location{source, 0, "schema_version"});
   if (const auto metadata = document.find("metadata"); metadata != document.end()) {

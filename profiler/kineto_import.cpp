@@ -4,6 +4,7 @@
 #include "profiler/stats.h"
 
 #include "base/error.h"
+#include "costs/json_shown.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -269,27 +270,54 @@ private:
     const double microseconds =
         value.get<double>() - (std::string_view(field) == "ts" ? base_us_ : 0.0);
     if (!std::isfinite(microseconds) || microseconds < 0 || microseconds > 1e12)
-      fail(fmt::format("event {}: \"{}\" is out of range ({})", event, field, value.dump()));
+      fail(fmt::format("event {}: \"{}\" is out of range ({})", event, field, shown_json(value)));
     return static_cast<std::uint64_t>(std::llround(microseconds * 1000));
+  }
+
+  // The member `name` of `object`, or null when absent; a reference, since copying a value nested
+  // deep would recurse as deep.
+  const Json &member(const Json &object, const char *name) const {
+    const auto found = object.find(name);
+    return found == object.end() ? null_ : *found;
+  }
+
+  // A string member, or "" when absent or of another type.
+  std::string text_member(const Json &object, const char *name) const {
+    const Json &value = member(object, name);
+    return value.is_string() ? value.get<std::string>() : "";
+  }
+
+  // The thread an event ran on, "pid/tid"; each a number or a name (absent: null).
+  std::string thread_of(const Json &event, std::size_t index) const {
+    std::string key;
+    for (const char *field : {"pid", "tid"}) {
+      const Json &value = member(event, field);
+      if (!value.is_primitive())
+        fail(fmt::format("event {}: \"{}\" is {}, expected a number or a name", index, field,
+                         shown_json(value)));
+      key += (key.empty() ? "" : "/") + value.dump();
+    }
+    return key;
   }
 
   void read_event(const Json &event, std::size_t index) {
     if (!event.is_object())
       return;
-    if (event.value("ph", "") == "i" && event.value("name", "") == "[memory]") {
+    if (text_member(event, "ph") == "i" && text_member(event, "name") == "[memory]") {
       read_memory_event(event, index);
       return;
     }
-    if (event.value("ph", "") != "X" || !event.contains("cat") || !event["cat"].is_string())
+    if (text_member(event, "ph") != "X" || !member(event, "cat").is_string())
       return;
     const std::string category = event["cat"].get<std::string>();
     const std::string name =
         event.contains("name") && event["name"].is_string() ? event["name"].get<std::string>() : "";
-    const std::uint64_t start = nanoseconds(event.value("ts", Json()), index, "ts");
-    const std::uint64_t end = start + nanoseconds(event.value("dur", Json(0)), index, "dur");
+    const std::uint64_t start = nanoseconds(member(event, "ts"), index, "ts");
+    const Json &duration = member(event, "dur");
+    const std::uint64_t end =
+        start + (duration.is_null() ? 0 : nanoseconds(duration, index, "dur"));
     const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
-    const std::string thread =
-        event.value("pid", Json()).dump() + "/" + event.value("tid", Json()).dump();
+    const std::string thread = thread_of(event, index);
     if (category == "user_annotation") {
       if (const std::optional<PhaseId> phase = parse_range_name(name)) {
         phase_spans_[thread].push_back({start, end, phases_.size()});
@@ -342,11 +370,10 @@ private:
   void read_memory_event(const Json &event, std::size_t index) {
     const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
     if (!args.contains("Bytes") || !args["Bytes"].is_number_integer() ||
-        args.value("Device Type", Json(-1)) != Json(1))
+        member(args, "Device Type") != Json(1))
       return;
-    const std::string thread =
-        event.value("pid", Json()).dump() + "/" + event.value("tid", Json()).dump();
-    memory_[thread].emplace_back(nanoseconds(event.value("ts", Json()), index, "ts"),
+    const std::string thread = thread_of(event, index);
+    memory_[thread].emplace_back(nanoseconds(member(event, "ts"), index, "ts"),
                                  args["Bytes"].get<std::int64_t>());
   }
 
@@ -496,6 +523,7 @@ private:
 
   const std::string &source_;
   const Json empty_ = Json::object();
+  const Json null_;
   std::optional<int> rank_; ///< "distributedInfo": {"rank": ...}
   std::vector<PhaseId> phases_;
   std::map<std::string, std::vector<CpuSpan>> phase_spans_;

@@ -149,6 +149,9 @@ RematPlan plan_of(const Schedule &schedule, int stages, int microbatches) {
 RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,
                          int microbatches) {
   RematPlan plan(stages, microbatches);
+  // The line of each (stage, microbatch)'s row: a second row is refused, not silently the winner.
+  std::vector<int> row_line(static_cast<std::size_t>(stages) *
+                            static_cast<std::size_t>(microbatches));
   int line_number = 0;
   bool header_seen = false;
   std::size_t begin = 0;
@@ -190,8 +193,14 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
       }
       return value;
     };
-    RematDecision &d =
-        plan.at(index(cells[0], "stage", stages), index(cells[1], "microbatch", microbatches));
+    const int stage = index(cells[0], "stage", stages);
+    const int microbatch = index(cells[1], "microbatch", microbatches);
+    int &first_line = row_line[static_cast<std::size_t>(stage) * microbatches + microbatch];
+    if (first_line != 0)
+      fail("", fmt::format("a second row for stage {}, microbatch {} (the first is on line {})",
+                           stage, microbatch, first_line));
+    first_line = line_number;
+    RematDecision &d = plan.at(stage, microbatch);
     constexpr std::string_view kLevel = "level:";
     if (cells[2] == "none") {
       d.forward = ForwardRemat::none;

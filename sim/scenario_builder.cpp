@@ -351,8 +351,12 @@ void check_run_size(const ScenarioInput &input, std::int64_t stages, std::int64_
   const Int128 ops = Int128{stages} * microbatches * kOpsPerStageAndMicrobatch;
   if (ops <= kMaxOps)
     return;
+  // Blame the largest factor: m, else p or v (stages = v p).
+  const char *field = microbatches >= stages ? "pipeline.microbatches"
+                      : input.chunks > input.devices ? "pipeline.chunks"
+                                                     : "cluster.devices";
   input.fail(
-      microbatches >= stages ? "pipeline.microbatches" : "cluster.devices",
+      field,
       fmt::format(
           "{} stages x {} microbatches make about {} ops, above ppsim's limit of {} (about 150 "
           "bytes each)",

@@ -71,3 +71,17 @@ TEST_CASE("closest_name allows max(2, n/3) edits for a name of n characters") {
   // The nearest wins over an earlier, farther one.
   CHECK(closest_name("abcdefghijkl", {"abcdefghwxyz", "abcdefghijkx"}) == "abcdefghijkx");
 }
+
+TEST_CASE("unknown_name shows a long name cut, with its length, and compares it cheaply") {
+  // A 2 MB key once took minutes of edit distances and was echoed whole: a name past 256
+  // characters is compared with nothing, and the message shows its first 80.
+  const std::string key(2'000'000, 'k');
+  CHECK(ppsim::unknown_name("field", key, {"model.F", std::string(2'000'001, 'k')}) ==
+        "unknown field '" + std::string(80, 'k') + "... (2000000 characters)'");
+  CHECK(closest_name(std::string(257, 'a'), {std::string(257, 'a')}).empty());
+  CHECK(closest_name(std::string(256, 'a'), {std::string(256, 'a')}) == std::string(256, 'a'));
+  // Candidates farther in length than the allowed edits are skipped, the result is unchanged.
+  CHECK(closest_name("model.G", {"model.Fxxxxxxxxxxx", "model.F"}) == "model.F");
+  CHECK(ppsim::unknown_name("field", "model.G", {"model.F"}) ==
+        "unknown field 'model.G', did you mean 'model.F'?");
+}

@@ -239,8 +239,33 @@ TEST_CASE("issue_17 compare refuses an unwritable output before it prints a rank
                    "missing-folder/winner.svg: field '--svg': cannot write the file", Match::start);
 }
 
+TEST_CASE("compare and report refuse an empty list of caps in one line") {
+  // An empty --caps once left compare with no cap to rank under and crashed (SIGSEGV).
+  const Scratch scratch("empty-caps");
+  for (const char *command : {"compare", "report -o r.html"})
+    for (const char *caps : {"''", ","})
+      check_user_error(scratch.ppsim(std::string(command) + " " PPSIM_SOURCE_DIR
+                                     "/scenarios/quickstart.toml -q --caps " + caps),
+                       "field '--caps': expected at least one cap K, as K1,K2,...");
+}
+
 TEST_CASE("errors keep their place and stay one line") {
   const Scratch scratch("error-lines");
+  // An unknown schedule in a list option names the option.
+  check_user_error(scratch.ppsim("report " PPSIM_SOURCE_DIR
+                                 "/scenarios/quickstart.toml -o r.html --schedules zb-h3"),
+                   "field '--schedules': unknown schedule 'zb-h3', did you mean 'zb-h1'?");
+  check_user_error(scratch.ppsim("remat --auto -p 2 -m 4 --K 1 --candidates 1f1b,bogus"),
+                   "field '--candidates': unknown schedule 'bogus' (see 'ppsim schedules')");
+  // More stages than the cost file has layers: the file and the option.
+  const std::string costs = PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv";
+  for (const char *command : {"checkpoint", "partition"})
+    check_user_error(scratch.ppsim(std::string(command) + " " + costs + " --stages 100"),
+                     costs + ": field '--stages': the cost file has 34 layers, fewer than the "
+                             "100 stages");
+  // A --set with no key names --set, not an empty field.
+  CHECK(scratch.ppsim("simulate --set =3").err ==
+        "ppsim: error: field '--set': expected KEY=VALUE, got \"=3\"\n");
   scratch.write("p.toml", "[remat]\npolicy = \"most\"\n");
   CHECK(scratch.ppsim("simulate p.toml -p 2 -m 2").err ==
         "ppsim: error: p.toml:2: field 'remat.policy': unknown remat policy 'most' (expected none, "

@@ -97,12 +97,16 @@ TEST_CASE("issue_17 numbers out of range say so, with the limit") {
       "layers.csv:2: field 'fwd_ms': \"1e300\" is out of range: times are read exactly, at most 18 "
       "significant digits from 1e-18 to about 9.2e18 ms");
   CHECK(csv_error(with_required_columns("1,0,1,1,1,1e31\n", ",input_bytes")) ==
-        "layers.csv:2: field 'input_bytes': \"1e31\" bytes is out of range: at most 1e30");
+        "layers.csv:2: field 'input_bytes': \"1e31\" bytes is out of range: at most 2^44 (16 TiB)");
+  // 1e19 once passed and wrapped past 2^63 in the checkpoint chains (a smaller peak than 1 byte's).
+  CHECK(csv_error(with_required_columns("1,0,1,1,1,1e19\n", ",activation_bytes_full")) ==
+        "layers.csv:2: field 'activation_bytes_full': \"1e19\" bytes is out of range: at most "
+        "2^44 (16 TiB)");
   CHECK(
       json_error(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1,
                   "bwd_weight_ms": 1, "activation_bytes_full": 1e300}]})") ==
       "layers.json: field 'layers[0].activation_bytes_full': \"1e+300\" bytes "
-      "is out of range: at most 1e30");
+      "is out of range: at most 2^44 (16 TiB)");
   CHECK(json_error(
             R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": 1e300, "bwd_input_ms": 1,
                   "bwd_weight_ms": 1}]})") ==

@@ -73,3 +73,16 @@ TEST_CASE("a JSON null is an absent value, as an empty CSV cell") {
   CHECK(json.rows[1].absent_columns == std::vector<std::string>{"bwd_total_ms"});
   CHECK(write_cost_csv(json).find("\n1,1,1,1,1,\n") != std::string::npos);
 }
+
+TEST_CASE("a deeply nested JSON value is named by its kind, never serialised") {
+  // A schema_version nested 100 000 arrays deep once overflowed the stack in the message's dump.
+  const std::string nested = std::string(100'000, '[') + std::string(100'000, ']');
+  CHECK(json_error("{\"schema_version\": " + nested + ", \"layers\": []}") ==
+        "layers.json: field 'schema_version': expected an integer, got an array");
+  CHECK(json_error(R"({"schema_version": 1, "layers": [{"layer_id": 0, "fwd_ms": {"a": 1}}]})") ==
+        "layers.json: field 'layers[0].fwd_ms': expected a number or name, got an object");
+  CHECK(json_error(R"({"schema_version": ")" + std::string(1000, 'v') + R"("})") ==
+        "layers.json: field 'schema_version': expected an integer, got \"" +
+            std::string(79, 'v') + "...");
+}
+

@@ -176,8 +176,22 @@ TEST_CASE("kineto: malformed traces are one error naming the file") {
           "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 5, \"dur\": -1}]",
           "t.json"),
       "t.json: event 0: \"dur\" is out of range (-1)");
+  // An event whose phase is not a name is not a complete event ("X"): skipped, as other phases.
   CHECK_THROWS_WITH(parse_kineto_trace("[{\"ph\": 3, \"cat\": \"kernel\"}]", "t.json"),
-                    doctest::Contains("t.json: event 0: [json.exception.type_error"));
+                    doctest::Contains("t.json: no record_function range named like"));
+  // A pid nested 100 000 arrays deep once overflowed the stack when serialised as a thread key.
+  const std::string nested = std::string(100'000, '[') + std::string(100'000, ']');
+  CHECK_THROWS_WITH(
+      parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
+                         "\"dur\": 1, \"pid\": " +
+                             nested + ", \"tid\": 1}]",
+                         "t.json"),
+      "t.json: event 0: \"pid\" is an array, expected a number or a name");
+  CHECK_THROWS_WITH(
+      parse_kineto_trace("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": " +
+                             nested + ", \"dur\": 1}]",
+                         "t.json"),
+      "t.json: event 0: \"ts\" is not a number");
 }
 
 } // namespace ppsim::profiler

@@ -90,6 +90,11 @@ TEST_CASE("remat CSV round trip and errors (docs/remat.md, 'Simple policies')") 
       "plan.csv:2: field 'fwd': expected none, full or level:K, got \"half\"", Error);
   CHECK_THROWS_WITH_AS(parse_plan_csv("s,j\n", "plan.csv", 2, 3),
                        "plan.csv:1: expected the header 'stage,microbatch,fwd,bwd'", Error);
+  // Two rows for one (stage, microbatch): refused, where the last once silently won.
+  CHECK_THROWS_WITH_AS(
+      parse_plan_csv("stage,microbatch,fwd,bwd\n0,1,full,none\n1,1,none,none\n0,1,none,none\n",
+                     "plan.csv", 2, 3),
+      "plan.csv:4: a second row for stage 0, microbatch 1 (the first is on line 2)", Error);
 }
 
 TEST_CASE("capped_track needs a cap") {
