@@ -470,13 +470,31 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
     throw Error("", 0,
                 scenario.link.contention ? "cluster.link.contention" : "cluster.link.blocking",
                 "the exact optimum assumes links without contention and non-blocking sends");
+  // An overlapped F&B op shorter than its parts is outside the model (as for the bounds).
+  if (scenario.overlap_duration)
+    throw Error("", 0, "pipeline.overlap_fb",
+                "the exact optimum takes an overlapped F&B op as long as its parts; leave "
+                "overlap_fb at its default");
+  // A zero-length op has no tick of its own: its memory, and its order against an op it waits
+  // for that starts on the same tick, would not be the engine's.
+  const bool recompute_possible = cap_can_bind(scenario);
+  for (const StageCosts &costs : scenario.stage_costs) {
+    const bool zero_work = costs.forward.count() == 0 || costs.backward_input.count() == 0;
+    const bool zero_recompute =
+        recompute_possible &&
+        (costs.recompute_forward.count() == 0 ||
+         (form == BackwardForm::split && (costs.recompute_weight_inputs.count() == 0 ||
+                                          costs.recompute_full_backward.count() == 0)));
+    if (zero_work || zero_recompute)
+      throw Error("the exact optimum needs every F, B and recomputation longer than 0 ticks");
+  }
   // A level's R recomputes part of a stage at its own cost: the model has no such op, so its
   // optimum would not bound the schedules that use one (docs/bounds.md, "Exact optimum").
   for (const StageMemory &stage : scenario.activations.stages)
     if (!stage.checkpoint_levels.empty())
       throw Error("", 0, "remat.checkpoint_levels",
                   "the exact optimum does not model checkpoint levels; leave them out");
-  const bool recompute = cap_can_bind(scenario);
+  const bool recompute = recompute_possible;
   const BoundsReport bounds = compute_bounds(scenario, {form, "", 0});
   if (!bounds.cap_fits_one_activation)
     throw Error("no schedule fits the memory cap: it is below one activation of some stage");

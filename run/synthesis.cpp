@@ -277,8 +277,8 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
 
 ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, ExactOptions options,
                                  std::int64_t search_evaluations) {
-  // What the search cannot take (the byte model, an overlapped F&B) goes to the exact optimum's
-  // own refusals, with the registered schedules as its horizon.
+  // What the search cannot take (the byte model, an overlapped F&B) goes straight to the exact
+  // optimum, which refuses both in one line.
   options.incumbent.reset();
   if (scenario.memory_model == MemoryModel::bytes || scenario.overlap_duration)
     return exact_optimum(scenario, form, options);

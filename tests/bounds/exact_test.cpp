@@ -260,6 +260,22 @@ TEST_CASE("size guard and errors") {
   input.cap_activations = 0.5;
   CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(input, "1f1b"), BackwardForm::full),
                     "no schedule fits the memory cap: it is below one activation of some stage");
+  // Zero-length ops (their memory and their ties are outside the time-indexed model) and an
+  // overlapped F&B shorter than its parts: refused.
+  ppsim::ScenarioInput instant = input;
+  instant.recompute_forward = {{0, 1}};
+  CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(instant, "1f1b"), BackwardForm::full),
+                    "the exact optimum needs every F, B and recomputation longer than 0 ticks");
+  ppsim::ScenarioInput split = input;
+  split.backward_weight = {{1, 1}};
+  split.recompute_full_backward = {{0, 1}};
+  CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(split, "zb-h1"), BackwardForm::split),
+                    "the exact optimum needs every F, B and recomputation longer than 0 ticks");
+  ppsim::Scenario overlapped = scenario_for(input, "1f1b");
+  overlapped.overlap_duration = Ticks{1};
+  CHECK_THROWS_WITH(ppsim::exact_optimum(overlapped, BackwardForm::full),
+                    "field 'pipeline.overlap_fb': the exact optimum takes an overlapped F&B op as "
+                    "long as its parts; leave overlap_fb at its default");
   // A checkpoint level's partial recomputation is not in the model: refused.
   ppsim::Scenario levels = scenario_for(input, "1f1b");
   levels.activations.stages[0].checkpoint_levels.push_back({0.5, 1.0});
