@@ -48,12 +48,14 @@ BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &optio
   return report;
 }
 
-double makespan_gap(Ticks makespan, const BoundsReport &report) {
-  if (report.best_lower_bound == Ticks{0})
+double gap_to_bound(Ticks makespan, Ticks lower_bound) {
+  if (lower_bound == Ticks{0})
     return 0.0;
-  return static_cast<double>(makespan.count()) /
-             static_cast<double>(report.best_lower_bound.count()) -
-         1.0;
+  return static_cast<double>(makespan.count()) / static_cast<double>(lower_bound.count()) - 1.0;
+}
+
+double makespan_gap(Ticks makespan, const BoundsReport &report) {
+  return gap_to_bound(makespan, report.best_lower_bound);
 }
 
 } // namespace ppsim

@@ -55,4 +55,7 @@ BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &optio
 /// `makespan / best_lower_bound - 1` (0 when the bound is 0).
 double makespan_gap(Ticks makespan, const BoundsReport &report);
 
+/// `makespan / lower_bound - 1`, 0 when the bound is 0.
+double gap_to_bound(Ticks makespan, Ticks lower_bound);
+
 } // namespace ppsim

@@ -21,14 +21,9 @@ namespace po = boost::program_options;
 namespace {
 
 std::vector<int> layer_counts(const po::variables_map &values, std::size_t layers) {
-  if (!values.count("layers-per-stage")) {
-    const int stages = values["stages"].as<int>();
-    if (static_cast<std::size_t>(stages) > layers)
-      throw Error(values["costs"].as<std::string>(), 0, "--stages",
-                  fmt::format("the cost file has {} layers, fewer than the {} stages", layers,
-                              stages));
-    return even_layer_counts(layers, stages);
-  }
+  if (!values.count("layers-per-stage"))
+    return located_at(values["costs"].as<std::string>(), "--stages",
+                      [&] { return even_layer_counts(layers, values["stages"].as<int>()); });
   // The scenario field model.layers_per_stage reads the list, with its own checks and errors.
   ScenarioInput parsed;
   set_scenario_field_from_text(parsed, "model.layers_per_stage",

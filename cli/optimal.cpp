@@ -70,11 +70,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
   const TimeScale &scale = run.scenario.time_scale;
   const std::vector<std::string> orders = device_orders(result.schedule);
   // How far the schedule reported is from what is proven (0 when proven optimal).
-  const double gap = result.lower_bound.count() > 0
-                         ? static_cast<double>(result.makespan.count()) /
-                                   static_cast<double>(result.lower_bound.count()) -
-                               1
-                         : 0.0;
+  const double gap = gap_to_bound(result.makespan, result.lower_bound);
   if (format == "json") {
     std::vector<std::string> rows;
     for (const std::string &row : orders)

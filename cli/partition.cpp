@@ -7,6 +7,7 @@
 
 #include "base/decimal.h"
 #include "base/error.h"
+#include "costs/stage_sums.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -37,13 +38,12 @@ int run_partition(const Args &args, std::ostream &out, std::ostream &err) {
                                ? PartitionMode::balanced
                                : PartitionMode::remat_aware;
   const CostFile costs = read_cost_file(values["costs"].as<std::string>());
-  if (static_cast<std::size_t>(partition_options.stages) > costs.rows.size())
-    throw Error(values["costs"].as<std::string>(), 0, "--stages",
-                fmt::format("the cost file has {} layers, fewer than the {} stages",
-                            costs.rows.size(), partition_options.stages));
   // Remat-aware stages grow about as L^3.5 (docs/partition.md): a long run says how far it is.
   Progress progress(err, progress_mode(values, err), "partition", "stages");
   partition_options.progress = progress.callback();
+  // More stages than layers is the option's fault, said as checkpoint says it.
+  located_at(values["costs"].as<std::string>(), "--stages",
+             [&] { even_layer_counts(costs.rows.size(), partition_options.stages); });
   const Partition partition = partition_costs(costs, partition_options);
   progress.clear();
   const std::string written =

@@ -176,11 +176,7 @@ std::string checked_choice(const po::variables_map &values, const std::string &n
 }
 
 void check_schedule_option(const std::string &name, const std::string &option) {
-  try {
-    find_schedule(name);
-  } catch (const Error &unknown) {
-    throw Error("", 0, option, unknown.sentence());
-  }
+  located_at("", option, [&] { find_schedule(name); });
 }
 
 } // namespace ppsim::cli

@@ -61,6 +61,19 @@ std::int64_t checked_integer(const boost::program_options::variables_map &values
 std::string checked_choice(const boost::program_options::variables_map &values,
                            const std::string &name, std::initializer_list<const char *> allowed);
 
+/// Runs `work`; a library Error it throws without a field is thrown again located at `file` and
+/// the option `field` that gave its input (error: FILE: field '--stages': ...).
+template <typename Work>
+auto located_at(const std::string &file, const std::string &field, Work &&work) {
+  try {
+    return work();
+  } catch (const Error &error) {
+    if (!error.field().empty())
+      throw;
+    throw Error(file, 0, field, error.sentence());
+  }
+}
+
 /// Refuses a schedule name of option `option` ("--schedules") that is not registered, naming the
 /// option (error: field '--schedules': unknown schedule 'x', did you mean 'y'?).
 void check_schedule_option(const std::string &name, const std::string &option);

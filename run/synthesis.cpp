@@ -160,11 +160,7 @@ std::string_view describe(SynthesisStop stop) {
   return "";
 }
 
-double SynthesisResult::gap() const {
-  if (lower_bound.count() == 0)
-    return 0;
-  return static_cast<double>(makespan.count()) / static_cast<double>(lower_bound.count()) - 1;
-}
+double SynthesisResult::gap() const { return gap_to_bound(makespan, lower_bound); }
 
 SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
                            const SynthesisOptions &options) {
