@@ -298,6 +298,8 @@ std::string winner_text(const Row &row, const std::string &time_unit) {
                         time_unit);
   }
   text += "\n";
+  if (!scenario.stage_layers.empty())
+    text += fmt::format("its layers per stage: {}\n", fmt::join(scenario.stage_layers, " "));
   BubbleExplanation explanation =
       explain_bubbles(scenario, row.run->schedule, row.simulation->timing);
   std::sort(explanation.idle_causes.begin(), explanation.idle_causes.end(),

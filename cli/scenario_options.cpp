@@ -1,6 +1,7 @@
 #include "cli/scenario_options.h"
 
 #include "base/error.h"
+#include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/schedules/registry.h"
 
@@ -109,6 +110,7 @@ ScenarioInput scenario_from_options(const po::variables_map &values) {
       set_scenario_field_from_text(input, key, assignment.substr(equals + 1), {"", 0, key});
     }
   }
+  load_cost_file(input); // read once for the whole command; a missing file stops it here
   return input;
 }
 

@@ -13,11 +13,15 @@ double resident_state_bytes(double param_bytes, double grad_bytes, double optimi
   return param_bytes + grad_bytes + optimizer_state_bytes / optimizer_shards;
 }
 
-std::vector<int> even_layer_counts(std::size_t layers, int stages) {
+void require_layer_per_stage(std::size_t layers, int stages) {
   if (stages < 1 || layers < at(stages)) {
     throw Error(
         fmt::format("the cost file has {} layers, fewer than the {} stages", layers, stages));
   }
+}
+
+std::vector<int> even_layer_counts(std::size_t layers, int stages) {
+  require_layer_per_stage(layers, stages);
   std::vector<int> counts(at(stages), static_cast<int>(layers / at(stages)));
   for (std::size_t s = 0; s < layers % at(stages); ++s)
     ++counts[s];

@@ -31,6 +31,9 @@ struct StageCostSums {
 double resident_state_bytes(double param_bytes, double grad_bytes, double optimizer_state_bytes,
                             int optimizer_shards);
 
+/// Throws Error when a cost file of `layers` layers cannot give every one of `stages` stages a layer.
+void require_layer_per_stage(std::size_t layers, int stages);
+
 /// Consecutive layers per stage, as even as possible: the first stages take one more layer when
 /// `layers` does not divide. Throws Error when there are fewer layers than stages.
 std::vector<int> even_layer_counts(std::size_t layers, int stages);

@@ -14,7 +14,6 @@
 #include <memory>
 
 namespace ppsim {
-namespace {} // namespace
 
 std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
                                           const StageBoundFn &lower_bound,
@@ -83,6 +82,184 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
     partition.stage_ms.push_back(*stage_time(k, first, partition.layers_per_stage[k]));
   }
   return partition;
+}
+
+namespace {
+
+// A cost file's per-layer F + B + W (exact: equal groups weigh the same) and resident state
+// (parameters, gradients, optimizer states), as prefix sums.
+struct LayerSums {
+  std::vector<Rational> time{Rational{0, 1}};
+  std::vector<double> state{0};
+
+  explicit LayerSums(const CostFile &costs) {
+    for (const CostRow &row : costs.rows) {
+      time.push_back(time.back() + row.fwd_ms + row.bwd_input_ms + row.bwd_weight_ms);
+      state.push_back(state.back() + row.param_bytes + row.grad_bytes + row.optimizer_state_bytes);
+    }
+  }
+  [[nodiscard]] Rational time_of(int first, int count) const {
+    return time[at(first + count)] + Rational{-1, 1} * time[at(first)];
+  }
+  [[nodiscard]] double state_of(int first, int count) const {
+    return state[at(first + count)] - state[at(first)];
+  }
+};
+
+// How good a split is when devices hold several stages: the device times from the slowest down
+// (compared in that order, so a split that unloads the second slowest device is better too), then
+// the largest device state.
+struct DeviceScore {
+  std::vector<Rational> times;
+  double largest_state = 0;
+
+  friend bool operator<(const DeviceScore &a, const DeviceScore &b) {
+    if (a.times != b.times)
+      return std::lexicographical_compare(a.times.begin(), a.times.end(), b.times.begin(),
+                                          b.times.end());
+    return a.largest_state < b.largest_state;
+  }
+};
+
+DeviceScore device_score(const LayerSums &sums, const std::vector<int> &counts,
+                         const std::vector<int> &stage_device, int devices) {
+  std::vector<Rational> times(at(devices), Rational{0, 1});
+  std::vector<double> states(at(devices), 0);
+  std::vector<int> first_layer{0};
+  for (int count : counts)
+    first_layer.push_back(first_layer.back() + count);
+  for (std::size_t global = 0; global < stage_device.size(); ++global) {
+    const std::size_t stage = global % counts.size();
+    const std::size_t device = at(stage_device[global]);
+    times[device] = times[device] + sums.time_of(first_layer[stage], counts[stage]);
+    states[device] += sums.state_of(first_layer[stage], counts[stage]);
+  }
+  std::sort(times.begin(), times.end(), [](Rational a, Rational b) { return b < a; });
+  return {times, *std::max_element(states.begin(), states.end())};
+}
+
+// Moves one layer at a time from a stage to another (the stages between shift by a layer) while
+// that improves the device score: a local optimum of the device-aware split.
+std::vector<int> improve_for_devices(const LayerSums &sums, std::vector<int> counts,
+                                     const std::vector<int> &stage_device, int devices) {
+  DeviceScore current = device_score(sums, counts, stage_device, devices);
+  for (bool improved = true; improved;) {
+    improved = false;
+    std::vector<int> best_counts;
+    for (std::size_t from = 0; from < counts.size(); ++from) {
+      if (counts[from] < 2)
+        continue;
+      for (std::size_t to = 0; to < counts.size(); ++to) {
+        if (to == from)
+          continue;
+        std::vector<int> moved = counts;
+        --moved[from];
+        ++moved[to];
+        DeviceScore score = device_score(sums, moved, stage_device, devices);
+        if (score < current) {
+          current = std::move(score);
+          best_counts = std::move(moved);
+        }
+      }
+    }
+    if (!best_counts.empty()) {
+      counts = std::move(best_counts);
+      improved = true;
+    }
+  }
+  return counts;
+}
+
+// The split with the least slowest-device time, by depth-first search over the stages' sizes from
+// `incumbent`: a branch stops once a device it loads reaches the best time found. Exact when the
+// search ends within `node_limit` stages tried; past it, the best split found so far.
+std::vector<int> least_slowest_device(const LayerSums &sums, std::vector<int> incumbent,
+                                      const std::vector<int> &stage_device, int devices,
+                                      long node_limit) {
+  const int stages = static_cast<int>(incumbent.size());
+  const int layers = static_cast<int>(sums.time.size()) - 1;
+  double best = to_double(device_score(sums, incumbent, stage_device, devices).times.front());
+  std::vector<std::vector<int>> devices_of(at(stages)); // the devices running each stage
+  for (std::size_t global = 0; global < stage_device.size(); ++global)
+    devices_of[global % at(stages)].push_back(stage_device[global]);
+  std::vector<double> load(at(devices), 0);
+  std::vector<int> counts;
+  long nodes = 0;
+  const std::function<void(int)> search = [&](int first) {
+    const int stage = static_cast<int>(counts.size());
+    if (stage == stages) {
+      const double slowest = *std::max_element(load.begin(), load.end());
+      if (first == layers && slowest < best * (1 - 1e-12)) {
+        best = slowest;
+        incumbent = counts;
+      }
+      return;
+    }
+    for (int n = 1; first + n + (stages - stage - 1) <= layers && nodes < node_limit; ++n) {
+      ++nodes;
+      const double time = to_double(sums.time_of(first, n));
+      bool below = true;
+      for (int device : devices_of[at(stage)])
+        below = below && load[at(device)] + time < best * (1 - 1e-12);
+      if (!below)
+        break; // a longer stage only loads its devices more
+      for (int device : devices_of[at(stage)])
+        load[at(device)] += time;
+      counts.push_back(n);
+      search(first + n);
+      counts.pop_back();
+      for (int device : devices_of[at(stage)])
+        load[at(device)] -= time;
+    }
+  };
+  search(0);
+  return incumbent;
+}
+
+} // namespace
+
+Partition cost_balanced_split(const CostFile &costs, int stages,
+                              const std::vector<int> &stage_device) {
+  require_layer_per_stage(costs.rows.size(), stages);
+  const int layers = static_cast<int>(costs.rows.size());
+  const LayerSums sums(costs);
+  const auto time_of = [&](int /*stage*/, int first, int count) -> std::optional<double> {
+    return to_double(sums.time_of(first, count));
+  };
+  const double slowest = partition_layers(layers, stages, time_of)->bottleneck_ms;
+  std::vector<int> counts =
+      partition_layers(layers, stages,
+                       [&](int stage, int first, int count) -> std::optional<double> {
+                         if (*time_of(stage, first, count) > slowest)
+                           return std::nullopt;
+                         return sums.state_of(first, count);
+                       })
+          ->layers_per_stage;
+  std::vector<int> devices_of(stage_device.begin(), stage_device.end());
+  std::sort(devices_of.begin(), devices_of.end());
+  const bool shared_devices =
+      std::adjacent_find(devices_of.begin(), devices_of.end()) != devices_of.end();
+  if (shared_devices) {
+    const int devices = devices_of.back() + 1;
+    std::vector<int> even = even_layer_counts(costs.rows.size(), stages);
+    if (device_score(sums, even, stage_device, devices) <
+        device_score(sums, counts, stage_device, devices))
+      counts = std::move(even);
+    counts = improve_for_devices(sums, std::move(counts), stage_device, devices);
+    constexpr long kNodeLimit = 20000; // a few ms; exact on small splits
+    counts = improve_for_devices(
+        sums, least_slowest_device(sums, std::move(counts), stage_device, devices, kNodeLimit),
+        stage_device, devices);
+  }
+  Partition split;
+  split.layers_per_stage = counts;
+  for (int k = 0, first = 0; k < stages; first += counts[at(k)], ++k)
+    split.stage_ms.push_back(*time_of(k, first, counts[at(k)]));
+  split.bottleneck_ms =
+      stage_device.empty()
+          ? *std::max_element(split.stage_ms.begin(), split.stage_ms.end())
+          : to_double(device_score(sums, counts, stage_device, devices_of.back() + 1).times.front());
+  return split;
 }
 
 int in_flight_count(const std::string &schedule, int stages, int stage) {

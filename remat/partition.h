@@ -41,6 +41,19 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
                                           const StageBoundFn &lower_bound = {},
                                           const ProgressFn &progress = {});
 
+/// The default split of a cost file (docs/partition.md, "The default split"): `stages`
+/// consecutive groups of layers, weighed by their F + B + W and resident state (parameters,
+/// gradients, optimizer states), so an embedding of 0 ms and a heavy LM head weigh what they cost.
+/// `stage_device` gives the device of every stage of every pipe (global stage g is split stage
+/// g mod `stages`); empty means one device per stage. With one stage per device: the slowest
+/// stage as fast as possible, then the largest state as small as possible (exact, by the DP).
+/// Where a device holds several stages, that split (or the even one, if better) is improved one
+/// moved layer at a time for the device times, slowest first, then the largest device state (a
+/// local optimum). `bottleneck_ms` is the slowest device's time. Throws Error when there are
+/// fewer layers than stages.
+Partition cost_balanced_split(const CostFile &costs, int stages,
+                              const std::vector<int> &stage_device = {});
+
 /// Microbatches whose activations stage `stage` of `stages` holds at its peak under `schedule`,
 /// by the registry entry's formula (docs/partition.md: 1f1b and 1f1b-split p - k, zb-h1 p, zb-h2
 /// 2p - 1, v-half (p + 2) div 2). Throws ppsim::Error for a schedule without one.

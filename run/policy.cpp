@@ -20,11 +20,11 @@ Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scena
   if (input.costs_file.empty())
     input.fail("remat.checkpoint_levels",
                "checkpoint levels come from a per-layer cost file: give model.costs_file");
-  const CostFile file = read_cost_file(input.costs_file);
+  const std::shared_ptr<const CostFile> file = run_costs(input);
   const double ticks_per_ms =
       static_cast<double>(scenario.time_scale.ticks_per_unit) * units_per_second(input) / 1e3;
   try {
-    return with_checkpoint_levels(scenario, stage_layers(input, file, scenario.stages_per_pipe()),
+    return with_checkpoint_levels(scenario, stage_layers(*file, scenario.stage_layers),
                                   input.remat_checkpoint_levels, ticks_per_ms);
   } catch (const Error &error) {
     input.fail("remat.checkpoint_levels",

@@ -18,14 +18,18 @@
 namespace ppsim {
 namespace {
 
-// Consecutive layers per stage: as given, or as even as possible (the first stages take one
-// more layer when the count does not divide).
-std::vector<int> stage_layer_counts(const ScenarioInput &input, std::size_t layers,
-                                    int stage_count) {
+// Consecutive layers per stage of a pipe: as given, split by cost for the placement (global stage
+// -> device; model.partition = "cost", the default), or as even as possible (the first stages
+// take one more layer when the count does not divide).
+std::vector<int> stage_layer_counts(const ScenarioInput &input, const CostFile &file,
+                                    const std::vector<int> &placement, int pipes) {
   if (!input.layers_per_stage.empty())
     return input.layers_per_stage;
+  const int stage_count = static_cast<int>(placement.size()) / pipes;
   try {
-    return even_layer_counts(layers, stage_count);
+    if (input.partition == "cost")
+      return cost_balanced_split(file, stage_count, placement).layers_per_stage;
+    return even_layer_counts(file.rows.size(), stage_count);
   } catch (const Error &error) {
     input.fail("model.costs_file", error.sentence());
   }
@@ -47,28 +51,45 @@ std::vector<StageCostSums> split_stages(const ScenarioInput &input, const CostFi
   }
 }
 
-// The input's cost file, read once per run (none when model.costs_file is not set).
-std::optional<CostFile> read_costs(const ScenarioInput &input) {
+} // namespace
+
+std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input) {
   if (input.costs_file.empty())
-    return std::nullopt;
-  return read_cost_file(input.costs_file);
+    return nullptr;
+  if (input.loaded_costs && input.loaded_costs->source_name == input.costs_file)
+    return input.loaded_costs;
+  return std::make_shared<const CostFile>(read_cost_file(input.costs_file));
 }
+
+void load_cost_file(ScenarioInput &input) { input.loaded_costs = run_costs(input); }
+
+namespace {
 
 // Fills the per-stage costs and byte sizes from the cost file (docs/profiler.md, "The cost
 // file"); fields the user set explicitly keep their values. The file describes the whole model,
-// split into `stages_per_pipe` stages; a second pipe (DualPipe) holds a copy of every stage.
-ScenarioInput with_cost_file(const ScenarioInput &input, const std::optional<CostFile> &costs,
-                             int stages_per_pipe, int pipes) {
+// split into the stages of one pipe; a second pipe (DualPipe) holds a copy of every stage.
+// `placement` is the device of every global stage.
+ScenarioInput with_cost_file(const ScenarioInput &input, const CostFile *costs,
+                             const std::vector<int> &placement, int pipes) {
   if (!costs)
     return input;
   const CostFile &file = *costs;
-  const std::vector<StageCostSums> stages =
-      split_stages(input, file, stage_layer_counts(input, file.rows.size(), stages_per_pipe));
-  if (stages.size() != at(stages_per_pipe)) {
-    input.fail("model.layers_per_stage", fmt::format("expected {} stages for this schedule, got {}",
-                                                     stages_per_pipe, stages.size()));
+  const int stages_per_pipe = static_cast<int>(placement.size()) / pipes;
+  const std::vector<int> counts = stage_layer_counts(input, file, placement, pipes);
+  if (counts.size() != at(stages_per_pipe)) {
+    const int devices = std::max(1, input.devices);
+    input.fail("model.layers_per_stage",
+               fmt::format("gives {} stages; schedule '{}' runs {}{}: give {} counts, or leave the "
+                           "split to model.partition",
+                           counts.size(), input.schedule, stages_per_pipe,
+                           stages_per_pipe == devices * pipes
+                               ? ""
+                               : fmt::format(" ({} per device)", stages_per_pipe * pipes / devices),
+                           stages_per_pipe));
   }
+  const std::vector<StageCostSums> stages = split_stages(input, file, counts);
   ScenarioInput filled = input;
+  filled.layers_per_stage = counts; // the split used, printed by the commands
   filled.costs_per_device = false; // the sums are per stage already
   const auto fill = [&](const char *key, auto &field, auto value_of) {
     if (input.origins.count(key))
@@ -121,13 +142,11 @@ ScenarioInput with_cost_file(const ScenarioInput &input, const std::optional<Cos
 
 } // namespace
 
-std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file,
-                                               int stages_per_pipe) {
-  const std::vector<int> counts = stage_layer_counts(input, file.rows.size(), stages_per_pipe);
-  split_stages(input, file, counts); // the checks and errors of every run's split
+std::vector<std::vector<CostRow>> stage_layers(const CostFile &file,
+                                               const std::vector<int> &layers_per_stage) {
   std::vector<std::vector<CostRow>> stages;
   auto next = file.rows.begin();
-  for (const int count : counts) {
+  for (const int count : layers_per_stage) {
     stages.emplace_back(next, next + count);
     next += count;
   }
@@ -137,14 +156,14 @@ std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const
 namespace {
 
 PreparedRun import_run(const ScenarioInput &input) {
-  if (input.partition != "even") {
+  if (input.partition == "balanced" || input.partition == "remat-aware") {
     input.fail("model.partition",
                "splits the layers for a generated schedule; with a schedule file give "
                "model.layers_per_stage");
   }
   ImportedSchedule imported = read_torch_csv(input.schedule_file);
   ScenarioInput adjusted =
-      with_cost_file(input, read_costs(input), static_cast<int>(imported.placement.size()), 1);
+      with_cost_file(input, run_costs(input).get(), imported.placement, 1);
   adjusted.devices = imported.schedule.device_count();
   if (input.origins.count("cluster.devices") && input.devices != adjusted.devices) {
     input.fail("cluster.devices", fmt::format("the schedule file has {} device rows, not {}",
@@ -214,19 +233,24 @@ const ScheduleInfo &schedule_of(const ScenarioInput &input) {
   }
 }
 
+// The device of every global stage of the schedule (build_scenario checks p and v afterwards).
+std::vector<int> placement_of(const ScenarioInput &input, const ScheduleInfo &info) {
+  return make_placement(info.placement, std::max(1, input.devices),
+                        std::max(1, info.chunks(input.chunks)));
+}
+
 // The count-model peak of a run of the even split with no cap (W frees the whole activation).
 // It depends on the op order only, so it holds for any split; docs/partition.md gives it in
 // closed form for four schedules (1F1B p - k, ZB-H1 p, ZB-H2 2p - 1, V-Half), this measures any.
 std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &info,
-                              const std::optional<CostFile> &costs) {
+                              const CostFile *costs) {
   ScenarioInput even = input;
   even.partition = "even";
   even.memory_model = MemoryModel::count;
   even.w_stash = 1;
   even.cap_activations.reset();
   even.budget_bytes.reset();
-  const ScenarioInput costed = with_cost_file(
-      even, costs, info.stages_per_pipe(std::max(1, even.devices), even.chunks), info.pipes());
+  const ScenarioInput costed = with_cost_file(even, costs, placement_of(even, info), info.pipes());
   const Scenario scenario = build_scenario(costed, info);
   const Simulation simulation =
       simulate(scenario, generate_schedule(info, scenario, GeneratorOptions{input.group_size}));
@@ -240,7 +264,7 @@ std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &in
 // model.partition = "balanced" | "remat-aware": the cost file's layers split by the partition DP
 // (docs/partition.md) for this schedule's in-flight counts and the device memory budget.
 std::vector<int> partitioned_layers(const ScenarioInput &input, const ScheduleInfo &info,
-                                    const std::optional<CostFile> &costs) {
+                                    const CostFile *costs) {
   if (!costs)
     input.fail("model.partition", "needs model.costs_file, the per-layer costs to split");
   if (input.origins.count("model.layers_per_stage")) {
@@ -281,13 +305,12 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   if (!input.schedule_file.empty())
     return import_run(input);
   const ScheduleInfo &info = schedule_of(input);
-  const std::optional<CostFile> costs = read_costs(input);
+  const std::shared_ptr<const CostFile> costs = run_costs(input);
   ScenarioInput split = input;
-  if (input.partition != "even")
-    split.layers_per_stage = partitioned_layers(input, info, costs);
+  if (input.partition == "balanced" || input.partition == "remat-aware")
+    split.layers_per_stage = partitioned_layers(input, info, costs.get());
   PreparedRun run;
-  run.input = with_cost_file(
-      split, costs, info.stages_per_pipe(std::max(1, input.devices), input.chunks), info.pipes());
+  run.input = with_cost_file(split, costs.get(), placement_of(input, info), info.pipes());
   run.scenario = build_scenario(run.input, info);
   run.schedule = generate_schedule(info, run.scenario, GeneratorOptions{input.group_size});
   validate_schedule(run.scenario, run.schedule);
@@ -307,7 +330,7 @@ PreparedRun prepare_policy_run(const ScenarioInput &input) {
 }
 
 std::vector<int> measured_in_flight(const ScenarioInput &input) {
-  return in_flight_of(input, schedule_of(input), read_costs(input));
+  return in_flight_of(input, schedule_of(input), run_costs(input).get());
 }
 
 BackwardForm backward_form(const ScenarioInput &input, const PreparedRun &run) {

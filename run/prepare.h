@@ -10,6 +10,7 @@
 #include "sim/scenario_builder.h"
 #include "sim/schedule.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,19 @@ struct PreparedRun {
   std::vector<std::string> warnings;
 };
 
-/// The cost file's layers grouped into one pipe's `stages_per_pipe` stages, as the input's
-/// model.layers_per_stage says or as even as possible (the split every command uses).
-std::vector<std::vector<CostRow>> stage_layers(const ScenarioInput &input, const CostFile &file,
-                                               int stages_per_pipe);
+/// The input's cost file: `loaded_costs` when it holds model.costs_file, else read now; null
+/// without model.costs_file. Throws Error naming the file when it cannot be read.
+std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input);
+
+/// Reads model.costs_file into `input.loaded_costs`, once for every run made from `input`: a
+/// command that ranks many runs calls it first, so a missing or bad cost file is one error line
+/// naming it rather than a row per run.
+void load_cost_file(ScenarioInput &input);
+
+/// The cost file's layers grouped into stages of the given sizes (a prepared run's split,
+/// Scenario::stage_layers).
+std::vector<std::vector<CostRow>> stage_layers(const CostFile &file,
+                                               const std::vector<int> &layers_per_stage);
 
 /// Builds the scenario for the input's schedule (or schedule file), generates or imports the
 /// schedule and validates it; model.partition other than "even" splits the layers by the

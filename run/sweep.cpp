@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "base/text_file.h"
+#include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/io/toml_fields.h"
 
@@ -294,8 +295,17 @@ Sweep parse_sweep(std::string_view text, const std::string &source,
 }
 
 Sweep read_sweep_file(const std::string &path) {
-  return parse_sweep(read_text_file(path, "sweep file"), path, parent_directory(path),
-                     read_scenario_file);
+  Sweep sweep = parse_sweep(read_text_file(path, "sweep file"), path, parent_directory(path),
+                            read_scenario_file);
+  // Every point shares the base's cost file unless an axis swaps it: read once, and a missing
+  // file is one error before the first point rather than an error on every row.
+  const bool swept_costs = std::any_of(sweep.axes.begin(), sweep.axes.end(), [](const SweepAxis &a) {
+    return std::any_of(a.columns.begin(), a.columns.end(),
+                       [](const SweepColumn &c) { return c.key == "model.costs_file"; });
+  });
+  if (!swept_costs)
+    load_cost_file(sweep.base);
+  return sweep;
 }
 
 std::vector<std::string> sweep_metric_names() {

@@ -77,6 +77,7 @@ struct Scenario {
   int microbatches = 1;          ///< m per pipe (what the engine and generators index by)
   int chunks = 1;                ///< v: stages per device and pipe
   int pipes = 1;                 ///< 2 only for DualPipe (docs/model.md, "Placements")
+  std::vector<int> stage_layers; ///< cost-file layers per stage of a pipe; empty without a file
   std::vector<int> stage_device; ///< pi(s) for every global stage
   std::vector<StageCosts> stage_costs;
   /// Transfer time across the boundary between stage s and s+1 of the same pipe, both ways

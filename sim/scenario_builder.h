@@ -2,11 +2,13 @@
 // The user's description of an instance (what a scenario file and the command-line flags say),
 // and the builder that turns it into the engine's Scenario for a given schedule.
 #include "base/time.h"
+#include "costs/cost_file.h"
 #include "sim/scenario.h"
 #include "sim/schedules/registry.h"
 
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,10 +84,14 @@ struct ScenarioInput {
   /// docs/remat.md, "Checkpoint levels").
   int remat_checkpoint_levels = 0;
   std::string costs_file;            ///< per-layer cost file (profiler output)
-  std::vector<int> layers_per_stage; ///< with costs_file; uniform split when empty
-  /// How the cost file's layers are split when layers_per_stage is empty: "even", or by the
+  /// costs_file once read (run/prepare.h, load_cost_file): the runs of a ranking share it
+  /// instead of each reading the file again; null = read costs_file when a run needs it.
+  std::shared_ptr<const CostFile> loaded_costs;
+  std::vector<int> layers_per_stage; ///< with costs_file; empty = split as `partition` says
+  /// How the cost file's layers are split when layers_per_stage is empty: "cost" (the slowest
+  /// stage as fast as possible, remat/partition.h), "even", or by the
   /// partition DP, "balanced" or "remat-aware" (docs/partition.md, run by the CLI's run pipeline).
-  std::string partition = "even";
+  std::string partition = "cost";
   std::map<std::string, SourceLocation> origins; ///< field key -> where it was set
 
   /// The recorded location of `key`, or the key itself when it kept its default.

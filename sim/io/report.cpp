@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ppsim {
 namespace {
@@ -72,6 +73,8 @@ std::string report_text(const SimulationReport &report) {
   std::string out;
   if (!scenario.model_name.empty())
     out += fmt::format("model {}\n", scenario.model_name);
+  if (!scenario.stage_layers.empty())
+    out += fmt::format("layers per stage {}\n", fmt::join(scenario.stage_layers, " "));
   out += fmt::format("schedule {}  p={} m={} v={}\n", report.schedule.name, scenario.devices,
                      scenario.total_microbatches(), scenario.chunks);
   out += fmt::format("makespan {}  max span {}  ideal {}  bubble {:.2f}%  span bubble {:.2f}%\n",

@@ -253,7 +253,7 @@ const std::map<std::string, Setter> &field_setters() {
            in.layers_per_stage = layer_counts(r);
            in.partition = "even";
          } else {
-           in.partition = r.choice({"even", "balanced", "remat-aware"});
+           in.partition = r.choice({"cost", "even", "balanced", "remat-aware"});
          }
        }},
       {"model.memory.act_bytes",

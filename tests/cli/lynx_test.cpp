@@ -215,6 +215,6 @@ TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-l
         "s.toml:3: field 'model.partition': no split of 4 layers into 2 stages fits 2.794 GiB per "
         "device");
   CHECK(error_of(with_costs + "partition = \"best\"\n", "") ==
-        "s.toml:3: field 'model.partition': expected one of even, balanced, remat-aware, got "
+        "s.toml:3: field 'model.partition': expected one of cost, even, balanced, remat-aware, got "
         "\"best\"");
 }

@@ -152,3 +152,20 @@ TEST_CASE("issue_17 --help and --version fail on a failed write to standard outp
     CHECK(WEXITSTATUS(status) == 1);
   }
 }
+
+TEST_CASE("issue_27 a missing cost file is one error line naming it, in every command") {
+  Scratch scratch("missing-costs");
+  scratch.write("s.toml", "[model]\ncosts_file = \"gone.csv\"\n[cluster]\ndevices = 4\n"
+                          "[pipeline]\nmicrobatches = 8\n");
+  scratch.write("sweep.toml", "base = \"s.toml\"\n[axes]\n\"pipeline.microbatches\" = [8, 16]\n");
+  const std::string message = "gone.csv: cannot open the cost file";
+  for (const std::string command :
+       {"simulate s.toml", "compare s.toml", "compare s.toml --report page.html",
+        "report s.toml -o page.html", "remat s.toml --auto", "remat s.toml --schedule zb-h1",
+        "bounds s.toml", "sweep sweep.toml -o rows.csv"}) {
+    CAPTURE(command);
+    check_user_error(scratch.ppsim(command), message);
+  }
+  CHECK_FALSE(scratch.exists("page.html"));
+  CHECK_FALSE(scratch.exists("rows.csv"));
+}

@@ -223,13 +223,15 @@ TEST_CASE("resume redoes the rows whose inputs changed: the base scenario or a f
 
   // A cost file the base names: editing its text changes the ids too.
   scratch.write("costs.csv",
-                "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,1,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
+                "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,1,1,1\n1,1,1,1,1\n"
+                "1,2,1,1,1\n1,3,1,1,1\n");
   scratch.write("base.toml", "[model]\ncosts_file = \"costs.csv\"\n[cluster]\ndevices = 4\n");
   scratch.write("one.toml", "base = \"base.toml\"\n[axes]\n\"pipeline.microbatches\" = [8]\n");
   REQUIRE(scratch.ppsim("sweep one.toml -o costs_out.csv").exit_code == 0);
   const std::string with_costs = scratch.read("costs_out.csv");
   scratch.write("costs.csv",
-                "layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n0,2,1,1\n1,1,1,1\n2,1,1,1\n3,1,1,1\n");
+                "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n1,0,2,1,1\n1,1,1,1,1\n"
+                "1,2,1,1,1\n1,3,1,1,1\n");
   REQUIRE(scratch.ppsim("sweep one.toml -o costs_out.csv --resume").exit_code == 0);
   CHECK(parse_results(scratch.read("costs_out.csv"), "c").rows[0].id !=
         parse_results(with_costs, "c").rows[0].id);

@@ -2,6 +2,8 @@
 // limit of the in-flight counts, and recomputation-aware splits.
 #include "base/index.h"
 #include "remat/partition.h"
+#include "costs/stage_sums.h"
+#include "sim/placement.h"
 
 #include "base/error.h"
 
@@ -297,6 +299,146 @@ TEST_CASE("remat-aware: fits where balanced cannot, pays exposed recomputation, 
     }
   }
   CHECK(rescued > 0);
+}
+
+TEST_CASE("cost split: brute force over every composition on non-round costs, embedding and head") {
+  std::mt19937 rng(31);
+  std::uniform_int_distribution<int> thousandths(1, 9999);
+  std::uniform_real_distribution<double> bytes(1e8, 9e8);
+  const auto random_ms = [&] { return Rational{thousandths(rng), 1000}; };
+  for (int trial = 0; trial < 200; ++trial) {
+    const int layers = 2 + trial % 8;
+    CostFile costs;
+    for (int l = 0; l < layers; ++l) {
+      CostRow row;
+      row.layer_id = l;
+      // The first layer is an embedding: no time, large parameters; the last a heavy head.
+      const bool embedding = l == 0 && trial % 2 == 0;
+      row.fwd_ms = embedding ? Rational{0, 1} : random_ms();
+      row.bwd_input_ms = embedding ? Rational{0, 1} : random_ms();
+      row.bwd_weight_ms = embedding ? Rational{0, 1} : random_ms();
+      if (l == layers - 1 && trial % 3 == 0)
+        row.fwd_ms = row.fwd_ms * Rational{4, 1};
+      row.param_bytes = bytes(rng) * (embedding ? 4 : 1);
+      row.grad_bytes = row.param_bytes;
+      row.optimizer_state_bytes = 6 * row.param_bytes;
+      costs.rows.push_back(row);
+    }
+    const int stages = 1 + static_cast<int>(rng() % static_cast<unsigned>(layers));
+    CAPTURE(layers);
+    CAPTURE(stages);
+    const auto time_of = [&](int first, int count) {
+      Rational total{0, 1};
+      for (int l = first; l < first + count; ++l)
+        total = total + costs.rows[at(l)].fwd_ms + costs.rows[at(l)].bwd_input_ms +
+                costs.rows[at(l)].bwd_weight_ms;
+      return total;
+    };
+    const auto state_of = [&](int first, int count) {
+      double total = 0;
+      for (int l = first; l < first + count; ++l)
+        total += costs.rows[at(l)].param_bytes + costs.rows[at(l)].grad_bytes +
+                 costs.rows[at(l)].optimizer_state_bytes;
+      return total;
+    };
+    // The lexicographic least (slowest stage, largest state) over every composition.
+    std::optional<std::pair<Rational, double>> best;
+    std::vector<int> counts;
+    const std::function<void(int, Rational, double)> recurse = [&](int first, Rational slowest,
+                                                                   double largest) {
+      if (static_cast<int>(counts.size()) == stages) {
+        if (first == layers && (!best || slowest < best->first ||
+                                (slowest == best->first && largest < best->second)))
+          best = std::pair{slowest, largest};
+        return;
+      }
+      for (int n = 1; first + n <= layers; ++n) {
+        const Rational time = time_of(first, n);
+        counts.push_back(n);
+        recurse(first + n, slowest < time ? time : slowest, std::max(largest, state_of(first, n)));
+        counts.pop_back();
+      }
+    };
+    recurse(0, Rational{0, 1}, 0);
+    const Partition split = cost_balanced_split(costs, stages);
+    REQUIRE(split.layers_per_stage.size() == at(stages));
+    Rational slowest{0, 1};
+    double largest = 0;
+    for (int k = 0, first = 0; k < stages; first += split.layers_per_stage[at(k)], ++k) {
+      const Rational time = time_of(first, split.layers_per_stage[at(k)]);
+      CHECK(split.stage_ms[at(k)] == doctest::Approx(to_double(time)));
+      slowest = slowest < time ? time : slowest;
+      largest = std::max(largest, state_of(first, split.layers_per_stage[at(k)]));
+    }
+    CHECK(slowest == best->first);
+    CHECK(largest == doctest::Approx(best->second));
+    CHECK(split.bottleneck_ms == doctest::Approx(to_double(slowest)));
+  }
+  CHECK_THROWS_WITH_AS(cost_balanced_split(random_costs(rng, 3), 4),
+                       "the cost file has 3 layers, fewer than the 4 stages", Error);
+}
+
+TEST_CASE("cost split on devices holding several stages (interleaved, V, DualPipe): the least "
+          "slowest device, by brute force, never worse than the per-stage or even split") {
+  std::mt19937 rng(37);
+  std::uniform_int_distribution<int> thousandths(1, 9999);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int devices = 2 + trial % 3;
+    const PlacementKind kind = trial % 3 == 0   ? PlacementKind::round_robin
+                               : trial % 3 == 1 ? PlacementKind::v_shape
+                                                : PlacementKind::dual_pipe;
+    const int chunks = kind == PlacementKind::dual_pipe ? 1 : 2;
+    const std::vector<int> placement = make_placement(kind, devices, chunks);
+    const int pipes = kind == PlacementKind::dual_pipe ? 2 : 1;
+    const int stages = static_cast<int>(placement.size()) / pipes;
+    const int layers = stages + static_cast<int>(rng() % 6);
+    CostFile costs;
+    for (int l = 0; l < layers; ++l) {
+      CostRow row;
+      row.layer_id = l;
+      row.fwd_ms = {thousandths(rng), 1000};
+      row.bwd_input_ms = {thousandths(rng), 1000};
+      row.bwd_weight_ms = l == 0 ? Rational{0, 1} : Rational{thousandths(rng), 1000};
+      row.param_bytes = thousandths(rng);
+      costs.rows.push_back(row);
+    }
+    CAPTURE(trial);
+    const auto slowest_device = [&](const std::vector<int> &counts) {
+      std::vector<double> load(at(devices), 0);
+      std::vector<int> first{0};
+      for (int c : counts)
+        first.push_back(first.back() + c);
+      for (std::size_t g = 0; g < placement.size(); ++g) {
+        const std::size_t k = g % at(stages);
+        for (int l = first[k]; l < first[k + 1]; ++l)
+          load[at(placement[g])] += to_double(costs.rows[at(l)].fwd_ms) +
+                                    to_double(costs.rows[at(l)].bwd_input_ms) +
+                                    to_double(costs.rows[at(l)].bwd_weight_ms);
+      }
+      return *std::max_element(load.begin(), load.end());
+    };
+    const Partition split = cost_balanced_split(costs, stages, placement);
+    const double ours = slowest_device(split.layers_per_stage);
+    CHECK(split.bottleneck_ms == doctest::Approx(ours));
+    CHECK(ours <= slowest_device(even_layer_counts(at(layers), stages)) + 1e-9);
+    CHECK(ours <= slowest_device(cost_balanced_split(costs, stages).layers_per_stage) + 1e-9);
+    double best = std::numeric_limits<double>::infinity();
+    std::vector<int> counts;
+    const std::function<void(int)> recurse = [&](int left) {
+      if (static_cast<int>(counts.size()) == stages) {
+        if (left == 0)
+          best = std::min(best, slowest_device(counts));
+        return;
+      }
+      for (int n = 1; n <= left; ++n) {
+        counts.push_back(n);
+        recurse(left - n);
+        counts.pop_back();
+      }
+    };
+    recurse(layers);
+    CHECK(ours == doctest::Approx(best));
+  }
 }
 
 TEST_CASE("in-flight counts and errors") {
