@@ -10,13 +10,22 @@
 
 namespace ppsim {
 
-RematPlan full_forward_plan(const Scenario &scenario) {
+RematPlan full_forward_plan(const Scenario &scenario, const Schedule &base) {
   RematPlan plan = empty_plan(scenario);
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    if (scenario.stage_device[ppsim::at(s)] == scenario.devices - 1)
-      continue;
     for (int j = 0; j < scenario.microbatches; ++j)
       plan.at(s, j).forward = ForwardRemat::full;
+  }
+  // A backward that runs right after its forward finds the activations still there: recomputing
+  // them would free nothing in between.
+  for (const std::vector<Op> &ops : base.device_ops) {
+    for (std::size_t k = 0; k + 1 < ops.size(); ++k) {
+      const OpRef &forward = ops[k].first, &next = ops[k + 1].first;
+      if (forward.kind == OpKind::forward &&
+          (next.kind == OpKind::backward_input || next.kind == OpKind::backward_full) &&
+          next.stage == forward.stage && next.microbatch == forward.microbatch)
+        plan.at(forward.stage, forward.microbatch).forward = ForwardRemat::none;
+    }
   }
   return plan;
 }
@@ -267,7 +276,7 @@ std::vector<RematOutcome> run_baselines(const ScenarioInput &input, const Scenar
     outcomes.push_back(std::move(outcome));
   };
   replay("none", scenario, empty_plan(scenario));
-  replay("full", scenario, full_forward_plan(scenario));
+  replay("full", scenario, full_forward_plan(scenario, base));
   const Scenario selective_run = selective_scenario(input, scenario, selective);
   replay("selective", selective_run, selective_plan(selective_run));
   if (const std::optional<RematPlan> greedy = greedy_plan(scenario, base)) {

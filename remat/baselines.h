@@ -11,9 +11,9 @@
 
 namespace ppsim {
 
-/// docs/remat.md, "Simple policies" `full`: every (s,j) with pi(s) != p-1 recomputes its forward (R
-/// before B/BW).
-RematPlan full_forward_plan(const Scenario &scenario);
+/// docs/remat.md, "Simple policies" `full`: every (s,j) recomputes its forward (R before B/BW)
+/// except where `base` runs the backward right after the forward on the same device.
+RematPlan full_forward_plan(const Scenario &scenario, const Schedule &base);
 
 /// Selective recomputation (Korthikanti et al., arXiv 2205.05198, section 4.2): only the
 /// attention core (QK^T, softmax, dropout, attention over V) is dropped and recomputed. Per

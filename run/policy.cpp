@@ -38,7 +38,7 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
   if (policy == "none")
     return {scenario, base};
   if (policy == "full")
-    return {scenario, apply_plan(base, full_forward_plan(scenario))};
+    return {scenario, apply_plan(base, full_forward_plan(scenario, base))};
   if (policy == "selective") {
     Scenario selective = selective_scenario(input, scenario, {});
     Schedule schedule = apply_plan(base, selective_plan(selective));

@@ -28,7 +28,8 @@ const RematOutcome &outcome(const std::vector<RematOutcome> &all, const std::str
 
 } // namespace
 
-TEST_CASE("full forward remat skips the last device and meets the all-remat oracle") {
+TEST_CASE("full forward remat skips a backward right after its forward and meets the all-remat "
+          "oracle") {
   // docs/oracles.md, "Bounds at small caps": 1F1B p = 2, m = 4, F = B = 1, K = 1, early timing:
   // makespan 12.
   ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
@@ -40,6 +41,38 @@ TEST_CASE("full forward remat skips the last device and meets the all-remat orac
   CHECK(full.scenario.time_scale.to_units(full.simulation.metrics.makespan) == 12);
   CHECK(full.simulation.metrics.feasible);
   CHECK_FALSE(outcome(all, "none").simulation.metrics.feasible);
+}
+
+TEST_CASE("issue_27 full remat recomputes wherever something runs between a forward and its "
+          "backward: the V turn's device, every microbatch but the adjacent ones") {
+  // ZB-V places stages p-1 and p on the last device; they hold several microbatches, so skipping
+  // that device (as before) left it over a cap the others met.
+  ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  input.schedule = "zb-v";
+  input.chunks = 2;
+  const ScheduleInfo &info = find_schedule(input.schedule);
+  const Scenario scenario = build_scenario(input, info);
+  const Schedule base = generate_schedule(info, scenario, {});
+  const RematPlan plan = full_forward_plan(scenario, base);
+  int skipped = 0;
+  for (const std::vector<Op> &ops : base.device_ops) {
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const OpRef &op = ops[k].first;
+      if (op.kind != OpKind::forward)
+        continue;
+      const bool adjacent = k + 1 < ops.size() && ops[k + 1].first.stage == op.stage &&
+                            ops[k + 1].first.microbatch == op.microbatch &&
+                            ops[k + 1].first.kind != OpKind::forward;
+      CHECK((plan.at(op.stage, op.microbatch).forward == ForwardRemat::none) == adjacent);
+      skipped += adjacent;
+    }
+  }
+  CHECK(plan.forward_count() == scenario.stage_count() * scenario.microbatches - skipped);
+  // Stages 3 and 4 (the last device) recompute at least some microbatches.
+  int on_turn = 0;
+  for (int j = 0; j < scenario.microbatches; ++j)
+    on_turn += (plan.at(3, j).forward == ForwardRemat::full) + (plan.at(4, j).forward == ForwardRemat::full);
+  CHECK(on_turn > 0);
 }
 
 TEST_CASE("selective remat drops the attention share at a fraction of the forward cost") {
