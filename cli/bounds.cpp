@@ -7,6 +7,7 @@
 #include "cli/scenario_options.h"
 #include "run/prepare.h"
 
+#include "base/decimal.h"
 #include "base/error.h"
 #include "bounds/analyzer.h"
 #include "bounds/lifespan.h"
@@ -57,11 +58,17 @@ std::string bounds_json(const Scenario &scenario, const BoundsReport &report,
 std::string bounds_text(const Scenario &scenario, const std::string &schedule,
                         const BoundsReport &report, const std::optional<PeakComparison> &peaks) {
   const TimeScale &scale = scenario.time_scale;
+  // The bounds know a cap in microbatch activations only: a byte budget is either turned into one
+  // (the count model) or not in them, and the header says which.
+  std::string cap = scenario.activations.cap ? format_readable(*scenario.activations.cap) : "none";
+  if (scenario.cap_from_budget)
+    cap += fmt::format(", of the {} budget", format_bytes(*scenario.cap_from_budget));
+  else if (scenario.bytes && scenario.bytes->cap)
+    cap += fmt::format("; the {} byte budget is not in these bounds",
+                       format_bytes(*scenario.bytes->cap));
   std::string text =
       fmt::format("lower bounds on the makespan (p = {}, m = {}, K = {}):\n", scenario.devices,
-                  scenario.total_microbatches(),
-                  scenario.activations.cap ? fmt::format("{}", *scenario.activations.cap)
-                                           : std::string("none"));
+                  scenario.total_microbatches(), cap);
   for (const NamedBound &bound : report.lower_bounds) {
     std::string note;
     if (bound.name == "LB2")

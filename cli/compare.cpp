@@ -172,12 +172,21 @@ std::string cap_text(const std::optional<double> &cap) {
 std::string cap_label(const ScenarioInput &base, const std::optional<double> &cap) {
   if (base.memory_model == MemoryModel::bytes && base.budget_bytes)
     return "budget " + format_bytes(*base.budget_bytes);
+  if (!cap && base.budget_bytes)
+    return "K of " + format_bytes(*base.budget_bytes);
   return "K = " + cap_text(cap);
 }
 
-// "memory cap K = 4" or "budget 80 GiB": the heading of a table.
+// "memory cap K = 4", "budget 80 GiB" or, where the count model turns a byte budget into a cap
+// per schedule, says so: the heading of a table.
 std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
   const std::string label = cap_label(base, cap);
+  if (label.starts_with("K of ")) {
+    return fmt::format("memory cap K of the {} budget per schedule, in the {} model (memory_model "
+                       "= \"bytes\" checks bytes)",
+                       format_bytes(*base.budget_bytes),
+                       base.memory_model == MemoryModel::zb ? "zb" : "count");
+  }
   return label.starts_with("K = ") ? "memory cap " + label : label;
 }
 
@@ -512,6 +521,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
                          base.model_name.empty() ? "" : fmt::format("model {}  ", base.model_name),
                          cap_heading(base, caps[k]), base.devices, base.microbatches);
       print_table(tables[k], byte_peaks, out);
+    }
+    if (base.memory_model == MemoryModel::bytes && base.budget_bytes && !base.cap_activations) {
+      out << fmt::format("the bounds know no byte budget: a gap includes what fitting {} costs\n",
+                         format_bytes(*base.budget_bytes));
     }
     if (skipped > 0) {
       out << fmt::format("\n{} (schedule, policy) pairs not tried: their makespan without "

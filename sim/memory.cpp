@@ -3,6 +3,7 @@
 #include "base/index.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace ppsim {
 namespace {
@@ -34,6 +35,11 @@ std::string format_checked_amount(const Scenario &scenario, double amount) {
 }
 
 std::string describe_cap(const Scenario &scenario, double cap) {
+  if (!checks_bytes(scenario) && scenario.cap_from_budget) {
+    return fmt::format("cap {}: K of the {} budget in the {} model", format_readable(cap),
+                       format_bytes(*scenario.cap_from_budget),
+                       scenario.memory_model == MemoryModel::zb ? "zb" : "count");
+  }
   return (checks_bytes(scenario) ? "budget " : "cap ") + format_checked_amount(scenario, cap);
 }
 

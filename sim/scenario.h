@@ -89,6 +89,9 @@ struct Scenario {
   MemoryModel memory_model = MemoryModel::count;
   MemoryTrack activations;          ///< count (or zb) unit; always present
   std::optional<MemoryTrack> bytes; ///< byte model, when byte sizes are known
+  /// The byte budget the count (or zb) model's cap K was derived from (cluster.memory without
+  /// memory_model = "bytes"), so reports name it; none for a K given as such.
+  std::optional<double> cap_from_budget;
   TimeScale time_scale;
 
   [[nodiscard]] int stage_count() const { return static_cast<int>(stage_device.size()); }

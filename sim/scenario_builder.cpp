@@ -326,6 +326,7 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
                                                               resident_state.end()))));
       }
       count.cap = k;
+      scenario.cap_from_budget = *input.budget_bytes;
     }
   } else if (input.memory_model == MemoryModel::bytes && !have_bytes) {
     input.fail("cluster.memory_model", "the byte model needs model.memory.act_bytes");
