@@ -277,12 +277,14 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const double ticks_per_unit = static_cast<double>(scenario.time_scale.ticks_per_unit);
   const std::string note = fmt::format(
       "{}objective {:.9g}, bound {:.9g}, {:.2f} s{}",
-      optimum.from_start ? "greedy start kept at the time limit: " : "",
+      optimum.from_start                            ? "greedy start kept at the time limit: "
+      : optimum.status == solver::Status::feasible ? "best found at the time limit: "
+                                                   : "",
       optimum.objective / ticks_per_unit, optimum.best_bound / ticks_per_unit, optimum.seconds,
       ilp.form == IlpForm::elf   ? " (elf form: B and W split, lumped timing, first ops not pinned)"
       : optimum.first_ops_pinned ? ""
                                  : " (first ops not pinned)");
-  report += plan_row(ilp_name, solver::status_name(optimum.status), solved, optimum.plan,
+  report += plan_row(ilp_name, optimum.status_label(), solved, optimum.plan,
                      optimum.schedule, optimum.simulation, note);
   report += levels_line(solved, optimum.plan);
   if (values.count("plan")) {

@@ -84,6 +84,14 @@ RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpFor
 
 } // namespace
 
+std::string RematSolution::status_label() const {
+  if (!found())
+    return solver::status_name(status);
+  if (!(objective > best_bound * (1 + 1e-9)) || best_bound <= 0)
+    return status == solver::Status::optimal ? "optimal" : solver::status_name(status);
+  return fmt::format("gap {:.2f}%", 100 * (objective / best_bound - 1));
+}
+
 RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &given_base,
                                 const IlpOptions &options) {
   const auto began = Clock::now();

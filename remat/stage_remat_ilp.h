@@ -44,6 +44,11 @@ struct RematSolution {
   [[nodiscard]] bool found() const {
     return status == solver::Status::optimal || status == solver::Status::feasible;
   }
+  /// What a table says of the plan: "optimal" only when the bound meets the objective, else
+  /// "gap 2.13%" (objective over the proven bound, as bounds/analyzer.h's gap_to_bound), whether
+  /// the solver stopped within the requested relative gap or at the time limit; without a plan,
+  /// the solver status.
+  [[nodiscard]] std::string status_label() const;
 };
 
 /// Solves the ILP and replays the chosen plan, within options.time_limit_seconds in all. The

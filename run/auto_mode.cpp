@@ -48,7 +48,7 @@ void solve_with_ilp(const Scenario &scenario, const Schedule &base, const IlpOpt
                     AutoCandidate &candidate) {
   try {
     RematSolution solution = solve_stage_remat(scenario, base, options);
-    candidate.status = solver::status_name(solution.status);
+    candidate.status = solution.status_label();
     if (!solution.found()) {
       candidate.note = solution.failure;
       return;

@@ -187,7 +187,7 @@ TEST_CASE("issue_13 remat on a schedule file takes m from the file and names the
               {"--schedule", "zb-h1", "-p", "4", "-m", "16", "-o", "remat_file_m16.csv"}, out,
               err) == 0);
   const Output o =
-      remat({"--schedule-file", "remat_file_m16.csv", "--K", "3", "--time-limit", "20"});
+      remat({"--schedule-file", "remat_file_m16.csv", "--K", "3", "--time-limit", "20", "--gap", "0"});
   CHECK(o.code == 0);
   CHECK(o.out.starts_with("schedule file:remat_file_m16.csv, p = 4, m = 16, v = 1, cap 3 (count "
                           "model, early timing)\n"));

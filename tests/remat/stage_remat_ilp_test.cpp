@@ -380,3 +380,18 @@ TEST_CASE("a stage mixing a full BW and a split B, W: ILP == enumeration, greedy
     }
   }
 }
+
+TEST_CASE("issue_27 the ILP's status says optimal only when the bound meets the objective") {
+  RematSolution solution;
+  solution.status = solver::Status::optimal;
+  solution.objective = 100;
+  solution.best_bound = 100;
+  CHECK(solution.status_label() == "optimal");
+  solution.best_bound = 97.9; // stopped within a requested 3% gap: not proven optimal
+  CHECK(solution.status_label() == "gap 2.15%");
+  solution.status = solver::Status::feasible; // the time limit
+  solution.best_bound = 80;
+  CHECK(solution.status_label() == "gap 25.00%");
+  solution.status = solver::Status::no_solution;
+  CHECK(solution.status_label() == solver::status_name(solver::Status::no_solution));
+}
