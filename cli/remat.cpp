@@ -277,7 +277,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const double ticks_per_unit = static_cast<double>(scenario.time_scale.ticks_per_unit);
   const std::string note = fmt::format(
       "{}objective {:.9g}, bound {:.9g}, {:.2f} s{}",
-      optimum.from_start                            ? "greedy start kept at the time limit: "
+      optimum.from_start                            ? "start plan kept at the time limit: "
       : optimum.status == solver::Status::feasible ? "best found at the time limit: "
                                                    : "",
       optimum.objective / ticks_per_unit, optimum.best_bound / ticks_per_unit, optimum.seconds,

@@ -106,17 +106,22 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
   // that no plan fits). The reference's accounting decides for itself.
   std::optional<RematPlan> start;
   if (options.form == IlpForm::ppsim) {
-    start = greedy_plan(scenario, base);
     // With checkpoint levels the greedy may take a deep level early; its plan without levels is
-    // a start too: keep the faster one.
-    if (const std::optional<RematPlan> whole =
-            greedy_plan(without_checkpoint_levels(scenario), base)) {
-      const auto span = [&](const RematPlan &plan) {
-        return simulate(scenario, apply_plan(base, plan)).metrics.max_span;
-      };
-      if (whole != start && (!start || span(*whole) < span(*start)))
-        start = whole;
-    }
+    // a start too. So is full recomputation where it fits: the plan is then never slower than
+    // that uniform policy, whatever the limit leaves of the search. The fastest start is kept.
+    std::optional<Ticks> start_span;
+    const auto consider = [&](const std::optional<RematPlan> &plan) {
+      if (!plan || plan == start)
+        return;
+      const Simulation replay = simulate(scenario, apply_plan(base, *plan));
+      if (replay.metrics.feasible && (!start_span || replay.metrics.max_span < *start_span)) {
+        start = plan;
+        start_span = replay.metrics.max_span;
+      }
+    };
+    consider(greedy_plan(scenario, base));
+    consider(greedy_plan(without_checkpoint_levels(scenario), base));
+    consider(full_forward_plan(scenario, base));
   }
   // Recomputation only lengthens ops, so no plan beats the base schedule's own spans.
   const auto base_span = [&] {

@@ -395,3 +395,42 @@ TEST_CASE("issue_27 the ILP's status says optimal only when the bound meets the 
   solution.status = solver::Status::no_solution;
   CHECK(solution.status_label() == solver::status_name(solver::Status::no_solution));
 }
+
+TEST_CASE("issue_27 the ILP's plan is never slower than full recomputation or the greedy, even "
+          "when the time limit stops it at once") {
+  // Random stage costs and caps; a limit too short to improve the start (0.01 s) and the default
+  // one. Full recomputation and the greedy plans are in the ILP's options, so its plan, which
+  // starts from the fastest of them, is never slower than any that fits.
+  std::mt19937 random(41);
+  const char *const schedules[] = {"1f1b", "zb-h1", "zb-h2", "interleaved-1f1b"};
+  for (int trial = 0; trial < 24; ++trial) {
+    const auto draw = [&](int low, int high) {
+      return std::uniform_int_distribution(low, high)(random);
+    };
+    ScenarioInput input = uniform_input(draw(2, 4), 2 * draw(2, 4), {draw(1, 9), 4},
+                                        {draw(1, 9), 4}, {draw(1, 9), 4}, {0, 1},
+                                        trial % 4 == 3 ? 2 : 0);
+    input.cap_activations = 1 + draw(0, 2);
+    const Base b = base(schedules[trial % 4], input);
+    CAPTURE(trial);
+    const std::vector<RematOutcome> baselines = run_baselines(input, b.scenario, b.schedule);
+    for (const double limit : {0.01, 3.0}) {
+      CAPTURE(limit);
+      RematSolution solution;
+      try {
+        solution = solve_stage_remat(b.scenario, b.schedule, IlpOptions{limit, 0.03});
+      } catch (const Error &) {
+        continue; // no plan fits, or none was found within the limit: nothing to compare
+      }
+      if (!solution.found())
+        continue; // the limit ended before a start was built
+      REQUIRE(solution.simulation.metrics.feasible);
+      for (const RematOutcome &uniform : baselines) {
+        if (uniform.policy == "full" || uniform.policy == "greedy") {
+          if (uniform.found && uniform.simulation.metrics.feasible)
+            CHECK(solution.simulation.metrics.max_span <= uniform.simulation.metrics.max_span);
+        }
+      }
+    }
+  }
+}
