@@ -77,8 +77,11 @@ int recompute_ops(const Schedule &schedule) {
   return count;
 }
 
+// One (schedule, policy) run under `cap`; `prepared`, when given, is that schedule's run without
+// recomputation, whose base schedule the policy then starts from.
 Row evaluate(const ScenarioInput &base, const std::string &schedule, const std::string &policy,
-             const std::optional<double> &cap, bool timelines) {
+             const std::optional<double> &cap, bool timelines,
+             const std::optional<PreparedRun> &prepared = std::nullopt) {
   ScenarioInput input = base;
   input.schedule = schedule;
   input.schedule_file.clear();
@@ -86,7 +89,7 @@ Row evaluate(const ScenarioInput &base, const std::string &schedule, const std::
   input.cap_activations = cap;
   Row row{schedule, policy, cap, std::nullopt, std::nullopt, std::nullopt, ""};
   try {
-    row.run = prepare_policy_run(input);
+    row.run = prepared ? with_remat_policy(*prepared, policy) : prepare_policy_run(input);
     row.simulation = simulate(row.run->scenario, row.run->schedule, SimulateOptions{timelines});
     row.bounds = bounds_for_run(input, *row.run);
   } catch (const Error &error) {
@@ -245,7 +248,7 @@ std::vector<Row> rank_cap(const ScenarioInput &base, const std::vector<std::stri
       }
       std::vector<Row> done(batch.size());
       run_pair(batch.size(), [&](std::size_t i) {
-        done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines);
+        done[i] = evaluate(base, batch[i]->schedule, policy, cap, timelines, batch[i]->run);
         progress.step_done(fmt::format("{} + {}, {}", batch[i]->schedule, policy, label));
       });
       for (Row &row : done)

@@ -318,11 +318,14 @@ PreparedRun prepare_run(const ScenarioInput &input) {
 }
 
 PreparedRun prepare_policy_run(const ScenarioInput &input) {
-  PreparedRun run = prepare_run(input);
-  if (input.remat_policy != "none") {
-    PolicyRun applied =
-        apply_remat_policy(run.input, run.scenario, run.schedule, input.remat_policy,
-                           IlpOptions{input.remat_time_limit_seconds, input.remat_relative_gap});
+  return with_remat_policy(prepare_run(input), input.remat_policy);
+}
+
+PreparedRun with_remat_policy(PreparedRun run, const std::string &policy) {
+  if (policy != "none") {
+    PolicyRun applied = apply_remat_policy(
+        run.input, run.scenario, run.schedule, policy,
+        IlpOptions{run.input.remat_time_limit_seconds, run.input.remat_relative_gap});
     run.scenario = std::move(applied.scenario);
     run.schedule = std::move(applied.schedule);
   }

@@ -39,13 +39,19 @@ std::vector<std::vector<CostRow>> stage_layers(const CostFile &file,
                                                const std::vector<int> &layers_per_stage);
 
 /// Builds the scenario for the input's schedule (or schedule file), generates or imports the
-/// schedule and validates it; model.partition other than "even" splits the layers by the
-/// partition DP first. The recomputation policy is not applied (see prepare_policy_run).
+/// schedule and validates it; model.partition "balanced" or "remat-aware" splits the layers by
+/// the partition DP first, "cost" by cost (docs/partition.md). The recomputation policy is not applied (see prepare_policy_run).
 /// Throws Error with the location of the offending field or cell.
 PreparedRun prepare_run(const ScenarioInput &input);
 
 /// prepare_run plus the input's recomputation policy (remat.policy / --remat).
 PreparedRun prepare_policy_run(const ScenarioInput &input);
+
+/// A run prepared without recomputation with `policy` applied to its base schedule, the ILP (if
+/// that is the policy) limited by the input's remat.time_limit and remat.gap: what
+/// prepare_policy_run gives for that policy, without generating the schedule again (a searched
+/// schedule such as v-auto is searched once for every policy).
+PreparedRun with_remat_policy(PreparedRun run, const std::string &policy);
 
 /// Microbatches each device holds at its peak under the input's schedule, measured on a run of
 /// the even split with the count memory model; what the partition DP budgets each stage for.
