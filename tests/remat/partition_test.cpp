@@ -62,6 +62,31 @@ CostFile random_costs(std::mt19937 &rng, int layers) {
   return costs;
 }
 
+// A model a user brings: times in thousandths of a ms, states of a few hundred MB; with
+// `embedding` the first layer takes no time and holds four times the parameters, with `head` the
+// last one's forward is four times as long.
+CostFile non_round_costs(std::mt19937 &rng, int layers, bool embedding, bool head) {
+  std::uniform_int_distribution<int> thousandths(1, 9999);
+  std::uniform_real_distribution<double> bytes(1e8, 9e8);
+  const auto random_ms = [&] { return Rational{thousandths(rng), 1000}; };
+  CostFile costs;
+  for (int l = 0; l < layers; ++l) {
+    CostRow row;
+    row.layer_id = l;
+    const bool no_time = embedding && l == 0;
+    row.fwd_ms = no_time ? Rational{0, 1} : random_ms();
+    row.bwd_input_ms = no_time ? Rational{0, 1} : random_ms();
+    row.bwd_weight_ms = no_time ? Rational{0, 1} : random_ms();
+    if (head && l == layers - 1)
+      row.fwd_ms = row.fwd_ms * Rational{4, 1};
+    row.param_bytes = bytes(rng) * (no_time ? 4 : 1);
+    row.grad_bytes = row.param_bytes;
+    row.optimizer_state_bytes = 6 * row.param_bytes;
+    costs.rows.push_back(row);
+  }
+  return costs;
+}
+
 double stage_bytes(const CostFile &costs, int first, int count, int in_flight) {
   double total = 0;
   for (int l = first; l < first + count; ++l) {
@@ -303,27 +328,9 @@ TEST_CASE("remat-aware: fits where balanced cannot, pays exposed recomputation, 
 
 TEST_CASE("cost split: brute force over every composition on non-round costs, embedding and head") {
   std::mt19937 rng(31);
-  std::uniform_int_distribution<int> thousandths(1, 9999);
-  std::uniform_real_distribution<double> bytes(1e8, 9e8);
-  const auto random_ms = [&] { return Rational{thousandths(rng), 1000}; };
   for (int trial = 0; trial < 200; ++trial) {
     const int layers = 2 + trial % 8;
-    CostFile costs;
-    for (int l = 0; l < layers; ++l) {
-      CostRow row;
-      row.layer_id = l;
-      // The first layer is an embedding: no time, large parameters; the last a heavy head.
-      const bool embedding = l == 0 && trial % 2 == 0;
-      row.fwd_ms = embedding ? Rational{0, 1} : random_ms();
-      row.bwd_input_ms = embedding ? Rational{0, 1} : random_ms();
-      row.bwd_weight_ms = embedding ? Rational{0, 1} : random_ms();
-      if (l == layers - 1 && trial % 3 == 0)
-        row.fwd_ms = row.fwd_ms * Rational{4, 1};
-      row.param_bytes = bytes(rng) * (embedding ? 4 : 1);
-      row.grad_bytes = row.param_bytes;
-      row.optimizer_state_bytes = 6 * row.param_bytes;
-      costs.rows.push_back(row);
-    }
+    const CostFile costs = non_round_costs(rng, layers, trial % 2 == 0, trial % 3 == 0);
     const int stages = 1 + static_cast<int>(rng() % static_cast<unsigned>(layers));
     CAPTURE(layers);
     CAPTURE(stages);
@@ -381,7 +388,6 @@ TEST_CASE("cost split: brute force over every composition on non-round costs, em
 TEST_CASE("cost split on devices holding several stages (interleaved, V, DualPipe): the least "
           "slowest device, by brute force, never worse than the per-stage or even split") {
   std::mt19937 rng(37);
-  std::uniform_int_distribution<int> thousandths(1, 9999);
   for (int trial = 0; trial < 300; ++trial) {
     const int devices = 2 + trial % 3;
     const PlacementKind kind = trial % 3 == 0   ? PlacementKind::round_robin
@@ -392,16 +398,7 @@ TEST_CASE("cost split on devices holding several stages (interleaved, V, DualPip
     const int pipes = kind == PlacementKind::dual_pipe ? 2 : 1;
     const int stages = static_cast<int>(placement.size()) / pipes;
     const int layers = stages + static_cast<int>(rng() % 6);
-    CostFile costs;
-    for (int l = 0; l < layers; ++l) {
-      CostRow row;
-      row.layer_id = l;
-      row.fwd_ms = {thousandths(rng), 1000};
-      row.bwd_input_ms = {thousandths(rng), 1000};
-      row.bwd_weight_ms = l == 0 ? Rational{0, 1} : Rational{thousandths(rng), 1000};
-      row.param_bytes = thousandths(rng);
-      costs.rows.push_back(row);
-    }
+    const CostFile costs = non_round_costs(rng, layers, true, trial % 2 == 0);
     CAPTURE(trial);
     const auto slowest_device = [&](const std::vector<int> &counts) {
       std::vector<double> load(at(devices), 0);
