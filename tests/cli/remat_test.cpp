@@ -56,7 +56,9 @@ TEST_CASE("ppsim remat --auto ranks the candidates") {
   CHECK(o.code == 0);
   CHECK(o.out.find("1    zb-h2") != std::string::npos);
   CHECK(o.out.find("2    1f1b") != std::string::npos);
-  CHECK(o.out.ends_with("winner: zb-h2\n"));
+  CHECK(o.out.ends_with("winner: zb-h2\nranked: the ILP's plan of each of the 2 candidates, by max "
+                        "span; `ppsim compare` also ranks no, full and selective recomputation, "
+                        "by makespan\n"));
   // issue_18: a line per candidate solved (stderr is no terminal here), then what was written
   // where; -q leaves the table alone.
   CHECK(o.err == "ppsim: remat --auto: 1/2 candidates (1f1b: optimal)\n"
