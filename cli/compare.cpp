@@ -172,10 +172,16 @@ std::string cap_text(const std::optional<double> &cap) {
 }
 
 // "K = 4" or "budget 80 GiB" (byte model), as the runs check it: progress lines name it.
+// Whether the runs check a cap K that the count (or zb) model derives from the byte budget, one
+// per schedule (sim/scenario_builder.cpp).
+bool cap_of_budget(const ScenarioInput &base, const std::optional<double> &cap) {
+  return base.memory_model != MemoryModel::bytes && base.budget_bytes && !cap;
+}
+
 std::string cap_label(const ScenarioInput &base, const std::optional<double> &cap) {
   if (base.memory_model == MemoryModel::bytes && base.budget_bytes)
     return "budget " + format_bytes(*base.budget_bytes);
-  if (!cap && base.budget_bytes)
+  if (cap_of_budget(base, cap))
     return "K of " + format_bytes(*base.budget_bytes);
   return "K = " + cap_text(cap);
 }
@@ -183,13 +189,12 @@ std::string cap_label(const ScenarioInput &base, const std::optional<double> &ca
 // "memory cap K = 4", "budget 80 GiB" or, where the count model turns a byte budget into a cap
 // per schedule, says so: the heading of a table.
 std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
-  const std::string label = cap_label(base, cap);
-  if (label.starts_with("K of ")) {
+  if (cap_of_budget(base, cap)) {
     return fmt::format("memory cap K of the {} budget per schedule, in the {} model (memory_model "
                        "= \"bytes\" checks bytes)",
-                       format_bytes(*base.budget_bytes),
-                       base.memory_model == MemoryModel::zb ? "zb" : "count");
+                       format_bytes(*base.budget_bytes), memory_model_name(base.memory_model));
   }
+  const std::string label = cap_label(base, cap);
   return label.starts_with("K = ") ? "memory cap " + label : label;
 }
 

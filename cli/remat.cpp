@@ -38,13 +38,10 @@ double largest_peak(const Scenario &scenario, const Schedule &schedule) {
 // the form solves (the elf form's has lumped timing).
 std::string heading_line(const std::string &schedule, const Scenario &solved, IlpForm form) {
   const int levels = solved.most_checkpoint_levels();
-  const char *model = solved.memory_model == MemoryModel::bytes ? "byte model"
-                      : solved.memory_model == MemoryModel::zb  ? "zb model"
-                                                                : "count model";
   return fmt::format(
-      "schedule {}, p = {}, m = {}, v = {}, {} ({}, {} timing{}{})\n", schedule, solved.devices,
+      "schedule {}, p = {}, m = {}, v = {}, {} ({} model, {} timing{}{})\n", schedule, solved.devices,
       solved.total_microbatches(), solved.chunks, describe_cap(solved, *capped_track(solved).cap),
-      model, solved.remat_timing == RematTiming::early ? "early" : "lumped",
+      memory_model_name(solved.memory_model), solved.remat_timing == RematTiming::early ? "early" : "lumped",
       form == IlpForm::elf ? ", elf form" : "",
       levels > 0 ? fmt::format(", up to {} checkpoint levels per stage", levels) : "");
 }

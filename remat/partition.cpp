@@ -235,12 +235,12 @@ Partition cost_balanced_split(const CostFile &costs, int stages,
                          return sums.state_of(first, count);
                        })
           ->layers_per_stage;
-  std::vector<int> devices_of(stage_device.begin(), stage_device.end());
-  std::sort(devices_of.begin(), devices_of.end());
+  std::vector<int> sorted_devices(stage_device.begin(), stage_device.end());
+  std::sort(sorted_devices.begin(), sorted_devices.end());
   const bool shared_devices =
-      std::adjacent_find(devices_of.begin(), devices_of.end()) != devices_of.end();
+      std::adjacent_find(sorted_devices.begin(), sorted_devices.end()) != sorted_devices.end();
+  const int devices = sorted_devices.empty() ? stages : sorted_devices.back() + 1;
   if (shared_devices) {
-    const int devices = devices_of.back() + 1;
     std::vector<int> even = even_layer_counts(costs.rows.size(), stages);
     if (device_score(sums, even, stage_device, devices) <
         device_score(sums, counts, stage_device, devices))
@@ -256,9 +256,8 @@ Partition cost_balanced_split(const CostFile &costs, int stages,
   for (int k = 0, first = 0; k < stages; first += counts[at(k)], ++k)
     split.stage_ms.push_back(*time_of(k, first, counts[at(k)]));
   split.bottleneck_ms =
-      stage_device.empty()
-          ? *std::max_element(split.stage_ms.begin(), split.stage_ms.end())
-          : to_double(device_score(sums, counts, stage_device, devices_of.back() + 1).times.front());
+      shared_devices ? to_double(device_score(sums, counts, stage_device, devices).times.front())
+                     : *std::max_element(split.stage_ms.begin(), split.stage_ms.end());
   return split;
 }
 

@@ -48,8 +48,10 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
 /// g mod `stages`); empty means one device per stage. With one stage per device: the slowest
 /// stage as fast as possible, then the largest state as small as possible (exact, by the DP).
 /// Where a device holds several stages, that split (or the even one, if better) is improved one
-/// moved layer at a time for the device times, slowest first, then the largest device state (a
-/// local optimum). `bottleneck_ms` is the slowest device's time. Throws Error when there are
+/// moved layer at a time for the device times, slowest first, then the largest device state; a
+/// depth-first search over the stage sizes then looks for a faster slowest device (exact when it
+/// ends within its node limit) and the moves run again. `bottleneck_ms` is the slowest device's
+/// time. Throws Error when there are
 /// fewer layers than stages.
 Partition cost_balanced_split(const CostFile &costs, int stages,
                               const std::vector<int> &stage_device = {});

@@ -34,11 +34,23 @@ std::string format_checked_amount(const Scenario &scenario, double amount) {
   return checks_bytes(scenario) ? format_bytes(amount) : format_readable(amount);
 }
 
+const char *memory_model_name(MemoryModel model) {
+  switch (model) {
+  case MemoryModel::count:
+    return "count";
+  case MemoryModel::zb:
+    return "zb";
+  case MemoryModel::bytes:
+    break;
+  }
+  return "byte";
+}
+
 std::string describe_cap(const Scenario &scenario, double cap) {
   if (!checks_bytes(scenario) && scenario.cap_from_budget) {
     return fmt::format("cap {}: K of the {} budget in the {} model", format_readable(cap),
                        format_bytes(*scenario.cap_from_budget),
-                       scenario.memory_model == MemoryModel::zb ? "zb" : "count");
+                       memory_model_name(scenario.memory_model));
   }
   return (checks_bytes(scenario) ? "budget " : "cap ") + format_checked_amount(scenario, cap);
 }

@@ -68,6 +68,9 @@ std::string format_checked_amount(const Scenario &scenario, double amount);
 /// memory budget), "cap 2.5" in count or zb units.
 std::string describe_cap(const Scenario &scenario, double cap);
 
+/// "count", "zb" or "byte": the memory model's name in messages ("the count model").
+const char *memory_model_name(MemoryModel model);
+
 /// The effect of every entry on `track` (recomputation decisions are read from the schedule:
 /// an F whose (s,j) has an R does not store; a B followed by RW/RBW drops what they rebuild).
 std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocator &locator,
