@@ -1,5 +1,7 @@
 #include "base/parallel.h"
 
+#include <algorithm>
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -33,6 +35,17 @@ void run_on_threads(unsigned threads, const std::function<void()> &worker) {
     thread.join();
   if (failure)
     std::rethrow_exception(failure);
+}
+
+void for_each_index(std::size_t count, unsigned threads,
+                    const std::function<void(std::size_t)> &task) {
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    for (std::size_t k = next++; k < count; k = next++)
+      task(k);
+  };
+  run_on_threads(static_cast<unsigned>(std::clamp<std::size_t>(count, 1, std::max(1u, threads))),
+                 worker);
 }
 
 } // namespace ppsim

@@ -110,7 +110,7 @@ int run_bounds(const Args &args, std::ostream &out, std::ostream & /*err*/) {
 
   const ScenarioInput input = scenario_from_options(values);
   const PreparedRun run = prepare_policy_run(input);
-  const BoundsReport report = bounds_for_run(input, run);
+  const BoundsReport report = bounds_for_run(run);
   std::optional<PeakComparison> peaks;
   if (values["predict-memory"].as<bool>()) {
     const Simulation simulation = simulate(run.scenario, run.schedule);

@@ -59,7 +59,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
 
   const ScenarioInput input = scenario_from_options(values);
   const PreparedRun run = prepare_run(input);
-  const BoundsReport bounds = bounds_for_run(input, run);
+  const BoundsReport bounds = bounds_for_run(run);
   Progress progress(err, progress_mode(values, err), "optimal", "horizons");
   exact.progress = progress.callback();
   const ExactResult result = seeded_exact_optimum(run.scenario, bounds.backward, exact);

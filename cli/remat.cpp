@@ -12,7 +12,7 @@
 #include "base/error.h"
 #include "remat/baselines.h"
 #include "remat/stage_remat_ilp.h"
-#include "run/auto_mode.h"
+#include "run/compare.h"
 #include "run/policy.h"
 #include "run/prepare.h"
 #include "sim/io/report.h"
@@ -102,68 +102,96 @@ void write_report(const std::string &path, const ScenarioInput &input, const Sce
                                              scenario, std::move(rows)));
 }
 
+// The status of a schedule's fastest run: the ILP's ("optimal", "gap 2.17%"), or whether a
+// simple policy fits.
+std::string run_status(const RankedRun &run) {
+  if (!run.evaluation->run.remat_status.empty())
+    return run.evaluation->run.remat_status;
+  return run.fits() ? "fits" : "over cap";
+}
+
+// --auto: the ranking of `ppsim compare` (run/compare.h) under the scenario's cap, one row per
+// schedule (its fastest run), so both commands name the same winner.
 int print_auto(const ScenarioInput &input, const po::variables_map &values, const IlpOptions &ilp,
                std::ostream &out, std::ostream &err) {
-  std::vector<std::string> candidates = default_auto_candidates();
+  if (ilp.form == IlpForm::elf)
+    throw Error("", 0, "--ilp-form",
+                "elf solves one schedule for cross-checking; --auto ranks with the ppsim form");
+  if (!input.cap_activations && !input.budget_bytes)
+    throw Error("remat needs a memory budget: give --K or --memory");
+  RankRequest request;
+  request.schedules = all_schedules();
   if (values.count("candidates")) {
-    candidates.clear();
     const std::string text = values["candidates"].as<std::string>();
-    std::stringstream list(text);
-    for (std::string name; std::getline(list, name, ',');) {
-      if (name.empty())
-        throw Error("", 0, "--candidates",
-                    fmt::format("expected comma-separated schedule names, got \"{}\"", text));
-      check_schedule_option(name, "--candidates"); // unknown names fail with a suggestion
-      candidates.push_back(name);
-    }
-    if (candidates.empty() || text.ends_with(','))
+    request.schedules = split_names(text);
+    if (request.schedules.empty() || text.ends_with(',') || text.find(",,") != std::string::npos)
       throw Error("", 0, "--candidates",
                   fmt::format("expected comma-separated schedule names, got \"{}\"", text));
+    for (const std::string &name : request.schedules)
+      check_schedule_option(name, "--candidates"); // unknown names fail with a suggestion
   }
-  // The page replays each plan on its candidate's scenario; the elf form solves and replays
-  // with lumped timing on a split base (docs/remat.md), so its times would not match the table.
-  if (values.count("report") && ilp.form == IlpForm::elf)
-    throw Error("", 0, "--report",
-                "the page shows plans on the scenario's own timing; rank with --ilp-form ppsim");
-  Progress progress(err, progress_mode(values, err), "remat --auto", "candidates");
-  const std::vector<AutoCandidate> ranked = rank_schedules(
-      input, candidates, ilp, static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)),
-      progress.callback());
+  request.base = input;
+  request.base.remat_time_limit_seconds = ilp.time_limit_seconds;
+  request.base.remat_relative_gap = ilp.relative_gap;
+  request.policies = default_policies(input, true);
+  request.caps = {input.cap_activations};
+  request.evaluate.timelines = values.count("report") > 0;
+  request.threads = static_cast<unsigned>(checked_integer(values, "jobs", 1, kMaxThreads));
+  Progress progress(err, progress_mode(values, err), "remat --auto", "runs");
+  const Ranking ranking = rank_runs(request, progress.callback()).front();
   progress.clear();
-  out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8}\n", "rank",
-                     "schedule", "status", "max span", "peak", "R", "RW", "RBW", "solve s");
+  const std::vector<const RankedRun *> best = ranking.best_per_schedule();
+  out << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}\n", "rank",
+                     "schedule", "remat", "status", "makespan", "max span", "peak", "R", "RW",
+                     "RBW");
   int rank = 0;
-  for (const AutoCandidate &c : ranked) {
-    if (!c.solved()) {
-      out << fmt::format("{:<4} {:<17} {:<12} {}\n", "-", c.schedule, c.status, c.note);
+  for (const RankedRun *run : best) {
+    if (!run->ran()) {
+      out << fmt::format("{:<4} {:<17} {:<9} n/a: {}\n", "-", run->schedule, run->policy,
+                         run->unavailable);
       continue;
     }
-    const RematSolution &s = *c.solution;
-    out << fmt::format("{:<4} {:<17} {:<12} {:>10} {:>12} {:>4} {:>4} {:>4} {:>8.2f}\n", ++rank,
-                       c.schedule, c.status,
-                       c.scenario.time_scale.readable(s.simulation.metrics.max_span),
-                       format_checked_amount(c.scenario, c.peak), s.plan.forward_count(),
-                       s.plan.weight_input_count(), s.plan.full_backward_count(), c.seconds);
+    const Evaluation &e = *run->evaluation;
+    const Scenario &scenario = e.run.scenario;
+    const RematPlan plan = plan_of(e.run.schedule, scenario.stage_count(), scenario.microbatches);
+    out << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}\n",
+                       run->fits() ? std::to_string(++rank) : "-", run->schedule, run->policy,
+                       run_status(*run), scenario.time_scale.readable(e.simulation.metrics.makespan),
+                       scenario.time_scale.readable(e.simulation.metrics.max_span),
+                       format_checked_amount(scenario, largest_peak(scenario, e.run.schedule)),
+                       plan.forward_count(), plan.weight_input_count(),
+                       plan.full_backward_count());
   }
-  if (rank == 0)
-    throw Error("no candidate schedule fits the cap");
-  out << fmt::format("winner: {}\n", ranked.front().schedule);
-  // A narrower ranking than compare's: say so, so that a different winner is not a surprise.
-  out << fmt::format("ranked: the ILP's plan of each of the {} candidates, by max span; `ppsim "
-                     "compare` also ranks no, full and selective recomputation, by makespan\n",
-                     ranked.size());
-  std::string written =
-      fmt::format("the ranking of {} candidates to standard output", ranked.size());
+  const RankedRun *winner = ranking.winner();
+  if (winner == nullptr)
+    throw Error("no schedule and recomputation policy fits the cap");
+  out << fmt::format("winner: {}{}\n", winner->schedule,
+                     winner->policy == "none" ? "" : " + " + winner->policy);
+  if (!ranking.not_tried.empty()) {
+    // A schedule's row is its fastest run tried: name the policies the pruning left out.
+    out << fmt::format("not tried, as their makespan without recomputation is already at or "
+                       "above the winner's: {}\n",
+                       fmt::join(ranking.not_tried, ", "));
+  }
+  // Where the ranking is narrower than compare's, say so, so that another winner is no surprise.
+  const std::size_t every = all_schedules().size();
+  out << fmt::format("ranked: each schedule's fastest run with {} recomputation, by makespan, as "
+                     "`ppsim compare` ranks them{}\n",
+                     fmt::join(request.policies, ", "),
+                     request.schedules.size() == every
+                         ? ""
+                         : fmt::format(" (--candidates: {} of its {} schedules)",
+                                       request.schedules.size(), every));
+  std::string written = fmt::format("the ranking of {} schedules to standard output", best.size());
   if (values.count("report")) {
     std::vector<std::string> rows;
-    for (const AutoCandidate &c : ranked) {
-      rows.push_back(c.solved() ? report_row(c.scenario, c.solution->schedule, "ilp")
-                                : report_unavailable_json(
-                                      c.schedule, "ilp",
-                                      c.note.empty() ? c.status : c.status + ": " + c.note));
+    for (const RankedRun *run : best) {
+      rows.push_back(run->ran()
+                         ? report_run_json(run->evaluation->report(), run->policy)
+                         : report_unavailable_json(run->schedule, run->policy, run->unavailable));
     }
     const std::string path = values["report"].as<std::string>();
-    write_report(path, input, ranked.front().scenario, std::move(rows));
+    write_report(path, input, winner->evaluation->run.scenario, std::move(rows));
     out << fmt::format("interactive report written to {}\n", path);
     written += ", the interactive report to " + path;
   }
@@ -177,8 +205,9 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const auto started = std::chrono::steady_clock::now();
   po::options_description options("ppsim remat [SCENARIO.toml] --K k|--memory BYTES [options]");
   options.add_options()("time-limit", po::value<double>()->value_name("S"),
-                        "seconds for the whole command (default 60, or [remat] time_limit); at the "
-                        "limit the ILP row is the best plan found, with its bound")(
+                        "seconds for the whole command (default 60, or [remat] time_limit), with "
+                        "--auto per ILP solve; at the limit the ILP row is the best plan found, "
+                        "with its bound")(
       "gap", po::value<double>()->value_name("G"), "ILP relative gap (default 0.03)")(
       "lp", po::value<std::string>()->value_name("FILE"), "write the ILP in CPLEX LP format")(
       "plan", po::value<std::string>()->value_name("FILE"),
@@ -187,10 +216,10 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                                                        "write the Gantt chart of the optimal plan")(
       "report", po::value<std::string>()->value_name("FILE"),
       "interactive HTML report of the policies, or with --auto of the ranking (docs/report.md)")(
-      "auto", po::bool_switch(), "solve every candidate schedule and rank them")(
+      "auto", po::bool_switch(), "rank every schedule and policy, as ppsim compare does")(
       "candidates", po::value<std::string>()->value_name("A,B,..."),
       "schedules for --auto")("jobs,j", po::value<std::int64_t>()->default_value(1),
-                              "candidates solved in parallel with --auto")(
+                              "runs evaluated at once with --auto")(
       "ilp-form", po::value<std::string>()->default_value("ppsim"),
       "ppsim (replay == objective) or elf (the reference formulation, for cross-checking)");
   add_quiet_option(options);

@@ -3,7 +3,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/scenario_options.h"
-#include "run/prepare.h"
+#include "run/evaluate.h"
 
 #include "base/error.h"
 #include "sim/critical_path.h"
@@ -32,16 +32,12 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
 
   const ScenarioInput input = scenario_from_options(values);
   check_outputs(given_outputs(values, {"svg", "trace"}), scenario_input_files(values, input));
-  const PreparedRun run = prepare_policy_run(input);
-  const bool timelines = values.count("svg") || values.count("trace");
-  const Simulation simulation = simulate(run.scenario, run.schedule, SimulateOptions{timelines});
-
   // Every output is produced before any file is written, so a failure leaves nothing behind.
-  // The bounds assume the memory cap holds, so a run over it has none (as in compare and sweep).
-  std::optional<Ticks> bound;
-  if (simulation.metrics.feasible)
-    bound = bounds_for_run(input, run).best_lower_bound;
-  const SimulationReport report{run.scenario, run.schedule, simulation, bound, run.warnings};
+  const Evaluation evaluation = evaluate_run(
+      input, EvaluateOptions{static_cast<bool>(values.count("svg") || values.count("trace"))});
+  const PreparedRun &run = evaluation.run;
+  const Simulation &simulation = evaluation.simulation;
+  const SimulationReport report = evaluation.report();
   if (values.count("svg")) {
     write_file_atomically(values["svg"].as<std::string>(),
                           gantt_svg(run.scenario, run.schedule, simulation,

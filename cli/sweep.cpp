@@ -7,11 +7,9 @@
 #include "cli/output_file.h"
 #include "cli/progress.h"
 #include "cli/scenario_options.h"
-#include "run/prepare.h"
 
 #include "base/error.h"
 #include "base/text_file.h"
-#include "bounds/analyzer.h"
 #include "run/sweep.h"
 
 #include <atomic>
@@ -34,24 +32,6 @@
 namespace ppsim::cli {
 namespace po = boost::program_options;
 namespace {
-
-// Runs one point; user errors become the row's error column.
-std::string run_point(const Sweep &sweep, const SweepPoint &point) {
-  if (!point.error.empty())
-    return sweep_row(sweep, point, nullptr, point.error);
-  try {
-    const PreparedRun run = prepare_policy_run(point.input);
-    const Simulation simulation = simulate(run.scenario, run.schedule);
-    // The bounds hold for schedules that respect the cap, so a run over it gets none (no gap).
-    std::optional<Ticks> bound;
-    if (simulation.metrics.feasible)
-      bound = bounds_for_run(point.input, run).best_lower_bound;
-    const SimulationReport report{run.scenario, run.schedule, simulation, bound, run.warnings};
-    return sweep_row(sweep, point, &report, "");
-  } catch (const Error &error) {
-    return sweep_row(sweep, point, nullptr, error.what());
-  }
-}
 
 // Rows already finished (results file and journal), by run id; only with --resume.
 std::map<std::string, std::string> finished_rows(const std::string &output,
@@ -181,7 +161,7 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
       const std::size_t i = pending[n];
       std::string row;
       try {
-        row = run_point(sweep, sweep.point(indices[i]));
+        row = run_sweep_point(sweep, sweep.point(indices[i]));
       } catch (...) { // an internal failure: stop every worker and report it (exit 2)
         const std::lock_guard lock(finished_mutex);
         if (!failure)

@@ -93,7 +93,7 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
                 scenario_input_files(values, input));
   // The placement and backward form are those of the scenario's schedule.
   const PreparedRun run = prepare_run(input);
-  const BackwardForm form = backward_form(input, run);
+  const BackwardForm form = backward_form(run);
   const SynthesisResult result = synthesize(run.scenario, form, synthesis);
 
   const bool timelines = values.count("svg") || values.count("trace") || values.count("report");

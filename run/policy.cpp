@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "remat/baselines.h"
 #include "remat/stage_checkpoint.h"
-#include "run/prepare.h"
+#include "run/model_costs.h"
 
 #include <fmt/format.h>
 
@@ -36,20 +36,20 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
                              const Schedule &base, const std::string &policy,
                              const IlpOptions &ilp) {
   if (policy == "none")
-    return {scenario, base};
+    return {scenario, base, ""};
   if (policy == "full")
-    return {scenario, apply_plan(base, full_forward_plan(scenario, base))};
+    return {scenario, apply_plan(base, full_forward_plan(scenario, base)), ""};
   if (policy == "selective") {
     Scenario selective = selective_scenario(input, scenario, {});
     Schedule schedule = apply_plan(base, selective_plan(selective));
-    return {std::move(selective), std::move(schedule)};
+    return {std::move(selective), std::move(schedule), ""};
   }
   if (policy == "ilp") {
     Scenario leveled = scenario_with_checkpoint_levels(input, scenario);
     RematSolution solution = solve_stage_remat(leveled, base, ilp);
     if (!solution.found())
       throw Error(fmt::format("no remat plan for schedule '{}': {}", base.name, solution.failure));
-    return {std::move(leveled), std::move(solution.schedule)};
+    return {std::move(leveled), std::move(solution.schedule), solution.status_label()};
   }
   constexpr std::string_view kFile = "file:";
   if (policy.starts_with(kFile)) {
@@ -59,7 +59,7 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
     Schedule schedule =
         apply_plan(base, parse_plan_csv(read_text_file(path, "remat plan file"), path,
                                         leveled.stage_count(), leveled.microbatches));
-    return {std::move(leveled), std::move(schedule)};
+    return {std::move(leveled), std::move(schedule), ""};
   }
   throw Error(fmt::format(
       "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));

@@ -14,6 +14,7 @@ namespace ppsim {
 struct PolicyRun {
   Scenario scenario;
   Schedule schedule;
+  std::string status; ///< the ILP's (RematSolution::status_label); empty for other policies
 };
 
 /// `scenario` with the checkpoint levels `input.remat_checkpoint_levels` asks for, from the

@@ -1,4 +1,5 @@
 #include "run/prepare.h"
+#include "run/model_costs.h"
 #include "base/index.h"
 #include "costs/stage_sums.h"
 
@@ -50,20 +51,6 @@ std::vector<StageCostSums> split_stages(const ScenarioInput &input, const CostFi
     input.fail(key, fmt::format("{} ({})", error.sentence(), file.source_name));
   }
 }
-
-} // namespace
-
-std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input) {
-  if (input.costs_file.empty())
-    return nullptr;
-  if (input.loaded_costs && input.loaded_costs->source_name == input.costs_file)
-    return input.loaded_costs;
-  return std::make_shared<const CostFile>(read_cost_file(input.costs_file));
-}
-
-void load_cost_file(ScenarioInput &input) { input.loaded_costs = run_costs(input); }
-
-namespace {
 
 // Fills the per-stage costs and byte sizes from the cost file (docs/profiler.md, "The cost
 // file"); fields the user set explicitly keep their values. The file describes the whole model,
@@ -140,21 +127,6 @@ ScenarioInput with_cost_file(const ScenarioInput &input, const CostFile *costs,
   return filled;
 }
 
-} // namespace
-
-std::vector<std::vector<CostRow>> stage_layers(const CostFile &file,
-                                               const std::vector<int> &layers_per_stage) {
-  std::vector<std::vector<CostRow>> stages;
-  auto next = file.rows.begin();
-  for (const int count : layers_per_stage) {
-    stages.emplace_back(next, next + count);
-    next += count;
-  }
-  return stages;
-}
-
-namespace {
-
 PreparedRun import_run(const ScenarioInput &input) {
   if (input.partition == "balanced" || input.partition == "remat-aware") {
     input.fail("model.partition",
@@ -209,10 +181,10 @@ PreparedRun import_run(const ScenarioInput &input) {
               cell, imported.microbatches, stage, missing - seen[stage].begin()));
     }
   }
-  PreparedRun run{adjusted,
-                  build_scenario_on(adjusted, imported.placement, imported.chunks, 1),
-                  std::move(imported.schedule),
-                  {}};
+  PreparedRun run;
+  run.input = adjusted;
+  run.scenario = build_scenario_on(adjusted, imported.placement, imported.chunks, 1);
+  run.schedule = std::move(imported.schedule);
   if (imported.older_vocabulary) {
     run.warnings.push_back(
         "read PyTorch's older action names: B is the input gradient, BW the full backward");
@@ -222,6 +194,7 @@ PreparedRun import_run(const ScenarioInput &input) {
         fmt::format("ignored non-compute actions: {}", fmt::join(imported.dropped, ", ")));
   }
   validate_schedule(run.scenario, run.schedule, ScheduleOrigin{input.schedule_file, 1});
+  run.base_schedule = run.schedule;
   return run;
 }
 
@@ -314,6 +287,7 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   run.scenario = build_scenario(run.input, info);
   run.schedule = generate_schedule(info, run.scenario, GeneratorOptions{input.group_size});
   validate_schedule(run.scenario, run.schedule);
+  run.base_schedule = run.schedule;
   return run;
 }
 
@@ -328,7 +302,9 @@ PreparedRun with_remat_policy(PreparedRun run, const std::string &policy) {
         IlpOptions{run.input.remat_time_limit_seconds, run.input.remat_relative_gap});
     run.scenario = std::move(applied.scenario);
     run.schedule = std::move(applied.schedule);
+    run.remat_status = std::move(applied.status);
   }
+  run.input.remat_policy = policy;
   return run;
 }
 
@@ -336,7 +312,8 @@ std::vector<int> measured_in_flight(const ScenarioInput &input) {
   return in_flight_of(input, schedule_of(input), run_costs(input).get());
 }
 
-BackwardForm backward_form(const ScenarioInput &input, const PreparedRun &run) {
+BackwardForm backward_form(const PreparedRun &run) {
+  const ScenarioInput &input = run.input;
   if (input.schedule_file.empty())
     return find_schedule(input.schedule).split_backward ? BackwardForm::split : BackwardForm::full;
   const bool split = std::any_of(run.schedule.device_ops.begin(), run.schedule.device_ops.end(),
@@ -348,7 +325,8 @@ BackwardForm backward_form(const ScenarioInput &input, const PreparedRun &run) {
   return split ? BackwardForm::split : BackwardForm::full;
 }
 
-BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run) {
+BoundsReport bounds_for_run(const PreparedRun &run) {
+  const ScenarioInput &input = run.input;
   if (input.schedule_file.empty()) {
     BoundsOptions options = bounds_options_for(find_schedule(input.schedule), input.group_size);
     // A closed form describes the generator's own ops, not the schedule after recomputation.
@@ -357,7 +335,7 @@ BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run) 
     return compute_bounds(run.scenario, options);
   }
   BoundsOptions options;
-  options.backward = backward_form(input, run);
+  options.backward = backward_form(run);
   return compute_bounds(run.scenario, options);
 }
 

@@ -5,7 +5,7 @@
 // and validated once, and on request the recomputation policy applied. Every run-producing
 // command (simulate, compare, sweep, bounds, export, remat, optimal, lynx) starts here.
 #include "bounds/analyzer.h"
-#include "costs/cost_file.h"
+#include "run/model_costs.h"
 #include "sim/scenario.h"
 #include "sim/scenario_builder.h"
 #include "sim/schedule.h"
@@ -21,22 +21,14 @@ struct PreparedRun {
                        ///< values filled in
   Scenario scenario;
   Schedule schedule;
+  /// The order before recomputation (what a PyTorch pipelining CSV writes: PyTorch has no
+  /// recomputation actions, the plan file carries them).
+  Schedule base_schedule;
+  /// How the recomputation plan was found: the ILP's status ("optimal", "gap 2.17%"); empty for
+  /// the other policies.
+  std::string remat_status;
   std::vector<std::string> warnings;
 };
-
-/// The input's cost file: `loaded_costs` when it holds model.costs_file, else read now; null
-/// without model.costs_file. Throws Error naming the file when it cannot be read.
-std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input);
-
-/// Reads model.costs_file into `input.loaded_costs`, once for every run made from `input`: a
-/// command that ranks many runs calls it first, so a missing or bad cost file is one error line
-/// naming it rather than a row per run.
-void load_cost_file(ScenarioInput &input);
-
-/// The cost file's layers grouped into stages of the given sizes (a prepared run's split,
-/// Scenario::stage_layers).
-std::vector<std::vector<CostRow>> stage_layers(const CostFile &file,
-                                               const std::vector<int> &layers_per_stage);
 
 /// Builds the scenario for the input's schedule (or schedule file), generates or imports the
 /// schedule and validates it; model.partition "balanced" or "remat-aware" splits the layers by
@@ -50,7 +42,8 @@ PreparedRun prepare_policy_run(const ScenarioInput &input);
 /// A run prepared without recomputation with `policy` applied to its base schedule, the ILP (if
 /// that is the policy) limited by the input's remat.time_limit and remat.gap: what
 /// prepare_policy_run gives for that policy, without generating the schedule again (a searched
-/// schedule such as v-auto is searched once for every policy).
+/// schedule such as v-auto is searched once for every policy). The run's input then names the
+/// policy.
 PreparedRun with_remat_policy(PreparedRun run, const std::string &policy);
 
 /// Microbatches each device holds at its peak under the input's schedule, measured on a run of
@@ -59,10 +52,10 @@ std::vector<int> measured_in_flight(const ScenarioInput &input);
 
 /// The lower bounds for a prepared run: the generator's backward form and closed form, or for an
 /// imported schedule the form its ops use.
-BoundsReport bounds_for_run(const ScenarioInput &input, const PreparedRun &run);
+BoundsReport bounds_for_run(const PreparedRun &run);
 
 /// The backward form of a run's bounds: its generator's, or, for an imported schedule file, split
 /// when some op is a W.
-BackwardForm backward_form(const ScenarioInput &input, const PreparedRun &run);
+BackwardForm backward_form(const PreparedRun &run);
 
 } // namespace ppsim

@@ -3,7 +3,7 @@
 
 #include "base/error.h"
 #include "base/text_file.h"
-#include "run/prepare.h"
+#include "run/evaluate.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/io/toml_fields.h"
 
@@ -175,6 +175,18 @@ SweepPoint Sweep::point(std::size_t index) const {
   }
   point.id = fmt::format("{:016x}", hash);
   return point;
+}
+
+std::string run_sweep_point(const Sweep &sweep, const SweepPoint &point) {
+  if (!point.error.empty())
+    return sweep_row(sweep, point, nullptr, point.error);
+  try {
+    const Evaluation evaluation = evaluate_run(point.input);
+    const SimulationReport report = evaluation.report();
+    return sweep_row(sweep, point, &report, "");
+  } catch (const Error &error) {
+    return sweep_row(sweep, point, nullptr, error.what());
+  }
 }
 
 std::uint64_t FileDigests::of(const std::string &path) {

@@ -99,6 +99,11 @@ std::vector<std::string> sweep_columns(const Sweep &sweep);
 std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const SimulationReport *report,
                       const std::string &error);
 
+/// Runs one point (run/evaluate.h, as compare evaluates its runs) and returns its row; a user
+/// error (a bad value, a cost file that cannot be read, a cap no plan meets) becomes the row's
+/// error column.
+std::string run_sweep_point(const Sweep &sweep, const SweepPoint &point);
+
 /// One row of a results file.
 struct ResultsRow {
   std::size_t run = 0; ///< the `run` column: position in the unsharded run list

@@ -52,8 +52,6 @@ struct ScheduleInfo {
   bool split_backward; ///< emits B and W rather than BW
   GeneratorFunction generate;
   Precondition precondition = nullptr; ///< none: any p, m and v of its placement
-  bool auto_candidate =
-      false; ///< ranked by `ppsim remat --auto` unless --candidates says otherwise
   ClosedForm closed_form = nullptr;  ///< none: no published formula
   InFlightCount in_flight = nullptr; ///< none: measured on a run (docs/partition.md)
 

@@ -333,13 +333,41 @@ TEST_CASE("simulate, bounds, partition and remat answer on every zoo model") {
         std::string::npos);
 }
 
-TEST_CASE("issue_12 remat --auto and a split the cost file cannot give answer on a zoo model") {
+TEST_CASE("issue_27 compare and remat --auto rank the same runs and name the same winner") {
+  // At 40 GiB no schedule fits as it is: the winner recomputes, and the ILP, selective and full
+  // recomputation compete (docs/remat.md, "--auto").
   Scratch scratch("zoo-auto");
   const std::string model = fmt::format("'{}/scenarios/models/gpt-1.5b.toml'", PPSIM_SOURCE_DIR);
+  const std::string options = " --memory 40GiB --time-limit 5 -q";
+  const CommandResult compared =
+      scratch.ppsim("compare " + model + " --schedules 1f1b,zb-h1,zb-v,v-half" + options);
   const CommandResult ranked =
-      scratch.ppsim("remat " + model + " --auto --candidates 1f1b,zb-h1,zb-v --time-limit 2");
-  CHECK(ranked.exit_code == 0);
-  CHECK(ranked.out.find("winner: ") != std::string::npos);
+      scratch.ppsim("remat " + model + " --auto --candidates 1f1b,zb-h1,zb-v,v-half" + options);
+  REQUIRE(compared.exit_code == 0);
+  REQUIRE(ranked.exit_code == 0);
+  CHECK(compared.out.find("\nwinner: zb-v with selective recomputation (1024 ops), makespan "
+                          "870.5 ms") != std::string::npos);
+  CHECK(ranked.out.find("\nwinner: zb-v + selective\n") != std::string::npos);
+  // Each schedule's row is its fastest run in compare's table, in the same order.
+  for (const std::string row : {"1    zb-v              selective fits              870.5",
+                                "2    zb-h1             selective fits              887.6",
+                                "3    1f1b              selective fits              930.5",
+                                "4    v-half            full      fits               1132"}) {
+    CAPTURE(row);
+    CHECK(ranked.out.find("\n" + row) != std::string::npos);
+    const std::string schedule = row.substr(5, row.find(' ', 5) - 5);
+    const std::string policy = row.substr(23, row.find(' ', 23) - 23);
+    CHECK(compared.out.find(fmt::format("\n{:<16} {:<10}", schedule, policy)) !=
+          std::string::npos);
+  }
+  CHECK(ranked.out.find("not tried, as their makespan without recomputation is already at or "
+                        "above the winner's: v-half + selective, v-half + ilp\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("issue_12 a split the cost file cannot give is refused on a zoo model") {
+  Scratch scratch("zoo-split");
+  const std::string model = fmt::format("'{}/scenarios/models/gpt-1.5b.toml'", PPSIM_SOURCE_DIR);
   const CommandResult split =
       scratch.ppsim("simulate " + model + " --schedule interleaved-1f1b -v 4");
   CHECK(split.exit_code == 1);

@@ -50,25 +50,33 @@ TEST_CASE("ppsim remat prints the baselines beside the optimum") {
   std::remove("remat_cli.csv");
 }
 
-TEST_CASE("ppsim remat --auto ranks the candidates") {
+TEST_CASE("ppsim remat --auto ranks the candidates as compare does") {
+  // At K = 3 neither schedule fits without recomputation; each row is a schedule's fastest run.
   const Output o = remat(
-      {"--auto", "--candidates", "1f1b,zb-h2", "-p", "4", "-m", "8", "--K", "8", "--gap", "0"});
+      {"--auto", "--candidates", "1f1b,zb-h2", "-p", "4", "-m", "8", "--K", "3", "--gap", "0"});
   CHECK(o.code == 0);
-  CHECK(o.out.find("1    zb-h2") != std::string::npos);
-  CHECK(o.out.find("2    1f1b") != std::string::npos);
-  CHECK(o.out.ends_with("winner: zb-h2\nranked: the ILP's plan of each of the 2 candidates, by max "
-                        "span; `ppsim compare` also ranks no, full and selective recomputation, "
-                        "by makespan\n"));
-  // issue_18: a line per candidate solved (stderr is no terminal here), then what was written
+  CHECK(o.out.find("\n1    1f1b              ilp       optimal              34         34") !=
+        std::string::npos);
+  CHECK(o.out.find("\n2    zb-h2             ilp       optimal              40         38") !=
+        std::string::npos);
+  CHECK(o.out.ends_with("winner: 1f1b + ilp\nranked: each schedule's fastest run with none, full, "
+                        "ilp recomputation, by makespan, as `ppsim compare` ranks them "
+                        "(--candidates: 2 of its 21 schedules)\n"));
+  // issue_18: a line per recomputing run (stderr is no terminal here), then what was written
   // where; -q leaves the table alone.
-  CHECK(o.err == "ppsim: remat --auto: 1/2 candidates (1f1b: optimal)\n"
-                 "ppsim: remat --auto: 2/2 candidates (zb-h2: optimal)\n"
-                 "ppsim: wrote the ranking of 2 candidates to standard output\n");
-  const Output quiet = remat({"--auto", "--candidates", "1f1b,zb-h2", "-p", "4", "-m", "8", "--K",
+  CHECK(o.err == "ppsim: remat --auto: 1/4 runs (zb-h2 + full, K = 3)\n"
+                 "ppsim: remat --auto: 2/4 runs (1f1b + full, K = 3)\n"
+                 "ppsim: remat --auto: 3/4 runs (zb-h2 + ilp, K = 3)\n"
+                 "ppsim: remat --auto: 4/4 runs (1f1b + ilp, K = 3)\n"
+                 "ppsim: wrote the ranking of 2 schedules to standard output\n");
+  // With room for both, no recomputation: zb-h2 wins as it is, and no run needs a policy.
+  const Output roomy = remat({"--auto", "--candidates", "1f1b,zb-h2", "-p", "4", "-m", "8", "--K",
                               "8", "--gap", "0", "--quiet"});
-  CHECK(quiet.code == 0);
-  CHECK(quiet.err.empty());
-  CHECK(quiet.out.find("winner: zb-h2\n") != std::string::npos);
+  CHECK(roomy.code == 0);
+  CHECK(roomy.err.empty());
+  CHECK(roomy.out.find("\n1    zb-h2             none      fits                 27") !=
+        std::string::npos);
+  CHECK(roomy.out.find("winner: zb-h2\n") != std::string::npos);
 }
 
 TEST_CASE("ppsim remat errors") {
@@ -81,8 +89,10 @@ TEST_CASE("ppsim remat errors") {
   CHECK(o.err == "ppsim: error: remat needs a memory budget: give --K or --memory\n");
   o = remat({"--auto", "--candidates", "1f1b", "-p", "2", "-m", "2", "--K", "0.5"});
   CHECK(o.code == 1);
-  CHECK(o.err == "ppsim: remat --auto: 1/1 candidates (1f1b: infeasible)\n"
-                 "ppsim: error: no candidate schedule fits the cap\n");
+  CHECK(o.out.find("-    1f1b              none      over cap") != std::string::npos);
+  CHECK(o.err == "ppsim: remat --auto: 1/2 runs (1f1b + full, K = 0.5)\n"
+                 "ppsim: remat --auto: 2/2 runs (1f1b + ilp, K = 0.5)\n"
+                 "ppsim: error: no schedule and recomputation policy fits the cap\n");
 }
 
 TEST_CASE("ppsim remat with a byte budget") {

@@ -219,12 +219,12 @@ TEST_CASE("remat --report: the policies in the order printed; with --auto, the r
   CHECK(ranked == std::vector<std::string>{"zb-v", "zb-h1", "1f1b"});
   CHECK(o.out.find("winner: zb-v\n") != std::string::npos);
 
-  // The elf form's lumped timing would not match the page's replays.
+  // --auto ranks the runs compare ranks; the elf form only cross-checks one schedule's plan.
   o = run(run_remat, {quickstart, "--auto", "--candidates", "zb-h1", "--ilp-form", "elf",
                       "--report", "remat_report.html"});
   CHECK(o.code == 1);
-  CHECK(o.err == "ppsim: error: field '--report': the page shows plans on the scenario's own "
-                 "timing; rank with --ilp-form ppsim\n");
+  CHECK(o.err == "ppsim: error: field '--ilp-form': elf solves one schedule for cross-checking; "
+                 "--auto ranks with the ppsim form\n");
   // The page may not replace the scenario it reads, with or without --auto.
   for (const bool automatic : {false, true}) {
     Args args{quickstart, "--report", quickstart};

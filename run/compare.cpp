@@ -1,0 +1,196 @@
+#include "run/compare.h"
+
+#include "base/decimal.h"
+#include "base/error.h"
+#include "base/parallel.h"
+#include "sim/schedules/registry.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+#include <sstream>
+
+namespace ppsim {
+namespace {
+
+// The recomputing runs evaluated at once, in a fixed order: the pruning below depends on which
+// runs were done before, so it must not depend on the thread count.
+constexpr std::size_t kBatch = 2;
+
+std::size_t recomputing_count(const std::vector<std::string> &policies) {
+  return static_cast<std::size_t>(
+      std::count_if(policies.begin(), policies.end(),
+                    [](const std::string &policy) { return policy != "none"; }));
+}
+
+// Fastest first: runs that fit, then runs over the cap, then unavailable ones.
+bool ranks_before(const RankedRun &a, const RankedRun &b) {
+  if (a.ran() != b.ran())
+    return a.ran();
+  if (!a.ran())
+    return false;
+  if (a.fits() != b.fits())
+    return a.fits();
+  return a.evaluation->makespan() < b.evaluation->makespan();
+}
+
+RankedRun plain_run(const RankRequest &request, const std::string &schedule,
+                    const std::optional<double> &cap) {
+  ScenarioInput input = request.base;
+  input.schedule = schedule;
+  input.schedule_file.clear();
+  input.remat_policy = "none";
+  input.cap_activations = cap;
+  RankedRun run{schedule, "none", std::nullopt, ""};
+  try {
+    run.evaluation = evaluate_run(input, request.evaluate);
+  } catch (const Error &error) {
+    run.unavailable = error.sentence();
+  }
+  return run;
+}
+
+RankedRun recomputing_run(const RankRequest &request, const RankedRun &without,
+                          const std::string &policy) {
+  RankedRun run{without.schedule, policy, std::nullopt, ""};
+  try {
+    run.evaluation = evaluate_policy(without.evaluation->run, policy, request.evaluate);
+  } catch (const Error &error) {
+    run.unavailable = error.sentence();
+  }
+  return run;
+}
+
+// All runs of one cap. A schedule that fits without recomputation gains nothing from a policy
+// (recomputation only adds work to a fixed order), and one whose makespan without it is already
+// at or above the best run found cannot win with one: neither is evaluated.
+Ranking rank_cap(const RankRequest &request, const std::optional<double> &cap,
+                 ProgressCounter &progress) {
+  const std::vector<std::string> &names = request.schedules;
+  const std::vector<std::string> &policies = request.policies;
+  Ranking ranking{cap, {}, {}};
+  std::vector<RankedRun> plain(names.size());
+  for_each_index(names.size(), request.threads,
+                 [&](std::size_t k) { plain[k] = plain_run(request, names[k], cap); });
+  std::vector<const RankedRun *> candidates; // runs over the cap, fastest first
+  for (const RankedRun &run : plain) {
+    if (run.ran() && !run.fits())
+      candidates.push_back(&run);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const RankedRun *a, const RankedRun *b) { return ranks_before(*a, *b); });
+  std::optional<Rational> best; // in time units: each schedule has its own tick scale
+  const auto consider = [&](RankedRun run) {
+    if (run.fits() && (!best || run.evaluation->makespan() < *best))
+      best = run.evaluation->makespan();
+    ranking.runs.push_back(std::move(run));
+  };
+  const bool with_none = std::find(policies.begin(), policies.end(), "none") != policies.end();
+  for (const RankedRun &run : plain) {
+    if (with_none || !run.ran() || run.fits())
+      consider(run);
+  }
+  const std::string label = cap_label(request.base, cap);
+  progress.steps_done((names.size() - candidates.size()) * recomputing_count(policies),
+                      fmt::format("{}: {} schedules fit as they are or cannot run", label,
+                                  names.size() - candidates.size()));
+  for (const std::string &policy : policies) {
+    if (policy == "none")
+      continue;
+    std::size_t not_tried = 0;
+    for (std::size_t k = 0; k < candidates.size(); k += kBatch) {
+      std::vector<const RankedRun *> batch;
+      for (std::size_t i = k; i < std::min(k + kBatch, candidates.size()); ++i) {
+        if (best && !(candidates[i]->evaluation->makespan() < *best)) {
+          ++not_tried;
+          ranking.not_tried.push_back(candidates[i]->schedule + " + " + policy);
+          continue;
+        }
+        batch.push_back(candidates[i]);
+      }
+      std::vector<RankedRun> done(batch.size());
+      for_each_index(batch.size(), request.threads, [&](std::size_t i) {
+        done[i] = recomputing_run(request, *batch[i], policy);
+        progress.step_done(fmt::format("{} + {}, {}", batch[i]->schedule, policy, label));
+      });
+      for (RankedRun &run : done)
+        consider(std::move(run));
+    }
+    progress.steps_done(not_tried,
+                        fmt::format("{}, {}: {} schedules not tried", policy, label, not_tried));
+  }
+  std::stable_sort(ranking.runs.begin(), ranking.runs.end(), ranks_before);
+  return ranking;
+}
+
+} // namespace
+
+const RankedRun *Ranking::winner() const {
+  const auto found =
+      std::find_if(runs.begin(), runs.end(), [](const RankedRun &run) { return run.fits(); });
+  return found == runs.end() ? nullptr : &*found;
+}
+
+std::vector<const RankedRun *> Ranking::best_per_schedule() const {
+  std::vector<const RankedRun *> best;
+  std::set<std::string> seen;
+  for (const RankedRun &run : runs) {
+    if (seen.insert(run.schedule).second)
+      best.push_back(&run);
+  }
+  return best;
+}
+
+std::vector<std::string> split_names(const std::string &text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    if (!item.empty())
+      items.push_back(item);
+  }
+  return items;
+}
+
+std::vector<std::string> all_schedules() {
+  std::vector<std::string> names;
+  for (const ScheduleInfo &info : schedule_registry())
+    names.push_back(info.name);
+  return names;
+}
+
+std::vector<std::string> default_policies(const ScenarioInput &base, bool capped) {
+  if (base.origins.count("remat.policy"))
+    return split_names(base.remat_policy);
+  if (!capped)
+    return {"none"};
+  if (base.costs_file.empty())
+    return {"none", "full", "ilp"};
+  return {"none", "full", "selective", "ilp"};
+}
+
+bool cap_of_budget(const ScenarioInput &base, const std::optional<double> &cap) {
+  return base.memory_model != MemoryModel::bytes && base.budget_bytes && !cap;
+}
+
+std::string cap_label(const ScenarioInput &base, const std::optional<double> &cap) {
+  if (base.memory_model == MemoryModel::bytes && base.budget_bytes)
+    return "budget " + format_bytes(*base.budget_bytes);
+  if (cap_of_budget(base, cap))
+    return "K of " + format_bytes(*base.budget_bytes);
+  return "K = " + (cap ? format_readable(*cap) : std::string("none"));
+}
+
+std::size_t rank_steps(const RankRequest &request) {
+  return request.caps.size() * request.schedules.size() * recomputing_count(request.policies);
+}
+
+std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &progress) {
+  ProgressCounter counter(progress, rank_steps(request));
+  std::vector<Ranking> rankings;
+  for (const std::optional<double> &cap : request.caps)
+    rankings.push_back(rank_cap(request, cap, counter));
+  return rankings;
+}
+
+} // namespace ppsim

@@ -1,0 +1,78 @@
+#pragma once
+// The ranking (docs/compare.md): every schedule with every recomputation policy that can change
+// the answer, under one or more memory caps, evaluated by run/evaluate and ordered by makespan.
+// `ppsim compare`, `ppsim report` and `ppsim remat --auto` rank here, so on the same input they
+// name the same winner.
+#include "base/progress.h"
+#include "run/evaluate.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+/// One (schedule, policy) run of a ranking, or why it cannot run.
+struct RankedRun {
+  std::string schedule;
+  std::string policy;
+  std::optional<Evaluation> evaluation;
+  std::string unavailable; ///< the error sentence when there is no evaluation
+
+  [[nodiscard]] bool ran() const { return evaluation.has_value(); }
+  [[nodiscard]] bool fits() const { return evaluation && evaluation->fits(); }
+};
+
+/// The runs of one cap, fastest first: the runs that fit by makespan (ties keep schedule order,
+/// then policy order), then the runs over the cap, then the unavailable ones.
+struct Ranking {
+  std::optional<double> cap; ///< cluster.K of these runs (none: from the budget, or uncapped)
+  std::vector<RankedRun> runs;
+  /// Recomputing (schedule, policy) pairs not evaluated, as "schedule + policy": their makespan
+  /// without recomputation is already at or above the best run found, and recomputation only
+  /// adds work to a fixed order.
+  std::vector<std::string> not_tried;
+
+  /// The fastest run that fits, or null.
+  [[nodiscard]] const RankedRun *winner() const;
+  /// Each schedule's fastest run, in ranking order (a schedule's best policy).
+  [[nodiscard]] std::vector<const RankedRun *> best_per_schedule() const;
+};
+
+struct RankRequest {
+  ScenarioInput base; ///< the scenario; its schedule and remat.policy are replaced per run
+  std::vector<std::string> schedules;
+  std::vector<std::string> policies; ///< "none" first when given (see default_policies)
+  std::vector<std::optional<double>> caps{std::nullopt};
+  EvaluateOptions evaluate;
+  /// Runs evaluated at once. The recomputing runs go in pairs in a fixed order whatever the
+  /// thread count, so the pruning and the result never depend on it.
+  unsigned threads = 2;
+};
+
+/// The names of a comma-separated list ("a,b,,c" -> a, b, c).
+std::vector<std::string> split_names(const std::string &text);
+
+/// Every registered schedule, in registry order.
+std::vector<std::string> all_schedules();
+
+/// The policies a ranking tries: remat.policy when the scenario sets it (a comma-separated list
+/// is allowed), else without a cap only none, and under a cap none, full, selective (where a
+/// cost file measures it) and ilp (last, so that the plans found before it prune its solves).
+std::vector<std::string> default_policies(const ScenarioInput &base, bool capped);
+
+/// Whether the runs of `cap` check a cap K that the count (or zb) model derives from the byte
+/// budget, one per schedule (sim/scenario_builder.cpp).
+bool cap_of_budget(const ScenarioInput &base, const std::optional<double> &cap);
+
+/// "K = 4", "K of 40 GiB" (a cap derived from the budget) or "budget 80 GiB" (byte model), as
+/// the runs check it: progress steps and tables name it.
+std::string cap_label(const ScenarioInput &base, const std::optional<double> &cap);
+
+/// Steps a ProgressFn of rank_runs hears of: one per (cap, schedule, recomputing policy).
+std::size_t rank_steps(const RankRequest &request);
+
+/// One ranking per cap of the request, in the request's order.
+std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &progress = {});
+
+} // namespace ppsim

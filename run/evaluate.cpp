@@ -1,0 +1,40 @@
+#include "run/evaluate.h"
+
+namespace ppsim {
+namespace {
+
+Evaluation evaluate_prepared(PreparedRun run, const EvaluateOptions &options) {
+  Evaluation evaluation{std::move(run), {}, std::nullopt};
+  evaluation.simulation = simulate(evaluation.run.scenario, evaluation.run.schedule,
+                                   SimulateOptions{options.timelines});
+  if (evaluation.fits())
+    evaluation.bounds = bounds_for_run(evaluation.run);
+  return evaluation;
+}
+
+} // namespace
+
+std::optional<Ticks> Evaluation::lower_bound() const {
+  if (!bounds)
+    return std::nullopt;
+  return bounds->best_lower_bound;
+}
+
+Rational Evaluation::makespan() const {
+  return run.scenario.time_scale.exact_units(simulation.metrics.makespan);
+}
+
+SimulationReport Evaluation::report() const {
+  return SimulationReport{run.scenario, run.schedule, simulation, lower_bound(), run.warnings};
+}
+
+Evaluation evaluate_run(const ScenarioInput &input, const EvaluateOptions &options) {
+  return evaluate_prepared(prepare_policy_run(input), options);
+}
+
+Evaluation evaluate_policy(const PreparedRun &prepared, const std::string &policy,
+                           const EvaluateOptions &options) {
+  return evaluate_prepared(with_remat_policy(prepared, policy), options);
+}
+
+} // namespace ppsim

@@ -1,0 +1,26 @@
+#include "run/model_costs.h"
+
+namespace ppsim {
+
+std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input) {
+  if (input.costs_file.empty())
+    return nullptr;
+  if (input.loaded_costs && input.loaded_costs->source_name == input.costs_file)
+    return input.loaded_costs;
+  return std::make_shared<const CostFile>(read_cost_file(input.costs_file));
+}
+
+void load_cost_file(ScenarioInput &input) { input.loaded_costs = run_costs(input); }
+
+std::vector<std::vector<CostRow>> stage_layers(const CostFile &file,
+                                               const std::vector<int> &layers_per_stage) {
+  std::vector<std::vector<CostRow>> stages;
+  auto next = file.rows.begin();
+  for (const int count : layers_per_stage) {
+    stages.emplace_back(next, next + count);
+    next += count;
+  }
+  return stages;
+}
+
+} // namespace ppsim
