@@ -182,7 +182,10 @@ struct TakeAway {
 
 TakeAway take_away(const std::vector<RankedRun> &rows, bool plan, bool torch) {
   for (const RankedRun &row : rows) {
-    if (!row.fits() || (plan && row.policy == "selective"))
+    // Selective recomputation from the fractions' defaults has no per-microbatch plan; measured
+    // selective recomputation is a level of the plan (docs/remat.md, "Checkpoint levels").
+    if (!row.fits() || (plan && row.policy == "selective" &&
+                        !row.evaluation->run.scenario.has_selective_level()))
       continue;
     TakeAway chosen{&row, std::nullopt};
     if (torch && !(chosen.torch = torch_export(row)))
@@ -368,7 +371,8 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   if (values.count("plan")) {
     const RematPlan plan = plan_of(best_run.run.schedule, best_run.run.scenario.stage_count(),
                                    best_run.run.scenario.microbatches);
-    write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(plan));
+    write_file_atomically(values["plan"].as<std::string>(),
+                          format_plan_csv(plan, best_run.run.scenario.selective_levels()));
     note("recomputation plan", values["plan"].as<std::string>());
   }
   if (chosen.torch) {

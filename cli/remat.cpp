@@ -37,13 +37,17 @@ double largest_peak(const Scenario &scenario, const Schedule &schedule) {
 // The first line: what is solved, under which cap and accounting. `solved` is the scenario
 // the form solves (the elf form's has lumped timing).
 std::string heading_line(const std::string &schedule, const Scenario &solved, IlpForm form) {
-  const int levels = solved.most_checkpoint_levels();
+  const bool selective = solved.has_selective_level();
+  const int levels = solved.most_checkpoint_levels() - (selective ? 1 : 0);
   return fmt::format(
       "schedule {}, p = {}, m = {}, v = {}, {} ({} model, {} timing{}{})\n", schedule, solved.devices,
       solved.total_microbatches(), solved.chunks, describe_cap(solved, *capped_track(solved).cap),
       memory_model_name(solved.memory_model), solved.remat_timing == RematTiming::early ? "early" : "lumped",
       form == IlpForm::elf ? ", elf form" : "",
-      levels > 0 ? fmt::format(", up to {} checkpoint levels per stage", levels) : "");
+      levels > 0 ? fmt::format(", up to {} checkpoint levels{} per stage", levels,
+                               selective ? " and selective" : "")
+      : selective ? ", selective as a level per stage"
+                  : "");
 }
 
 constexpr const char *kRowFormat = "{:<10} {:<9} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}  {}";
@@ -65,24 +69,36 @@ std::string plan_row(const std::string &policy, const std::string &status, const
              plan.forward_count(), plan.weight_input_count(), plan.full_backward_count(), note);
 }
 
-// With checkpoint levels, which R the ILP plan runs at each level (the R column counts them all).
+// With levels, which R the ILP plan runs at each (the R column counts them all): the whole
+// stage, each checkpoint level, selective recomputation.
 std::string levels_line(const Scenario &scenario, const RematPlan &plan) {
-  const auto levels = at(scenario.most_checkpoint_levels());
-  if (levels == 0)
+  const std::vector<int> selective_levels = scenario.selective_levels();
+  const bool selective = scenario.has_selective_level();
+  const auto levels = at(scenario.most_checkpoint_levels() - (selective ? 1 : 0));
+  if (levels == 0 && !selective)
     return "";
   std::vector<int> count(levels + 1, 0);
+  int selective_count = 0;
   for (int s = 0; s < plan.stages(); ++s) {
     for (int j = 0; j < plan.microbatches(); ++j) {
       const RematDecision &d = plan.at(s, j);
-      if (d.forward == ForwardRemat::full)
+      if (d.forward != ForwardRemat::full)
+        continue;
+      if (d.level > 0 && d.level == selective_levels[at(s)])
+        ++selective_count;
+      else
         ++count[d.level];
     }
   }
-  std::string text = fmt::format(
-      "ilp R by checkpoint level (`ppsim checkpoint COSTS --levels {}` lists them): whole stage {}",
-      levels, count[0]);
+  std::string text =
+      levels > 0 ? fmt::format("ilp R by checkpoint level (`ppsim checkpoint COSTS --levels {}` "
+                               "lists them): whole stage {}",
+                               levels, count[0])
+                 : fmt::format("ilp R by level: whole stage {}", count[0]);
   for (std::size_t level = 1; level <= levels; ++level)
     text += fmt::format(", level {} {}", level, count[level]);
+  if (selective)
+    text += fmt::format(", selective {}", selective_count);
   return text + "\n";
 }
 
@@ -257,7 +273,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                 scenario_input_files(values, input));
 
   const PreparedRun run = prepare_run(input);
-  const Scenario scenario = scenario_with_checkpoint_levels(run.input, run.scenario);
+  const Scenario scenario = scenario_with_remat_levels(run.input, run.scenario);
   capped_track(scenario); // a cap is required before anything is printed
   check_stage_remat_size(scenario, run.schedule, ilp.form); // refused before the baselines run
   if (values.count("lp")) {
@@ -318,7 +334,8 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                      optimum.schedule, optimum.simulation, note);
   report += levels_line(solved, optimum.plan);
   if (values.count("plan")) {
-    write_file_atomically(values["plan"].as<std::string>(), format_plan_csv(optimum.plan));
+    write_file_atomically(values["plan"].as<std::string>(),
+                          format_plan_csv(optimum.plan, solved.selective_levels()));
   }
   if (values.count("svg")) {
     const Simulation timed = simulate(solved, optimum.schedule, SimulateOptions{true});

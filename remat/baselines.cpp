@@ -1,6 +1,7 @@
 #include "remat/baselines.h"
 #include "base/index.h"
 
+#include "base/assert.h"
 #include "remat/option_model.h"
 #include "sim/memory.h"
 #include "sim/op_locator.h"
@@ -82,6 +83,44 @@ RematPlan selective_plan(const Scenario &scenario) {
   for (int s = 0; s < scenario.stage_count(); ++s) {
     for (int j = 0; j < scenario.microbatches; ++j)
       plan.at(s, j).forward = ForwardRemat::full;
+  }
+  return plan;
+}
+
+Scenario with_selective_level(const ScenarioInput &input, const Scenario &scenario) {
+  if (input.recompute_selective.empty())
+    return scenario;
+  const Scenario selective = selective_scenario(input, scenario, {});
+  Scenario leveled = scenario;
+  for (std::size_t s = 0; s < leveled.stage_costs.size(); ++s) {
+    StageCosts &costs = leveled.stage_costs[s];
+    // Levels are numbered from 1 and the ILP reads the first checkpoint_levels(): a stage
+    // whose tracks hold fewer rotor levels than its costs would shift the selective one.
+    const std::size_t rotor_levels = costs.checkpoint_level_recompute.size();
+    costs.checkpoint_level_recompute.push_back(scenario.time_scale.to_ticks(
+        selective.time_scale.exact_units(selective.stage_costs[s].recompute_forward)));
+    const auto add = [&](MemoryTrack &track, const MemoryTrack &from) {
+      std::vector<CheckpointLevelMemory> &levels = track.stages[s].checkpoint_levels;
+      PPSIM_ASSERT(levels.size() == rotor_levels);
+      levels.push_back({from.stages[s].checkpoint, 0, true});
+    };
+    add(leveled.activations, selective.activations);
+    if (leveled.bytes)
+      add(*leveled.bytes, *selective.bytes);
+  }
+  return leveled;
+}
+
+std::optional<RematPlan> selective_level_plan(const Scenario &scenario) {
+  const std::vector<int> levels = scenario.selective_levels();
+  if (std::find(levels.begin(), levels.end(), 0) != levels.end())
+    return std::nullopt;
+  RematPlan plan = empty_plan(scenario);
+  for (int s = 0; s < scenario.stage_count(); ++s) {
+    for (int j = 0; j < scenario.microbatches; ++j) {
+      plan.at(s, j).forward = ForwardRemat::full;
+      plan.at(s, j).level = static_cast<std::uint8_t>(levels[at(s)]);
+    }
   }
   return plan;
 }

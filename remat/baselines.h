@@ -37,6 +37,17 @@ Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario
                             const SelectiveOptions &options);
 RematPlan selective_plan(const Scenario &scenario);
 
+/// `scenario` (built from `input`, possibly with checkpoint levels) with selective recomputation
+/// as one more checkpoint level of every stage (CheckpointLevelMemory::selective: its R and what
+/// F keeps are selective_scenario's), so that the remat ILP may choose selective, full or no
+/// recomputation per (stage, microbatch). Only where the input measures selective R (a cost
+/// file's recompute_selective_ms): the fractions' defaults describe GPT-3 175B, not the model.
+/// Unchanged otherwise.
+Scenario with_selective_level(const ScenarioInput &input, const Scenario &scenario);
+/// Every (s,j) recomputing at its stage's selective level: the selective policy as a plan of
+/// with_selective_level's scenario. Nothing when a stage has no such level.
+std::optional<RematPlan> selective_level_plan(const Scenario &scenario);
+
 /// Greedy policy, derived for ppsim: while a device exceeds the cap, add the single option
 /// (R, RW, or RW -> RBW) of one of its (s,j) that removes the most over-cap memory (summed over
 /// its op positions) per unit of added recompute time; ties go to the lowest (s, j, option).

@@ -27,9 +27,9 @@ int checkpoint_levels(const Scenario &scenario, const MemoryTrack &track, int st
 
 StageEffects StageEffects::engine(const Scenario &scenario, const MemoryTrack &track, int stage) {
   const int levels = checkpoint_levels(scenario, track, stage);
-  if (levels > kMaxCheckpointLevels) {
+  if (levels > kMaxStageLevels) {
     throw Error(fmt::format("stage {} has {} checkpoint levels; the remat ILP takes at most {}",
-                            stage, levels, kMaxCheckpointLevels));
+                            stage, levels, kMaxStageLevels));
   }
   // The effects of every op kind on one-microbatch orders with and without each option, split
   // (B, W) and full (BW) alike, so a stage may mix both. `level` is the R's (none when -1).

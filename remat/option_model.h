@@ -24,7 +24,7 @@ enum RematChoice {
   kFullBackwardChoice = 2,
   kFirstLevelChoice = 3
 };
-inline constexpr int kChoiceCount = kFirstLevelChoice + kMaxCheckpointLevels;
+inline constexpr int kChoiceCount = kFirstLevelChoice + kMaxStageLevels;
 
 /// True for the choices that put an R before B/BW (x and the levels).
 [[nodiscard]] constexpr bool is_forward_choice(int choice) {

@@ -4,9 +4,12 @@
 
 #include "base/assert.h"
 #include "base/error.h"
+#include "sim/memory.h"
+#include "sim/op_locator.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace ppsim {
@@ -147,7 +150,7 @@ RematPlan plan_of(const Schedule &schedule, int stages, int microbatches) {
 }
 
 RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,
-                         int microbatches) {
+                         int microbatches, const std::vector<int> &selective_levels) {
   RematPlan plan(stages, microbatches);
   // The line of each (stage, microbatch)'s row: a second row is refused, not silently the winner.
   std::vector<int> row_line(static_cast<std::size_t>(stages) *
@@ -206,13 +209,23 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
       d.forward = ForwardRemat::none;
     } else if (cells[2] == "full") {
       d.forward = ForwardRemat::full;
+    } else if (cells[2] == "selective") {
+      const int level =
+          at(stage) < selective_levels.size() ? selective_levels[at(stage)] : 0;
+      if (level == 0)
+        fail("fwd", fmt::format("stage {} has no selective recomputation: the cost file measures "
+                                "none (recompute_selective_ms)",
+                                stage));
+      d.forward = ForwardRemat::full;
+      d.level = static_cast<std::uint8_t>(level);
     } else if (cells[2].starts_with(kLevel)) {
       d.forward = ForwardRemat::full;
       d.level = static_cast<std::uint8_t>(index(cells[2].substr(kLevel.size()), "fwd", 256));
       if (d.level == 0)
         fail("fwd", "checkpoint levels are numbered from 1 (level:0 is written full)");
     } else {
-      fail("fwd", fmt::format("expected none, full or level:K, got \"{}\"", cells[2]));
+      fail("fwd",
+           fmt::format("expected none, full, selective or level:K, got \"{}\"", cells[2]));
     }
     if (cells[3] == "none") {
       d.backward = BackwardRemat::none;
@@ -229,7 +242,7 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
   return plan;
 }
 
-std::string format_plan_csv(const RematPlan &plan) {
+std::string format_plan_csv(const RematPlan &plan, const std::vector<int> &selective_levels) {
   std::string text = "stage,microbatch,fwd,bwd\n";
   static constexpr const char *kBackward[] = {"none", "activations", "full"};
   for (int s = 0; s < plan.stages(); ++s) {
@@ -237,23 +250,17 @@ std::string format_plan_csv(const RematPlan &plan) {
       const RematDecision &d = plan.at(s, j);
       if (d == RematDecision{})
         continue;
+      const bool selective = d.level > 0 && at(s) < selective_levels.size() &&
+                             selective_levels[at(s)] == d.level;
       const std::string forward = d.forward == ForwardRemat::none ? "none"
                                   : d.level == 0                  ? "full"
-                                                 : fmt::format("level:{}", d.level);
+                                  : selective                     ? "selective"
+                                                                  : fmt::format("level:{}", d.level);
       text += fmt::format("{},{},{},{}\n", s, j, forward, kBackward[static_cast<int>(d.backward)]);
     }
   }
   return text;
 }
-
-} // namespace ppsim
-
-#include "sim/memory.h"
-#include "sim/op_locator.h"
-
-#include <algorithm>
-
-namespace ppsim {
 
 const MemoryTrack &capped_track(const Scenario &scenario) {
   const MemoryTrack &track = checked_track(scenario);

@@ -69,13 +69,15 @@ Schedule apply_plan(const Schedule &base, const RematPlan &plan);
 RematPlan plan_of(const Schedule &schedule, int stages, int microbatches);
 
 /// Parses the CSV of docs/remat.md, "Simple policies": header `stage,microbatch,fwd,bwd`, then one
-/// row per (s,j) with
-/// `fwd` in {none, full, level:K} (K >= 1, a checkpoint level of the stage) and `bwd` in {none,
-/// activations, full}; unlisted pairs recompute nothing. Errors name `source` and the line.
+/// row per (s,j) with `fwd` in {none, full, selective, level:K} (K >= 1, a checkpoint level of
+/// the stage; selective is level `selective_levels[s]`, Scenario::selective_levels, and refused
+/// where that is 0 or missing) and `bwd` in {none, activations, full}; unlisted pairs recompute
+/// nothing. Errors name `source` and the line.
 RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,
-                         int microbatches);
-/// The CSV text of a plan (only rows with a decision), readable by parse_plan_csv.
-std::string format_plan_csv(const RematPlan &plan);
+                         int microbatches, const std::vector<int> &selective_levels = {});
+/// The CSV text of a plan (only rows with a decision), readable by parse_plan_csv with the same
+/// `selective_levels` (a stage's selective level is written `selective`).
+std::string format_plan_csv(const RematPlan &plan, const std::vector<int> &selective_levels = {});
 
 } // namespace ppsim
 

@@ -18,10 +18,48 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Scenario without_checkpoint_levels(Scenario scenario) {
-  for (StageCosts &costs : scenario.stage_costs)
-    costs.checkpoint_level_recompute.clear();
+// Which levels a greedy start may use.
+enum class StartLevels { all, rotor, selective, none };
+
+// The scenario with only some levels per stage (StartLevels), renumbered from 1, so that the
+// greedy finds the starts those options give on their own.
+Scenario fewer_levels(Scenario scenario, StartLevels kept) {
+  const std::vector<int> selective = scenario.selective_levels();
+  for (std::size_t s = 0; s < scenario.stage_costs.size(); ++s) {
+    const auto keep = [&](auto &levels) {
+      std::decay_t<decltype(levels)> chosen;
+      for (std::size_t k = 0; k < levels.size(); ++k) {
+        const bool is_selective = static_cast<int>(k) + 1 == selective[s];
+        if ((kept == StartLevels::rotor && !is_selective) ||
+            (kept == StartLevels::selective && is_selective))
+          chosen.push_back(levels[k]);
+      }
+      levels = std::move(chosen);
+    };
+    keep(scenario.stage_costs[s].checkpoint_level_recompute);
+    keep(scenario.activations.stages[s].checkpoint_levels);
+    if (scenario.bytes)
+      keep(scenario.bytes->stages[s].checkpoint_levels);
+  }
   return scenario;
+}
+
+// The greedy plan on fewer_levels(scenario, kept), in the levels of `scenario` (the rotor's come
+// first and keep their numbers; selective alone is level 1 there).
+std::optional<RematPlan> greedy_start(const Scenario &scenario, const Schedule &base,
+                                      StartLevels kept) {
+  if (kept == StartLevels::all)
+    return greedy_plan(scenario, base);
+  std::optional<RematPlan> plan = greedy_plan(fewer_levels(scenario, kept), base);
+  const std::vector<int> selective = scenario.selective_levels();
+  for (int s = 0; plan && kept == StartLevels::selective && s < plan->stages(); ++s) {
+    for (int j = 0; j < plan->microbatches(); ++j) {
+      RematDecision &d = plan->at(s, j);
+      if (d.level == 1)
+        d.level = static_cast<std::uint8_t>(selective[at(s)]);
+    }
+  }
+  return plan;
 }
 
 double seconds_left(Clock::time_point deadline) {
@@ -106,9 +144,10 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
   // that no plan fits). The reference's accounting decides for itself.
   std::optional<RematPlan> start;
   if (options.form == IlpForm::ppsim) {
-    // With checkpoint levels the greedy may take a deep level early; its plan without levels is
-    // a start too. So is full recomputation where it fits: the plan is then never slower than
-    // that uniform policy, whatever the limit leaves of the search. The fastest start is kept.
+    // With checkpoint levels the greedy may take a deep level early; its plans with only the
+    // rotor's levels, only the selective one, or none are starts too. So are full and
+    // selective recomputation where they fit: the plan is then never slower than those uniform
+    // policies, whatever the limit leaves of the search. The fastest start is kept.
     std::optional<Ticks> start_span;
     const auto consider = [&](const std::optional<RematPlan> &plan) {
       if (!plan || plan == start)
@@ -119,9 +158,11 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
         start_span = replay.metrics.max_span;
       }
     };
-    consider(greedy_plan(scenario, base));
-    consider(greedy_plan(without_checkpoint_levels(scenario), base));
+    for (const StartLevels levels :
+         {StartLevels::all, StartLevels::rotor, StartLevels::selective, StartLevels::none})
+      consider(greedy_start(scenario, base, levels));
     consider(full_forward_plan(scenario, base));
+    consider(selective_level_plan(scenario));
   }
   // Recomputation only lengthens ops, so no plan beats the base schedule's own spans.
   const auto base_span = [&] {

@@ -14,9 +14,9 @@
 
 namespace ppsim {
 
-Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scenario &scenario) {
+Scenario scenario_with_remat_levels(const ScenarioInput &input, const Scenario &scenario) {
   if (input.remat_checkpoint_levels == 0)
-    return scenario;
+    return with_selective_level(input, scenario);
   if (input.costs_file.empty())
     input.fail("remat.checkpoint_levels",
                "checkpoint levels come from a per-layer cost file: give model.costs_file");
@@ -24,8 +24,9 @@ Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scena
   const double ticks_per_ms =
       static_cast<double>(scenario.time_scale.ticks_per_unit) * units_per_second(input) / 1e3;
   try {
-    return with_checkpoint_levels(scenario, stage_layers(*file, scenario.stage_layers),
-                                  input.remat_checkpoint_levels, ticks_per_ms);
+    return with_selective_level(
+        input, with_checkpoint_levels(scenario, stage_layers(*file, scenario.stage_layers),
+                                      input.remat_checkpoint_levels, ticks_per_ms));
   } catch (const Error &error) {
     input.fail("remat.checkpoint_levels",
                fmt::format("{} in {}", error.sentence(), input.costs_file));
@@ -40,12 +41,17 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
   if (policy == "full")
     return {scenario, apply_plan(base, full_forward_plan(scenario, base)), ""};
   if (policy == "selective") {
+    // Measured selective recomputation runs as a level of every (s,j), so that its plan is a
+    // plan file like any other (docs/remat.md, "Checkpoint levels"); the same replay otherwise.
+    Scenario leveled = with_selective_level(input, scenario);
+    if (const std::optional<RematPlan> plan = selective_level_plan(leveled))
+      return {std::move(leveled), apply_plan(base, *plan), ""};
     Scenario selective = selective_scenario(input, scenario, {});
     Schedule schedule = apply_plan(base, selective_plan(selective));
     return {std::move(selective), std::move(schedule), ""};
   }
   if (policy == "ilp") {
-    Scenario leveled = scenario_with_checkpoint_levels(input, scenario);
+    Scenario leveled = scenario_with_remat_levels(input, scenario);
     RematSolution solution = solve_stage_remat(leveled, base, ilp);
     if (!solution.found())
       throw Error(fmt::format("no remat plan for schedule '{}': {}", base.name, solution.failure));
@@ -53,12 +59,13 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
   }
   constexpr std::string_view kFile = "file:";
   if (policy.starts_with(kFile)) {
-    // A plan may name checkpoint levels (level:K): they exist with remat.checkpoint_levels.
-    Scenario leveled = scenario_with_checkpoint_levels(input, scenario);
+    // A plan may name checkpoint levels (level:K, with remat.checkpoint_levels) and selective
+    // recomputation per (s,j) (where the cost file measures it).
+    Scenario leveled = scenario_with_remat_levels(input, scenario);
     const std::string path = policy.substr(kFile.size());
-    Schedule schedule =
-        apply_plan(base, parse_plan_csv(read_text_file(path, "remat plan file"), path,
-                                        leveled.stage_count(), leveled.microbatches));
+    Schedule schedule = apply_plan(
+        base, parse_plan_csv(read_text_file(path, "remat plan file"), path, leveled.stage_count(),
+                             leveled.microbatches, leveled.selective_levels()));
     return {std::move(leveled), std::move(schedule), ""};
   }
   throw Error(fmt::format(

@@ -17,10 +17,12 @@ struct PolicyRun {
   std::string status; ///< the ILP's (RematSolution::status_label); empty for other policies
 };
 
-/// `scenario` with the checkpoint levels `input.remat_checkpoint_levels` asks for, from the
-/// rotor front of each stage's layers in the input's cost file (docs/remat.md, "Checkpoint
-/// levels"); unchanged when it asks for none. Throws Error naming the field without a cost file.
-Scenario scenario_with_checkpoint_levels(const ScenarioInput &input, const Scenario &scenario);
+/// `scenario` with the levels a remat plan may choose per (s,j) (docs/remat.md, "Checkpoint
+/// levels"): the checkpoint levels `input.remat_checkpoint_levels` asks for, from the rotor front
+/// of each stage's layers in the input's cost file, then selective recomputation where the cost
+/// file measures it (with_selective_level). Throws Error naming the field when levels are asked
+/// for without a cost file.
+Scenario scenario_with_remat_levels(const ScenarioInput &input, const Scenario &scenario);
 
 /// `none` (unchanged), `full` (full_forward_plan), `selective` (selective_scenario of `input`,
 /// the scenario's input, with R on every (s,j)), `ilp` (solve_stage_remat under the scenario's

@@ -91,18 +91,27 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
       level_matters ? forward_level(schedule, locator, op) : std::nullopt;
   const CheckpointLevelMemory *checkpointed =
       level && *level > 0 ? &stage.checkpoint_levels[at(*level - 1)] : nullptr;
+  // The selective level rebuilds the whole record before the backward, as the selective policy.
+  const CheckpointLevelMemory *selective =
+      checkpointed && checkpointed->selective ? checkpointed : nullptr;
+  if (selective)
+    checkpointed = nullptr;
   const double reserved =
       checkpointed ? std::max(0.0, stage.kept_after_b - checkpointed->kept) : 0.0;
   // What the stage holds right before its backward: the full record, or the level's part.
   const double before_backward = checkpointed ? checkpointed->kept + reserved : stage.stored;
   switch (op.kind) {
   case OpKind::forward:
+    if (selective)
+      return {selective->kept, 0, stage.peak_forward};
     if (checkpointed)
       return {checkpointed->kept, 0, stage.peak_checkpointed_forward};
     if (level)
       return {stage.checkpoint, 0, stage.peak_checkpointed_forward};
     return {stage.stored, 0, stage.peak_forward};
   case OpKind::recompute_forward:
+    if (selective)
+      return {stage.stored - selective->kept, 0, stage.peak_forward};
     if (checkpointed) {
       return {reserved, 0,
               std::max(0.0, checkpointed->backward_peak - checkpointed->kept - reserved)};

@@ -37,6 +37,19 @@ Ticks single_duration(const Scenario &scenario, const OpRef &op) {
 
 } // namespace
 
+std::vector<int> Scenario::selective_levels() const {
+  std::vector<int> levels;
+  for (const StageMemory &stage : activations.stages) {
+    const auto found = std::find_if(
+        stage.checkpoint_levels.begin(), stage.checkpoint_levels.end(),
+        [](const CheckpointLevelMemory &level) { return level.selective; });
+    levels.push_back(found == stage.checkpoint_levels.end()
+                         ? 0
+                         : static_cast<int>(found - stage.checkpoint_levels.begin()) + 1);
+  }
+  return levels;
+}
+
 Ticks op_duration(const Scenario &scenario, const Op &op) {
   if (op.kind() != OpKind::overlapped) {
     return single_duration(scenario, op.first);

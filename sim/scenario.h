@@ -24,8 +24,11 @@ struct StageCosts {
   std::vector<Ticks> checkpoint_level_recompute;
 };
 
-/// The most checkpoint levels a stage offers the remat ILP (each is a binary per microbatch).
+/// The most checkpoint levels of the rotor front a stage offers the remat ILP (each is a binary
+/// per microbatch).
 inline constexpr int kMaxCheckpointLevels = 8;
+/// The most levels a stage offers the ILP: the rotor's and the selective level.
+inline constexpr int kMaxStageLevels = kMaxCheckpointLevels + 1;
 
 /// One checkpointing level of a stage in one memory track: what a forward of that level keeps
 /// until its backward, and the most the stage holds while its backward recomputes and runs
@@ -33,6 +36,11 @@ inline constexpr int kMaxCheckpointLevels = 8;
 struct CheckpointLevelMemory {
   double kept = 0;
   double backward_peak = 0;
+  /// Selective recomputation as a level (Korthikanti et al., arXiv 2205.05198): F keeps `kept`
+  /// (the record without the attention core), R rebuilds the rest of the record under the
+  /// forward's transient and the backward runs on the whole record, exactly as the `selective`
+  /// policy (docs/remat.md, "Checkpoint levels"); backward_peak is unused.
+  bool selective = false;
 };
 
 /// How one tracked quantity (count units or bytes) moves with one stage's ops
@@ -101,6 +109,14 @@ struct Scenario {
     for (const StageCosts &costs : stage_costs)
       most = std::max(most, costs.checkpoint_level_recompute.size());
     return static_cast<int>(most);
+  }
+  /// Per stage, the level that is selective recomputation (CheckpointLevelMemory::selective),
+  /// or 0 where there is none.
+  [[nodiscard]] std::vector<int> selective_levels() const;
+  /// Whether some stage offers selective recomputation as a level.
+  [[nodiscard]] bool has_selective_level() const {
+    const std::vector<int> levels = selective_levels();
+    return std::any_of(levels.begin(), levels.end(), [](int level) { return level > 0; });
   }
   [[nodiscard]] int stages_per_pipe() const { return stage_count() / pipes; }
   /// m as the user wrote it: every pipe's microbatches (what every report prints).

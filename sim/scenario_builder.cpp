@@ -94,6 +94,7 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
   const std::int64_t divisor = input.costs_per_device ? scenario.chunks : 1;
   std::vector<RationalCosts> costs(at(stage_count));
   std::vector<Rational> transfers(at(stage_count), input.latency);
+  std::vector<Rational> selective_recompute;
   const auto value = [&](const char *key, const std::vector<Rational> &values, int s) {
     const Rational r = per_stage(input, key, values, stage_count, s);
     if (r.numerator < 0) {
@@ -144,15 +145,22 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
         }
       }
     }
+    // Selective recomputation's R becomes a level of the remat ILP (remat/baselines.h,
+    // with_selective_level): in whole ticks of this scenario too.
+    if (!input.recompute_selective.empty()) {
+      for (int s = 0; s < stage_count; ++s)
+        selective_recompute.push_back(value("model.R_selective", input.recompute_selective, s));
+    }
   } catch (const std::overflow_error &) {
     throw Error("durations are too fine to represent exactly; use fewer decimal places");
   }
   std::vector<Rational> all;
-  all.reserve(7 * costs.size() + 2);
+  all.reserve(8 * costs.size() + 2);
   for (const RationalCosts &c : costs) {
     all.insert(all.end(), {c.forward, c.backward_input, c.backward_weight, c.recompute,
                            c.recompute_weight, c.recompute_full});
   }
+  all.insert(all.end(), selective_recompute.begin(), selective_recompute.end());
   all.insert(all.end(), transfers.begin(), transfers.end());
   if (input.overlap_fb)
     all.push_back(*input.overlap_fb);

@@ -90,12 +90,12 @@ RematPlan mixed_plan(const Scenario &scenario, int seed, int levels) {
 } // namespace
 
 TEST_CASE("choices: x, y, z, then one per checkpoint level") {
-  CHECK(kChoiceCount == 3 + kMaxCheckpointLevels);
+  CHECK(kChoiceCount == 3 + kMaxCheckpointLevels + 1); // the rotor's levels and selective
   CHECK(is_forward_choice(kForwardChoice));
   CHECK_FALSE(is_forward_choice(kWeightInputChoice));
   CHECK_FALSE(is_forward_choice(kFullBackwardChoice));
   CHECK(level_of_choice(kForwardChoice) == 0);
-  for (int level = 1; level <= kMaxCheckpointLevels; ++level) {
+  for (int level = 1; level <= kMaxStageLevels; ++level) {
     CAPTURE(level);
     const int choice = choice_of_level(level);
     CHECK(choice == kFirstLevelChoice + level - 1);
@@ -285,11 +285,11 @@ TEST_CASE("StageEffects::engine refuses more checkpoint levels than the ILP take
   auto generated = testing::generate("1f1b-split", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
   Scenario &scenario = generated.scenario;
   MemoryTrack track = scenario.activations;
-  scenario.stage_costs[1].checkpoint_level_recompute.assign(kMaxCheckpointLevels + 1, Ticks{1});
-  track.stages[1].checkpoint_levels.assign(kMaxCheckpointLevels + 1, CheckpointLevelMemory{0.5, 1});
+  scenario.stage_costs[1].checkpoint_level_recompute.assign(kMaxStageLevels + 1, Ticks{1});
+  track.stages[1].checkpoint_levels.assign(kMaxStageLevels + 1, CheckpointLevelMemory{0.5, 1});
   CHECK_NOTHROW(StageEffects::engine(scenario, track, 0));
   CHECK_THROWS_WITH_AS(StageEffects::engine(scenario, track, 1),
-                       "stage 1 has 9 checkpoint levels; the remat ILP takes at most 8", Error);
+                       "stage 1 has 10 checkpoint levels; the remat ILP takes at most 9", Error);
 }
 
 TEST_CASE("DeviceMemoryWalk offers x, y, z plus the most levels of any stage") {

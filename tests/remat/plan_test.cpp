@@ -87,7 +87,7 @@ TEST_CASE("remat CSV round trip and errors (docs/remat.md, 'Simple policies')") 
       "plan.csv:2: field 'microbatch': expected an integer in 0..2, got \"3\"", Error);
   CHECK_THROWS_WITH_AS(
       parse_plan_csv("stage,microbatch,fwd,bwd\n0,1,half,none\n", "plan.csv", 2, 3),
-      "plan.csv:2: field 'fwd': expected none, full or level:K, got \"half\"", Error);
+      "plan.csv:2: field 'fwd': expected none, full, selective or level:K, got \"half\"", Error);
   CHECK_THROWS_WITH_AS(parse_plan_csv("s,j\n", "plan.csv", 2, 3),
                        "plan.csv:1: expected the header 'stage,microbatch,fwd,bwd'", Error);
   // Two rows for one (stage, microbatch): refused, where the last once silently won.
@@ -95,6 +95,32 @@ TEST_CASE("remat CSV round trip and errors (docs/remat.md, 'Simple policies')") 
       parse_plan_csv("stage,microbatch,fwd,bwd\n0,1,full,none\n1,1,none,none\n0,1,none,none\n",
                      "plan.csv", 2, 3),
       "plan.csv:4: a second row for stage 0, microbatch 1 (the first is on line 2)", Error);
+}
+
+TEST_CASE("issue_27 a plan file names selective recomputation where a stage has it") {
+  // Stage 0's selective level is 3 (after two checkpoint levels), stage 1 has none.
+  const std::vector<int> selective{3, 0};
+  RematPlan plan(2, 2);
+  plan.at(0, 0) = {ForwardRemat::full, BackwardRemat::none, 3};
+  plan.at(0, 1) = {ForwardRemat::full, BackwardRemat::none, 2};
+  plan.at(1, 1).forward = ForwardRemat::full;
+  const std::string text = format_plan_csv(plan, selective);
+  CHECK(text ==
+        "stage,microbatch,fwd,bwd\n0,0,selective,none\n0,1,level:2,none\n1,1,full,none\n");
+  CHECK(parse_plan_csv(text, "plan.csv", 2, 2, selective) == plan);
+  // Without the scenario's levels the same plan is written by number.
+  CHECK(format_plan_csv(plan).starts_with("stage,microbatch,fwd,bwd\n0,0,level:3,none\n"));
+  CHECK_THROWS_WITH_AS(
+      parse_plan_csv("stage,microbatch,fwd,bwd\n1,0,selective,none\n", "plan.csv", 2, 2,
+                     selective),
+      "plan.csv:2: field 'fwd': stage 1 has no selective recomputation: the cost file measures "
+      "none (recompute_selective_ms)",
+      Error);
+  CHECK_THROWS_WITH_AS(
+      parse_plan_csv("stage,microbatch,fwd,bwd\n0,0,selective,none\n", "plan.csv", 2, 2),
+      "plan.csv:2: field 'fwd': stage 0 has no selective recomputation: the cost file measures "
+      "none (recompute_selective_ms)",
+      Error);
 }
 
 TEST_CASE("capped_track needs a cap") {

@@ -3,12 +3,15 @@
 #include "run/policy.h"
 
 #include "base/error.h"
+#include "base/index.h"
+#include "remat/baselines.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdio>
 #include <fstream>
+#include <random>
 
 using namespace ppsim;
 using ppsim::testing::uniform_input;
@@ -71,11 +74,100 @@ TEST_CASE("issue_12 selective recomputes every attention core under its own cost
   b.input.memory_model = MemoryModel::bytes;
   b.scenario = build_scenario(b.input, find_schedule("1f1b"));
   const PolicyRun selective = apply_remat_policy(b.input, b.scenario, b.schedule, "selective");
-  CHECK(plan_of(selective.schedule, 2, 2).forward_count() == 4);
-  CHECK(selective.scenario.stage_costs[0].recompute_forward ==
+  const RematPlan plan = plan_of(selective.schedule, 2, 2);
+  CHECK(plan.forward_count() == 4);
+  // Measured, it is a level of every stage (docs/remat.md, "Checkpoint levels"): a plan file
+  // writes it as such.
+  CHECK(selective.scenario.selective_levels() == std::vector<int>{1, 1});
+  CHECK(plan.checkpoint_level_count() == 4);
+  CHECK(format_plan_csv(plan, selective.scenario.selective_levels()).ends_with("1,1,selective,none\n"));
+  CHECK(selective.scenario.stage_costs[0].checkpoint_level_recompute.at(0) ==
         selective.scenario.time_scale.to_ticks({1, 4}));
-  CHECK(selective.scenario.bytes->stages[0].checkpoint == 75);
+  CHECK(selective.scenario.bytes->stages[0].checkpoint_levels.at(0).kept == 75);
   // Device 0 keeps 75 for F(0,0) and for F(0,1); R(0,0) turns its 75 back into the whole 100.
   const Simulation run = simulate(selective.scenario, selective.schedule);
   CHECK(run.metrics.devices[0].peak_bytes == 75 + 100);
+}
+
+TEST_CASE("issue_27 the ILP's plan is never slower than a uniform policy it contains") {
+  // Random byte-model scenarios with measured selective recomputation and a budget below what
+  // the schedule holds without recomputation: the ILP chooses none, full or selective (a level,
+  // docs/remat.md, "Checkpoint levels") per (s,j), so it is at least as fast as each of them
+  // applied everywhere, whatever the solver's gap.
+  std::mt19937 rng(27);
+  const auto draw = [&](int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(rng);
+  };
+  int binding = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const std::string name = std::vector<std::string>{"1f1b", "zb-h1", "zb-v"}[trial % 3];
+    const int p = draw(2, 4);
+    const int stages = name == "zb-v" ? 2 * p : p;
+    ScenarioInput input = testing::drawn_stage_input(p, draw(p, 2 * p), stages, {0, 1}, 100,
+                                                     [&] { return draw(50, 300); });
+    input.schedule = name;
+    testing::set_accounting_bytes(input, 0);
+    input.recompute_selective = {{draw(5, 60), 100}};
+    input.bytes.selective_activation = {static_cast<double>(draw(300, 900))};
+    testing::Generated g = testing::generate(name, input);
+    const double held = simulate(g.scenario, g.schedule).metrics.max_peak_bytes().value();
+    input.budget_bytes = held * draw(40, 95) / 100.0;
+    g = testing::generate(name, input);
+    CAPTURE(trial);
+    CAPTURE(name);
+    CAPTURE(*input.budget_bytes);
+    std::optional<Ticks> fastest_uniform;
+    for (const std::string policy : {"none", "full", "selective"}) {
+      const PolicyRun run = apply_remat_policy(input, g.scenario, g.schedule, policy);
+      const Simulation replay = simulate(run.scenario, run.schedule);
+      if (replay.metrics.feasible &&
+          (!fastest_uniform || replay.metrics.max_span < *fastest_uniform))
+        fastest_uniform = replay.metrics.max_span;
+    }
+    if (!fastest_uniform)
+      continue;
+    ++binding;
+    const PolicyRun ilp = apply_remat_policy(input, g.scenario, g.schedule, "ilp", {30, 0.03});
+    const Simulation replay = simulate(ilp.scenario, ilp.schedule);
+    CHECK(replay.metrics.feasible);
+    // One time scale: the selective level's R is a whole number of the scenario's ticks.
+    CHECK(ilp.scenario.time_scale.ticks_per_unit == g.scenario.time_scale.ticks_per_unit);
+    CHECK(replay.metrics.max_span <= *fastest_uniform);
+  }
+  CHECK(binding >= 12);
+}
+
+TEST_CASE("issue_27 measured selective recomputation as a level replays as the selective policy") {
+  // The level (with_selective_level, selective_level_plan) and the scenario of the fractions
+  // (selective_scenario with selective_plan) give the same times and the same memory, device by
+  // device, in both tracks.
+  std::mt19937 rng(2027);
+  const auto draw = [&](int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(rng);
+  };
+  for (int trial = 0; trial < 12; ++trial) {
+    const std::string name = std::vector<std::string>{"1f1b", "zb-h2", "1f1b-split"}[trial % 3];
+    const int p = draw(2, 4);
+    ScenarioInput input = testing::drawn_stage_input(p, draw(p, 2 * p), p, {1, 10}, 100,
+                                                     [&] { return draw(50, 300); });
+    testing::set_accounting_bytes(input, 1e9);
+    input.recompute_selective = {{draw(5, 60), 100}};
+    input.bytes.selective_activation = {static_cast<double>(draw(300, 900))};
+    const testing::Generated g = testing::generate(name, input);
+    const Scenario leveled = with_selective_level(input, g.scenario);
+    const Simulation as_level =
+        simulate(leveled, apply_plan(g.schedule, selective_level_plan(leveled).value()));
+    const Scenario fractions = selective_scenario(input, g.scenario, {});
+    const Simulation as_policy = simulate(fractions, apply_plan(g.schedule, selective_plan(fractions)));
+    CAPTURE(trial);
+    CHECK(leveled.time_scale.exact_units(as_level.metrics.makespan) ==
+          fractions.time_scale.exact_units(as_policy.metrics.makespan));
+    for (int d = 0; d < p; ++d) {
+      CAPTURE(d);
+      CHECK(as_level.metrics.devices[ppsim::at(d)].peak_bytes ==
+            as_policy.metrics.devices[ppsim::at(d)].peak_bytes);
+      CHECK(as_level.metrics.devices[ppsim::at(d)].peak_activations ==
+            doctest::Approx(as_policy.metrics.devices[ppsim::at(d)].peak_activations));
+    }
+  }
 }
