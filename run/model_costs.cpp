@@ -1,5 +1,9 @@
 #include "run/model_costs.h"
 
+#include "base/error.h"
+
+#include <fmt/format.h>
+
 namespace ppsim {
 
 std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input) {
@@ -7,7 +11,14 @@ std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input) {
     return nullptr;
   if (input.loaded_costs && input.loaded_costs->source_name == input.costs_file)
     return input.loaded_costs;
-  return std::make_shared<const CostFile>(read_cost_file(input.costs_file));
+  try {
+    return std::make_shared<const CostFile>(read_cost_file(input.costs_file));
+  } catch (const Error &error) {
+    // A file that cannot be opened is the scenario's field at fault: name where it was set.
+    if (error.file() != input.costs_file || error.line() != 0)
+      throw;
+    input.fail("model.costs_file", fmt::format("{}: {}", input.costs_file, error.sentence()));
+  }
 }
 
 void load_cost_file(ScenarioInput &input) { input.loaded_costs = run_costs(input); }

@@ -158,7 +158,8 @@ TEST_CASE("issue_27 a missing cost file is one error line naming it, in every co
   scratch.write("s.toml", "[model]\ncosts_file = \"gone.csv\"\n[cluster]\ndevices = 4\n"
                           "[pipeline]\nmicrobatches = 8\n");
   scratch.write("sweep.toml", "base = \"s.toml\"\n[axes]\n\"pipeline.microbatches\" = [8, 16]\n");
-  const std::string message = "gone.csv: cannot open the cost file";
+  // Where the file was named, in the scenario file (or from the sweep's base).
+  const std::string message = "s.toml:2: field 'model.costs_file': gone.csv: cannot open the cost file";
   for (const std::string command :
        {"simulate s.toml", "compare s.toml", "compare s.toml --report page.html",
         "report s.toml -o page.html", "remat s.toml --auto", "remat s.toml --schedule zb-h1",
