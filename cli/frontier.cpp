@@ -33,6 +33,15 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream &err) {
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "json"});
   ScenarioInput input = scenario_from_options(values);
+  refuse_recomputation(input, "frontier");
+  // The frontier is v-auto's building-block search: an order asked for here would be ignored
+  // (a scenario file's schedule is for the other commands that read it).
+  const auto schedule = input.origins.find("pipeline.schedule");
+  if (!input.schedule_file.empty() ||
+      (schedule != input.origins.end() && schedule->second.file.empty())) {
+    input.fail(input.schedule_file.empty() ? "pipeline.schedule" : "pipeline.schedule_file",
+               "frontier searches v-auto's building blocks; it takes no schedule");
+  }
   input.schedule = "v-auto";
   const ScheduleInfo &info = find_schedule(input.schedule);
   const Scenario scenario = build_scenario(input, info);

@@ -58,6 +58,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
   exact.max_start_variables = checked_integer(values, "max-variables", 1, kMaxStartVariables);
 
   const ScenarioInput input = scenario_from_options(values);
+  refuse_recomputation(input, "optimal");
   const PreparedRun run = prepare_run(input);
   const BoundsReport bounds = bounds_for_run(run);
   Progress progress(err, progress_mode(values, err), "optimal", "horizons");

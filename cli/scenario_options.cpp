@@ -1,6 +1,7 @@
 #include "cli/scenario_options.h"
 
 #include "base/error.h"
+#include "run/policy.h"
 #include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/schedules/registry.h"
@@ -110,8 +111,21 @@ ScenarioInput scenario_from_options(const po::variables_map &values) {
       set_scenario_field_from_text(input, key, assignment.substr(equals + 1), {"", 0, key});
     }
   }
+  // Before any run: a ranking would report the refusal run by run.
+  if (input.remat_checkpoint_levels > 0 && input.costs_file.empty())
+    input.fail("remat.checkpoint_levels", kLevelsNeedCostFile);
   load_cost_file(input); // read once for the whole command; a missing file stops it here
   return input;
+}
+
+void refuse_recomputation(const ScenarioInput &input, std::string_view command) {
+  const std::string why = fmt::format("{} searches orders without recomputation; `ppsim compare` "
+                                      "ranks schedules with recomputation plans",
+                                      command);
+  if (input.remat_policy != "none")
+    input.fail("remat.policy", why);
+  if (input.remat_checkpoint_levels > 0)
+    input.fail("remat.checkpoint_levels", why);
 }
 
 po::variables_map parse_command(const std::vector<std::string> &args,

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <iosfwd>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ void add_scenario_positional(boost::program_options::options_description &option
 
 /// Reads the scenario file (if any) and applies the flags given on the command line.
 ScenarioInput scenario_from_options(const boost::program_options::variables_map &values);
+
+/// For the commands that search orders without recomputation (`synthesize`, `optimal`,
+/// `frontier`): a recomputation policy other than none, or checkpoint levels, refused in one
+/// line naming where it was set, rather than ignored.
+void refuse_recomputation(const ScenarioInput &input, std::string_view command);
 
 /// The files a scenario command reads: the scenario file, the cost file, the schedule file and a
 /// remat plan file (`remat.policy = "file:PLAN"`), so that no output replaces one of them.

@@ -31,6 +31,11 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   const std::string format = checked_choice(values, "format", {"text", "json", "csv"});
 
   const ScenarioInput input = scenario_from_options(values);
+  if (input.remat_checkpoint_levels > 0 && input.remat_policy != "ilp" &&
+      !input.remat_policy.starts_with("file:")) {
+    input.fail("remat.checkpoint_levels", "checkpoint levels are options of a remat plan: give "
+                                          "--remat ilp or a plan file (--remat file:PLAN)");
+  }
   check_outputs(given_outputs(values, {"svg", "trace"}), scenario_input_files(values, input));
   // Every output is produced before any file is written, so a failure leaves nothing behind.
   const Evaluation evaluation = evaluate_run(

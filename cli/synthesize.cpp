@@ -89,6 +89,7 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
       checked_integer(values, "max-variables", 0, std::int64_t{1} << 17);
 
   const ScenarioInput input = scenario_from_options(values);
+  refuse_recomputation(input, "synthesize");
   check_outputs(given_outputs(values, {"torch-csv", "svg", "trace", "report"}),
                 scenario_input_files(values, input));
   // The placement and backward form are those of the scenario's schedule.

@@ -18,8 +18,7 @@ Scenario scenario_with_remat_levels(const ScenarioInput &input, const Scenario &
   if (input.remat_checkpoint_levels == 0)
     return with_selective_level(input, scenario);
   if (input.costs_file.empty())
-    input.fail("remat.checkpoint_levels",
-               "checkpoint levels come from a per-layer cost file: give model.costs_file");
+    input.fail("remat.checkpoint_levels", kLevelsNeedCostFile);
   const std::shared_ptr<const CostFile> file = run_costs(input);
   const double ticks_per_ms =
       static_cast<double>(scenario.time_scale.ticks_per_unit) * units_per_second(input) / 1e3;

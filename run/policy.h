@@ -17,6 +17,10 @@ struct PolicyRun {
   std::string status; ///< the ILP's (RematSolution::status_label); empty for other policies
 };
 
+/// Why remat.checkpoint_levels without model.costs_file is refused.
+inline constexpr const char *kLevelsNeedCostFile =
+    "checkpoint levels come from a per-layer cost file: give model.costs_file";
+
 /// `scenario` with the levels a remat plan may choose per (s,j) (docs/remat.md, "Checkpoint
 /// levels"): the checkpoint levels `input.remat_checkpoint_levels` asks for, from the rotor front
 /// of each stage's layers in the input's cost file, then selective recomputation where the cost

@@ -507,3 +507,38 @@ TEST_CASE("issue_17 refusals say the real reason and name the field") {
       "field 'model.memory.mem_f': 1e+308 is out of range: memory amounts are at most 2^60 (about "
       "1.15e18)");
 }
+
+TEST_CASE("issue_32 options a command cannot honour are refused where they were given") {
+  const Scratch scratch("silent-accepts");
+  const std::string no_remat = "searches orders without recomputation; `ppsim compare` ranks "
+                               "schedules with recomputation plans";
+  check_user_error(scratch.ppsim("synthesize -p 2 -m 2 --remat full"),
+                   "field '--remat': synthesize " + no_remat);
+  check_user_error(scratch.ppsim("optimal -p 2 -m 2 --remat ilp --K 1"),
+                   "field '--remat': optimal " + no_remat);
+  check_user_error(scratch.ppsim("frontier -p 4 -m 8 --set remat.policy=full"),
+                   "field 'remat.policy': frontier " + no_remat);
+  check_user_error(scratch.ppsim("frontier " QUICKSTART " --schedule-file order.csv"),
+                   "field '--schedule-file': frontier searches v-auto's building blocks; it takes "
+                   "no schedule");
+  check_user_error(scratch.ppsim("frontier -p 4 -m 8 --schedule zb-v"),
+                   "field '--schedule': frontier searches v-auto's building blocks; it takes no "
+                   "schedule");
+  // A scenario file's schedule is for the other commands that read the file.
+  CHECK(scratch.ppsim("frontier " QUICKSTART " -q").exit_code == 0);
+  CHECK(scratch.ppsim("synthesize -p 2 -m 2 --remat none").exit_code == 0);
+  // Checkpoint levels need a cost file, in every command, and a plan that can use them.
+  check_user_error(scratch.ppsim("simulate " PPSIM_SOURCE_DIR
+                                 "/scenarios/models/gpt-1.5b.toml --checkpoint-levels 2"),
+                   "field '--checkpoint-levels': checkpoint levels are options of a remat plan: "
+                   "give --remat ilp or a plan file (--remat file:PLAN)");
+  for (const std::string command : {"simulate " QUICKSTART " --checkpoint-levels 2",
+                                    "simulate " QUICKSTART " --remat ilp --checkpoint-levels 2",
+                                    "compare " QUICKSTART " --checkpoint-levels 2",
+                                    "bounds " QUICKSTART " --checkpoint-levels 2"}) {
+    CAPTURE(command);
+    check_user_error(scratch.ppsim(command),
+                     "field '--checkpoint-levels': checkpoint levels come from a per-layer cost "
+                     "file: give model.costs_file");
+  }
+}
