@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -266,6 +267,40 @@ void check_outputs(const std::vector<OutputPath> &outputs, const std::vector<std
     }
     seen.emplace_back(identity, &output);
   }
+}
+
+OutputLock::OutputLock(const std::string &output) : path_(output + ".lock") {
+  // A holder removes the lock file before it unlocks: a lock won on the removed file is no lock
+  // (the next writer creates and locks a new one), so take it again on what the path names.
+  // Each retry means another writer finished meanwhile; a handful always suffices.
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0)
+      throw Error(path_, 0, "", fmt::format("cannot create the lock file: {}", std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw Error(output, 0, "",
+                  "another sweep is writing this output (it holds " + path_ +
+                      "); wait for it or use another -o");
+    }
+    if (names_open_file(path_, fd_))
+      return;
+    ::close(fd_);
+  }
+  throw Error(output, 0, "", "the lock file " + path_ + " keeps being replaced; try again");
+}
+
+OutputLock::~OutputLock() {
+  std::error_code ignored;
+  std::filesystem::remove(path_, ignored); // while still held: see the constructor
+  ::close(fd_);
+}
+
+bool OutputLock::names_open_file(const std::string &path, int fd) {
+  struct stat named {};
+  struct stat open {};
+  return ::stat(path.c_str(), &named) == 0 && ::fstat(fd, &open) == 0 &&
+         named.st_dev == open.st_dev && named.st_ino == open.st_ino;
 }
 
 } // namespace ppsim::cli

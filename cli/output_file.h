@@ -25,6 +25,27 @@ void check_writable(const std::string &path, const std::string &option = "");
 /// than replaced through a temporary file (no journal or lock can sit beside it).
 bool is_stream_output(const std::string &path);
 
+/// One writer at a time per output file (a requeued cluster task must not interleave its rows
+/// with the first one's journal): an exclusive lock on FILE.lock, held until destruction (or
+/// the process's end: the kernel releases it even after a kill), the lock file then removed.
+/// A lock taken on a lock file that another holder removed meanwhile is taken again on the
+/// file the path now names, so two writers never hold "the" lock at once. Throws Error naming
+/// the output when another process holds it.
+class OutputLock {
+public:
+  explicit OutputLock(const std::string &output);
+  ~OutputLock();
+  OutputLock(const OutputLock &) = delete;
+  OutputLock &operator=(const OutputLock &) = delete;
+
+  /// Whether `path` still names the file open on `fd` (the check after each lock).
+  static bool names_open_file(const std::string &path, int fd);
+
+private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 /// An output file and the option that named it ("-o", "--svg").
 struct OutputPath {
   std::string option;

@@ -51,35 +51,6 @@ std::map<std::string, std::string> finished_rows(const std::string &output,
   return rows;
 }
 
-// One sweep at a time per output file (a requeued cluster task must not interleave its rows
-// with the first one's journal): an exclusive lock on FILE.lock, held until the process ends,
-// released by the kernel even after a kill.
-class OutputLock {
-public:
-  explicit OutputLock(const std::string &output) : path_(output + ".lock") {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-      throw Error(path_, 0, "",
-                  fmt::format("cannot create the lock file: {}", std::strerror(errno)));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      throw Error(output, 0, "",
-                  "another sweep is writing this output (it holds " + path_ +
-                      "); wait for it or use another -o");
-    }
-  }
-  ~OutputLock() {
-    std::filesystem::remove(path_);
-    ::close(fd_);
-  }
-  OutputLock(const OutputLock &) = delete;
-  OutputLock &operator=(const OutputLock &) = delete;
-
-private:
-  std::string path_;
-  int fd_ = -1;
-};
-
 } // namespace
 
 int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {

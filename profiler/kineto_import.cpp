@@ -23,6 +23,12 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The largest tensor dimension and allocator block read from a trace (docs/reliability.md,
+// "Limits"): far above any GPU's, low enough that the products and sums the import forms
+// cannot pass 2^63 unnoticed.
+constexpr std::int64_t kMaxTensorSize = std::int64_t{1} << 40;
+constexpr std::int64_t kMaxAllocationBytes = std::int64_t{1} << 50;
+
 // A CPU-side interval on one thread: a phase range or an operator.
 struct CpuSpan {
   std::uint64_t start = 0, end = 0;
@@ -249,9 +255,11 @@ public:
         if (phases_[span.index].pass != Pass::forward)
           continue;
         std::int64_t kept = 0;
-        for (const auto &[time, bytes] : events->second)
-          if (span.start <= time && time < span.end)
-            kept += bytes;
+        for (const auto &[time, bytes] : events->second) {
+          if (span.start <= time && time < span.end && __builtin_add_overflow(kept, bytes, &kept))
+            fail(fmt::format("the allocator events of range {} add up past 2^63 bytes",
+                             nvtx_range_name(phases_[span.index])));
+        }
         result.forward_kept_bytes[phases_[span.index]] = kept;
       }
     }
@@ -326,16 +334,23 @@ private:
     } else if (category == "cpu_op") {
       Operator op;
       op.name = name;
-      const auto read_lists = [&args](const char *field,
-                                      std::vector<std::vector<std::int64_t>> &lists) {
+      const auto read_lists = [&](const char *field,
+                                  std::vector<std::vector<std::int64_t>> &lists) {
         if (!args.contains(field) || !args[field].is_array())
           return;
         for (const Json &dims : args[field]) {
           std::vector<std::int64_t> shape;
           if (dims.is_array())
             for (const Json &d : dims)
-              if (d.is_number_integer())
-                shape.push_back(d.get<std::int64_t>());
+              if (d.is_number_integer()) {
+                // Products of a few sizes stay within 64 bits (docs/reliability.md, "Limits").
+                const std::int64_t size = d.get<std::int64_t>();
+                if (size < 0 || size > kMaxTensorSize)
+                  fail(fmt::format("event {}: \"{}\" holds a size out of range ({}; at most "
+                                   "2^40 a dimension)",
+                                   index, field, size));
+                shape.push_back(size);
+              }
           lists.push_back(std::move(shape));
         }
       };
@@ -372,6 +387,15 @@ private:
     if (!args.contains("Bytes") || !args["Bytes"].is_number_integer() ||
         member(args, "Device Type") != Json(1))
       return;
+    const Json &bytes = args["Bytes"];
+    const bool in_range =
+        bytes.is_number_unsigned()
+            ? bytes.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxAllocationBytes)
+            : bytes.get<std::int64_t>() >= -kMaxAllocationBytes &&
+                  bytes.get<std::int64_t>() <= kMaxAllocationBytes;
+    if (!in_range)
+      fail(fmt::format("event {}: \"Bytes\" is out of range ({}; at most 2^50 a block)", index,
+                       shown_json(bytes)));
     const std::string thread = thread_of(event, index);
     memory_[thread].emplace_back(nanoseconds(member(event, "ts"), index, "ts"),
                                  args["Bytes"].get<std::int64_t>());
@@ -434,8 +458,11 @@ private:
           if (op.input_dims.size() < 2 || op.input_dims[0].empty() || op.input_dims[1].size() != 2)
             continue;
           std::int64_t tokens = 1;
-          for (std::size_t d = 0; d + 1 < op.input_dims[0].size(); ++d)
-            tokens *= op.input_dims[0][d];
+          for (std::size_t d = 0; d + 1 < op.input_dims[0].size(); ++d) {
+            if (__builtin_mul_overflow(tokens, op.input_dims[0][d], &tokens))
+              fail(fmt::format("an aten::linear input of range {} has more than 2^63 tokens",
+                               nvtx_range_name(phase)));
+          }
           weights[phase.layer].insert({op.input_dims[1][0], op.input_dims[1][1], tokens});
         }
       }

@@ -266,3 +266,46 @@ TEST_CASE("kineto: where neither dims nor strides decide, the BW range is not sp
 }
 
 } // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+TEST_CASE("issue_32 kineto: sizes past the limits are refused, sums never wrap") {
+  const std::string range =
+      "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"L00.F.mb0\", \"pid\": 1, "
+      "\"tid\": 1, \"ts\": 0, \"dur\": 100}";
+  const auto allocation = [](const std::string &bytes) {
+    return "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": "
+           "10, \"args\": {\"Device Type\": 1, \"Bytes\": " +
+           bytes + "}}";
+  };
+  // One block of 2^63 - 1 bytes: out of range, not a sum that wraps.
+  CHECK_THROWS_WITH(
+      parse_kineto_trace("[" + range + ", " + allocation("9223372036854775807") + "]", "t.json"),
+      "t.json: event 1: \"Bytes\" is out of range (9223372036854775807; at most 2^50 a block)");
+  CHECK_THROWS_WITH(
+      parse_kineto_trace("[" + range + ", " + allocation("-9223372036854775808") + "]", "t.json"),
+      doctest::Contains("event 1: \"Bytes\" is out of range"));
+  // 8193 blocks of 2^50 bytes in one range pass 2^63: refused, where the sum once wrapped.
+  std::string events = "[" + range;
+  for (int k = 0; k < 8193; ++k)
+    events += ", " + allocation("1125899906842624");
+  CHECK_THROWS_WITH(parse_kineto_trace(events + "]", "t.json"),
+                    "t.json: the allocator events of range L00.F.mb0 add up past 2^63 bytes");
+  // Tensor sizes: each dimension at most 2^40.
+  const std::string linear =
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 1, \"tid\": 1, "
+      "\"ts\": 10, \"dur\": 30, \"args\": {\"Input Dims\": [[4611686018427387904, "
+      "4611686018427387904, 16], [32, 16]]}}";
+  CHECK_THROWS_WITH(parse_kineto_trace("[" + range + ", " + linear + "]", "t.json"),
+                    "t.json: event 1: \"Input Dims\" holds a size out of range "
+                    "(4611686018427387904; at most 2^40 a dimension)");
+  // Within the limit each, 2^40 x 2^40 x 16 tokens still pass 2^63: refused, never wrapped.
+  const std::string wide =
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 1, \"tid\": 1, "
+      "\"ts\": 10, \"dur\": 30, \"args\": {\"Input Dims\": [[1099511627776, 1099511627776, 16, 8], "
+      "[32, 8]]}}";
+  CHECK_THROWS_WITH(parse_kineto_trace("[" + range + ", " + wide + "]", "t.json"),
+                    "t.json: an aten::linear input of range L00.F.mb0 has more than 2^63 tokens");
+}
+
+} // namespace ppsim::profiler
