@@ -5,12 +5,14 @@
 #include "base/text_file.h"
 #include "sim/io/toml_fields.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace ppsim {
@@ -387,13 +389,30 @@ const std::map<std::string, Setter> &field_setters() {
   return setters;
 }
 
-// Walks tables down to leaves, setting each leaf by its dotted key.
+// The tables the fields live in ("model", "model.memory", ...).
+std::vector<std::string> scenario_table_names() {
+  std::set<std::string> tables;
+  for (const auto &entry : field_setters()) {
+    for (std::size_t dot = entry.first.find('.'); dot != std::string::npos;
+         dot = entry.first.find('.', dot + 1))
+      tables.insert(entry.first.substr(0, dot));
+  }
+  return {tables.begin(), tables.end()};
+}
+
+// Walks tables down to leaves, setting each leaf by its dotted key. An unknown table with
+// fields is refused at its first field; an empty one here, rather than accepted silently.
 void apply_table(ScenarioInput &input, const toml::table &table, const std::string &prefix,
                  const std::string &source) {
   for (const auto &[key, node] : table) {
     const std::string dotted =
         prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
     if (const toml::table *child = node.as_table()) {
+      const std::vector<std::string> tables = scenario_table_names();
+      if (child->empty() && std::find(tables.begin(), tables.end(), dotted) == tables.end()) {
+        throw Error(source, static_cast<int>(node.source().begin.line), "",
+                    unknown_name("table", dotted, tables));
+      }
       apply_table(input, *child, dotted, source);
       continue;
     }

@@ -9,6 +9,8 @@
 #include <charconv>
 #include <fmt/format.h>
 #include <libfccp/csv.h>
+#include <limits>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -38,7 +40,8 @@ struct CellParser {
     if (digits == 0)
       fail(whole, "expected <stage><action><microbatch>, such as 2F0");
     int stage = 0;
-    std::from_chars(cell.data(), cell.data() + digits, stage);
+    if (std::from_chars(cell.data(), cell.data() + digits, stage).ec != std::errc())
+      fail(whole, "the stage number is out of range");
     std::size_t kind_end = digits;
     while (kind_end < cell.size() && !(cell[kind_end] >= '0' && cell[kind_end] <= '9'))
       ++kind_end;
@@ -56,6 +59,8 @@ struct CellParser {
     if (number.empty() || error != std::errc() || end != number.data() + number.size()) {
       fail(whole, "expected a microbatch number after the action");
     }
+    if (microbatch == std::numeric_limits<int>::max()) // the count m would not fit an int
+      fail(whole, "the microbatch number is out of range");
     if (kind == "F") {
       op = {OpKind::forward, stage, microbatch};
     } else if (kind == "I") {
@@ -196,7 +201,9 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
   std::set<std::string> dropped;
   io::LineReader reader(source, text.data(), text.data() + text.size());
   int line = 0;
-  std::vector<int> stage_owner;
+  // Stage -> device, sparse while reading: a stage number is only a claim until every stage
+  // below it has appeared (`2147483647F0` alone once allocated 8 GB before being refused).
+  std::map<int, int> stage_owner;
   // Where "B" was written (device, op index, sub-op), and what tells the vocabulary apart.
   std::vector<std::array<std::size_t, 3>> plain_b_at;
   bool saw_input_gradient = false, saw_bw = false;
@@ -224,16 +231,14 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
           saw_input_gradient = saw_input_gradient || ref.kind == OpKind::backward_input;
           if (ref.kind == OpKind::backward_weight)
             with_w.insert({ref.stage, ref.microbatch});
-          if (ref.stage >= static_cast<int>(stage_owner.size()))
-            stage_owner.resize(at(ref.stage) + 1, -1);
-          int &owner = stage_owner[at(ref.stage)];
-          if (owner >= 0 && owner != device) {
+          const auto [entry, first] = stage_owner.try_emplace(ref.stage, device);
+          const int owner = entry->second;
+          if (!first && owner != device) {
             throw Error(source, line, "",
                         fmt::format("stage {} appears on device {} and device {}", ref.stage, owner,
                                     device));
           }
-          owner = device;
-          if (ref.microbatch + 1 > imported.microbatches) {
+          if (ref.microbatch >= imported.microbatches) {
             imported.microbatches = ref.microbatch + 1;
             imported.largest_microbatch_at = {line, std::string(cell)};
           }
@@ -264,13 +269,14 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
       ref.kind = OpKind::backward_input;
     }
   }
-  for (std::size_t s = 0; s < stage_owner.size(); ++s) {
-    if (stage_owner[s] < 0)
-      throw Error(source, 0, "", fmt::format("stage {} never appears", s));
+  imported.placement.clear();
+  for (const auto &[stage, device] : stage_owner) {
+    if (stage != static_cast<int>(imported.placement.size()))
+      throw Error(source, 0, "", fmt::format("stage {} never appears", imported.placement.size()));
+    imported.placement.push_back(device);
   }
-  imported.placement = stage_owner;
   const int devices = imported.schedule.device_count();
-  imported.chunks = std::max(1, static_cast<int>(stage_owner.size()) / devices);
+  imported.chunks = std::max(1, static_cast<int>(imported.placement.size()) / devices);
   imported.dropped.assign(dropped.begin(), dropped.end());
   imported.schedule.name = "file:" + source;
   return imported;

@@ -92,6 +92,11 @@ TEST_CASE("bad values name file, line and field") {
   CHECK(error_of("[pipline]\nschedule = \"1f1b\"\n") ==
         "s.toml:2: unknown field 'pipline.schedule', did you mean 'pipeline.schedule'?");
   CHECK(error_of("[model\nF = 1\n").rfind("s.toml:1: malformed TOML: ", 0) == 0);
+  // issue_32: an unknown table without fields was accepted in silence; a known one is fine.
+  CHECK(error_of("[pipeline]\n[modle]\n") ==
+        "s.toml:2: unknown table 'modle', did you mean 'model'?");
+  CHECK(error_of("[extras]\n") == "s.toml:1: unknown table 'extras'");
+  CHECK_NOTHROW(parse_scenario("[model.memory]\n[cluster.link]\n", "s.toml", "."));
 }
 
 TEST_CASE("text values: TOML when they are TOML, else strings") {

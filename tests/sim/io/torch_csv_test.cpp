@@ -81,6 +81,11 @@ TEST_CASE("malformed cells name file, line and cell") {
                                   "pairs a forward with a backward"},
        {"0F0\n0B0\n", "bad.csv:2: stage 0 appears on device 0 and device 1"},
        {"0F0\n2F0\n", "bad.csv: stage 1 never appears"},
+       // issue_32: a stage number alone once allocated a table of that size (8 GB) first.
+       {"2147483647F0", "bad.csv: stage 0 never appears"},
+       {"99999999999F0\n", "bad.csv:1: action '99999999999F0': the stage number is out of range"},
+       {"0F2147483647\n",
+        "bad.csv:1: action '0F2147483647': the microbatch number is out of range"},
        {"\n\n", "bad.csv: the schedule has no actions"}});
 }
 
