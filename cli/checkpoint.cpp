@@ -30,6 +30,11 @@ std::vector<int> layer_counts(const po::variables_map &values, std::size_t layer
                                "[" + values["layers-per-stage"].as<std::string>() + "]",
                                {"", 0, "--layers-per-stage"});
   const std::vector<int> &counts = parsed.layers_per_stage;
+  // Both given: they must agree, as in `ppsim lynx` (--stages was once ignored here).
+  const int stages = values["stages"].as<int>();
+  if (!values["stages"].defaulted() && counts.size() != static_cast<std::size_t>(stages))
+    throw Error("", 0, "--layers-per-stage",
+                fmt::format("expected {} counts, got {}", stages, counts.size()));
   const std::size_t total = std::accumulate(counts.begin(), counts.end(), std::size_t{0});
   if (total != layers)
     throw Error("", 0, "--layers-per-stage",
@@ -91,6 +96,7 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
   if (values["stages"].as<int>() < 1)
     throw Error("", 0, "--stages",
                 fmt::format("expected at least 1 stage, got {}", values["stages"].as<int>()));
+
   std::optional<double> memory;
   if (values.count("memory")) {
     const std::string text = values["memory"].as<std::string>();

@@ -66,6 +66,13 @@ int run_merge(const Args &args, std::ostream &out, std::ostream & /*err*/) {
       }
     }
   }
+  // No row at all tells neither the sweep's size nor which shards are missing: a merge of
+  // shards that ran no point (or were cut before their first row) is no sweep's result.
+  if (rows.empty()) {
+    throw Error("", 0, "",
+                "the inputs hold no rows: nothing tells how many points the sweep has; merge the "
+                "shards that ran points");
+  }
   // Shards take every N-th run: a gap in the run numbers means a shard (or part of one) is missing.
   std::size_t expected = 0;
   for (const auto &[run, row] : rows) {

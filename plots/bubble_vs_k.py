@@ -14,7 +14,7 @@ def main():
     axis = style.BudgetAxis(rows, args.x)
     lines = collections.defaultdict(dict)
     for row in style.feasible(rows):
-        x, y = axis.value(row), style.number(row[args.metric])
+        x, y = axis.value(row), style.number(row, args.metric)
         if x is not None and y is not None:
             label = style.pair_label(row)
             lines[label][x] = min(y, lines[label].get(x, y))  # best over the other axes

@@ -17,7 +17,7 @@ def main():
     rows = style.read_results(args.input, ["schedule", "feasible", "gap"])
     gaps = collections.defaultdict(list)
     for row in style.feasible(rows):
-        gap = style.number(row["gap"])
+        gap = style.number(row, "gap")
         if gap is not None:
             gaps[style.pair_label(row)].append(100 * gap)
     if not gaps:

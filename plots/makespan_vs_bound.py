@@ -11,7 +11,7 @@ def main():
     rows = style.read_results(args.input, ["schedule", "feasible", "makespan", "best_lower_bound"])
     points = collections.defaultdict(list)
     for row in style.feasible(rows):
-        makespan, bound = style.number(row["makespan"]), style.number(row["best_lower_bound"])
+        makespan, bound = style.number(row, "makespan"), style.number(row, "best_lower_bound")
         if makespan is not None and bound is not None:
             points[style.pair_label(row)].append((bound, makespan))
     if not points:

@@ -224,7 +224,14 @@ def arguments(description, extra=None):
     parser.add_argument("--width", type=width_inches, default=None, help="figure width in inches")
     if extra:
         extra(parser)
-    return parser.parse_args()
+    args = parser.parse_args()
+    # The format is the extension's: without a known one matplotlib names a temporary file.
+    if os.path.splitext(args.output)[1].lower() not in FIGURE_EXTENSIONS:
+        fail(f"-o {args.output}: expected a figure file ending in {', '.join(FIGURE_EXTENSIONS)}")
+    return args
+
+
+FIGURE_EXTENSIONS = (".pdf", ".svg", ".png")
 
 
 MAX_WIDTH_INCHES = 100
@@ -296,9 +303,19 @@ def _read_text(path):
 
 
 def read_results(path, required):
-    """Rows of a `ppsim sweep` results file as dicts; fails naming missing columns."""
-    rows = list(csv.DictReader(io.StringIO(_read_text(path), newline="")))
-    columns = rows[0].keys() if rows else []
+    """Rows of a `ppsim sweep` results file as dicts (each with its line, `_line`); fails naming
+    missing columns, and a row whose cells are not the header's (a file cut short)."""
+    reader = csv.DictReader(io.StringIO(_read_text(path), newline=""))
+    rows = []
+    for row in reader:
+        extra = row.pop(None, [])  # cells past the header's
+        cells = sum(value is not None for value in row.values()) + len(extra)
+        if cells != len(reader.fieldnames):
+            fail(f"{path}:{reader.line_num}: the row has {cells} cells where the header has "
+                 f"{len(reader.fieldnames)}: is the file cut short?")
+        row["_line"] = reader.line_num
+        rows.append(row)
+    columns = reader.fieldnames or []
     global _results_path
     _results_path = path
     missing = [name for name in required if name not in columns]
@@ -307,8 +324,18 @@ def read_results(path, required):
     return rows
 
 
-def number(text):
-    return float(text) if text not in ("", None) else None
+def number(row, column):
+    """The row's `column` as a finite number, None when empty; fails naming the line otherwise."""
+    text = row[column]
+    if text in ("", None):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        fail(f"{_results_path}:{row['_line']}: field '{column}': expected a finite number, got {text!r}")
+    return value
 
 
 def feasible(rows):

@@ -13,7 +13,7 @@ def main():
     axis = style.BudgetAxis(rows, args.x)
     makespans = collections.defaultdict(dict)
     for row in style.feasible(rows):
-        x, makespan = axis.value(row), style.number(row["makespan"])
+        x, makespan = axis.value(row), style.number(row, "makespan")
         if x is not None and makespan is not None:
             label = style.pair_label(row)
             makespans[label][x] = min(makespan, makespans[label].get(x, makespan))

@@ -18,9 +18,9 @@ def main():
             continue
         label = style.pair_label(row)
         # recompute_time sums all devices; ideal is the busiest device's compute.
-        share = style.number(row["recompute_time"]) / (style.number(row["ideal"]) * int(row["p"]))
+        share = style.number(row, "recompute_time") / (style.number(row, "ideal") * int(row["p"]))
         recompute[label][x] = min(share, recompute[label].get(x, share))
-        value = style.number(row["makespan"])
+        value = style.number(row, "makespan")
         makespan[label][x] = min(value, makespan[label].get(x, value))
     if not recompute:
         style.fail(f"{args.input}: no feasible run to plot")

@@ -190,6 +190,12 @@ TEST_CASE("issue_13 ppsim checkpoint errors are one line, with nothing printed b
   CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, counts, out2, err2) == 1);
   CHECK(err2.str() == "ppsim: error: field '--layers-per-stage': the counts add up to 6, not to "
                       "the file's 34 layers\n");
+  // issue_32: --stages beside --layers-per-stage was ignored; now both must agree.
+  std::ostringstream out3, err3;
+  const Args both{PPSIM_SOURCE_DIR "/scenarios/models/gpt-1.5b.csv", "--stages", "3",
+                  "--layers-per-stage", "12,12"};
+  CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, both, out3, err3) == 1);
+  CHECK(err3.str() == "ppsim: error: field '--layers-per-stage': expected 3 counts, got 2\n");
 }
 
 TEST_CASE("issue_13 remat on a schedule file takes m from the file and names the file") {

@@ -261,6 +261,18 @@ TEST_CASE("shards merged give the unsharded file") {
   scratch.write("other.csv", "run,run_id,x\n");
   CHECK(scratch.ppsim("merge shard0.csv other.csv").err ==
         "ppsim: error: other.csv:1: the columns differ from the first file's\n");
+  // issue_32: shards with a header and no row were merged into a header, exit 0.
+  const std::string shard0 = scratch.read("shard0.csv");
+  scratch.write("empty.csv", shard0.substr(0, shard0.find('\n') + 1));
+  const auto empty = scratch.ppsim("merge empty.csv empty.csv -o none.csv");
+  CHECK(empty.exit_code == 1);
+  CHECK(empty.err == "ppsim: error: the inputs hold no rows: nothing tells how many points the "
+                     "sweep has; merge the shards that ran points\n");
+  CHECK_FALSE(scratch.exists("none.csv"));
+  // A shard that ran no point beside those that did is fine.
+  CHECK(scratch.ppsim("merge shard2.csv empty.csv shard0.csv shard1.csv -o merged.csv").exit_code ==
+        0);
+  CHECK(scratch.read("merged.csv") == scratch.read("all.csv"));
 }
 
 // Skipped where GNU parallel is not installed (scripts/setup installs it).

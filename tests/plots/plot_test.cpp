@@ -278,7 +278,7 @@ TEST_CASE("issue_12 the style reads budgets as written in scenarios (GiB on the 
   CHECK(checked == 0);
 }
 
-TEST_CASE("ppsim plot: an unforeseen script error is one line, and the old figure survives it" *
+TEST_CASE("ppsim plot: a bad cell is one line naming it, and the old figure survives it" *
           doctest::skip(kNoMatplotlib)) {
   const Scratch scratch("plots-atomic");
   scratch.write("fig.pdf", "old figure");
@@ -288,12 +288,34 @@ TEST_CASE("ppsim plot: an unforeseen script error is one line, and the old figur
       "0,aa,1f1b,4,8,1,none,true,2,abc,0.1\n");
   const auto failed = scratch.ppsim("plot r.csv --kind bubble-vs-k -o fig.pdf");
   CHECK(failed.exit_code == 1);
-  CHECK(failed.err == "ppsim: error: ValueError: could not convert string to float: 'abc'\n");
+  // issue_32: once Python's "ValueError: could not convert string to float: 'abc'".
+  CHECK(failed.err ==
+        "ppsim: error: r.csv:2: field 'bubble_ratio': expected a finite number, got 'abc'\n");
   CHECK(scratch.read("fig.pdf") == "old figure");
   CHECK_FALSE(scratch.exists("fig.png"));
   // No temporary file is left beside it.
   for (const auto &entry : std::filesystem::directory_iterator(scratch.file("")))
     CHECK(entry.path().filename().string().find(".tmp") == std::string::npos);
+}
+
+TEST_CASE("issue_32 ppsim plot: NaN, a cut row and a figure name without a format are refused" *
+          doctest::skip(kNoMatplotlib)) {
+  const Scratch scratch("plots-refusals");
+  const std::string header =
+      "run,run_id,schedule,p,m,v,remat_policy,feasible,cluster.K,bubble_ratio,span_bubble_ratio\n";
+  scratch.write("nan.csv", header + "0,aa,1f1b,4,8,1,none,true,2,nan,0.1\n");
+  scratch.write("cut.csv", header + "0,aa,1f1b,4,8,1,none,true,2,0.1,0.1\n1,bb,zb-h1,4,8,1,no");
+  scratch.write("good.csv", header + "0,aa,1f1b,4,8,1,none,true,2,0.1,0.1\n");
+  CHECK(scratch.ppsim("plot nan.csv --kind bubble-vs-k -o fig.pdf").err ==
+        "ppsim: error: nan.csv:2: field 'bubble_ratio': expected a finite number, got 'nan'\n");
+  CHECK(scratch.ppsim("plot cut.csv --kind bubble-vs-k -o fig.pdf").err ==
+        "ppsim: error: cut.csv:3: the row has 7 cells where the header has 11: is the file cut "
+        "short?\n");
+  const auto unnamed = scratch.ppsim("plot good.csv --kind bubble-vs-k -o fig");
+  CHECK(unnamed.exit_code == 1);
+  CHECK(unnamed.err ==
+        "ppsim: error: -o fig: expected a figure file ending in .pdf, .svg, .png\n");
+  CHECK_FALSE(scratch.exists("fig.pdf"));
 }
 
 TEST_CASE("ppsim plot writes only the figure it is asked for: a PNG beside it needs --png" *
