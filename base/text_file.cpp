@@ -17,8 +17,17 @@ std::string read_text_file(const std::string &path, std::string_view what) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     throw Error(path, 0, "", fmt::format("cannot open the {}", what));
-  // Read in blocks up to the limit, so that /dev/zero or a wrong multi-gigabyte file is refused
-  // in one line instead of filling memory.
+  const auto too_large = [&] {
+    return Error(path, 0, "",
+                 fmt::format("the {} is larger than {} MiB, the most ppsim reads", what,
+                             kMaxInputFileBytes >> 20));
+  };
+  // A regular file's size is known before reading: refused without reading a byte.
+  if (std::filesystem::is_regular_file(path, error) &&
+      std::filesystem::file_size(path, error) > kMaxInputFileBytes && !error)
+    throw too_large();
+  // Others (a pipe, /dev/zero) are read in blocks up to the limit, so that they are refused in
+  // one line instead of filling memory.
   std::string text;
   constexpr std::size_t kBlock = std::size_t{1} << 20;
   for (;;) {
@@ -26,11 +35,8 @@ std::string read_text_file(const std::string &path, std::string_view what) {
     text.resize(had + kBlock);
     file.read(text.data() + had, static_cast<std::streamsize>(kBlock));
     text.resize(had + at(file.gcount()));
-    if (text.size() > kMaxInputFileBytes) {
-      throw Error(path, 0, "",
-                  fmt::format("the {} is larger than {} MiB, the most ppsim reads", what,
-                              kMaxInputFileBytes >> 20));
-    }
+    if (text.size() > kMaxInputFileBytes)
+      throw too_large();
     if (file.bad())
       throw Error(path, 0, "", fmt::format("cannot read the {}", what));
     if (!file)

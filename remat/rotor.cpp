@@ -2,6 +2,9 @@
 #include "base/index.h"
 
 #include "base/assert.h"
+#include "base/error.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -103,6 +106,14 @@ Table::Table(const Chain &chain, std::int64_t budget)
   }
   if (mm_max_ < 0)
     return;
+  // 12 bytes an entry, and n times as many steps: refused before allocating (docs/reliability.md,
+  // "Limits"; 1500 layers at 500 slots once asked for 13.5 GB).
+  if (static_cast<double>(mm_max_ + 1) * static_cast<double>(size * size) > kMaxTableEntries) {
+    throw Error(fmt::format("the checkpointing table of {} layers at {} memory slots would hold "
+                            "more than 2^26 entries: give fewer --slots or split the layers into "
+                            "more stages",
+                            n_, budget));
+  }
   value_.assign(at(mm_max_ + 1) * size * size, kInfeasible);
   choice_.assign(value_.size(), 0);
   for (std::int64_t mm = 0; mm <= mm_max_; ++mm) {

@@ -77,8 +77,12 @@ struct Op {
 
 inline constexpr double kInfeasible = std::numeric_limits<double>::infinity();
 
+/// The most entries a Table holds (about 800 MB).
+inline constexpr double kMaxTableEntries = 0x1p26;
+
 /// The DP table C(mm, i, j) for mm = 0..budget - activation[0] (docs/remat.md, "Recurrence"), with
-/// back-pointers. One table answers every budget up to the one it was built for.
+/// back-pointers. One table answers every budget up to the one it was built for. Throws Error
+/// past kMaxTableEntries.
 class Table {
 public:
   Table(const Chain &chain, std::int64_t budget);

@@ -1,5 +1,6 @@
 // The rotor dynamic program (docs/remat.md, "rotor"): exact oracles (docs/oracles.md, "rotor"), a
 // brute-force recursion on random chains, reconstruction, replay and the multi-option variant.
+#include "base/error.h"
 #include "base/index.h"
 #include "remat/rotor.h"
 
@@ -232,4 +233,13 @@ TEST_CASE("discretisation rounds sizes up and stage options form a time/memory f
           front[k - 1].forward_time + front[k - 1].backward_time);
     CHECK(front[k].peak <= front[k].budget);
   }
+}
+
+TEST_CASE("issue_32 a table past 2^26 entries is refused before it is allocated") {
+  // 400 layers at 500 memory slots: 500 x 401^2 = 80 million entries, about 1 GB.
+  const Chain long_chain = homogeneous(400);
+  CHECK_THROWS_WITH_AS(Table(long_chain, 500),
+                       "the checkpointing table of 400 layers at 500 memory slots would hold more "
+                       "than 2^26 entries: give fewer --slots or split the layers into more stages",
+                       ppsim::Error);
 }
