@@ -230,6 +230,10 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   const std::string text = read_text_file(path, "trace");
   CostFile file;
   if (path.ends_with(".csv")) {
+    if (values.count("links")) // an nsys projection has no send/recv kernels to fit
+      throw Error("", 0, "--links",
+                  "the send/recv kernels come from a PyTorch profiler trace (JSON), not an nsys "
+                  "projection CSV");
     const profiler::NsysImport import = profiler::parse_nsys_projection_csv(text, path);
     if (!import.per_instance && warmup > 0) {
       throw Error("", 0, "--warmup",

@@ -243,6 +243,11 @@ TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, 
   CHECK(trace_run.out.find(",2,nsys_import\n") != std::string::npos);
   CHECK(profile({"import", per_range, "--warmup", "3"}).err ==
         "ppsim: error: " + per_range + ": every range is a warm-up iteration (--warmup 3)\n");
+  // issue_32: --links on an nsys CSV was accepted and no file written.
+  CHECK(profile({"import", per_range, "--links", "links.csv"}).err ==
+        "ppsim: error: field '--links': the send/recv kernels come from a PyTorch profiler trace "
+        "(JSON), not an nsys projection CSV\n");
+  CHECK_FALSE(std::filesystem::exists("links.csv"));
   std::filesystem::remove(cpu_only);
   std::filesystem::remove(foreign);
   std::filesystem::remove(summary);
