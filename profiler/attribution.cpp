@@ -1,12 +1,16 @@
 #include "profiler/attribution.h"
 
+#include "base/error.h"
+
 #include <cctype>
 
 #include <algorithm>
 #include <charconv>
 #include <deque>
 #include <fmt/format.h>
+#include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace ppsim::profiler {
@@ -206,6 +210,19 @@ Attribution attribute(const DecodedActivity &activity) {
   IncrementalAttribution attribution;
   attribution.add(activity);
   return attribution.finish();
+}
+
+void number_repetitions(const std::vector<PhaseId *> &in_start_order, const std::string &source) {
+  std::map<std::tuple<std::uint16_t, Pass, std::uint16_t>, std::uint32_t> seen;
+  for (PhaseId *phase : in_start_order) {
+    std::uint32_t &count = seen[{phase->layer, phase->pass, phase->microbatch}];
+    if (count > std::numeric_limits<std::uint16_t>::max()) {
+      throw Error(source, 0, "",
+                  fmt::format("more than 65 536 ranges {}: profile fewer iterations",
+                              nvtx_range_name(*phase)));
+    }
+    phase->repetition = static_cast<std::uint16_t>(count++);
+  }
 }
 
 } // namespace ppsim::profiler

@@ -56,6 +56,11 @@ std::string nvtx_range_name(PhaseId phase);
 /// Reads "L03.B.mb0" or the injection library's "3/B/0" (layer/pass/microbatch); repetition 0.
 std::optional<PhaseId> parse_range_name(std::string_view name);
 
+/// Numbers the repetitions of a trace's phases, given in start order: the n-th range of a
+/// (layer, pass, microbatch) is repetition n. Throws Error naming `source` past the 65 536
+/// repetitions a PhaseId holds (the counter once wrapped, merging iterations).
+void number_repetitions(const std::vector<PhaseId *> &in_start_order, const std::string &source);
+
 /// Per-phase metrics (docs/profiler.md, "How measurement works").
 struct PhaseMetrics {
   PhaseId phase;

@@ -361,8 +361,11 @@ private:
           op.collective = args["Collective name"].get<std::string>();
         if (args.contains("In msg nelems") && args["In msg nelems"].is_number_unsigned() &&
             args.contains("dtype") && args["dtype"].is_string())
-          op.bytes = args["In msg nelems"].get<std::uint64_t>() *
-                     dtype_bytes(args["dtype"].get<std::string>());
+          if (__builtin_mul_overflow(args["In msg nelems"].get<std::uint64_t>(),
+                                     dtype_bytes(args["dtype"].get<std::string>()), &op.bytes))
+            fail(fmt::format("event {}: \"In msg nelems\" is out of range ({} elements of {})",
+                             index, args["In msg nelems"].get<std::uint64_t>(),
+                             shown_json(args["dtype"])));
         if ((op.collective == "send" || op.collective == "recv") && args.contains("Rank") &&
             args["Rank"].is_number_integer())
           op.peer = global_rank(args["Rank"].get<int>(), args);
@@ -408,11 +411,10 @@ private:
       for (const CpuSpan &span : spans)
         by_start.emplace_back(span.start, span.index);
     std::sort(by_start.begin(), by_start.end());
-    std::map<std::tuple<std::uint16_t, Pass, std::uint16_t>, std::uint16_t> seen;
-    for (const auto &[start, index] : by_start) {
-      PhaseId &phase = phases_[index];
-      phase.repetition = seen[{phase.layer, phase.pass, phase.microbatch}]++;
-    }
+    std::vector<PhaseId *> in_start_order;
+    for (const auto &[start, index] : by_start)
+      in_start_order.push_back(&phases_[index]);
+    profiler::number_repetitions(in_start_order, source_);
   }
 
   // The innermost span of `thread` around `time` (the latest to start among those containing it),

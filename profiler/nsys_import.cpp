@@ -216,11 +216,10 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
     order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return starts[a] < starts[b]; });
-  std::map<std::tuple<std::uint16_t, Pass, std::uint16_t>, std::uint16_t> seen;
-  for (const std::size_t i : order) {
-    PhaseId &phase = result.instances[i].phase;
-    phase.repetition = seen[{phase.layer, phase.pass, phase.microbatch}]++;
-  }
+  std::vector<PhaseId *> in_start_order;
+  for (const std::size_t i : order)
+    in_start_order.push_back(&result.instances[i].phase);
+  number_repetitions(in_start_order, source);
   // NCCL ranges nested in a phase instance: its projection includes their kernels.
   const bool by_stack = has("RangeId") && has("RangeStack");
   const bool by_time = has("Orig Start (ns)") && has("Orig Duration (ns)");

@@ -306,6 +306,14 @@ TEST_CASE("issue_32 kineto: sizes past the limits are refused, sums never wrap")
       "[32, 8]]}}";
   CHECK_THROWS_WITH(parse_kineto_trace("[" + range + ", " + wide + "]", "t.json"),
                     "t.json: an aten::linear input of range L00.F.mb0 has more than 2^63 tokens");
+  // A message of 2^62 doubles: its size in bytes once wrapped.
+  const std::string message =
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1, "
+      "\"tid\": 1, \"ts\": 10, \"dur\": 30, \"args\": {\"Collective name\": \"send\", "
+      "\"In msg nelems\": 4611686018427387904, \"dtype\": \"Double\"}}";
+  CHECK_THROWS_WITH(parse_kineto_trace("[" + range + ", " + message + "]", "t.json"),
+                    "t.json: event 1: \"In msg nelems\" is out of range (4611686018427387904 "
+                    "elements of \"Double\")");
 }
 
 } // namespace ppsim::profiler

@@ -214,3 +214,19 @@ TEST_CASE("issue_17 a pass's samples past 2^31 reach the cost file, never clampe
 }
 
 } // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+TEST_CASE("issue_32 more repetitions of one range than a phase id holds are refused") {
+  // 65 537 iterations of one range: the 16-bit counter once wrapped to 0, merging iterations.
+  std::string text = "Name,Projected Start (ns),Projected Duration (ns)\n";
+  for (int k = 0; k <= 65'536; ++k)
+    text += "L00.F.mb0," + std::to_string(k * 10) + ",5\n";
+  CHECK_THROWS_WITH_AS(parse_nsys_projection_csv(text, "many.csv"),
+                       "many.csv: more than 65 536 ranges L00.F.mb0: profile fewer iterations",
+                       Error);
+  text.erase(text.rfind("L00.F.mb0"));
+  CHECK(parse_nsys_projection_csv(text, "many.csv").instances.back().phase.repetition == 65'535);
+}
+
+} // namespace ppsim::profiler
