@@ -405,6 +405,9 @@ Results parse_results(std::string_view text, const std::string &source,
     }
     const std::string_view line = text.substr(begin, end - begin);
     begin = end + 1;
+    // ppsim writes text: a NUL is damage (a file system that zero-filled a cut write).
+    if (line.find('\0') != std::string_view::npos)
+      throw Error(source, line_number, "", "a NUL byte: the file is damaged, not as ppsim wrote it");
     const std::vector<std::string> fields = split_csv_line(line);
     if (line_number == 1) {
       results.header = std::string(line);
@@ -424,11 +427,14 @@ Results parse_results(std::string_view text, const std::string &source,
     ResultsRow row{0, "", std::string(line), line_number, std::nullopt};
     const std::string &run = fields.size() == columns ? fields[run_column] : std::string();
     const auto [rest, error] = std::from_chars(run.data(), run.data() + run.size(), row.run);
-    if (fields.size() != columns || error != std::errc() || rest != run.data() + run.size() ||
-        run.empty()) {
+    if (fields.size() != columns) {
       throw Error(source, line_number, "",
                   fmt::format("expected {} fields starting with a run number, got {}", columns,
                               fields.size()));
+    }
+    if (error != std::errc() || rest != run.data() + run.size() || run.empty()) {
+      throw Error(source, line_number, "run",
+                  fmt::format("expected a run number, got \"{}\"", run));
     }
     row.id = fields[id_column];
     if (points_column) {

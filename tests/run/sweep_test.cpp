@@ -227,8 +227,11 @@ TEST_CASE("results files: rows keyed by run, a torn last line dropped, bad rows 
   };
   CHECK(error_of_results("run,run_id,x\n0,aa\n") ==
         "out.csv:2: expected 3 fields starting with a run number, got 2");
+  // issue_32: the count was right and the message said "expected 2 fields ..., got 2".
   CHECK(error_of_results("run,run_id\nx,aa\n") ==
-        "out.csv:2: expected 2 fields starting with a run number, got 2");
+        "out.csv:2: field 'run': expected a run number, got \"x\"");
+  CHECK(error_of_results(std::string("run,run_id\n0,a\0a\n", 17)) ==
+        "out.csv:2: a NUL byte: the file is damaged, not as ppsim wrote it");
   CHECK(error_of_results("a,b\n") ==
         "out.csv:1: not a sweep results file (no 'run' and 'run_id' columns)");
   CHECK(error_of_results("") == "out.csv: empty results file");
