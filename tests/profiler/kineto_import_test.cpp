@@ -292,20 +292,21 @@ TEST_CASE("issue_32 kineto: sizes past the limits are refused, sums never wrap")
   CHECK_THROWS_WITH(parse_kineto_trace(events + "]", "t.json"),
                     "t.json: the allocator events of range L00.F.mb0 add up past 2^63 bytes");
   // Tensor sizes: each dimension at most 2^40.
-  const std::string linear =
-      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 1, \"tid\": 1, "
-      "\"ts\": 10, \"dur\": 30, \"args\": {\"Input Dims\": [[4611686018427387904, "
-      "4611686018427387904, 16], [32, 16]]}}";
-  CHECK_THROWS_WITH(parse_kineto_trace("[" + range + ", " + linear + "]", "t.json"),
-                    "t.json: event 1: \"Input Dims\" holds a size out of range "
-                    "(4611686018427387904; at most 2^40 a dimension)");
+  const auto linear = [&](const std::string &dims) {
+    return "[" + range +
+           ", {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 1, "
+           "\"tid\": 1, \"ts\": 10, \"dur\": 30, \"args\": {\"Input Dims\": " +
+           dims + "}}]";
+  };
+  CHECK_THROWS_WITH(
+      parse_kineto_trace(linear("[[4611686018427387904, 4611686018427387904, 16], [32, 16]]"),
+                         "t.json"),
+      "t.json: event 1: \"Input Dims\" holds a size out of range (4611686018427387904; at most "
+      "2^40 a dimension)");
   // Within the limit each, 2^40 x 2^40 x 16 tokens still pass 2^63: refused, never wrapped.
-  const std::string wide =
-      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::linear\", \"pid\": 1, \"tid\": 1, "
-      "\"ts\": 10, \"dur\": 30, \"args\": {\"Input Dims\": [[1099511627776, 1099511627776, 16, 8], "
-      "[32, 8]]}}";
-  CHECK_THROWS_WITH(parse_kineto_trace("[" + range + ", " + wide + "]", "t.json"),
-                    "t.json: an aten::linear input of range L00.F.mb0 has more than 2^63 tokens");
+  CHECK_THROWS_WITH(
+      parse_kineto_trace(linear("[[1099511627776, 1099511627776, 16, 8], [32, 8]]"), "t.json"),
+      "t.json: an aten::linear input of range L00.F.mb0 has more than 2^63 tokens");
   // A message of 2^62 doubles: its size in bytes once wrapped.
   const std::string message =
       "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1, "
