@@ -1,6 +1,6 @@
 #pragma once
-// A fixed number of workers draining a shared queue (sweep points, v-auto patterns, remat
-// candidates): one mechanism, so a thread the system cannot start never ends the process.
+// A fixed number of workers draining a shared queue (sweep points, v-auto patterns, the runs of
+// a ranking): one mechanism, so a thread the system cannot start never ends the process.
 #include <cstddef>
 #include <functional>
 

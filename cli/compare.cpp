@@ -173,8 +173,9 @@ std::optional<TorchCsvExport> torch_export(const RankedRun &row) {
 }
 
 // The run whose files are written: the fastest that fits and can be written as asked. A
-// two-pipe DualPipe has no PyTorch form and selective recomputation no per-(s,j) plan, so when
-// the winner is one of them the files describe the fastest run that has both.
+// two-pipe DualPipe has no PyTorch form and selective recomputation from the fractions' defaults
+// no per-(s,j) plan, so when the winner is one of them the files describe the fastest run that
+// has both.
 struct TakeAway {
   const RankedRun *row = nullptr;
   std::optional<TorchCsvExport> torch;
@@ -318,8 +319,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     }
     if (not_tried > 0) {
       out << fmt::format("\n{} (schedule, policy) pairs not tried: their makespan without "
-                         "recomputation is already "
-                         "above the winner's\n",
+                         "recomputation is already at or above the winner's\n",
                          not_tried);
     }
     if (winner != nullptr)

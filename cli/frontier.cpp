@@ -36,11 +36,10 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream &err) {
   refuse_recomputation(input, "frontier");
   // The frontier is v-auto's building-block search: an order asked for here would be ignored
   // (a scenario file's schedule is for the other commands that read it).
-  const auto schedule = input.origins.find("pipeline.schedule");
-  if (!input.schedule_file.empty() ||
-      (schedule != input.origins.end() && schedule->second.file.empty())) {
-    input.fail(input.schedule_file.empty() ? "pipeline.schedule" : "pipeline.schedule_file",
-               "frontier searches v-auto's building blocks; it takes no schedule");
+  for (const char *field : {"pipeline.schedule", "pipeline.schedule_file"}) {
+    const auto given = input.origins.find(field);
+    if (given != input.origins.end() && given->second.file.empty())
+      input.fail(field, "frontier searches v-auto's building blocks; it takes no schedule");
   }
   input.schedule = "v-auto";
   const ScheduleInfo &info = find_schedule(input.schedule);

@@ -1,7 +1,7 @@
 // `ppsim remat`: for a cap (--K or --memory), the optimal forward/backward recomputation of
 // the StageRemat ILP beside the baselines (docs/remat.md, "The ILP (ppsim form)" and "Simple
-// policies"), or with
-// --auto the ranking of every candidate base schedule (docs/remat.md, "--auto").
+// policies"), or with --auto the ranking `ppsim compare` makes (run/compare.h), one row per
+// schedule (docs/remat.md, "--auto").
 #include "base/index.h"
 #include "cli/commands.h"
 #include "cli/output_file.h"
@@ -273,7 +273,11 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
                 scenario_input_files(values, input));
 
   const PreparedRun run = prepare_run(input);
-  const Scenario scenario = scenario_with_remat_levels(run.input, run.scenario);
+  // The elf form has no levels: there selective recomputation stays a baseline of its own (and
+  // asked-for checkpoint levels are refused by the model, naming the form).
+  const Scenario scenario = ilp.form == IlpForm::elf && run.input.remat_checkpoint_levels == 0
+                                ? run.scenario
+                                : scenario_with_remat_levels(run.input, run.scenario);
   capped_track(scenario); // a cap is required before anything is printed
   check_stage_remat_size(scenario, run.schedule, ilp.form); // refused before the baselines run
   if (values.count("lp")) {

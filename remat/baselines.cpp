@@ -88,7 +88,7 @@ RematPlan selective_plan(const Scenario &scenario) {
 }
 
 Scenario with_selective_level(const ScenarioInput &input, const Scenario &scenario) {
-  if (input.recompute_selective.empty())
+  if (!input.measures_selective())
     return scenario;
   const Scenario selective = selective_scenario(input, scenario, {});
   Scenario leveled = scenario;

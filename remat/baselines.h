@@ -40,8 +40,9 @@ RematPlan selective_plan(const Scenario &scenario);
 /// `scenario` (built from `input`, possibly with checkpoint levels) with selective recomputation
 /// as one more checkpoint level of every stage (CheckpointLevelMemory::selective: its R and what
 /// F keeps are selective_scenario's), so that the remat ILP may choose selective, full or no
-/// recomputation per (stage, microbatch). Only where the input measures selective R (a cost
-/// file's recompute_selective_ms): the fractions' defaults describe GPT-3 175B, not the model.
+/// recomputation per (stage, microbatch). Only where the input measures it
+/// (ScenarioInput::measures_selective: a cost file's recompute_selective_ms and
+/// activation_bytes_selective): the fractions' defaults describe GPT-3 175B, not the model.
 /// Unchanged otherwise.
 Scenario with_selective_level(const ScenarioInput &input, const Scenario &scenario);
 /// Every (s,j) recomputing at its stage's selective level: the selective policy as a plan of

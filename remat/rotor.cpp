@@ -110,8 +110,8 @@ Table::Table(const Chain &chain, std::int64_t budget)
   // "Limits"; 1500 layers at 500 slots once asked for 13.5 GB).
   if (static_cast<double>(mm_max_ + 1) * static_cast<double>(size * size) > kMaxTableEntries) {
     throw Error(fmt::format("the checkpointing table of {} layers at {} memory slots would hold "
-                            "more than 2^26 entries: give fewer --slots or split the layers into "
-                            "more stages",
+                            "more than 2^26 entries: split the layers into more stages (or give "
+                            "`ppsim checkpoint` fewer --slots)",
                             n_, budget));
   }
   value_.assign(at(mm_max_ + 1) * size * size, kInfeasible);

@@ -158,9 +158,12 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
         start_span = replay.metrics.max_span;
       }
     };
+    const bool selective = scenario.has_selective_level(); // else rotor = all, selective = none
     for (const StartLevels levels :
-         {StartLevels::all, StartLevels::rotor, StartLevels::selective, StartLevels::none})
-      consider(greedy_start(scenario, base, levels));
+         {StartLevels::all, StartLevels::rotor, StartLevels::selective, StartLevels::none}) {
+      if (selective || levels == StartLevels::all || levels == StartLevels::none)
+        consider(greedy_start(scenario, base, levels));
+    }
     consider(full_forward_plan(scenario, base));
     consider(selective_level_plan(scenario));
   }

@@ -40,6 +40,12 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
   if (policy == "full")
     return {scenario, apply_plan(base, full_forward_plan(scenario, base)), ""};
   if (policy == "selective") {
+    // A cost file that does not measure it has zeros there: no free recomputation.
+    if (!input.costs_file.empty() && !input.measures_selective()) {
+      throw Error(fmt::format("the cost file {} measures no selective recomputation "
+                              "(recompute_selective_ms, activation_bytes_selective)",
+                              input.costs_file));
+    }
     // Measured selective recomputation runs as a level of every (s,j), so that its plan is a
     // plan file like any other (docs/remat.md, "Checkpoint levels"); the same replay otherwise.
     Scenario leveled = with_selective_level(input, scenario);

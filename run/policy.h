@@ -28,9 +28,10 @@ inline constexpr const char *kLevelsNeedCostFile =
 /// for without a cost file.
 Scenario scenario_with_remat_levels(const ScenarioInput &input, const Scenario &scenario);
 
-/// `none` (unchanged), `full` (full_forward_plan), `selective` (selective_scenario of `input`,
-/// the scenario's input, with R on every (s,j)), `ilp` (solve_stage_remat under the scenario's
-/// cap, with the input's checkpoint levels) or `file:PATH` (the CSV of docs/remat.md). Throws Error
+/// `none` (unchanged), `full` (full_forward_plan), `selective` (measured: the selective level on
+/// every (s,j), selective_level_plan; without a cost file: selective_scenario's fractions with R
+/// on every (s,j); a cost file that does not measure it is refused), `ilp` (solve_stage_remat
+/// under the scenario's cap, with the levels of scenario_with_remat_levels) or `file:PATH` (the CSV of docs/remat.md). Throws Error
 /// for an unknown policy, an unreadable file, a bad row, or when the ILP finds no plan.
 PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
                              const Schedule &base, const std::string &policy,

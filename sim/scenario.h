@@ -39,7 +39,8 @@ struct CheckpointLevelMemory {
   /// Selective recomputation as a level (Korthikanti et al., arXiv 2205.05198): F keeps `kept`
   /// (the record without the attention core), R rebuilds the rest of the record under the
   /// forward's transient and the backward runs on the whole record, exactly as the `selective`
-  /// policy (docs/remat.md, "Checkpoint levels"); backward_peak is unused.
+  /// policy (docs/remat.md, "Checkpoint levels"); backward_peak is unused. RW and RBW keep the
+  /// stage's own accounting (from its checkpoint), which the policy never combines with R.
   bool selective = false;
 };
 

@@ -379,6 +379,13 @@ SourceLocation ScenarioInput::locate(const std::string &key) const {
   return SourceLocation{"", 0, key};
 }
 
+bool ScenarioInput::measures_selective() const {
+  const bool time = std::any_of(recompute_selective.begin(), recompute_selective.end(),
+                                [](const Rational &r) { return r.numerator > 0; });
+  const std::vector<double> &kept = bytes.selective_activation;
+  return time && std::any_of(kept.begin(), kept.end(), [](double b) { return b > 0; });
+}
+
 void ScenarioInput::fail(const std::string &key, const std::string &sentence) const {
   const SourceLocation where = locate(key);
   throw Error(where.file, where.line, where.field, sentence);

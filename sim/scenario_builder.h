@@ -98,6 +98,10 @@ struct ScenarioInput {
   [[nodiscard]] SourceLocation locate(const std::string &key) const;
   /// Throws Error at `key`'s location.
   [[noreturn]] void fail(const std::string &key, const std::string &sentence) const;
+  /// Whether selective recomputation is measured: some stage's R and some stage's kept bytes
+  /// under it are positive (a cost file without those columns fills zeros, which would make a
+  /// free option that keeps nothing).
+  [[nodiscard]] bool measures_selective() const;
 };
 
 /// Size guard: F, B and W of every stage and microbatch, the most a run's ops may number

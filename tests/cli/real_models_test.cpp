@@ -278,6 +278,15 @@ TEST_CASE("issue_12 the README's first command: files for the fastest run PyTorc
   CHECK(scratch.read("order.csv").find("0F0") != std::string::npos);
   const std::string plan = scratch.read("plan.csv");
   CHECK(plan.starts_with("stage,microbatch,fwd,bwd\n0,7,selective,none\n"));
+  // As README.md says: 564 rows, every one the attention cores only.
+  std::size_t rows = 0, selective_rows = 0;
+  for (std::size_t at = plan.find('\n'); at + 1 < plan.size(); at = plan.find('\n', at + 1)) {
+    ++rows;
+    selective_rows += plan.compare(plan.find(',', plan.find(',', at) + 1) + 1, 15,
+                                   "selective,none\n") == 0;
+  }
+  CHECK(rows == 564);
+  CHECK(selective_rows == 564);
   // The plan replays to the makespan compare printed.
   const CommandResult replay = scratch.ppsim(fmt::format(
       "simulate '{}/scenarios/models/llama2-7b.toml' --schedule zb-v-greedy --remat file:plan.csv",
@@ -383,6 +392,21 @@ TEST_CASE("issue_27 compare and remat --auto rank the same runs and name the sam
   };
   CHECK(makespan_of("zb-v", "ilp") < makespan_of("zb-v", "selective"));
   CHECK(makespan_of("zb-h1", "ilp") < makespan_of("zb-h1", "selective"));
+}
+
+TEST_CASE("issue_27 the elf form solves a zoo model without the selective level") {
+  // The elf form has no levels; the selective level, added wherever the cost file measures
+  // selective recomputation, once made it refuse every zoo model.
+  Scratch scratch("zoo-elf");
+  const CommandResult elf = scratch.ppsim(
+      fmt::format("remat '{}/scenarios/models/gpt-1.5b.toml' --schedule 1f1b --memory 40GiB "
+                  "--ilp-form elf --time-limit 2",
+                  PPSIM_SOURCE_DIR));
+  REQUIRE(elf.exit_code == 0);
+  CHECK(elf.out.starts_with("schedule 1f1b, p = 8, m = 64, v = 1, budget 40 GiB (byte model, "
+                            "lumped timing, elf form)\n"));
+  CHECK(elf.out.find("\nselective  fits ") != std::string::npos);
+  CHECK(elf.out.find("\nilp-elf    ") != std::string::npos);
 }
 
 TEST_CASE("issue_12 a split the cost file cannot give is refused on a zoo model") {

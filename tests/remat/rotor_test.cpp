@@ -240,6 +240,7 @@ TEST_CASE("issue_32 a table past 2^26 entries is refused before it is allocated"
   const Chain long_chain = homogeneous(400);
   CHECK_THROWS_WITH_AS(Table(long_chain, 500),
                        "the checkpointing table of 400 layers at 500 memory slots would hold more "
-                       "than 2^26 entries: give fewer --slots or split the layers into more stages",
+                       "than 2^26 entries: split the layers into more stages (or give `ppsim "
+                       "checkpoint` fewer --slots)",
                        ppsim::Error);
 }

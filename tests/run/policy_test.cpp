@@ -171,3 +171,25 @@ TEST_CASE("issue_27 measured selective recomputation as a level replays as the s
     }
   }
 }
+
+TEST_CASE("issue_27 selective recomputation a cost file does not measure is no free option") {
+  // A cost file without recompute_selective_ms and activation_bytes_selective fills zeros: as a
+  // level that would cost nothing and keep nothing. Neither the level nor the policy exists then.
+  Base b = base("1f1b", 1);
+  b.input.recompute_selective = {{0, 1}};
+  b.input.bytes.activation = {100};
+  b.input.bytes.selective_activation = {0};
+  b.input.costs_file = "imported.csv";
+  CHECK_FALSE(b.input.measures_selective());
+  CHECK_FALSE(with_selective_level(b.input, b.scenario).has_selective_level());
+  CHECK_THROWS_WITH_AS(with_policy(b, "selective"),
+                       "the cost file imported.csv measures no selective recomputation "
+                       "(recompute_selective_ms, activation_bytes_selective)",
+                       Error);
+  // Measured R alone is not enough either: what F keeps is part of the measurement.
+  b.input.recompute_selective = {{1, 4}};
+  CHECK_FALSE(b.input.measures_selective());
+  b.input.bytes.selective_activation = {75};
+  CHECK(b.input.measures_selective());
+  CHECK(with_selective_level(b.input, b.scenario).has_selective_level());
+}
