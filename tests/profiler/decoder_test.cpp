@@ -1,71 +1,15 @@
 // Record decoder (docs/profiler.md, "How measurement works" and "Testing without a GPU"): synthetic
-// buffers through ppsim's own iterator and, when libcupti loads, through the real
-// cuptiActivityGetNextRecord (it iterates such buffers without a GPU or driver).
+// buffers through ppsim's own iterator (the real cuptiActivityGetNextRecord reads the same buffer
+// in nvidia_libraries_test.cpp).
 #include "profiler/decoder.h"
 
 #include "activity_fixtures.h"
-#include "profiler/cupti_loader.h"
-#include "tests/profiler/machine.h"
 
 #include <cstddef>
 #include <doctest/doctest.h>
 #include <string>
 
 namespace ppsim::profiler {
-namespace {
-
-testing::ActivityBuffer mixed_buffer(char *kernel_name) {
-  testing::ActivityBuffer buffer;
-  buffer.link(7, 0x0102000300040005ULL).kernel(7, 100, 250, kernel_name, 3).api(7, true);
-  CUpti_ActivityMarker2 marker{};
-  marker.kind = CUPTI_ACTIVITY_KIND_MARKER;
-  marker.id = 9;
-  marker.timestamp = 55;
-  marker.name = "L03.B.mb0";
-  buffer.add(marker);
-  buffer.memcpy_record(8, 300, 400, 4096).memset_record(8, 400, 410, 64);
-  CUpti_ActivityMemory4 memory{};
-  memory.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
-  memory.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
-  memory.bytes = 1 << 20;
-  memory.address = 0xdead0000;
-  memory.timestamp = 77;
-  memory.correlationId = 8;
-  buffer.add(memory);
-  return buffer;
-}
-
-void check_mixed(const DecodedActivity &decoded) {
-  CHECK(decoded.records == 7);
-  CHECK(decoded.truncated_buffers == 0);
-  REQUIRE(decoded.links.size() == 1);
-  CHECK(decoded.links[0].correlation_id == 7);
-  CHECK(decoded.links[0].external_id == 0x0102000300040005ULL);
-  CHECK(decoded.links[0].external_kind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
-  REQUIRE(decoded.gpu.size() == 3);
-  CHECK(decoded.gpu[0].kind == GpuActivityKind::kernel);
-  CHECK(decoded.gpu[0].start_ns == 100);
-  CHECK(decoded.gpu[0].end_ns == 250);
-  CHECK(decoded.gpu[0].stream_id == 3);
-  CHECK(decoded.names.text(decoded.gpu[0].name_id) == "ampere_bf16_gemm");
-  CHECK(decoded.gpu[1].kind == GpuActivityKind::memcpy);
-  CHECK(decoded.gpu[1].bytes == 4096);
-  CHECK(decoded.gpu[2].kind == GpuActivityKind::memset);
-  CHECK(decoded.gpu[2].bytes == 64);
-  REQUIRE(decoded.api_calls.size() == 1);
-  CHECK(decoded.api_calls[0].driver);
-  CHECK(decoded.api_calls[0].callback_id == 211);
-  CHECK(decoded.api_calls[0].thread_id == 42);
-  REQUIRE(decoded.markers.size() == 1);
-  CHECK(decoded.markers[0].id == 9);
-  CHECK(decoded.names.text(decoded.markers[0].name_id) == "L03.B.mb0");
-  REQUIRE(decoded.memory.size() == 1);
-  CHECK_FALSE(decoded.memory[0].allocation);
-  CHECK(decoded.memory[0].bytes == 1u << 20);
-  CHECK(decoded.memory[0].address == 0xdead0000);
-}
-
-} // namespace
 
 TEST_CASE("record sizes are the CUDA 13.0 layouts (docs/profiler.md)") {
   CHECK(activity_record_size(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 216);
@@ -81,21 +25,11 @@ TEST_CASE("record sizes are the CUDA 13.0 layouts (docs/profiler.md)") {
 
 TEST_CASE("ppsim's iterator decodes every kind and copies the names CUPTI owns") {
   char name[] = "ampere_bf16_gemm";
-  testing::ActivityBuffer buffer = mixed_buffer(name);
+  testing::ActivityBuffer buffer = testing::mixed_buffer(name);
   DecodedActivity decoded;
   decode_buffer(buffer.data(), buffer.size(), &next_record_by_size, decoded);
   name[0] = 'X'; // CUPTI reuses its strings: the decoded copy must not change
-  check_mixed(decoded);
-}
-
-TEST_CASE("the real libcupti iterator reads the same synthetic buffer" *
-          doctest::skip(!testing::library_present(cupti_candidates()))) {
-  const CuptiLibrary cupti = load_cupti(cupti_candidates());
-  char name[] = "ampere_bf16_gemm";
-  testing::ActivityBuffer buffer = mixed_buffer(name);
-  DecodedActivity decoded;
-  decode_buffer(buffer.data(), buffer.size(), cupti.api.activity_get_next_record, decoded);
-  check_mixed(decoded);
+  testing::check_mixed(decoded);
 }
 
 TEST_CASE("an unknown kind stops decoding and keeps what came before") {
