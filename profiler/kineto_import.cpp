@@ -1,6 +1,7 @@
 #include "profiler/kineto_import.h"
 #include "base/index.h"
 
+#include "profiler/nested_spans.h"
 #include "profiler/stats.h"
 
 #include "base/error.h"
@@ -28,28 +29,6 @@ using Json = nlohmann::json;
 // cannot pass 2^63 unnoticed.
 constexpr std::int64_t kMaxTensorSize = std::int64_t{1} << 40;
 constexpr std::int64_t kMaxAllocationBytes = std::int64_t{1} << 50;
-
-// A CPU-side interval on one thread: a phase range or an operator.
-struct CpuSpan {
-  std::uint64_t start = 0, end = 0;
-  std::size_t index = 0;      // into the phase or operator list
-  std::ptrdiff_t parent = -1; // the enclosing span of the same thread and list, once sorted
-};
-
-// Sorts one thread's spans by start (outer first on ties) and links each to its enclosing span,
-// so that the innermost span around a time is a binary search and a walk up a few parents.
-void nest(std::vector<CpuSpan> &spans) {
-  std::sort(spans.begin(), spans.end(), [](const CpuSpan &a, const CpuSpan &b) {
-    return a.start != b.start ? a.start < b.start : a.end > b.end;
-  });
-  std::vector<std::ptrdiff_t> open;
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    while (!open.empty() && spans[ppsim::at(open.back())].end <= spans[i].start)
-      open.pop_back();
-    spans[i].parent = open.empty() ? -1 : open.back();
-    open.push_back(static_cast<std::ptrdiff_t>(i));
-  }
-}
 
 struct Operator {
   std::string name;
@@ -103,7 +82,27 @@ struct GpuActivity {
   bool kernel = false;
   std::string name;
   std::int64_t correlation = -1;
+  std::size_t event = 0; // in "traceEvents", for messages
 };
+
+// A CUDA runtime or driver call that launched GPU work: where and when it ran.
+struct Launch {
+  std::string thread;
+  std::uint64_t time = 0;
+  std::size_t event = 0; // in "traceEvents", for messages
+};
+
+// How far two times of a trace may disagree and still be read as one: older traces write "ts" and
+// "dur" in whole microseconds, each rounded, so an end computed from them may be off by up to 2 us.
+constexpr std::uint64_t kTraceResolutionNs = 2000;
+
+// A name or thread of the trace as a message shows it: quoted, cut at 80 characters.
+std::string shown_text(const std::string &text) { return shown_json(Json(text)); }
+
+// Nanoseconds as microseconds, the trace's unit.
+std::string microseconds(std::uint64_t nanoseconds) {
+  return fmt::format("{:.3f}", static_cast<double>(nanoseconds) / 1000.0);
+}
 
 // One weight a layer's forward multiplied by: its shape and the tokens it was applied to.
 struct Weight {
@@ -152,9 +151,12 @@ public:
       }
     }
     for (auto &[thread, spans] : phase_spans_)
-      nest(spans);
-    for (auto &[thread, spans] : operator_spans_)
-      nest(spans);
+      nest_or_fail(spans, thread, [this](std::size_t i) { return nvtx_range_name(phases_[i]); });
+    for (auto *operators : {&operator_spans_, &communication_spans_})
+      for (auto &[thread, spans] : *operators)
+        nest_or_fail(spans, thread, [this](std::size_t i) { return operators_[i].name; });
+    for (auto &[thread, events] : memory_)
+      std::sort(events.begin(), events.end());
   }
 
   KinetoImport attribute() {
@@ -173,14 +175,19 @@ public:
     for (const GpuActivity &activity : gpu_) {
       ++result.kernels;
       const auto launch = launches_.find(activity.correlation);
+      if (launch != launches_.end() && activity.start + kTraceResolutionNs < launch->second.time)
+        fail(fmt::format("event {} ({} {}) starts {} us before its launch, event {} "
+                         "(correlation {}): the correlation ids do not pair kernels with launches",
+                         activity.event, activity.kernel ? "kernel" : "GPU copy",
+                         shown_text(activity.name), microseconds(launch->second.time - activity.start),
+                         launch->second.event, activity.correlation));
       if (activity.kernel && is_communication_kernel(activity.name)) {
         ++result.communication;
         result.communication_ns += activity.end - activity.start;
         CommunicationKernel kernel{activity.name, 0, activity.end - activity.start, ""};
         if (launch != launches_.end()) {
           if (const std::optional<std::size_t> op =
-                  innermost(operator_spans_, launch->second.first, launch->second.second,
-                            "record_param_comms")) {
+                  innermost(communication_spans_, launch->second)) {
             const Operator &comms = operators_[*op];
             kernel.collective = comms.collective.empty() ? activity.name : comms.collective;
             kernel.bytes = comms.bytes;
@@ -197,7 +204,7 @@ public:
       const std::optional<std::size_t> phase =
           launch == launches_.end()
               ? std::nullopt
-              : innermost(phase_spans_, launch->second.first, launch->second.second);
+              : innermost(phase_spans_, launch->second);
       if (!phase) {
         ++result.unattributed;
         continue;
@@ -247,20 +254,31 @@ public:
     }
     std::sort(result.phases.begin(), result.phases.end(),
               [](const PhaseMetrics &a, const PhaseMetrics &b) { return a.phase < b.phase; });
+    // The bytes a forward keeps: its thread's allocator events inside it, summed from prefix sums
+    // of the events in time order (exact in 128 bits; each block is at most 2^50).
+    __extension__ using Int128 = __int128;
     for (const auto &[thread, spans] : phase_spans_) {
       const auto events = memory_.find(thread);
       if (events == memory_.end())
         continue;
+      const std::vector<std::pair<std::uint64_t, std::int64_t>> &list = events->second;
+      std::vector<Int128> prefix(list.size() + 1, 0);
+      for (std::size_t i = 0; i < list.size(); ++i)
+        prefix[i + 1] = prefix[i] + list[i].second;
+      const auto first_at = [&list](std::uint64_t time) {
+        return static_cast<std::size_t>(
+            std::lower_bound(list.begin(), list.end(), std::pair<std::uint64_t, std::int64_t>{
+                                                           time, INT64_MIN}) -
+            list.begin());
+      };
       for (const CpuSpan &span : spans) {
         if (phases_[span.index].pass != Pass::forward)
           continue;
-        std::int64_t kept = 0;
-        for (const auto &[time, bytes] : events->second) {
-          if (span.start <= time && time < span.end && __builtin_add_overflow(kept, bytes, &kept))
-            fail(fmt::format("the allocator events of range {} add up past 2^63 bytes",
-                             nvtx_range_name(phases_[span.index])));
-        }
-        result.forward_kept_bytes[phases_[span.index]] = kept;
+        const Int128 kept = prefix[first_at(span.end)] - prefix[first_at(span.start)];
+        if (kept > INT64_MAX || kept < INT64_MIN)
+          fail(fmt::format("the allocator events of range {} add up past 2^63 bytes",
+                           nvtx_range_name(phases_[span.index])));
+        result.forward_kept_bytes[phases_[span.index]] = static_cast<std::int64_t>(kept);
       }
     }
     return result;
@@ -328,7 +346,7 @@ private:
     const std::string thread = thread_of(event, index);
     if (category == "user_annotation") {
       if (const std::optional<PhaseId> phase = parse_range_name(name)) {
-        phase_spans_[thread].push_back({start, end, phases_.size()});
+        phase_spans_[thread].push_back({start, end, phases_.size(), index});
         phases_.push_back(*phase);
       }
     } else if (category == "cpu_op") {
@@ -370,13 +388,15 @@ private:
             args["Rank"].is_number_integer())
           op.peer = global_rank(args["Rank"].get<int>(), args);
       }
-      operator_spans_[thread].push_back({start, end, operators_.size()});
+      operator_spans_[thread].push_back({start, end, operators_.size(), index});
+      if (name == "record_param_comms")
+        communication_spans_[thread].push_back({start, end, operators_.size(), index});
       operators_.push_back(std::move(op));
     } else if (category == "cuda_runtime" || category == "cuda_driver") {
       if (args.contains("correlation") && args["correlation"].is_number_integer())
-        launches_[args["correlation"].get<std::int64_t>()] = {thread, start};
+        launches_[args["correlation"].get<std::int64_t>()] = {thread, start, index};
     } else if (category == "kernel" || category == "gpu_memcpy" || category == "gpu_memset") {
-      GpuActivity activity{start, end, category == "kernel", name, -1};
+      GpuActivity activity{start, end, category == "kernel", name, -1, index};
       if (args.contains("correlation") && args["correlation"].is_number_integer())
         activity.correlation = args["correlation"].get<std::int64_t>();
       gpu_.push_back(std::move(activity));
@@ -417,24 +437,32 @@ private:
     profiler::number_repetitions(in_start_order, source_);
   }
 
-  // The innermost span of `thread` around `time` (the latest to start among those containing it),
-  // among the operators named `named` when given.
-  std::optional<std::size_t> innermost(const std::map<std::string, std::vector<CpuSpan>> &spans,
-                                       const std::string &thread, std::uint64_t time,
-                                       std::string_view named = {}) const {
-    const auto found = spans.find(thread);
+  // Nests one thread's spans, or refuses the trace where two overlap in part, naming
+  // both events; `name_of` names a span by its index.
+  template <typename NameOf>
+  void nest_or_fail(std::vector<CpuSpan> &spans, const std::string &thread, NameOf name_of) const {
+    const std::optional<PartialOverlap> overlap = nest(spans, kTraceResolutionNs);
+    if (!overlap)
+      return;
+    const CpuSpan &first = *overlap->first, &second = *overlap->second;
+    fail(fmt::format("event {} ({}) starts inside event {} ({}) on thread {} and ends {} us after "
+                     "it: the ranges and operators of one thread must nest (docs/profiler.md, "
+                     "\"Import a PyTorch trace\")",
+                     second.event, shown_text(name_of(second.index)), first.event,
+                     shown_text(name_of(first.index)), shown_text(thread),
+                     microseconds(second.end - first.end)));
+  }
+
+  // The index of the innermost span of the launch's thread around its time, if any.
+  static std::optional<std::size_t>
+  innermost(const std::map<std::string, std::vector<CpuSpan>> &spans, const Launch &launch) {
+    const auto found = spans.find(launch.thread);
     if (found == spans.end())
       return std::nullopt;
-    const std::vector<CpuSpan> &list = found->second;
-    // The last span to start by `time`, then up its enclosing spans (nest()).
-    auto at = std::upper_bound(list.begin(), list.end(), time,
-                               [](std::uint64_t t, const CpuSpan &span) { return t < span.start; });
-    for (std::ptrdiff_t i = (at - list.begin()) - 1; i >= 0; i = list[ppsim::at(i)].parent) {
-      const CpuSpan &span = list[ppsim::at(i)];
-      if (time < span.end && (named.empty() || operators_[span.index].name == named))
-        return span.index;
-    }
-    return std::nullopt;
+    const std::optional<std::size_t> at = innermost_span(found->second, launch.time);
+    if (!at)
+      return std::nullopt;
+    return found->second[*at].index;
   }
 
   // Per layer, the weights its forward `aten::linear` calls used: (out, in) and the tokens.
@@ -484,11 +512,11 @@ private:
   // gradient's first operand is a transposed view, column-major, and its second row-major; both
   // operands of an input gradient are row-major), and without them the role is ambiguous.
   // Anything that fits no weight gradient is B.
-  Role gemm_role(const std::pair<std::string, std::uint64_t> &launch,
+  Role gemm_role(const Launch &launch,
                  const std::set<Weight> &weights) {
     if (weights.empty())
       return Role::input_gradient;
-    const std::optional<std::size_t> op = innermost(operator_spans_, launch.first, launch.second);
+    const std::optional<std::size_t> op = innermost(operator_spans_, launch);
     if (!op)
       return Role::input_gradient;
     const Operator &mm = operators_[*op];
@@ -558,8 +586,8 @@ private:
   std::map<std::string, std::vector<CpuSpan>> phase_spans_;
   std::vector<Operator> operators_;
   std::map<std::string, std::vector<CpuSpan>> operator_spans_;
-  std::map<std::int64_t, std::pair<std::string, std::uint64_t>>
-      launches_; // correlation -> (thread, time)
+  std::map<std::string, std::vector<CpuSpan>> communication_spans_; // record_param_comms only
+  std::map<std::int64_t, Launch> launches_;                         // by correlation id
   std::vector<GpuActivity> gpu_;
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>>
       memory_;                 // thread -> (time, bytes)

@@ -7,6 +7,7 @@
 #include "profiler/stats.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 namespace ppsim::profiler {
 namespace {
@@ -315,6 +316,61 @@ TEST_CASE("issue_32 kineto: sizes past the limits are refused, sums never wrap")
   CHECK_THROWS_WITH(parse_kineto_trace("[" + range + ", " + message + "]", "t.json"),
                     "t.json: event 1: \"In msg nelems\" is out of range (4611686018427387904 "
                     "elements of \"Double\")");
+}
+
+// A complete event ("X") of the given category on thread 1/1, times in microseconds.
+std::string complete_event(const std::string &category, const std::string &name, double ts,
+                           double dur, const std::string &args = "{}") {
+  return fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": 1, "
+                     "\"tid\": 1, \"ts\": {}, \"dur\": {}, \"args\": {}}}",
+                     category, name, ts, dur, args);
+}
+
+TEST_CASE("issue_32 kineto: ranges of one thread that overlap in part are refused, naming both") {
+  const std::string forward = complete_event("user_annotation", "L00.F.mb0", 0, 100);
+  // B starts inside F and ends 50 us after it: the kernels of [50, 100) belong to neither alone.
+  CHECK_THROWS_WITH(
+      parse_kineto_trace(
+          "[" + forward + ", " + complete_event("user_annotation", "L00.B.mb0", 50, 100) + "]",
+          "t.json"),
+      "t.json: event 1 (\"L00.B.mb0\") starts inside event 0 (\"L00.F.mb0\") on thread \"1/1\" "
+      "and ends 50.000 us after it: the ranges and operators of one thread must nest "
+      "(docs/profiler.md, \"Import a PyTorch trace\")");
+  // Operators too: the event named is the one that overlaps, whatever the order in the file.
+  CHECK_THROWS_WITH(
+      parse_kineto_trace("[" + forward + ", " + complete_event("cpu_op", "aten::mm", 30, 20) +
+                             ", " + complete_event("cpu_op", "aten::add", 10, 30) + "]",
+                         "t.json"),
+      doctest::Contains("t.json: event 1 (\"aten::mm\") starts inside event 2 (\"aten::add\")"));
+  // Within two microseconds (whole-microsecond traces round start and duration apart) the
+  // ranges read as one after the other: each keeps its kernel.
+  const std::string launch = complete_event("cuda_runtime", "cudaLaunchKernel", 99.5, 0.2,
+                                            "{\"correlation\": 2}");
+  const std::string kernel =
+      complete_event("kernel", "gemm", 100.5, 10, "{\"correlation\": 2}");
+  const KinetoImport touching = parse_kineto_trace(
+      "[" + forward + ", " + complete_event("user_annotation", "L00.B.mb0", 99, 50) + ", " +
+          launch + ", " + kernel + "]",
+      "t.json");
+  REQUIRE(touching.phases.size() == 1);
+  CHECK(touching.phases[0].phase.pass == Pass::backward_input);
+  CHECK(touching.phases[0].busy_union_ns == 10'000);
+}
+
+TEST_CASE("issue_32 kineto: a kernel that starts before its launch is refused, naming both") {
+  const std::string range = complete_event("user_annotation", "L00.F.mb0", 0, 100);
+  const auto trace = [&](double kernel_start) {
+    return "[" + range + ", " +
+           complete_event("cuda_runtime", "cudaLaunchKernel", 40, 5, "{\"correlation\": 7}") +
+           ", " + complete_event("kernel", "gemm", kernel_start, 10, "{\"correlation\": 7}") +
+           "]";
+  };
+  CHECK_THROWS_WITH(parse_kineto_trace(trace(20), "t.json"),
+                    "t.json: event 2 (kernel \"gemm\") starts 20.000 us before its launch, event "
+                    "1 (correlation 7): the correlation ids do not pair kernels with launches");
+  // Within the trace's resolution it is the same time; later is the usual case.
+  CHECK(parse_kineto_trace(trace(39), "t.json").phases.at(0).busy_union_ns == 10'000);
+  CHECK(parse_kineto_trace(trace(60), "t.json").phases.at(0).busy_union_ns == 10'000);
 }
 
 } // namespace ppsim::profiler
