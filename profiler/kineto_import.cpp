@@ -133,14 +133,18 @@ public:
     }
     if (!events->is_array())
       fail("not a PyTorch profiler trace: \"traceEvents\" is not a list");
-    // Older traces count microseconds from the epoch: times are taken from the earliest event.
+    // Older traces count microseconds from the epoch: times are taken from the earliest event
+    // the import reads (metadata and other events may carry a "ts" of 0).
     bool any = false;
-    for (const Json &event : *events) {
-      if (!event.is_object() || !event.contains("ts") || !event["ts"].is_number())
+    for (std::size_t i = 0; i < events->size(); ++i) {
+      const Json &event = (*events)[i];
+      if (kind_of(event) == EventKind::unused || !member(event, "ts").is_number())
         continue;
       const double ts = event["ts"].get<double>();
-      if (std::isfinite(ts) && (!any || ts < base_us_))
+      if (std::isfinite(ts) && (!any || ts < base_us_)) {
         base_us_ = ts;
+        base_event_ = i;
+      }
       any = true;
     }
     for (std::size_t i = 0; i < events->size(); ++i) {
@@ -295,6 +299,10 @@ private:
       fail(fmt::format("event {}: \"{}\" is not a number", event, field));
     const double microseconds =
         value.get<double>() - (std::string_view(field) == "ts" ? base_us_ : 0.0);
+    if (std::string_view(field) == "ts" && std::isfinite(microseconds) && microseconds > 1e12)
+      fail(fmt::format("event {}: \"ts\" is out of range ({}: more than 10^12 us after the "
+                       "earliest event, {})",
+                       event, shown_json(value), base_event_));
     if (!std::isfinite(microseconds) || microseconds < 0 || microseconds > 1e12)
       fail(fmt::format("event {}: \"{}\" is out of range ({})", event, field, shown_json(value)));
     return static_cast<std::uint64_t>(std::llround(microseconds * 1000));
@@ -326,14 +334,29 @@ private:
     return key;
   }
 
-  void read_event(const Json &event, std::size_t index) {
+  enum class EventKind { unused, memory, complete };
+
+  // Whether the import reads an event: an allocator event, or a complete event ("X") of a
+  // category it attributes (ranges, operators, launches, GPU work).
+  EventKind kind_of(const Json &event) const {
     if (!event.is_object())
-      return;
-    if (text_member(event, "ph") == "i" && text_member(event, "name") == "[memory]") {
+      return EventKind::unused;
+    const std::string phase = text_member(event, "ph");
+    if (phase == "i" && text_member(event, "name") == "[memory]")
+      return EventKind::memory;
+    static const std::set<std::string, std::less<>> read_categories{
+        "user_annotation", "cpu_op", "cuda_runtime", "cuda_driver",
+        "kernel",          "gpu_memcpy", "gpu_memset"};
+    return phase == "X" && read_categories.count(text_member(event, "cat")) > 0
+               ? EventKind::complete
+               : EventKind::unused;
+  }
+
+  void read_event(const Json &event, std::size_t index) {
+    const EventKind kind = kind_of(event);
+    if (kind == EventKind::memory)
       read_memory_event(event, index);
-      return;
-    }
-    if (text_member(event, "ph") != "X" || !member(event, "cat").is_string())
+    if (kind != EventKind::complete)
       return;
     const std::string category = event["cat"].get<std::string>();
     const std::string name =
@@ -591,7 +614,8 @@ private:
   std::vector<GpuActivity> gpu_;
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>>
       memory_;                 // thread -> (time, bytes)
-  double base_us_ = 0;         // the earliest "ts"
+  double base_us_ = 0;         // the earliest "ts" of an event read
+  std::size_t base_event_ = 0; // the event that has it
   std::string ambiguous_gemm_; // the shapes of the last ambiguous multiply, for the warning
 };
 

@@ -374,3 +374,30 @@ TEST_CASE("issue_32 kineto: a kernel that starts before its launch is refused, n
 }
 
 } // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+TEST_CASE("issue_32 kineto: times count from the earliest event read; one too late names it") {
+  // Epoch microseconds, with a metadata event at ts 0 that the import does not read: it once set
+  // the origin, and the first range was refused as out of range.
+  const std::string metadata =
+      R"({"ph": "M", "name": "process_name", "pid": 1, "ts": 0, "args": {"name": "python"}})";
+  const std::string range = complete_event("user_annotation", "L00.F.mb0", 1.7e15, 100);
+  const std::string launch = complete_event("cuda_runtime", "cudaLaunchKernel", 1.7e15 + 10, 5,
+                                            R"({"correlation": 1})");
+  const std::string kernel =
+      complete_event("kernel", "gemm", 1.7e15 + 20, 30, R"({"correlation": 1})");
+  const KinetoImport import =
+      parse_kineto_trace("[" + metadata + ", " + range + ", " + launch + ", " + kernel + "]",
+                         "t.json");
+  REQUIRE(import.phases.size() == 1);
+  CHECK(import.phases[0].busy_union_ns == 30'000);
+  // An event read 10^12 us after the earliest read one: the message names that earliest event.
+  const std::string early = complete_event("cpu_op", "aten::add", 1.7e15 - 2e12, 1);
+  CHECK_THROWS_WITH(
+      parse_kineto_trace("[" + metadata + ", " + range + ", " + early + "]", "t.json"),
+      "t.json: event 1: \"ts\" is out of range (1700000000000000: more than 10^12 us after the "
+      "earliest event, 2)");
+}
+
+} // namespace ppsim::profiler
