@@ -15,31 +15,62 @@
 
 namespace ppsim {
 
+namespace {
+
+constexpr double kNone = std::numeric_limits<double>::infinity();
+
+// The table of the DP of docs/partition.md: best[k][l], the least bottleneck of the first l
+// layers in k stages; take[k][l], the layers of stage k - 1 in that split.
+struct SplitTable {
+  std::vector<std::vector<double>> best;
+  std::vector<std::vector<int>> take;
+  SplitTable(int layers, int stages)
+      : best(at(stages + 1), std::vector<double>(at(layers + 1), kNone)),
+        take(at(stages + 1), std::vector<int>(at(layers + 1), 0)) {
+    best[0][0] = 0;
+  }
+};
+
+void require_splittable(int layers, int stages) {
+  if (stages < 1 || layers < stages)
+    throw Error(fmt::format("cannot split {} layers into {} stages", layers, stages));
+}
+
+// The split that ends at best[stages][layers], with each stage's time; nullopt when none fits.
+std::optional<Partition> split_of(const SplitTable &table, int layers, int stages,
+                                  const StageTimeFn &stage_time) {
+  if (table.best[at(stages)][at(layers)] == kNone)
+    return std::nullopt;
+  Partition partition;
+  partition.bottleneck_ms = table.best[at(stages)][at(layers)];
+  partition.layers_per_stage.resize(at(stages));
+  for (int k = stages, l = layers; k > 0; l -= table.take[at(k)][at(l)], --k)
+    partition.layers_per_stage[at(k - 1)] = table.take[at(k)][at(l)];
+  for (int k = 0, first = 0; k < stages; first += partition.layers_per_stage[at(k)], ++k)
+    partition.stage_ms.push_back(*stage_time(k, first, partition.layers_per_stage[at(k)]));
+  return partition;
+}
+
+} // namespace
+
 std::optional<Partition> partition_layers(int layers, int stages, const StageTimeFn &stage_time,
                                           const StageBoundFn &lower_bound,
                                           const ProgressFn &progress) {
-  if (stages < 1 || layers < stages) {
-    throw Error(fmt::format("cannot split {} layers into {} stages", layers, stages));
-  }
-  constexpr double kNone = std::numeric_limits<double>::infinity();
-  // best[k][l]: the least bottleneck of the first l layers in k stages; take[k][l]: layers of
-  // stage k - 1 in that split.
-  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(layers + 1, kNone));
-  std::vector<std::vector<int>> take(stages + 1, std::vector<int>(layers + 1, 0));
-  best[0][0] = 0;
+  require_splittable(layers, stages);
+  SplitTable table(layers, stages);
   ProgressCounter counter(progress, static_cast<std::size_t>(stages));
   for (int k = 1; k <= stages; ++k) {
     // Every stage needs one layer, so stage k - 1 ends between layer k and L - (p - k).
     for (int l = k; l <= layers - (stages - k); ++l) {
-      double &least = best[k][l];
-      int &least_take = take[k][l];
+      double &least = table.best[at(k)][at(l)];
+      int &least_take = table.take[at(k)][at(l)];
       const int longest = l - (k - 1);
       // Whether n layers in the last stage, at `value` or more, could still win (ties: fewer).
       const auto may_improve = [&](double value, int n) {
         return value < least || (value == least && n < least_take);
       };
       const auto consider = [&](int n, double bound) {
-        const double before = best[k - 1][l - n];
+        const double before = table.best[at(k - 1)][at(l - n)];
         if (before == kNone || !may_improve(std::max(before, bound), n))
           return;
         const std::optional<double> time = stage_time(k - 1, l - n, n);
@@ -50,7 +81,7 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
       };
       // The split of l - 1 layers with its last stage one layer longer is usually close to the
       // optimum; asked first, it lets the bound cut the search short.
-      const int seed = l > k ? take[k][l - 1] + 1 : 0;
+      const int seed = l > k ? table.take[at(k)][at(l - 1)] + 1 : 0;
       if (lower_bound && seed >= 1 && seed <= longest) {
         if (const std::optional<double> bound = lower_bound(k - 1, l - seed, seed))
           consider(seed, *bound);
@@ -70,18 +101,61 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
     }
     counter.step_done();
   }
-  if (best[stages][layers] == kNone)
-    return std::nullopt;
-  Partition partition;
-  partition.bottleneck_ms = best[stages][layers];
-  partition.layers_per_stage.resize(stages);
-  for (int k = stages, l = layers; k > 0; l -= take[k][l], --k) {
-    partition.layers_per_stage[k - 1] = take[k][l];
+  return split_of(table, layers, stages, stage_time);
+}
+
+// With a last stage's time non-decreasing in its length and the best split of the layers before
+// it non-increasing (fewer layers), max(before(n), time(n)) falls and then rises in n: the
+// crossing, found by binary search, and the shortest stage as good as the one just before it are
+// the only candidates. Ties go to fewer layers, as in partition_layers.
+std::optional<Partition> partition_layers_monotone(int layers, int stages,
+                                                   const StageTimeFn &stage_time,
+                                                   const ProgressFn &progress) {
+  require_splittable(layers, stages);
+  SplitTable table(layers, stages);
+  ProgressCounter counter(progress, static_cast<std::size_t>(stages));
+  for (int k = 1; k <= stages; ++k) {
+    const std::vector<double> &previous = table.best[at(k - 1)];
+    for (int l = k; l <= layers - (stages - k); ++l) {
+      const int longest = l - (k - 1);
+      const auto before = [&](int n) { return previous[at(l - n)]; };
+      const auto time = [&](int n) { return stage_time(k - 1, l - n, n).value_or(kNone); };
+      // The shortest last stage at least as slow as the split before it (longest + 1: none).
+      int low = 1, high = longest + 1;
+      while (low < high) {
+        const int n = low + (high - low) / 2;
+        if (time(n) >= before(n))
+          high = n;
+        else
+          low = n + 1;
+      }
+      const int crossing = low;
+      double least = crossing <= longest ? time(crossing) : kNone;
+      int least_take = crossing <= longest ? crossing : 0;
+      if (crossing > 1) {
+        // Below the crossing the split before dominates; the shortest stage reaching its least.
+        const double value = before(crossing - 1);
+        int first = 1, last = crossing - 1;
+        while (first < last) {
+          const int n = first + (last - first) / 2;
+          if (before(n) <= value)
+            last = n;
+          else
+            first = n + 1;
+        }
+        if (value <= least) {
+          least = value;
+          least_take = first;
+        }
+      }
+      if (least != kNone) {
+        table.best[at(k)][at(l)] = least;
+        table.take[at(k)][at(l)] = least_take;
+      }
+    }
+    counter.step_done();
   }
-  for (int k = 0, first = 0; k < stages; first += partition.layers_per_stage[k], ++k) {
-    partition.stage_ms.push_back(*stage_time(k, first, partition.layers_per_stage[k]));
-  }
-  return partition;
+  return split_of(table, layers, stages, stage_time);
 }
 
 namespace {
@@ -226,9 +300,9 @@ Partition cost_balanced_split(const CostFile &costs, int stages,
   const auto time_of = [&](int /*stage*/, int first, int count) -> std::optional<double> {
     return to_double(sums.time_of(first, count));
   };
-  const double slowest = partition_layers(layers, stages, time_of)->bottleneck_ms;
+  const double slowest = partition_layers_monotone(layers, stages, time_of)->bottleneck_ms;
   std::vector<int> counts =
-      partition_layers(layers, stages,
+      partition_layers_monotone(layers, stages,
                        [&](int stage, int first, int count) -> std::optional<double> {
                          if (*time_of(stage, first, count) > slowest)
                            return std::nullopt;
@@ -401,9 +475,19 @@ StageBoundFn stage_bound_from_costs(const CostFile &costs, const PartitionOption
 }
 
 Partition partition_costs(const CostFile &costs, const PartitionOptions &options) {
-  const std::optional<Partition> partition = partition_layers(
-      static_cast<int>(costs.rows.size()), options.stages, stage_time_from_costs(costs, options),
-      stage_bound_from_costs(costs, options), options.progress);
+  const int layers = static_cast<int>(costs.rows.size());
+  // A balanced stage's time and memory are prefix sums: both grow with the stage, and the same
+  // layers fit a later stage where it holds no more microbatches in flight.
+  bool in_flight_non_increasing = true;
+  for (int stage = 1; stage < options.stages; ++stage)
+    in_flight_non_increasing = in_flight_non_increasing &&
+                               stage_in_flight(options, stage) <= stage_in_flight(options, stage - 1);
+  const std::optional<Partition> partition =
+      options.mode == PartitionMode::balanced && in_flight_non_increasing
+          ? partition_layers_monotone(layers, options.stages,
+                                      stage_time_from_costs(costs, options), options.progress)
+          : partition_layers(layers, options.stages, stage_time_from_costs(costs, options),
+                             stage_bound_from_costs(costs, options), options.progress);
   if (!partition) {
     throw Error(fmt::format("no split of {} layers into {} stages fits {} per device",
                             costs.rows.size(), options.stages, format_bytes(options.budget_bytes)));

@@ -41,6 +41,16 @@ std::optional<Partition> partition_layers(int layers, int stages, const StageTim
                                           const StageBoundFn &lower_bound = {},
                                           const ProgressFn &progress = {});
 
+/// The same DP, and the same answer, where a stage's time never decreases as it takes more layers
+/// (nullopt, not fitting, counts as infinite) and the same layers are never slower in a later
+/// stage: prefix sums of non-negative times and bytes, with in-flight counts non-increasing along
+/// the pipeline, as balanced and cost-aware stages are. Then the best split of the layers before
+/// the last stage only improves as that stage grows, and each cell is two binary searches:
+/// O(p L log L) in all (40 000 layers took 97 s with partition_layers).
+std::optional<Partition> partition_layers_monotone(int layers, int stages,
+                                                   const StageTimeFn &stage_time,
+                                                   const ProgressFn &progress = {});
+
 /// The default split of a cost file (docs/partition.md, "The default split"): `stages`
 /// consecutive groups of layers, weighed by their F + B + W and resident state (parameters,
 /// gradients, optimizer states), so an embedding of 0 ms and a heavy LM head weigh what they cost.

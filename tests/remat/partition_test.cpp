@@ -171,6 +171,63 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("monotone stage times: the binary-search DP gives the exhaustive split, ties included") {
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int layers = std::uniform_int_distribution<int>(1, 16)(rng);
+    const int stages = std::uniform_int_distribution<int>(1, layers)(rng);
+    // Balanced stages: F + B + W and the bytes (resident + in-flight x held) as prefix sums of
+    // small integers (zeros and ties common), in-flight counts non-increasing along the pipeline;
+    // a stage whose bytes pass the budget does not fit.
+    std::vector<double> time_prefix{0}, static_prefix{0}, held_prefix{0};
+    for (int l = 0; l < layers; ++l) {
+      time_prefix.push_back(time_prefix.back() + std::uniform_int_distribution<int>(0, 3)(rng));
+      static_prefix.push_back(static_prefix.back() + std::uniform_int_distribution<int>(0, 2)(rng));
+      held_prefix.push_back(held_prefix.back() + std::uniform_int_distribution<int>(0, 2)(rng));
+    }
+    std::vector<int> in_flight(ppsim::at(stages));
+    for (int k = stages - 1, count = 1; k >= 0; --k)
+      in_flight[ppsim::at(k)] = count += std::uniform_int_distribution<int>(0, 2)(rng);
+    const double budget = std::uniform_int_distribution<int>(0, 40)(rng);
+    const StageTimeFn stage_time = [&](int stage, int first, int count) -> std::optional<double> {
+      const auto sum = [&](const std::vector<double> &prefix) {
+        return prefix[ppsim::at(first + count)] - prefix[ppsim::at(first)];
+      };
+      if (sum(static_prefix) + in_flight[ppsim::at(stage)] * sum(held_prefix) > budget)
+        return std::nullopt;
+      return sum(time_prefix);
+    };
+    const std::optional<Partition> exhaustive = partition_layers(layers, stages, stage_time);
+    const std::optional<Partition> searched = partition_layers_monotone(layers, stages, stage_time);
+    REQUIRE(searched.has_value() == exhaustive.has_value());
+    if (searched)
+      CHECK(*searched == *exhaustive);
+  }
+}
+
+TEST_CASE("balanced cost files: partition_costs equals the exhaustive DP") {
+  std::mt19937 rng(31);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int layers = std::uniform_int_distribution<int>(2, 30)(rng);
+    const CostFile costs = random_costs(rng, layers);
+    PartitionOptions options;
+    options.stages = std::uniform_int_distribution<int>(1, std::min(layers, 6))(rng);
+    options.schedule = trial % 2 ? "1f1b" : "zb-h1";
+    options.budget_bytes = std::uniform_real_distribution<double>(20, 400)(rng);
+    if (trial % 3 == 0) { // measured in-flight counts, in any order: the exhaustive DP then
+      for (int k = 0; k < options.stages; ++k)
+        options.in_flight.push_back(std::uniform_int_distribution<int>(1, 6)(rng));
+    }
+    const std::optional<Partition> exhaustive =
+        partition_layers(layers, options.stages, stage_time_from_costs(costs, options));
+    if (!exhaustive) {
+      CHECK_THROWS_AS(partition_costs(costs, options), Error);
+      continue;
+    }
+    CHECK(partition_costs(costs, options) == *exhaustive);
+  }
+}
+
 TEST_CASE("cost files: the prefix-sum bound gives the exhaustive split in both modes") {
   std::mt19937 rng(23);
   for (int trial = 0; trial < 80; ++trial) {
