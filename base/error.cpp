@@ -73,15 +73,17 @@ void fail_invariant(const char *condition, const char *file, int line) {
       fmt::format("internal invariant '{}' failed at {}:{}", condition, file, line));
 }
 
+std::string cut_for_message(std::string_view text) {
+  constexpr std::size_t kShownLength = 80;
+  if (text.size() <= kShownLength)
+    return std::string(text);
+  return fmt::format("{}... ({} characters)", text.substr(0, kShownLength), text.size());
+}
+
 std::string unknown_name(std::string_view what, const std::string &name,
                          const std::vector<std::string> &candidates, std::string_view otherwise) {
   const std::string suggestion = closest_name(name, candidates);
-  // A name is echoed whole up to kShownNameLength characters, else its start and its length.
-  constexpr std::size_t kShownNameLength = 80;
-  const std::string shown =
-      name.size() <= kShownNameLength
-          ? name
-          : fmt::format("{}... ({} characters)", name.substr(0, kShownNameLength), name.size());
+  const std::string shown = cut_for_message(name);
   if (suggestion.empty())
     return fmt::format("unknown {} '{}'{}", what, shown, otherwise);
   return fmt::format("unknown {} '{}', did you mean '{}'?", what, shown, suggestion);

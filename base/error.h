@@ -33,6 +33,10 @@ private:
 /// `name` is longer than 256 characters).
 std::string closest_name(const std::string &name, const std::vector<std::string> &candidates);
 
+/// A text of an input as a message echoes it: whole up to 80 characters, else its first 80, "..."
+/// and its length ("... (5000 characters)"), so that no message repeats a huge cell or name.
+std::string cut_for_message(std::string_view text);
+
 /// The one sentence for a name that is not one of `candidates`: "unknown WHAT 'name', did you
 /// mean 'x'?" when one is close, else "unknown WHAT 'name'" followed by `otherwise` (a hint such
 /// as " (see 'ppsim schedules')"; empty: nothing). A name past 80 characters is shown cut, with

@@ -55,6 +55,22 @@ std::string parent_directory(const std::string &path) {
   return std::filesystem::path(path).parent_path().string();
 }
 
+TextLines::TextLines(std::string_view text) : rest_(text) {
+  if (rest_.starts_with("\xEF\xBB\xBF"))
+    rest_.remove_prefix(3);
+}
+
+std::optional<std::string_view> TextLines::next() {
+  if (rest_.empty())
+    return std::nullopt;
+  const std::size_t end = rest_.find('\n');
+  std::string_view line = rest_.substr(0, end);
+  rest_.remove_prefix(end == std::string_view::npos ? rest_.size() : end + 1);
+  if (line.ends_with('\r'))
+    line.remove_suffix(1);
+  return line;
+}
+
 std::string_view trim(std::string_view text, std::string_view characters) {
   const std::size_t first = text.find_first_not_of(characters);
   if (first == std::string_view::npos)

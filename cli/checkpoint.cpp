@@ -103,7 +103,8 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
     memory = parse_byte_size(text);
     if (!memory || !(*memory > 0))
       throw Error("", 0, "--memory",
-                  fmt::format("expected a byte size such as 2GiB, got \"{}\"", text));
+                  fmt::format("expected a byte size such as 2GiB, got \"{}\"",
+                              cut_for_message(text)));
   }
   const CostFile costs = read_cost_file(values["costs"].as<std::string>());
   const std::vector<int> counts = layer_counts(values, costs.rows.size());

@@ -99,7 +99,8 @@ PartitionOptions lynx_options_from(const po::variables_map &values) {
     const std::optional<double> bytes = parse_byte_size(text);
     if (!bytes || !(*bytes > 0)) {
       throw Error("", 0, "--memory",
-                  fmt::format("expected a byte size such as 80GiB, got \"{}\"", text));
+                  fmt::format("expected a byte size such as 80GiB, got \"{}\"",
+                              cut_for_message(text)));
     }
     options.budget_bytes = *bytes;
   }
@@ -144,7 +145,8 @@ std::vector<int> parse_layer_list(const std::string &text) {
         throw std::invalid_argument(item);
     } catch (const std::logic_error &) {
       throw Error("", 0, "--layers-per-stage",
-                  fmt::format("expected comma-separated counts, got \"{}\"", text));
+                  fmt::format("expected comma-separated counts, got \"{}\"",
+                              cut_for_message(text)));
     }
   }
   return counts;

@@ -107,11 +107,13 @@ profiler::BlockShape shape_from(const po::variables_map &values) {
   } else if (model == "llama") {
     shape.kind = profiler::BlockKind::llama;
   } else {
-    throw Error("", 0, "model", fmt::format("expected gpt or llama, got \"{}\"", model));
+    throw Error("", 0, "model", fmt::format("expected gpt or llama, got \"{}\"",
+                                            cut_for_message(model)));
   }
   const std::string dtype = values["dtype"].as<std::string>();
   if (dtype != "bf16" && dtype != "fp16") {
-    throw Error("", 0, "dtype", fmt::format("expected bf16 or fp16, got \"{}\"", dtype));
+    throw Error("", 0, "dtype", fmt::format("expected bf16 or fp16, got \"{}\"",
+                                            cut_for_message(dtype)));
   }
   shape.hidden = static_cast<std::uint64_t>(checked_integer(values, "hidden", 1, kShapeLimit));
   shape.heads = static_cast<std::uint64_t>(checked_integer(values, "heads", 1, kShapeLimit));
@@ -171,7 +173,8 @@ bool json_format(const po::variables_map &values) {
   if (values.count("format")) {
     const std::string format = values["format"].as<std::string>();
     if (format != "csv" && format != "json") {
-      throw Error("", 0, "format", fmt::format("expected csv or json, got \"{}\"", format));
+      throw Error("", 0, "format", fmt::format("expected csv or json, got \"{}\"",
+                                               cut_for_message(format)));
     }
     return format == "json";
   }

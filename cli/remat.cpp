@@ -142,7 +142,8 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
     request.schedules = split_names(text);
     if (request.schedules.empty() || text.ends_with(',') || text.find(",,") != std::string::npos)
       throw Error("", 0, "--candidates",
-                  fmt::format("expected comma-separated schedule names, got \"{}\"", text));
+                  fmt::format("expected comma-separated schedule names, got \"{}\"",
+                              cut_for_message(text)));
     for (const std::string &name : request.schedules)
       check_schedule_option(name, "--candidates"); // unknown names fail with a suggestion
   }

@@ -105,7 +105,8 @@ ScenarioInput scenario_from_options(const po::variables_map &values) {
     for (const std::string &assignment : values["set"].as<std::vector<std::string>>()) {
       const auto equals = assignment.find('=');
       if (equals == std::string::npos || equals == 0) {
-        throw Error("", 0, "--set", fmt::format("expected KEY=VALUE, got \"{}\"", assignment));
+        throw Error("", 0, "--set", fmt::format("expected KEY=VALUE, got \"{}\"",
+                                                cut_for_message(assignment)));
       }
       const std::string key = assignment.substr(0, equals);
       set_scenario_field_from_text(input, key, assignment.substr(equals + 1), {"", 0, key});
@@ -188,7 +189,8 @@ std::string checked_choice(const po::variables_map &values, const std::string &n
       names.size() == 1
           ? names.front()
           : fmt::format("{} or {}", fmt::join(names.begin(), names.end() - 1, ", "), names.back());
-  throw Error("", 0, "--" + name, fmt::format("expected {}, got \"{}\"", listed, value));
+  throw Error("", 0, "--" + name, fmt::format("expected {}, got \"{}\"",
+                                              listed, cut_for_message(value)));
 }
 
 void check_schedule_option(const std::string &name, const std::string &option) {

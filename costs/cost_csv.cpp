@@ -7,7 +7,6 @@
 #include "costs/cost_columns.h"
 
 #include <fmt/format.h>
-#include <libfccp/csv.h>
 #include <type_traits>
 
 namespace ppsim {
@@ -103,12 +102,12 @@ CostFile parse_cost_csv(std::string_view text, const std::string &source, LayerI
                         Required required) {
   CostFile file;
   file.source_name = source;
-  io::LineReader reader(source, text.data(), text.data() + text.size());
+  TextLines lines(text);
   std::vector<const Column *> header;
   int line_number = 0;
-  while (char *raw = reader.next_line()) {
+  while (const std::optional<std::string_view> raw = lines.next()) {
     ++line_number;
-    const std::string_view line = trim(raw);
+    const std::string_view line = trim(*raw);
     if (line.empty() || line.front() == '#')
       continue;
     const std::vector<std::string_view> fields = split_fields(line);

@@ -38,7 +38,7 @@ template <typename Integer> Integer parse_integer(std::string_view text, const L
   Integer value{};
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) {
-    where.fail(fmt::format("expected a non-negative integer, got \"{}\"", text));
+    where.fail(fmt::format("expected a non-negative integer, got \"{}\"", cut_for_message(text)));
   }
   return value;
 }
@@ -58,7 +58,7 @@ Rational parse_time(std::string_view text, const Location &where) {
     }
   }
   if (!value || value->numerator < 0) {
-    where.fail(fmt::format("expected a non-negative number, got \"{}\"", text));
+    where.fail(fmt::format("expected a non-negative number, got \"{}\"", cut_for_message(text)));
   }
   return *value;
 }
@@ -76,7 +76,8 @@ double parse_bytes(std::string_view text, const Location &where) {
     where.fail(fmt::format("\"{}\" bytes is out of range: at most 2^44 (16 TiB)", text));
   }
   if (!number || error != std::errc() || !(value >= 0)) {
-    where.fail(fmt::format("expected a non-negative number of bytes, got \"{}\"", text));
+    where.fail(fmt::format("expected a non-negative number of bytes, got \"{}\"",
+                           cut_for_message(text)));
   }
   return value;
 }

@@ -1,11 +1,11 @@
 #include "profiler/nsys_import.h"
 
 #include "base/error.h"
+#include "base/text_file.h"
 
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
-#include <libfccp/csv.h>
 #include <map>
 #include <optional>
 #include <set>
@@ -91,13 +91,13 @@ std::uint64_t parse_count(std::string_view text, const std::string &source, int 
     return static_cast<std::uint64_t>(as_double + 0.5);
   }
   throw Error(source, line, std::string(column),
-              fmt::format("expected a non-negative number, got \"{}\"", text));
+              fmt::format("expected a non-negative number, got \"{}\"", cut_for_message(text)));
 }
 
 } // namespace
 
 NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &source) {
-  io::LineReader reader(source, text.data(), text.data() + text.size());
+  TextLines lines(text);
   NsysImport result;
   std::vector<std::string> header;
   // Columns by name; the name column is "Range" in the summary, "Name" in the trace.
@@ -112,9 +112,9 @@ NsysImport parse_nsys_projection_csv(std::string_view text, const std::string &s
   std::vector<RangePlace> communication;
   std::set<std::string> communication_names;
   int line_number = 0;
-  while (char *raw = reader.next_line()) {
+  while (const std::optional<std::string_view> raw = lines.next()) {
     ++line_number;
-    const std::string_view line(raw);
+    const std::string_view line = *raw;
     if (line.find_first_not_of(" \r") == std::string_view::npos)
       continue;
     const auto fields = split_csv(line);

@@ -12,7 +12,8 @@ RunMode parse_run_mode(const std::string &text) {
     return RunMode::isolated;
   if (text == "sequence")
     return RunMode::sequence;
-  throw Error("", 0, "mode", fmt::format("expected isolated or sequence, got \"{}\"", text));
+  throw Error("", 0, "mode", fmt::format("expected isolated or sequence, got \"{}\"",
+                                         cut_for_message(text)));
 }
 
 std::string run_mode_name(RunMode mode) {
@@ -24,7 +25,8 @@ PhaseTimer parse_phase_timer(const std::string &text) {
     return PhaseTimer::cupti;
   if (text == "cuda-events")
     return PhaseTimer::cuda_events;
-  throw Error("", 0, "timer", fmt::format("expected cupti or cuda-events, got \"{}\"", text));
+  throw Error("", 0, "timer", fmt::format("expected cupti or cuda-events, got \"{}\"",
+                                          cut_for_message(text)));
 }
 
 std::string phase_timer_name(PhaseTimer timer) {

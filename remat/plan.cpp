@@ -192,7 +192,8 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
         value = -1;
       }
       if (value < 0 || value >= limit) {
-        fail(field, fmt::format("expected an integer in 0..{}, got \"{}\"", limit - 1, cell));
+        fail(field, fmt::format("expected an integer in 0..{}, got \"{}\"",
+                                limit - 1, cut_for_message(cell)));
       }
       return value;
     };
@@ -225,7 +226,8 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
         fail("fwd", "checkpoint levels are numbered from 1 (level:0 is written full)");
     } else {
       fail("fwd",
-           fmt::format("expected none, full, selective or level:K, got \"{}\"", cells[2]));
+           fmt::format("expected none, full, selective or level:K, got \"{}\"",
+                       cut_for_message(cells[2])));
     }
     if (cells[3] == "none") {
       d.backward = BackwardRemat::none;
@@ -234,7 +236,8 @@ RematPlan parse_plan_csv(std::string_view text, const std::string &source, int s
     } else if (cells[3] == "full") {
       d.backward = BackwardRemat::full;
     } else {
-      fail("bwd", fmt::format("expected none, activations or full, got \"{}\"", cells[3]));
+      fail("bwd", fmt::format("expected none, activations or full, got \"{}\"",
+                              cut_for_message(cells[3])));
     }
   }
   if (!header_seen)

@@ -20,7 +20,8 @@ double units_per_second(const ScenarioInput &input) {
   if (input.time_unit == "us")
     return 1e6;
   input.fail("model.time_unit",
-             fmt::format("expected \"s\", \"ms\" or \"us\", got \"{}\"", input.time_unit));
+             fmt::format("expected \"s\", \"ms\" or \"us\", got \"{}\"",
+                         cut_for_message(input.time_unit)));
 }
 
 namespace {

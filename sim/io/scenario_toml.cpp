@@ -76,7 +76,8 @@ public:
       if (text == option)
         return text;
     }
-    fail(fmt::format("expected one of {}, got \"{}\"", fmt::join(allowed, ", "), text));
+    fail(fmt::format("expected one of {}, got \"{}\"", fmt::join(allowed, ", "),
+                     cut_for_message(text)));
   }
 
   // Durations: numbers, or strings holding exact decimals or fractions ("1/6").

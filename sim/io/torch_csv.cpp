@@ -8,7 +8,6 @@
 #include <array>
 #include <charconv>
 #include <fmt/format.h>
-#include <libfccp/csv.h>
 #include <limits>
 #include <map>
 #include <set>
@@ -27,7 +26,7 @@ struct CellParser {
   std::set<std::string> &dropped;
 
   [[noreturn]] void fail(std::string_view cell, const std::string &why) const {
-    throw Error(source, line, "", fmt::format("action '{}': {}", cell, why));
+    throw Error(source, line, "", fmt::format("action '{}': {}", cut_for_message(cell), why));
   }
 
   // "<stage><kind><microbatch>"; returns false for ignored kinds. `plain_b` says the kind was
@@ -75,7 +74,7 @@ struct CellParser {
     } else {
       fail(whole,
            fmt::format("unknown action '{}' (expected F, I, B, W, BW or a communication action)",
-                       kind));
+                       cut_for_message(kind)));
     }
     return true;
   }
@@ -199,7 +198,7 @@ with_idle_cells(const Schedule &schedule, const std::vector<std::vector<std::str
 ImportedSchedule parse_torch_csv(std::string_view text, const std::string &source) {
   ImportedSchedule imported;
   std::set<std::string> dropped;
-  io::LineReader reader(source, text.data(), text.data() + text.size());
+  TextLines lines(text);
   int line = 0;
   // Stage -> device, sparse while reading: a stage number is only a claim until every stage
   // below it has appeared (`2147483647F0` alone once allocated 8 GB before being refused).
@@ -208,9 +207,9 @@ ImportedSchedule parse_torch_csv(std::string_view text, const std::string &sourc
   std::vector<std::array<std::size_t, 3>> plain_b_at;
   bool saw_input_gradient = false, saw_bw = false;
   std::set<std::pair<int, int>> with_b, with_w;
-  while (char *raw = reader.next_line()) {
+  while (const std::optional<std::string_view> raw = lines.next()) {
     ++line;
-    std::string_view row(raw);
+    std::string_view row = *raw;
     auto &ops = imported.schedule.device_ops.emplace_back();
     const int device = static_cast<int>(imported.schedule.device_ops.size()) - 1;
     const CellParser parser{source, line, dropped};

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace fs = std::filesystem;
 using ppsim::Error;
@@ -111,4 +112,33 @@ TEST_CASE("parent_directory is the folder of a path, empty for a bare name") {
   // Round trip: a file named relative to its scenario resolves next to it.
   CHECK(ppsim::resolve_path("costs.csv", ppsim::parent_directory("scenarios/gpt.toml")) ==
         "scenarios/costs.csv");
+}
+
+namespace {
+
+std::vector<std::string> all_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  ppsim::TextLines reader(text);
+  while (const std::optional<std::string_view> line = reader.next())
+    lines.emplace_back(*line);
+  return lines;
+}
+
+} // namespace
+
+TEST_CASE("TextLines: LF and CRLF, a last line without a newline, a byte-order mark, NUL kept") {
+  using Lines = std::vector<std::string>;
+  CHECK(all_lines("") == Lines{});
+  CHECK(all_lines("\n") == Lines{""});
+  CHECK(all_lines("a,b\n1,2\n") == Lines{"a,b", "1,2"});
+  CHECK(all_lines("a,b\r\n1,2") == Lines{"a,b", "1,2"});
+  CHECK(all_lines("\xEF\xBB\xBFx\n\ny\r") == Lines{"x", "", "y"});
+  CHECK(all_lines(std::string_view("a\0b\nc", 5)) == Lines{std::string("a\0b", 3), "c"});
+  // No line-length limit of its own: a 20 MB line is one line (the CSV readers once stopped at
+  // 16 MiB with an internal error).
+  const std::string long_line(20'000'000, 'x');
+  const Lines lines = all_lines(long_line + "\nend");
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].size() == long_line.size());
+  CHECK(lines[1] == "end");
 }

@@ -66,3 +66,9 @@ TEST_CASE("an empty cell is an absent value: the default where a column may be m
   CHECK(csv_error(with_required_columns("1,,1,2,3\n")) ==
         "layers.csv:2: field 'layer_id': expected a non-negative integer, got \"\"");
 }
+
+TEST_CASE("issue_32 cost CSV: a huge cell is echoed cut, with its length") {
+  CHECK(csv_error(with_required_columns("1," + std::string(5000, 'x') + ",1,2,3\n")) ==
+        "layers.csv:2: field 'layer_id': expected a non-negative integer, got \"" +
+            std::string(80, 'x') + "... (5000 characters)\"");
+}

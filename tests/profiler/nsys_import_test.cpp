@@ -229,4 +229,12 @@ TEST_CASE("issue_32 more repetitions of one range than a phase id holds are refu
   CHECK(parse_nsys_projection_csv(text, "many.csv").instances.back().phase.repetition == 65'535);
 }
 
+TEST_CASE("issue_32 nsys: a huge cell is echoed cut, with its length") {
+  const std::string text = "Range,Total Proj Time (ns),Range Instances\nL00.F.mb0," +
+                           std::string(5000, '1') + ",1\n";
+  CHECK(error_of(text.c_str()) ==
+        "proj.csv:2: field 'Total Proj Time (ns)': expected a non-negative number, got \"" +
+            std::string(80, '1') + "... (5000 characters)\"");
+}
+
 } // namespace ppsim::profiler

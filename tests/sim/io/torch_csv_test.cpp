@@ -177,3 +177,10 @@ TEST_CASE("issue_16 --torch-spacing: PyTorch's idle cells by a unit-step lock-st
           run.schedule.device_ops);
   }
 }
+
+TEST_CASE("issue_32 a 17 MB action is one located line, cut (it was an internal error past 16 MiB)") {
+  const std::string action(17'000'000, 'x');
+  CHECK(testing::error_message([&] { parse_torch_csv(action + ",0F0\n", "long.csv"); }) ==
+        "long.csv:1: action '" + std::string(80, 'x') +
+            "... (17000000 characters)': expected <stage><action><microbatch>, such as 2F0");
+}
