@@ -8,7 +8,10 @@
 
 #include <fcntl.h>
 #include <filesystem>
+#include <atomic>
 #include <optional>
+#include <thread>
+#include <vector>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -41,4 +44,40 @@ TEST_CASE("issue_32 the output lock admits one writer, and a removed lock file i
   }
   ::close(stale);
   CHECK_FALSE(std::filesystem::exists(lock_path));
+}
+
+TEST_CASE("issue_32 writers racing for the lock never hold it together") {
+  // Four threads take and release the lock as fast as they can (each its own open file, as
+  // separate processes have); whoever holds it creates a marker file exclusively and removes it
+  // before letting go. Two holders at once would find the marker there.
+  const std::filesystem::path folder = std::filesystem::temp_directory_path();
+  const std::string output = (folder / "ppsim_output_race.csv").string();
+  const std::string marker = (folder / "ppsim_output_race.holder").string();
+  std::filesystem::remove(output + ".lock");
+  std::filesystem::remove(marker);
+  std::atomic<int> held{0}, overlaps{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w)
+    writers.emplace_back([&] {
+      for (int k = 0; k < 300; ++k) {
+        try {
+          const OutputLock lock(output);
+          const int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+          if (fd < 0) {
+            ++overlaps;
+            continue;
+          }
+          ::close(fd);
+          ::unlink(marker.c_str());
+          ++held;
+        } catch (const Error &) {
+          // Held by another writer: try again.
+        }
+      }
+    });
+  for (std::thread &writer : writers)
+    writer.join();
+  CHECK(overlaps == 0);
+  CHECK(held > 0);
+  CHECK_FALSE(std::filesystem::exists(output + ".lock"));
 }
