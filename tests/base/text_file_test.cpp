@@ -82,6 +82,22 @@ TEST_CASE("read_text_file names the path and what it is in every refusal") {
   }
 }
 
+namespace {
+
+// The bytes this process has read through read(2) and its kin ("rchar" of /proc/self/io); -1
+// where the kernel does not say.
+long bytes_read_by_this_process() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  long value = 0;
+  while (io >> key >> value)
+    if (key == "rchar:")
+      return value;
+  return -1;
+}
+
+} // namespace
+
 TEST_CASE("read_text_file refuses a file one byte over kMaxInputFileBytes") {
   const TempDir dir;
   // A sparse file: the size is what matters, not the disk space. (Reading one at exactly the
@@ -89,10 +105,14 @@ TEST_CASE("read_text_file refuses a file one byte over kMaxInputFileBytes") {
   const fs::path over = dir.path / "over.csv";
   { std::ofstream touch(over); }
   fs::resize_file(over, ppsim::kMaxInputFileBytes + 1);
+  const long read_before = bytes_read_by_this_process();
   CHECK_THROWS_WITH_AS(
       read_text_file(over.string(), "cost file"),
       (over.string() + ": the cost file is larger than 1024 MiB, the most ppsim reads").c_str(),
       Error);
+  // Refused from its size: not a byte of it was read (/proc/self/io counts every read(2)).
+  if (read_before >= 0)
+    CHECK(bytes_read_by_this_process() - read_before < 64 * 1024);
 }
 
 TEST_CASE("resolve_path joins relative paths to the base directory") {
