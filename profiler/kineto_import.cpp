@@ -183,7 +183,8 @@ public:
         fail(fmt::format("event {} ({} {}) starts {} us before its launch, event {} "
                          "(correlation {}): the correlation ids do not pair kernels with launches",
                          activity.event, activity.kernel ? "kernel" : "GPU copy",
-                         shown_text(activity.name), microseconds(launch->second.time - activity.start),
+                         shown_text(activity.name),
+                         microseconds(launch->second.time - activity.start),
                          launch->second.event, activity.correlation));
       if (activity.kernel && is_communication_kernel(activity.name)) {
         ++result.communication;

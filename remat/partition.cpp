@@ -480,8 +480,8 @@ Partition partition_costs(const CostFile &costs, const PartitionOptions &options
   // layers fit a later stage where it holds no more microbatches in flight.
   bool in_flight_non_increasing = true;
   for (int stage = 1; stage < options.stages; ++stage)
-    in_flight_non_increasing = in_flight_non_increasing &&
-                               stage_in_flight(options, stage) <= stage_in_flight(options, stage - 1);
+    if (stage_in_flight(options, stage) > stage_in_flight(options, stage - 1))
+      in_flight_non_increasing = false;
   const std::optional<Partition> partition =
       options.mode == PartitionMode::balanced && in_flight_non_increasing
           ? partition_layers_monotone(layers, options.stages,

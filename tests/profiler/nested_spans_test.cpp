@@ -75,7 +75,7 @@ TEST_CASE("a 100 000-deep chain: the climb finds every level") {
   CHECK_FALSE(innermost_span(spans, 2 * n).has_value());
 }
 
-TEST_CASE("a partial overlap is returned; within the tolerance it is read as nested or sequential") {
+TEST_CASE("a partial overlap is returned; within the tolerance, read as nested or sequential") {
   std::vector<CpuSpan> spans{{0, 100, 0, 7}, {50, 150, 1, 9}};
   std::optional<PartialOverlap> overlap = nest(spans, 0);
   REQUIRE(overlap.has_value());

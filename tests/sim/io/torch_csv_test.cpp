@@ -178,7 +178,7 @@ TEST_CASE("issue_16 --torch-spacing: PyTorch's idle cells by a unit-step lock-st
   }
 }
 
-TEST_CASE("issue_32 a 17 MB action is one located line, cut (it was an internal error past 16 MiB)") {
+TEST_CASE("issue_32 a 17 MB action is one located line, cut (was an internal error past 16 MiB)") {
   const std::string action(17'000'000, 'x');
   CHECK(testing::error_message([&] { parse_torch_csv(action + ",0F0\n", "long.csv"); }) ==
         "long.csv:1: action '" + std::string(80, 'x') +
