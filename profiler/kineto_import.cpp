@@ -322,6 +322,19 @@ private:
     return value.is_string() ? value.get<std::string>() : "";
   }
 
+  // The "correlation" id of a launch or of GPU work, when it has one: a non-negative integer
+  // (-1 marks GPU work without one; an id past 2^63 once wrapped to it and paired with them).
+  std::optional<std::int64_t> correlation_of(const Json &args, std::size_t index) const {
+    const Json &value = member(args, "correlation");
+    if (!value.is_number_integer())
+      return std::nullopt;
+    if (value.is_number_unsigned() ? value.get<std::uint64_t>() > INT64_MAX
+                                   : value.get<std::int64_t>() < 0)
+      fail(fmt::format("event {}: \"correlation\" is out of range ({}; a non-negative 64-bit id)",
+                       index, shown_json(value)));
+    return value.get<std::int64_t>();
+  }
+
   // The thread an event ran on, "pid/tid"; each a number or a name (absent: null).
   std::string thread_of(const Json &event, std::size_t index) const {
     std::string key;
@@ -417,12 +430,12 @@ private:
         communication_spans_[thread].push_back({start, end, operators_.size(), index});
       operators_.push_back(std::move(op));
     } else if (category == "cuda_runtime" || category == "cuda_driver") {
-      if (args.contains("correlation") && args["correlation"].is_number_integer())
-        launches_[args["correlation"].get<std::int64_t>()] = {thread, start, index};
+      if (const std::optional<std::int64_t> correlation = correlation_of(args, index))
+        launches_[*correlation] = {thread, start, index};
     } else if (category == "kernel" || category == "gpu_memcpy" || category == "gpu_memset") {
       GpuActivity activity{start, end, category == "kernel", name, -1, index};
-      if (args.contains("correlation") && args["correlation"].is_number_integer())
-        activity.correlation = args["correlation"].get<std::int64_t>();
+      if (const std::optional<std::int64_t> correlation = correlation_of(args, index))
+        activity.correlation = *correlation;
       gpu_.push_back(std::move(activity));
     }
   }

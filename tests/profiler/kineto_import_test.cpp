@@ -401,3 +401,20 @@ TEST_CASE("issue_32 kineto: times count from the earliest event read; one too la
 }
 
 } // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+TEST_CASE("issue_32 kineto: a correlation id past 2^63 or negative is refused, not wrapped") {
+  // 2^64 - 1 once wrapped to -1, the mark of GPU work without an id, and paired with it.
+  const std::string range = complete_event("user_annotation", "L00.F.mb0", 0, 100);
+  for (const std::string id : {"18446744073709551615", "-3"}) {
+    const std::string launch = complete_event("cuda_runtime", "cudaLaunchKernel", 10, 1,
+                                              "{\"correlation\": " + id + "}");
+    const std::string expected =
+        "t.json: event 1: \"correlation\" is out of range (" + id + "; a non-negative 64-bit id)";
+    CHECK_THROWS_WITH(parse_kineto_trace("[" + range + ", " + launch + "]", "t.json"),
+                      expected.c_str());
+  }
+}
+
+} // namespace ppsim::profiler
