@@ -357,7 +357,8 @@ private:
       return EventKind::unused;
     const std::string phase = text_member(event, "ph");
     if (phase == "i" && text_member(event, "name") == "[memory]")
-      return EventKind::memory;
+      return member(member(event, "args"), "Device Type") == Json(1) ? EventKind::memory
+                                                                     : EventKind::unused;
     static const std::set<std::string, std::less<>> read_categories{
         "user_annotation", "cpu_op", "cuda_runtime", "cuda_driver",
         "kernel",          "gpu_memcpy", "gpu_memset"};
@@ -440,12 +441,11 @@ private:
     }
   }
 
-  // An allocator event of profile_memory=True: "Bytes" allocated (negative: freed) on "Device
-  // Type" 1 (CUDA) by the thread that ran the operator.
+  // An allocator event of profile_memory=True on "Device Type" 1 (CUDA, kind_of()): "Bytes"
+  // allocated (negative: freed) by the thread that ran the operator.
   void read_memory_event(const Json &event, std::size_t index) {
     const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
-    if (!args.contains("Bytes") || !args["Bytes"].is_number_integer() ||
-        member(args, "Device Type") != Json(1))
+    if (!args.contains("Bytes") || !args["Bytes"].is_number_integer())
       return;
     const Json &bytes = args["Bytes"];
     const bool in_range =

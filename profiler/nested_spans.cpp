@@ -10,8 +10,12 @@ namespace ppsim::profiler {
 // binary ancestor links): up a chain of nested spans the ends only grow, so the climb from the
 // last span to start by a time to the first ancestor that ends after it takes O(log depth) steps.
 std::optional<PartialOverlap> nest(std::vector<CpuSpan> &spans, std::uint64_t tolerance_ns) {
+  // Two spans of one extent (an operator and its only child, in whole microseconds) are taken in
+  // the trace's order, the earlier as the outer one, so the answer never depends on the sort.
   std::sort(spans.begin(), spans.end(), [](const CpuSpan &a, const CpuSpan &b) {
-    return a.start != b.start ? a.start < b.start : a.end > b.end;
+    if (a.start != b.start)
+      return a.start < b.start;
+    return a.end != b.end ? a.end > b.end : a.event < b.event;
   });
   std::vector<std::ptrdiff_t> open;
   for (std::size_t i = 0; i < spans.size(); ++i) {
@@ -32,6 +36,8 @@ std::optional<PartialOverlap> nest(std::vector<CpuSpan> &spans, std::uint64_t to
       break;
     }
     span.parent = open.empty() ? -1 : open.back();
+    span.jump = -1;
+    span.depth = 0;
     if (span.parent >= 0) {
       const CpuSpan &parent = spans[ppsim::at(span.parent)];
       span.depth = parent.depth + 1;

@@ -23,7 +23,8 @@ struct PartialOverlap {
   const CpuSpan *first, *second;
 };
 
-/// Sorts one thread's spans by start (outer first on ties) and links each to its enclosing span.
+/// Sorts one thread's spans by start (outer first on ties; of two spans of one extent, the one
+/// earlier in the trace) and links each to its enclosing span.
 /// Spans on a thread nest (record_function and operators are scopes); one that starts inside
 /// another and ends after it is returned as a partial overlap, unless the excess is at most
 /// `tolerance_ns`: then the two are read as one after the other (when the earlier one ends

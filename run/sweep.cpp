@@ -434,7 +434,7 @@ Results parse_results(std::string_view text, const std::string &source,
     }
     if (error != std::errc() || rest != run.data() + run.size() || run.empty()) {
       throw Error(source, line_number, "run",
-                  fmt::format("expected a run number, got \"{}\"", run));
+                  fmt::format("expected a run number, got \"{}\"", cut_for_message(run)));
     }
     row.id = fields[id_column];
     if (points_column) {
@@ -446,7 +446,7 @@ Results parse_results(std::string_view text, const std::string &source,
           points.empty() || row.run >= value) {
         throw Error(source, line_number, "points",
                     fmt::format("expected the sweep's point count (more than run {}), got \"{}\"",
-                                row.run, points));
+                                row.run, cut_for_message(points)));
       }
       row.points = value;
     }
@@ -467,7 +467,8 @@ Shard parse_shard(const std::string &text, const std::string &field) {
   if (slash == std::string::npos || !number(0, slash, shard.shard) ||
       !number(slash + 1, text.size(), shard.count) || shard.count == 0 ||
       shard.shard >= shard.count) {
-    throw Error("", 0, field, fmt::format("expected i/N with 0 <= i < N, got \"{}\"", text));
+    throw Error("", 0, field, fmt::format("expected i/N with 0 <= i < N, got \"{}\"",
+                                              cut_for_message(text)));
   }
   return shard;
 }
