@@ -3,6 +3,8 @@
 // returned, one within the tolerance is read as one after the other or as nested.
 #include "profiler/nested_spans.h"
 
+#include "base/index.h"
+
 #include <doctest/doctest.h>
 #include <algorithm>
 #include <random>
@@ -94,6 +96,25 @@ TEST_CASE("a partial overlap is returned; within the tolerance, read as nested o
   REQUIRE_FALSE(nest(nested, 2).has_value());
   CHECK(nested[1].parent == 0);
   CHECK(nested[1].end == 100);
+}
+
+} // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+
+TEST_CASE("two spans of one extent nest in the trace's order, whatever order they come in") {
+  // An operator and its only child, both [10, 20) in whole microseconds: the earlier event is the
+  // outer one, so the innermost around 15 is the later event, in either input order.
+  for (const bool reversed : {false, true}) {
+    std::vector<CpuSpan> spans{{10, 20, 0, 3}, {10, 20, 1, 5}};
+    if (reversed)
+      std::swap(spans[0], spans[1]);
+    REQUIRE_FALSE(nest(spans, 0).has_value());
+    const std::optional<std::size_t> inner = innermost_span(spans, 15);
+    REQUIRE(inner.has_value());
+    CHECK(spans[*inner].event == 5);
+    CHECK(spans[ppsim::at(spans[*inner].parent)].event == 3);
+  }
 }
 
 } // namespace ppsim::profiler
