@@ -136,9 +136,11 @@ public:
     // Older traces count microseconds from the epoch: times are taken from the earliest event
     // the import reads (metadata and other events may carry a "ts" of 0).
     bool any = false;
+    std::vector<EventKind> kinds(events->size());
     for (std::size_t i = 0; i < events->size(); ++i) {
       const Json &event = (*events)[i];
-      if (kind_of(event) == EventKind::unused || !member(event, "ts").is_number())
+      kinds[i] = kind_of(event);
+      if (kinds[i] == EventKind::unused || !member(event, "ts").is_number())
         continue;
       const double ts = event["ts"].get<double>();
       if (std::isfinite(ts) && (!any || ts < base_us_)) {
@@ -149,7 +151,7 @@ public:
     }
     for (std::size_t i = 0; i < events->size(); ++i) {
       try {
-        read_event((*events)[i], i);
+        read_event((*events)[i], i, kinds[i]);
       } catch (const Json::exception &error) {
         fail(fmt::format("event {}: {}", i, error.what()));
       }
@@ -367,8 +369,7 @@ private:
                : EventKind::unused;
   }
 
-  void read_event(const Json &event, std::size_t index) {
-    const EventKind kind = kind_of(event);
+  void read_event(const Json &event, std::size_t index, EventKind kind) {
     if (kind == EventKind::memory)
       read_memory_event(event, index);
     if (kind != EventKind::complete)
