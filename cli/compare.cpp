@@ -324,6 +324,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     }
     if (winner != nullptr)
       out << "\n" << winner_text(*winner, base.time_unit);
+    else
+      out << fmt::format("\nno winner: no run fits {} (the n/a rows give the least peak a "
+                         "recomputation plan reaches)\n",
+                         cap_label(base, rankings.front().cap));
   }
   std::size_t runs = 0;
   for (const Ranking &ranking : rankings)

@@ -233,6 +233,16 @@ TEST_CASE("compare ranks schedules with different tick scales by their times") {
   CHECK(csv.out.find("\nnone,none,zb-v,8,32,2,true,99.5,") < csv.out.find("\nnone,none,zb-h1,"));
 }
 
+TEST_CASE("issue_27 compare says when no run fits, instead of ending without a winner") {
+  const Scratch scratch("no-winner");
+  const CommandResult result =
+      scratch.ppsim("compare -p 4 -m 8 --F 1 --B 1 --W 1 --K 0.5 --schedules 1f1b,zb-h1 -q");
+  REQUIRE(result.exit_code == 0);
+  CHECK(result.out.find("\nwinner:") == std::string::npos);
+  CHECK(result.out.find("\nno winner: no run fits K = 0.5 (the n/a rows give the least peak a "
+                        "recomputation plan reaches)\n") != std::string::npos);
+}
+
 TEST_CASE("issue_17 compare refuses an unwritable output before it prints a ranking") {
   const Scratch scratch("unwritable");
   check_user_error(scratch.ppsim("compare -p 4 -m 8 --K 4 -q --svg missing-folder/winner.svg"),
