@@ -17,6 +17,18 @@ struct TimedSchedule {
   std::vector<std::vector<Ticks>> end;
 };
 
+/// What a greedy zero-bubble generator books for each pass of one stage, in the checked track
+/// (sim/memory.h) as the engine accounts it (docs/model.md, "Memory models"): F allocates the
+/// stored activation, B frees all of it but the W stash, W frees the stash less what outlives it.
+/// In the byte model these are the cost file's bytes, so the plan and the memory report agree;
+/// the caps stay shares of the stored activation (`cap_share * mem_f`) in every model.
+struct PassMemory {
+  double forward = 0;  ///< > 0
+  double backward = 0; ///< <= 0
+  double weight = 0;   ///< <= 0
+};
+PassMemory pass_memory(const Scenario &scenario, int stage);
+
 /// ZB automatic heuristic (docs/schedules.md, "zb-auto") with a cap of `cap_share` stage
 /// activations per stage (`cap_share * mem_f[s]`); best of the 8 flag combinations by max span.
 TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share);

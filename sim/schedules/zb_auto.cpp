@@ -45,13 +45,13 @@ public:
     for (int s = 0; s < S_; ++s) {
       const auto i = at(s);
       const StageCosts &costs = scenario.stage_costs[i];
-      const StageMemory &memory = scenario.activations.stages[i];
+      const PassMemory memory = pass_memory(scenario, s);
       cost_[kF].push_back(costs.forward.count());
       cost_[kB].push_back(costs.backward_input.count());
       cost_[kW].push_back(costs.backward_weight.count());
-      mem_[kF].push_back(memory.stored);
-      mem_[kB].push_back(-(memory.stored - memory.kept_after_b));
-      mem_[kW].push_back(-memory.kept_after_b);
+      mem_[kF].push_back(memory.forward);
+      mem_[kB].push_back(memory.backward);
+      mem_[kW].push_back(memory.weight);
       comm_.push_back(s + 1 < S_ ? scenario.boundary_transfer[i].count() : 0);
     }
     for (int k = 0; k < 3; ++k) {
@@ -273,7 +273,7 @@ std::optional<Error> zb_auto_precondition(const Scenario &scenario,
   if (scenario.chunks != 1 || scenario.pipes != 1)
     return Error("schedule 'zb-auto' needs the single-wave placement (one stage per device)");
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    if (!(scenario.activations.stages[at(s)].stored > 0)) {
+    if (!(pass_memory(scenario, s).forward > 0)) {
       return Error(
           fmt::format("schedule 'zb-auto' needs a positive stored activation on stage {}", s));
     }
@@ -285,7 +285,7 @@ TimedSchedule zb_auto_timed(const Scenario &scenario, double cap_share) {
   enforce(zb_auto_precondition(scenario, {}));
   std::vector<double> max_mem;
   for (int s = 0; s < scenario.stage_count(); ++s) {
-    const double mem_f = scenario.activations.stages[at(s)].stored;
+    const double mem_f = pass_memory(scenario, s).forward;
     if (over_cap(mem_f, cap_share * mem_f)) {
       throw cannot_fit_memory(s, cap_share);
     }

@@ -45,18 +45,18 @@ public:
       for (int type = 0; type < kTypes; ++type) {
         const int s = stages[at(type)];
         const StageCosts &costs = scenario.stage_costs[at(s)];
-        const StageMemory &memory = scenario.activations.stages[at(s)];
+        const PassMemory memory = pass_memory(scenario, s);
         const std::size_t cell = index(i, type);
         stage_[cell] = s;
         if (type <= kFb) {
           cost_[cell] = costs.forward.count();
-          mem_[cell] = memory.stored;
+          mem_[cell] = memory.forward;
         } else if (type <= kBa) {
           cost_[cell] = costs.backward_input.count();
-          mem_[cell] = -(memory.stored - memory.kept_after_b);
+          mem_[cell] = memory.backward;
         } else {
           cost_[cell] = costs.backward_weight.count();
-          mem_[cell] = -memory.kept_after_b;
+          mem_[cell] = memory.weight;
         }
       }
     }
@@ -187,13 +187,15 @@ private:
                     device));
   }
 
-  /// Flushes W's until `delta` fits under the device cap.
-  void make_room(int i, double delta) {
+  /// Flushes W's until `delta` fits under the device cap; false when even all of them do not
+  /// make room.
+  bool make_room(int i, double delta) {
     while (over_cap(i, delta)) {
       if (!has_pending(i))
-        throw cannot_fit_memory(i);
+        return false;
       put_w(i);
     }
+    return true;
   }
 
   /// W-filling before a node of `type` whose input crosses devices (zbv.py, phase 2).
@@ -234,7 +236,8 @@ private:
              (count(i, kFb) <= count(i - 1, kFb) && count(i - 1, kFb) < m_)) {
         bool any = false;
         for (int j = p_ - 1; j >= i; --j) {
-          if (!ready(j, type))
+          // A forward that does not fit waits for the steady phase (the reference asserts).
+          if (!ready(j, type) || over_cap(j, mem_[index(j, type)]))
             continue;
           put(type, j);
           any = true;
@@ -255,7 +258,8 @@ private:
     while (progress && !all_backwards_placed()) {
       progress = false;
       for (int i = 0; i < p_; ++i)
-        make_room(i, std::max(mem_[index(i, kBb)], mem_[index(i, kBa)]));
+        if (!make_room(i, std::max(mem_[index(i, kBb)], mem_[index(i, kBa)])))
+          throw cannot_fit_memory(i);
       choose_ba.clear();
       choose_bb.clear();
       for (int i = 0; i < p_; ++i) {
@@ -292,15 +296,19 @@ private:
         } else if (count(i, kFa) < m_ && (i == 0 || placed(i - 1, kFa, count(i, kFa)))) {
           type = kFa;
         }
-        if (type < 0 || !ready(i, type))
+        // An F that does not fit waits for a later round, when backwards have freed memory (the
+        // reference asserts instead; with unequal stage costs the rounds drift apart).
+        if (type < 0 || !ready(i, type) || !make_room(i, mem_[index(i, type)]))
           continue;
-        make_room(i, mem_[index(i, type)]);
         fill_w(i, type, fill_f_);
         put(type, i);
         progress = true;
       }
     }
-    PPSIM_ASSERT(all_backwards_placed());
+    for (int i = 0; i < p_; ++i) {
+      if (count(i, kBa) < m_ || count(i, kBb) < m_)
+        throw cannot_fit_memory(i);
+    }
   }
 
   [[nodiscard]] bool all_backwards_placed() const {
@@ -354,9 +362,8 @@ TimedSchedule zb_v_greedy_timed(const Scenario &scenario, double cap_share) {
   const int p = scenario.devices;
   std::vector<double> cap;
   for (int i = 0; i < p; ++i) {
-    const double share = scenario.activations.stages[at(i)].stored +
-                         scenario.activations.stages[at(2 * p - 1 - i)].stored;
-    cap.push_back(cap_share * share);
+    cap.push_back(cap_share * (pass_memory(scenario, i).forward +
+                               pass_memory(scenario, 2 * p - 1 - i).forward));
   }
   std::optional<VGreedyRun> best;
   for (const bool fill_b : {true, false}) {
