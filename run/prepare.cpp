@@ -78,6 +78,32 @@ ScenarioInput with_cost_file(const ScenarioInput &input, const CostFile *costs,
   ScenarioInput filled = input;
   filled.layers_per_stage = counts; // the split used, printed by the commands
   filled.costs_per_device = false; // the sums are per stage already
+  // Values the user gave beside the file keep their model.cost_unit: under "device" they are one
+  // device's share, split over its chunks here as the builder splits them without a file
+  // (docs/scenario.md, model.cost_unit); the boundary tensors and transient peaks keep their size.
+  const int devices = *std::max_element(placement.begin(), placement.end()) + 1;
+  const std::int64_t chunks = input.costs_per_device ? std::max(1, stages_per_pipe / devices) : 1;
+  const auto device_share = [&](const char *key, auto &field) {
+    if (chunks > 1 && input.origins.count(key)) {
+      for (auto &value : field)
+        value = value / chunks;
+    }
+  };
+  device_share("model.F", filled.forward);
+  device_share("model.B", filled.backward_input);
+  device_share("model.W", filled.backward_weight);
+  device_share("model.R", filled.recompute_forward);
+  device_share("model.RW", filled.recompute_weight_inputs);
+  device_share("model.RBW", filled.recompute_full_backward);
+  device_share("model.R_selective", filled.recompute_selective);
+  device_share("model.memory.act_bytes", filled.bytes.activation);
+  device_share("model.memory.selective_act_bytes", filled.bytes.selective_activation);
+  device_share("model.memory.kept_after_b", filled.bytes.kept_after_b);
+  device_share("model.memory.kept_after_w", filled.bytes.kept_after_w);
+  device_share("model.memory.weight_input_bytes", filled.bytes.weight_inputs);
+  device_share("model.memory.param_bytes", filled.bytes.parameters);
+  device_share("model.memory.grad_bytes", filled.bytes.gradients);
+  device_share("model.memory.optimizer_bytes", filled.bytes.optimizer);
   const auto fill = [&](const char *key, auto &field, auto value_of) {
     if (input.origins.count(key))
       return;

@@ -70,6 +70,44 @@ TEST_CASE("a cost file written and read back gives the stage sums") {
         prepare_run(input).scenario.time_scale.to_ticks({3, 1}));
 }
 
+TEST_CASE("issue_29 values given beside a cost file keep their cost unit") {
+  // The bug: a scalar --F beside a cost file ran a whole device's time on each chunk under the
+  // default cost_unit = "device". Without a file the same value is split over the v chunks.
+  const TemporaryFile file("ppsim-run-setup-unit.csv", kLayers);
+  ScenarioInput input;
+  input.devices = 2;
+  input.microbatches = 4;
+  input.schedule = "zb-v"; // v = 2
+  input.costs_file = file.path;
+  input.forward = {{3, 1}};
+  input.origins["model.F"] = SourceLocation{"s.toml", 2, "model.F"};
+  input.bytes.parameters = {800};
+  input.origins["model.memory.param_bytes"] = SourceLocation{"s.toml", 3, "model.memory.param_bytes"};
+  for (const bool per_device : {true, false}) {
+    CAPTURE(per_device);
+    input.costs_per_device = per_device;
+    const PreparedRun run = prepare_run(input);
+    const TimeScale &scale = run.scenario.time_scale;
+    for (const StageCosts &stage : run.scenario.stage_costs) {
+      CHECK(stage.forward == scale.to_ticks(per_device ? Rational{3, 2} : Rational{3, 1}));
+    }
+    // The file's own sums stay per stage: one layer per stage, layer 0 first.
+    CHECK(run.scenario.stage_costs[0].backward_input == scale.to_ticks({1, 1}));
+    // Device 0 holds stages 0 and 3: the given weights (800 a device, or a stage) and the
+    // file's gradients of layers 0 and 3 (their param_bytes, 1000 + 500).
+    REQUIRE(run.scenario.bytes.has_value());
+    CHECK(run.scenario.bytes->device_constant[0] == (per_device ? 800 : 1600) + 1500);
+    // As without a cost file.
+    ScenarioInput alone = input;
+    alone.costs_file.clear();
+    alone.backward_input = {{1, 1}};
+    alone.backward_weight = {{1, 1}};
+    CHECK(prepare_run(alone).scenario.stage_costs[0].forward ==
+          prepare_run(alone).scenario.time_scale.to_ticks(per_device ? Rational{3, 2}
+                                                                     : Rational{3, 1}));
+  }
+}
+
 TEST_CASE("a cost file with fewer layers than stages is an error at the field") {
   const TemporaryFile file("ppsim-run-setup-few.csv", kLayers);
   ScenarioInput input;
