@@ -228,34 +228,30 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     if (!(base.remat_time_limit_seconds > 0))
       throw Error("", 0, "--time-limit", "expected a positive number of seconds");
   }
-  RankRequest request;
+  std::vector<std::string> schedules;
   if (values.count("schedules")) {
-    request.schedules = split_names(values["schedules"].as<std::string>());
-    if (request.schedules.empty())
+    schedules = split_names(values["schedules"].as<std::string>());
+    if (schedules.empty())
       throw Error("", 0, "--schedules", "expected at least one schedule name");
-    for (const std::string &name : request.schedules)
+    for (const std::string &name : schedules)
       check_schedule_option(name, "--schedules");
-  } else {
-    request.schedules = all_schedules();
   }
-  std::vector<std::optional<double>> caps{base.cap_activations};
+  RankRequest request = rank_request(base, std::move(schedules));
   if (values.count("caps")) {
-    caps.clear();
+    request.caps.clear();
     for (const std::string &text : split_names(values["caps"].as<std::string>())) {
       ScenarioInput probe;
       set_scenario_field_from_text(probe, "cluster.K", text, {"", 0, "--caps"});
-      caps.push_back(probe.cap_activations);
+      request.caps.push_back(probe.cap_activations);
     }
-    if (caps.empty())
+    if (request.caps.empty())
       throw Error("", 0, "--caps", "expected at least one cap K, as K1,K2,...");
+    const bool capped =
+        base.budget_bytes || std::any_of(request.caps.begin(), request.caps.end(),
+                                         [](const auto &cap) { return cap.has_value(); });
+    request.policies = default_policies(base, capped);
   }
-  const bool capped =
-      base.budget_bytes ||
-      std::any_of(caps.begin(), caps.end(), [](const auto &cap) { return cap.has_value(); });
-  request.policies = default_policies(base, capped);
-  request.caps = caps;
   request.evaluate.timelines = values.count("svg") || values.count("report");
-  request.base = base;
   const bool quiet = values["quiet"].as<bool>();
   Progress progress(err, progress_mode(values, err), "compare", "runs");
   const std::vector<Ranking> rankings = rank_runs(request, progress.callback());

@@ -135,23 +135,21 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
                 "elf solves one schedule for cross-checking; --auto ranks with the ppsim form");
   if (!input.cap_activations && !input.budget_bytes)
     throw Error("remat needs a memory budget: give --K or --memory");
-  RankRequest request;
-  request.schedules = all_schedules();
+  std::vector<std::string> candidates;
   if (values.count("candidates")) {
     const std::string text = values["candidates"].as<std::string>();
-    request.schedules = split_names(text);
-    if (request.schedules.empty() || text.ends_with(',') || text.find(",,") != std::string::npos)
+    candidates = split_names(text);
+    if (candidates.empty() || text.ends_with(',') || text.find(",,") != std::string::npos)
       throw Error("", 0, "--candidates",
                   fmt::format("expected comma-separated schedule names, got \"{}\"",
                               cut_for_message(text)));
-    for (const std::string &name : request.schedules)
+    for (const std::string &name : candidates)
       check_schedule_option(name, "--candidates"); // unknown names fail with a suggestion
   }
-  request.base = input;
-  request.base.remat_time_limit_seconds = ilp.time_limit_seconds;
-  request.base.remat_relative_gap = ilp.relative_gap;
-  request.policies = default_policies(input, true);
-  request.caps = {input.cap_activations};
+  ScenarioInput base = input;
+  base.remat_time_limit_seconds = ilp.time_limit_seconds;
+  base.remat_relative_gap = ilp.relative_gap;
+  RankRequest request = rank_request(base, std::move(candidates));
   request.evaluate.timelines = values.count("report") > 0;
   request.threads = static_cast<unsigned>(checked_integer(values, "jobs", 1, kMaxThreads));
   Progress progress(err, progress_mode(values, err), "remat --auto", "runs");

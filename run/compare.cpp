@@ -170,6 +170,15 @@ std::vector<std::string> default_policies(const ScenarioInput &base, bool capped
   return {"none", "full", "selective", "ilp"};
 }
 
+RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> schedules) {
+  RankRequest request;
+  request.base = base;
+  request.schedules = schedules.empty() ? all_schedules() : std::move(schedules);
+  request.caps = {base.cap_activations};
+  request.policies = default_policies(base, base.cap_activations || base.budget_bytes);
+  return request;
+}
+
 bool cap_of_budget(const ScenarioInput &base, const std::optional<double> &cap) {
   return base.memory_model != MemoryModel::bytes && base.budget_bytes && !cap;
 }

@@ -45,8 +45,8 @@ struct RankRequest {
   std::vector<std::string> policies; ///< "none" first when given (see default_policies)
   std::vector<std::optional<double>> caps{std::nullopt};
   EvaluateOptions evaluate;
-  /// Runs evaluated at once. The recomputing runs go in pairs in a fixed order whatever the
-  /// thread count, so the pruning and the result never depend on it.
+  /// Runs evaluated at once. The recomputing runs go in batches of four in a fixed order
+  /// whatever the thread count, so the pruning and the result never depend on it.
   unsigned threads = 2;
 };
 
@@ -60,6 +60,11 @@ std::vector<std::string> all_schedules();
 /// is allowed), else without a cap only none, and under a cap none, full, selective (where a
 /// cost file measures it) and ilp (last, so that the plans found before it prune its solves).
 std::vector<std::string> default_policies(const ScenarioInput &base, bool capped);
+
+/// The ranking of `base` as `compare` runs it without options: `schedules` (every registered
+/// one when empty) under the base's cap (K, or the budget) with default_policies. compare,
+/// remat --auto and a sweep's [rank] start from it.
+RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> schedules = {});
 
 /// Whether the runs of `cap` check a cap K that the count (or zb) model derives from the byte
 /// budget, one per schedule (sim/scenario_builder.cpp).

@@ -32,9 +32,19 @@ Scenario scenario_with_remat_levels(const ScenarioInput &input, const Scenario &
   }
 }
 
+void check_policy_name(const std::string &policy) {
+  if (policy == "none" || policy == "full" || policy == "selective" || policy == "ilp" ||
+      policy.starts_with("file:")) {
+    return;
+  }
+  throw Error(fmt::format(
+      "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));
+}
+
 PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
                              const Schedule &base, const std::string &policy,
                              const IlpOptions &ilp) {
+  check_policy_name(policy);
   if (policy == "none")
     return {scenario, base, ""};
   if (policy == "full")
@@ -62,19 +72,14 @@ PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenari
       throw Error(fmt::format("no remat plan for schedule '{}': {}", base.name, solution.failure));
     return {std::move(leveled), std::move(solution.schedule), solution.status_label()};
   }
-  constexpr std::string_view kFile = "file:";
-  if (policy.starts_with(kFile)) {
-    // A plan may name checkpoint levels (level:K, with remat.checkpoint_levels) and selective
-    // recomputation per (s,j) (where the cost file measures it).
-    Scenario leveled = scenario_with_remat_levels(input, scenario);
-    const std::string path = policy.substr(kFile.size());
-    Schedule schedule = apply_plan(
-        base, parse_plan_csv(read_text_file(path, "remat plan file"), path, leveled.stage_count(),
-                             leveled.microbatches, leveled.selective_levels()));
-    return {std::move(leveled), std::move(schedule), ""};
-  }
-  throw Error(fmt::format(
-      "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));
+  // file:PATH. A plan may name checkpoint levels (level:K, with remat.checkpoint_levels) and
+  // selective recomputation per (s,j) (where the cost file measures it).
+  Scenario leveled = scenario_with_remat_levels(input, scenario);
+  const std::string path = policy.substr(std::string_view("file:").size());
+  Schedule schedule = apply_plan(
+      base, parse_plan_csv(read_text_file(path, "remat plan file"), path, leveled.stage_count(),
+                           leveled.microbatches, leveled.selective_levels()));
+  return {std::move(leveled), std::move(schedule), ""};
 }
 
 } // namespace ppsim

@@ -28,6 +28,10 @@ inline constexpr const char *kLevelsNeedCostFile =
 /// for without a cost file.
 Scenario scenario_with_remat_levels(const ScenarioInput &input, const Scenario &scenario);
 
+/// Throws Error "unknown remat policy 'x' (expected ...)" unless `policy` names one
+/// apply_remat_policy knows.
+void check_policy_name(const std::string &policy);
+
 /// `none` (unchanged), `full` (full_forward_plan), `selective` (measured: the selective level on
 /// every (s,j), selective_level_plan; without a cost file: selective_scenario's fractions with R
 /// on every (s,j); a cost file that does not measure it is refused), `ilp` (solve_stage_remat

@@ -3,7 +3,9 @@
 
 #include "base/error.h"
 #include "base/text_file.h"
+#include "run/compare.h"
 #include "run/evaluate.h"
+#include "run/policy.h"
 #include "sim/io/scenario_toml.h"
 #include "sim/io/toml_fields.h"
 
@@ -11,6 +13,8 @@
 #include <charconv>
 #include <cstdint>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -115,6 +119,54 @@ std::uint64_t fnv1a(std::string_view text, std::uint64_t hash) {
   return hash;
 }
 
+// A list of names in [rank]; each checked by `check` (an Error sentence, or nothing).
+std::vector<std::string> rank_names(const toml::table &table, const char *key,
+                                    const std::string &source,
+                                    const std::function<void(const std::string &)> &check) {
+  std::vector<std::string> names;
+  const toml::node *node = table.get(key);
+  if (node == nullptr)
+    return names;
+  const std::string field = fmt::format("rank.{}", key);
+  const toml::array *list = node->as_array();
+  if (list == nullptr || list->empty()) {
+    throw Error(source, static_cast<int>(node->source().begin.line), field,
+                "expected a non-empty list of names");
+  }
+  for (const toml::node &item : *list) {
+    const auto name = item.value_exact<std::string>();
+    const int line = static_cast<int>(item.source().begin.line);
+    if (!name)
+      throw Error(source, line, field, fmt::format("expected a name, got {}", value_text(item)));
+    try {
+      check(*name);
+    } catch (const Error &error) {
+      throw Error(source, line, field, error.sentence());
+    }
+    names.push_back(*name);
+  }
+  return names;
+}
+
+SweepRank read_rank(const toml::node &node, const std::string &source, int line) {
+  const toml::table *table = node.as_table();
+  if (table == nullptr)
+    throw Error(source, line, "rank", "expected a table: [rank] schedules = [...], policies = [...]");
+  for (const auto &[key, value] : *table) {
+    if (key.str() != "schedules" && key.str() != "policies") {
+      throw Error(source, static_cast<int>(key.source().begin.line), "rank",
+                  fmt::format("unknown key '{}' (expected schedules or policies)", key.str()));
+    }
+  }
+  SweepRank rank;
+  rank.schedules = rank_names(*table, "schedules", source,
+                              [](const std::string &name) { find_schedule(name); });
+  rank.policies = rank_names(*table, "policies", source, [](const std::string &name) {
+    check_policy_name(name);
+  });
+  return rank;
+}
+
 } // namespace
 
 std::size_t Sweep::size() const {
@@ -145,6 +197,12 @@ SweepPoint Sweep::point(std::size_t index) const {
     rest /= axes[a].size();
   }
   std::uint64_t hash = fnv1a("ppsim " PPSIM_PROJECT_VERSION "\n", 0xcbf29ce484222325ULL);
+  if (rank) {
+    // A row is the winner of what was ranked: other schedules or policies give another row.
+    hash = fnv1a(fmt::format("rank.schedules={}\nrank.policies={}\n",
+                             fmt::join(rank->schedules, ","), fmt::join(rank->policies, ",")),
+                 hash);
+  }
   for (std::size_t a = 0; a < axes.size(); ++a) {
     for (const SweepColumn &column : axes[a].columns) {
       point.values.push_back(value_text(*column.values.get(choice[a])));
@@ -177,10 +235,39 @@ SweepPoint Sweep::point(std::size_t index) const {
   return point;
 }
 
+namespace {
+
+// The ranking of one point, as `compare` ranks its scenario (one thread: a sweep runs its points
+// in parallel, and the ranking does not depend on the thread count); its row is the winner.
+std::string ranked_point_row(const Sweep &sweep, const SweepPoint &point) {
+  RankRequest request = rank_request(point.input, sweep.rank->schedules);
+  if (!sweep.rank->policies.empty())
+    request.policies = sweep.rank->policies;
+  request.threads = 1;
+  const Ranking ranking = rank_runs(request, nullptr).front();
+  const RankedRun *winner = ranking.winner();
+  if (winner == nullptr) {
+    SweepPoint none = point;
+    none.input.schedule.clear();
+    none.input.remat_policy.clear();
+    return sweep_row(sweep, none, nullptr,
+                     fmt::format("no run fits {}", cap_label(point.input, ranking.cap)));
+  }
+  SweepPoint won = point;
+  won.input.schedule = winner->schedule;
+  won.input.remat_policy = winner->policy;
+  const SimulationReport report = winner->evaluation->report();
+  return sweep_row(sweep, won, &report, "");
+}
+
+} // namespace
+
 std::string run_sweep_point(const Sweep &sweep, const SweepPoint &point) {
   if (!point.error.empty())
     return sweep_row(sweep, point, nullptr, point.error);
   try {
+    if (sweep.rank)
+      return ranked_point_row(sweep, point);
     const Evaluation evaluation = evaluate_run(point.input);
     const SimulationReport report = evaluation.report();
     return sweep_row(sweep, point, &report, "");
@@ -257,10 +344,13 @@ Sweep parse_sweep(std::string_view text, const std::string &source,
         }
         sweep.metrics.push_back(*metric_name);
       }
+    } else if (name == "rank") {
+      sweep.rank = read_rank(node, source, line);
     } else {
-      throw Error(
-          source, line, "",
-          fmt::format("unknown sweep key '{}' (expected base, mode, axes, zip or output)", name));
+      throw Error(source, line, "",
+                  fmt::format("unknown sweep key '{}' (expected base, mode, axes, zip, output or "
+                              "rank)",
+                              name));
     }
   }
 
@@ -275,6 +365,12 @@ Sweep parse_sweep(std::string_view text, const std::string &source,
   for (const auto &[field, position] : positions) {
     if (!swept.insert(field).second) {
       throw Error(source, position.first, field, "is swept twice");
+    }
+    if (sweep.rank && (field == "pipeline.schedule" || field == "pipeline.schedule_file" ||
+                       field == "remat.policy")) {
+      throw Error(source, position.first, field,
+                  "is chosen by [rank] at every point: list the candidates in rank.schedules or "
+                  "rank.policies instead");
     }
   }
   if (zip_mode && !axis_columns.empty()) {

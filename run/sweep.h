@@ -58,8 +58,16 @@ struct SweepPoint {
 /// The most points a sweep may have (the product of its axes' lengths).
 inline constexpr std::int64_t kMaxSweepPoints = std::int64_t{1} << 40;
 
+/// `[rank]` (docs/sweep.md, "Ranking at every point"): each point ranks schedules and
+/// recomputation policies as `compare` does, and its row is the winner.
+struct SweepRank {
+  std::vector<std::string> schedules; ///< every registered schedule when not given
+  std::vector<std::string> policies;  ///< empty: compare's defaults for the point
+};
+
 struct Sweep {
   ScenarioInput base;               ///< the `base` scenario (defaults when none)
+  std::optional<SweepRank> rank;    ///< every point ranks; its row is the winner
   std::vector<SweepAxis> axes;      ///< in declaration order; the first varies slowest
   std::vector<std::string> metrics; ///< [output] metrics; empty = every metric
   std::string base_directory;       ///< relative file values (costs_file, ...) resolve here
@@ -99,9 +107,10 @@ std::vector<std::string> sweep_columns(const Sweep &sweep);
 std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const SimulationReport *report,
                       const std::string &error);
 
-/// Runs one point (run/evaluate.h, as compare evaluates its runs) and returns its row; a user
-/// error (a bad value, a cost file that cannot be read, a cap no plan meets) becomes the row's
-/// error column.
+/// Runs one point (run/evaluate.h, as compare evaluates its runs; with `[rank]`, the ranking of
+/// run/compare.h, whose winner is the row) and returns its row; a user error (a bad value, a cost
+/// file that cannot be read, a cap no plan meets, no run that fits) becomes the row's error
+/// column.
 std::string run_sweep_point(const Sweep &sweep, const SweepPoint &point);
 
 /// One row of a results file.

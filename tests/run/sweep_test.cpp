@@ -3,6 +3,7 @@
 #include "run/sweep.h"
 
 #include "base/error.h"
+#include "run/compare.h"
 #include "run/prepare.h"
 #include "sim/io/scenario_toml.h"
 
@@ -193,7 +194,7 @@ TEST_CASE("sweep errors name the file, the line and the field") {
   CHECK(error_of("mode = \"random\"\n") ==
         "sweep.toml:1: field 'mode': expected \"product\" or \"zip\"");
   CHECK(error_of("basis = \"x\"\n") ==
-        "sweep.toml:1: unknown sweep key 'basis' (expected base, mode, axes, zip or output)");
+        "sweep.toml:1: unknown sweep key 'basis' (expected base, mode, axes, zip, output or rank)");
   CHECK(
       error_of("[output]\nmetrics = [\"makespan\", \"makespam\"]\n") ==
       "sweep.toml:2: field 'output.metrics': unknown metric 'makespam', did you mean 'makespan'?");
@@ -294,6 +295,85 @@ TEST_CASE("csv fields round trip through quoting") {
     line += "," + csv_field(fields[i]);
   CHECK(line == "plain,\"a,b\",\"say \"\"hi\"\"\",,\"[ 1, 2 ]\"");
   CHECK(split_csv_line(line) == fields);
+}
+
+TEST_CASE("issue_27 a sweep with [rank] names at every point the winner compare names") {
+  // Equal winners across commands: the row of a ranked point is rank_runs' winner for the
+  // point's scenario (what compare, report and remat --auto print), on memory caps where the
+  // winner changes with K.
+  const Sweep sweep = sweep_from(R"(base = "base.toml"
+[axes]
+"cluster.K" = [1, 2, 4]
+"pipeline.microbatches" = [4, 9]
+"model.W" = [0.5, 2]
+[rank]
+schedules = ["gpipe", "1f1b", "zb-h1", "zb-h2", "1f1b-split"]
+[output]
+metrics = ["makespan"]
+)");
+  REQUIRE(sweep.rank.has_value());
+  std::set<std::string> winners;
+  for (std::size_t k = 0; k < sweep.size(); ++k) {
+    const SweepPoint point = sweep.point(k);
+    CAPTURE(k);
+    RankRequest request = rank_request(point.input, sweep.rank->schedules);
+    const Ranking ranking = rank_runs(request, nullptr).front();
+    const RankedRun *winner = ranking.winner();
+    REQUIRE(winner != nullptr);
+    winners.insert(winner->schedule + " + " + winner->policy);
+    const SimulationReport report = winner->evaluation->report();
+    SweepPoint won = point;
+    won.input.schedule = winner->schedule;
+    won.input.remat_policy = winner->policy;
+    const std::string row = run_sweep_point(sweep, point);
+    CHECK(row == sweep_row(sweep, won, &report, ""));
+    CHECK(row.find("," + winner->schedule + ",") != std::string::npos);
+  }
+  // The caps make different schedules and policies win: the rows are not one answer repeated.
+  CHECK(winners.size() >= 3);
+}
+
+TEST_CASE("issue_27 a ranked point where nothing fits says so in its error column") {
+  const Sweep sweep = sweep_from(R"(base = "base.toml"
+[axes]
+"cluster.K" = [0.5]
+[rank]
+schedules = ["gpipe", "1f1b"]
+policies = ["none"]
+[output]
+metrics = ["makespan"]
+)");
+  CHECK(run_sweep_point(sweep, sweep.point(0)) ==
+        fmt::format("0,{},1,0.5,,2,4,,,false,,no run fits K = 0.5", sweep.point(0).id));
+}
+
+TEST_CASE("issue_27 [rank] errors name the file, the line and the field") {
+  CHECK(error_of("base = \"base.toml\"\n[axes]\n\"pipeline.schedule\" = [\"1f1b\"]\n[rank]\n") ==
+        "sweep.toml:3: field 'pipeline.schedule': is chosen by [rank] at every point: list the "
+        "candidates in rank.schedules or rank.policies instead");
+  CHECK(error_of("base = \"base.toml\"\n[axes]\n\"remat.policy\" = [\"full\"]\n[rank]\n") ==
+        "sweep.toml:3: field 'remat.policy': is chosen by [rank] at every point: list the "
+        "candidates in rank.schedules or rank.policies instead");
+  CHECK(error_of("base = \"base.toml\"\n[rank]\nschedules = [\"1f1b\",\n \"zb-hh\"]\n") ==
+        "sweep.toml:4: field 'rank.schedules': unknown schedule 'zb-hh', did you mean 'zb-h1'?");
+  CHECK(error_of("base = \"base.toml\"\n[rank]\npolicies = [\"fulll\"]\n") ==
+        "sweep.toml:3: field 'rank.policies': unknown remat policy 'fulll' (expected none, full, "
+        "selective, ilp or file:PATH)");
+  CHECK(error_of("base = \"base.toml\"\n[rank]\npolicies = []\n") ==
+        "sweep.toml:3: field 'rank.policies': expected a non-empty list of names");
+  CHECK(error_of("base = \"base.toml\"\n[rank]\nwinner = 1\n") ==
+        "sweep.toml:3: field 'rank': unknown key 'winner' (expected schedules or policies)");
+  CHECK(error_of("base = \"base.toml\"\nrank = 1\n") ==
+        "sweep.toml:2: field 'rank': expected a table: [rank] schedules = [...], policies = [...]");
+}
+
+TEST_CASE("issue_27 the ranked candidates are part of a point's run id") {
+  const std::string axes = "base = \"base.toml\"\n[axes]\n\"cluster.K\" = [2]\n";
+  const std::string plain = sweep_from(axes).point(0).id;
+  const std::string ranked = sweep_from(axes + "[rank]\n").point(0).id;
+  const std::string fewer = sweep_from(axes + "[rank]\nschedules = [\"1f1b\"]\n").point(0).id;
+  CHECK(plain != ranked);
+  CHECK(ranked != fewer);
 }
 
 } // namespace
