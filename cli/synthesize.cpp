@@ -14,6 +14,7 @@
 #include "sim/io/trace.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <limits>
 #include <ostream>
 
@@ -36,19 +37,49 @@ std::string synthesis_line(const Scenario &scenario, const SynthesisResult &resu
                      result.bound_name, result.seconds);
 }
 
-std::string synthesis_json(const Scenario &scenario, const SynthesisResult &result,
+const char *form_words(BackwardForm form) {
+  return form == BackwardForm::full ? "full backward (B and W fused)" : "split backward (B, W)";
+}
+
+// The forms searched besides the winner's (docs/synthesis.md, "Backward forms").
+std::string other_forms_line(const std::vector<SearchedForm> &searched) {
+  std::string line;
+  for (std::size_t k = 1; k < searched.size(); ++k) {
+    const SearchedForm &other = searched[k];
+    const TimeScale &scale = other.run.scenario.time_scale;
+    line += fmt::format("also searched: the {} of schedule {}, makespan {}, bound {} ({}); the {} "
+                        "is faster\n",
+                        form_words(other.form), other.run.input.schedule,
+                        scale.readable(other.result.makespan),
+                        scale.readable(other.form_lower_bound), other.form_bound_name,
+                        form_words(searched.front().form));
+  }
+  return line;
+}
+
+std::string synthesis_json(const std::vector<SearchedForm> &searched,
                            const std::string &simulation_json) {
-  const TimeScale &scale = scenario.time_scale;
+  const SynthesisResult &result = searched.front().result;
+  const TimeScale &scale = searched.front().run.scenario.time_scale;
+  std::vector<std::string> forms;
+  for (const SearchedForm &form : searched) {
+    const TimeScale &own = form.run.scenario.time_scale;
+    forms.push_back(fmt::format(
+        "{{\"schedule\": {}, \"backward\": {}, \"makespan\": {}, \"best_lower_bound\": {}}}",
+        json_string(form.run.input.schedule),
+        json_string(form.form == BackwardForm::full ? "full" : "split"),
+        own.json(form.result.makespan), own.json(form.form_lower_bound)));
+  }
   return fmt::format(
       "{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
       "\"seed\": {}, \"seed_makespan\": {}, \"best_known\": {}, \"best_known_makespan\": {}, "
       "\"improvements\": {}, \"evaluations\": {}, \"stopped\": {}, \"seconds\": {}, "
-      "\"simulation\": {}}}\n",
+      "\"searched\": [{}], \"simulation\": {}}}\n",
       scale.json(result.makespan), scale.json(result.lower_bound), json_string(result.bound_name),
       json_number(result.gap()), json_string(result.seed), scale.json(result.seed_makespan),
       json_string(result.best_known), scale.json(result.best_known_makespan), result.improvements,
       result.evaluations, json_string(std::string(describe(result.stop))),
-      json_number(result.seconds), simulation_json);
+      json_number(result.seconds), fmt::join(forms, ", "), simulation_json);
 }
 
 } // namespace
@@ -92,10 +123,11 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
   refuse_recomputation(input, "synthesize");
   check_outputs(given_outputs(values, {"torch-csv", "svg", "trace", "report"}),
                 scenario_input_files(values, input));
-  // The placement and backward form are those of the scenario's schedule.
-  const PreparedRun run = prepare_run(input);
-  const BackwardForm form = backward_form(run);
-  const SynthesisResult result = synthesize(run.scenario, form, synthesis);
+  // The placement and backward form are those of the scenario's schedule (and the split form
+  // too when none is named and W is given).
+  const std::vector<SearchedForm> searched = synthesize_input(input, synthesis);
+  const PreparedRun &run = searched.front().run;
+  const SynthesisResult &result = searched.front().result;
 
   const bool timelines = values.count("svg") || values.count("trace") || values.count("report");
   const Simulation simulation = simulate(run.scenario, result.schedule, SimulateOptions{timelines});
@@ -122,9 +154,10 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
   for (const auto &[path, content] : files)
     write_file_atomically(path, content);
   if (format == "json")
-    out << synthesis_json(run.scenario, result, report_json(report));
+    out << synthesis_json(searched, report_json(report));
   else
-    out << report_text(report) << synthesis_line(run.scenario, result);
+    out << report_text(report) << synthesis_line(run.scenario, result)
+        << other_forms_line(searched);
   return kOk;
 }
 

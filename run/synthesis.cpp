@@ -271,6 +271,63 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   return result;
 }
 
+std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
+                                           const SynthesisOptions &options) {
+  const Clock::time_point start = Clock::now();
+  std::vector<SearchedForm> searched;
+  searched.push_back({prepare_run(input), BackwardForm::full, {}, {}, {}});
+  searched.front().form = backward_form(searched.front().run);
+  const Scenario &scenario = searched.front().run.scenario;
+  const bool weights_given =
+      std::any_of(scenario.stage_costs.begin(), scenario.stage_costs.end(),
+                  [](const StageCosts &stage) { return stage.backward_weight.count() > 0; });
+  if (searched.front().form == BackwardForm::full && weights_given &&
+      !input.origins.count("pipeline.schedule") && input.schedule_file.empty()) {
+    ScenarioInput split = input;
+    split.schedule = "zb-h1"; // 1f1b's single-wave placement with B and W apart
+    searched.push_back({prepare_run(split), BackwardForm::split, {}, {}, {}});
+  }
+  SynthesisOptions left = options;
+  for (std::size_t k = 0; k < searched.size(); ++k) {
+    SynthesisOptions mine = left;
+    if (k + 1 < searched.size()) {
+      mine.max_evaluations = left.max_evaluations / 2;
+      mine.time_limit_seconds = left.time_limit_seconds / 2;
+    }
+    SearchedForm &form = searched[k];
+    form.result = synthesize(form.run.scenario, form.form, mine);
+    form.form_lower_bound = form.result.lower_bound;
+    form.form_bound_name = form.result.bound_name;
+    left.max_evaluations -= form.result.evaluations;
+    left.time_limit_seconds = std::max(
+        0.0, options.time_limit_seconds -
+                 std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  // Fastest first, in time units (each run has its own tick scale); ties keep the search order.
+  const auto units = [](const SearchedForm &form, Ticks t) {
+    return form.run.scenario.time_scale.exact_units(t);
+  };
+  std::stable_sort(searched.begin(), searched.end(),
+                   [&](const SearchedForm &a, const SearchedForm &b) {
+                     return units(a, a.result.makespan) < units(b, b.result.makespan);
+                   });
+  SearchedForm &best = searched.front();
+  for (const SearchedForm &other : searched) {
+    const Rational bound = units(other, other.form_lower_bound);
+    if (!(bound < units(best, best.result.lower_bound)))
+      continue;
+    // The lower bound over every form searched, in the fastest run's ticks, rounded down so it
+    // stays a bound.
+    __extension__ using Int128 = __int128;
+    const Int128 ticks = Int128{bound.numerator} *
+                         best.run.scenario.time_scale.ticks_per_unit / bound.denominator;
+    best.result.lower_bound = Ticks{static_cast<std::int64_t>(ticks)};
+    best.result.bound_name = fmt::format("{} of the {} backward", other.form_bound_name,
+                                         other.form == BackwardForm::full ? "full" : "split");
+  }
+  return searched;
+}
+
 ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, ExactOptions options,
                                  std::int64_t search_evaluations) {
   // What the search cannot take (the byte model, an overlapped F&B) goes straight to the exact

@@ -6,6 +6,7 @@
 #include "base/time.h"
 #include "bounds/exact.h"
 #include "bounds/lower_bounds.h"
+#include "run/prepare.h"
 #include "sim/memory.h"
 #include "sim/retime.h"
 #include "sim/scenario.h"
@@ -123,6 +124,28 @@ struct SynthesisResult {
 /// Throws CapUnreachable when the cap is below one activation of some stage.
 SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
                            const SynthesisOptions &options = {});
+
+/// One backward form synthesize searched for a scenario input: the run prepared for the
+/// schedule that names the form and what the search found.
+struct SearchedForm {
+  PreparedRun run;
+  BackwardForm form = BackwardForm::full;
+  SynthesisResult result;
+  /// The bound of this form alone (result.lower_bound may be another form's, see
+  /// synthesize_input).
+  Ticks form_lower_bound;
+  std::string form_bound_name;
+};
+
+/// What `ppsim synthesize` runs (docs/synthesis.md, "Backward forms"): the search of the input's
+/// schedule's placement and backward form, and, when the user named no schedule and some stage
+/// has a W, also of the split backward on the same placement (zb-h1's form beside 1f1b's): the
+/// fused form cannot express the orders that defer W. The evaluations and the time are shared in
+/// order (the first form gets half, the second what is left). Fastest first; when a slower form's
+/// bound is the lower one, the first result's lower bound becomes it (floored to its ticks), so
+/// its gap covers every form searched.
+std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
+                                           const SynthesisOptions &options = {});
 
 /// Candidate moves of the search that gives `ppsim optimal` its incumbent.
 inline constexpr std::int64_t kOptimalSearchEvaluations = 50000;

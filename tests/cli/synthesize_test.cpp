@@ -46,6 +46,50 @@ TEST_CASE("synthesize prints the run, the bound met and where the search started
                         "candidates, stopped: bound met, bound LB3, ") != std::string::npos);
 }
 
+TEST_CASE("issue_28 with W given and no schedule, synthesize searches the split backward too") {
+  // It used to search 1f1b's fused backward only and report "bound met, gap 0.00%" at 33 while
+  // zb-h1 reaches 27: a user who gave W believed they had the optimum.
+  const Output output = run({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--K", "4"});
+  REQUIRE(output.code == 0);
+  CHECK(output.out.find("schedule synthesized  p=4 m=8 v=1\n"
+                        "makespan 27  max span 27  ideal 24  bubble 11.11%  span bubble 11.11%\n"
+                        "best lower bound 27  gap 0.00%\n") == 0);
+  CHECK(output.out.ends_with(
+      "also searched: the full backward (B and W fused) of schedule 1f1b, makespan 33, bound 33 "
+      "(LB1); the split backward (B, W) is faster\n"));
+  // A named schedule keeps its form: no other form is searched.
+  const Output named = run({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--K", "4",
+                            "--schedule", "1f1b"});
+  REQUIRE(named.code == 0);
+  CHECK(named.out.find("makespan 33 ") != std::string::npos);
+  CHECK(named.out.find("also searched") == std::string::npos);
+  // Without W (the full backward as one op) there is no split form to search.
+  const Output fused = run({"-p", "4", "-m", "8", "--F", "1", "--B", "2", "--W", "0", "--K", "4"});
+  REQUIRE(fused.code == 0);
+  CHECK(fused.out.find("also searched") == std::string::npos);
+}
+
+TEST_CASE("issue_28 the gap covers every form searched: the lower of their bounds") {
+  // At K = 1.5 the full backward wins (its seeds recompute) while the split form's bound, LB4 =
+  // 30, is below the full form's own: the reported gap is against 30.
+  const Output output = run({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--K",
+                             "1.5", "--max-evaluations", "400", "--max-variables", "0",
+                             "--format", "json"});
+  REQUIRE(output.code == 0);
+  const nlohmann::json json = nlohmann::json::parse(output.out);
+  CHECK(json["makespan"] == 38);
+  CHECK(json["best_lower_bound"] == 30);
+  CHECK(json["bound"] == "LB4 of the split backward");
+  REQUIRE(json["searched"].size() == 2);
+  CHECK(json["searched"][0]["schedule"] == "1f1b");
+  CHECK(json["searched"][0]["backward"] == "full");
+  CHECK(json["searched"][1]["schedule"] == "zb-h1");
+  CHECK(json["searched"][1]["backward"] == "split");
+  CHECK(json["searched"][1]["best_lower_bound"] == 30);
+  CHECK(json["searched"][0]["best_lower_bound"] > 30); // the full form's own bound
+  CHECK(json["evaluations"] == 200); // half of the candidates each
+}
+
 TEST_CASE("synthesize --format json: the result and the engine's replay agree") {
   const Output output = run({"-p", "4", "-m", "8", "--schedule", "zb-h1", "--K", "3",
                              "--max-evaluations", "500", "--format", "json"});
