@@ -344,9 +344,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   const Evaluation &best_run = *best.evaluation;
   if (&best != winner && format == "text") {
     out << fmt::format(
-        "{} {} has no {}; the files below are for {}{}, the fastest run that has (makespan {} {}, "
+        "{}{} has no {}; the files below are for {}{}, the fastest run that has (makespan {} {}, "
         "+{:.2f}%)\n",
-        winner->schedule, winner->policy == "none" ? "" : "+ " + winner->policy,
+        winner->schedule, winner->policy == "none" ? "" : " + " + winner->policy,
         wants_torch && !torch_export(*winner) ? "PyTorch pipelining form" : "per-microbatch plan",
         best.schedule, best.policy == "none" ? "" : " + " + best.policy,
         best_run.run.scenario.time_scale.readable(best_run.simulation.metrics.makespan),
@@ -357,9 +357,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     for (const std::string &warning : chosen.torch->warnings)
       err << fmt::format("ppsim: warning: {}\n", warning);
   }
-  const auto note = [&](const std::string &what, const std::string &path) {
+  const auto note = [&](const std::string &what, const std::string &path,
+                        const std::string &remark = "") {
     if (format == "text")
-      out << fmt::format("{} of {} written to {}\n", what, best.schedule, path);
+      out << fmt::format("{} of {} written to {}{}\n", what, best.schedule, path, remark);
     written.push_back(fmt::format("the {} to {}", what, path));
   };
   if (values.count("svg")) {
@@ -373,7 +374,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
                                    best_run.run.scenario.microbatches);
     write_file_atomically(values["plan"].as<std::string>(),
                           format_plan_csv(plan, best_run.run.scenario.selective_levels()));
-    note("recomputation plan", values["plan"].as<std::string>());
+    // A run that fits without recomputation still gets its (empty) plan, said so.
+    note("recomputation plan", values["plan"].as<std::string>(),
+         plan.recompute_count() == 0 ? " (empty: the run fits without recomputation)" : "");
   }
   if (chosen.torch) {
     write_file_atomically(values["torch-csv"].as<std::string>(), chosen.torch->text);

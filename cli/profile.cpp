@@ -68,7 +68,9 @@ po::options_description profile_options() {
                                        "tensor-parallel size t (per-GPU shard; no communication)")(
       "sequence-parallel", "Megatron sequence parallelism (shards norm and dropout regions)")(
       "no-dropout", "no dropout masks in the stash")(
-      "causal-skip", "llama: attention skips masked tiles (halves attention FLOPs)");
+      "causal-skip", "llama: attention skips masked tiles (halves attention FLOPs)")(
+      "attention", po::value<std::string>()->value_name("flash|unfused"),
+      "attention core: flash (default with --analytic) or unfused (what the GPU workload runs)");
   po::options_description measure("measurement");
   measure.add_options()("microbatches", po::value<int>()->default_value(1),
                         "microbatches per repetition")("reps", po::value<int>()->default_value(20),
@@ -125,6 +127,14 @@ profiler::BlockShape shape_from(const po::variables_map &values) {
   shape.sequence_parallel = values.count("sequence-parallel") > 0;
   shape.dropout = values.count("no-dropout") == 0;
   shape.causal_skip = values.count("causal-skip") > 0;
+  // The analytic model assumes what current stacks run; the GPU workload's kernel is unfused.
+  shape.attention = values.count("analytic") ? profiler::Attention::flash
+                                             : profiler::Attention::unfused;
+  if (values.count("attention")) {
+    const std::string attention = checked_choice(values, "attention", {"flash", "unfused"});
+    shape.attention =
+        attention == "flash" ? profiler::Attention::flash : profiler::Attention::unfused;
+  }
   profiler::validate(shape);
   return shape;
 }

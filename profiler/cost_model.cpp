@@ -47,6 +47,10 @@ void set_parameter_bytes(CostRow &row, std::uint64_t parameters) {
 
 } // namespace
 
+const char *attention_name(Attention attention) {
+  return attention == Attention::flash ? "flash" : "unfused";
+}
+
 std::uint64_t kv_heads_of(const BlockShape &shape) {
   return shape.kv_heads == 0 ? shape.heads : shape.kv_heads;
 }
@@ -107,11 +111,14 @@ std::vector<MatmulOp> block_matmuls(const BlockShape &shape) {
   const auto linear = [](std::string name, std::uint64_t flops) {
     return MatmulOp{std::move(name), flops, flops, flops}; // dX and dW each cost one F
   };
-  // The attention core has no weights: its whole backward (two matmuls each) is in B.
+  // The attention core has no weights: its whole backward (two matmuls each) is in B. Flash
+  // attention's backward also recomputes the scores QK^T: five matmuls, 2.5x F (Dao 2023,
+  // arXiv 2307.08691, section 4.1), the recomputation counted with the scores.
   std::uint64_t core = mul({2, l.b, l.s, l.s, l.hl});
   if (shape.kind == BlockKind::llama && shape.causal_skip)
     core /= 2;
-  const MatmulOp scores{"attention_scores", core, 2 * core, 0};
+  const bool flash = shape.attention == Attention::flash;
+  const MatmulOp scores{"attention_scores", core, (flash ? 3 : 2) * core, 0};
   const MatmulOp values{"attention_values", core, 2 * core, 0};
   if (shape.kind == BlockKind::gpt) {
     return {linear("qkv", mul({2, l.b, l.s, l.h, 3 * l.hl})),
@@ -162,8 +169,11 @@ ActivationBytes activation_bytes(const BlockShape &shape) {
   // Korthikanti et al. section 4.1: two norm inputs (4sbh), the inputs of the QKV and first MLP
   // linear (4sbh) and the two dropout masks (2sbh) are not sharded by TP, only by SP.
   const std::uint64_t replicated = (8 + (shape.dropout ? 2 : 0)) * sbh_replicated;
-  // Softmax output (2), its dropout mask (1) and dropout output (2) per a s^2 b.
-  const std::uint64_t core = mul({shape.dropout ? 5ULL : 2ULL, l.al, l.s, l.s, l.b});
+  // Unfused: softmax output (2), its dropout mask (1) and dropout output (2) per a s^2 b. Flash:
+  // the fp32 log-sum-exp of each row (4 per a s b); the mask is regenerated from the RNG state.
+  const std::uint64_t core = shape.attention == Attention::flash
+                                 ? mul({4, l.al, l.s, l.b})
+                                 : mul({shape.dropout ? 5ULL : 2ULL, l.al, l.s, l.s, l.b});
   std::uint64_t sharded = 0;
   ActivationBytes bytes;
   if (shape.kind == BlockKind::gpt) {
@@ -255,12 +265,17 @@ CostRow analytic_row(const BlockShape &shape, int layer_id, const DeviceThroughp
   row.bwd_w_stash_bytes = static_cast<double>(bytes.bwd_w_stash);
   row.bwd_w_act_bytes = static_cast<double>(bytes.bwd_w_act);
   set_parameter_bytes(row, parameters);
-  // An unfused attention materialises the a s^2 b score matrix (bf16) in F; B needs two.
-  const double scores = 2.0 * static_cast<double>(mul({l.al, l.s, l.s, l.b}));
-  row.fwd_peak_temp_bytes = scores;
-  row.bwd_input_peak_temp_bytes = 2 * scores;
+  if (shape.attention == Attention::flash) {
+    // Scores live in on-chip tiles; B accumulates dQ in fp32 (FlashAttention-2's dq_accum).
+    row.fwd_peak_temp_bytes = row.recompute_peak_temp_bytes = 0;
+    row.bwd_input_peak_temp_bytes = 4.0 * static_cast<double>(mul({l.b, l.s, l.hl}));
+  } else {
+    // An unfused attention materialises the a s^2 b score matrix (bf16) in F; B needs two.
+    const double scores = 2.0 * static_cast<double>(mul({l.al, l.s, l.s, l.b}));
+    row.fwd_peak_temp_bytes = row.recompute_peak_temp_bytes = scores;
+    row.bwd_input_peak_temp_bytes = 2 * scores;
+  }
   row.bwd_weight_peak_temp_bytes = 0;
-  row.recompute_peak_temp_bytes = scores;
   row.n_samples = 0;
   row.source = "analytic";
   return row;
@@ -336,6 +351,7 @@ CostFile analytic_cost_file(const BlockShape &shape, int layers, const DeviceThr
   m.ffn = as_int(ffn_of(shape));
   m.tp = as_int(shape.tp);
   m.dropout = shape.dropout;
+  m.attention = attention_name(shape.attention);
   m.timer = "analytic";
   m.warnings.push_back(fmt::format("analytic model: times assume {} of {} TFLOP/s; tensor-parallel "
                                    "communication is not included",

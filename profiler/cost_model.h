@@ -14,6 +14,18 @@ namespace ppsim::profiler {
 /// GPT: LayerNorm, MHA, GeLU MLP with 4h. LLaMA: RMSNorm, RoPE, GQA, SwiGLU with three h x f.
 enum class BlockKind { gpt, llama };
 
+/// How the attention core runs (docs/profiler.md, "The analytic model").
+enum class Attention {
+  /// FlashAttention-2 (Dao, arXiv 2307.08691): tiles in on-chip memory, the a s^2 b scores never
+  /// stored; F keeps the fp32 log-sum-exp per row, B recomputes the scores (2.5x F's FLOPs) and
+  /// the dropout mask from the RNG state. What Megatron-LM, PyTorch SDPA and TE run today.
+  flash,
+  /// The softmax, its dropout mask and the dropout output stored (Korthikanti et al. 2022).
+  unfused,
+};
+/// "flash" or "unfused".
+const char *attention_name(Attention attention);
+
 /// One transformer block's shape and parallel layout.
 struct BlockShape {
   BlockKind kind = BlockKind::gpt;
@@ -27,6 +39,7 @@ struct BlockShape {
   bool sequence_parallel = false; ///< Megatron SP: LayerNorm/dropout regions sharded by t
   bool dropout = true;            ///< 1-byte masks and dropout outputs are stashed
   bool causal_skip = false; ///< LLaMA: an attention kernel that skips masked tiles halves F_attn
+  Attention attention = Attention::flash;
 };
 
 /// Throws Error (field named) when `a` does not divide `h`, `t` does not divide the heads, ...
@@ -63,7 +76,9 @@ std::uint64_t model_flops_per_iteration(std::uint64_t global_batch, std::uint64_
 
 /// Activation bytes per block and per GPU (16-bit activations, 1-byte dropout masks).
 struct ActivationBytes {
-  std::uint64_t full = 0;        ///< stash from F to B, no recompute: sbh(34 + 5as/h) at t = 1
+  /// stash from F to B, no recompute: sbh(34 + 5as/h) at t = 1 unfused, sbh(34 + 4a/h) with
+  /// flash attention (the fp32 log-sum-exp instead of the scores, no core dropout mask)
+  std::uint64_t full = 0;
   std::uint64_t selective = 0;   ///< stash under selective recompute: 34sbh at t = 1
   std::uint64_t checkpoint = 0;  ///< kept under full recompute: the layer input 2sbh
   std::uint64_t bwd_w_stash = 0; ///< kept from B to W: 32sbh at t = 1

@@ -31,6 +31,9 @@ void check_measurable(const BlockShape &shape) {
   if (shape.tp != 1)
     throw Error("", 0, "tp",
                 "the GPU workload measures --tp 1 only; use --analytic for tensor parallelism");
+  if (shape.attention != Attention::unfused)
+    throw Error("", 0, "attention",
+                "the GPU workload's attention is unfused; --attention flash is for --analytic");
 }
 
 std::string locate_gpu_module(const std::filesystem::path &built,

@@ -161,6 +161,10 @@ Scenario with_checkpoint_levels(const Scenario &scenario,
     StageMemory &units = leveled.activations.stages[stage];
     const double units_per_byte = bytes.stored > 0 ? units.stored / bytes.stored : 0.0;
     for (const CheckpointOption &level : checkpoint_levels(layers, count)) {
+      // The chain counts the stage's input, which the stage's record does not: a level that
+      // keeps as much as the record saves nothing (a stage ending in the LM head's logits).
+      if (!(level.kept_bytes < bytes.stored))
+        continue;
       costs.checkpoint_level_recompute.push_back(
           Ticks{std::llround(std::max(0.0, level.backward_ms - whole.backward_ms) * ticks_per_ms)});
       bytes.checkpoint_levels.push_back({level.kept_bytes, level.peak_bytes});

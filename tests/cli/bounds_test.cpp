@@ -71,25 +71,25 @@ TEST_CASE("bounds rejects a bad format") {
 TEST_CASE("issue_27 a byte budget is named in the bounds header: turned into K, or not in them") {
   const std::string model = PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml";
   const Output bytes =
-      run(ppsim::cli::run_bounds, {model, "--memory", "40GiB", "--schedule", "zb-v"});
+      run(ppsim::cli::run_bounds, {model, "--memory", "24GiB", "--schedule", "zb-v"});
   CHECK(bytes.code == 0);
-  CHECK(bytes.out.starts_with("lower bounds on the makespan (p = 8, m = 64, K = none; the 40 GiB "
+  CHECK(bytes.out.starts_with("lower bounds on the makespan (p = 8, m = 64, K = none; the 24 GiB "
                               "byte budget is not in these bounds):\n"));
-  const Output count = run(ppsim::cli::run_bounds, {model, "--memory", "40GiB", "--memory-model",
+  const Output count = run(ppsim::cli::run_bounds, {model, "--memory", "24GiB", "--memory-model",
                                                     "count", "--schedule", "zb-v"});
   CHECK(count.code == 0);
   CHECK(count.out.starts_with(
-      "lower bounds on the makespan (p = 8, m = 64, K = 1.899, of the 40 GiB budget):\n"));
+      "lower bounds on the makespan (p = 8, m = 64, K = 3.026, of the 24 GiB budget):\n"));
   // simulate and compare name the count model's cap as the budget's too.
-  const Output simulated = run(ppsim::cli::run_simulate, {model, "--memory", "40GiB",
+  const Output simulated = run(ppsim::cli::run_simulate, {model, "--memory", "24GiB",
                                                           "--memory-model", "count", "--schedule",
                                                           "zb-v"});
-  CHECK(simulated.out.find("memory: peak 8 activations (cap 1.899: K of the 40 GiB budget in the "
+  CHECK(simulated.out.find("memory: peak 8 activations (cap 3.026: K of the 24 GiB budget in the "
                            "count model)  feasible no\n") != std::string::npos);
   const Output compared =
-      run(ppsim::cli::run_compare, {model, "--memory", "40GiB", "--memory-model", "count",
+      run(ppsim::cli::run_compare, {model, "--memory", "24GiB", "--memory-model", "count",
                                     "--schedules", "1f1b,zb-v", "--remat", "none,full", "-q"});
-  CHECK(compared.out.starts_with("model llama2-7b  memory cap K of the 40 GiB budget per schedule, "
+  CHECK(compared.out.starts_with("model llama2-7b  memory cap K of the 24 GiB budget per schedule, "
                                  "in the count model (memory_model = \"bytes\" checks bytes)  "
                                  "(p=8 m=64)\n"));
   const Output byte_ranked = run(ppsim::cli::run_compare, {model, "--schedules", "1f1b,zb-v",

@@ -342,11 +342,12 @@ TEST_CASE("issue_18 compare reports each recomputation run on stderr; -q silence
                      "w.svg, the recomputation plan to p.csv\n");
   // A byte budget is named as the table heads it, not as a count-model K.
   const CommandResult budget = scratch.ppsim(
-      fmt::format("compare {}/scenarios/models/llama3-8b.toml --schedules 1f1b --remat none,full",
+      fmt::format("compare {}/scenarios/models/llama3-8b.toml --memory 24GiB --schedules 1f1b "
+                  "--remat none,full",
                   PPSIM_SOURCE_DIR));
   REQUIRE(budget.exit_code == 0);
-  CHECK(budget.out.starts_with("model llama3-8b  budget 80 GiB  (p=8 m=64)\n"));
-  CHECK(budget.err == "ppsim: compare: 1/1 runs (1f1b + full, budget 80 GiB)\n"
+  CHECK(budget.out.starts_with("model llama3-8b  budget 24 GiB  (p=8 m=64)\n"));
+  CHECK(budget.err == "ppsim: compare: 1/1 runs (1f1b + full, budget 24 GiB)\n"
                       "ppsim: wrote the ranking of 2 runs to standard output\n");
   const CommandResult quiet = scratch.ppsim("compare --schedules 1f1b -p 4 -m 8 --K 2 -q");
   CHECK(quiet.err.empty());

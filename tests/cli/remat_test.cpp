@@ -182,7 +182,7 @@ TEST_CASE("issue_13 ppsim checkpoint errors are one line, with nothing printed b
   CHECK(ppsim::cli::guarded(ppsim::cli::run_checkpoint, tight, out, err) == 1);
   CHECK(out.str().empty());
   CHECK(err.str() ==
-        "ppsim: error: field '--memory': stage 0 cannot run in 1 GiB: even recomputing everything "
+        "ppsim: error: field '--memory': stage 7 cannot run in 1 GiB: even recomputing everything "
         "needs more\n");
   std::ostringstream out2, err2;
   const Args counts{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv", "--layers-per-stage",

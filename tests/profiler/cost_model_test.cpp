@@ -13,8 +13,10 @@ namespace {
 
 using U = std::uint64_t;
 
+// Korthikanti et al.'s oracles are of the unfused attention; the flash cases set it.
 BlockShape gpt(U b, U s, U h, U a, U t = 1) {
   BlockShape shape;
+  shape.attention = Attention::unfused;
   shape.batch = b;
   shape.seq = s;
   shape.hidden = h;
@@ -188,6 +190,34 @@ TEST_CASE("times come from peak x efficiency, in whole nanoseconds") {
   CHECK(h100.peak_tflops == 989.4);
   CHECK_THROWS_WITH_AS(device_preset("h10"),
                        "field 'device': unknown device 'h10', did you mean 'h100'?", ppsim::Error);
+}
+
+TEST_CASE("issue_29 flash attention: no s^2 stash, the fp32 log-sum-exp, B recomputes the scores") {
+  // FlashAttention-2 (Dao, arXiv 2307.08691): the stash drops Korthikanti's 5as^2b for 4asb, the
+  // attention core's backward is 2.5x its forward, the transient scores are gone.
+  const U b = 2, s = 4096, h = 4096, a = 32;
+  BlockShape shape = gpt(b, s, h, a);
+  shape.attention = Attention::flash;
+  CHECK(BlockShape{}.attention == Attention::flash); // the default
+  const ActivationBytes bytes = activation_bytes(shape);
+  CHECK(bytes.full == 34 * s * b * h + 4 * a * s * b);
+  CHECK(bytes.selective == 34 * s * b * h); // selective recomputation saves only the 4asb
+  CHECK(bytes.bwd_w_stash == 32 * s * b * h); // the Zero Bubble split does not change
+  const PassFlops flops = block_flops(shape);
+  const U core_forward = 4 * b * s * s * h;
+  CHECK(flops.forward == s * b * h * (24 * h + 4 * s));
+  CHECK(flops.backward_input == 24 * s * b * h * h + 5 * core_forward / 2);
+  CHECK(flops.backward_weight == 24 * s * b * h * h);
+  CHECK(flops.recompute_selective == core_forward);
+  const CostFile file = analytic_cost_file(shape, 1, device_preset("ideal"));
+  const CostRow &row = file.rows[0];
+  CHECK(row.fwd_peak_temp_bytes == 0);
+  CHECK(row.recompute_peak_temp_bytes == 0);
+  CHECK(row.bwd_input_peak_temp_bytes == 4.0 * b * s * h); // the fp32 dQ accumulator
+  CHECK(row.activation_bytes_full == static_cast<double>(bytes.full));
+  CHECK(file.metadata.attention == "flash");
+  shape.attention = Attention::unfused;
+  CHECK(analytic_cost_file(shape, 1, device_preset("ideal")).metadata.attention == "unfused");
 }
 
 TEST_CASE("an analytic cost file has identical rows with the model's numbers") {

@@ -189,7 +189,8 @@ TEST_CASE("a plan file carries levels: level:K written and read back, level:0 re
 TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP uses them") {
   ScenarioInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
   input.schedule = "1f1b";
-  input.budget_bytes = 40.0 * (1ULL << 30);
+  input.microbatches = 32;
+  input.budget_bytes = 24.0 * (1ULL << 30);
   const PreparedRun run = prepare_run(input);
   ScenarioInput asking = run.input;
   asking.remat_checkpoint_levels = 4;
@@ -198,21 +199,23 @@ TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP 
     CAPTURE(s);
     const auto &levels = scenario.bytes->stages[ppsim::at(s)].checkpoint_levels;
     const auto &times = scenario.stage_costs[ppsim::at(s)].checkpoint_level_recompute;
-    // Four levels of the rotor front, then selective recomputation (the cost file measures it).
-    REQUIRE(levels.size() == 5);
-    REQUIRE(times.size() == 5);
+    // Up to four levels of the rotor front (those that keep less than the stage's record), then
+    // selective recomputation (the cost file measures it).
+    REQUIRE(levels.size() >= 4);
+    REQUIRE(levels.size() <= 5);
+    REQUIRE(times.size() == levels.size());
     CHECK(levels.back().selective);
-    CHECK(scenario.selective_levels()[ppsim::at(s)] == 5);
-    for (std::size_t k = 1; k < 4; ++k) {
+    CHECK(scenario.selective_levels()[ppsim::at(s)] == static_cast<int>(levels.size()));
+    for (std::size_t k = 1; k + 1 < levels.size(); ++k) {
       CHECK(levels[k].kept < levels[k - 1].kept); // less memory ...
       CHECK(times[k] > times[k - 1]);             // ... for more recomputation
     }
     CHECK(levels.front().kept < scenario.bytes->stages[ppsim::at(s)].stored);
   }
-  // Whole-stage R only is over 10% slower than storing everything (3745 ms); with the levels and
-  // selective recomputation the plan fits 40 GiB at that very span, the least any plan can have
-  // (recomputation only lengthens ops; docs/remat.md, "Checkpoint levels").
-  const IlpOptions options{60, 0.03};
+  // With FlashAttention's small records the levels' gain is small but real: 2103 ms with
+  // whole-stage R, 2088 ms with the levels, over the uncapped 2080 ms (docs/remat.md,
+  // "Levels of the rotor front").
+  const IlpOptions options{60, 0.005};
   const RematSolution whole = solve_stage_remat(run.scenario, run.schedule, options);
   const RematSolution with = solve_stage_remat(scenario, run.schedule, options);
   REQUIRE(whole.found());
@@ -220,10 +223,9 @@ TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP 
   CHECK(with.simulation.metrics.feasible);
   CHECK(static_cast<double>(with.simulation.metrics.max_span.count()) ==
         doctest::Approx(with.objective).epsilon(1e-6));
-  CHECK(with.simulation.metrics.max_span.count() * 10 <
-        whole.simulation.metrics.max_span.count() * 9);
+  CHECK(with.simulation.metrics.max_span < whole.simulation.metrics.max_span);
   CHECK(with.plan.checkpoint_level_count() > 0);
-  CHECK(with.simulation.metrics.max_span == simulate(run.scenario, run.schedule).metrics.max_span);
+  CHECK(with.simulation.metrics.max_span >= simulate(run.scenario, run.schedule).metrics.max_span);
 }
 
 TEST_CASE("checkpoint levels need a cost file and at most 8 levels") {
