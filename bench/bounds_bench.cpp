@@ -17,7 +17,7 @@ ppsim::Scenario large_scenario(const char *schedule, int chunks) {
   input.backward_input = {{2, 1}};
   input.backward_weight = {{1, 1}};
   input.cap_activations = 4.0;
-  return ppsim::build_scenario(input, ppsim::find_schedule(schedule));
+  return ppsim::build_scenario(input, ppsim::find_schedule(schedule), ppsim::RunSize::scenario);
 }
 
 void run(benchmark::State &state, const char *schedule, int chunks) {

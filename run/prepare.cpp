@@ -303,6 +303,15 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   }
   if (!input.schedule_file.empty())
     return import_run(input);
+  PreparedRun run = prepare_scenario(input, RunSize::orders);
+  run.schedule =
+      generate_schedule(schedule_of(input), run.scenario, GeneratorOptions{input.group_size});
+  validate_schedule(run.scenario, run.schedule);
+  run.base_schedule = run.schedule;
+  return run;
+}
+
+PreparedRun prepare_scenario(const ScenarioInput &input, RunSize size) {
   const ScheduleInfo &info = schedule_of(input);
   const std::shared_ptr<const CostFile> costs = run_costs(input);
   ScenarioInput split = input;
@@ -310,10 +319,12 @@ PreparedRun prepare_run(const ScenarioInput &input) {
     split.layers_per_stage = partitioned_layers(input, info, costs.get());
   PreparedRun run;
   run.input = with_cost_file(split, costs.get(), placement_of(input, info), info.pipes());
-  run.scenario = build_scenario(run.input, info);
-  run.schedule = generate_schedule(info, run.scenario, GeneratorOptions{input.group_size});
-  validate_schedule(run.scenario, run.schedule);
-  run.base_schedule = run.schedule;
+  run.scenario = build_scenario(run.input, info, size);
+  // Parameters outside the generator's definition are refused as generating would refuse them.
+  if (std::optional<Error> refusal =
+          info.refusal(run.scenario, GeneratorOptions{input.group_size}))
+    throw *refusal;
+  run.schedule.name = info.name; // no ops yet
   return run;
 }
 

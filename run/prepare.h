@@ -36,6 +36,12 @@ struct PreparedRun {
 /// Throws Error with the location of the offending field or cell.
 PreparedRun prepare_run(const ScenarioInput &input);
 
+/// prepare_run for a generated schedule without generating it: the split, the cost file and the
+/// scenario its placement runs on, with a schedule of no ops (named); what needs no order (the lower bounds
+/// of bounds_for_run without a recomputation policy) starts here. With RunSize::scenario the size
+/// guard counts the stages only, so the bounds of runs too large to simulate are still given.
+PreparedRun prepare_scenario(const ScenarioInput &input, RunSize size = RunSize::orders);
+
 /// prepare_run plus the input's recomputation policy (remat.policy / --remat).
 PreparedRun prepare_policy_run(const ScenarioInput &input);
 

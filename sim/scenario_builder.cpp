@@ -393,9 +393,10 @@ void ScenarioInput::fail(const std::string &key, const std::string &sentence) co
 }
 
 Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placement, int chunks,
-                           int pipes) {
+                           int pipes, RunSize size) {
   check_counts(input);
-  check_run_size(input, static_cast<std::int64_t>(placement.size()), input.microbatches / pipes);
+  check_run_size(input, static_cast<std::int64_t>(placement.size()),
+                 size == RunSize::orders ? input.microbatches / pipes : 1);
   Scenario scenario;
   scenario.model_name = input.model_name;
   scenario.devices = input.devices;
@@ -413,7 +414,7 @@ Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placemen
   return scenario;
 }
 
-Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule) {
+Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule, RunSize size) {
   check_counts(input);
   const int chunks = schedule.chunks(input.chunks);
   if (input.chunks < 0)
@@ -444,9 +445,10 @@ Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule
                            "even, got {}",
                            schedule.name, input.microbatches));
   }
-  check_run_size(input, std::int64_t{input.devices} * chunks * pipes, input.microbatches / pipes);
+  check_run_size(input, std::int64_t{input.devices} * chunks * pipes,
+                 size == RunSize::orders ? input.microbatches / pipes : 1);
   return build_scenario_on(input, make_placement(schedule.placement, input.devices, chunks), chunks,
-                           pipes);
+                           pipes, size);
 }
 
 } // namespace ppsim

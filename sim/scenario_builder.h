@@ -115,13 +115,19 @@ void check_run_size(const ScenarioInput &input, std::int64_t stages, std::int64_
 /// The input's time units (model.time_unit) per second.
 double units_per_second(const ScenarioInput &input);
 
+/// What a built scenario is for, so the size guard (check_run_size) counts what will exist: the
+/// ops of an order (stages x microbatches x 3), or the scenario alone (its stages), which is all
+/// the lower bounds read.
+enum class RunSize { orders, scenario };
+
 /// Builds the engine's Scenario for `schedule`: placement, ticks, transfers, memory tracks and
 /// caps. Throws Error naming the offending field for impossible values (p < 1, m < 1, negative
 /// costs, a list of the wrong length, v not allowed by the placement).
-Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule);
+Scenario build_scenario(const ScenarioInput &input, const ScheduleInfo &schedule,
+                        RunSize size = RunSize::orders);
 
 /// Builds a Scenario on an explicit placement (CSV imports infer it from the rows).
 Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placement, int chunks,
-                           int pipes);
+                           int pipes, RunSize size = RunSize::orders);
 
 } // namespace ppsim

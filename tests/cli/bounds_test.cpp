@@ -97,3 +97,19 @@ TEST_CASE("issue_27 a byte budget is named in the bounds header: turned into K, 
   CHECK(byte_ranked.out.find("the bounds know no byte budget: a gap includes what fitting 80 GiB "
                              "costs\n") != std::string::npos);
 }
+
+TEST_CASE("issue_33 bounds of a run too large to simulate: no schedule is built") {
+  // 1024 stages x 65536 microbatches is above the size limit of a simulated run, not of its
+  // bounds, which read the scenario only.
+  const Output big = run(ppsim::cli::run_bounds, {"-p", "1024", "-m", "65536", "--schedule", "1f1b"});
+  CHECK(big.code == 0);
+  CHECK(big.out.starts_with("lower bounds on the makespan (p = 1024, m = 65536, K = none):\n"));
+  // (m + p - 1)(F + B + W) with F = B = W = 1
+  CHECK(big.out.find("closed form (1f1b): 199677\n") != std::string::npos);
+  const Output simulated = run(ppsim::cli::run_simulate, {"-p", "1024", "-m", "65536"});
+  CHECK(simulated.code != 0);
+  // What needs the order still builds it, under the guard.
+  const Output predicted = run(ppsim::cli::run_bounds, {"-p", "1024", "-m", "65536",
+                                                        "--predict-memory"});
+  CHECK(predicted.code != 0);
+}

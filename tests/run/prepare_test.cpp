@@ -108,6 +108,54 @@ TEST_CASE("issue_29 values given beside a cost file keep their cost unit") {
   }
 }
 
+TEST_CASE("issue_33 the bounds of a generated schedule need no schedule: prepare_scenario gives "
+          "the same ones") {
+  // `ppsim bounds` no longer builds the order (p = 1024, m = 21000: 4.7 s and 2 GB before,
+  // docs/performance.md); every registered schedule's bounds and closed form must not change.
+  const TemporaryFile file("ppsim-run-setup-bounds.csv", kLayers);
+  int refused = 0;
+  // m = 3 is below what DualPipeV (2p) and interleaved 1F1B's groups accept.
+  for (const auto &[with_costs, microbatches] :
+       {std::pair{false, 8}, std::pair{true, 8}, std::pair{false, 3}}) {
+    for (const ScheduleInfo &info : schedule_registry()) {
+      ScenarioInput input;
+      input.devices = 2;
+      input.microbatches = microbatches;
+      input.schedule = info.name;
+      input.latency = {1, 4};
+      input.cap_activations = 3;
+      if (with_costs)
+        input.costs_file = file.path;
+      else
+        input.backward_weight = {{1, 2}};
+      CAPTURE(info.name);
+      CAPTURE(with_costs);
+      PreparedRun built;
+      try {
+        built = prepare_run(input);
+      } catch (const Error &error) {
+        // Refused the same way: the generator's precondition is its error.
+        CHECK_THROWS_WITH_AS(prepare_scenario(input), error.what(), Error);
+        ++refused;
+        continue;
+      }
+      const PreparedRun bare = prepare_scenario(input);
+      CHECK(bare.schedule.name == built.schedule.name);
+      CHECK(bare.schedule.device_ops.empty());
+      const BoundsReport expected = bounds_for_run(built);
+      const BoundsReport report = bounds_for_run(bare);
+      CHECK(report.best_lower_bound == expected.best_lower_bound);
+      CHECK(report.closed_form == expected.closed_form);
+      REQUIRE(report.lower_bounds.size() == expected.lower_bounds.size());
+      for (std::size_t k = 0; k < report.lower_bounds.size(); ++k) {
+        CHECK(report.lower_bounds[k].name == expected.lower_bounds[k].name);
+        CHECK(report.lower_bounds[k].value == expected.lower_bounds[k].value);
+      }
+    }
+  }
+  CHECK(refused > 0);
+}
+
 TEST_CASE("a cost file with fewer layers than stages is an error at the field") {
   const TemporaryFile file("ppsim-run-setup-few.csv", kLayers);
   ScenarioInput input;
