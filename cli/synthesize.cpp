@@ -47,12 +47,17 @@ std::string other_forms_line(const std::vector<SearchedForm> &searched) {
   for (std::size_t k = 1; k < searched.size(); ++k) {
     const SearchedForm &other = searched[k];
     const TimeScale &scale = other.run.scenario.time_scale;
+    // Rationals of two tick scales: equal when neither is below the other.
+    const Rational slower = scale.exact_units(other.result.makespan);
+    const Rational faster =
+        searched.front().run.scenario.time_scale.exact_units(searched.front().result.makespan);
+    const bool tie = !(faster < slower);
     line += fmt::format("also searched: the {} of schedule {}, makespan {}, bound {} ({}); the {} "
-                        "is faster\n",
+                        "is {}\n",
                         form_words(other.form), other.run.input.schedule,
                         scale.readable(other.result.makespan),
                         scale.readable(other.form_lower_bound), other.form_bound_name,
-                        form_words(searched.front().form));
+                        form_words(searched.front().form), tie ? "as fast" : "faster");
   }
   return line;
 }

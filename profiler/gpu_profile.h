@@ -16,8 +16,15 @@
 namespace ppsim::profiler {
 
 /// What to measure and how.
-struct GpuProfileRequest {
+/// The workload's block: its attention kernel is unfused (check_measurable refuses flash).
+inline BlockShape measured_block() {
   BlockShape shape;
+  shape.attention = Attention::unfused;
+  return shape;
+}
+
+struct GpuProfileRequest {
+  BlockShape shape = measured_block();
   int layers = 4;
   int reps = 20;
   int warmup = 5;

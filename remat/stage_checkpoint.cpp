@@ -129,8 +129,16 @@ std::vector<CheckpointOption> checkpoint_levels(const std::vector<CostRow> &laye
   // From above storing everything (the DP's memory rule reserves more than the replay needs).
   std::vector<CheckpointOption> front =
       checkpoint_front(layers, 1.5 * whole.peak_bytes, slots, true);
-  std::erase_if(front,
-                [&](const CheckpointOption &o) { return !(o.kept_bytes < whole.kept_bytes); });
+  // A level must keep less than storing everything, in the chain's count and in the stage's
+  // record (the sum of activation_bytes_full, what the pipeline stores): the chain also counts
+  // the stage's input, so a level can keep less than the chain's whole and no less than the
+  // record (a stage ending in the LM head's logits).
+  double record = 0;
+  for (const CostRow &row : layers)
+    record += row.activation_bytes_full;
+  std::erase_if(front, [&](const CheckpointOption &o) {
+    return !(o.kept_bytes < whole.kept_bytes) || !(o.kept_bytes < record);
+  });
   if (count <= 0 || static_cast<int>(front.size()) <= count)
     return count <= 0 ? std::vector<CheckpointOption>{} : front;
   std::vector<CheckpointOption> spread;
@@ -161,10 +169,6 @@ Scenario with_checkpoint_levels(const Scenario &scenario,
     StageMemory &units = leveled.activations.stages[stage];
     const double units_per_byte = bytes.stored > 0 ? units.stored / bytes.stored : 0.0;
     for (const CheckpointOption &level : checkpoint_levels(layers, count)) {
-      // The chain counts the stage's input, which the stage's record does not: a level that
-      // keeps as much as the record saves nothing (a stage ending in the LM head's logits).
-      if (!(level.kept_bytes < bytes.stored))
-        continue;
       costs.checkpoint_level_recompute.push_back(
           Ticks{std::llround(std::max(0.0, level.backward_ms - whole.backward_ms) * ticks_per_ms)});
       bytes.checkpoint_levels.push_back({level.kept_bytes, level.peak_bytes});

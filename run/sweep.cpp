@@ -23,6 +23,9 @@
 namespace ppsim {
 namespace {
 
+// A recomputation policy that reads a plan file: "file:PATH".
+constexpr std::string_view kPlanPrefix = "file:";
+
 // Where a key was declared, for the declaration order of axes (toml++ tables are sorted maps).
 struct Declared {
   SweepColumn column;
@@ -222,12 +225,15 @@ SweepPoint Sweep::point(std::size_t index) const {
   point.input.costs_file = resolve_path(point.input.costs_file, base_directory);
   point.input.schedule_file = resolve_path(point.input.schedule_file, base_directory);
   // The files a run reads, so that resuming after one of them changed runs it again.
-  constexpr std::string_view kPlanFile = "file:";
-  const std::string plan_file = point.input.remat_policy.starts_with(kPlanFile)
-                                    ? point.input.remat_policy.substr(kPlanFile.size())
-                                    : "";
-  for (const std::string &file :
-       {base_file, point.input.costs_file, point.input.schedule_file, plan_file}) {
+  std::vector<std::string> files{base_file, point.input.costs_file, point.input.schedule_file};
+  std::vector<std::string> policies{point.input.remat_policy};
+  if (rank)
+    policies.insert(policies.end(), rank->policies.begin(), rank->policies.end());
+  for (const std::string &policy : policies) {
+    if (policy.starts_with(kPlanPrefix))
+      files.push_back(policy.substr(kPlanPrefix.size()));
+  }
+  for (const std::string &file : files) {
     if (!file.empty())
       hash = fnv1a(fmt::format("{}={:016x}\n", file, digests->of(file)), hash);
   }
@@ -346,6 +352,12 @@ Sweep parse_sweep(std::string_view text, const std::string &source,
       }
     } else if (name == "rank") {
       sweep.rank = read_rank(node, source, line);
+      // Plan files are read where the sweep file is, as a swept remat.policy's are.
+      for (std::string &policy : sweep.rank->policies) {
+        if (policy.starts_with(kPlanPrefix))
+          policy = std::string(kPlanPrefix) +
+                   resolve_path(policy.substr(kPlanPrefix.size()), base_directory);
+      }
     } else {
       throw Error(source, line, "",
                   fmt::format("unknown sweep key '{}' (expected base, mode, axes, zip, output or "

@@ -156,6 +156,8 @@ std::string_view describe(SynthesisStop stop) {
     return "evaluation limit";
   case SynthesisStop::time_limit:
     return "time limit";
+  case SynthesisStop::form_optimum:
+    return "its form's optimum";
   }
   return "";
 }
@@ -275,19 +277,28 @@ std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
                                            const SynthesisOptions &options) {
   const Clock::time_point start = Clock::now();
   std::vector<SearchedForm> searched;
+  searched.reserve(2);
   searched.push_back({prepare_run(input), BackwardForm::full, {}, {}, {}});
-  searched.front().form = backward_form(searched.front().run);
-  const Scenario &scenario = searched.front().run.scenario;
+  const PreparedRun &first = searched.front().run;
+  searched.front().form = backward_form(first);
   const bool weights_given =
-      std::any_of(scenario.stage_costs.begin(), scenario.stage_costs.end(),
+      std::any_of(first.scenario.stage_costs.begin(), first.scenario.stage_costs.end(),
                   [](const StageCosts &stage) { return stage.backward_weight.count() > 0; });
   if (searched.front().form == BackwardForm::full && weights_given &&
       !input.origins.count("pipeline.schedule") && input.schedule_file.empty()) {
+    // 1f1b's single-wave placement with B and W apart, on the same split of the layers.
     ScenarioInput split = input;
-    split.schedule = "zb-h1"; // 1f1b's single-wave placement with B and W apart
-    searched.push_back({prepare_run(split), BackwardForm::split, {}, {}, {}});
+    split.schedule = "zb-h1";
+    split.layers_per_stage = first.input.layers_per_stage;
+    split.partition = "cost";
+    try {
+      searched.push_back({prepare_run(split), BackwardForm::split, {}, {}, {}});
+    } catch (const Error &) {
+      // The split form is an addition: a generator or split it refuses leaves the first form.
+    }
   }
   SynthesisOptions left = options;
+  std::int64_t evaluations = 0, improvements = 0;
   for (std::size_t k = 0; k < searched.size(); ++k) {
     SynthesisOptions mine = left;
     if (k + 1 < searched.size()) {
@@ -299,6 +310,8 @@ std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
     form.form_lower_bound = form.result.lower_bound;
     form.form_bound_name = form.result.bound_name;
     left.max_evaluations -= form.result.evaluations;
+    evaluations += form.result.evaluations;
+    improvements += form.result.improvements;
     left.time_limit_seconds = std::max(
         0.0, options.time_limit_seconds -
                  std::chrono::duration<double>(Clock::now() - start).count());
@@ -324,7 +337,13 @@ std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
     best.result.lower_bound = Ticks{static_cast<std::int64_t>(ticks)};
     best.result.bound_name = fmt::format("{} of the {} backward", other.form_bound_name,
                                          other.form == BackwardForm::full ? "full" : "split");
+    if (best.result.stop == SynthesisStop::bound_met ||
+        best.result.stop == SynthesisStop::exact_optimum)
+      best.result.stop = SynthesisStop::form_optimum;
   }
+  best.result.evaluations = evaluations;
+  best.result.improvements = improvements;
+  best.result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return searched;
 }
 

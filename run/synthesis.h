@@ -92,9 +92,11 @@ struct SynthesisOptions {
 };
 
 /// Why the search stopped.
-enum class SynthesisStop { bound_met, exact_optimum, evaluation_limit, time_limit };
+/// Why the search stopped; form_optimum when its form's bound or exact optimum was met but another
+/// form searched has a lower bound (synthesize_input), so the gap over both stays open.
+enum class SynthesisStop { bound_met, exact_optimum, evaluation_limit, time_limit, form_optimum };
 
-/// "bound met", "exact optimum", "evaluation limit", "time limit".
+/// "bound met", "exact optimum", "evaluation limit", "time limit", "its form's optimum".
 std::string_view describe(SynthesisStop stop);
 
 struct SynthesisResult {
@@ -141,9 +143,10 @@ struct SearchedForm {
 /// schedule's placement and backward form, and, when the user named no schedule and some stage
 /// has a W, also of the split backward on the same placement (zb-h1's form beside 1f1b's): the
 /// fused form cannot express the orders that defer W. The evaluations and the time are shared in
-/// order (the first form gets half, the second what is left). Fastest first; when a slower form's
-/// bound is the lower one, the first result's lower bound becomes it (floored to its ticks), so
-/// its gap covers every form searched.
+/// order (the first form gets half, the second what is left; a second form that cannot be
+/// prepared is not searched). Fastest first; when a slower form's bound is the lower one, the
+/// first result's lower bound becomes it (floored to its ticks), so its gap covers every form
+/// searched. The first result's evaluations, improvements and seconds are the totals.
 std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
                                            const SynthesisOptions &options = {});
 

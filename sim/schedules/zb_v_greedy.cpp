@@ -187,14 +187,18 @@ private:
                     device));
   }
 
-  /// Flushes W's until `delta` fits under the device cap; false when even all of them do not
-  /// make room.
+  /// Flushes W's until `delta` fits under the device cap; false, flushing none, when even all of
+  /// them would not make room.
   bool make_room(int i, double delta) {
-    while (over_cap(i, delta)) {
-      if (!has_pending(i))
-        return false;
-      put_w(i);
+    double freed = 0;
+    for (const int type : pending_[at(i)])
+      freed += mem_[index(i, type)]; // W's changes are <= 0
+    if (over_cap(i, delta + freed)) {
+      stuck_device_ = i;
+      return false;
     }
+    while (over_cap(i, delta))
+      put_w(i);
     return true;
   }
 
@@ -305,9 +309,9 @@ private:
         progress = true;
       }
     }
-    for (int i = 0; i < p_; ++i) {
-      if (count(i, kBa) < m_ || count(i, kBb) < m_)
-        throw cannot_fit_memory(i);
+    if (!all_backwards_placed()) {
+      // No round placed anything: a forward that did not fit holds its device back.
+      throw cannot_fit_memory(stuck_device_.value_or(0));
     }
   }
 
@@ -341,6 +345,7 @@ private:
   std::vector<std::int64_t> end_; ///< -1 = not placed
   std::vector<std::int64_t> cur_;
   std::vector<double> mem_now_;
+  std::optional<int> stuck_device_; ///< the last device whose forward did not fit
   std::vector<std::int64_t> bub_;
   std::int64_t max_bubble_ = 0; ///< bubbles only grow, so the running max is max_j bub[j]
   std::vector<std::int64_t> approved_;

@@ -8,7 +8,9 @@
 #include "sim/io/scenario_toml.h"
 
 #include <doctest/doctest.h>
+#include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -374,6 +376,15 @@ TEST_CASE("issue_27 the ranked candidates are part of a point's run id") {
   const std::string fewer = sweep_from(axes + "[rank]\nschedules = [\"1f1b\"]\n").point(0).id;
   CHECK(plain != ranked);
   CHECK(ranked != fewer);
+  // A plan file among the ranked policies is read by the runs: editing it gives new ids.
+  const std::string plan =
+      (std::filesystem::temp_directory_path() / "ppsim-sweep-rank-plan.csv").string();
+  std::ofstream(plan) << "stage,microbatch,fwd,bwd\n";
+  const std::string with_plan = axes + "[rank]\npolicies = [\"none\", \"file:" + plan + "\"]\n";
+  const std::string before = sweep_from(with_plan).point(0).id;
+  std::ofstream(plan) << "stage,microbatch,fwd,bwd\n0,0,full,none\n";
+  CHECK(sweep_from(with_plan).point(0).id != before);
+  std::filesystem::remove(plan);
 }
 
 } // namespace

@@ -126,6 +126,7 @@ TEST_CASE("issue_29 zb-auto, zb-1p, zb-2p and zb-v-greedy plan in the byte model
           drawn_stage_input(p, 4 * p, v ? 2 * p : p, {1, 2}, 2, [&] { return cost(random); });
       counted.chunks = v ? 2 : 1;
       counted.w_stash = 0.25;
+      counted.cap_activations = p; // binds zb-auto (its default, 3m, would not)
       ScenarioInput bytes = counted;
       bytes.w_stash = 1; // the byte track takes the stash from kept_after_b
       bytes.memory_model = MemoryModel::bytes;
