@@ -236,21 +236,18 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     for (const std::string &name : schedules)
       check_schedule_option(name, "--schedules");
   }
-  RankRequest request = rank_request(base, std::move(schedules));
+  std::optional<std::vector<std::optional<double>>> caps;
   if (values.count("caps")) {
-    request.caps.clear();
+    caps.emplace();
     for (const std::string &text : split_names(values["caps"].as<std::string>())) {
       ScenarioInput probe;
       set_scenario_field_from_text(probe, "cluster.K", text, {"", 0, "--caps"});
-      request.caps.push_back(probe.cap_activations);
+      caps->push_back(probe.cap_activations);
     }
-    if (request.caps.empty())
+    if (caps->empty())
       throw Error("", 0, "--caps", "expected at least one cap K, as K1,K2,...");
-    const bool capped =
-        base.budget_bytes || std::any_of(request.caps.begin(), request.caps.end(),
-                                         [](const auto &cap) { return cap.has_value(); });
-    request.policies = default_policies(base, capped);
   }
+  RankRequest request = rank_request(base, std::move(schedules), std::move(caps));
   request.evaluate.timelines = values.count("svg") || values.count("report");
   const bool quiet = values["quiet"].as<bool>();
   Progress progress(err, progress_mode(values, err), "compare", "runs");

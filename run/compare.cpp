@@ -170,12 +170,16 @@ std::vector<std::string> default_policies(const ScenarioInput &base, bool capped
   return {"none", "full", "selective", "ilp"};
 }
 
-RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> schedules) {
+RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> schedules,
+                         std::optional<std::vector<std::optional<double>>> caps) {
   RankRequest request;
   request.base = base;
   request.schedules = schedules.empty() ? all_schedules() : std::move(schedules);
-  request.caps = {base.cap_activations};
-  request.policies = default_policies(base, base.cap_activations || base.budget_bytes);
+  request.caps = caps ? std::move(*caps) : std::vector{base.cap_activations};
+  const bool capped =
+      base.budget_bytes || std::any_of(request.caps.begin(), request.caps.end(),
+                                       [](const auto &cap) { return cap.has_value(); });
+  request.policies = default_policies(base, capped);
   return request;
 }
 

@@ -64,7 +64,10 @@ std::vector<std::string> default_policies(const ScenarioInput &base, bool capped
 /// The ranking of `base` as `compare` runs it without options: `schedules` (every registered
 /// one when empty) under the base's cap (K, or the budget) with default_policies. compare,
 /// remat --auto and a sweep's [rank] start from it.
-RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> schedules = {});
+/// With `caps` given (compare --caps), the runs go under those caps instead, and the policies
+/// are those of a capped ranking when one of them, or the budget, caps.
+RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> schedules = {},
+                         std::optional<std::vector<std::optional<double>>> caps = std::nullopt);
 
 /// Whether the runs of `cap` check a cap K that the count (or zb) model derives from the byte
 /// budget, one per schedule (sim/scenario_builder.cpp).
