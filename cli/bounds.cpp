@@ -108,7 +108,7 @@ int run_bounds(const Args &args, std::ostream &out, std::ostream & /*err*/) {
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "json"});
 
-  const ScenarioInput input = scenario_from_options(values);
+  const RunInput input = scenario_from_options(values);
   const bool predict_memory = values["predict-memory"].as<bool>();
   // The bounds of a generated schedule depend on its scenario and its generator's form and
   // closed form, not on its ops: the schedule is built only when something reads it.

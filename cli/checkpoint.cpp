@@ -8,7 +8,7 @@
 #include "base/decimal.h"
 #include "base/error.h"
 #include "remat/stage_checkpoint.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 
 #include <fmt/format.h>
 
@@ -25,7 +25,7 @@ std::vector<int> layer_counts(const po::variables_map &values, std::size_t layer
     return located_at(values["costs"].as<std::string>(), "--stages",
                       [&] { return even_layer_counts(layers, values["stages"].as<int>()); });
   // The scenario field model.layers_per_stage reads the list, with its own checks and errors.
-  ScenarioInput parsed;
+  RunInput parsed;
   set_scenario_field_from_text(parsed, "model.layers_per_stage",
                                "[" + values["layers-per-stage"].as<std::string>() + "]",
                                {"", 0, "--layers-per-stage"});

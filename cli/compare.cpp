@@ -14,7 +14,7 @@
 #include "remat/plan.h"
 #include "sim/critical_path.h"
 #include "sim/io/report.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 #include "sim/io/svg.h"
 #include "sim/io/torch_csv.h"
 #include "sim/schedules/registry.h"
@@ -44,7 +44,7 @@ std::string cap_text(const std::optional<double> &cap) {
 
 // "memory cap K = 4", "budget 80 GiB" or, where the count model turns a byte budget into a cap
 // per schedule, says so: the heading of a table.
-std::string cap_heading(const ScenarioInput &base, const std::optional<double> &cap) {
+std::string cap_heading(const RunInput &base, const std::optional<double> &cap) {
   if (cap_of_budget(base, cap)) {
     return fmt::format("memory cap K of the {} budget per schedule, in the {} model (memory_model "
                        "= \"bytes\" checks bytes)",
@@ -123,7 +123,7 @@ std::string winner_text(const RankedRun &row, const std::string &time_unit) {
 
 // Per-stage costs give a schedule with v chunks per device v times the work of a one-chunk
 // schedule; that is the user's explicit choice, but the ranking then compares different models.
-void warn_if_unfair(const ScenarioInput &base, const std::vector<RankedRun> &rows,
+void warn_if_unfair(const RunInput &base, const std::vector<RankedRun> &rows,
                     std::ostream &err) {
   if (base.costs_per_device || !base.costs_file.empty())
     return;
@@ -145,7 +145,7 @@ void warn_if_unfair(const ScenarioInput &base, const std::vector<RankedRun> &row
 }
 
 // The interactive page of every ranking (docs/report.md): the rows as the tables print them.
-std::string report_of(const ScenarioInput &base, const std::vector<Ranking> &rankings) {
+std::string report_of(const RunInput &base, const std::vector<Ranking> &rankings) {
   std::vector<ReportTable> report_tables;
   for (const Ranking &ranking : rankings) {
     ReportTable table{cap_heading(base, ranking.cap), {}};
@@ -219,7 +219,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "csv"});
-  ScenarioInput base = scenario_from_options(values);
+  RunInput base = scenario_from_options(values);
   // Output files that cannot be written are refused before a minute of ranking is printed.
   check_outputs(given_outputs(values, {"svg", "plan", "torch-csv", "report"}),
                 scenario_input_files(values, base));
@@ -240,7 +240,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   if (values.count("caps")) {
     caps.emplace();
     for (const std::string &text : split_names(values["caps"].as<std::string>())) {
-      ScenarioInput probe;
+      RunInput probe;
       set_scenario_field_from_text(probe, "cluster.K", text, {"", 0, "--caps"});
       caps->push_back(probe.cap_activations);
     }

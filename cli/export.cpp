@@ -25,7 +25,7 @@ int run_export(const Args &args, std::ostream &out, std::ostream &err) {
     return kOk;
   const po::variables_map &values = *parsed;
   checked_choice(values, "to", {"torch-csv"});
-  const ScenarioInput input = scenario_from_options(values);
+  const RunInput input = scenario_from_options(values);
   check_outputs(given_outputs(values, {"output"}), scenario_input_files(values, input));
   const PreparedRun run = prepare_run(input);
   const TorchCsvExport exported =

@@ -32,7 +32,7 @@ int run_frontier(const Args &args, std::ostream &out, std::ostream &err) {
     return kOk;
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "json"});
-  ScenarioInput input = scenario_from_options(values);
+  RunInput input = scenario_from_options(values);
   refuse_recomputation(input, "frontier");
   // The frontier is v-auto's building-block search: an order asked for here would be ignored
   // (a scenario file's schedule is for the other commands that read it).

@@ -49,7 +49,7 @@ void add_lynx_options(po::options_description &options,
 namespace {
 
 // The scenario of a first run of the cost file under the schedule (--microbatches).
-ScenarioInput first_run_input(const po::variables_map &values, const PartitionOptions &options) {
+RunInput first_run_input(const po::variables_map &values, const PartitionOptions &options) {
   const int microbatches = values["microbatches"].as<int>();
   if (microbatches < 1) {
     throw Error("", 0, "--microbatches",
@@ -60,7 +60,7 @@ ScenarioInput first_run_input(const po::variables_map &values, const PartitionOp
                 fmt::format("a first run needs one stage per device; '{}' places several",
                             options.schedule));
   }
-  ScenarioInput input;
+  RunInput input;
   input.schedule = options.schedule;
   input.devices = options.stages;
   input.microbatches = microbatches;
@@ -158,7 +158,7 @@ std::vector<int> parse_layer_list(const std::string &text) {
 std::vector<double> measured_bubbles(const po::variables_map &values,
                                      const PartitionOptions &options,
                                      const std::vector<int> &layers) {
-  ScenarioInput input = first_run_input(values, options);
+  RunInput input = first_run_input(values, options);
   input.layers_per_stage = layers;
   const PreparedRun run = prepare_run(input);
   const Simulation simulation = simulate(run.scenario, run.schedule);

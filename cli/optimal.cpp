@@ -57,7 +57,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
   // (docs/bounds.md, docs/reliability.md).
   exact.max_start_variables = checked_integer(values, "max-variables", 1, kMaxStartVariables);
 
-  const ScenarioInput input = scenario_from_options(values);
+  const RunInput input = scenario_from_options(values);
   refuse_recomputation(input, "optimal");
   const PreparedRun run = prepare_run(input);
   const BoundsReport bounds = bounds_for_run(run);

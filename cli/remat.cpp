@@ -111,7 +111,7 @@ std::string report_row(const Scenario &scenario, const Schedule &schedule,
 }
 
 // Writes the --report page: one table of `rows`, headed by the cap the runs were checked against.
-void write_report(const std::string &path, const ScenarioInput &input, const Scenario &scenario,
+void write_report(const std::string &path, const RunInput &input, const Scenario &scenario,
                   std::vector<std::string> rows) {
   write_file_atomically(path, one_table_page(ReportHeader{"remat", input.model_name, input.devices,
                                                           input.microbatches, input.time_unit},
@@ -128,7 +128,7 @@ std::string run_status(const RankedRun &run) {
 
 // --auto: the ranking of `ppsim compare` (run/compare.h) under the scenario's cap, one row per
 // schedule (its fastest run), so both commands name the same winner.
-int print_auto(const ScenarioInput &input, const po::variables_map &values, const IlpOptions &ilp,
+int print_auto(const RunInput &input, const po::variables_map &values, const IlpOptions &ilp,
                std::ostream &out, std::ostream &err) {
   if (ilp.form == IlpForm::elf)
     throw Error("", 0, "--ilp-form",
@@ -146,7 +146,7 @@ int print_auto(const ScenarioInput &input, const po::variables_map &values, cons
     for (const std::string &name : candidates)
       check_schedule_option(name, "--candidates"); // unknown names fail with a suggestion
   }
-  ScenarioInput base = input;
+  RunInput base = input;
   base.remat_time_limit_seconds = ilp.time_limit_seconds;
   base.remat_relative_gap = ilp.relative_gap;
   RankRequest request = rank_request(base, std::move(candidates));
@@ -242,7 +242,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   if (!parsed)
     return kOk;
   const po::variables_map &values = *parsed;
-  const ScenarioInput input = scenario_from_options(values);
+  const RunInput input = scenario_from_options(values);
   IlpOptions ilp{input.remat_time_limit_seconds, input.remat_relative_gap};
   if (values.count("time-limit"))
     ilp.time_limit_seconds = values["time-limit"].as<double>();

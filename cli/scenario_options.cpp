@@ -3,7 +3,7 @@
 #include "base/error.h"
 #include "run/policy.h"
 #include "run/prepare.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 #include "sim/schedules/registry.h"
 
 #include <fmt/format.h>
@@ -74,7 +74,7 @@ void add_scenario_positional(po::options_description &options,
 }
 
 std::vector<std::string> scenario_input_files(const po::variables_map &values,
-                                              const ScenarioInput &input) {
+                                              const RunInput &input) {
   std::vector<std::string> files{input.costs_file, input.schedule_file};
   if (values.count("scenario"))
     files.push_back(values["scenario"].as<std::string>());
@@ -84,8 +84,8 @@ std::vector<std::string> scenario_input_files(const po::variables_map &values,
   return files;
 }
 
-ScenarioInput scenario_from_options(const po::variables_map &values) {
-  ScenarioInput input;
+RunInput scenario_from_options(const po::variables_map &values) {
+  RunInput input;
   if (values.count("scenario"))
     input = read_scenario_file(values["scenario"].as<std::string>());
   for (const FieldFlag &flag : kFieldFlags) {
@@ -119,7 +119,7 @@ ScenarioInput scenario_from_options(const po::variables_map &values) {
   return input;
 }
 
-void refuse_recomputation(const ScenarioInput &input, std::string_view command) {
+void refuse_recomputation(const RunInput &input, std::string_view command) {
   const std::string why = fmt::format("{} searches orders without recomputation; `ppsim compare` "
                                       "ranks schedules with recomputation plans",
                                       command);

@@ -2,7 +2,7 @@
 // The scenario flags shared by simulate, compare, bounds, remat and export: a positional
 // scenario file, then flags that override its fields (docs/model.md, "Command line and JSON": flags
 // win).
-#include "sim/scenario_builder.h"
+#include "run/run_input.h"
 
 #include <boost/program_options.hpp>
 #include <cstdint>
@@ -23,17 +23,17 @@ void add_scenario_positional(boost::program_options::options_description &option
                              boost::program_options::positional_options_description &positional);
 
 /// Reads the scenario file (if any) and applies the flags given on the command line.
-ScenarioInput scenario_from_options(const boost::program_options::variables_map &values);
+RunInput scenario_from_options(const boost::program_options::variables_map &values);
 
 /// For the commands that search orders without recomputation (`synthesize`, `optimal`,
 /// `frontier`): a recomputation policy other than none, or checkpoint levels, refused in one
 /// line naming where it was set, rather than ignored.
-void refuse_recomputation(const ScenarioInput &input, std::string_view command);
+void refuse_recomputation(const RunInput &input, std::string_view command);
 
 /// The files a scenario command reads: the scenario file, the cost file, the schedule file and a
 /// remat plan file (`remat.policy = "file:PLAN"`), so that no output replaces one of them.
 std::vector<std::string> scenario_input_files(const boost::program_options::variables_map &values,
-                                              const ScenarioInput &input);
+                                              const RunInput &input);
 
 /// Parses `args` with `options` (and the positional scenario), rejecting unknown flags.
 boost::program_options::variables_map

@@ -30,7 +30,7 @@ int run_simulate(const Args &args, std::ostream &out, std::ostream &err) {
   const po::variables_map &values = *parsed;
   const std::string format = checked_choice(values, "format", {"text", "json", "csv"});
 
-  const ScenarioInput input = scenario_from_options(values);
+  const RunInput input = scenario_from_options(values);
   if (input.remat_checkpoint_levels > 0 && input.remat_policy != "ilp" &&
       !input.remat_policy.starts_with("file:")) {
     input.fail("remat.checkpoint_levels", "checkpoint levels are options of a remat plan: give "

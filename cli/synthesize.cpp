@@ -124,7 +124,7 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
   synthesis.exact_max_start_variables =
       checked_integer(values, "max-variables", 0, std::int64_t{1} << 17);
 
-  const ScenarioInput input = scenario_from_options(values);
+  const RunInput input = scenario_from_options(values);
   refuse_recomputation(input, "synthesize");
   check_outputs(given_outputs(values, {"torch-csv", "svg", "trace", "report"}),
                 scenario_input_files(values, input));

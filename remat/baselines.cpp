@@ -55,6 +55,7 @@ Scenario selective_scenario(const ScenarioInput &input, const Scenario &scenario
   }
   Scenario result =
       build_scenario_on(selective, scenario.stage_device, scenario.chunks, scenario.pipes);
+  result.stage_layers = scenario.stage_layers;
   const auto kept_fraction = [&](int stage) {
     const std::vector<double> &kept = input.bytes.selective_activation;
     const std::vector<double> &full = input.bytes.activation;

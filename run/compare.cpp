@@ -37,7 +37,7 @@ bool ranks_before(const RankedRun &a, const RankedRun &b) {
 
 RankedRun plain_run(const RankRequest &request, const std::string &schedule,
                     const std::optional<double> &cap) {
-  ScenarioInput input = request.base;
+  RunInput input = request.base;
   input.schedule = schedule;
   input.schedule_file.clear();
   input.remat_policy = "none";
@@ -160,7 +160,7 @@ std::vector<std::string> all_schedules() {
   return names;
 }
 
-std::vector<std::string> default_policies(const ScenarioInput &base, bool capped) {
+std::vector<std::string> default_policies(const RunInput &base, bool capped) {
   if (base.origins.count("remat.policy"))
     return split_names(base.remat_policy);
   if (!capped)
@@ -170,7 +170,7 @@ std::vector<std::string> default_policies(const ScenarioInput &base, bool capped
   return {"none", "full", "selective", "ilp"};
 }
 
-RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> schedules,
+RankRequest rank_request(const RunInput &base, std::vector<std::string> schedules,
                          std::optional<std::vector<std::optional<double>>> caps) {
   RankRequest request;
   request.base = base;
@@ -183,11 +183,11 @@ RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> sch
   return request;
 }
 
-bool cap_of_budget(const ScenarioInput &base, const std::optional<double> &cap) {
+bool cap_of_budget(const RunInput &base, const std::optional<double> &cap) {
   return base.memory_model != MemoryModel::bytes && base.budget_bytes && !cap;
 }
 
-std::string cap_label(const ScenarioInput &base, const std::optional<double> &cap) {
+std::string cap_label(const RunInput &base, const std::optional<double> &cap) {
   if (base.memory_model == MemoryModel::bytes && base.budget_bytes)
     return "budget " + format_bytes(*base.budget_bytes);
   if (cap_of_budget(base, cap))

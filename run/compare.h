@@ -40,7 +40,7 @@ struct Ranking {
 };
 
 struct RankRequest {
-  ScenarioInput base; ///< the scenario; its schedule and remat.policy are replaced per run
+  RunInput base; ///< the scenario; its schedule and remat.policy are replaced per run
   std::vector<std::string> schedules;
   std::vector<std::string> policies; ///< "none" first when given (see default_policies)
   std::vector<std::optional<double>> caps{std::nullopt};
@@ -59,23 +59,23 @@ std::vector<std::string> all_schedules();
 /// The policies a ranking tries: remat.policy when the scenario sets it (a comma-separated list
 /// is allowed), else without a cap only none, and under a cap none, full, selective (where a
 /// cost file measures it) and ilp (last, so that the plans found before it prune its solves).
-std::vector<std::string> default_policies(const ScenarioInput &base, bool capped);
+std::vector<std::string> default_policies(const RunInput &base, bool capped);
 
 /// The ranking of `base` as `compare` runs it without options: `schedules` (every registered
 /// one when empty) under the base's cap (K, or the budget) with default_policies. compare,
 /// remat --auto and a sweep's [rank] start from it.
 /// With `caps` given (compare --caps), the runs go under those caps instead, and the policies
 /// are those of a capped ranking when one of them, or the budget, caps.
-RankRequest rank_request(const ScenarioInput &base, std::vector<std::string> schedules = {},
+RankRequest rank_request(const RunInput &base, std::vector<std::string> schedules = {},
                          std::optional<std::vector<std::optional<double>>> caps = std::nullopt);
 
 /// Whether the runs of `cap` check a cap K that the count (or zb) model derives from the byte
 /// budget, one per schedule (sim/scenario_builder.cpp).
-bool cap_of_budget(const ScenarioInput &base, const std::optional<double> &cap);
+bool cap_of_budget(const RunInput &base, const std::optional<double> &cap);
 
 /// "K = 4", "K of 40 GiB" (a cap derived from the budget) or "budget 80 GiB" (byte model), as
 /// the runs check it: progress steps and tables name it.
-std::string cap_label(const ScenarioInput &base, const std::optional<double> &cap);
+std::string cap_label(const RunInput &base, const std::optional<double> &cap);
 
 /// Steps a ProgressFn of rank_runs hears of: one per (cap, schedule, recomputing policy).
 std::size_t rank_steps(const RankRequest &request);

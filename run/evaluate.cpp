@@ -28,7 +28,7 @@ SimulationReport Evaluation::report() const {
   return SimulationReport{run.scenario, run.schedule, simulation, lower_bound(), run.warnings};
 }
 
-Evaluation evaluate_run(const ScenarioInput &input, const EvaluateOptions &options) {
+Evaluation evaluate_run(const RunInput &input, const EvaluateOptions &options) {
   return evaluate_prepared(prepare_policy_run(input), options);
 }
 

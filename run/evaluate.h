@@ -30,7 +30,7 @@ struct EvaluateOptions {
 };
 
 /// prepare_policy_run, simulate, bounds_for_run when the run fits. Throws Error as prepare does.
-Evaluation evaluate_run(const ScenarioInput &input, const EvaluateOptions &options = {});
+Evaluation evaluate_run(const RunInput &input, const EvaluateOptions &options = {});
 
 /// The same for a run prepared without recomputation, with `policy` applied to its base schedule
 /// (with_remat_policy): a ranking prepares each schedule once for all its policies.

@@ -6,7 +6,7 @@
 
 namespace ppsim {
 
-std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input) {
+std::shared_ptr<const CostFile> run_costs(const RunInput &input) {
   if (input.costs_file.empty())
     return nullptr;
   if (input.loaded_costs && input.loaded_costs->source_name == input.costs_file)
@@ -21,7 +21,7 @@ std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input) {
   }
 }
 
-void load_cost_file(ScenarioInput &input) { input.loaded_costs = run_costs(input); }
+void load_cost_file(RunInput &input) { input.loaded_costs = run_costs(input); }
 
 std::vector<std::vector<CostRow>> stage_layers(const CostFile &file,
                                                const std::vector<int> &layers_per_stage) {

@@ -1,9 +1,9 @@
 #pragma once
 // The cost file of a run (docs/profiler.md, "The cost file"), read once per command and shared
-// by every run made from one ScenarioInput; and its layers grouped into a run's stages. Used by
+// by every run made from one RunInput; and its layers grouped into a run's stages. Used by
 // run/prepare (the split and the stage sums) and run/policy (checkpoint levels).
 #include "costs/cost_file.h"
-#include "sim/scenario_builder.h"
+#include "run/run_input.h"
 
 #include <memory>
 #include <vector>
@@ -12,12 +12,12 @@ namespace ppsim {
 
 /// The input's cost file: `loaded_costs` when it holds model.costs_file, else read now; null
 /// without model.costs_file. Throws Error naming the file when it cannot be read.
-std::shared_ptr<const CostFile> run_costs(const ScenarioInput &input);
+std::shared_ptr<const CostFile> run_costs(const RunInput &input);
 
 /// Reads model.costs_file into `input.loaded_costs`, once for every run made from `input`: a
 /// command that ranks many runs calls it first, so a missing or bad cost file is one error line
 /// naming it rather than a row per run.
-void load_cost_file(ScenarioInput &input);
+void load_cost_file(RunInput &input);
 
 /// The cost file's layers grouped into stages of the given sizes (a prepared run's split,
 /// Scenario::stage_layers).

@@ -14,7 +14,7 @@
 
 namespace ppsim {
 
-Scenario scenario_with_remat_levels(const ScenarioInput &input, const Scenario &scenario) {
+Scenario scenario_with_remat_levels(const RunInput &input, const Scenario &scenario) {
   if (input.remat_checkpoint_levels == 0)
     return with_selective_level(input, scenario);
   if (input.costs_file.empty())
@@ -41,7 +41,7 @@ void check_policy_name(const std::string &policy) {
       "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));
 }
 
-PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
+PolicyRun apply_remat_policy(const RunInput &input, const Scenario &scenario,
                              const Schedule &base, const std::string &policy,
                              const IlpOptions &ilp) {
   check_policy_name(policy);

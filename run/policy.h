@@ -3,7 +3,7 @@
 // docs/remat.md, "Simple policies"): turns a base schedule into the schedule with the policy's
 // recomputation ops.
 #include "remat/stage_remat_ilp.h"
-#include "sim/scenario_builder.h"
+#include "run/run_input.h"
 
 #include <string>
 
@@ -26,7 +26,7 @@ inline constexpr const char *kLevelsNeedCostFile =
 /// of each stage's layers in the input's cost file, then selective recomputation where the cost
 /// file measures it (with_selective_level). Throws Error naming the field when levels are asked
 /// for without a cost file.
-Scenario scenario_with_remat_levels(const ScenarioInput &input, const Scenario &scenario);
+Scenario scenario_with_remat_levels(const RunInput &input, const Scenario &scenario);
 
 /// Throws Error "unknown remat policy 'x' (expected ...)" unless `policy` names one
 /// apply_remat_policy knows.
@@ -37,7 +37,7 @@ void check_policy_name(const std::string &policy);
 /// on every (s,j); a cost file that does not measure it is refused), `ilp` (solve_stage_remat
 /// under the scenario's cap, with the levels of scenario_with_remat_levels) or `file:PATH` (the CSV of docs/remat.md). Throws Error
 /// for an unknown policy, an unreadable file, a bad row, or when the ILP finds no plan.
-PolicyRun apply_remat_policy(const ScenarioInput &input, const Scenario &scenario,
+PolicyRun apply_remat_policy(const RunInput &input, const Scenario &scenario,
                              const Schedule &base, const std::string &policy,
                              const IlpOptions &ilp = {});
 

@@ -19,10 +19,16 @@
 namespace ppsim {
 namespace {
 
+// The scenario keeps the cost file's split: the checkpoint levels and the reports read it.
+void record_split(const RunInput &input, Scenario &scenario) {
+  if (!input.costs_file.empty())
+    scenario.stage_layers = input.layers_per_stage;
+}
+
 // Consecutive layers per stage of a pipe: as given, split by cost for the placement (global stage
 // -> device; model.partition = "cost", the default), or as even as possible (the first stages
 // take one more layer when the count does not divide).
-std::vector<int> stage_layer_counts(const ScenarioInput &input, const CostFile &file,
+std::vector<int> stage_layer_counts(const RunInput &input, const CostFile &file,
                                     const std::vector<int> &placement, int pipes) {
   if (!input.layers_per_stage.empty())
     return input.layers_per_stage;
@@ -39,7 +45,7 @@ std::vector<int> stage_layer_counts(const ScenarioInput &input, const CostFile &
 // The stage sums of the file's layers split as the input says; a split the user wrote that does
 // not fit the file is blamed on where it was written (model.partition or model.layers_per_stage),
 // not on the cost file.
-std::vector<StageCostSums> split_stages(const ScenarioInput &input, const CostFile &file,
+std::vector<StageCostSums> split_stages(const RunInput &input, const CostFile &file,
                                         const std::vector<int> &counts) {
   try {
     return aggregate_stages(file, counts);
@@ -56,7 +62,7 @@ std::vector<StageCostSums> split_stages(const ScenarioInput &input, const CostFi
 // file"); fields the user set explicitly keep their values. The file describes the whole model,
 // split into the stages of one pipe; a second pipe (DualPipe) holds a copy of every stage.
 // `placement` is the device of every global stage.
-ScenarioInput with_cost_file(const ScenarioInput &input, const CostFile *costs,
+RunInput with_cost_file(const RunInput &input, const CostFile *costs,
                              const std::vector<int> &placement, int pipes) {
   if (!costs)
     return input;
@@ -75,7 +81,7 @@ ScenarioInput with_cost_file(const ScenarioInput &input, const CostFile *costs,
                            stages_per_pipe));
   }
   const std::vector<StageCostSums> stages = split_stages(input, file, counts);
-  ScenarioInput filled = input;
+  RunInput filled = input;
   filled.layers_per_stage = counts; // the split used, printed by the commands
   filled.costs_per_device = false; // the sums are per stage already
   // Values the user gave beside the file keep their model.cost_unit: under "device" they are one
@@ -153,14 +159,14 @@ ScenarioInput with_cost_file(const ScenarioInput &input, const CostFile *costs,
   return filled;
 }
 
-PreparedRun import_run(const ScenarioInput &input) {
+PreparedRun import_run(const RunInput &input) {
   if (input.partition == "balanced" || input.partition == "remat-aware") {
     input.fail("model.partition",
                "splits the layers for a generated schedule; with a schedule file give "
                "model.layers_per_stage");
   }
   ImportedSchedule imported = read_torch_csv(input.schedule_file);
-  ScenarioInput adjusted =
+  RunInput adjusted =
       with_cost_file(input, run_costs(input).get(), imported.placement, 1);
   adjusted.devices = imported.schedule.device_count();
   if (input.origins.count("cluster.devices") && input.devices != adjusted.devices) {
@@ -210,6 +216,7 @@ PreparedRun import_run(const ScenarioInput &input) {
   PreparedRun run;
   run.input = adjusted;
   run.scenario = build_scenario_on(adjusted, imported.placement, imported.chunks, 1);
+  record_split(adjusted, run.scenario);
   run.schedule = std::move(imported.schedule);
   if (imported.older_vocabulary) {
     run.warnings.push_back(
@@ -224,7 +231,7 @@ PreparedRun import_run(const ScenarioInput &input) {
   return run;
 }
 
-const ScheduleInfo &schedule_of(const ScenarioInput &input) {
+const ScheduleInfo &schedule_of(const RunInput &input) {
   try {
     return find_schedule(input.schedule);
   } catch (const Error &error) {
@@ -233,7 +240,7 @@ const ScheduleInfo &schedule_of(const ScenarioInput &input) {
 }
 
 // The device of every global stage of the schedule (build_scenario checks p and v afterwards).
-std::vector<int> placement_of(const ScenarioInput &input, const ScheduleInfo &info) {
+std::vector<int> placement_of(const RunInput &input, const ScheduleInfo &info) {
   return make_placement(info.placement, std::max(1, input.devices),
                         std::max(1, info.chunks(input.chunks)));
 }
@@ -241,15 +248,15 @@ std::vector<int> placement_of(const ScenarioInput &input, const ScheduleInfo &in
 // The count-model peak of a run of the even split with no cap (W frees the whole activation).
 // It depends on the op order only, so it holds for any split; docs/partition.md gives it in
 // closed form for four schedules (1F1B p - k, ZB-H1 p, ZB-H2 2p - 1, V-Half), this measures any.
-std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &info,
+std::vector<int> in_flight_of(const RunInput &input, const ScheduleInfo &info,
                               const CostFile *costs) {
-  ScenarioInput even = input;
+  RunInput even = input;
   even.partition = "even";
   even.memory_model = MemoryModel::count;
   even.w_stash = 1;
   even.cap_activations.reset();
   even.budget_bytes.reset();
-  const ScenarioInput costed = with_cost_file(even, costs, placement_of(even, info), info.pipes());
+  const RunInput costed = with_cost_file(even, costs, placement_of(even, info), info.pipes());
   const Scenario scenario = build_scenario(costed, info);
   const Simulation simulation =
       simulate(scenario, generate_schedule(info, scenario, GeneratorOptions{input.group_size}));
@@ -262,7 +269,7 @@ std::vector<int> in_flight_of(const ScenarioInput &input, const ScheduleInfo &in
 
 // model.partition = "balanced" | "remat-aware": the cost file's layers split by the partition DP
 // (docs/partition.md) for this schedule's in-flight counts and the device memory budget.
-std::vector<int> partitioned_layers(const ScenarioInput &input, const ScheduleInfo &info,
+std::vector<int> partitioned_layers(const RunInput &input, const ScheduleInfo &info,
                                     const CostFile *costs) {
   if (!costs)
     input.fail("model.partition", "needs model.costs_file, the per-layer costs to split");
@@ -294,7 +301,7 @@ std::vector<int> partitioned_layers(const ScenarioInput &input, const ScheduleIn
 
 } // namespace
 
-PreparedRun prepare_run(const ScenarioInput &input) {
+PreparedRun prepare_run(const RunInput &input) {
   if (!input.schedule_file.empty() && input.origins.count("pipeline.schedule")) {
     // Both name the order to run: refuse rather than let one win silently.
     input.fail("pipeline.schedule_file",
@@ -311,15 +318,16 @@ PreparedRun prepare_run(const ScenarioInput &input) {
   return run;
 }
 
-PreparedRun prepare_scenario(const ScenarioInput &input, RunSize size) {
+PreparedRun prepare_scenario(const RunInput &input, RunSize size) {
   const ScheduleInfo &info = schedule_of(input);
   const std::shared_ptr<const CostFile> costs = run_costs(input);
-  ScenarioInput split = input;
+  RunInput split = input;
   if (input.partition == "balanced" || input.partition == "remat-aware")
     split.layers_per_stage = partitioned_layers(input, info, costs.get());
   PreparedRun run;
   run.input = with_cost_file(split, costs.get(), placement_of(input, info), info.pipes());
   run.scenario = build_scenario(run.input, info, size);
+  record_split(run.input, run.scenario);
   // Parameters outside the generator's definition are refused as generating would refuse them.
   if (std::optional<Error> refusal =
           info.refusal(run.scenario, GeneratorOptions{input.group_size}))
@@ -328,7 +336,7 @@ PreparedRun prepare_scenario(const ScenarioInput &input, RunSize size) {
   return run;
 }
 
-PreparedRun prepare_policy_run(const ScenarioInput &input) {
+PreparedRun prepare_policy_run(const RunInput &input) {
   return with_remat_policy(prepare_run(input), input.remat_policy);
 }
 
@@ -345,12 +353,12 @@ PreparedRun with_remat_policy(PreparedRun run, const std::string &policy) {
   return run;
 }
 
-std::vector<int> measured_in_flight(const ScenarioInput &input) {
+std::vector<int> measured_in_flight(const RunInput &input) {
   return in_flight_of(input, schedule_of(input), run_costs(input).get());
 }
 
 BackwardForm backward_form(const PreparedRun &run) {
-  const ScenarioInput &input = run.input;
+  const RunInput &input = run.input;
   if (input.schedule_file.empty())
     return find_schedule(input.schedule).split_backward ? BackwardForm::split : BackwardForm::full;
   const bool split = std::any_of(run.schedule.device_ops.begin(), run.schedule.device_ops.end(),
@@ -363,7 +371,7 @@ BackwardForm backward_form(const PreparedRun &run) {
 }
 
 BoundsReport bounds_for_run(const PreparedRun &run) {
-  const ScenarioInput &input = run.input;
+  const RunInput &input = run.input;
   if (input.schedule_file.empty()) {
     BoundsOptions options = bounds_options_for(find_schedule(input.schedule), input.group_size);
     // A closed form describes the generator's own ops, not the schedule after recomputation.

@@ -6,8 +6,8 @@
 #include "run/compare.h"
 #include "run/evaluate.h"
 #include "run/policy.h"
-#include "sim/io/scenario_toml.h"
-#include "sim/io/toml_fields.h"
+#include "run/scenario_file.h"
+#include "run/toml_fields.h"
 
 #include <algorithm>
 #include <charconv>

@@ -3,7 +3,7 @@
 // numbered list of runs. Reads files only in read_sweep_file and for run ids (FileDigests); the CLI
 // runs the points and writes the rows.
 #include "sim/io/report.h"
-#include "sim/scenario_builder.h"
+#include "run/run_input.h"
 
 #include <cstddef>
 #include <functional>
@@ -51,7 +51,7 @@ struct SweepPoint {
   /// version, the parameter values and the text of the files it reads.
   std::string id;
   std::vector<std::string> values; ///< one per parameter column, as CSV text (unquoted)
-  ScenarioInput input;
+  RunInput input;
   std::string error; ///< why a value does not fit its field; the run is skipped
 };
 
@@ -66,7 +66,7 @@ struct SweepRank {
 };
 
 struct Sweep {
-  ScenarioInput base;               ///< the `base` scenario (defaults when none)
+  RunInput base;               ///< the `base` scenario (defaults when none)
   std::optional<SweepRank> rank;    ///< every point ranks; its row is the winner
   std::vector<SweepAxis> axes;      ///< in declaration order; the first varies slowest
   std::vector<std::string> metrics; ///< [output] metrics; empty = every metric
@@ -87,7 +87,7 @@ struct Sweep {
 };
 
 /// Loads the base scenario named by `base = "..."` (already resolved against the sweep folder).
-using ScenarioLoader = std::function<ScenarioInput(const std::string &path)>;
+using ScenarioLoader = std::function<RunInput(const std::string &path)>;
 
 /// Parses sweep TOML text; `source` names it in errors ("sweep.toml:7: field ...").
 Sweep parse_sweep(std::string_view text, const std::string &source,

@@ -273,7 +273,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   return result;
 }
 
-std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
+std::vector<SearchedForm> synthesize_input(const RunInput &input,
                                            const SynthesisOptions &options) {
   const Clock::time_point start = Clock::now();
   std::vector<SearchedForm> searched;
@@ -287,7 +287,7 @@ std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
   if (searched.front().form == BackwardForm::full && weights_given &&
       !input.origins.count("pipeline.schedule") && input.schedule_file.empty()) {
     // 1f1b's single-wave placement with B and W apart, on the same split of the layers.
-    ScenarioInput split = input;
+    RunInput split = input;
     split.schedule = "zb-h1";
     split.layers_per_stage = first.input.layers_per_stage;
     split.partition = "cost";

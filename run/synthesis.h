@@ -147,7 +147,7 @@ struct SearchedForm {
 /// prepared is not searched). Fastest first; when a slower form's bound is the lower one, the
 /// first result's lower bound becomes it (floored to its ticks), so its gap covers every form
 /// searched. The first result's evaluations, improvements and seconds are the totals.
-std::vector<SearchedForm> synthesize_input(const ScenarioInput &input,
+std::vector<SearchedForm> synthesize_input(const RunInput &input,
                                            const SynthesisOptions &options = {});
 
 /// Candidate moves of the search that gives `ppsim optimal` its incumbent.

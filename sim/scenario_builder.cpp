@@ -402,8 +402,6 @@ Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placemen
   scenario.devices = input.devices;
   scenario.chunks = chunks;
   scenario.pipes = pipes;
-  if (!input.costs_file.empty())
-    scenario.stage_layers = input.layers_per_stage;
   scenario.microbatches = input.microbatches / pipes;
   scenario.stage_device = std::move(placement);
   scenario.link = LinkModel{input.contention, input.blocking};

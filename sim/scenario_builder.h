@@ -1,14 +1,14 @@
 #pragma once
-// The user's description of an instance (what a scenario file and the command-line flags say),
-// and the builder that turns it into the engine's Scenario for a given schedule.
+// The user's description of an instance (the model, pipeline and cluster a scenario file and the
+// command-line flags give), and the builder that turns it into the engine's Scenario for a given
+// schedule. The run's own settings (recomputation, cost file, split, schedule file) are
+// run/run_input.h's RunInput, which extends this.
 #include "base/time.h"
-#include "costs/cost_file.h"
 #include "sim/scenario.h"
 #include "sim/schedules/registry.h"
 
 #include <limits>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,7 +41,6 @@ struct ByteSizesInput {
 struct ScenarioInput {
   std::string model_name; ///< free label ("model.name"), shown in reports and sweep rows
   std::string schedule = "1f1b";
-  std::string schedule_file; ///< CSV import instead of a generator
   int devices = 4;
   int microbatches = 8;
   int chunks = 0;     ///< 0 = the schedule's default v
@@ -77,21 +76,6 @@ struct ScenarioInput {
   int optimizer_shards = 1;
   ByteSizesInput bytes;
   RematTiming remat_timing = RematTiming::early;
-  std::string remat_policy = "none";
-  double remat_time_limit_seconds = 60; ///< ILP time limit
-  double remat_relative_gap = 0.03;     ///< ILP relative gap
-  /// Rotor checkpoint levels per stage the ILP may choose from (needs costs_file; 0 = none;
-  /// docs/remat.md, "Checkpoint levels").
-  int remat_checkpoint_levels = 0;
-  std::string costs_file;            ///< per-layer cost file (profiler output)
-  /// costs_file once read (run/prepare.h, load_cost_file): the runs of a ranking share it
-  /// instead of each reading the file again; null = read costs_file when a run needs it.
-  std::shared_ptr<const CostFile> loaded_costs;
-  std::vector<int> layers_per_stage; ///< with costs_file; empty = split as `partition` says
-  /// How the cost file's layers are split when layers_per_stage is empty: "cost" (the slowest
-  /// stage as fast as possible, remat/partition.h), "even", or by the
-  /// partition DP, "balanced" or "remat-aware" (docs/partition.md, run by the CLI's run pipeline).
-  std::string partition = "cost";
   std::map<std::string, SourceLocation> origins; ///< field key -> where it was set
 
   /// The recorded location of `key`, or the key itself when it kept its default.

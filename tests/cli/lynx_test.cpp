@@ -2,7 +2,7 @@
 // and the one-line errors.
 #include "cli/commands.h"
 #include "run/prepare.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 #include "tests/base/error_support.h"
 #include "tests/cli/command_support.h"
 
@@ -168,7 +168,7 @@ TEST_CASE("ppsim lynx and partition errors") {
 TEST_CASE("scenario key model.partition: the DP's split, an explicit list, one-line errors") {
   const CostFixture costs;
   const auto stage_forward = [&](const std::string &model_lines, const std::string &cluster_lines) {
-    const ppsim::ScenarioInput input =
+    const ppsim::RunInput input =
         ppsim::parse_scenario("[model]\ncosts_file = \"" + costs.path + "\"\n" + model_lines +
                                   "[cluster]\ndevices = 2\n" + cluster_lines,
                               "s.toml", ".");

@@ -7,7 +7,7 @@
 #include "costs/cost_file.h"
 #include "run/prepare.h"
 #include "sim/engine.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 #include "sim/metrics.h"
 #include "sim/schedules/registry.h"
 
@@ -58,7 +58,7 @@ TEST_CASE("the zoo ships a cost file and a budgeted scenario per model") {
   REQUIRE(scenarios.size() == 8);
   for (const std::string &path : scenarios) {
     CAPTURE(path);
-    const ScenarioInput input = read_scenario_file(path);
+    const RunInput input = read_scenario_file(path);
     CHECK(input.budget_bytes == doctest::Approx(80.0 * 1024 * 1024 * 1024));
     CHECK(input.microbatches >= 64);
     const CostFile file = read_cost_file(input.costs_file);
@@ -96,7 +96,7 @@ TEST_CASE("every schedule does the whole model's work on every zoo model") {
   // V-shaped and two-pipe placements alike (DualPipe runs m/2 microbatches through each copy).
   int checked = 0;
   for (const std::string &path : zoo_scenarios()) {
-    ScenarioInput input = read_scenario_file(path);
+    RunInput input = read_scenario_file(path);
     const CostFile file = read_cost_file(input.costs_file);
     for (const ScheduleInfo &info : schedule_registry()) {
       CAPTURE(path);
@@ -120,7 +120,7 @@ TEST_CASE("every schedule does the whole model's work on every zoo model") {
 TEST_CASE("with scalar costs per device every schedule does the same work") {
   for (const ScheduleInfo &info : schedule_registry()) {
     CAPTURE(info.name);
-    ScenarioInput input;
+    RunInput input;
     input.schedule = info.name;
     input.devices = 4;
     input.microbatches = 16;
@@ -143,7 +143,7 @@ TEST_CASE("device memory: weights, gradients, sharded optimizer states and activ
   // peak, device 1 one. Per layer: act 100, params 10, grads 10 (default = params), optimizer
   // states 60 sharded over 2 ranks = 30: resident 50. Peaks: 50 + 2 x 100 + the F transient 7
   // on device 0, 50 + 100 + 7 on device 1.
-  ScenarioInput input;
+  RunInput input;
   input.devices = 2;
   input.microbatches = 4;
   input.memory_model = MemoryModel::bytes;
@@ -303,7 +303,7 @@ TEST_CASE("simulate, bounds, partition and remat answer on every zoo model") {
   Scratch scratch("every-command");
   for (const std::string &path : zoo_scenarios()) {
     CAPTURE(path);
-    const ScenarioInput input = read_scenario_file(path);
+    const RunInput input = read_scenario_file(path);
     const CommandResult simulated = scratch.ppsim(
         fmt::format("simulate '{}' --schedule zb-h1 --remat full --format json", path));
     REQUIRE(simulated.exit_code == 0);

@@ -81,7 +81,7 @@ TEST_CASE("the page is self-contained: no address to fetch, every script and sty
 }
 
 TEST_CASE("a run's data holds its JSON summary and timeline, the numbers of the JSON writers") {
-  ScenarioInput input;
+  RunInput input;
   input.devices = 2;
   input.microbatches = 3;
   input.schedule = "1f1b";

@@ -8,7 +8,7 @@
 #include "profiler/nsys_import.h"
 #include "remat/plan.h"
 #include "run/sweep.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 #include "sim/io/torch_csv.h"
 
 #include <algorithm>

@@ -10,7 +10,7 @@
 #include "remat/stage_remat_ilp.h"
 #include "run/policy.h"
 #include "run/prepare.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
@@ -35,7 +35,7 @@ struct Level {
 // tests use), and the same levels on every stage.
 testing::Generated leveled(const std::string &schedule, int p, int m, double budget,
                            const std::vector<Level> &levels) {
-  ScenarioInput input = uniform_input(p, m, {4, 1}, {4, 1}, {4, 1});
+  RunInput input = uniform_input(p, m, {4, 1}, {4, 1}, {4, 1});
   testing::set_accounting_bytes(input, budget);
   testing::Generated generated = testing::generate(schedule, input);
   Scenario &scenario = generated.scenario;
@@ -187,12 +187,12 @@ TEST_CASE("a plan file carries levels: level:K written and read back, level:0 re
 }
 
 TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP uses them") {
-  ScenarioInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
+  RunInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
   input.schedule = "1f1b";
   input.microbatches = 32;
   input.budget_bytes = 24.0 * (1ULL << 30);
   const PreparedRun run = prepare_run(input);
-  ScenarioInput asking = run.input;
+  RunInput asking = run.input;
   asking.remat_checkpoint_levels = 4;
   const Scenario scenario = scenario_with_remat_levels(asking, run.scenario);
   for (int s = 0; s < scenario.stage_count(); ++s) {
@@ -228,21 +228,21 @@ TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP 
 }
 
 TEST_CASE("checkpoint levels need a cost file and at most 8 levels") {
-  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  RunInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
   input.remat_checkpoint_levels = 2;
   const testing::Generated g = testing::generate("1f1b", input);
   CHECK_THROWS_WITH(
       scenario_with_remat_levels(input, g.scenario),
       doctest::Contains(
           "checkpoint levels come from a per-layer cost file: give model.costs_file"));
-  ScenarioInput parsed;
+  RunInput parsed;
   CHECK_THROWS_WITH(set_scenario_field_from_text(parsed, "remat.checkpoint_levels", "9",
                                                  {"", 0, "--checkpoint-levels"}),
                     doctest::Contains("expected at most 8 levels, got 9"));
 }
 
 TEST_CASE("a plan file naming levels replays with the scenario's checkpoint levels") {
-  ScenarioInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
+  RunInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
   input.schedule = "1f1b";
   input.remat_checkpoint_levels = 2;
   const PreparedRun run = prepare_run(input);
@@ -257,7 +257,7 @@ TEST_CASE("a plan file naming levels replays with the scenario's checkpoint leve
   CHECK(simulation.metrics.makespan > Ticks{0});
   // Without checkpoint levels the scenario has one, selective recomputation: level 2 is refused,
   // naming the op.
-  ScenarioInput plain = run.input;
+  RunInput plain = run.input;
   plain.remat_checkpoint_levels = 0;
   CHECK_THROWS_WITH(
       simulate(apply_remat_policy(plain, run.scenario, run.schedule, "file:" + path).scenario,

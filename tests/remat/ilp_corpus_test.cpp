@@ -8,7 +8,7 @@
 #include "base/decimal.h"
 #include "base/error.h"
 #include "run/prepare.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
@@ -23,7 +23,7 @@ Rational exact(const char *text) { return *parse_rational(text); }
 
 // The profiled-looking per-stage costs of the issue (ms), p devices, m microbatches, a count cap.
 testing::Generated profiled(const std::string &schedule, int p, int m, double cap) {
-  ScenarioInput input =
+  RunInput input =
       testing::uniform_input(p, m, exact("13.960596"), exact("16.18318"), exact("11.738016"));
   input.cap_activations = cap;
   return testing::generate(schedule, input);
@@ -58,7 +58,7 @@ TEST_CASE("issue_13 every schedule the ILP can express, non-round costs and a fr
   int solved = 0;
   for (const ScheduleInfo &info : schedule_registry()) {
     CAPTURE(info.name);
-    ScenarioInput input = testing::uniform_input(4, 8, exact("1.731"), exact("2.0417"),
+    RunInput input = testing::uniform_input(4, 8, exact("1.731"), exact("2.0417"),
                                                  exact("0.9893"), exact("0.0625"));
     input.cap_activations = 2.75;
     testing::Generated g;
@@ -86,7 +86,7 @@ TEST_CASE("issue_13 every schedule the ILP can express, non-round costs and a fr
 }
 
 TEST_CASE("issue_13 a zoo model under a byte budget in GiB") {
-  ScenarioInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
+  RunInput input = read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
   input.microbatches = 16;
   input.budget_bytes = 26 * kBytesPerGiB;
   for (const char *schedule : {"1f1b", "zb-h1"}) {

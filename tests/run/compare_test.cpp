@@ -14,7 +14,7 @@ using ppsim::testing::uniform_input;
 
 namespace {
 
-RankRequest request_for(const ScenarioInput &input, std::vector<std::string> schedules,
+RankRequest request_for(const RunInput &input, std::vector<std::string> schedules,
                         std::vector<std::optional<double>> caps) {
   RankRequest request;
   request.base = input;
@@ -31,7 +31,7 @@ std::optional<Rational> exhaustive_best(const RankRequest &request, double cap) 
   std::optional<Rational> best;
   for (const std::string &schedule : request.schedules) {
     for (const std::string &policy : request.policies) {
-      ScenarioInput input = request.base;
+      RunInput input = request.base;
       input.schedule = schedule;
       input.remat_policy = policy;
       input.cap_activations = cap;
@@ -50,7 +50,7 @@ std::optional<Rational> exhaustive_best(const RankRequest &request, double cap) 
 } // namespace
 
 TEST_CASE("the ranking orders runs by makespan, and the winner changes with the cap") {
-  ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  RunInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.costs_per_device = true; // V shapes split the work over 2 chunks, on their own tick scale
   const RankRequest request = request_for(
       input, {"1f1b", "1f1b-split", "zb-h1", "zb-h2", "zb-v", "v-half"}, {8.0, 2.0});
@@ -93,7 +93,7 @@ TEST_CASE("the pruned ranking names the winner of every (schedule, policy) pair,
   for (int trial = 0; trial < 6; ++trial) {
     const int p = 2 + trial % 2;
     const int m = 2 * p + trial % 3;
-    ScenarioInput input =
+    RunInput input =
         drawn_stage_input(p, m, p, {1, 10}, 10, [&] { return cost(random); });
     const double cap = trial % 2 == 0 ? 1.5 : 2.0;
     RankRequest request = request_for(input, {"gpipe", "1f1b", "zb-h1", "zb-h2"}, {cap});
@@ -116,7 +116,7 @@ TEST_CASE("the pruned ranking names the winner of every (schedule, policy) pair,
 }
 
 TEST_CASE("runs that cannot meet the cap are ranked last, with the reason") {
-  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  RunInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
   const Ranking ranking = rank_runs(request_for(input, {"1f1b", "zb-h1"}, {0.25})).front();
   CHECK(ranking.winner() == nullptr);
   int over_cap = 0;
@@ -134,7 +134,7 @@ TEST_CASE("runs that cannot meet the cap are ranked last, with the reason") {
 }
 
 TEST_CASE("the ranking reports each recomputing run, and the pairs it need not try") {
-  ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {1, 1});
+  RunInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {1, 1});
   std::vector<std::string> reports;
   const auto progress = [&](std::size_t done, std::size_t total, std::string_view step) {
     reports.push_back(fmt::format("{}/{} {}", done, total, step));
@@ -159,7 +159,7 @@ TEST_CASE("the ranking reports each recomputing run, and the pairs it need not t
 }
 
 TEST_CASE("a schedule that already recomputes runs as generated") {
-  ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  RunInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   const Ranking ranking = rank_runs(request_for(input, {"full-remat"}, {1.0})).front();
   REQUIRE(ranking.winner() != nullptr);
   CHECK(ranking.winner()->policy == "none");
@@ -167,7 +167,7 @@ TEST_CASE("a schedule that already recomputes runs as generated") {
 }
 
 TEST_CASE("the default policies follow the cap and the cost file") {
-  ScenarioInput input;
+  RunInput input;
   CHECK(default_policies(input, false) == std::vector<std::string>{"none"});
   CHECK(default_policies(input, true) == std::vector<std::string>{"none", "full", "ilp"});
   input.costs_file = "model.csv";

@@ -10,7 +10,7 @@ using namespace ppsim;
 using ppsim::testing::uniform_input;
 
 TEST_CASE("a run's policy applied later gives the run prepared with it") {
-  ScenarioInput input = uniform_input(4, 8, {3, 2}, {5, 2}, {1, 1});
+  RunInput input = uniform_input(4, 8, {3, 2}, {5, 2}, {1, 1});
   input.schedule = "1f1b";
   input.cap_activations = 3;
   const Evaluation plain = evaluate_run(input);

@@ -19,13 +19,13 @@ using ppsim::testing::uniform_input;
 namespace {
 
 struct Base {
-  ScenarioInput input;
+  RunInput input;
   Scenario scenario;
   Schedule schedule;
 };
 
 Base base(const std::string &name, double k) {
-  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  RunInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = k;
   testing::Generated generated = testing::generate(name, input);
   return {input, std::move(generated.scenario), std::move(generated.schedule)};
@@ -103,7 +103,7 @@ TEST_CASE("issue_27 the ILP's plan is never slower than a uniform policy it cont
     const std::string name = std::vector<std::string>{"1f1b", "zb-h1", "zb-v"}[trial % 3];
     const int p = draw(2, 4);
     const int stages = name == "zb-v" ? 2 * p : p;
-    ScenarioInput input = testing::drawn_stage_input(p, draw(p, 2 * p), stages, {0, 1}, 100,
+    RunInput input = testing::drawn_stage_input(p, draw(p, 2 * p), stages, {0, 1}, 100,
                                                      [&] { return draw(50, 300); });
     input.schedule = name;
     testing::set_accounting_bytes(input, 0);
@@ -148,7 +148,7 @@ TEST_CASE("issue_27 measured selective recomputation as a level replays as the s
   for (int trial = 0; trial < 12; ++trial) {
     const std::string name = std::vector<std::string>{"1f1b", "zb-h2", "1f1b-split"}[trial % 3];
     const int p = draw(2, 4);
-    ScenarioInput input = testing::drawn_stage_input(p, draw(p, 2 * p), p, {1, 10}, 100,
+    RunInput input = testing::drawn_stage_input(p, draw(p, 2 * p), p, {1, 10}, 100,
                                                      [&] { return draw(50, 300); });
     testing::set_accounting_bytes(input, 1e9);
     input.recompute_selective = {{draw(5, 60), 100}};

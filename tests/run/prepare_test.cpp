@@ -40,7 +40,7 @@ TEST_CASE("a cost file written and read back gives the stage sums") {
   // Round trip: parse -> write -> file -> scenario loader -> same per-stage costs.
   const TemporaryFile file("ppsim-run-setup-layers.csv",
                            write_cost_csv(parse_cost_csv(kLayers, "layers.csv")));
-  ScenarioInput input;
+  RunInput input;
   input.devices = 2;
   input.microbatches = 4;
   input.costs_file = file.path;
@@ -74,7 +74,7 @@ TEST_CASE("issue_29 values given beside a cost file keep their cost unit") {
   // The bug: a scalar --F beside a cost file ran a whole device's time on each chunk under the
   // default cost_unit = "device". Without a file the same value is split over the v chunks.
   const TemporaryFile file("ppsim-run-setup-unit.csv", kLayers);
-  ScenarioInput input;
+  RunInput input;
   input.devices = 2;
   input.microbatches = 4;
   input.schedule = "zb-v"; // v = 2
@@ -98,7 +98,7 @@ TEST_CASE("issue_29 values given beside a cost file keep their cost unit") {
     REQUIRE(run.scenario.bytes.has_value());
     CHECK(run.scenario.bytes->device_constant[0] == (per_device ? 800 : 1600) + 1500);
     // As without a cost file.
-    ScenarioInput alone = input;
+    RunInput alone = input;
     alone.costs_file.clear();
     alone.backward_input = {{1, 1}};
     alone.backward_weight = {{1, 1}};
@@ -118,7 +118,7 @@ TEST_CASE("issue_33 the bounds of a generated schedule need no schedule: prepare
   for (const auto &[with_costs, microbatches] :
        {std::pair{false, 8}, std::pair{true, 8}, std::pair{false, 3}}) {
     for (const ScheduleInfo &info : schedule_registry()) {
-      ScenarioInput input;
+      RunInput input;
       input.devices = 2;
       input.microbatches = microbatches;
       input.schedule = info.name;
@@ -158,7 +158,7 @@ TEST_CASE("issue_33 the bounds of a generated schedule need no schedule: prepare
 
 TEST_CASE("a cost file with fewer layers than stages is an error at the field") {
   const TemporaryFile file("ppsim-run-setup-few.csv", kLayers);
-  ScenarioInput input;
+  RunInput input;
   input.devices = 8;
   input.costs_file = file.path;
   input.origins["model.costs_file"] = SourceLocation{"s.toml", 4, "model.costs_file"};
@@ -174,7 +174,7 @@ TEST_CASE("every registered in-flight formula is the peak a run of the schedule 
     if (!info.in_flight || !info.one_stage_per_device(0))
       continue;
     for (const int p : {2, 3, 4, 6}) {
-      ScenarioInput input;
+      RunInput input;
       input.schedule = info.name;
       input.devices = p;
       input.microbatches = 4 * p;
@@ -192,7 +192,7 @@ TEST_CASE("every registered in-flight formula is the peak a run of the schedule 
 }
 
 TEST_CASE("a partition with a schedule file is refused at model.partition") {
-  ScenarioInput input;
+  RunInput input;
   input.schedule_file = "order.csv";
   input.partition = "balanced";
   input.origins["model.partition"] = SourceLocation{"s.toml", 7, "model.partition"};

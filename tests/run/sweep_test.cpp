@@ -5,7 +5,7 @@
 #include "base/error.h"
 #include "run/compare.h"
 #include "run/prepare.h"
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 
 #include <doctest/doctest.h>
 #include <filesystem>

@@ -61,7 +61,7 @@ TEST_CASE("a move is refused when it breaks a fixed order, the cap or the depend
           "kept one is timed as the engine times it") {
   // 1F1B p = 2, m = 3, cap 2: device 0 runs F0 F1 BW0 F2 BW1 BW2 (stage 0), device 1 F0 BW0 F1
   // BW1 F2 BW2 (stage 1).
-  ppsim::ScenarioInput input = uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1});
+  ppsim::RunInput input = uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 2.0;
   const ppsim::testing::Generated generated = ppsim::testing::generate("1f1b", input);
   const ppsim::Scenario &scenario = generated.scenario;
@@ -125,7 +125,7 @@ TEST_CASE("synthesis is valid, within the cap and never slower than a registered
                                  : trial % 4 == 2 ? "zb-v"
                                                   : "interleaved-1f1b";
     const int stages = schedule == "zb-v" || schedule == "interleaved-1f1b" ? 2 * p : p;
-    ppsim::ScenarioInput input = ppsim::testing::drawn_stage_input(
+    ppsim::RunInput input = ppsim::testing::drawn_stage_input(
         p, m, stages, {trial % 3 == 0 ? 1 : 0, 2}, 1, [&] { return cost(random); });
     input.chunks = stages / p;
     if (trial % 3 != 2)
@@ -147,7 +147,7 @@ TEST_CASE("synthesis is valid, within the cap and never slower than a registered
 TEST_CASE("synthesis equals the exact optimum on tiny instances") {
   // p = 2, m = 4, K = 1, F = B = 1 (docs/bounds.md, "Findings on tiny instances"): the optimum is
   // 11, all-remat 1F1B takes 12.
-  ppsim::ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
+  ppsim::RunInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
   input.cap_activations = 1.0;
   const ppsim::Scenario scenario = ppsim::testing::scenario_for("1f1b", input);
   const ppsim::SynthesisResult result =
@@ -161,7 +161,7 @@ TEST_CASE("synthesis equals the exact optimum on tiny instances") {
   std::mt19937 random(7);
   std::uniform_int_distribution<int> cost(1, 3);
   for (int trial = 0; trial < 3; ++trial) {
-    ppsim::ScenarioInput tiny =
+    ppsim::RunInput tiny =
         ppsim::testing::drawn_stage_input(2, 3, 2, {0, 1}, 1, [&] { return cost(random); });
     tiny.cap_activations = 2.0;
     CAPTURE(trial);
@@ -190,7 +190,7 @@ TEST_CASE("synthesis stops as soon as the bound is met") {
 TEST_CASE("synthesis improves on the seed where the published schedules leave a bubble") {
   // p = 4, m = 8, F = B = W, cap 3: below ZB-H1's p, zb-auto is the fastest registered schedule
   // that fits (37); moving W ops into its bubbles takes it down.
-  ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  ppsim::RunInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 3.0;
   const ppsim::Scenario scenario = ppsim::testing::scenario_for("zb-h1", input);
   const ppsim::SynthesisResult result =
@@ -202,7 +202,7 @@ TEST_CASE("synthesis improves on the seed where the published schedules leave a 
 }
 
 TEST_CASE("synthesis is reproducible: the same seed gives the same orders") {
-  ppsim::ScenarioInput input = uniform_input(3, 6, {1, 1}, {2, 1}, {1, 1}, {1, 2});
+  ppsim::RunInput input = uniform_input(3, 6, {1, 1}, {2, 1}, {1, 1}, {1, 2});
   input.cap_activations = 2.0;
   const ppsim::Scenario scenario = ppsim::testing::scenario_for("zb-h1", input);
   const ppsim::SynthesisResult first = ppsim::synthesize(scenario, BackwardForm::split, quick());
@@ -213,7 +213,7 @@ TEST_CASE("synthesis is reproducible: the same seed gives the same orders") {
 }
 
 TEST_CASE("synthesis refuses a cap below one activation, naming K") {
-  ppsim::ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  ppsim::RunInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 0.5;
   const ppsim::Scenario scenario = ppsim::testing::scenario_for("1f1b", input);
   CHECK_THROWS_WITH_AS(
@@ -224,7 +224,7 @@ TEST_CASE("synthesis refuses a cap below one activation, naming K") {
 
 TEST_CASE(
     "synthesis refuses an overlapped F&B op shorter than its parts: its bounds would not hold") {
-  ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  ppsim::RunInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.overlap_fb = ppsim::Rational{2, 1};
   const ppsim::Scenario scenario = ppsim::testing::scenario_for("dualpipe", input);
   CHECK_THROWS_WITH_AS(ppsim::synthesize(scenario, BackwardForm::full, quick()),
@@ -245,7 +245,7 @@ TEST_CASE("synthesis certifies only what is proven: random tiny instances agains
   for (int trial = 0; trial < 10; ++trial) {
     const int p = pick(2, 3), m = pick(2, 3);
     const bool split = trial % 2 == 0;
-    ppsim::ScenarioInput input = uniform_input(p, m, {pick(2, 4), 1}, {pick(1, 2), 1},
+    ppsim::RunInput input = uniform_input(p, m, {pick(2, 4), 1}, {pick(1, 2), 1},
                                                {split ? 1 : 0, 1}, {pick(0, 1), 1});
     input.cap_activations = static_cast<double>(pick(1, 2));
     CAPTURE(fmt::format("p={} m={} F={} B={} c={} K={} split={}", p, m,
@@ -274,7 +274,7 @@ namespace {
 
 /// The fastest feasible makespan over every registered schedule of `scenario`'s placement and
 /// `form` with the remat ILP's plan (what `simulate --remat ilp` runs), from `input`.
-std::optional<Ticks> fastest_with_ilp_plan(ppsim::ScenarioInput input, BackwardForm form,
+std::optional<Ticks> fastest_with_ilp_plan(ppsim::RunInput input, BackwardForm form,
                                            const ppsim::Scenario &scenario) {
   std::optional<Ticks> fastest;
   for (const ppsim::ScheduleInfo &info : ppsim::schedule_registry()) {
@@ -307,11 +307,11 @@ TEST_CASE("no certified bound is above a schedule with the ILP's plan (RW and RB
   // 72. Then random small instances: the seeded exact optimum's bound and synthesis's are never
   // above any registered schedule run with its ILP plan.
   struct Case {
-    ppsim::ScenarioInput input;
+    ppsim::RunInput input;
     BackwardForm form;
   };
   std::vector<Case> cases;
-  ppsim::ScenarioInput regression = uniform_input(6, 7, {2, 1}, {3, 1}, {1, 1}, {1, 1});
+  ppsim::RunInput regression = uniform_input(6, 7, {2, 1}, {3, 1}, {1, 1}, {1, 1});
   regression.cap_activations = 6.0;
   cases.push_back({regression, BackwardForm::split});
   std::mt19937 random(36);
@@ -320,7 +320,7 @@ TEST_CASE("no certified bound is above a schedule with the ILP's plan (RW and RB
   };
   for (int trial = 0; trial < 4; ++trial) {
     const bool split = trial % 2 == 0;
-    ppsim::ScenarioInput input =
+    ppsim::RunInput input =
         uniform_input(pick(2, 4), pick(3, 6), {pick(1, 3), 1}, {pick(1, 3), 1},
                       {split ? pick(1, 2) : 0, 1}, {pick(0, 1), 1});
     input.cap_activations = static_cast<double>(pick(1, 3));
@@ -328,7 +328,7 @@ TEST_CASE("no certified bound is above a schedule with the ILP's plan (RW and RB
   }
   for (std::size_t k = 0; k < cases.size(); ++k) {
     CAPTURE(k);
-    ppsim::ScenarioInput input = cases[k].input;
+    ppsim::RunInput input = cases[k].input;
     const BackwardForm form = cases[k].form;
     input.schedule = form == BackwardForm::split ? "zb-h1" : "1f1b";
     const ppsim::Scenario scenario = ppsim::prepare_run(input).scenario;
@@ -352,7 +352,7 @@ TEST_CASE("no certified bound is above a schedule with the ILP's plan (RW and RB
 TEST_CASE("the exact optimum's horizon comes from the synthesis search") {
   // The hanayo V of docs/bounds.md, "Exact optimum" (step 1): the known schedules end at 84, the
   // search goes below; the exact optimum starts from the search's schedule.
-  ppsim::ScenarioInput input = uniform_input(2, 3, {4, 1}, {1, 1}, {0, 1}, {0, 1}, 2);
+  ppsim::RunInput input = uniform_input(2, 3, {4, 1}, {1, 1}, {0, 1}, {0, 1}, 2);
   input.cap_activations = 1.0;
   const ppsim::Scenario scenario = ppsim::testing::scenario_for("hanayo", input);
   ppsim::ExactOptions options;

@@ -102,7 +102,7 @@ TEST_CASE("a run too large to hold is refused before anything is allocated") {
   // A schedule file naming microbatch 2e9 says so in one line, naming the cell.
   const std::string path = (std::filesystem::temp_directory_path() / "ppsim_huge_m.csv").string();
   std::ofstream(path) << "0F0,0F2000000000,0B0\n1F0,1B0\n";
-  ScenarioInput imported;
+  RunInput imported;
   imported.schedule_file = path;
   CHECK_THROWS_WITH(
       prepare_run(imported),

@@ -1,7 +1,9 @@
 #pragma once
-// Shared helpers for the sim tests: build a scenario from a few numbers and run a schedule.
+// Shared helpers for the sim tests: build a scenario from a few numbers and run a schedule. The
+// inputs are RunInputs (a ScenarioInput and the run's settings), so the tests of run/ start from
+// them too.
+#include "run/run_input.h"
 #include "sim/metrics.h"
-#include "sim/scenario_builder.h"
 #include "sim/schedules/registry.h"
 
 #include <string>
@@ -11,9 +13,9 @@ namespace ppsim::testing {
 
 /// A uniform scenario: p devices, m microbatches, per-stage (per-chunk) F, B, W and latency c,
 /// each given as "n" or "n/d" exact strings.
-inline ScenarioInput uniform_input(int p, int m, Rational f, Rational b, Rational w,
-                                   Rational c = {0, 1}, int v = 0) {
-  ScenarioInput input;
+inline RunInput uniform_input(int p, int m, Rational f, Rational b, Rational w,
+                              Rational c = {0, 1}, int v = 0) {
+  RunInput input;
   input.devices = p;
   input.microbatches = m;
   input.chunks = v;
@@ -28,9 +30,9 @@ inline ScenarioInput uniform_input(int p, int m, Rational f, Rational b, Rationa
 /// Like uniform_input, but each of `stages` stages has its own F, B and W: numerators drawn by
 /// `draw()` stage by stage (F, then B, then W), over `denominator`.
 template <typename Draw>
-ScenarioInput drawn_stage_input(int p, int m, int stages, Rational c, std::int64_t denominator,
-                                Draw &&draw) {
-  ScenarioInput input = uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}, c);
+RunInput drawn_stage_input(int p, int m, int stages, Rational c, std::int64_t denominator,
+                           Draw &&draw) {
+  RunInput input = uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}, c);
   input.forward.clear();
   input.backward_input.clear();
   input.backward_weight.clear();

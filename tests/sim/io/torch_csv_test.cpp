@@ -16,8 +16,8 @@ using namespace ppsim;
 
 namespace {
 
-ScenarioInput generated_input(int devices, int microbatches, const std::string &schedule) {
-  ScenarioInput input;
+RunInput generated_input(int devices, int microbatches, const std::string &schedule) {
+  RunInput input;
   input.devices = devices;
   input.microbatches = microbatches;
   input.schedule = schedule;
@@ -90,7 +90,7 @@ TEST_CASE("malformed cells name file, line and cell") {
 }
 
 TEST_CASE("export writes PyTorch actions and refuses what PyTorch cannot express") {
-  ScenarioInput input = generated_input(2, 1, "1f1b-split");
+  RunInput input = generated_input(2, 1, "1f1b-split");
   const PreparedRun run = prepare_run(input);
   const TorchCsvExport exported = write_torch_csv(run.scenario, run.schedule);
   CHECK(exported.text == "0F0,0I0,0W0\n1F0,1I0,1W0\n");
@@ -153,7 +153,7 @@ TEST_CASE("issue_16 an inferred m blames the cell that set it (microbatches numb
     std::ofstream file(path);
     file << "0F1,0F2,0B1,0B2\n1F1,1F2,1B1,1B2\n";
   }
-  ScenarioInput input;
+  RunInput input;
   input.schedule_file = path;
   CHECK_THROWS_WITH_AS(
       prepare_run(input),

@@ -1,9 +1,9 @@
 // Scenario TOML (docs/scenario.md) and the one field setter shared with flags and sweeps.
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 
 #include "base/decimal.h"
 #include "base/error.h"
-#include "sim/scenario_builder.h"
+#include "run/run_input.h"
 #include "sim/schedules/registry.h"
 #include "tests/base/error_support.h"
 
@@ -22,7 +22,7 @@ std::string error_of(const std::string &text) {
 } // namespace
 
 TEST_CASE("every section is read, with exact durations") {
-  const ScenarioInput input = parse_scenario(R"(
+  const RunInput input = parse_scenario(R"(
 [model]
 name = "GPT 1.5B"
 cost_unit = "device"
@@ -100,7 +100,7 @@ TEST_CASE("bad values name file, line and field") {
 }
 
 TEST_CASE("text values: TOML when they are TOML, else strings") {
-  ScenarioInput input;
+  RunInput input;
   set_scenario_field_from_text(input, "model.F", "[1, 2, 3]", {"", 0, "--F"});
   CHECK(input.forward.size() == 3);
   set_scenario_field_from_text(input, "pipeline.schedule", "zb-h1", {"", 0, "--schedule"});
@@ -133,7 +133,7 @@ TEST_CASE("exact decimal, size and bandwidth parsing") {
 }
 
 TEST_CASE("issue_13 M_w, what W leaves allocated, is a scenario field in both units") {
-  const ScenarioInput input =
+  const RunInput input =
       parse_scenario("[model]\nw_stash = 0.75\nw_residue = 0.25\n[model.memory]\nact_bytes = "
                      "1000\nkept_after_w = 100\n",
                      "s.toml");

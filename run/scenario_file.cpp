@@ -1,9 +1,9 @@
-#include "sim/io/scenario_toml.h"
+#include "run/scenario_file.h"
 
 #include "base/decimal.h"
 #include "base/error.h"
 #include "base/text_file.h"
-#include "sim/io/toml_fields.h"
+#include "run/toml_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -209,7 +209,7 @@ private:
   const SourceLocation &where_;
 };
 
-using Setter = std::function<void(ScenarioInput &, const FieldReader &)>;
+using Setter = std::function<void(RunInput &, const FieldReader &)>;
 
 // Layers per stage, each >= 1 (model.layers_per_stage, or model.partition as a list).
 std::vector<int> layer_counts(const FieldReader &r) {
@@ -221,36 +221,36 @@ std::vector<int> layer_counts(const FieldReader &r) {
 const std::map<std::string, Setter> &field_setters() {
   static const std::map<std::string, Setter> setters{
       {"model.cost_unit",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          in.costs_per_device = r.choice({"stage", "device"}) == "device";
        }},
-      {"model.F", [](ScenarioInput &in, const FieldReader &r) { in.forward = r.durations(); }},
+      {"model.F", [](RunInput &in, const FieldReader &r) { in.forward = r.durations(); }},
       {"model.B",
-       [](ScenarioInput &in, const FieldReader &r) { in.backward_input = r.durations(); }},
+       [](RunInput &in, const FieldReader &r) { in.backward_input = r.durations(); }},
       {"model.W",
-       [](ScenarioInput &in, const FieldReader &r) { in.backward_weight = r.durations(); }},
+       [](RunInput &in, const FieldReader &r) { in.backward_weight = r.durations(); }},
       {"model.R",
-       [](ScenarioInput &in, const FieldReader &r) { in.recompute_forward = r.durations(); }},
+       [](RunInput &in, const FieldReader &r) { in.recompute_forward = r.durations(); }},
       {"model.RW",
-       [](ScenarioInput &in, const FieldReader &r) { in.recompute_weight_inputs = r.durations(); }},
+       [](RunInput &in, const FieldReader &r) { in.recompute_weight_inputs = r.durations(); }},
       {"model.RBW",
-       [](ScenarioInput &in, const FieldReader &r) { in.recompute_full_backward = r.durations(); }},
+       [](RunInput &in, const FieldReader &r) { in.recompute_full_backward = r.durations(); }},
       {"model.R_selective",
-       [](ScenarioInput &in, const FieldReader &r) { in.recompute_selective = r.durations(); }},
+       [](RunInput &in, const FieldReader &r) { in.recompute_selective = r.durations(); }},
       {"model.time_unit",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          in.time_unit = r.choice({"s", "ms", "us"});
        }},
-      {"model.w_stash", [](ScenarioInput &in, const FieldReader &r) { in.w_stash = r.fraction(); }},
+      {"model.w_stash", [](RunInput &in, const FieldReader &r) { in.w_stash = r.fraction(); }},
       {"model.w_residue",
-       [](ScenarioInput &in, const FieldReader &r) { in.w_residue = r.fraction(); }},
-      {"model.name", [](ScenarioInput &in, const FieldReader &r) { in.model_name = r.string(); }},
+       [](RunInput &in, const FieldReader &r) { in.w_residue = r.fraction(); }},
+      {"model.name", [](RunInput &in, const FieldReader &r) { in.model_name = r.string(); }},
       {"model.costs_file",
-       [](ScenarioInput &in, const FieldReader &r) { in.costs_file = r.string(); }},
+       [](RunInput &in, const FieldReader &r) { in.costs_file = r.string(); }},
       {"model.layers_per_stage",
-       [](ScenarioInput &in, const FieldReader &r) { in.layers_per_stage = layer_counts(r); }},
+       [](RunInput &in, const FieldReader &r) { in.layers_per_stage = layer_counts(r); }},
       {"model.partition",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          // A list is an explicit split (the line `ppsim partition` prints); a name asks for one.
          if (r.node().is_array()) {
            in.layers_per_stage = layer_counts(r);
@@ -260,69 +260,69 @@ const std::map<std::string, Setter> &field_setters() {
          }
        }},
       {"model.memory.act_bytes",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.activation = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.activation = r.byte_sizes(); }},
       {"model.memory.selective_act_bytes",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          in.bytes.selective_activation = r.byte_sizes();
        }},
       {"model.memory.kept_after_b",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_b = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.kept_after_b = r.byte_sizes(); }},
       {"model.memory.kept_after_w",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.kept_after_w = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.kept_after_w = r.byte_sizes(); }},
       {"model.memory.weight_input_bytes",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.weight_inputs = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.weight_inputs = r.byte_sizes(); }},
       {"model.memory.ckpt_bytes",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.checkpoint = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.checkpoint = r.byte_sizes(); }},
       {"model.memory.param_bytes",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.parameters = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.parameters = r.byte_sizes(); }},
       {"model.memory.grad_bytes",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.gradients = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.gradients = r.byte_sizes(); }},
       {"model.memory.optimizer_bytes",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.optimizer = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.optimizer = r.byte_sizes(); }},
       {"model.memory.peak_f",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_forward = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.peak_forward = r.byte_sizes(); }},
       {"model.memory.peak_b",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          in.bytes.peak_backward_input = r.byte_sizes();
        }},
       {"model.memory.peak_w",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          in.bytes.peak_backward_weight = r.byte_sizes();
        }},
       {"model.memory.peak_ckpt",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.peak_checkpoint = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.peak_checkpoint = r.byte_sizes(); }},
       {"model.memory.out_bytes",
-       [](ScenarioInput &in, const FieldReader &r) { in.bytes.output = r.byte_sizes(); }},
+       [](RunInput &in, const FieldReader &r) { in.bytes.output = r.byte_sizes(); }},
       {"model.memory.m_ba_fraction",
-       [](ScenarioInput &in, const FieldReader &r) { in.m_ba_fraction = r.fraction(); }},
+       [](RunInput &in, const FieldReader &r) { in.m_ba_fraction = r.fraction(); }},
       {"model.memory.mem_f",
-       [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_f = r.memory_amounts(); }},
+       [](RunInput &in, const FieldReader &r) { in.zb_mem_f = r.memory_amounts(); }},
       {"model.memory.mem_w",
-       [](ScenarioInput &in, const FieldReader &r) { in.zb_mem_w = r.memory_amounts(); }},
+       [](RunInput &in, const FieldReader &r) { in.zb_mem_w = r.memory_amounts(); }},
       {"cluster.devices",
-       [](ScenarioInput &in, const FieldReader &r) { in.devices = r.small_integer(1); }},
+       [](RunInput &in, const FieldReader &r) { in.devices = r.small_integer(1); }},
       {"cluster.optimizer_shards",
-       [](ScenarioInput &in, const FieldReader &r) { in.optimizer_shards = r.small_integer(1); }},
+       [](RunInput &in, const FieldReader &r) { in.optimizer_shards = r.small_integer(1); }},
       {"cluster.memory",
-       [](ScenarioInput &in, const FieldReader &r) { in.budget_bytes = r.bytes(r.node()); }},
+       [](RunInput &in, const FieldReader &r) { in.budget_bytes = r.bytes(r.node()); }},
       {"cluster.K",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          const double k = r.real(r.node());
          if (!(k > 0))
            r.fail(fmt::format("expected a positive memory cap, got {}", r.shown()));
          in.cap_activations = k;
        }},
       {"cluster.memory_model",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          const std::string model = r.choice({"count", "zb", "bytes"});
          in.memory_model = model == "count" ? MemoryModel::count
                            : model == "zb"  ? MemoryModel::zb
                                             : MemoryModel::bytes;
        }},
       {"cluster.link.latency",
-       [](ScenarioInput &in, const FieldReader &r) { in.latency = r.rational(r.node()); }},
+       [](RunInput &in, const FieldReader &r) { in.latency = r.rational(r.node()); }},
       {"cluster.link.bandwidth",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          std::optional<double> bandwidth;
          if (const auto text = r.node().value_exact<std::string>()) {
            bandwidth = parse_bandwidth(*text);
@@ -336,23 +336,23 @@ const std::map<std::string, Setter> &field_setters() {
          in.bandwidth_bytes_per_second = *bandwidth;
        }},
       {"cluster.link.contention",
-       [](ScenarioInput &in, const FieldReader &r) { in.contention = r.boolean(); }},
+       [](RunInput &in, const FieldReader &r) { in.contention = r.boolean(); }},
       {"cluster.link.blocking",
-       [](ScenarioInput &in, const FieldReader &r) { in.blocking = r.boolean(); }},
+       [](RunInput &in, const FieldReader &r) { in.blocking = r.boolean(); }},
       {"pipeline.schedule",
-       [](ScenarioInput &in, const FieldReader &r) { in.schedule = r.string(); }},
+       [](RunInput &in, const FieldReader &r) { in.schedule = r.string(); }},
       {"pipeline.microbatches",
-       [](ScenarioInput &in, const FieldReader &r) { in.microbatches = r.small_integer(1); }},
+       [](RunInput &in, const FieldReader &r) { in.microbatches = r.small_integer(1); }},
       {"pipeline.chunks",
-       [](ScenarioInput &in, const FieldReader &r) { in.chunks = r.small_integer(1); }},
+       [](RunInput &in, const FieldReader &r) { in.chunks = r.small_integer(1); }},
       {"pipeline.group_size",
-       [](ScenarioInput &in, const FieldReader &r) { in.group_size = r.small_integer(1); }},
+       [](RunInput &in, const FieldReader &r) { in.group_size = r.small_integer(1); }},
       {"pipeline.overlap_fb",
-       [](ScenarioInput &in, const FieldReader &r) { in.overlap_fb = r.rational(r.node()); }},
+       [](RunInput &in, const FieldReader &r) { in.overlap_fb = r.rational(r.node()); }},
       {"pipeline.schedule_file",
-       [](ScenarioInput &in, const FieldReader &r) { in.schedule_file = r.string(); }},
+       [](RunInput &in, const FieldReader &r) { in.schedule_file = r.string(); }},
       {"remat.policy",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          // One policy, or (for `compare`) a comma-separated list of them.
          const std::string policies = r.string();
          std::stringstream list(policies);
@@ -366,21 +366,21 @@ const std::map<std::string, Setter> &field_setters() {
          in.remat_policy = policies;
        }},
       {"remat.timing",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          in.remat_timing =
              r.choice({"early", "lumped"}) == "early" ? RematTiming::early : RematTiming::lumped;
        }},
       {"remat.time_limit",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          const double seconds = r.real(r.node());
          if (!(seconds > 0))
            r.fail(fmt::format("expected a positive number of seconds, got {}", r.shown()));
          in.remat_time_limit_seconds = seconds;
        }},
       {"remat.gap",
-       [](ScenarioInput &in, const FieldReader &r) { in.remat_relative_gap = r.fraction(); }},
+       [](RunInput &in, const FieldReader &r) { in.remat_relative_gap = r.fraction(); }},
       {"remat.checkpoint_levels",
-       [](ScenarioInput &in, const FieldReader &r) {
+       [](RunInput &in, const FieldReader &r) {
          const int levels = r.small_integer(0);
          if (levels > kMaxCheckpointLevels)
            r.fail(fmt::format("expected at most {} levels, got {}", kMaxCheckpointLevels, levels));
@@ -403,7 +403,7 @@ std::vector<std::string> scenario_table_names() {
 
 // Walks tables down to leaves, setting each leaf by its dotted key. An unknown table with
 // fields is refused at its first field; an empty one here, rather than accepted silently.
-void apply_table(ScenarioInput &input, const toml::table &table, const std::string &prefix,
+void apply_table(RunInput &input, const toml::table &table, const std::string &prefix,
                  const std::string &source) {
   for (const auto &[key, node] : table) {
     const std::string dotted =
@@ -424,7 +424,7 @@ void apply_table(ScenarioInput &input, const toml::table &table, const std::stri
 
 } // namespace
 
-void set_scenario_field(ScenarioInput &input, const std::string &key, const toml::node &value,
+void set_scenario_field(RunInput &input, const std::string &key, const toml::node &value,
                         const SourceLocation &where) {
   const auto &setters = field_setters();
   const auto setter = setters.find(key);
@@ -435,7 +435,7 @@ void set_scenario_field(ScenarioInput &input, const std::string &key, const toml
   input.origins[key] = where;
 }
 
-void set_scenario_field_from_text(ScenarioInput &input, const std::string &key,
+void set_scenario_field_from_text(RunInput &input, const std::string &key,
                                   const std::string &text, const SourceLocation &where) {
   // A bare word such as zb-h1 or 80GiB is not TOML; it is taken as the string it spells.
   try {
@@ -458,16 +458,16 @@ std::vector<std::string> scenario_field_names() {
   return names;
 }
 
-ScenarioInput parse_scenario(std::string_view text, const std::string &source,
+RunInput parse_scenario(std::string_view text, const std::string &source,
                              const std::string &base_directory) {
-  ScenarioInput input;
+  RunInput input;
   apply_table(input, parse_toml(text, source), "", source);
   input.costs_file = resolve_path(input.costs_file, base_directory);
   input.schedule_file = resolve_path(input.schedule_file, base_directory);
   return input;
 }
 
-ScenarioInput read_scenario_file(const std::string &path) {
+RunInput read_scenario_file(const std::string &path) {
   return parse_scenario(read_text_file(path, "scenario file"), path, parent_directory(path));
 }
 

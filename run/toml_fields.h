@@ -1,6 +1,6 @@
 #pragma once
 // TOML-level field setter shared by the readers in io/ (scenario files, sweep files).
-#include "sim/scenario_builder.h"
+#include "run/run_input.h"
 
 #include <string>
 #include <string_view>
@@ -10,7 +10,7 @@ namespace ppsim {
 
 /// Sets one dotted field ("pipeline.microbatches") from a TOML value; `where` is recorded as the
 /// field's origin for later errors. Throws Error for unknown fields and values of the wrong type.
-void set_scenario_field(ScenarioInput &input, const std::string &key, const toml::node &value,
+void set_scenario_field(RunInput &input, const std::string &key, const toml::node &value,
                         const SourceLocation &where);
 
 /// Parses TOML text; a syntax error becomes Error "SOURCE:LINE: malformed TOML: ...".

@@ -1,0 +1,34 @@
+#pragma once
+// What one run is asked for (docs/scenario.md): the scenario (sim/scenario_builder.h's
+// ScenarioInput: model, pipeline, cluster) and the settings that only the run layer reads: the
+// schedule file, the cost file and its split, the recomputation policy and the ILP's limits.
+// A scenario file (run/scenario_file.h) and the command-line flags fill one of these.
+#include "costs/cost_file.h"
+#include "sim/scenario_builder.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ppsim {
+
+struct RunInput : ScenarioInput {
+  std::string schedule_file; ///< a PyTorch pipelining CSV to run instead of a generator
+  std::string remat_policy = "none";
+  double remat_time_limit_seconds = 60; ///< ILP time limit
+  double remat_relative_gap = 0.03;     ///< ILP relative gap
+  /// Rotor checkpoint levels per stage the ILP may choose from (needs costs_file; 0 = none;
+  /// docs/remat.md, "Checkpoint levels").
+  int remat_checkpoint_levels = 0;
+  std::string costs_file; ///< per-layer cost file (profiler output)
+  /// costs_file once read (run/prepare.h, load_cost_file): the runs of a ranking share it
+  /// instead of each reading the file again; null = read costs_file when a run needs it.
+  std::shared_ptr<const CostFile> loaded_costs;
+  std::vector<int> layers_per_stage; ///< with costs_file; empty = split as `partition` says
+  /// How the cost file's layers are split when layers_per_stage is empty: "cost" (the slowest
+  /// stage as fast as possible, remat/partition.h), "even", or by the partition DP, "balanced" or
+  /// "remat-aware" (docs/partition.md).
+  std::string partition = "cost";
+};
+
+} // namespace ppsim
