@@ -6,8 +6,8 @@
 // command (simulate, compare, sweep, bounds, export, remat, optimal, lynx) starts here.
 #include "bounds/analyzer.h"
 #include "run/model_costs.h"
-#include "sim/scenario.h"
 #include "run/run_input.h"
+#include "sim/scenario.h"
 #include "sim/schedule.h"
 
 #include <memory>

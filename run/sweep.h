@@ -2,8 +2,8 @@
 // Sweep files (docs/sweep.md, "Sweep files"): a base scenario and axes of values, expanded into a
 // numbered list of runs. Reads files only in read_sweep_file and for run ids (FileDigests); the CLI
 // runs the points and writes the rows.
-#include "sim/io/report.h"
 #include "run/run_input.h"
+#include "sim/io/report.h"
 
 #include <cstddef>
 #include <functional>
