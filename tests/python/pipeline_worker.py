@@ -1,0 +1,62 @@
+"""One process of a pipelined step: loads each of ppsim's exported schedules into PyTorch's own
+pipelining runtime (torch.distributed.pipelining, gloo on the CPU), runs one training step and
+checks every gradient it holds against the plain step's."""
+import csv
+import datetime
+import os
+
+import torch
+import torch.distributed as dist
+from torch.distributed.pipelining import PipelineStage
+from torch.distributed.pipelining.schedules import _Action, _PipelineScheduleRuntime
+
+import pipeline_model
+
+
+def stages_of(csv_path):
+    """Per rank (row), the stage indices its actions name, and the number of stages."""
+    with open(csv_path, newline="") as file:
+        rows = [[_Action.from_str(cell) for cell in row] for row in csv.reader(file)]
+    held = []
+    for row in rows:
+        indices = set()
+        for action in filter(None, row):
+            for part in action.sub_actions or (action,):
+                indices.add(part.stage_index)
+        held.append(sorted(indices))
+    return held, 1 + max(max(indices) for indices in held)
+
+
+def run_case(rank, name, csv_path, microbatches):
+    held, stage_count = stages_of(csv_path)
+    blocks = pipeline_model.blocks(stage_count)
+    stages = [PipelineStage(blocks[index], index, stage_count, torch.device("cpu"))
+              for index in held[rank]]
+    schedule = _PipelineScheduleRuntime(stages, microbatches, loss_fn=pipeline_model.loss_fn)
+    schedule._load_csv(csv_path)
+    inputs, target = pipeline_model.batch(microbatches)
+    if 0 in held[rank]:
+        schedule.step(inputs, target=target)
+    else:
+        schedule.step(target=target)
+    expected = pipeline_model.reference_gradients(stage_count, inputs, target)
+    for index in held[rank]:
+        for parameter_name, parameter in blocks[index].named_parameters():
+            torch.testing.assert_close(
+                parameter.grad, expected[index][parameter_name], rtol=1e-9, atol=1e-12,
+                msg=lambda text: f"{name}, rank {rank}, stage {index}, {parameter_name}: {text}")
+
+
+def main(rank, world_size, port, cases):
+    """`cases`: (schedule name, CSV path, microbatches) run one after another on one group."""
+    torch.set_num_threads(1)  # the processes share the machine's cores
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world_size,
+                            timeout=datetime.timedelta(seconds=120))
+    try:
+        for name, csv_path, microbatches in cases:
+            run_case(rank, name, csv_path, microbatches)
+            dist.barrier()
+    finally:
+        dist.destroy_process_group()
