@@ -2,10 +2,13 @@
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
+# The helpers users import from scripts/ (ppsim_plan, ppsim_annotate); spawned workers inherit it.
+sys.path.insert(0, str(REPOSITORY / "scripts"))
 
 
 @pytest.fixture(scope="session")

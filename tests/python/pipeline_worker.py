@@ -4,6 +4,7 @@ checks every gradient it holds against the plain step's."""
 import csv
 import datetime
 import os
+import traceback
 
 import torch
 import torch.distributed as dist
@@ -11,6 +12,7 @@ from torch.distributed.pipelining import PipelineStage
 from torch.distributed.pipelining.schedules import _Action, _PipelineScheduleRuntime
 
 import pipeline_model
+from ppsim_plan import PlannedStage, read_plan
 
 
 def stages_of(csv_path):
@@ -27,11 +29,18 @@ def stages_of(csv_path):
     return held, 1 + max(max(indices) for indices in held)
 
 
-def run_case(rank, name, csv_path, microbatches):
+def run_case(rank, name, csv_path, microbatches, plan_path=None, expected_runs=None):
+    """With `plan_path`, the stages recompute as ppsim_plan runs it; `expected_runs` then maps
+    PlannedStage's counters ("forward_runs", "selected_runs") to their value per stage."""
     held, stage_count = stages_of(csv_path)
     blocks = pipeline_model.blocks(stage_count)
-    stages = [PipelineStage(blocks[index], index, stage_count, torch.device("cpu"))
-              for index in held[rank]]
+    cpu = torch.device("cpu")
+    if plan_path:
+        plan = read_plan(plan_path)
+        stages = [PlannedStage(blocks[index], index, stage_count, cpu, plan=plan)
+                  for index in held[rank]]
+    else:
+        stages = [PipelineStage(blocks[index], index, stage_count, cpu) for index in held[rank]]
     schedule = _PipelineScheduleRuntime(stages, microbatches, loss_fn=pipeline_model.loss_fn)
     schedule._load_csv(csv_path)
     inputs, target = pipeline_model.batch(microbatches)
@@ -39,6 +48,12 @@ def run_case(rank, name, csv_path, microbatches):
         schedule.step(inputs, target=target)
     else:
         schedule.step(target=target)
+    for counter, expected in (expected_runs or {}).items():
+        for stage in stages:
+            value = getattr(stage, counter)
+            assert value == expected[stage.stage_index], (
+                f"{name}, stage {stage.stage_index}: {counter} {value}, expected "
+                f"{expected[stage.stage_index]}")
     expected = pipeline_model.reference_gradients(stage_count, inputs, target)
     for index in held[rank]:
         for parameter_name, parameter in blocks[index].named_parameters():
@@ -48,15 +63,20 @@ def run_case(rank, name, csv_path, microbatches):
 
 
 def main(rank, world_size, port, cases):
-    """`cases`: (schedule name, CSV path, microbatches) run one after another on one group."""
+    """`cases`: run_case's arguments after the rank, run one after another on one group."""
     torch.set_num_threads(1)  # the processes share the machine's cores
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world_size,
                             timeout=datetime.timedelta(seconds=120))
     try:
-        for name, csv_path, microbatches in cases:
-            run_case(rank, name, csv_path, microbatches)
+        for case in cases:
+            try:
+                run_case(rank, *case)
+            except Exception:
+                # spawn reports the first process to stop, often one a failed peer left waiting
+                traceback.print_exc()
+                raise
             dist.barrier()
     finally:
         dist.destroy_process_group()

@@ -1,0 +1,83 @@
+"""ppsim's recomputation plans run in PyTorch (issue 30): scripts/ppsim_plan.py applies a plan of
+`ppsim remat --plan` per (stage, microbatch) with torch.utils.checkpoint and saved-tensor hooks,
+inside PyTorch's own pipelining runtime; the gradients equal the plain step's and each stage's
+module runs as often as the plan asks."""
+import pytest
+import torch.multiprocessing as mp
+
+import pipeline_worker
+from ppsim_plan import PlanError, read_plan
+from test_torch_pipelining import free_port
+
+DEVICES, MICROBATCHES = 2, 4
+
+
+def expected_runs(plan, stages, split):
+    """Each stage's forwards plus recomputations as PyTorch runs the plan: a checkpointed forward
+    runs again in every autograd call that needs it (B and W when split; the first stage's B
+    computes nothing, its W the whole backward), a dropped W stash once before W; `selective`
+    reruns the attention only."""
+    runs = [MICROBATCHES] * stages
+    for (stage, _), (fwd, bwd) in plan.items():
+        if fwd == "full":
+            runs[stage] += 2 if split and stage != 0 else 1
+        elif bwd != "none":
+            runs[stage] += 1
+    return runs
+
+
+def planned_case(ppsim, tmp_path, schedule, cap, split, stages):
+    order, plan = tmp_path / f"{schedule}-{cap}.csv", tmp_path / f"{schedule}-{cap}-plan.csv"
+    options = ["--schedule", schedule, "-p", DEVICES, "-m", MICROBATCHES, "--F", 1, "--B", 1,
+               "--W", 1 if split else 0, "--K", cap]
+    ppsim("remat", *options, "--gap", 0, "--plan", plan)
+    ppsim("export", "--to", "torch-csv", *options, "-o", order)
+    runs = {"forward_runs": expected_runs(read_plan(plan), stages, split)}
+    return (f"{schedule} K={cap}", str(order), MICROBATCHES, str(plan), runs), read_plan(plan)
+
+
+def test_plans_recompute_as_written_with_equal_gradients(ppsim, tmp_path):
+    cases, options = [], set()
+    for schedule, cap, split, stages in [("1f1b", 1, False, 2), ("zb-v", 1.75, True, 4),
+                                         ("zb-h2", 2.5, True, 2), ("zb-h2", 2, True, 2)]:
+        case, plan = planned_case(ppsim, tmp_path, schedule, cap, split, stages)
+        cases.append(case)
+        options |= set(plan.values())
+    # Selective recomputation (the attention blocks only) beside full, written by hand.
+    selective = tmp_path / "selective.csv"
+    selective.write_text("stage,microbatch,fwd,bwd\n0,0,selective,none\n1,2,selective,none\n"
+                         "1,3,full,none\n")
+    order = tmp_path / "1f1b.csv"
+    ppsim("export", "--to", "torch-csv", "--schedule", "1f1b", "-p", DEVICES, "-m",
+          MICROBATCHES, "-o", order)
+    # One attention block per stage: it runs once per forward, and again where recomputed.
+    cases.append(("1f1b selective", str(order), MICROBATCHES, str(selective),
+                  {"forward_runs": [MICROBATCHES, MICROBATCHES + 1],
+                   "selected_runs": [MICROBATCHES + 1, MICROBATCHES + 2]}))
+    # Every option of a plan is exercised: the ILP chose each of these above.
+    assert {("full", "none"), ("none", "activations"), ("none", "full")} <= options
+    mp.spawn(pipeline_worker.main, args=(DEVICES, free_port(), cases), nprocs=DEVICES, join=True)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("stage,mb,fwd,bwd\n", "plan.csv:1: expected the header 'stage,microbatch,fwd,bwd', got "
+                           "'stage,mb,fwd,bwd'"),
+    ("stage,microbatch,fwd,bwd\n0,1,full\n", "plan.csv:2: expected 4 cells, got 3"),
+    ("stage,microbatch,fwd,bwd\n0,-1,full,none\n",
+     "plan.csv:2: field 'microbatch': expected a whole number >= 0, got '-1'"),
+    ("stage,microbatch,fwd,bwd\n0,1,level:2,none\n",
+     "plan.csv:2: field 'fwd': 'level:2' is a rotor checkpoint level, whose layers only the cost "
+     "file's split knows; plan without --checkpoint-levels to run it in PyTorch"),
+    ("stage,microbatch,fwd,bwd\n0,1,all,none\n",
+     "plan.csv:2: field 'fwd': expected one of none, full, selective, got 'all'"),
+    ("stage,microbatch,fwd,bwd\n0,1,none,weights\n",
+     "plan.csv:2: field 'bwd': expected one of none, activations, full, got 'weights'"),
+    ("stage,microbatch,fwd,bwd\n0,1,full,none\n0,1,none,none\n",
+     "plan.csv:3: stage 0, microbatch 1 is planned twice"),
+])
+def test_a_plan_that_cannot_run_is_refused_in_one_line(tmp_path, monkeypatch, text, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plan.csv").write_text(text)
+    with pytest.raises(PlanError) as refused:
+        read_plan("plan.csv")
+    assert str(refused.value) == message
