@@ -266,17 +266,28 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
     const profiler::KinetoImport import = profiler::parse_kineto_trace(text, path);
     if (import.phases.empty())
       throw Error(path, 0, "",
-                  "no GPU work inside any phase range (record with ProfilerActivity.CUDA)");
+                  import.cpu_timed ? "no GPU work in the trace and no CPU operator inside any "
+                                     "phase range (record with ProfilerActivity.CUDA, or CPU)"
+                                   : "no GPU work inside any phase range (record with "
+                                     "ProfilerActivity.CUDA)");
     file = profiler::kineto_cost_file(import, warmup);
-    err << fmt::format(
-        "ppsim: {} kernels: {} in layer ranges ({} BW ranges split into B and W{}), {} NCCL ({} "
-        "ms, "
-        "not layer time), {} outside every range\n",
-        import.kernels, import.kernels - import.communication - import.unattributed,
-        import.split_ranges,
-        import.ambiguous_ranges > 0 ? fmt::format(", {} left whole", import.ambiguous_ranges) : "",
-        import.communication, format_readable(static_cast<double>(import.communication_ns) / 1e6),
-        import.unattributed);
+    const std::string split = fmt::format(
+        "{} BW ranges split into B and W{}", import.split_ranges,
+        import.ambiguous_ranges > 0 ? fmt::format(", {} left whole", import.ambiguous_ranges) : "");
+    const std::string communication_ms =
+        format_readable(static_cast<double>(import.communication_ns) / 1e6);
+    if (import.cpu_timed)
+      err << fmt::format("ppsim: no GPU work in the trace: timed {} CPU operators in layer ranges "
+                         "({}), {} communication operators ({} ms, not layer time), {} outside "
+                         "every range\n",
+                         import.kernels, split, import.communication, communication_ms,
+                         import.unattributed);
+    else
+      err << fmt::format("ppsim: {} kernels: {} in layer ranges ({}), {} NCCL ({} ms, not layer "
+                         "time), {} outside every range\n",
+                         import.kernels,
+                         import.kernels - import.communication - import.unattributed, split,
+                         import.communication, communication_ms, import.unattributed);
     // One line for every send/recv kernel pooled (what the scenario's single link model takes),
     // then one per link when the trace has several.
     const auto print_fit = [&err](const std::string &what, const profiler::LinkFit &fit) {

@@ -51,14 +51,18 @@ void assign(CostRow &row, const Column &column, std::string_view text, const Loc
 bool is_identity(std::string_view name);
 /// Whether a row must have a value in column `name`.
 bool is_required(std::string_view name, Required required);
-/// The first column `required` asks for that `present` lacks.
+/// Whether `present` has bwd_total_ms and neither bwd_input_ms nor bwd_weight_ms: a measurement of
+/// the whole backward only (CostFile::fused_only).
+bool measures_fused_backward_only(const std::vector<std::string> &present);
+/// The first column `required` asks for that `present` lacks (B and W not, for a measurement of
+/// the whole backward only).
 std::optional<std::string_view> missing_required(const std::vector<std::string> &present,
                                                  Required required);
 /// Whether `names` holds `name`.
 bool contains(const std::vector<std::string> &names, std::string_view name);
 
-/// Fills what a row may leave out (not in `present`): BW = B + W, R = F, the percentiles = the
-/// median, grad_bytes = param_bytes, a name.
+/// Fills what a row may leave out (not in `present`): BW = B + W (or B = BW, W = 0 where only BW
+/// is measured), R = F, the percentiles = the median, grad_bytes = param_bytes, a name.
 void complete_row(CostRow &row, const std::vector<std::string> &present);
 /// Throws unless `row` may follow `before` under `ids`.
 void check_layer_id(const CostRow &row, const std::vector<CostRow> &before, LayerIds ids,

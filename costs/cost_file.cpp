@@ -202,9 +202,17 @@ bool is_required(std::string_view name, Required required) {
   return std::find(std::begin(kRequired), std::end(kRequired), name) != std::end(kRequired);
 }
 
+bool measures_fused_backward_only(const std::vector<std::string> &present) {
+  return contains(present, "bwd_total_ms") && !contains(present, "bwd_input_ms") &&
+         !contains(present, "bwd_weight_ms");
+}
+
 std::optional<std::string_view> missing_required(const std::vector<std::string> &present,
                                                  Required required) {
   for (const std::string_view name : kRequired) {
+    const bool split_column = name == "bwd_input_ms" || name == "bwd_weight_ms";
+    if (split_column && measures_fused_backward_only(present))
+      continue;
     if (is_required(name, required) && !contains(present, name))
       return name;
   }
@@ -221,6 +229,8 @@ void complete_row(CostRow &row, const std::vector<std::string> &present) {
     row.layer_name = fmt::format("block{}", row.layer_id);
   if (!has("bwd_total_ms"))
     row.bwd_total_ms = normalized(row.bwd_input_ms + row.bwd_weight_ms);
+  if (measures_fused_backward_only(present))
+    row.bwd_input_ms = row.bwd_total_ms; // the whole backward, W = 0 (CostFile::fused_only)
   if (!has("recompute_ms"))
     row.recompute_ms = row.fwd_ms;
   if (!has("grad_bytes"))
@@ -268,6 +278,10 @@ void note_columns(CostFile &file, const std::vector<std::string> &present) {
 }
 
 } // namespace detail
+
+bool CostFile::fused_only() const {
+  return !only_columns.empty() && detail::measures_fused_backward_only(only_columns);
+}
 
 std::string format_rational(Rational value) {
   __extension__ using Int128 = __int128;

@@ -85,6 +85,11 @@ struct CostFile {
   /// When not empty, the writers write only these columns (in schema order): what was not
   /// measured is absent, not zero, so a reader's defaults or its missing-column error apply.
   std::vector<std::string> only_columns;
+
+  /// The file measures the whole backward only (bwd_total_ms, neither bwd_input_ms nor
+  /// bwd_weight_ms: a PyTorch trace recorded without shapes): each row's B is then its whole
+  /// backward and W is 0, which only schedules with a fused backward may run.
+  [[nodiscard]] bool fused_only() const;
 };
 
 /// Which layer ids a file may hold: every layer from 0 in order (a model), or any ascending ids
@@ -96,7 +101,8 @@ enum class LayerIds { from_zero, ascending };
 enum class Required { values, absent_allowed };
 
 /// Parses CSV text. Required columns: schema_version, layer_id, fwd_ms, bwd_input_ms,
-/// bwd_weight_ms; absent columns take the defaults documented in docs/profiler.md, and so does
+/// bwd_weight_ms, except that bwd_total_ms alone may stand for both (CostFile::fused_only); absent
+/// columns take the defaults documented in docs/profiler.md, and so does
 /// an empty cell (an absent value, CostRow::absent_columns), except in a required column, where it
 /// is an error naming the line and column. The file's columns are kept in only_columns, so
 /// writing it back leaves the absent ones absent. With Required::absent_allowed any of fwd_ms,

@@ -85,6 +85,14 @@ struct GpuActivity {
   std::size_t event = 0; // in "traceEvents", for messages
 };
 
+// What the import times for a phase: a GPU kernel, copy or set, or (a trace without GPU work) a
+// CPU operator; `kernel` counts it among the phase's kernels.
+struct TimedInterval {
+  std::uint64_t start = 0, end = 0;
+  bool kernel = false;
+  friend auto operator<=>(const TimedInterval &, const TimedInterval &) = default;
+};
+
 // A CUDA runtime or driver call that launched GPU work: where and when it ran.
 struct Launch {
   std::string thread;
@@ -95,6 +103,53 @@ struct Launch {
 // How far two times of a trace may disagree and still be read as one: older traces write "ts" and
 // "dur" in whole microseconds, each rounded, so an end computed from them may be off by up to 2 us.
 constexpr std::uint64_t kTraceResolutionNs = 2000;
+
+// PyTorch pipelining's own ranges (torch.distributed.pipelining): the multi-stage runtime's
+// "PP:<stage><F|I|B|W><microbatch>" ("PP:2I5": I is the input gradient, B the full backward) and
+// the single-stage schedules' (ScheduleGPipe, Schedule1F1B) "Forward <mb>" and "Backward <mb>",
+// whose stage is the trace's rank. A stage stands where a layer would: one row per stage.
+std::optional<PhaseId> pipelining_range(std::string_view name, std::optional<int> rank) {
+  const auto number = [](std::string_view digits) -> std::optional<std::uint16_t> {
+    std::uint16_t value = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size())
+      return std::nullopt;
+    return value;
+  };
+  for (const auto &[label, pass] : {std::pair{std::string_view("Forward "), Pass::forward},
+                                    std::pair{std::string_view("Backward "), Pass::backward_total}})
+    if (name.substr(0, label.size()) == label) {
+      const std::optional<std::uint16_t> microbatch = number(name.substr(label.size()));
+      const int stage = rank.value_or(0);
+      if (!microbatch || stage < 0 || stage > UINT16_MAX)
+        return std::nullopt;
+      return PhaseId{pass, static_cast<std::uint16_t>(stage), *microbatch, 0};
+    }
+  if (name.substr(0, 3) != "PP:")
+    return std::nullopt;
+  name.remove_prefix(3);
+  const std::size_t letter = name.find_first_not_of("0123456789");
+  if (letter == std::string_view::npos || letter + 1 >= name.size())
+    return std::nullopt;
+  static constexpr std::pair<char, Pass> kActions[] = {{'F', Pass::forward},
+                                                      {'I', Pass::backward_input},
+                                                      {'W', Pass::backward_weight},
+                                                      {'B', Pass::backward_total}};
+  const auto action = std::find_if(std::begin(kActions), std::end(kActions),
+                                   [&](const auto &a) { return a.first == name[letter]; });
+  const std::optional<std::uint16_t> stage = number(name.substr(0, letter));
+  const std::optional<std::uint16_t> microbatch = number(name.substr(letter + 1));
+  if (action == std::end(kActions) || !stage || !microbatch)
+    return std::nullopt; // SEND_F, RECV_B, OVERLAP_F_B, ...: not a compute pass
+  return PhaseId{action->second, *stage, *microbatch, 0};
+}
+
+// Operators that move data between ranks or wait for it (c10d's collectives and point-to-point,
+// gloo, NCCL): never layer time when the CPU operators are what the import times.
+bool is_communication_operator(std::string_view name) {
+  return name == "record_param_comms" || name.substr(0, 6) == "c10d::" ||
+         name.find("gloo") != std::string_view::npos || is_communication_kernel(name);
+}
 
 // A name or thread of the trace as a message shows it: quoted, cut at 80 characters.
 std::string shown_text(const std::string &text) { return shown_json(Json(text)); }
@@ -156,8 +211,12 @@ public:
         fail(fmt::format("event {}: {}", i, error.what()));
       }
     }
-    for (auto &[thread, spans] : phase_spans_)
+    phase_span_of_.resize(phases_.size());
+    for (auto &[thread, spans] : phase_spans_) {
       nest_or_fail(spans, thread, [this](std::size_t i) { return nvtx_range_name(phases_[i]); });
+      for (const CpuSpan &span : spans)
+        phase_span_of_[span.index] = span;
+    }
     for (auto *operators : {&operator_spans_, &communication_spans_})
       for (auto &[thread, spans] : *operators)
         nest_or_fail(spans, thread, [this](std::size_t i) { return operators_[i].name; });
@@ -175,69 +234,25 @@ public:
     const std::set<Weight> no_weights;
     const std::map<std::uint16_t, std::set<Weight>> weights = forward_weights();
     KinetoImport result;
-    std::map<PhaseId, std::string> ambiguous; // BW ranges with a GEMM the shapes cannot classify
-    // (phase, part) -> intervals; part 0 = the range's own pass, 1 = B, 2 = W of a BW range.
-    std::map<std::pair<PhaseId, int>, std::vector<const GpuActivity *>> members;
-    for (const GpuActivity &activity : gpu_) {
-      ++result.kernels;
-      const auto launch = launches_.find(activity.correlation);
-      if (launch != launches_.end() && activity.start + kTraceResolutionNs < launch->second.time)
-        fail(fmt::format("event {} ({} {}) starts {} us before its launch, event {} "
-                         "(correlation {}): the correlation ids do not pair kernels with launches",
-                         activity.event, activity.kernel ? "kernel" : "GPU copy",
-                         shown_text(activity.name),
-                         microseconds(launch->second.time - activity.start),
-                         launch->second.event, activity.correlation));
-      if (activity.kernel && is_communication_kernel(activity.name)) {
-        ++result.communication;
-        result.communication_ns += activity.end - activity.start;
-        CommunicationKernel kernel{activity.name, 0, activity.end - activity.start, ""};
-        if (launch != launches_.end()) {
-          if (const std::optional<std::size_t> op =
-                  innermost(communication_spans_, launch->second)) {
-            const Operator &comms = operators_[*op];
-            kernel.collective = comms.collective.empty() ? activity.name : comms.collective;
-            kernel.bytes = comms.bytes;
-            if (comms.peer >= 0) {
-              const std::string self = rank_ ? std::to_string(*rank_) : "?";
-              const std::string peer = std::to_string(comms.peer);
-              kernel.link = comms.collective == "send" ? self + "->" + peer : peer + "->" + self;
-            }
-          }
-        }
-        result.communication_kernels.push_back(std::move(kernel));
-        continue;
-      }
-      const std::optional<std::size_t> phase =
-          launch == launches_.end()
-              ? std::nullopt
-              : innermost(phase_spans_, launch->second);
-      if (!phase) {
-        ++result.unattributed;
-        continue;
-      }
-      const PhaseId id = phases_[*phase];
-      members[{id, 0}].push_back(&activity);
-      if (id.pass != Pass::backward_total)
-        continue;
-      const auto found = weights.find(id.layer);
-      const Role role =
-          gemm_role(launch->second, found == weights.end() ? no_weights : found->second);
-      if (role == Role::ambiguous) {
-        ambiguous.emplace(id, ambiguous_gemm_);
-        continue;
-      }
-      members[{id, role == Role::weight_gradient ? 2 : 1}].push_back(&activity);
-    }
+    result.cpu_timed = gpu_.empty();
+    if (result.cpu_timed)
+      time_operators(weights, result);
+    else
+      time_gpu_work(weights, result);
+    if (result.cross_thread > 0)
+      result.warnings.push_back(fmt::format(
+          "{} {} ran on threads without a phase range (autograd's) and were attributed to the "
+          "range open on another thread of the process",
+          result.cross_thread, result.cpu_timed ? "CPU operators" : "GPU kernels and copies"));
     std::set<PhaseId> split;
-    for (const auto &[key, list] : members)
-      if (key.second == 2 && !ambiguous.count(key.first))
+    for (const auto &[key, list] : members_)
+      if (key.second == 2 && !ambiguous_.count(key.first))
         split.insert(key.first);
     result.split_ranges = split.size();
-    result.ambiguous_ranges = ambiguous.size();
+    result.ambiguous_ranges = ambiguous_.size();
     // One warning per layer (every repetition of a layer runs the same shapes).
     std::set<std::uint16_t> warned;
-    for (const auto &[id, gemm] : ambiguous) {
+    for (const auto &[id, gemm] : ambiguous_) {
       if (!warned.insert(id.layer).second)
         continue;
       result.warnings.push_back(fmt::format(
@@ -248,7 +263,7 @@ public:
           "ranges are not split into B and W (docs/profiler.md, \"B and W from a whole backward\")",
           id.layer, gemm));
     }
-    for (const auto &[key, list] : members) {
+    for (const auto &[key, list] : members_) {
       const auto &[id, part] = key;
       if (part != 0 && !split.count(id))
         continue;
@@ -289,6 +304,121 @@ public:
       }
     }
     return result;
+  }
+
+
+  // GPU work: each kernel, copy or set belongs to the innermost phase range around the CPU call
+  // that launched it; a BW range's weight-gradient multiplies are also its W, the rest its B.
+  void time_gpu_work(const std::map<std::uint16_t, std::set<Weight>> &weights,
+                     KinetoImport &result) {
+    const std::set<Weight> no_weights;
+    for (const GpuActivity &activity : gpu_) {
+      ++result.kernels;
+      const auto launch = launches_.find(activity.correlation);
+      if (launch != launches_.end() && activity.start + kTraceResolutionNs < launch->second.time)
+        fail(fmt::format("event {} ({} {}) starts {} us before its launch, event {} "
+                         "(correlation {}): the correlation ids do not pair kernels with launches",
+                         activity.event, activity.kernel ? "kernel" : "GPU copy",
+                         shown_text(activity.name),
+                         microseconds(launch->second.time - activity.start),
+                         launch->second.event, activity.correlation));
+      if (activity.kernel && is_communication_kernel(activity.name)) {
+        ++result.communication;
+        result.communication_ns += activity.end - activity.start;
+        CommunicationKernel kernel{activity.name, 0, activity.end - activity.start, ""};
+        if (launch != launches_.end()) {
+          if (const std::optional<std::size_t> op =
+                  innermost(communication_spans_, launch->second)) {
+            const Operator &comms = operators_[*op];
+            kernel.collective = comms.collective.empty() ? activity.name : comms.collective;
+            kernel.bytes = comms.bytes;
+            if (comms.peer >= 0) {
+              const std::string self = rank_ ? std::to_string(*rank_) : "?";
+              const std::string peer = std::to_string(comms.peer);
+              kernel.link = comms.collective == "send" ? self + "->" + peer : peer + "->" + self;
+            }
+          }
+        }
+        result.communication_kernels.push_back(std::move(kernel));
+        continue;
+      }
+      const std::optional<PhaseAt> phase =
+          launch == launches_.end() ? std::nullopt
+                                    : phase_at(launch->second.thread, launch->second.time);
+      if (!phase) {
+        ++result.unattributed;
+        continue;
+      }
+      result.cross_thread += phase->other_thread ? 1 : 0;
+      const PhaseId id = phases_[phase->index];
+      const TimedInterval interval{activity.start, activity.end, activity.kernel};
+      members_[{id, 0}].push_back(interval);
+      if (id.pass != Pass::backward_total)
+        continue;
+      const auto found = weights.find(id.layer);
+      const std::optional<std::size_t> op = innermost(operator_spans_, launch->second);
+      const Role role = op ? gemm_role(operators_[*op], found == weights.end() ? no_weights
+                                                                                : found->second)
+                           : Role::input_gradient;
+      if (role == Role::ambiguous) {
+        ambiguous_.emplace(id, ambiguous_gemm_);
+        continue;
+      }
+      members_[{id, role == Role::weight_gradient ? 2 : 1}].push_back(interval);
+    }
+  }
+
+  // A trace without GPU work (a CPU run): the CPU operators are the timed events. Each outermost
+  // operator inside a phase range (its parent, if any, started before the range) counts for the
+  // innermost range around its start, cut to the range; communication operators count apart.
+  // In a BW range the weight-gradient `aten::mm` calls (at any depth) are its W, the rest its B.
+  void time_operators(const std::map<std::uint16_t, std::set<Weight>> &weights,
+                      KinetoImport &result) {
+    const std::set<Weight> no_weights;
+    std::map<PhaseId, std::vector<TimedInterval>> weight_gradients;
+    for (const auto &[thread, spans] : operator_spans_) {
+      for (const CpuSpan &span : spans) {
+        const Operator &op = operators_[span.index];
+        const std::optional<PhaseAt> phase = phase_at(thread, span.start);
+        const CpuSpan *range = phase ? &phase_span_of_[phase->index] : nullptr;
+        const bool outermost =
+            span.parent < 0 || (range && spans[at(span.parent)].start < range->start);
+        if (outermost && is_communication_operator(op.name)) {
+          ++result.communication;
+          result.communication_ns += span.end - span.start;
+          continue;
+        }
+        if (!range) {
+          result.unattributed += outermost ? 1 : 0;
+          continue;
+        }
+        const TimedInterval interval{std::max(span.start, range->start),
+                                     std::min(span.end, range->end), true};
+        const PhaseId id = phases_[phase->index];
+        if (outermost) {
+          ++result.kernels;
+          result.cross_thread += phase->other_thread ? 1 : 0;
+          members_[{id, 0}].push_back(interval);
+        }
+        if (id.pass != Pass::backward_total || op.name != "aten::mm")
+          continue;
+        const auto found = weights.find(id.layer);
+        const Role role =
+            gemm_role(op, found == weights.end() ? no_weights : found->second);
+        if (role == Role::ambiguous)
+          ambiguous_.emplace(id, ambiguous_gemm_);
+        else if (role == Role::weight_gradient)
+          weight_gradients[id].push_back(interval);
+      }
+    }
+    // B is the range's time outside its weight-gradient multiplies.
+    for (auto &[id, list] : weight_gradients) {
+      if (ambiguous_.count(id))
+        continue;
+      std::sort(list.begin(), list.end());
+      members_[{id, 1}] = subtract(members_[{id, 0}], list);
+      members_[{id, 2}] = std::move(list);
+    }
   }
 
 private:
@@ -338,7 +468,7 @@ private:
   }
 
   // The thread an event ran on, "pid/tid"; each a number or a name (absent: null).
-  std::string thread_of(const Json &event, std::size_t index) const {
+  std::string thread_of(const Json &event, std::size_t index) {
     std::string key;
     for (const char *field : {"pid", "tid"}) {
       const Json &value = member(event, field);
@@ -347,6 +477,7 @@ private:
                          shown_json(value)));
       key += (key.empty() ? "" : "/") + value.dump();
     }
+    process_of_.try_emplace(key, member(event, "pid").dump());
     return key;
   }
 
@@ -384,7 +515,10 @@ private:
     const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
     const std::string thread = thread_of(event, index);
     if (category == "user_annotation") {
-      if (const std::optional<PhaseId> phase = parse_range_name(name)) {
+      std::optional<PhaseId> phase = parse_range_name(name);
+      if (!phase)
+        phase = pipelining_range(name, rank_);
+      if (phase) {
         phase_spans_[thread].push_back({start, end, phases_.size(), index});
         phases_.push_back(*phase);
       }
@@ -491,6 +625,52 @@ private:
                      microseconds(second.end - first.end)));
   }
 
+  struct PhaseAt {
+    std::size_t index;  ///< into phases_
+    bool other_thread;  ///< the range is on another thread of the process
+  };
+
+  // The innermost phase range around `time` on `thread`; when that thread has none (autograd's
+  // threads run the backward of a range opened around `loss.backward()`), the innermost one of
+  // the only other thread of the same process with a range open then. None when several are.
+  std::optional<PhaseAt> phase_at(const std::string &thread, std::uint64_t time) const {
+    if (const auto own = phase_spans_.find(thread); own != phase_spans_.end())
+      if (const std::optional<std::size_t> at = innermost_span(own->second, time))
+        return PhaseAt{own->second[*at].index, false};
+    const std::string &process = process_of_.at(thread);
+    std::optional<PhaseAt> found;
+    for (const auto &[other, spans] : phase_spans_) {
+      if (other == thread || process_of_.at(other) != process)
+        continue;
+      if (const std::optional<std::size_t> at = innermost_span(spans, time)) {
+        if (found)
+          return std::nullopt;
+        found = PhaseAt{spans[*at].index, true};
+      }
+    }
+    return found;
+  }
+
+  // The parts of `intervals` outside `holes` (sorted; each hole inside one interval, as an
+  // operator inside the outermost one that contains it).
+  static std::vector<TimedInterval> subtract(const std::vector<TimedInterval> &intervals,
+                                             const std::vector<TimedInterval> &holes) {
+    std::vector<TimedInterval> rest;
+    for (const TimedInterval &interval : intervals) {
+      std::uint64_t from = interval.start;
+      for (const TimedInterval &hole : holes) {
+        if (hole.end <= from || hole.start >= interval.end)
+          continue;
+        if (hole.start > from)
+          rest.push_back({from, hole.start, true});
+        from = std::max(from, hole.end);
+      }
+      if (from < interval.end)
+        rest.push_back({from, interval.end, true});
+    }
+    return rest;
+  }
+
   // The index of the innermost span of the launch's thread around its time, if any.
   static std::optional<std::size_t>
   innermost(const std::map<std::string, std::vector<CpuSpan>> &spans, const Launch &launch) {
@@ -540,7 +720,7 @@ private:
 
   enum class Role { input_gradient, weight_gradient, ambiguous };
 
-  // The role of a backward matrix multiply [a, k] x [k, b] launched at the given place, from the
+  // The role of a backward matrix multiply [a, k] x [k, b] (the operator `mm`), from the
   // weights (out, in) and token counts T of the layer's forward `aten::linear` calls. PyTorch's
   // linear backward computes the weight gradient as dY^T x X, [out, T] x [T, in] (or X^T x dY,
   // [in, T] x [T, out]): contracted over the tokens, output the weight's shape. The input
@@ -550,14 +730,9 @@ private:
   // gradient's first operand is a transposed view, column-major, and its second row-major; both
   // operands of an input gradient are row-major), and without them the role is ambiguous.
   // Anything that fits no weight gradient is B.
-  Role gemm_role(const Launch &launch,
-                 const std::set<Weight> &weights) {
+  Role gemm_role(const Operator &mm, const std::set<Weight> &weights) {
     if (weights.empty())
       return Role::input_gradient;
-    const std::optional<std::size_t> op = innermost(operator_spans_, launch);
-    if (!op)
-      return Role::input_gradient;
-    const Operator &mm = operators_[*op];
     if (mm.name != "aten::mm" || mm.input_dims.size() != 2 || mm.input_dims[0].size() != 2 ||
         mm.input_dims[1].size() != 2 || mm.input_dims[0][1] != mm.input_dims[1][0])
       return Role::input_gradient;
@@ -596,18 +771,17 @@ private:
     return Role::ambiguous;
   }
 
-  static PhaseMetrics metrics_of(const PhaseId &phase,
-                                 const std::vector<const GpuActivity *> &list) {
+  static PhaseMetrics metrics_of(const PhaseId &phase, const std::vector<TimedInterval> &list) {
     PhaseMetrics metrics;
     metrics.phase = phase;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
     std::uint64_t first = UINT64_MAX, last = 0;
-    for (const GpuActivity *activity : list) {
-      intervals.emplace_back(activity->start, activity->end);
-      first = std::min(first, activity->start);
-      last = std::max(last, activity->end);
-      if (activity->kernel) {
-        metrics.kernel_sum_ns += activity->end - activity->start;
+    for (const TimedInterval &interval : list) {
+      intervals.emplace_back(interval.start, interval.end);
+      first = std::min(first, interval.start);
+      last = std::max(last, interval.end);
+      if (interval.kernel) {
+        metrics.kernel_sum_ns += interval.end - interval.start;
         ++metrics.n_kernels;
       }
     }
@@ -632,6 +806,11 @@ private:
   double base_us_ = 0;         // the earliest "ts" of an event read
   std::size_t base_event_ = 0; // the event that has it
   std::string ambiguous_gemm_; // the shapes of the last ambiguous multiply, for the warning
+  std::map<std::string, std::string> process_of_; // thread -> its "pid"
+  std::vector<CpuSpan> phase_span_of_;            // by index into phases_, once nested
+  // (phase, part) -> timed intervals; part 0 = the range's own pass, 1 = B, 2 = W of a BW range.
+  std::map<std::pair<PhaseId, int>, std::vector<TimedInterval>> members_;
+  std::map<PhaseId, std::string> ambiguous_; // BW ranges with a GEMM the shapes cannot classify
 };
 
 } // namespace

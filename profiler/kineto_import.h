@@ -2,10 +2,13 @@
 // Importer for the PyTorch profiler's Chrome trace (kineto; `prof.export_chrome_trace(path)` or
 // `tensorboard_trace_handler`), docs/profiler.md "Import a PyTorch trace". Phases are the
 // `record_function` ranges named like ppsim's ("L03.F.mb0", or "3/F/0": layer/pass/microbatch;
-// scripts/ppsim_annotate.py names a module's blocks so). Each GPU kernel belongs to the innermost
+// scripts/ppsim_annotate.py names a module's blocks so) or as PyTorch pipelining names its own
+// ("PP:2I5", "Forward 5": a stage stands for the layer). Each GPU kernel belongs to the innermost
 // phase range around the CPU call that launched it (the launch's `correlation` id links the
-// two); the n-th range of a (layer, pass, microbatch) is repetition n, so warm-up iterations are
-// dropped by summarize_passes. Kernels with communication names (NCCL) are counted apart and
+// two; a call on a thread without a range, autograd's, to the range open on the process's only
+// other thread with one); a trace without GPU work times its CPU operators instead, the
+// outermost ones inside each range. The n-th range of a (layer, pass, microbatch) is repetition
+// n, so warm-up iterations are dropped by summarize_passes. Kernels with communication names (NCCL) are counted apart and
 // never as layer time. A whole-backward range (`BW`) is also split into B and W: a backward
 // matrix multiply whose output has the shape of a weight the layer's forward `aten::linear` used,
 // contracted over the forward's token count, computes a weight gradient (W); every other kernel
@@ -57,6 +60,9 @@ std::map<std::string, LinkFit> fit_links(const std::vector<CommunicationKernel> 
 /// left out.
 struct KinetoImport {
   std::vector<PhaseMetrics> phases; ///< in PhaseId order
+  /// The trace has no GPU work (a CPU run): `kernels` counts the outermost CPU operators of the
+  /// phase ranges, which are what is timed, and `communication` c10d's and gloo's.
+  bool cpu_timed = false;
   std::size_t kernels = 0;          ///< GPU kernels, copies and sets in the trace
   std::size_t unattributed = 0;     ///< outside every phase range (optimizer, data loading...)
   std::size_t communication = 0;    ///< NCCL kernels, never layer time
@@ -65,6 +71,9 @@ struct KinetoImport {
   /// With profile_memory=True: per forward phase, the CUDA bytes its thread allocated and did not
   /// free inside the range (PyTorch's allocator events): what the layer keeps for its backward.
   std::map<PhaseId, std::int64_t> forward_kept_bytes;
+  /// Work that ran on a thread without a phase range (autograd's) and was attributed to the range
+  /// open on the process's only other thread with one.
+  std::size_t cross_thread = 0;
   std::size_t split_ranges = 0; ///< BW ranges split into B and W
   /// BW ranges left whole because a matrix multiply in them fits both an input and a weight
   /// gradient and its strides do not decide (tokens equal a weight dimension).

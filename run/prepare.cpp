@@ -19,6 +19,20 @@
 namespace ppsim {
 namespace {
 
+// A cost file that measures the whole backward only (CostFile::fused_only) gives each stage's
+// backward as B and W = 0; a schedule that runs B and W apart would silently lose W's deferral,
+// so it is refused unless the scenario gives W itself.
+void check_backward_form(const RunInput &input, const CostFile *costs, bool splits,
+                         const std::string &schedule) {
+  if (!costs || !costs->fused_only() || !splits || input.origins.count("model.W"))
+    return;
+  input.fail("model.costs_file",
+             fmt::format("{} has the whole backward only (bwd_total_ms: a trace recorded "
+                         "without record_shapes=True); schedule '{}' runs B and W apart (record "
+                         "with shapes, or pick a fused-backward schedule)",
+                         costs->source_name, schedule));
+}
+
 // The scenario keeps the cost file's split: the checkpoint levels and the reports read it.
 void record_split(const RunInput &input, Scenario &scenario) {
   if (!input.costs_file.empty())
@@ -166,8 +180,15 @@ PreparedRun import_run(const RunInput &input) {
                "model.layers_per_stage");
   }
   ImportedSchedule imported = read_torch_csv(input.schedule_file);
-  RunInput adjusted =
-      with_cost_file(input, run_costs(input).get(), imported.placement, 1);
+  const std::shared_ptr<const CostFile> costs = run_costs(input);
+  const bool splits = std::any_of(
+      imported.schedule.device_ops.begin(), imported.schedule.device_ops.end(),
+      [](const std::vector<Op> &ops) {
+        return std::any_of(ops.begin(), ops.end(),
+                           [](const Op &op) { return op.kind() == OpKind::backward_input; });
+      });
+  check_backward_form(input, costs.get(), splits, input.schedule_file);
+  RunInput adjusted = with_cost_file(input, costs.get(), imported.placement, 1);
   adjusted.devices = imported.schedule.device_count();
   if (input.origins.count("cluster.devices") && input.devices != adjusted.devices) {
     input.fail("cluster.devices", fmt::format("the schedule file has {} device rows, not {}",
@@ -321,6 +342,7 @@ PreparedRun prepare_run(const RunInput &input) {
 PreparedRun prepare_scenario(const RunInput &input, RunSize size) {
   const ScheduleInfo &info = schedule_of(input);
   const std::shared_ptr<const CostFile> costs = run_costs(input);
+  check_backward_form(input, costs.get(), info.split_backward, info.name);
   RunInput split = input;
   if (input.partition == "balanced" || input.partition == "remat-aware")
     split.layers_per_stage = partitioned_layers(input, info, costs.get());

@@ -37,12 +37,22 @@ class PhaseAnnotator:
         self._nvtx = nvtx and torch.cuda.is_available()
         self._open = threading.local()  # backward hooks run on autograd's threads
         self._handles = []
+        # Blocks whose last forward had no input that requires a gradient (the first block of a
+        # model fed plain data): PyTorch fires their full backward hook as soon as the output
+        # gradient arrives, so their backward range closes when their parameters' gradients are
+        # all computed instead.
+        self._inputs_without_grad = set()
         for offset, block in enumerate(blocks):
             layer = first_layer + offset
+            parameters = [p for p in block.parameters() if p.requires_grad]
+            if parameters:
+                self._handles.append(block.register_forward_pre_hook(self._input_checker(layer)))
+                self._handles.append(torch.autograd.graph.register_multi_grad_hook(
+                    parameters, self._parameters_closer(layer), mode="all"))
             self._handles.append(block.register_forward_pre_hook(self._opener(layer, "F")))
             self._handles.append(block.register_forward_hook(self._closer()))
             self._handles.append(block.register_full_backward_pre_hook(self._opener(layer, "BW")))
-            self._handles.append(block.register_full_backward_hook(self._closer()))
+            self._handles.append(block.register_full_backward_hook(self._closer(layer)))
 
     def name(self, layer, phase):
         """The range name ppsim reads: L03.F.mb0."""
@@ -63,14 +73,32 @@ class PhaseAnnotator:
             self._stack().append(scope)
         return hook
 
-    def _closer(self):
+    def _input_checker(self, layer):
+        def hook(_module, inputs):
+            if any(torch.is_tensor(x) and x.requires_grad for x in inputs):
+                self._inputs_without_grad.discard(layer)
+            else:
+                self._inputs_without_grad.add(layer)
+        return hook
+
+    def _close(self):
+        stack = self._stack()
+        if not stack:  # a hook that fired without its opener (a module reused elsewhere)
+            return
+        if self._nvtx:
+            torch.cuda.nvtx.range_pop()
+        stack.pop().__exit__(None, None, None)
+
+    def _closer(self, backward_of=None):
         def hook(*_):
-            stack = self._stack()
-            if not stack:  # a hook that fired without its opener (a module reused elsewhere)
-                return
-            if self._nvtx:
-                torch.cuda.nvtx.range_pop()
-            stack.pop().__exit__(None, None, None)
+            if backward_of not in self._inputs_without_grad:
+                self._close()
+        return hook
+
+    def _parameters_closer(self, layer):
+        def hook(_grads):
+            if layer in self._inputs_without_grad:
+                self._close()
         return hook
 
     def remove(self):

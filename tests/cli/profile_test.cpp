@@ -220,7 +220,8 @@ TEST_CASE("profile import: a PyTorch trace into a cost file with B and W split, 
             "\"name\": \"L00.F.mb0\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 10}]}");
   CHECK(profile({"import", cpu_only}).err ==
         "ppsim: error: " + cpu_only +
-            ": no GPU work inside any phase range (record with ProfilerActivity.CUDA)\n");
+            ": no GPU work in the trace and no CPU operator inside any phase range (record with "
+            "ProfilerActivity.CUDA, or CPU)\n");
   const std::string foreign =
       write("foreign.csv", "Range,Total Proj Time (ns),Range Instances\nstep,900,3\n");
   CHECK(profile({"import", foreign}).err ==

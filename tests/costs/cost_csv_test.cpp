@@ -72,3 +72,22 @@ TEST_CASE("issue_32 cost CSV: a huge cell is echoed cut, with its length") {
         "layers.csv:2: field 'layer_id': expected a non-negative integer, got \"" +
             std::string(80, 'x') + "... (5000 characters)\"");
 }
+
+TEST_CASE("issue_30 a file with the whole backward only: B is the backward, W is 0, and it says so") {
+  const CostFile fused = parse_cost_csv(
+      "schema_version,layer_id,fwd_ms,bwd_total_ms\n1,0,0.5,1.25\n1,1,0.75,1.5\n", "noshapes.csv");
+  CHECK(fused.fused_only());
+  CHECK(fused.rows[1].bwd_input_ms == Rational{3, 2});
+  CHECK(fused.rows[1].bwd_weight_ms == Rational{0, 1});
+  CHECK(fused.rows[1].bwd_total_ms == Rational{3, 2});
+  // Written back, it stays a whole-backward file.
+  CHECK(write_cost_csv(fused).rfind("schema_version,layer_id,fwd_ms,bwd_total_ms\n", 0) == 0);
+  CHECK(parse_cost_csv(write_cost_csv(fused), "again.csv").fused_only());
+  CHECK_FALSE(parse_cost_csv(with_required_columns("1,0,1,2,3\n"), "split.csv").fused_only());
+  // One of B and W beside the total is a file missing the other.
+  check_errors([](const std::string &text) { parse_cost_csv(text, "layers.csv"); },
+               {{"schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_total_ms\n1,0,1,1,2\n",
+                 "layers.csv:1: missing column 'bwd_weight_ms'"},
+                {"schema_version,layer_id,fwd_ms\n1,0,1\n",
+                 "layers.csv:1: missing column 'bwd_input_ms'"}});
+}

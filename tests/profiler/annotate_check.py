@@ -1,6 +1,8 @@
 """Drives scripts/ppsim_annotate.py with stand-in modules and the fake torch of fake_torch/: the
-ranges of two blocks' forwards and backwards (the backward on another thread, as autograd runs
-it), named as ppsim reads them, balanced, and gone after remove()."""
+ranges of two blocks' forwards and backwards with the backward on another thread, as autograd's
+GPU threads run it, which the CPU build of torch cannot show (its profiler does not record a
+Python thread's ranges; tests/python/test_torch_traces.py covers the rest with the real torch):
+named as ppsim reads them, balanced, and gone after remove()."""
 import threading
 
 import torch
@@ -18,6 +20,9 @@ class Handle:
 class Block:
     def __init__(self):
         self.hooks = {"pre": [], "post": [], "bpre": [], "bpost": []}
+
+    def parameters(self):
+        return []
 
     def _add(self, kind, hook):
         self.hooks[kind].append(hook)

@@ -418,3 +418,121 @@ TEST_CASE("issue_32 kineto: a correlation id past 2^63 or negative is refused, n
 }
 
 } // namespace ppsim::profiler
+
+namespace ppsim::profiler {
+namespace {
+
+// One complete event of a synthetic trace, times in us.
+std::string event(const std::string &category, const std::string &name, int tid, double ts,
+                  double dur, const std::string &args = "{}") {
+  return fmt::format(R"({{"ph": "X", "cat": "{}", "name": "{}", "pid": 1, "tid": {}, "ts": {}, )"
+                     R"("dur": {}, "args": {}}})",
+                     category, name, tid, ts, dur, args);
+}
+
+std::string trace_of(const std::vector<std::string> &events, const std::string &extra = "") {
+  return fmt::format(R"({{{}"traceEvents": [{}]}})", extra, fmt::join(events, ", "));
+}
+
+const PhaseMetrics &phase_of(const KinetoImport &import, Pass pass, int layer, int microbatch) {
+  for (const PhaseMetrics &p : import.phases)
+    if (p.phase.pass == pass && p.phase.layer == layer && p.phase.microbatch == microbatch)
+      return p;
+  FAIL("phase missing");
+  return import.phases.front();
+}
+
+} // namespace
+
+TEST_CASE("issue_30 kineto: without GPU work the outermost CPU operators of a range are timed, "
+          "cut to it; communication apart; W is the weight-gradient multiplies") {
+  const std::string linear = R"({"Input Dims": [[2, 8, 16], [32, 16], [32]]})";
+  const KinetoImport import = parse_kineto_trace(
+      trace_of({
+          event("user_annotation", "L00.F.mb0", 1, 0, 100),
+          event("cpu_op", "aten::linear", 1, 10, 30, linear),
+          event("cpu_op", "aten::addmm", 1, 12, 20),     // inside linear: not counted again
+          event("cpu_op", "c10d::send", 1, 50, 5),       // communication
+          event("cpu_op", "aten::relu", 1, 60, 10),
+          // Opened by a hook inside an autograd operator that began before it (BW 200-300): the
+          // operator is outside the range, its operators inside the range are outermost there.
+          event("cpu_op", "autograd::engine::evaluate_function: X", 1, 190, 40),
+          event("user_annotation", "L00.BW.mb0", 1, 200, 100),
+          event("cpu_op", "aten::mm", 1, 205, 10, R"({"Input Dims": [[16, 32], [32, 16]]})"),
+          event("cpu_op", "autograd::engine::evaluate_function: MmBackward0", 1, 240, 50),
+          event("cpu_op", "aten::mm", 1, 250, 20, R"({"Input Dims": [[32, 16], [16, 16]]})"),
+          event("cpu_op", "aten::zeros", 1, 400, 5), // outside every range
+      }),
+      "cpu.json");
+  CHECK(import.cpu_timed);
+  CHECK(import.kernels == 4); // linear, relu, the first mm, MmBackward0 (addmm, mm are nested)
+  CHECK(import.communication == 1);
+  CHECK(import.communication_ns == 5'000);
+  CHECK(import.unattributed == 2); // the operator that began before BW, and zeros
+  CHECK(phase_of(import, Pass::forward, 0, 0).busy_union_ns == 40'000);
+  // BW: [205, 215) and [240, 290): 60 us; W is the multiply whose output [32, 16] is the forward
+  // weight, contracted over its 16 tokens: 20 us.
+  CHECK(phase_of(import, Pass::backward_total, 0, 0).busy_union_ns == 60'000);
+  CHECK(phase_of(import, Pass::backward_weight, 0, 0).busy_union_ns == 20'000);
+  CHECK(phase_of(import, Pass::backward_input, 0, 0).busy_union_ns == 40'000);
+  CHECK(import.split_ranges == 1);
+}
+
+TEST_CASE("issue_30 kineto: PyTorch pipelining's own ranges name stage, pass and microbatch") {
+  const std::string gemm = R"({"correlation": 1})";
+  const auto timed = [](const std::vector<std::string> &ranges, const std::string &extra = "") {
+    std::vector<std::string> events;
+    double ts = 0;
+    for (const std::string &name : ranges) {
+      events.push_back(event("user_annotation", name, 1, ts, 50));
+      events.push_back(event("cpu_op", "aten::add", 1, ts + 10, 10));
+      ts += 100;
+    }
+    return parse_kineto_trace(trace_of(events, extra), "pp.json");
+  };
+  // The runtime's actions: F, I (input gradient), W, B (full backward); sends, receives and
+  // overlapped pairs are not compute passes.
+  const KinetoImport runtime = timed({"PP:2F5", "PP:2I5", "PP:2W5", "PP:0B1", "PP:1SEND_F0",
+                                      "PP:1RECV_B3", "PP:(0F1;3B0)OVERLAP_F_B", "PP:F1", "PP:2F"});
+  REQUIRE(runtime.phases.size() == 4);
+  CHECK(phase_of(runtime, Pass::forward, 2, 5).busy_union_ns == 10'000);
+  CHECK(phase_of(runtime, Pass::backward_input, 2, 5).busy_union_ns == 10'000);
+  CHECK(phase_of(runtime, Pass::backward_weight, 2, 5).busy_union_ns == 10'000);
+  CHECK(phase_of(runtime, Pass::backward_total, 0, 1).busy_union_ns == 10'000);
+  // ScheduleGPipe and Schedule1F1B: "Forward i", "Backward i"; the stage is the trace's rank.
+  const KinetoImport single =
+      timed({"Forward 0", "Backward 0", "Forward x"}, R"("distributedInfo": {"rank": 3}, )");
+  REQUIRE(single.phases.size() == 2);
+  CHECK(phase_of(single, Pass::forward, 3, 0).busy_union_ns == 10'000);
+  CHECK(phase_of(single, Pass::backward_total, 3, 0).busy_union_ns == 10'000);
+  CHECK(timed({"Forward 7"}).phases.at(0).phase.layer == 0); // no rank: stage 0
+}
+
+TEST_CASE("issue_30 kineto: kernels launched from autograd's thread belong to the range open on "
+          "the process's other thread, and the import says so") {
+  const std::vector<std::string> events{
+      // A range around loss.backward() on the main thread (tid 1); autograd's thread (tid 2)
+      // launches the kernels.
+      event("user_annotation", "L00.BW.mb0", 1, 0, 100),
+      event("cuda_runtime", "cudaLaunchKernel", 2, 10, 2, R"({"correlation": 1})"),
+      event("kernel", "gemm", 9, 20, 30, R"({"correlation": 1})"),
+      event("cuda_runtime", "cudaLaunchKernel", 2, 40, 2, R"({"correlation": 2})"),
+      event("kernel", "gemm", 9, 60, 20, R"({"correlation": 2})"),
+  };
+  const KinetoImport import = parse_kineto_trace(trace_of(events), "threads.json");
+  CHECK(import.cross_thread == 2);
+  CHECK(import.unattributed == 0);
+  CHECK(phase_of(import, Pass::backward_total, 0, 0).busy_union_ns == 50'000);
+  REQUIRE(import.warnings.size() == 1);
+  CHECK(import.warnings[0] == "2 GPU kernels and copies ran on threads without a phase range "
+                              "(autograd's) and were attributed to the range open on another "
+                              "thread of the process");
+  // With ranges open on two other threads at once, the kernel's range is not known.
+  std::vector<std::string> two = events;
+  two.push_back(event("user_annotation", "L01.BW.mb0", 3, 0, 100));
+  const KinetoImport ambiguous = parse_kineto_trace(trace_of(two), "threads.json");
+  CHECK(ambiguous.cross_thread == 0);
+  CHECK(ambiguous.unattributed == 2);
+}
+
+} // namespace ppsim::profiler

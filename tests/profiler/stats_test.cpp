@@ -162,11 +162,13 @@ TEST_CASE(
                     "model.csv:3: field 'fwd_ms': layer 1 has no value (an empty cell: not "
                     "measured); a simulation "
                     "needs one");
-  // B and W were not measured: absent, so the reader says so instead of running B = W = 0.
+  // B and W were not measured: absent, so the reader takes the file as measuring the whole
+  // backward only (B = BW, W = 0, for fused schedules; issue 30) instead of running B = W = 0.
   CostFile from_zero = injected_cost_file(
       {pass(0, Pass::forward, 1000), pass(0, Pass::backward_total, 2000)}, "cupti");
-  CHECK_THROWS_WITH(parse_cost_csv(write_cost_csv(from_zero), "rank0.csv"),
-                    "rank0.csv:1: missing column 'bwd_input_ms'");
+  const CostFile fused = parse_cost_csv(write_cost_csv(from_zero), "rank0.csv");
+  CHECK(fused.fused_only());
+  CHECK(fused.rows[0].bwd_input_ms == Rational{2, 1});
   // The JSON form writes the same columns.
   CHECK(write_cost_json(from_zero).find("bwd_input_ms") == std::string::npos);
 }

@@ -14,7 +14,8 @@ sys.path.insert(0, str(REPOSITORY / "scripts"))
 @pytest.fixture(scope="session")
 def ppsim():
     """Runs the ppsim binary under test (PPSIM, set by ctest; else build/cli/ppsim) and returns
-    its standard output; a non-zero exit fails the test with what ppsim printed."""
+    its standard output; a non-zero exit fails the test with what ppsim printed. `.binary` is the
+    path."""
     binary = os.environ.get("PPSIM", str(REPOSITORY / "build" / "cli" / "ppsim"))
 
     def run(*args, cwd=None):
@@ -23,4 +24,5 @@ def ppsim():
         assert done.returncode == 0, f"ppsim {' '.join(map(str, args))}: {done.stderr}"
         return done.stdout
 
+    run.binary = binary
     return run

@@ -9,7 +9,8 @@ import traceback
 import torch
 import torch.distributed as dist
 from torch.distributed.pipelining import PipelineStage
-from torch.distributed.pipelining.schedules import _Action, _PipelineScheduleRuntime
+from torch.distributed.pipelining.schedules import (_Action, _PipelineScheduleRuntime,
+                                                    get_schedule_class)
 
 import pipeline_model
 from ppsim_plan import PlannedStage, read_plan
@@ -29,9 +30,12 @@ def stages_of(csv_path):
     return held, 1 + max(max(indices) for indices in held)
 
 
-def run_case(rank, name, csv_path, microbatches, plan_path=None, expected_runs=None):
+def run_case(rank, name, csv_path, microbatches, plan_path=None, expected_runs=None,
+             pytorch_class=None):
     """With `plan_path`, the stages recompute as ppsim_plan runs it; `expected_runs` then maps
-    PlannedStage's counters ("forward_runs", "selected_runs") to their value per stage."""
+    PlannedStage's counters ("forward_runs", "selected_runs") to their value per stage. With
+    `pytorch_class` ("GPipe", a single-stage class) PyTorch's own schedule runs instead of the
+    CSV's order (the CSV gives the placement)."""
     held, stage_count = stages_of(csv_path)
     blocks = pipeline_model.blocks(stage_count)
     cpu = torch.device("cpu")
@@ -41,8 +45,13 @@ def run_case(rank, name, csv_path, microbatches, plan_path=None, expected_runs=N
                   for index in held[rank]]
     else:
         stages = [PipelineStage(blocks[index], index, stage_count, cpu) for index in held[rank]]
-    schedule = _PipelineScheduleRuntime(stages, microbatches, loss_fn=pipeline_model.loss_fn)
-    schedule._load_csv(csv_path)
+    if pytorch_class:
+        (stage,) = stages
+        schedule = get_schedule_class(pytorch_class)(stage, microbatches,
+                                                     loss_fn=pipeline_model.loss_fn)
+    else:
+        schedule = _PipelineScheduleRuntime(stages, microbatches, loss_fn=pipeline_model.loss_fn)
+        schedule._load_csv(csv_path)
     inputs, target = pipeline_model.batch(microbatches)
     if 0 in held[rank]:
         schedule.step(inputs, target=target)
@@ -62,21 +71,31 @@ def run_case(rank, name, csv_path, microbatches, plan_path=None, expected_runs=N
                 msg=lambda text: f"{name}, rank {rank}, stage {index}, {parameter_name}: {text}")
 
 
-def main(rank, world_size, port, cases):
-    """`cases`: run_case's arguments after the rank, run one after another on one group."""
+def join(rank, world_size, port):
+    """Joins the gloo group of `world_size` processes on this machine."""
     torch.set_num_threads(1)  # the processes share the machine's cores
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world_size,
                             timeout=datetime.timedelta(seconds=120))
+
+
+def run_cases(rank, cases):
+    """`cases`: run_case's arguments after the rank, run one after another."""
+    for case in cases:
+        try:
+            run_case(rank, *case)
+        except Exception:
+            # spawn reports the first process to stop, often one a failed peer left waiting
+            traceback.print_exc()
+            raise
+        dist.barrier()
+
+
+def main(rank, world_size, port, cases):
+    """A process of torch.multiprocessing.spawn: joins the group and runs `cases`."""
+    join(rank, world_size, port)
     try:
-        for case in cases:
-            try:
-                run_case(rank, *case)
-            except Exception:
-                # spawn reports the first process to stop, often one a failed peer left waiting
-                traceback.print_exc()
-                raise
-            dist.barrier()
+        run_cases(rank, cases)
     finally:
         dist.destroy_process_group()

@@ -202,3 +202,31 @@ TEST_CASE("a partition with a schedule file is refused at model.partition") {
       "schedule file give model.layers_per_stage",
       Error);
 }
+
+TEST_CASE("issue_30 a cost file with the whole backward only runs fused schedules and refuses "
+          "split ones in one line") {
+  const TemporaryFile file("ppsim-run-noshapes.csv",
+                           "schema_version,layer_id,fwd_ms,bwd_total_ms\n1,0,1,3\n1,1,1,3\n");
+  RunInput input;
+  input.devices = 2;
+  input.microbatches = 4;
+  input.costs_file = file.path;
+  input.origins["model.costs_file"] = SourceLocation{"s.toml", 2, "model.costs_file"};
+  const PreparedRun fused = prepare_run(input);
+  const TimeScale &scale = fused.scenario.time_scale;
+  CHECK(fused.scenario.stage_costs[0].backward_input == scale.to_ticks({3, 1}));
+  CHECK(fused.scenario.stage_costs[0].backward_weight == scale.to_ticks({0, 1}));
+  input.schedule = "zb-h1";
+  CHECK_THROWS_WITH_AS(
+      prepare_run(input),
+      ("s.toml:2: field 'model.costs_file': " + file.path +
+       " has the whole backward only (bwd_total_ms: a trace recorded without "
+       "record_shapes=True); schedule 'zb-h1' runs B and W apart (record with shapes, or pick a "
+       "fused-backward schedule)")
+          .c_str(),
+      Error);
+  // A W given in the scenario is the user's split.
+  input.backward_weight = {{1, 1}};
+  input.origins["model.W"] = SourceLocation{"s.toml", 3, "model.W"};
+  CHECK_NOTHROW(prepare_run(input));
+}

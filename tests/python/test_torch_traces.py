@@ -1,0 +1,145 @@
+"""Traces written by a real torch.profiler on the CPU, imported by `ppsim profile import`
+(issue 30): a model annotated by scripts/ppsim_annotate.py, with and without recorded shapes, and
+PyTorch pipelining's own ranges (PP:<stage><F|I|B|W><mb> of the runtime, "Forward i" and
+"Backward i" of ScheduleGPipe)."""
+import csv
+import json
+import subprocess
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from torch import nn
+
+import pipeline_model
+import pipeline_worker
+from ppsim_annotate import annotate
+from test_torch_pipelining import free_port
+
+LAYERS, STEPS, MICROBATCHES = 3, 3, 2
+
+
+def annotated_trace(path, record_shapes):
+    """STEPS iterations of LAYERS transformer blocks on plain (no-grad) input, each block named
+    by ppsim_annotate, profiled on the CPU."""
+    blocks = nn.Sequential(*pipeline_model.blocks(LAYERS))
+    phases = annotate(blocks)
+    inputs, _ = pipeline_model.batch(MICROBATCHES)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                record_shapes=record_shapes) as profile:
+        for _ in range(STEPS):
+            for microbatch, rows in enumerate(inputs.chunk(MICROBATCHES)):
+                phases.microbatch = microbatch
+                blocks(rows).sum().backward()
+    profile.export_chrome_trace(str(path))
+    phases.remove()
+    return json.loads(path.read_text())
+
+
+def ranges(trace):
+    return [event for event in trace["traceEvents"] if event.get("cat") == "user_annotation"]
+
+
+def cost_rows(path):
+    with open(path, newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def test_an_annotated_cpu_run_gives_every_layer_its_forward_and_backward(ppsim, tmp_path):
+    trace = annotated_trace(tmp_path / "trace.json", record_shapes=True)
+    names = {event["name"] for event in ranges(trace)}
+    expected = {f"L{layer:02d}.{phase}.mb{mb}" for layer in range(LAYERS)
+                for phase in ("F", "BW") for mb in range(MICROBATCHES)}
+    assert expected <= names
+    costs = tmp_path / "costs.csv"
+    ppsim("profile", "import", tmp_path / "trace.json", "--warmup", 1, "-o", costs)
+    rows = cost_rows(costs)
+    assert [int(row["layer_id"]) for row in rows] == list(range(LAYERS))
+    durations = {}
+    for event in ranges(trace):
+        durations.setdefault(event["name"].split(".mb")[0], []).append(event["dur"] / 1000)
+    for row in rows:
+        layer = f"L{int(row['layer_id']):02d}"
+        forward, backward = float(row["fwd_ms"]), float(row["bwd_total_ms"])
+        b, w = float(row["bwd_input_ms"]), float(row["bwd_weight_ms"])
+        # The operators' busy time: positive, within the ranges' time (which adds Python's).
+        assert 0 < forward <= max(durations[layer + ".F"]), row
+        assert 0 < backward <= max(durations[layer + ".BW"]), row
+        # W is the weight-gradient multiplies of the backward, B the rest (the first block
+        # too, whose input needs no gradient): per sample B + W = BW; these are medians.
+        assert 0 < w < b and b + w == pytest.approx(backward, rel=0.2), row
+        assert int(row["n_samples"]) == (STEPS - 1) * MICROBATCHES
+
+
+def test_annotate_removes_its_hooks(tmp_path):
+    blocks = nn.Sequential(*pipeline_model.blocks(2))
+    annotate(blocks).remove()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        blocks(pipeline_model.batch(1)[0]).sum().backward()
+    profile.export_chrome_trace(str(tmp_path / "trace.json"))
+    assert not [event for event in ranges(json.loads((tmp_path / "trace.json").read_text()))
+                if event["name"].startswith("L0")]
+
+
+def test_a_trace_without_shapes_runs_fused_schedules_and_refuses_split_ones(ppsim, tmp_path):
+    annotated_trace(tmp_path / "trace.json", record_shapes=False)
+    costs = tmp_path / "costs.csv"
+    ppsim("profile", "import", tmp_path / "trace.json", "--warmup", 1, "-o", costs)
+    header = costs.read_text().splitlines()[0].split(",")
+    assert "bwd_total_ms" in header and "bwd_input_ms" not in header
+    scenario = tmp_path / "run.toml"
+    scenario.write_text(f'[model]\ncosts_file = "{costs}"\n[pipeline]\nmicrobatches = 6\n'
+                        '[cluster]\ndevices = 3\n')
+    assert "makespan" in ppsim("simulate", scenario, "--schedule", "1f1b")
+    refused = subprocess.run([ppsim.binary, "simulate", str(scenario),
+                              "--schedule", "zb-h1"], capture_output=True, text=True, check=False)
+    assert refused.returncode != 0
+    assert refused.stderr == (
+        f"ppsim: error: {scenario}:2: field 'model.costs_file': {costs} has the whole backward "
+        "only (bwd_total_ms: a trace recorded without record_shapes=True); schedule 'zb-h1' "
+        "runs B and W apart (record with shapes, or pick a fused-backward schedule)\n")
+
+
+def profiled_step(rank, world_size, port, order, trace_dir, pytorch_class):
+    """One pipelined step per process under torch.profiler, its trace written per rank (the
+    group joined first, so that the trace records the rank)."""
+    pipeline_worker.join(rank, world_size, port)
+    try:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                    record_shapes=True) as profile:
+            pipeline_worker.run_cases(rank, [("trace", order, 4, None, None, pytorch_class)])
+        profile.export_chrome_trace(f"{trace_dir}/rank{rank}.json")
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+@pytest.mark.parametrize("schedule, pytorch_class", [("zb-v", None), ("gpipe", "GPipe")])
+def test_pipelinings_own_ranges_give_each_stage_its_passes(ppsim, tmp_path, schedule,
+                                                           pytorch_class):
+    order = tmp_path / "order.csv"
+    ppsim("export", "--to", "torch-csv", "--schedule", schedule, "-p", 2, "-m", 4, "--F", 1,
+          "--B", 1, "--W", 1, "-o", order)
+    mp.spawn(profiled_step, args=(2, free_port(), str(order), str(tmp_path), pytorch_class),
+             nprocs=2, join=True)
+    ranks = []
+    for rank in range(2):
+        trace = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        assert trace["distributedInfo"]["rank"] == rank
+        costs = tmp_path / f"costs{rank}.csv"
+        ppsim("profile", "import", tmp_path / f"rank{rank}.json", "-o", costs)
+        ranks.append(costs)
+    merged = tmp_path / "stages.csv"
+    ppsim("profile", "merge", *ranks, "-o", merged)
+    rows = cost_rows(merged)
+    # One row per stage: ZB-V's four (two per rank, V placement), GPipe's two (the rank).
+    assert [int(row["layer_id"]) for row in rows] == list(range(4 if schedule == "zb-v" else 2))
+    for row in rows:
+        assert float(row["fwd_ms"]) > 0, row
+        if schedule == "gpipe":
+            assert float(row["bwd_total_ms"]) > 0, row
+        elif row["layer_id"] == "0":
+            # PyTorch's runtime skips the first stage's I and runs its whole backward in W
+            # (stage_backward_input has no input to differentiate): nothing in I to time.
+            assert row["bwd_input_ms"] == "" and float(row["bwd_weight_ms"]) > 0, row
+        else:  # the runtime's I and W actions, timed apart
+            assert float(row["bwd_input_ms"]) > 0 and float(row["bwd_weight_ms"]) > 0, row
