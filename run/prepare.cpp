@@ -142,32 +142,39 @@ RunInput with_cost_file(const RunInput &input, const CostFile *costs,
   fill("model.R_selective", filled.recompute_selective,
        [](const StageCostSums &c) { return c.recompute_selective_ms; });
   ByteSizesInput &bytes = filled.bytes;
-  fill("model.memory.act_bytes", bytes.activation,
-       [](const StageCostSums &c) { return c.activation_bytes_full; });
-  fill("model.memory.selective_act_bytes", bytes.selective_activation,
-       [](const StageCostSums &c) { return c.activation_bytes_selective; });
-  fill("model.memory.kept_after_b", bytes.kept_after_b,
-       [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
-  fill("model.memory.weight_input_bytes", bytes.weight_inputs,
-       [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
-  fill("model.memory.ckpt_bytes", bytes.checkpoint,
-       [](const StageCostSums &c) { return c.input_bytes + c.output_bytes; });
-  fill("model.memory.param_bytes", bytes.parameters,
-       [](const StageCostSums &c) { return c.param_bytes; });
-  fill("model.memory.grad_bytes", bytes.gradients,
-       [](const StageCostSums &c) { return c.grad_bytes; });
-  fill("model.memory.optimizer_bytes", bytes.optimizer,
-       [](const StageCostSums &c) { return c.optimizer_state_bytes; });
-  fill("model.memory.peak_f", bytes.peak_forward,
-       [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
-  fill("model.memory.peak_b", bytes.peak_backward_input,
-       [](const StageCostSums &c) { return c.bwd_input_peak_temp_bytes; });
-  fill("model.memory.peak_w", bytes.peak_backward_weight,
-       [](const StageCostSums &c) { return c.bwd_weight_peak_temp_bytes; });
-  fill("model.memory.peak_ckpt", bytes.peak_checkpoint,
-       [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
-  fill("model.memory.out_bytes", bytes.output,
-       [](const StageCostSums &c) { return c.output_bytes; });
+  // A file without byte columns (a trace recorded without profile_memory) leaves the sizes as
+  // without a file: the count model's one activation per stage and microbatch, not zeros.
+  const bool measures_bytes = file.only_columns.empty() ||
+                              std::count(file.only_columns.begin(), file.only_columns.end(),
+                                         "activation_bytes_full") > 0;
+  if (measures_bytes) {
+    fill("model.memory.act_bytes", bytes.activation,
+         [](const StageCostSums &c) { return c.activation_bytes_full; });
+    fill("model.memory.selective_act_bytes", bytes.selective_activation,
+         [](const StageCostSums &c) { return c.activation_bytes_selective; });
+    fill("model.memory.kept_after_b", bytes.kept_after_b,
+         [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
+    fill("model.memory.weight_input_bytes", bytes.weight_inputs,
+         [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
+    fill("model.memory.ckpt_bytes", bytes.checkpoint,
+         [](const StageCostSums &c) { return c.input_bytes + c.output_bytes; });
+    fill("model.memory.param_bytes", bytes.parameters,
+         [](const StageCostSums &c) { return c.param_bytes; });
+    fill("model.memory.grad_bytes", bytes.gradients,
+         [](const StageCostSums &c) { return c.grad_bytes; });
+    fill("model.memory.optimizer_bytes", bytes.optimizer,
+         [](const StageCostSums &c) { return c.optimizer_state_bytes; });
+    fill("model.memory.peak_f", bytes.peak_forward,
+         [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+    fill("model.memory.peak_b", bytes.peak_backward_input,
+         [](const StageCostSums &c) { return c.bwd_input_peak_temp_bytes; });
+    fill("model.memory.peak_w", bytes.peak_backward_weight,
+         [](const StageCostSums &c) { return c.bwd_weight_peak_temp_bytes; });
+    fill("model.memory.peak_ckpt", bytes.peak_checkpoint,
+         [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+    fill("model.memory.out_bytes", bytes.output,
+         [](const StageCostSums &c) { return c.output_bytes; });
+  }
   if (!input.origins.count("model.time_unit"))
     filled.time_unit = "ms"; // the cost file's unit
   return filled;

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "costs/cost_file.h"
+#include "sim/metrics.h"
 #include "sim/schedules/registry.h"
 
 #include <doctest/doctest.h>
@@ -229,4 +230,28 @@ TEST_CASE("issue_30 a cost file with the whole backward only runs fused schedule
   input.backward_weight = {{1, 1}};
   input.origins["model.W"] = SourceLocation{"s.toml", 3, "model.W"};
   CHECK_NOTHROW(prepare_run(input));
+}
+
+TEST_CASE("issue_30 a cost file without byte columns counts one activation per stage and "
+          "microbatch, as without a file") {
+  // The bug: its absent columns were read as zero bytes, so every peak was 0 and zb-1p refused
+  // ("needs a positive stored activation").
+  const TemporaryFile file("ppsim-run-timesonly.csv",
+                           "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms\n"
+                           "1,0,1.5,2.25,1\n1,1,1.25,2,1\n");
+  RunInput input;
+  input.devices = 2;
+  input.microbatches = 4;
+  input.costs_file = file.path;
+  input.schedule = "zb-1p";
+  RunInput without_file = input;
+  without_file.costs_file.clear();
+  const PreparedRun with_times = prepare_run(input);
+  const PreparedRun plain = prepare_run(without_file);
+  CHECK_FALSE(with_times.scenario.bytes.has_value());
+  for (const MemoryTrack *track : {&with_times.scenario.activations, &plain.scenario.activations})
+    for (const StageMemory &stage : track->stages)
+      CHECK(stage.stored == 1);
+  const Simulation simulation = simulate(with_times.scenario, with_times.schedule);
+  CHECK(simulation.metrics.devices[0].peak_activations == 2); // zb-1p: p per device
 }
