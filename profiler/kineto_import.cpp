@@ -220,8 +220,9 @@ public:
     for (auto *operators : {&operator_spans_, &communication_spans_})
       for (auto &[thread, spans] : *operators)
         nest_or_fail(spans, thread, [this](std::size_t i) { return operators_[i].name; });
-    for (auto &[thread, events] : memory_)
-      std::sort(events.begin(), events.end());
+    for (auto &device : memory_)
+      for (auto &[thread, events] : device)
+        std::sort(events.begin(), events.end());
   }
 
   KinetoImport attribute() {
@@ -280,8 +281,10 @@ public:
     // of the events in time order (exact in 128 bits; each block is at most 2^50).
     __extension__ using Int128 = __int128;
     for (const auto &[thread, spans] : phase_spans_) {
-      const auto events = memory_.find(thread);
-      if (events == memory_.end())
+      // The device whose memory holds the activations: the GPU's, or in a CPU run the host's.
+      const auto &allocations = memory_[result.cpu_timed ? 0 : 1];
+      const auto events = allocations.find(thread);
+      if (events == allocations.end())
         continue;
       const std::vector<std::pair<std::uint64_t, std::int64_t>> &list = events->second;
       std::vector<Int128> prefix(list.size() + 1, 0);
@@ -490,8 +493,10 @@ private:
       return EventKind::unused;
     const std::string phase = text_member(event, "ph");
     if (phase == "i" && text_member(event, "name") == "[memory]")
-      return member(member(event, "args"), "Device Type") == Json(1) ? EventKind::memory
-                                                                     : EventKind::unused;
+      return member(member(event, "args"), "Device Type") == Json(0) ||
+                     member(member(event, "args"), "Device Type") == Json(1)
+                 ? EventKind::memory
+                 : EventKind::unused;
     static const std::set<std::string, std::less<>> read_categories{
         "user_annotation", "cpu_op", "cuda_runtime", "cuda_driver",
         "kernel",          "gpu_memcpy", "gpu_memset"};
@@ -576,7 +581,8 @@ private:
     }
   }
 
-  // An allocator event of profile_memory=True on "Device Type" 1 (CUDA, kind_of()): "Bytes"
+  // An allocator event of profile_memory=True on "Device Type" 1 (CUDA) or 0 (the host, read in
+  // a CPU run; kind_of()): "Bytes"
   // allocated (negative: freed) by the thread that ran the operator.
   void read_memory_event(const Json &event, std::size_t index) {
     const Json &args = event.contains("args") && event["args"].is_object() ? event["args"] : empty_;
@@ -592,7 +598,8 @@ private:
       fail(fmt::format("event {}: \"Bytes\" is out of range ({}; at most 2^50 a block)", index,
                        shown_json(bytes)));
     const std::string thread = thread_of(event, index);
-    memory_[thread].emplace_back(nanoseconds(member(event, "ts"), index, "ts"),
+    const bool cuda = member(args, "Device Type") == Json(1);
+    memory_[cuda ? 1 : 0][thread].emplace_back(nanoseconds(member(event, "ts"), index, "ts"),
                                  args["Bytes"].get<std::int64_t>());
   }
 
@@ -802,7 +809,7 @@ private:
   std::map<std::int64_t, Launch> launches_;                         // by correlation id
   std::vector<GpuActivity> gpu_;
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>>
-      memory_;                 // thread -> (time, bytes)
+      memory_[2];              // by "Device Type" (0 CPU, 1 CUDA): thread -> (time, bytes)
   double base_us_ = 0;         // the earliest "ts" of an event read
   std::size_t base_event_ = 0; // the event that has it
   std::string ambiguous_gemm_; // the shapes of the last ambiguous multiply, for the warning

@@ -29,7 +29,11 @@ How each option runs:
   needs one. PyTorch's split backward keeps B's gradients of the intermediate values for W in
   either case, so ``full`` (which would recompute B too) runs as ``activations``.
 - ``level:K`` (rotor checkpoint levels) names layers inside the stage that only the cost file's
-  split knows: refused.
+  split knows: refused; so is ``selective`` with a ``bwd`` option (PyTorch's checkpoint fails
+  its recomputation inside the saved-tensor hooks that drop W's stash).
+
+``PlannedStage.kept_bytes(microbatch)`` is what the microbatch's forward saved for backward, as
+saved-tensor hooks see it: the stored activation of ppsim's memory model, or the checkpoint.
 """
 
 import csv
@@ -75,6 +79,10 @@ def read_plan(path):
             if bwd not in BACKWARD_OPTIONS:
                 raise PlanError(f"{path}:{line}: field 'bwd': expected one of "
                                 f"{', '.join(BACKWARD_OPTIONS)}, got {bwd!r}")
+            if fwd == "selective" and bwd != "none":
+                raise PlanError(f"{path}:{line}: field 'bwd': {bwd!r} with a selective forward "
+                                "cannot run: PyTorch's checkpoint (the attention's) fails inside "
+                                "the saved-tensor hooks that drop W's stash")
             if (stage, microbatch) in plan:
                 raise PlanError(f"{path}:{line}: stage {stage}, microbatch {microbatch} is "
                                 "planned twice")
@@ -88,16 +96,40 @@ def is_attention(_name, module):
     return isinstance(module, nn.MultiheadAttention)
 
 
+class _KeptBytes:
+    """The bytes a forward saves for backward: each tensor's elements once (a view of the same
+    elements is the same tensor), parameters left out (they are kept whatever the plan). A view
+    counts its own elements, not its storage's: the first stage keeps a microbatch of the batch
+    the caller holds."""
+
+    def __init__(self, parameters):
+        self._parameters = parameters  # data_ptr of every parameter of the stage
+        self._tensors = {}
+
+    def count(self, tensor):
+        if tensor.data_ptr() not in self._parameters:
+            self._tensors[tensor.data_ptr(), tensor.numel()] = (
+                tensor.numel() * tensor.element_size())
+        return tensor
+
+    @property
+    def total(self):
+        return sum(self._tensors.values())
+
+
 class _SavedTensors:
     """What one microbatch's forward saved for backward, by the order of saving, so that it can
     be dropped after B and rebuilt by running the forward again (the same order)."""
 
-    def __init__(self, rerun):
+    def __init__(self, rerun, kept=None):
         self.tensors = []
         self.dropped = False
         self._rerun = rerun
+        self._kept = kept
 
     def pack(self, tensor):
+        if self._kept and not self.dropped:
+            self._kept.count(tensor)
         self.tensors.append(tensor)
         return len(self.tensors) - 1
 
@@ -108,6 +140,7 @@ class _SavedTensors:
                     self.pack, lambda _: None):
                 self._rerun()
             self.dropped = False
+            self._kept = None  # a rebuild is not what the forward kept
         return self.tensors[index]
 
     def drop(self):
@@ -124,6 +157,8 @@ class _PlannedModule(nn.Module):
         self.stage_plan = stage_plan  # {microbatch: (fwd, bwd)}
         self.microbatch = None  # None: PyTorch's shape inference, run as written, not counted
         self.saved = {}  # microbatch -> _SavedTensors, for bwd options with fwd = none
+        self.kept_bytes = {}  # microbatch -> bytes its forward saved for backward (_KeptBytes)
+        self._parameter_pointers = {p.data_ptr() for p in module.parameters()}
         self.forward_runs = 0  # forwards and recomputations of the stage module
         self.selected_runs = 0  # runs of the submodules `selective` picked, recomputations included
         self._checkpointing_selected = False
@@ -154,15 +189,27 @@ class _PlannedModule(nn.Module):
             return output
         fwd, bwd = self.stage_plan.get(self.microbatch, ("none", "none"))
         self._checkpointing_selected = fwd == "selective"
+        kept = _KeptBytes(self._parameter_pointers)
+        self.kept_bytes[self.microbatch] = kept
         try:
-            if fwd == "full":
-                return checkpoint(self._run, *args, use_reentrant=False, **kwargs)
-            if bwd != "none":
-                saved = _SavedTensors(lambda: self._run(*args, **kwargs))
+            if fwd != "full" and bwd != "none":
+                saved = _SavedTensors(lambda: self._run(*args, **kwargs), kept)
                 self.saved[self.microbatch] = saved
                 with torch.autograd.graph.saved_tensors_hooks(saved.pack, saved.unpack):
                     return self._run(*args, **kwargs)
-            return self._run(*args, **kwargs)
+            if fwd == "full":
+                # The checkpoint keeps the stage's inputs (its own hooks hold nothing else).
+                for value in (*args, *kwargs.values()):
+                    if torch.is_tensor(value):
+                        kept.count(value)
+                return checkpoint(self._run, *args, use_reentrant=False, **kwargs)
+            if fwd == "selective":
+                # A checkpoint run inside another saved-tensor hook fails its recomputation
+                # ("different metadata"), so what a selective forward keeps is not counted.
+                del self.kept_bytes[self.microbatch]
+                return self._run(*args, **kwargs)
+            with torch.autograd.graph.saved_tensors_hooks(kept.count, lambda t: t):
+                return self._run(*args, **kwargs)
         finally:
             self._checkpointing_selected = False
 
@@ -183,6 +230,14 @@ class PlannedStage(PipelineStage):
     def forward_runs(self):
         """How often the stage's module ran: its forwards and recomputations."""
         return self.submod.forward_runs
+
+    def kept_bytes(self, microbatch):
+        """The bytes microbatch's forward saved for backward, as saved-tensor hooks see them: each
+        tensor once, the stage's parameters left out. What ppsim's memory model calls the
+        stage's stored activation (a storing F) or its checkpoint (a recomputed one). None for a
+        selective forward, which the hooks cannot watch."""
+        kept = self.submod.kept_bytes.get(microbatch)
+        return kept.total if kept else None
 
     @property
     def selected_runs(self):

@@ -478,6 +478,33 @@ TEST_CASE("issue_30 kineto: without GPU work the outermost CPU operators of a ra
   CHECK(import.split_ranges == 1);
 }
 
+TEST_CASE("issue_30 kineto: a CPU run's activations are the host allocator's, a GPU run's the "
+          "device's") {
+  const auto allocation = [](double ts, std::int64_t bytes, int device_type) {
+    return fmt::format(R"({{"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": {}, )"
+                       R"("args": {{"Device Type": {}, "Bytes": {}}}}})",
+                       ts, device_type, bytes);
+  };
+  std::vector<std::string> events{
+      event("user_annotation", "L00.F.mb0", 1, 0, 100),
+      event("cpu_op", "aten::linear", 1, 10, 30),
+      allocation(12, 4096, 0),  // kept
+      allocation(20, 512, 0),   // a workspace, freed inside
+      allocation(30, -512, 0),
+      allocation(25, 8192, 1),  // device memory: not a CPU run's
+      allocation(150, 1024, 0), // after the range
+  };
+  const KinetoImport cpu = parse_kineto_trace(trace_of(events), "cpu.json");
+  CHECK(cpu.cpu_timed);
+  CHECK(cpu.forward_kept_bytes.at(PhaseId{Pass::forward, 0, 0, 0}) == 4096);
+  // With GPU work in the trace, only the device's allocations count.
+  events.push_back(event("cuda_runtime", "cudaLaunchKernel", 1, 15, 2, R"({"correlation": 1})"));
+  events.push_back(event("kernel", "gemm", 7, 20, 10, R"({"correlation": 1})"));
+  const KinetoImport gpu = parse_kineto_trace(trace_of(events), "gpu.json");
+  CHECK_FALSE(gpu.cpu_timed);
+  CHECK(gpu.forward_kept_bytes.at(PhaseId{Pass::forward, 0, 0, 0}) == 8192);
+}
+
 TEST_CASE("issue_30 kineto: PyTorch pipelining's own ranges name stage, pass and microbatch") {
   const std::string gemm = R"({"correlation": 1})";
   const auto timed = [](const std::vector<std::string> &ranges, const std::string &extra = "") {

@@ -3,6 +3,7 @@ pipelining runtime (torch.distributed.pipelining, gloo on the CPU), runs one tra
 checks every gradient it holds against the plain step's."""
 import csv
 import datetime
+import json
 import os
 import traceback
 
@@ -31,11 +32,12 @@ def stages_of(csv_path):
 
 
 def run_case(rank, name, csv_path, microbatches, plan_path=None, expected_runs=None,
-             pytorch_class=None):
+             pytorch_class=None, kept_bytes_path=None):
     """With `plan_path`, the stages recompute as ppsim_plan runs it; `expected_runs` then maps
-    PlannedStage's counters ("forward_runs", "selected_runs") to their value per stage. With
-    `pytorch_class` ("GPipe", a single-stage class) PyTorch's own schedule runs instead of the
-    CSV's order (the CSV gives the placement)."""
+    PlannedStage's counters ("forward_runs", "selected_runs") to their value per stage, and
+    `kept_bytes_path` (a folder) receives rank<r>.json: {stage: [bytes kept per microbatch]}.
+    With `pytorch_class` ("GPipe", a single-stage class) PyTorch's own schedule runs instead of
+    the CSV's order (the CSV gives the placement)."""
     held, stage_count = stages_of(csv_path)
     blocks = pipeline_model.blocks(stage_count)
     cpu = torch.device("cpu")
@@ -63,6 +65,11 @@ def run_case(rank, name, csv_path, microbatches, plan_path=None, expected_runs=N
             assert value == expected[stage.stage_index], (
                 f"{name}, stage {stage.stage_index}: {counter} {value}, expected "
                 f"{expected[stage.stage_index]}")
+    if kept_bytes_path:
+        kept = {stage.stage_index: [stage.kept_bytes(j) for j in range(microbatches)]
+                for stage in stages}
+        with open(f"{kept_bytes_path}/rank{rank}.json", "w") as file:
+            json.dump(kept, file)
     expected = pipeline_model.reference_gradients(stage_count, inputs, target)
     for index in held[rank]:
         for parameter_name, parameter in blocks[index].named_parameters():

@@ -2,9 +2,13 @@
 `ppsim remat --plan` per (stage, microbatch) with torch.utils.checkpoint and saved-tensor hooks,
 inside PyTorch's own pipelining runtime; the gradients equal the plain step's and each stage's
 module runs as often as the plan asks."""
+import csv
+import json
+
 import pytest
 import torch.multiprocessing as mp
 
+import pipeline_model
 import pipeline_worker
 from ppsim_plan import PlanError, read_plan
 from test_torch_pipelining import free_port
@@ -72,6 +76,9 @@ def test_plans_recompute_as_written_with_equal_gradients(ppsim, tmp_path):
      "plan.csv:2: field 'fwd': expected one of none, full, selective, got 'all'"),
     ("stage,microbatch,fwd,bwd\n0,1,none,weights\n",
      "plan.csv:2: field 'bwd': expected one of none, activations, full, got 'weights'"),
+    ("stage,microbatch,fwd,bwd\n0,1,selective,activations\n",
+     "plan.csv:2: field 'bwd': 'activations' with a selective forward cannot run: PyTorch's "
+     "checkpoint (the attention's) fails inside the saved-tensor hooks that drop W's stash"),
     ("stage,microbatch,fwd,bwd\n0,1,full,none\n0,1,none,none\n",
      "plan.csv:3: stage 0, microbatch 1 is planned twice"),
 ])
@@ -81,3 +88,38 @@ def test_a_plan_that_cannot_run_is_refused_in_one_line(tmp_path, monkeypatch, te
     with pytest.raises(PlanError) as refused:
         read_plan("plan.csv")
     assert str(refused.value) == message
+
+
+def test_what_each_stage_keeps_matches_ppsims_memory_model(ppsim, tmp_path):
+    """Saved-tensor hooks count the bytes each stage's forward keeps per microbatch in the
+    pipelined run; ppsim's model of the same blocks is the cost file that `ppsim profile import`
+    reads from a real torch.profiler trace with profile_memory=True (the bytes a block's forward
+    allocated and did not free). A storing forward keeps the block's stored activation, which
+    the allocator sees as the saved tensors plus the block's output (alive as the next block's
+    input); a recomputed one (`fwd = full`) keeps the stage's input only."""
+    from test_torch_traces import annotated_trace
+    stages = 2 * DEVICES  # ZB-V: one block per stage, V placement
+    annotated_trace(tmp_path / "memory.json", record_shapes=True, profile_memory=True,
+                    layers=stages)
+    costs = tmp_path / "costs.csv"
+    ppsim("profile", "import", tmp_path / "memory.json", "--warmup", 1, "-o", costs)
+    with open(costs, newline="") as file:
+        stored = [float(row["activation_bytes_full"]) for row in csv.DictReader(file)]
+    case, plan = planned_case(ppsim, tmp_path, "zb-v", 1.75, True, stages)
+    mp.spawn(pipeline_worker.main,
+             args=(DEVICES, free_port(), [(*case, None, str(tmp_path))]), nprocs=DEVICES,
+             join=True)
+    kept = {}
+    for rank in range(DEVICES):
+        kept.update(json.loads((tmp_path / f"rank{rank}.json").read_text()))
+    inputs, _ = pipeline_model.batch(MICROBATCHES)
+    boundary = inputs.chunk(MICROBATCHES)[0].nbytes  # a microbatch's activation between blocks
+    recomputed = 0
+    for stage in range(stages):
+        for microbatch, measured in enumerate(kept[str(stage)]):
+            if plan.get((stage, microbatch), ("none", "none"))[0] == "full":
+                assert measured == boundary, (stage, microbatch)
+                recomputed += 1
+            else:
+                assert measured == stored[stage] - boundary, (stage, microbatch, stored[stage])
+    assert recomputed == sum(fwd == "full" for fwd, _ in plan.values()) > 0

@@ -19,14 +19,15 @@ from test_torch_pipelining import free_port
 LAYERS, STEPS, MICROBATCHES = 3, 3, 2
 
 
-def annotated_trace(path, record_shapes):
-    """STEPS iterations of LAYERS transformer blocks on plain (no-grad) input, each block named
+def annotated_trace(path, record_shapes, profile_memory=False, layers=LAYERS):
+    """STEPS iterations of `layers` transformer blocks on plain (no-grad) input, each block named
     by ppsim_annotate, profiled on the CPU."""
-    blocks = nn.Sequential(*pipeline_model.blocks(LAYERS))
+    blocks = nn.Sequential(*pipeline_model.blocks(layers))
     phases = annotate(blocks)
     inputs, _ = pipeline_model.batch(MICROBATCHES)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                record_shapes=record_shapes) as profile:
+                                record_shapes=record_shapes,
+                                profile_memory=profile_memory) as profile:
         for _ in range(STEPS):
             for microbatch, rows in enumerate(inputs.chunk(MICROBATCHES)):
                 phases.microbatch = microbatch
