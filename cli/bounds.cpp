@@ -110,12 +110,7 @@ int run_bounds(const Args &args, std::ostream &out, std::ostream & /*err*/) {
 
   const RunInput input = scenario_from_options(values);
   const bool predict_memory = values["predict-memory"].as<bool>();
-  // The bounds of a generated schedule depend on its scenario and its generator's form and
-  // closed form, not on its ops: the schedule is built only when something reads it.
-  const bool needs_schedule =
-      predict_memory || !input.schedule_file.empty() || input.remat_policy != "none";
-  const PreparedRun run =
-      needs_schedule ? prepare_policy_run(input) : prepare_scenario(input, RunSize::scenario);
+  const PreparedRun run = prepare_for_bounds(input, predict_memory);
   const BoundsReport report = bounds_for_run(run);
   std::optional<PeakComparison> peaks;
   if (predict_memory) {

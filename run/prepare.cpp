@@ -413,4 +413,10 @@ BoundsReport bounds_for_run(const PreparedRun &run) {
   return compute_bounds(run.scenario, options);
 }
 
+PreparedRun prepare_for_bounds(const RunInput &input, bool with_schedule) {
+  const bool needs_schedule =
+      with_schedule || !input.schedule_file.empty() || input.remat_policy != "none";
+  return needs_schedule ? prepare_policy_run(input) : prepare_scenario(input, RunSize::scenario);
+}
+
 } // namespace ppsim

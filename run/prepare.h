@@ -60,6 +60,11 @@ std::vector<int> measured_in_flight(const RunInput &input);
 /// imported schedule the form its ops use.
 BoundsReport bounds_for_run(const PreparedRun &run);
 
+/// The run `ppsim bounds` reads: the bounds of a generated schedule depend on its scenario and
+/// its generator's form and closed form, not on its ops, so the schedule is built only when
+/// something reads it (a schedule file, a recomputation policy, or `with_schedule`).
+PreparedRun prepare_for_bounds(const RunInput &input, bool with_schedule = false);
+
 /// The backward form of a run's bounds: its generator's, or, for an imported schedule file, split
 /// when some op is a W.
 BackwardForm backward_form(const PreparedRun &run);

@@ -1,0 +1,212 @@
+// The `ppsim._ppsim` extension (docs/python.md): the run/ library's calls for Python, the same
+// functions the CLI calls. Plain values in and out: a scenario is a RunInput set field by field
+// through the scenario files' field table; results are the CLI's JSON reports (parsed by the
+// Python package) and the op timeline as NumPy arrays. ppsim's errors become ppsim.Error with
+// the one-line message; the GIL is released while ppsim computes.
+#include "base/error.h"
+#include "bounds/analyzer.h"
+#include "run/compare.h"
+#include "run/evaluate.h"
+#include "run/prepare.h"
+#include "run/run_input.h"
+#include "run/scenario_file.h"
+#include "sim/critical_path.h"
+#include "sim/io/report.h"
+#include "sim/io/svg.h"
+#include "sim/io/torch_csv.h"
+#include "sim/schedules/registry.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace ppsim {
+namespace {
+
+// A field set from Python is reported by its name, as a flag is ("field 'cluster.devices': ...").
+SourceLocation python_origin(const std::string &key) { return SourceLocation{"", 0, key}; }
+
+// The op timeline of a simulation as columns: one entry per op (an overlapped F&B pair is one
+// entry, its forward's stage and microbatch), in device order, times in the scenario's unit.
+py::dict timeline(const Evaluation &evaluation) {
+  const Scenario &scenario = evaluation.run.scenario;
+  const Schedule &schedule = evaluation.run.schedule;
+  const Timing &timing = evaluation.simulation.timing;
+  const std::size_t count = schedule.op_count();
+  py::array_t<std::int32_t> device(static_cast<py::ssize_t>(count));
+  py::array_t<std::int32_t> stage(static_cast<py::ssize_t>(count));
+  py::array_t<std::int32_t> microbatch(static_cast<py::ssize_t>(count));
+  py::array_t<double> start(static_cast<py::ssize_t>(count));
+  py::array_t<double> end(static_cast<py::ssize_t>(count));
+  py::list kind;
+  auto device_at = device.mutable_unchecked<1>();
+  auto stage_at = stage.mutable_unchecked<1>();
+  auto microbatch_at = microbatch.mutable_unchecked<1>();
+  auto start_at = start.mutable_unchecked<1>();
+  auto end_at = end.mutable_unchecked<1>();
+  py::ssize_t entry = 0;
+  for (std::size_t d = 0; d < schedule.device_ops.size(); ++d) {
+    for (const Op &op : schedule.device_ops[d]) {
+      device_at(entry) = static_cast<std::int32_t>(d);
+      stage_at(entry) = op.first.stage;
+      microbatch_at(entry) = op.first.microbatch;
+      start_at(entry) = scenario.time_scale.to_units(timing.start[at(entry)]);
+      end_at(entry) = scenario.time_scale.to_units(timing.end[at(entry)]);
+      kind.append(std::string(op_kind_token(op.kind())));
+      ++entry;
+    }
+  }
+  py::dict columns;
+  columns["device"] = device;
+  columns["kind"] = kind;
+  columns["stage"] = stage;
+  columns["microbatch"] = microbatch;
+  columns["start"] = start;
+  columns["end"] = end;
+  return columns;
+}
+
+// One run: its report as the CLI's `simulate --format json` writes it, the timeline, the
+// explanation of its bubbles and its Gantt chart.
+py::dict simulate_run(const RunInput &input, bool gantt) {
+  std::optional<Evaluation> evaluation;
+  std::string report, explanation, svg;
+  {
+    py::gil_scoped_release release;
+    evaluation = evaluate_run(input, EvaluateOptions{gantt});
+    report = report_json(evaluation->report());
+    const PreparedRun &run = evaluation->run;
+    explanation = explanation_text(
+        run.scenario, run.schedule,
+        explain_bubbles(run.scenario, run.schedule, evaluation->simulation.timing));
+    if (gantt)
+      svg = gantt_svg(run.scenario, run.schedule, evaluation->simulation,
+                      GanttOptions{.time_unit = input.time_unit});
+  }
+  py::dict result;
+  result["report"] = report;
+  result["ops"] = timeline(*evaluation);
+  result["explanation"] = explanation;
+  result["svg"] = svg;
+  return result;
+}
+
+// The ranking of `compare`: one record per run, fastest first, per cap.
+py::list compare_runs(const RunInput &input, const std::vector<std::string> &schedules,
+                      const std::vector<std::optional<double>> &caps, unsigned threads) {
+  std::vector<Ranking> rankings;
+  {
+    py::gil_scoped_release release;
+    RankRequest request = rank_request(input, schedules, caps);
+    request.threads = std::max(1U, threads);
+    rankings = rank_runs(request);
+  }
+  py::list records;
+  for (const Ranking &ranking : rankings) {
+    const RankedRun *winner = ranking.winner();
+    for (const RankedRun &run : ranking.runs) {
+      py::dict record;
+      record["cap"] = ranking.cap ? py::cast(*ranking.cap) : py::none();
+      record["schedule"] = run.schedule;
+      record["policy"] = run.policy;
+      record["winner"] = &run == winner;
+      if (!run.ran()) {
+        record["unavailable"] = run.unavailable;
+        records.append(record);
+        continue;
+      }
+      const Evaluation &evaluation = *run.evaluation;
+      record["unavailable"] = py::none();
+      record["report"] = report_json(evaluation.report());
+      records.append(record);
+    }
+  }
+  return records;
+}
+
+// The lower bounds of `ppsim bounds` (docs/bounds.md), in the scenario's time unit.
+py::dict bounds_of(const RunInput &input) {
+  BoundsReport report;
+  Scenario scenario;
+  {
+    py::gil_scoped_release release;
+    const PreparedRun run = prepare_for_bounds(input);
+    report = bounds_for_run(run);
+    scenario = run.scenario;
+  }
+  const auto time = [&](Ticks ticks) { return scenario.time_scale.to_units(ticks); };
+  py::dict named;
+  for (const NamedBound &bound : report.lower_bounds)
+    named[py::str(bound.name)] = time(bound.value);
+  py::dict result;
+  result["lower_bounds"] = named;
+  result["best_lower_bound"] = time(report.best_lower_bound);
+  result["closed_form"] = report.closed_form ? py::cast(time(*report.closed_form)) : py::none();
+  result["backward"] = report.backward == BackwardForm::split ? "split" : "full";
+  return result;
+}
+
+} // namespace
+} // namespace ppsim
+
+PYBIND11_MODULE(_ppsim, module) {
+  using namespace ppsim;
+  module.doc() = "ppsim's run/ library (docs/python.md); use the `ppsim` package.";
+  static py::exception<Error> error(module, "Error", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr raised) {
+    try {
+      if (raised)
+        std::rethrow_exception(raised);
+    } catch (const Error &e) {
+      py::set_error(error, e.what());
+    }
+  });
+
+  py::class_<RunInput>(module, "RunInput")
+      .def(py::init<>())
+      .def("set",
+           [](RunInput &input, const std::string &key, const std::string &text) {
+             set_scenario_field_from_text(input, key, text, python_origin(key));
+           })
+      .def_property_readonly("devices", [](const RunInput &i) { return i.devices; })
+      .def_property_readonly("microbatches", [](const RunInput &i) { return i.microbatches; })
+      .def_property_readonly("schedule", [](const RunInput &i) { return i.schedule; })
+      .def_property_readonly("model_name", [](const RunInput &i) { return i.model_name; })
+      .def_property_readonly("time_unit", [](const RunInput &i) { return i.time_unit; })
+      .def("copy", [](const RunInput &i) { return RunInput(i); });
+
+  module.def("read_scenario", &read_scenario_file, py::arg("path"));
+  module.def("parse_scenario", &parse_scenario, py::arg("text"), py::arg("source"),
+             py::arg("base_directory") = "");
+  module.def("field_names", &scenario_field_names);
+  module.def("schedules", [] {
+    py::list entries;
+    for (const ScheduleInfo &info : schedule_registry()) {
+      py::dict entry;
+      entry["name"] = info.name;
+      entry["description"] = info.description;
+      entry["chunks"] = info.default_chunks;
+      entry["split_backward"] = info.split_backward;
+      entry["pipes"] = info.pipes();
+      entries.append(entry);
+    }
+    return entries;
+  });
+  module.def("simulate", &simulate_run, py::arg("input"), py::arg("gantt") = false);
+  module.def("compare", &compare_runs, py::arg("input"), py::arg("schedules"), py::arg("caps"),
+             py::arg("threads"));
+  module.def("bounds", &bounds_of, py::arg("input"));
+  module.def(
+      "to_torch_csv",
+      [](const RunInput &input) {
+        py::gil_scoped_release release;
+        const PreparedRun run = prepare_run(input);
+        return write_torch_csv(run.scenario, run.schedule).text;
+      },
+      py::arg("input"));
+}

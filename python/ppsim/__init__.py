@@ -1,0 +1,208 @@
+"""ppsim from Python (docs/python.md): the calls of the `ppsim` command on the same library.
+
+    import ppsim
+    scenario = ppsim.Scenario.from_file("scenarios/models/llama2-7b.toml")
+    result = ppsim.simulate(scenario, schedule="zb-v")
+    result.makespan, result.metrics["bubble_ratio"], result.ops["start"]
+    ranking = ppsim.compare(scenario)          # the records of `ppsim compare`, fastest first
+
+A scenario is set field by field with the names of the scenario files (docs/scenario.md):
+`Scenario(p=4, m=8, schedule="1f1b", F=1, B=1, W=1)` or `Scenario.from_dict({"pipeline":
+{"microbatches": 8}, ...})`. ppsim's errors are `ppsim.Error` (a ValueError) carrying the CLI's
+one-line message.
+"""
+import json
+import pathlib
+
+import numpy
+
+from . import _ppsim
+from ._ppsim import Error
+
+__all__ = ["Error", "Scenario", "Result", "schedules", "simulate", "compare", "bounds",
+           "to_torch_csv", "field_names"]
+
+# Keyword shorthands of Scenario(...) -> the scenario files' field names (the CLI's flags).
+_KEYWORDS = {
+    "p": "cluster.devices", "devices": "cluster.devices",
+    "m": "pipeline.microbatches", "microbatches": "pipeline.microbatches",
+    "v": "pipeline.chunks", "chunks": "pipeline.chunks",
+    "schedule": "pipeline.schedule", "schedule_file": "pipeline.schedule_file",
+    "F": "model.F", "B": "model.B", "W": "model.W", "R": "model.R",
+    "costs": "model.costs_file", "cost_unit": "model.cost_unit",
+    "budget": "cluster.memory", "memory": "cluster.memory", "K": "cluster.K",
+    "memory_model": "cluster.memory_model",
+    "latency": "cluster.link.latency", "bandwidth": "cluster.link.bandwidth",
+    "remat": "remat.policy",
+}
+
+
+def _text(value):
+    """A Python value as the text a flag would give (TOML for lists and booleans)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, pathlib.PurePath):
+        return str(value)
+    return str(value)
+
+
+def _toml(value):
+    if isinstance(value, str):
+        return json.dumps(value)
+    return _text(value)
+
+
+def _flatten(table, prefix=""):
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+class Scenario:
+    """One scenario: a scenario file's fields (docs/scenario.md), set by keyword, by dotted name
+    or from a TOML file. Copies are independent: `with_(...)` returns a changed copy."""
+
+    def __init__(self, **fields):
+        self._input = _ppsim.RunInput()
+        self.set(**fields)
+
+    @classmethod
+    def from_file(cls, path):
+        """Reads a scenario file; relative paths inside it are taken from its folder."""
+        scenario = cls.__new__(cls)
+        scenario._input = _ppsim.read_scenario(str(path))
+        return scenario
+
+    @classmethod
+    def from_toml(cls, text, source="<string>", base_directory=""):
+        """Parses scenario TOML text; `source` names it in errors."""
+        scenario = cls.__new__(cls)
+        scenario._input = _ppsim.parse_scenario(text, source, str(base_directory))
+        return scenario
+
+    @classmethod
+    def from_dict(cls, table):
+        """Nested tables as a scenario file has them ({"pipeline": {"microbatches": 8}})."""
+        scenario = cls()
+        for key, value in _flatten(table):
+            scenario._input.set(key, _text(value))
+        return scenario
+
+    def set(self, **fields):
+        """Sets fields by keyword (p, m, v, schedule, F, B, W, costs, budget, K, latency, ...)
+        or, with double underscores for dots, by name (pipeline__group_size=2)."""
+        for keyword, value in fields.items():
+            key = _KEYWORDS.get(keyword, keyword.replace("__", "."))
+            self._input.set(key, _text(value))
+        return self
+
+    def with_(self, **fields):
+        """A copy with `fields` set."""
+        copy = Scenario.__new__(Scenario)
+        copy._input = self._input.copy()
+        return copy.set(**fields)
+
+    def __setitem__(self, key, value):
+        self._input.set(key, _text(value))
+
+    @property
+    def devices(self):
+        return self._input.devices
+
+    @property
+    def microbatches(self):
+        return self._input.microbatches
+
+    @property
+    def schedule(self):
+        return self._input.schedule
+
+    def __repr__(self):
+        name = self._input.model_name or "scenario"
+        return (f"<ppsim.Scenario {name}: p={self.devices} m={self.microbatches} "
+                f"schedule={self.schedule}>")
+
+
+def _scenario(scenario, fields):
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"expected a ppsim.Scenario, got {type(scenario).__name__}")
+    return scenario.with_(**fields) if fields else scenario
+
+
+class Result:
+    """One simulated run: `metrics` (the report of `ppsim simulate --format json`), `devices`
+    (per-device stats), `ops` (the op timeline as NumPy arrays, or `dataframe()` with pandas),
+    `explain()` (where the idle time goes) and, when asked for, `svg` (the Gantt chart)."""
+
+    def __init__(self, raw):
+        self.metrics = json.loads(raw["report"])
+        self.devices = self.metrics.pop("devices", [])
+        self.ops = dict(raw["ops"])
+        self.ops["kind"] = numpy.asarray(self.ops["kind"])
+        self.svg = raw["svg"] or None
+        self._explanation = raw["explanation"]
+
+    @property
+    def makespan(self):
+        return self.metrics["makespan"]
+
+    def explain(self):
+        """The critical path and where each device's idle time goes (`simulate --explain`)."""
+        return self._explanation
+
+    def dataframe(self):
+        """The op timeline as a pandas DataFrame (needs pandas)."""
+        import pandas
+        return pandas.DataFrame(self.ops)
+
+    def _repr_svg_(self):
+        return self.svg
+
+    def __repr__(self):
+        return (f"<ppsim.Result {self.metrics.get('schedule')}: makespan {self.makespan}, "
+                f"bubble {self.metrics.get('bubble_ratio', 0):.2%}>")
+
+
+def field_names():
+    """Every settable field of a scenario."""
+    return list(_ppsim.field_names())
+
+
+def schedules():
+    """The registered schedules: name, description, default chunks, split backward, pipes."""
+    return list(_ppsim.schedules())
+
+
+def simulate(scenario, gantt=False, **fields):
+    """Simulates one run (`ppsim simulate`); `fields` change a copy of the scenario first.
+    With `gantt=True` the result carries the Gantt chart (`svg`, shown by Jupyter)."""
+    return Result(_ppsim.simulate(_scenario(scenario, fields)._input, gantt))
+
+
+def compare(scenario, schedules=None, caps=None, threads=2, **fields):
+    """The ranking of `ppsim compare`: one record per (cap, schedule, policy), fastest first,
+    with the run's report (as `simulate`'s metrics) or why it could not run."""
+    records = _ppsim.compare(_scenario(scenario, fields)._input, list(schedules or []),
+                             list(caps or [None]), threads)
+    ranking = []
+    for record in records:
+        report = record.pop("report", None)
+        if report is not None:
+            record.update(json.loads(report))
+        ranking.append(record)
+    return ranking
+
+
+def bounds(scenario, **fields):
+    """The lower bounds of `ppsim bounds --format json` (and its backward form), in the
+    scenario's time unit; closed_form is None where the schedule has none."""
+    return _ppsim.bounds(_scenario(scenario, fields)._input)
+
+
+def to_torch_csv(scenario, **fields):
+    """The order `ppsim export --to torch-csv` writes (PyTorch pipelining's CSV)."""
+    return _ppsim.to_torch_csv(_scenario(scenario, fields)._input)
