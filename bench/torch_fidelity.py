@@ -163,6 +163,10 @@ def main():
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--keep", help="folder to keep the trace, cost file and orders in")
     options = parser.parse_args()
+    if options.steps < 3:
+        parser.error("--steps must be at least 3 (the first two steps are not timed)")
+    if LAYERS % (2 * options.devices) != 0:
+        parser.error(f"--devices must split {LAYERS} blocks over 2 chunks a device")
     work = pathlib.Path(options.keep or tempfile.mkdtemp(prefix="ppsim-fidelity-"))
     work.mkdir(parents=True, exist_ok=True)
     trace, costs = work / "trace.json", work / "costs.csv"

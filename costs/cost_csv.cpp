@@ -65,8 +65,15 @@ CostRow read_row(const std::vector<const Column *> &header,
     detail::assign(row, *header[i], fields[i], Location{source, line_number, std::string(name)});
     present.emplace_back(name);
   }
+  // A file of whole backwards only (no B or W columns) needs each layer's whole backward.
+  std::vector<std::string> columns;
+  for (const Column *column : header)
+    columns.emplace_back(column->name);
+  const bool whole_backward_required =
+      required == Required::values && detail::measures_fused_backward_only(columns);
   for (const std::string &name : row.absent_columns) {
-    if (detail::is_required(name, required)) {
+    if (detail::is_required(name, required) ||
+        (whole_backward_required && name == "bwd_total_ms")) {
       throw Error(
           source, line_number, name,
           fmt::format("layer {} has no value (an empty cell: not measured); a simulation needs one",

@@ -225,6 +225,14 @@ CostFile parse_cost_json(std::string_view text, const std::string &source, Layer
     row_columns.push_back(std::move(present));
     file.rows.push_back(std::move(row));
   }
+  // Every layer gives B and W, or (a whole-backward file) none does: W = 0 on some layers only
+  // would let a split schedule run them with no W to defer.
+  if (required == Required::values && !detail::measures_fused_backward_only(file.only_columns))
+    for (std::size_t index = 0; index < file.rows.size(); ++index)
+      if (detail::measures_fused_backward_only(row_columns[index]))
+        throw Error(source, 0, fmt::format("layers[{}]", index),
+                    "has bwd_total_ms but no bwd_input_ms or bwd_weight_ms, which other layers "
+                    "have: give the B/W split for every layer or for none");
   // A column some layer has and another lacks is absent in the other (written back so).
   for (std::size_t index = 0; index < file.rows.size(); ++index)
     for (const std::string &name : file.only_columns)

@@ -106,8 +106,8 @@ constexpr std::uint64_t kTraceResolutionNs = 2000;
 
 // PyTorch pipelining's own ranges (torch.distributed.pipelining): the multi-stage runtime's
 // "PP:<stage><F|I|B|W><microbatch>" ("PP:2I5": I is the input gradient, B the full backward) and
-// the single-stage schedules' (ScheduleGPipe, Schedule1F1B) "Forward <mb>" and "Backward <mb>",
-// whose stage is the trace's rank. A stage stands where a layer would: one row per stage.
+// ScheduleGPipe's "Forward <mb>" and "Backward <mb>" (Schedule1F1B records none), whose stage
+// is the trace's rank. A stage stands where a layer would: one row per stage.
 std::optional<PhaseId> pipelining_range(std::string_view name, std::optional<int> rank) {
   const auto number = [](std::string_view digits) -> std::optional<std::uint16_t> {
     std::uint16_t value = 0;
@@ -211,6 +211,22 @@ public:
         fail(fmt::format("event {}: {}", i, error.what()));
       }
     }
+    // A stage and a layer would share ids: where ppsim's layer ranges exist, PyTorch
+    // pipelining's own ranges are left out.
+    const auto pipelining_count = std::count(from_pipelining_.begin(), from_pipelining_.end(), true);
+    if (pipelining_count > 0 && pipelining_count < std::ssize(from_pipelining_)) {
+      for (auto &[thread, spans] : phase_spans_)
+        std::erase_if(spans, [this](const CpuSpan &span) { return from_pipelining_[span.index]; });
+      warnings_.push_back(fmt::format(
+          "{} ranges of PyTorch pipelining (PP:...) left out: the trace has ppsim's layer ranges, "
+          "whose ids they would share",
+          pipelining_count));
+    }
+    if (overlapped_ranges_ > 0)
+      warnings_.push_back(fmt::format(
+          "{} overlapped forward-backward pairs (PP:(...)OVERLAP_F_B, DualPipeV) not timed: their "
+          "forward and backward run as one range",
+          overlapped_ranges_));
     phase_span_of_.resize(phases_.size());
     for (auto &[thread, spans] : phase_spans_) {
       nest_or_fail(spans, thread, [this](std::size_t i) { return nvtx_range_name(phases_[i]); });
@@ -227,19 +243,25 @@ public:
 
   KinetoImport attribute() {
     if (phases_.empty()) {
-      fail("no record_function range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch): "
-           "nothing to "
-           "measure (docs/profiler.md, \"Import a PyTorch trace\")");
+      fail("no record_function range named like L03.F.mb0 or 3/F/0 (layer/pass/microbatch), nor "
+           "PyTorch pipelining's PP:2F0 or Forward 0: nothing to measure (docs/profiler.md, "
+           "\"Import a PyTorch trace\")");
     }
     number_repetitions();
-    const std::set<Weight> no_weights;
     const std::map<std::uint16_t, std::set<Weight>> weights = forward_weights();
     KinetoImport result;
+    result.warnings = warnings_;
     result.cpu_timed = gpu_.empty();
     if (result.cpu_timed)
       time_operators(weights, result);
     else
       time_gpu_work(weights, result);
+    // PyTorch's runtime opens a range for every action it runs: one with no work ran in no time
+    // (the first stage's I, whose input needs no gradient), not unmeasured.
+    for (const auto &[thread, spans] : phase_spans_)
+      for (const CpuSpan &span : spans)
+        if (from_pipelining_[span.index])
+          members_[{phases_[span.index], 0}];
     if (result.cross_thread > 0)
       result.warnings.push_back(fmt::format(
           "{} {} ran on threads without a phase range (autograd's) and were attributed to the "
@@ -379,6 +401,13 @@ public:
                       KinetoImport &result) {
     const std::set<Weight> no_weights;
     std::map<PhaseId, std::vector<TimedInterval>> weight_gradients;
+    // Per phase range, the ranges directly inside it: their time is theirs (as a kernel belongs
+    // to the innermost range only).
+    std::vector<std::vector<TimedInterval>> nested(phases_.size());
+    for (const auto &[thread, spans] : phase_spans_)
+      for (const CpuSpan &span : spans)
+        if (span.parent >= 0)
+          nested[spans[at(span.parent)].index].push_back({span.start, span.end, true});
     for (const auto &[thread, spans] : operator_spans_) {
       for (const CpuSpan &span : spans) {
         const Operator &op = operators_[span.index];
@@ -401,7 +430,9 @@ public:
         if (outermost) {
           ++result.kernels;
           result.cross_thread += phase->other_thread ? 1 : 0;
-          members_[{id, 0}].push_back(interval);
+          std::vector<TimedInterval> &counted = members_[{id, 0}];
+          for (const TimedInterval &part : subtract({interval}, nested[phase->index]))
+            counted.push_back(part);
         }
         if (id.pass != Pass::backward_total || op.name != "aten::mm")
           continue;
@@ -414,14 +445,32 @@ public:
           weight_gradients[id].push_back(interval);
       }
     }
-    // B is the range's time outside its weight-gradient multiplies.
+    // W is the range's counted time inside its weight-gradient multiplies, B the rest.
     for (auto &[id, list] : weight_gradients) {
-      if (ambiguous_.count(id))
+      const auto counted = members_.find({id, 0});
+      if (ambiguous_.count(id) || counted == members_.end())
         continue;
       std::sort(list.begin(), list.end());
-      members_[{id, 1}] = subtract(members_[{id, 0}], list);
-      members_[{id, 2}] = std::move(list);
+      std::sort(counted->second.begin(), counted->second.end());
+      std::vector<TimedInterval> weight = intersect(counted->second, list);
+      members_[{id, 1}] = subtract(counted->second, weight);
+      members_[{id, 2}] = std::move(weight);
     }
+  }
+
+  // The parts of `intervals` inside `windows` (both sorted; the windows disjoint).
+  static std::vector<TimedInterval> intersect(const std::vector<TimedInterval> &intervals,
+                                              const std::vector<TimedInterval> &windows) {
+    std::vector<TimedInterval> inside;
+    for (const TimedInterval &interval : intervals)
+      for (const TimedInterval &window : windows) {
+        const std::uint64_t from = std::max(interval.start, window.start);
+        const std::uint64_t to = std::min(interval.end, window.end);
+        if (from < to)
+          inside.push_back({from, to, true});
+      }
+    std::sort(inside.begin(), inside.end());
+    return inside;
   }
 
 private:
@@ -521,11 +570,15 @@ private:
     const std::string thread = thread_of(event, index);
     if (category == "user_annotation") {
       std::optional<PhaseId> phase = parse_range_name(name);
+      const bool pipelining = !phase;
       if (!phase)
         phase = pipelining_range(name, rank_);
       if (phase) {
         phase_spans_[thread].push_back({start, end, phases_.size(), index});
         phases_.push_back(*phase);
+        from_pipelining_.push_back(pipelining);
+      } else if (name.starts_with("PP:") && name.ends_with("OVERLAP_F_B")) {
+        ++overlapped_ranges_;
       }
     } else if (category == "cpu_op") {
       Operator op;
@@ -658,8 +711,7 @@ private:
     return found;
   }
 
-  // The parts of `intervals` outside `holes` (sorted; each hole inside one interval, as an
-  // operator inside the outermost one that contains it).
+  // The parts of `intervals` outside `holes` (both sorted).
   static std::vector<TimedInterval> subtract(const std::vector<TimedInterval> &intervals,
                                              const std::vector<TimedInterval> &holes) {
     std::vector<TimedInterval> rest;
@@ -793,7 +845,7 @@ private:
       }
     }
     metrics.busy_union_ns = union_length_ns(std::move(intervals));
-    metrics.span_ns = last - first;
+    metrics.span_ns = list.empty() ? 0 : last - first;
     return metrics;
   }
 
@@ -818,6 +870,9 @@ private:
   // (phase, part) -> timed intervals; part 0 = the range's own pass, 1 = B, 2 = W of a BW range.
   std::map<std::pair<PhaseId, int>, std::vector<TimedInterval>> members_;
   std::map<PhaseId, std::string> ambiguous_; // BW ranges with a GEMM the shapes cannot classify
+  std::vector<bool> from_pipelining_; // by index into phases_: named by PyTorch pipelining
+  std::size_t overlapped_ranges_ = 0; // PP:(...)OVERLAP_F_B ranges, not timed
+  std::vector<std::string> warnings_; // from reading, before attribution
 };
 
 } // namespace

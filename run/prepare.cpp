@@ -21,10 +21,11 @@ namespace {
 
 // A cost file that measures the whole backward only (CostFile::fused_only) gives each stage's
 // backward as B and W = 0; a schedule that runs B and W apart would silently lose W's deferral,
-// so it is refused unless the scenario gives W itself.
+// so it is refused unless the scenario gives both B and W itself.
 void check_backward_form(const RunInput &input, const CostFile *costs, bool splits,
                          const std::string &schedule) {
-  if (!costs || !costs->fused_only() || !splits || input.origins.count("model.W"))
+  if (!costs || !costs->fused_only() || !splits ||
+      (input.origins.count("model.B") && input.origins.count("model.W")))
     return;
   input.fail("model.costs_file",
              fmt::format("{} has the whole backward only (bwd_total_ms: a trace recorded "
@@ -142,39 +143,48 @@ RunInput with_cost_file(const RunInput &input, const CostFile *costs,
   fill("model.R_selective", filled.recompute_selective,
        [](const StageCostSums &c) { return c.recompute_selective_ms; });
   ByteSizesInput &bytes = filled.bytes;
-  // A file without byte columns (a trace recorded without profile_memory) leaves the sizes as
-  // without a file: the count model's one activation per stage and microbatch, not zeros.
-  const bool measures_bytes = file.only_columns.empty() ||
-                              std::count(file.only_columns.begin(), file.only_columns.end(),
-                                         "activation_bytes_full") > 0;
-  if (measures_bytes) {
-    fill("model.memory.act_bytes", bytes.activation,
-         [](const StageCostSums &c) { return c.activation_bytes_full; });
-    fill("model.memory.selective_act_bytes", bytes.selective_activation,
-         [](const StageCostSums &c) { return c.activation_bytes_selective; });
-    fill("model.memory.kept_after_b", bytes.kept_after_b,
-         [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
-    fill("model.memory.weight_input_bytes", bytes.weight_inputs,
-         [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
-    fill("model.memory.ckpt_bytes", bytes.checkpoint,
-         [](const StageCostSums &c) { return c.input_bytes + c.output_bytes; });
-    fill("model.memory.param_bytes", bytes.parameters,
-         [](const StageCostSums &c) { return c.param_bytes; });
-    fill("model.memory.grad_bytes", bytes.gradients,
-         [](const StageCostSums &c) { return c.grad_bytes; });
-    fill("model.memory.optimizer_bytes", bytes.optimizer,
-         [](const StageCostSums &c) { return c.optimizer_state_bytes; });
-    fill("model.memory.peak_f", bytes.peak_forward,
-         [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
-    fill("model.memory.peak_b", bytes.peak_backward_input,
-         [](const StageCostSums &c) { return c.bwd_input_peak_temp_bytes; });
-    fill("model.memory.peak_w", bytes.peak_backward_weight,
-         [](const StageCostSums &c) { return c.bwd_weight_peak_temp_bytes; });
-    fill("model.memory.peak_ckpt", bytes.peak_checkpoint,
-         [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
-    fill("model.memory.out_bytes", bytes.output,
-         [](const StageCostSums &c) { return c.output_bytes; });
-  }
+  // A byte size comes from the file only where the file has its column: one without them (a
+  // trace recorded without profile_memory) leaves the sizes as without a file (the count
+  // model's one activation per stage and microbatch), not zeros.
+  const auto measured_fill = [&](const char *key, std::vector<double> &field,
+                                 std::initializer_list<std::string_view> columns, auto value_of) {
+    const bool measured =
+        file.only_columns.empty() ||
+        std::any_of(columns.begin(), columns.end(), [&](std::string_view column) {
+          return std::find(file.only_columns.begin(), file.only_columns.end(), column) !=
+                 file.only_columns.end();
+        });
+    if (measured)
+      fill(key, field, value_of);
+  };
+  measured_fill("model.memory.act_bytes", bytes.activation, {"activation_bytes_full"},
+                [](const StageCostSums &c) { return c.activation_bytes_full; });
+  measured_fill("model.memory.selective_act_bytes", bytes.selective_activation,
+                {"activation_bytes_selective"},
+                [](const StageCostSums &c) { return c.activation_bytes_selective; });
+  measured_fill("model.memory.kept_after_b", bytes.kept_after_b, {"bwd_w_stash_bytes"},
+                [](const StageCostSums &c) { return c.bwd_w_stash_bytes; });
+  measured_fill("model.memory.weight_input_bytes", bytes.weight_inputs, {"bwd_w_act_bytes"},
+                [](const StageCostSums &c) { return c.bwd_w_act_bytes; });
+  measured_fill("model.memory.ckpt_bytes", bytes.checkpoint, {"input_bytes", "output_bytes"},
+                [](const StageCostSums &c) { return c.input_bytes + c.output_bytes; });
+  measured_fill("model.memory.param_bytes", bytes.parameters, {"param_bytes"},
+                [](const StageCostSums &c) { return c.param_bytes; });
+  // grad_bytes defaults to param_bytes in the file (complete_row).
+  measured_fill("model.memory.grad_bytes", bytes.gradients, {"grad_bytes", "param_bytes"},
+                [](const StageCostSums &c) { return c.grad_bytes; });
+  measured_fill("model.memory.optimizer_bytes", bytes.optimizer, {"optimizer_state_bytes"},
+                [](const StageCostSums &c) { return c.optimizer_state_bytes; });
+  measured_fill("model.memory.peak_f", bytes.peak_forward, {"fwd_peak_temp_bytes"},
+                [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+  measured_fill("model.memory.peak_b", bytes.peak_backward_input, {"bwd_input_peak_temp_bytes"},
+                [](const StageCostSums &c) { return c.bwd_input_peak_temp_bytes; });
+  measured_fill("model.memory.peak_w", bytes.peak_backward_weight, {"bwd_weight_peak_temp_bytes"},
+                [](const StageCostSums &c) { return c.bwd_weight_peak_temp_bytes; });
+  measured_fill("model.memory.peak_ckpt", bytes.peak_checkpoint, {"fwd_peak_temp_bytes"},
+                [](const StageCostSums &c) { return c.fwd_peak_temp_bytes; });
+  measured_fill("model.memory.out_bytes", bytes.output, {"output_bytes"},
+                [](const StageCostSums &c) { return c.output_bytes; });
   if (!input.origins.count("model.time_unit"))
     filled.time_unit = "ms"; // the cost file's unit
   return filled;

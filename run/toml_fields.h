@@ -1,5 +1,5 @@
 #pragma once
-// TOML-level field setter shared by the readers in io/ (scenario files, sweep files).
+// TOML-level field setter shared by the readers of run/ (scenario files, sweep files).
 #include "run/run_input.h"
 
 #include <string>

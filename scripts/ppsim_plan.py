@@ -126,6 +126,10 @@ class _SavedTensors:
         self.dropped = False
         self._rerun = rerun
         self._kept = kept
+        # The random state the forward ran with: the rebuild draws the same dropout masks, as
+        # torch.utils.checkpoint's preserve_rng_state does.
+        self._cpu_rng = torch.get_rng_state()
+        self._cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
 
     def pack(self, tensor):
         if self._kept and not self.dropped:
@@ -136,8 +140,12 @@ class _SavedTensors:
     def unpack(self, index):
         if self.dropped:
             self.tensors = []
-            with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(
-                    self.pack, lambda _: None):
+            devices = range(len(self._cuda_rng)) if self._cuda_rng else []
+            with torch.random.fork_rng(devices=devices), torch.enable_grad(), \
+                    torch.autograd.graph.saved_tensors_hooks(self.pack, lambda _: None):
+                torch.set_rng_state(self._cpu_rng)
+                if self._cuda_rng:
+                    torch.cuda.set_rng_state_all(self._cuda_rng)
                 self._rerun()
             self.dropped = False
             self._kept = None  # a rebuild is not what the forward kept

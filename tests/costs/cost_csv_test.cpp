@@ -89,5 +89,21 @@ TEST_CASE("issue_30 a file with the whole backward only: B is the backward, W is
                {{"schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_total_ms\n1,0,1,1,2\n",
                  "layers.csv:1: missing column 'bwd_weight_ms'"},
                 {"schema_version,layer_id,fwd_ms\n1,0,1\n",
-                 "layers.csv:1: missing column 'bwd_input_ms'"}});
+                 "layers.csv:1: missing column 'bwd_input_ms'"},
+                // There the whole backward is what a layer's backward is: an empty cell is none.
+                {"schema_version,layer_id,fwd_ms,bwd_total_ms\n1,0,1,2\n1,1,1,\n",
+                 "layers.csv:3: field 'bwd_total_ms': layer 1 has no value (an empty cell: not "
+                 "measured); a simulation needs one"}});
+  // JSON: every layer splits its backward or none does.
+  CHECK_THROWS_WITH(parse_cost_json(R"({"schema_version": 1, "layers": [)"
+                                    R"({"layer_id": 0, "fwd_ms": 1, "bwd_input_ms": 1, "bwd_weight_ms": 1},)"
+                                    R"({"layer_id": 1, "fwd_ms": 1, "bwd_total_ms": 2}]})",
+                                    "mixed.json"),
+                    "mixed.json: field 'layers[1]': has bwd_total_ms but no bwd_input_ms or "
+                    "bwd_weight_ms, which other layers have: give the B/W split for every layer "
+                    "or for none");
+  CHECK(parse_cost_json(R"({"schema_version": 1, "layers": [)"
+                        R"({"layer_id": 0, "fwd_ms": 1, "bwd_total_ms": 2}]})",
+                        "fused.json")
+            .fused_only());
 }

@@ -274,9 +274,11 @@ TEST_CASE("issue_32 kineto: sizes past the limits are refused, sums never wrap")
   const std::string range =
       "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"L00.F.mb0\", \"pid\": 1, "
       "\"tid\": 1, \"ts\": 0, \"dur\": 100}";
+  // The host's allocator (Device Type 0): the trace has no GPU work, so its forwards keep host
+  // bytes (issue 30); the sum is the one of a GPU run's device bytes.
   const auto allocation = [](const std::string &bytes) {
     return "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": "
-           "10, \"args\": {\"Device Type\": 1, \"Bytes\": " +
+           "10, \"args\": {\"Device Type\": 0, \"Bytes\": " +
            bytes + "}}";
   };
   // One block of 2^63 - 1 bytes: out of range, not a sum that wraps.
@@ -533,6 +535,53 @@ TEST_CASE("issue_30 kineto: PyTorch pipelining's own ranges name stage, pass and
   CHECK(phase_of(single, Pass::forward, 3, 0).busy_union_ns == 10'000);
   CHECK(phase_of(single, Pass::backward_total, 3, 0).busy_union_ns == 10'000);
   CHECK(timed({"Forward 7"}).phases.at(0).phase.layer == 0); // no rank: stage 0
+  // A range of PyTorch's with no work ran in no time (the first stage's I); overlapped pairs
+  // are counted in a warning.
+  const KinetoImport empty = parse_kineto_trace(
+      trace_of({event("user_annotation", "PP:0I3", 1, 0, 50),
+                event("user_annotation", "PP:0W3", 1, 100, 50),
+                event("cpu_op", "aten::mm", 1, 110, 20),
+                event("user_annotation", "PP:(0F1;3B0)OVERLAP_F_B", 1, 200, 50)}),
+      "pp.json");
+  CHECK(phase_of(empty, Pass::backward_input, 0, 3).busy_union_ns == 0);
+  CHECK(phase_of(empty, Pass::backward_input, 0, 3).span_ns == 0);
+  CHECK(phase_of(empty, Pass::backward_weight, 0, 3).busy_union_ns == 20'000);
+  REQUIRE(empty.warnings.size() == 1);
+  CHECK(empty.warnings[0] == "1 overlapped forward-backward pairs (PP:(...)OVERLAP_F_B, "
+                             "DualPipeV) not timed: their forward and backward run as one range");
+  // With ppsim's layer ranges in the trace, PyTorch's are left out: their ids would collide.
+  const KinetoImport mixed = parse_kineto_trace(
+      trace_of({event("user_annotation", "PP:0F0", 1, 0, 100),
+                event("user_annotation", "L00.F.mb0", 1, 10, 50),
+                event("cpu_op", "aten::add", 1, 20, 10)}),
+      "mixed.json");
+  REQUIRE(mixed.phases.size() == 1);
+  CHECK(mixed.phases[0].n_kernels == 1);
+  CHECK(mixed.warnings.at(0) == "1 ranges of PyTorch pipelining (PP:...) left out: the trace has "
+                                "ppsim's layer ranges, whose ids they would share");
+}
+
+TEST_CASE("issue_30 kineto: CPU time inside a nested range is the nested range's, and W is the "
+          "multiplies' time inside the counted backward") {
+  const std::string weight_gradient = R"({"Input Dims": [[32, 16], [16, 16]]})";
+  const KinetoImport import = parse_kineto_trace(
+      trace_of({
+          event("user_annotation", "L00.F.mb0", 1, 0, 100),
+          event("cpu_op", "aten::linear", 1, 10, 30, R"({"Input Dims": [[2, 8, 16], [32, 16]]})"),
+          // An outer BW range of layer 1 around layer 0's: an operator spanning both counts its
+          // time outside layer 0's range for layer 1, and the rest for layer 0.
+          event("user_annotation", "L01.BW.mb0", 1, 200, 200),
+          event("cpu_op", "autograd::engine::evaluate_function: X", 1, 210, 100),
+          event("user_annotation", "L00.BW.mb0", 1, 250, 100),
+          event("cpu_op", "aten::mm", 1, 255, 20, weight_gradient), // nested in X: layer 0's W
+          event("cpu_op", "aten::mul", 1, 320, 10),
+      }),
+      "nested.json");
+  // Layer 1: [210, 250) of X; layer 0: [255, 275) of the mm inside X and [320, 330) of mul.
+  CHECK(phase_of(import, Pass::backward_total, 1, 0).busy_union_ns == 40'000);
+  CHECK(phase_of(import, Pass::backward_total, 0, 0).busy_union_ns == 30'000);
+  CHECK(phase_of(import, Pass::backward_weight, 0, 0).busy_union_ns == 20'000);
+  CHECK(phase_of(import, Pass::backward_input, 0, 0).busy_union_ns == 10'000);
 }
 
 TEST_CASE("issue_30 kineto: kernels launched from autograd's thread belong to the range open on "

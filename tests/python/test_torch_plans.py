@@ -123,3 +123,33 @@ def test_what_each_stage_keeps_matches_ppsims_memory_model(ppsim, tmp_path):
             else:
                 assert measured == stored[stage] - boundary, (stage, microbatch, stored[stage])
     assert recomputed == sum(fwd == "full" for fwd, _ in plan.values()) > 0
+
+
+def test_a_dropped_w_stash_is_rebuilt_with_the_forwards_dropout_masks():
+    """`bwd = activations` reruns the forward before W: with dropout, the rerun must draw the
+    masks the forward drew (the RNG state is restored), or W's gradients are silently wrong."""
+    import torch
+    from torch import nn
+
+    from ppsim_plan import _PlannedModule, is_attention
+
+    def model():
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.5), nn.ReLU(), nn.Linear(16, 4))
+
+    inputs = torch.randn(5, 8, generator=torch.Generator().manual_seed(1), requires_grad=True)
+    plain = model()
+    torch.manual_seed(7)
+    plain(inputs).sum().backward()
+    planned = _PlannedModule(model(), {0: ("none", "activations")}, is_attention)
+    planned.microbatch = 0
+    torch.manual_seed(7)
+    output = planned(inputs)
+    torch.manual_seed(99)  # whatever ran between B and W
+    (input_gradient,) = torch.autograd.grad(output.sum(), inputs, retain_graph=True)
+    planned.saved.pop(0).drop()  # what PlannedStage does when B ends
+    weight_gradients = torch.autograd.grad(output.sum(), list(planned.module.parameters()))
+    assert planned.forward_runs == 2  # the forward, and its rebuild before W
+    torch.testing.assert_close(input_gradient, inputs.grad)
+    for got, parameter in zip(weight_gradients, plain.parameters()):
+        torch.testing.assert_close(got, parameter.grad)

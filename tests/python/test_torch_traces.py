@@ -134,13 +134,19 @@ def test_pipelinings_own_ranges_give_each_stage_its_passes(ppsim, tmp_path, sche
     rows = cost_rows(merged)
     # One row per stage: ZB-V's four (two per rank, V placement), GPipe's two (the rank).
     assert [int(row["layer_id"]) for row in rows] == list(range(4 if schedule == "zb-v" else 2))
+    # The stage file is a model ppsim runs (stage 0's I included).
+    scenario = tmp_path / "stages.toml"
+    scenario.write_text(f'[model]\ncosts_file = "{merged}"\nlayers_per_stage = '
+                        f'{[1] * len(rows)}\n[pipeline]\nschedule = "{schedule}"\n'
+                        'microbatches = 4\n[cluster]\ndevices = 2\n')
+    assert "makespan" in ppsim("simulate", scenario)
     for row in rows:
         assert float(row["fwd_ms"]) > 0, row
         if schedule == "gpipe":
             assert float(row["bwd_total_ms"]) > 0, row
         elif row["layer_id"] == "0":
             # PyTorch's runtime skips the first stage's I and runs its whole backward in W
-            # (stage_backward_input has no input to differentiate): nothing in I to time.
-            assert row["bwd_input_ms"] == "" and float(row["bwd_weight_ms"]) > 0, row
+            # (stage_backward_input has no input to differentiate): its I takes no time.
+            assert float(row["bwd_input_ms"]) == 0 and float(row["bwd_weight_ms"]) > 0, row
         else:  # the runtime's I and W actions, timed apart
             assert float(row["bwd_input_ms"]) > 0 and float(row["bwd_weight_ms"]) > 0, row

@@ -226,10 +226,16 @@ TEST_CASE("issue_30 a cost file with the whole backward only runs fused schedule
        "fused-backward schedule)")
           .c_str(),
       Error);
-  // A W given in the scenario is the user's split.
+  // A W given alone would be added to the whole backward (B); both B and W given are the
+  // user's split, and the run takes them as given.
   input.backward_weight = {{1, 1}};
   input.origins["model.W"] = SourceLocation{"s.toml", 3, "model.W"};
-  CHECK_NOTHROW(prepare_run(input));
+  CHECK_THROWS_AS(prepare_run(input), Error);
+  input.backward_input = {{2, 1}};
+  input.origins["model.B"] = SourceLocation{"s.toml", 4, "model.B"};
+  const PreparedRun split = prepare_run(input);
+  CHECK(split.scenario.stage_costs[0].backward_input == split.scenario.time_scale.to_ticks({2, 1}));
+  CHECK(split.scenario.stage_costs[0].backward_weight == split.scenario.time_scale.to_ticks({1, 1}));
 }
 
 TEST_CASE("issue_30 a cost file without byte columns counts one activation per stage and "
@@ -254,4 +260,23 @@ TEST_CASE("issue_30 a cost file without byte columns counts one activation per s
       CHECK(stage.stored == 1);
   const Simulation simulation = simulate(with_times.scenario, with_times.schedule);
   CHECK(simulation.metrics.devices[0].peak_activations == 2); // zb-1p: p per device
+}
+
+TEST_CASE("issue_30 each byte size comes from the file only where the file has its column") {
+  // The review's case: a file with parameter and optimizer bytes but no activation column keeps
+  // its parameter bytes (they were all dropped with the activation column).
+  const TemporaryFile file("ppsim-run-params-only.csv",
+                           "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,"
+                           "param_bytes,optimizer_state_bytes\n"
+                           "1,0,1,1,1,1000,4000\n1,1,1,1,1,1000,4000\n");
+  RunInput input;
+  input.devices = 2;
+  input.microbatches = 4;
+  input.costs_file = file.path;
+  input.bytes.activation = {100};
+  input.origins["model.memory.act_bytes"] = SourceLocation{"s.toml", 2, "model.memory.act_bytes"};
+  const PreparedRun run = prepare_run(input);
+  REQUIRE(run.scenario.bytes.has_value());
+  // Weights, gradients (param_bytes by default) and the optimizer's states of the stage's layer.
+  CHECK(run.scenario.bytes->device_constant[0] == 1000 + 1000 + 4000);
 }
