@@ -10,12 +10,15 @@
 #include "run/prepare.h"
 #include "run/run_input.h"
 #include "run/scenario_file.h"
+#include "run/sweep.h"
+#include "base/parallel.h"
 #include "sim/critical_path.h"
 #include "sim/io/report.h"
 #include "sim/io/svg.h"
 #include "sim/io/torch_csv.h"
 #include "sim/schedules/registry.h"
 
+#include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -151,6 +154,44 @@ py::dict bounds_of(const RunInput &input) {
   return result;
 }
 
+// The points a sweep from Python may have: its rows are held in memory (the command streams
+// them and shards bigger sweeps).
+constexpr std::size_t kMaxPythonSweepPoints = std::size_t{1} << 24;
+
+// A sweep file's rows, as `ppsim sweep FILE` writes them: the header's columns and one CSV row
+// per point. The points run on `threads` threads without the GIL, a batch at a time; between
+// batches `progress(done, total)` is called and a pending signal (Ctrl-C) stops the sweep.
+py::tuple sweep_rows(const std::string &path, unsigned threads, const py::object &progress) {
+  std::optional<Sweep> sweep;
+  {
+    py::gil_scoped_release release;
+    sweep = read_sweep_file(path);
+  }
+  const std::size_t total = sweep->size();
+  if (total > kMaxPythonSweepPoints)
+    throw Error(path, 0, "",
+                fmt::format("{} points: from Python a sweep holds at most 2^24 in memory; run "
+                            "`ppsim sweep` (with --shard) instead",
+                            total));
+  threads = std::max(1U, threads);
+  std::vector<std::string> rows(total);
+  const std::size_t batch = std::size_t{4} * threads;
+  for (std::size_t first = 0; first < total; first += batch) {
+    const std::size_t count = std::min(batch, total - first);
+    {
+      py::gil_scoped_release release;
+      for_each_index(count, threads, [&](std::size_t i) {
+        rows[first + i] = run_sweep_point(*sweep, sweep->point(first + i));
+      });
+    }
+    if (PyErr_CheckSignals() != 0)
+      throw py::error_already_set();
+    if (!progress.is_none())
+      progress(first + count, total);
+  }
+  return py::make_tuple(sweep_columns(*sweep), rows);
+}
+
 } // namespace
 } // namespace ppsim
 
@@ -201,6 +242,7 @@ PYBIND11_MODULE(_ppsim, module) {
   module.def("compare", &compare_runs, py::arg("input"), py::arg("schedules"), py::arg("caps"),
              py::arg("threads"));
   module.def("bounds", &bounds_of, py::arg("input"));
+  module.def("sweep", &sweep_rows, py::arg("path"), py::arg("threads"), py::arg("progress"));
   module.def(
       "to_torch_csv",
       [](const RunInput &input) {

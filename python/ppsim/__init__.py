@@ -11,6 +11,7 @@ A scenario is set field by field with the names of the scenario files (docs/scen
 {"microbatches": 8}, ...})`. ppsim's errors are `ppsim.Error` (a ValueError) carrying the CLI's
 one-line message.
 """
+import csv
 import json
 import pathlib
 
@@ -20,7 +21,7 @@ from . import _ppsim
 from ._ppsim import Error
 
 __all__ = ["Error", "Scenario", "Result", "schedules", "simulate", "compare", "bounds",
-           "to_torch_csv", "field_names"]
+           "sweep", "to_torch_csv", "from_torch_csv", "field_names"]
 
 # Keyword shorthands of Scenario(...) -> the scenario files' field names (the CLI's flags).
 _KEYWORDS = {
@@ -201,6 +202,21 @@ def bounds(scenario, **fields):
     """The lower bounds of `ppsim bounds --format json` (and its backward form), in the
     scenario's time unit; closed_form is None where the schedule has none."""
     return _ppsim.bounds(_scenario(scenario, fields)._input)
+
+
+def sweep(path, threads=2, progress=None):
+    """Runs a sweep file (`ppsim sweep FILE`, docs/sweep.md): one record per point, its columns
+    as the command's CSV has them (text). The points run on `threads` threads without the GIL;
+    `progress(done, total)` is called between batches, and Ctrl-C stops the sweep there."""
+    columns, rows = _ppsim.sweep(str(path), threads, progress)
+    return [dict(zip(columns, values)) for values in csv.reader(rows)]
+
+
+def from_torch_csv(path, scenario=None, **fields):
+    """A scenario that runs PyTorch pipelining's CSV at `path` (pipeline.schedule_file) instead
+    of a generated schedule; p and m come from the file unless given."""
+    base = scenario if scenario is not None else Scenario()
+    return _scenario(base, fields).with_(schedule_file=path)
 
 
 def to_torch_csv(scenario, **fields):

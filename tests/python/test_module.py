@@ -163,3 +163,43 @@ def test_a_thousand_calls_do_not_leak():
         except pp.Error:
             pass
     assert rss_kib() - before < 4096
+
+
+def test_sweep_gives_the_rows_of_the_cli_and_reports_progress(ppsim):
+    path = REPOSITORY / "scenarios" / "papers" / "zb_bubble_rates.toml"
+    seen = []
+    records = pp.sweep(path, threads=2, progress=lambda done, total: seen.append((done, total)))
+    assert records == list(csv.DictReader(io.StringIO(ppsim("sweep", path))))
+    assert seen[-1] == (len(records), len(records)) and len(seen) > 1
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_ctrl_c_stops_a_long_sweep(tmp_path):
+    import signal
+    sweep = tmp_path / "long.toml"
+    (tmp_path / "base.toml").write_text('[pipeline]\nschedule = "zb-h1"\n[cluster]\n'
+                                        'devices = 16\n[model]\nW = 1\n')
+    sweep.write_text('base = "base.toml"\n[axes]\n"pipeline.microbatches" = ['
+                     + ", ".join(str(m) for m in range(64, 64 + 2000)) + "]\n")
+    # Ctrl-C from another thread once the sweep runs (its 2000 points take some 20 s): the
+    # signal is seen between two batches, without the progress callback's help.
+    seen = []
+    timer = threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT))
+
+    def progress(done, total):
+        if not seen:
+            timer.start()
+        seen.append(done)
+
+    with pytest.raises(KeyboardInterrupt):
+        pp.sweep(sweep, threads=2, progress=progress)
+    timer.join()
+    assert seen and seen[-1] < 2000
+
+
+def test_from_torch_csv_runs_an_exported_order(tmp_path):
+    scenario = pp.Scenario(p=4, m=8, schedule="zb-v", F=1, B=1, W=1)
+    order = tmp_path / "order.csv"
+    order.write_text(pp.to_torch_csv(scenario))
+    imported = pp.from_torch_csv(order, F=1, B=1, W=1)
+    assert pp.simulate(imported).makespan == pp.simulate(scenario).makespan
