@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "cli/scenario_options.h"
+#include "run/prepare.h"
 
 #include "base/error.h"
 #include "sim/schedules/registry.h"

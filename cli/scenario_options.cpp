@@ -119,16 +119,6 @@ RunInput scenario_from_options(const po::variables_map &values) {
   return input;
 }
 
-void refuse_recomputation(const RunInput &input, std::string_view command) {
-  const std::string why = fmt::format("{} searches orders without recomputation; `ppsim compare` "
-                                      "ranks schedules with recomputation plans",
-                                      command);
-  if (input.remat_policy != "none")
-    input.fail("remat.policy", why);
-  if (input.remat_checkpoint_levels > 0)
-    input.fail("remat.checkpoint_levels", why);
-}
-
 po::variables_map parse_command(const std::vector<std::string> &args,
                                 const po::options_description &options,
                                 const po::positional_options_description &positional) {

@@ -62,31 +62,6 @@ std::string other_forms_line(const std::vector<SearchedForm> &searched) {
   return line;
 }
 
-std::string synthesis_json(const std::vector<SearchedForm> &searched,
-                           const std::string &simulation_json) {
-  const SynthesisResult &result = searched.front().result;
-  const TimeScale &scale = searched.front().run.scenario.time_scale;
-  std::vector<std::string> forms;
-  for (const SearchedForm &form : searched) {
-    const TimeScale &own = form.run.scenario.time_scale;
-    forms.push_back(fmt::format(
-        "{{\"schedule\": {}, \"backward\": {}, \"makespan\": {}, \"best_lower_bound\": {}}}",
-        json_string(form.run.input.schedule),
-        json_string(form.form == BackwardForm::full ? "full" : "split"),
-        own.json(form.result.makespan), own.json(form.form_lower_bound)));
-  }
-  return fmt::format(
-      "{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
-      "\"seed\": {}, \"seed_makespan\": {}, \"best_known\": {}, \"best_known_makespan\": {}, "
-      "\"improvements\": {}, \"evaluations\": {}, \"stopped\": {}, \"seconds\": {}, "
-      "\"searched\": [{}], \"simulation\": {}}}\n",
-      scale.json(result.makespan), scale.json(result.lower_bound), json_string(result.bound_name),
-      json_number(result.gap()), json_string(result.seed), scale.json(result.seed_makespan),
-      json_string(result.best_known), scale.json(result.best_known_makespan), result.improvements,
-      result.evaluations, json_string(std::string(describe(result.stop))),
-      json_number(result.seconds), fmt::join(forms, ", "), simulation_json);
-}
-
 } // namespace
 
 int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
@@ -125,7 +100,6 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
       checked_integer(values, "max-variables", 0, std::int64_t{1} << 17);
 
   const RunInput input = scenario_from_options(values);
-  refuse_recomputation(input, "synthesize");
   check_outputs(given_outputs(values, {"torch-csv", "svg", "trace", "report"}),
                 scenario_input_files(values, input));
   // The placement and backward form are those of the scenario's schedule (and the split form

@@ -11,6 +11,7 @@
 #include "run/run_input.h"
 #include "run/scenario_file.h"
 #include "run/sweep.h"
+#include "run/synthesis.h"
 #include "base/parallel.h"
 #include "sim/critical_path.h"
 #include "sim/io/report.h"
@@ -154,6 +155,35 @@ py::dict bounds_of(const RunInput &input) {
   return result;
 }
 
+// `ppsim synthesize --format json` and the schedule found as PyTorch's CSV.
+py::dict synthesize_run(const RunInput &input, double time_limit_seconds,
+                        std::int64_t max_evaluations, std::uint64_t seed) {
+  if (!(time_limit_seconds > 0))
+    throw Error("", 0, "time_limit", "expected a positive number of seconds");
+  if (max_evaluations < 0)
+    throw Error("", 0, "max_evaluations", "expected a count >= 0");
+  std::string json, torch_csv;
+  {
+    py::gil_scoped_release release;
+    SynthesisOptions options;
+    options.time_limit_seconds = time_limit_seconds;
+    options.max_evaluations = max_evaluations;
+    options.seed = seed;
+    const std::vector<SearchedForm> searched = synthesize_input(input, options);
+    const PreparedRun &run = searched.front().run;
+    const SynthesisResult &result = searched.front().result;
+    const Simulation simulation = simulate(run.scenario, result.schedule);
+    const SimulationReport report{run.scenario, result.schedule, simulation, result.lower_bound,
+                                  run.warnings};
+    json = synthesis_json(searched, report_json(report));
+    torch_csv = write_torch_csv(run.scenario, result.schedule).text;
+  }
+  py::dict result;
+  result["report"] = json;
+  result["torch_csv"] = torch_csv;
+  return result;
+}
+
 // The points a sweep from Python may have: its rows are held in memory (the command streams
 // them and shards bigger sweeps).
 constexpr std::size_t kMaxPythonSweepPoints = std::size_t{1} << 24;
@@ -242,6 +272,8 @@ PYBIND11_MODULE(_ppsim, module) {
   module.def("compare", &compare_runs, py::arg("input"), py::arg("schedules"), py::arg("caps"),
              py::arg("threads"));
   module.def("bounds", &bounds_of, py::arg("input"));
+  module.def("synthesize", &synthesize_run, py::arg("input"), py::arg("time_limit"),
+             py::arg("max_evaluations"), py::arg("seed"));
   module.def("sweep", &sweep_rows, py::arg("path"), py::arg("threads"), py::arg("progress"));
   module.def(
       "to_torch_csv",

@@ -429,4 +429,14 @@ PreparedRun prepare_for_bounds(const RunInput &input, bool with_schedule) {
   return needs_schedule ? prepare_policy_run(input) : prepare_scenario(input, RunSize::scenario);
 }
 
+void refuse_recomputation(const RunInput &input, std::string_view command) {
+  const std::string why = fmt::format("{} searches orders without recomputation; `ppsim compare` "
+                                      "ranks schedules with recomputation plans",
+                                      command);
+  if (input.remat_policy != "none")
+    input.fail("remat.policy", why);
+  if (input.remat_checkpoint_levels > 0)
+    input.fail("remat.checkpoint_levels", why);
+}
+
 } // namespace ppsim

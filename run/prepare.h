@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ppsim {
@@ -59,6 +60,11 @@ std::vector<int> measured_in_flight(const RunInput &input);
 /// The lower bounds for a prepared run: the generator's backward form and closed form, or for an
 /// imported schedule the form its ops use.
 BoundsReport bounds_for_run(const PreparedRun &run);
+
+/// For the commands that search orders without recomputation (`synthesize`, `optimal`,
+/// `frontier`): a recomputation policy other than none, or checkpoint levels, refused in one
+/// line naming where it was set, rather than ignored.
+void refuse_recomputation(const RunInput &input, std::string_view command);
 
 /// The run `ppsim bounds` reads: the bounds of a generated schedule depend on its scenario and
 /// its generator's form and closed form, not on its ops, so the schedule is built only when

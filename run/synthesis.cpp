@@ -8,6 +8,7 @@
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
 #include "bounds/incumbent.h"
+#include "sim/io/report.h"
 #include "sim/memory.h"
 #include "sim/retime.h"
 
@@ -275,6 +276,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
 
 std::vector<SearchedForm> synthesize_input(const RunInput &input,
                                            const SynthesisOptions &options) {
+  refuse_recomputation(input, "synthesize");
   const Clock::time_point start = Clock::now();
   std::vector<SearchedForm> searched;
   searched.reserve(2);
@@ -365,6 +367,31 @@ ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, Ex
                                 found.schedule, found.makespan};
   options.time_limit_seconds = std::max(options.time_limit_seconds - found.seconds, 1e-3);
   return exact_optimum(scenario, form, options);
+}
+
+std::string synthesis_json(const std::vector<SearchedForm> &searched,
+                           const std::string &simulation_json) {
+  const SynthesisResult &result = searched.front().result;
+  const TimeScale &scale = searched.front().run.scenario.time_scale;
+  std::vector<std::string> forms;
+  for (const SearchedForm &form : searched) {
+    const TimeScale &own = form.run.scenario.time_scale;
+    forms.push_back(fmt::format(
+        "{{\"schedule\": {}, \"backward\": {}, \"makespan\": {}, \"best_lower_bound\": {}}}",
+        json_string(form.run.input.schedule),
+        json_string(form.form == BackwardForm::full ? "full" : "split"),
+        own.json(form.result.makespan), own.json(form.form_lower_bound)));
+  }
+  return fmt::format(
+      "{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
+      "\"seed\": {}, \"seed_makespan\": {}, \"best_known\": {}, \"best_known_makespan\": {}, "
+      "\"improvements\": {}, \"evaluations\": {}, \"stopped\": {}, \"seconds\": {}, "
+      "\"searched\": [{}], \"simulation\": {}}}\n",
+      scale.json(result.makespan), scale.json(result.lower_bound), json_string(result.bound_name),
+      json_number(result.gap()), json_string(result.seed), scale.json(result.seed_makespan),
+      json_string(result.best_known), scale.json(result.best_known_makespan), result.improvements,
+      result.evaluations, json_string(std::string(describe(result.stop))),
+      json_number(result.seconds), fmt::join(forms, ", "), simulation_json);
 }
 
 } // namespace ppsim

@@ -146,9 +146,15 @@ struct SearchedForm {
 /// order (the first form gets half, the second what is left; a second form that cannot be
 /// prepared is not searched). Fastest first; when a slower form's bound is the lower one, the
 /// first result's lower bound becomes it (floored to its ticks), so its gap covers every form
-/// searched. The first result's evaluations, improvements and seconds are the totals.
+/// searched. The first result's evaluations, improvements and seconds are the totals. A
+/// recomputation policy or checkpoint levels are refused (refuse_recomputation).
 std::vector<SearchedForm> synthesize_input(const RunInput &input,
                                            const SynthesisOptions &options = {});
+
+/// `ppsim synthesize --format json`'s object: the first form's result, every form searched, and
+/// `simulation_json` (the result's report_json) as "simulation". Ends with a line break.
+std::string synthesis_json(const std::vector<SearchedForm> &searched,
+                           const std::string &simulation_json);
 
 /// Candidate moves of the search that gives `ppsim optimal` its incumbent.
 inline constexpr std::int64_t kOptimalSearchEvaluations = 50000;

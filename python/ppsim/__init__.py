@@ -21,7 +21,7 @@ from . import _ppsim
 from ._ppsim import Error
 
 __all__ = ["Error", "Scenario", "Result", "schedules", "simulate", "compare", "bounds",
-           "sweep", "to_torch_csv", "from_torch_csv", "field_names"]
+           "synthesize", "sweep", "to_torch_csv", "from_torch_csv", "field_names"]
 
 # Keyword shorthands of Scenario(...) -> the scenario files' field names (the CLI's flags).
 _KEYWORDS = {
@@ -202,6 +202,18 @@ def bounds(scenario, **fields):
     """The lower bounds of `ppsim bounds --format json` (and its backward form), in the
     scenario's time unit; closed_form is None where the schedule has none."""
     return _ppsim.bounds(_scenario(scenario, fields)._input)
+
+
+def synthesize(scenario, time_limit=10, max_evaluations=500000, seed=1, **fields):
+    """`ppsim synthesize --format json` (docs/synthesis.md): the schedule searched under the
+    scenario's cap, its certified gap, every backward form searched, and the schedule itself as
+    PyTorch pipelining's CSV (`torch_csv`). Reaching `max_evaluations` before `time_limit` makes
+    the result reproducible."""
+    raw = _ppsim.synthesize(_scenario(scenario, fields)._input, float(time_limit),
+                            int(max_evaluations), int(seed))
+    result = json.loads(raw["report"])
+    result["torch_csv"] = raw["torch_csv"]
+    return result
 
 
 def sweep(path, threads=2, progress=None):

@@ -203,3 +203,18 @@ def test_from_torch_csv_runs_an_exported_order(tmp_path):
     order.write_text(pp.to_torch_csv(scenario))
     imported = pp.from_torch_csv(order, F=1, B=1, W=1)
     assert pp.simulate(imported).makespan == pp.simulate(scenario).makespan
+
+
+def test_synthesize_equals_the_cli(ppsim):
+    args = ["-p", 4, "-m", 8, "--F", 1, "--B", 1, "--W", 1, "--K", 4, "--schedule", "zb-h1"]
+    cli = json.loads(ppsim("synthesize", *args, "--max-evaluations", 2000, "--format", "json"))
+    found = pp.synthesize(pp.Scenario(p=4, m=8, F=1, B=1, W=1, K=4, schedule="zb-h1"),
+                          max_evaluations=2000)
+    for result in (cli, found):
+        result.pop("seconds")  # wall time
+    torch_csv = found.pop("torch_csv")
+    assert found == cli
+    assert len(torch_csv.splitlines()) == 4
+    with pytest.raises(pp.Error, match="field 'remat.policy': synthesize searches orders without "
+                                       "recomputation"):
+        pp.synthesize(pp.Scenario(p=4, m=8, remat="full"))
