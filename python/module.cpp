@@ -4,6 +4,7 @@
 // Python package) and the op timeline as NumPy arrays. ppsim's errors become ppsim.Error with
 // the one-line message; the GIL is released while ppsim computes.
 #include "base/error.h"
+#include "base/parallel.h"
 #include "bounds/analyzer.h"
 #include "run/compare.h"
 #include "run/evaluate.h"
@@ -12,7 +13,6 @@
 #include "run/scenario_file.h"
 #include "run/sweep.h"
 #include "run/synthesis.h"
-#include "base/parallel.h"
 #include "sim/critical_path.h"
 #include "sim/io/report.h"
 #include "sim/io/svg.h"
