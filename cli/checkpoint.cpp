@@ -58,6 +58,14 @@ std::string option_row(const CheckpointOption &option, double fastest_ms) {
                      actions_text(option.actions));
 }
 
+std::string option_json(const CheckpointOption &option, int level) {
+  return fmt::format("{{{}\"peak_bytes\": {}, \"forward_ms\": {}, \"backward_ms\": {}, "
+                     "\"kept_bytes\": {}, \"layers\": \"{}\"}}",
+                     level > 0 ? fmt::format("\"level\": {}, ", level) : "", option.peak_bytes,
+                     option.forward_ms, option.backward_ms, option.kept_bytes,
+                     actions_text(option.actions));
+}
+
 } // namespace
 
 int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) {
@@ -75,7 +83,8 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
       "no-selective", po::bool_switch(),
       "record layers whole only, even where selective bytes are measured")(
       "levels", po::value<int>()->value_name("N"),
-      "only the N checkpoint levels `remat --checkpoint-levels N` offers the ILP, numbered");
+      "only the N checkpoint levels `remat --checkpoint-levels N` offers the ILP, numbered")(
+      "format", po::value<std::string>()->default_value("text"), "text or json");
   po::positional_options_description positional;
   positional.add("costs", 1);
   const po::variables_map values = parse_command(args, options, positional);
@@ -89,6 +98,7 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
   }
   if (!values.count("costs"))
     throw Error("", 0, "COSTS", "give a per-layer cost file");
+  const bool json = checked_choice(values, "format", {"text", "json"}) == "json";
   const int slots = values["slots"].as<int>();
   // The DP table holds (slots + 1)(layers + 1)^2 entries of 12 bytes.
   if (slots < 1 || slots > 5000)
@@ -125,6 +135,7 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
 
   // Everything is computed before anything is printed: an error leaves no partial table.
   std::string report;
+  std::vector<std::string> stage_objects;
   std::size_t first = 0;
   for (std::size_t s = 0; s < counts.size(); first += at(counts[s]), ++s) {
     if (values.count("stage") && static_cast<int>(s) != values["stage"].as<int>())
@@ -140,39 +151,52 @@ int run_checkpoint(const Args &args, std::ostream &out, std::ostream & /*err*/) 
                       "nothing to checkpoint",
                       s));
     }
+    std::vector<CheckpointOption> rows;
+    if (levels > 0) {
+      rows = checkpoint_levels(layers, levels);
+    } else {
+      // Without a level, the whole front: from above storing everything (the DP's memory rule
+      // reserves more than the replay needs) down to the least memory.
+      const double top = 1.5 * whole.peak_bytes;
+      rows = checkpoint_front(layers, memory.value_or(top), slots, selective);
+      if (rows.empty()) {
+        if (!memory)
+          throw Error(fmt::format(
+              "stage {}: no checkpointing plan fits even the memory of storing everything", s));
+        throw Error("", 0, "--memory",
+                    fmt::format("stage {} cannot run in {}: even recomputing everything needs more",
+                                s, format_bytes(*memory)));
+      }
+      if (memory)
+        rows.resize(1);
+    }
+    const std::size_t last = first + layers.size() - 1;
+    if (json) {
+      std::vector<std::string> options_json;
+      for (std::size_t k = 0; k < rows.size(); ++k)
+        options_json.push_back(option_json(rows[k], levels > 0 ? static_cast<int>(k) + 1 : 0));
+      stage_objects.push_back(fmt::format(
+          "{{\"stage\": {}, \"first_layer\": {}, \"last_layer\": {}, \"store_everything\": {}, "
+          "\"options\": [{}]}}",
+          s, first, last, option_json(whole, 0), fmt::join(options_json, ", ")));
+      continue;
+    }
     const double fastest = whole.forward_ms + whole.backward_ms;
     report += fmt::format(
         "stage {}: layers {}-{}; storing everything takes F {} + B {} ms and peaks at {}\n", s,
-        first, first + layers.size() - 1, format_readable(whole.forward_ms),
-        format_readable(whole.backward_ms), format_bytes(whole.peak_bytes));
+        first, last, format_readable(whole.forward_ms), format_readable(whole.backward_ms),
+        format_bytes(whole.peak_bytes));
     report += fmt::format("{}{:>12} {:>10} {:>10} {:>12} {:>8}  {}\n", levels > 0 ? "level " : "",
                           "peak", "F ms", "B ms", "kept F->B", "time", "layers");
-    if (levels > 0) {
-      int number = 0;
-      for (const CheckpointOption &option : checkpoint_levels(layers, levels))
-        report += fmt::format("{:>5} {}", ++number, option_row(option, fastest));
-      continue;
-    }
-    // Without a level, the whole front: from above storing everything (the DP's memory rule
-    // reserves more than the replay needs) down to the least memory.
-    const double top = 1.5 * whole.peak_bytes;
-    const std::vector<CheckpointOption> front =
-        checkpoint_front(layers, memory.value_or(top), slots, selective);
-    if (front.empty()) {
-      if (!memory)
-        throw Error(fmt::format(
-            "stage {}: no checkpointing plan fits even the memory of storing everything", s));
-      throw Error("", 0, "--memory",
-                  fmt::format("stage {} cannot run in {}: even recomputing everything needs more",
-                              s, format_bytes(*memory)));
-    }
-    if (memory) {
-      report += option_row(front.front(), fastest);
-    } else {
-      for (const CheckpointOption &option : front)
-        report += option_row(option, fastest);
+    int number = 0;
+    for (const CheckpointOption &option : rows) {
+      if (levels > 0)
+        report += fmt::format("{:>5} ", ++number);
+      report += option_row(option, fastest);
     }
   }
+  if (json)
+    report = fmt::format("{{\"stages\": [{}]}}\n", fmt::join(stage_objects, ", "));
   out << report;
   return kOk;
 }

@@ -1,10 +1,12 @@
 // `ppsim remat` in-process: the table of baselines and the optimum, --auto, --lp/--plan files,
 // and the one-line errors.
+#include "base/decimal.h"
 #include "base/text_file.h"
 #include "cli/commands.h"
 #include "tests/cli/command_support.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -173,6 +175,47 @@ TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat and ppsim che
     ++blocks;
   }
   CHECK(blocks == 6);
+}
+
+TEST_CASE("issue_31 ppsim checkpoint --format json holds the rows of the text table") {
+  // The same stage and front in both forms: every text row is a JSON option, in order, with the
+  // same layers and the byte sizes the text rounds.
+  for (const Args &args : {Args{"--stages", "8", "--stage", "1", "--levels", "4"},
+                           Args{"--stages", "8", "--stage", "1"}, Args{"--stages", "2"}}) {
+    Args text_args{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv"};
+    text_args.insert(text_args.end(), args.begin(), args.end());
+    Args json_args = text_args;
+    json_args.insert(json_args.end(), {"--format", "json"});
+    std::ostringstream text, json, err;
+    REQUIRE(ppsim::cli::guarded(ppsim::cli::run_checkpoint, text_args, text, err) == 0);
+    REQUIRE(ppsim::cli::guarded(ppsim::cli::run_checkpoint, json_args, json, err) == 0);
+    const nlohmann::json parsed = nlohmann::json::parse(json.str());
+    std::vector<std::string> rows; // the text's option rows: those ending in a layer pattern
+    std::istringstream lines(text.str());
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with("stage ") && line.find("kept F->B") == std::string::npos)
+        rows.push_back(line);
+    }
+    std::size_t row = 0;
+    const bool numbered = args.back() == "4";
+    for (const auto &stage : parsed.at("stages")) {
+      CHECK(stage.at("store_everything").at("layers").get<std::string>().find_first_not_of('S') ==
+            std::string::npos);
+      int level = 0;
+      for (const auto &option : stage.at("options")) {
+        REQUIRE(row < rows.size());
+        const std::string &line = rows[row++];
+        CHECK(line.ends_with("  " + option.at("layers").get<std::string>()));
+        CHECK(line.find(ppsim::format_bytes(option.at("peak_bytes").get<double>())) !=
+              std::string::npos);
+        CHECK(option.contains("level") == numbered);
+        if (numbered)
+          CHECK(option.at("level").get<int>() == ++level);
+      }
+    }
+    CHECK(row == rows.size());
+    CHECK(parsed.at("stages").size() == (args.front() == "--stages" && args.size() == 2 ? 2u : 1u));
+  }
 }
 
 TEST_CASE("issue_13 ppsim checkpoint errors are one line, with nothing printed before them") {
