@@ -319,13 +319,23 @@ public:
             list.begin());
       };
       for (const CpuSpan &span : spans) {
-        if (phases_[span.index].pass != Pass::forward)
+        const PhaseId &phase = phases_[span.index];
+        if (phase.pass != Pass::forward && phase.pass != Pass::backward_total)
           continue;
-        const Int128 kept = prefix[first_at(span.end)] - prefix[first_at(span.start)];
-        if (kept > INT64_MAX || kept < INT64_MIN)
+        const std::size_t first = first_at(span.start), last = first_at(span.end);
+        Int128 highest = 0;
+        for (std::size_t i = first; i < last; ++i)
+          highest = std::max(highest, prefix[i + 1] - prefix[first]);
+        const Int128 kept = prefix[last] - prefix[first];
+        if (kept > INT64_MAX || kept < INT64_MIN || highest > INT64_MAX)
           fail(fmt::format("the allocator events of range {} add up past 2^63 bytes",
-                           nvtx_range_name(phases_[span.index])));
-        result.forward_kept_bytes[phases_[span.index]] = static_cast<std::int64_t>(kept);
+                           nvtx_range_name(phase)));
+        if (phase.pass == Pass::forward) {
+          result.forward_kept_bytes[phase] = static_cast<std::int64_t>(kept);
+          result.transient_bytes[phase] = static_cast<std::int64_t>(highest - std::max<Int128>(kept, 0));
+        } else {
+          result.transient_bytes[phase] = static_cast<std::int64_t>(highest);
+        }
       }
     }
     return result;
@@ -880,6 +890,13 @@ private:
 CostFile kineto_cost_file(const KinetoImport &import, int warmup) {
   CostFile file = injected_cost_file(summarize_passes(import.phases, warmup), "kineto_import");
   apply_forward_kept_bytes(file, import.forward_kept_bytes, warmup, "allocator events");
+  apply_phase_bytes(file, import.transient_bytes, Pass::forward, warmup,
+                    {&CostRow::fwd_peak_temp_bytes, "fwd_peak_temp_bytes"}, "allocator events");
+  // The whole backward's transient (B's and W's together, one range) is B's: the engine adds W's
+  // on top of what B leaves only where a schedule runs them apart.
+  apply_phase_bytes(file, import.transient_bytes, Pass::backward_total, warmup,
+                    {&CostRow::bwd_input_peak_temp_bytes, "bwd_input_peak_temp_bytes"},
+                    "allocator events");
   file.metadata.warnings.insert(file.metadata.warnings.end(), import.warnings.begin(),
                                 import.warnings.end());
   return file;

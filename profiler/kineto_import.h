@@ -71,6 +71,10 @@ struct KinetoImport {
   /// With profile_memory=True: per forward phase, the CUDA bytes its thread allocated and did not
   /// free inside the range (PyTorch's allocator events): what the layer keeps for its backward.
   std::map<PhaseId, std::int64_t> forward_kept_bytes;
+  /// With profile_memory=True: per forward and whole-backward (BW) phase, the most its thread's
+  /// allocations rose above the range's start during it, less what a forward keeps at its end:
+  /// the transient above the resident memory (workspaces, gradient buffers).
+  std::map<PhaseId, std::int64_t> transient_bytes;
   /// Work that ran on a thread without a phase range (autograd's) and was attributed to the range
   /// open on the process's only other thread with one.
   std::size_t cross_thread = 0;
@@ -88,7 +92,8 @@ KinetoImport parse_kineto_trace(std::string_view text, const std::string &source
 
 /// The cost file of an import: the measured times of the repetitions from `warmup` on
 /// (injected_cost_file) and, where the trace has allocator events, each layer's
-/// activation_bytes_full as the median of its forwards' kept bytes.
+/// activation_bytes_full as the median of its forwards' kept bytes, fwd_peak_temp_bytes and
+/// bwd_input_peak_temp_bytes as the medians of its forwards' and whole backwards' transients.
 CostFile kineto_cost_file(const KinetoImport &import, int warmup);
 
 } // namespace ppsim::profiler

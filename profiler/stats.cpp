@@ -222,30 +222,36 @@ std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
   return warnings;
 }
 
-void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept,
-                              int warmup, std::string_view evidence) {
-  std::map<std::uint16_t, std::vector<std::int64_t>> kept;
-  for (const auto &[phase, bytes] : forward_kept)
-    if (phase.pass == Pass::forward && phase.repetition >= warmup)
-      kept[phase.layer].push_back(bytes);
-  if (kept.empty())
+void apply_phase_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &measured, Pass pass,
+                       int warmup, ByteColumn column, std::string_view evidence) {
+  std::map<std::uint16_t, std::vector<std::int64_t>> samples_of;
+  for (const auto &[phase, bytes] : measured)
+    if (phase.pass == pass && phase.repetition >= warmup)
+      samples_of[phase.layer].push_back(bytes);
+  if (samples_of.empty())
     return;
   for (const CostRow &row : file.rows) {
-    if (!kept.count(static_cast<std::uint16_t>(row.layer_id))) {
+    if (!samples_of.count(static_cast<std::uint16_t>(row.layer_id))) {
       file.metadata.warnings.push_back(
-          fmt::format("layer {} has no {} in its forward: activation_bytes_full left absent",
-                      row.layer_id, evidence));
+          fmt::format("layer {} has no {} in its {}: {} left absent", row.layer_id, evidence,
+                      pass == Pass::forward ? "forward" : "backward", column.name));
       return;
     }
   }
   for (CostRow &row : file.rows) {
     std::vector<std::int64_t> &samples =
-        kept.find(static_cast<std::uint16_t>(row.layer_id))->second;
+        samples_of.find(static_cast<std::uint16_t>(row.layer_id))->second;
     const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
     std::nth_element(samples.begin(), middle, samples.end());
-    row.activation_bytes_full = static_cast<double>(std::max<std::int64_t>(0, *middle));
+    row.*column.field = static_cast<double>(std::max<std::int64_t>(0, *middle));
   }
-  file.only_columns.emplace_back("activation_bytes_full");
+  file.only_columns.emplace_back(column.name);
+}
+
+void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept,
+                              int warmup, std::string_view evidence) {
+  apply_phase_bytes(file, forward_kept, Pass::forward, warmup,
+                    {&CostRow::activation_bytes_full, "activation_bytes_full"}, evidence);
 }
 
 CostFile injection_cost_file(const Attribution &attribution, const DecodedActivity &counters,

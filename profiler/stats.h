@@ -73,6 +73,18 @@ std::vector<std::string> measurement_warnings(const DecodedActivity &activity,
 void apply_forward_kept_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &forward_kept,
                               int warmup, std::string_view evidence);
 
+/// A byte column of a cost file and the row field behind it.
+struct ByteColumn {
+  double CostRow::*field;
+  const char *name;
+};
+
+/// Sets each row's `column` to the median, over its layer's `pass` phases from repetition
+/// `warmup` on, of `measured` (negative values count as 0), and writes the column; the rules of
+/// apply_forward_kept_bytes for a layer without a measurement.
+void apply_phase_bytes(CostFile &file, const std::map<PhaseId, std::int64_t> &measured, Pass pass,
+                       int warmup, ByteColumn column, std::string_view evidence);
+
 /// The injection library's cost file (docs/profiler.md): the measured times of the phases from
 /// repetition `warmup` on, the run-time warnings, and activation bytes from CUPTI's allocation
 /// records for the layers whose every kept forward allocated (a program that allocates its own

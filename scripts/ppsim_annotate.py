@@ -18,12 +18,20 @@ ppsim's CUPTI injection library). Standard library and torch only::
     phases.remove()
     # ppsim profile import trace.json --warmup 1 -o costs.csv
 
+A block run under ``torch.utils.checkpoint`` (non-reentrant) gets its recomputation measured too:
+pass ``context_fn=phases.recompute_context(block)`` and the recomputation, which PyTorch runs
+inside the block's backward, becomes an ``R`` range (``L03.R.mb0``), so the backward range keeps
+only the backward's own work; its forward hooks do not open a second forward range meanwhile::
+
+    y = checkpoint(block, x, use_reentrant=False, context_fn=phases.recompute_context(block))
+
 ``record_shapes=True`` lets ppsim split each backward range into B (input gradients) and W (weight
 gradients). The backward range opens when autograd reaches the block's outputs and closes when the
 gradients of its inputs are ready; weight gradients computed in the same autograd nodes fall
 inside it.
 """
 
+import contextlib
 import threading
 
 import torch
@@ -42,8 +50,10 @@ class PhaseAnnotator:
         # gradient arrives, so their backward range closes when their parameters' gradients are
         # all computed instead.
         self._inputs_without_grad = set()
+        self._layers = {}  # id(block) -> layer id, for recompute_context
         for offset, block in enumerate(blocks):
             layer = first_layer + offset
+            self._layers[id(block)] = layer
             parameters = [p for p in block.parameters() if p.requires_grad]
             if parameters:
                 self._handles.append(block.register_forward_pre_hook(self._input_checker(layer)))
@@ -63,18 +73,47 @@ class PhaseAnnotator:
             self._open.ranges = []
         return self._open.ranges
 
+    def _recomputing(self):
+        return getattr(self._open, "recomputing", False)
+
+    def _push(self, name):
+        scope = torch.autograd.profiler.record_function(name)
+        scope.__enter__()
+        if self._nvtx:
+            torch.cuda.nvtx.range_push(name)
+        self._stack().append(scope)
+
     def _opener(self, layer, phase):
         def hook(*_):
-            name = self.name(layer, phase)
-            scope = torch.autograd.profiler.record_function(name)
-            scope.__enter__()
-            if self._nvtx:
-                torch.cuda.nvtx.range_push(name)
-            self._stack().append(scope)
+            # A checkpoint's recomputation calls the block's forward again, inside its backward:
+            # it is the R range's, and may stop before the forward's end (PyTorch's early stop),
+            # where a forward hook would never close a range.
+            if phase == "F" and self._recomputing():
+                return
+            self._push(self.name(layer, phase))
         return hook
+
+    def recompute_context(self, block):
+        """The ``context_fn`` of ``torch.utils.checkpoint.checkpoint(block, ...,
+        use_reentrant=False)``: the recomputation of ``block`` runs in an R range."""
+        layer = self._layers[id(block)]
+
+        @contextlib.contextmanager
+        def recomputation():
+            self._push(self.name(layer, "R"))
+            self._open.recomputing = True
+            try:
+                yield
+            finally:
+                self._open.recomputing = False
+                self._close()
+
+        return lambda: (contextlib.nullcontext(), recomputation())
 
     def _input_checker(self, layer):
         def hook(_module, inputs):
+            if self._recomputing():
+                return
             if any(torch.is_tensor(x) and x.requires_grad for x in inputs):
                 self._inputs_without_grad.discard(layer)
             else:
@@ -91,6 +130,8 @@ class PhaseAnnotator:
 
     def _closer(self, backward_of=None):
         def hook(*_):
+            if backward_of is None and self._recomputing():
+                return
             if backward_of not in self._inputs_without_grad:
                 self._close()
         return hook

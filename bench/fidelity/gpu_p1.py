@@ -5,9 +5,11 @@ activation checkpointing (issue 29, item 8; docs/fidelity.md, "One GPU").
 1. Profile: a stack of GPT blocks (pre-LayerNorm, causal scaled_dot_product_attention, a GELU
    MLP of 4h) runs forward and backward under torch.profiler with scripts/ppsim_annotate.py's
    ranges; `ppsim profile import` turns the trace into a per-layer cost file (F, B, W from the
-   kernels, activation bytes from the allocator events). Two columns the trace cannot give are
-   added from the model itself: param_bytes (each block's parameters) and input_bytes /
-   output_bytes (the tensor between blocks, what a checkpoint keeps).
+   kernels, the bytes each forward keeps and the forward's and backward's transients from the
+   allocator events). A second profile runs every block under torch.utils.checkpoint with
+   ppsim_annotate's recompute context: its R ranges give recompute_ms. Two columns a trace
+   cannot give are added from the model itself: param_bytes (each block's parameters) and
+   input_bytes / output_bytes (the tensor between blocks, what a checkpoint keeps).
 2. Predict: `ppsim checkpoint COSTS --format json` gives, for the one stage, storing everything
    and the rotor front; the plan run with checkpoints is the front's level with the most
    checkpointed layers (`C`) and no `R` (what torch.utils.checkpoint per block runs). A step of m
@@ -67,16 +69,23 @@ class Block(nn.Module):
 
 
 class Stack(nn.Module):
-    """The blocks in order; `checkpointed[i]` runs block i under torch.utils.checkpoint."""
+    """The blocks in order; `checkpointed[i]` runs block i under torch.utils.checkpoint, with
+    `context_fn(block)` as its context (ppsim_annotate's recompute range) when given."""
 
-    def __init__(self, blocks, checkpointed):
+    def __init__(self, blocks, checkpointed, context_fn=None):
         super().__init__()
         self.blocks = nn.ModuleList(blocks)
         self.checkpointed = checkpointed
+        self.context_fn = context_fn
 
     def forward(self, x):
         for block, recompute in zip(self.blocks, self.checkpointed):
-            x = checkpoint(block, x, use_reentrant=False) if recompute else block(x)
+            if not recompute:
+                x = block(x)
+            elif self.context_fn:
+                x = checkpoint(block, x, use_reentrant=False, context_fn=self.context_fn(block))
+            else:
+                x = checkpoint(block, x, use_reentrant=False)
         return x
 
 
@@ -100,47 +109,58 @@ def synchronize(device):
         torch.cuda.synchronize()
 
 
-def profile(args, out):
-    """The annotated trace of `--profile-steps` steps (the first is dropped on import)."""
+def profile(args, trace, checkpointed):
+    """The annotated trace of `--profile-steps` steps (the first is dropped on import): with
+    every block checkpointed, the recomputations are R ranges (ppsim_annotate's context)."""
     blocks = make_blocks(args)
-    model = Stack(blocks, [False] * len(blocks))
-    inputs = make_inputs(args)
     phases = annotate(blocks)
+    model = Stack(blocks, [checkpointed] * len(blocks), phases.recompute_context)
+    inputs = make_inputs(args)
     activities = [torch.profiler.ProfilerActivity.CPU]
     if args.device == "cuda":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     with torch.profiler.profile(activities=activities, record_shapes=True,
-                                profile_memory=True) as profiler:
+                                profile_memory=not checkpointed) as profiler:
         for _ in range(args.profile_steps):
             for microbatch, rows in enumerate(inputs):
                 phases.microbatch = microbatch
                 loss_of(model(rows)).backward()
         synchronize(args.device)
     phases.remove()
-    trace = out / "trace.json"
     profiler.export_chrome_trace(str(trace))
     boundary = inputs[0]
-    return (trace, [sum(p.numel() * p.element_size() for p in block.parameters()) for block in blocks],
+    return ([sum(p.numel() * p.element_size() for p in block.parameters()) for block in blocks],
             boundary.numel() * boundary.element_size())
 
 
-def import_costs(args, trace, param_bytes, boundary_bytes, out):
-    costs = out / "costs.csv"
+def import_trace(args, trace, costs, log):
     done = subprocess.run([args.ppsim, "profile", "import", str(trace), "--warmup", "1",
                            "-o", str(costs)], capture_output=True, text=True)
-    (out / "import.log").write_text(done.stdout + done.stderr)
+    log.write_text(done.stdout + done.stderr)
     if done.returncode != 0:
         sys.exit("ppsim profile import failed: " + done.stderr.strip())
     with open(costs) as f:
-        rows = list(csv.DictReader(f))
-    columns = list(rows[0].keys()) + ["input_bytes", "output_bytes", "param_bytes"]
-    for row, parameters in zip(rows, param_bytes):
-        row.update(input_bytes=boundary_bytes, output_bytes=boundary_bytes, param_bytes=parameters)
+        return list(csv.DictReader(f)), done.stderr.strip()
+
+
+def measure_costs(args, out):
+    """The cost file: F, B, W and the bytes from a plain run, R from a checkpointed one, and the
+    parameters and the tensor between blocks from the model."""
+    param_bytes, boundary_bytes = profile(args, out / "trace.json", checkpointed=False)
+    costs = out / "costs.csv"
+    rows, line = import_trace(args, out / "trace.json", costs, out / "import.log")
+    profile(args, out / "trace_checkpointed.json", checkpointed=True)
+    recomputed, _ = import_trace(args, out / "trace_checkpointed.json",
+                                 out / "costs_checkpointed.csv", out / "import_checkpointed.log")
+    columns = list(rows[0].keys()) + ["recompute_ms", "input_bytes", "output_bytes", "param_bytes"]
+    for row, again, parameters in zip(rows, recomputed, param_bytes):
+        row.update(recompute_ms=again["recompute_ms"], input_bytes=boundary_bytes,
+                   output_bytes=boundary_bytes, param_bytes=parameters)
     with open(costs, "w", newline="") as f:
         writer = csv.DictWriter(f, columns)
         writer.writeheader()
         writer.writerows(rows)
-    return costs, done.stderr.strip()
+    return costs, param_bytes, line
 
 
 def ppsim_json(args, *arguments):
@@ -232,8 +252,7 @@ def main():
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    trace, param_bytes, boundary_bytes = profile(args, out)
-    costs, import_line = import_costs(args, trace, param_bytes, boundary_bytes, out)
+    costs, param_bytes, import_line = measure_costs(args, out)
     predicted = predict(args, costs, param_bytes)
     measured = {name: measure(args, predicted[name]["layers"]) for name in ("none", "checkpoint")}
     device = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"

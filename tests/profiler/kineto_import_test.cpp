@@ -64,14 +64,19 @@ TEST_CASE(
       "schema_version,layer_id,layer_name,layer_type,fwd_ms,bwd_input_ms,bwd_weight_ms,bwd_total_"
       "ms,"
       "fwd_ms_p10,fwd_ms_p90,bwd_input_ms_p10,bwd_input_ms_p90,bwd_weight_ms_p10,bwd_weight_ms_p90,"
-      "activation_bytes_full,n_samples,source\n"
-      "1,3,layer3,measured,0.012,0.022,0.033,0.055,0.012,0.012,0.022,0.022,0.033,0.033,4096,1,"
-      "kineto_import\n");
+      "activation_bytes_full,fwd_peak_temp_bytes,bwd_input_peak_temp_bytes,n_samples,source\n"
+      "1,3,layer3,measured,0.012,0.022,0.033,0.055,0.012,0.012,0.022,0.022,0.033,0.033,4096,1024,"
+      "2048,1,kineto_import\n");
   // The forward kept 8192 bytes in the warm-up and 4096 after it: a workspace freed inside the
   // range, a host allocation and a backward allocation are not activations.
   const PhaseId warm{Pass::forward, 3, 0, 0}, timed{Pass::forward, 3, 0, 1};
   CHECK(import.forward_kept_bytes.at(warm) == 8192);
   CHECK(import.forward_kept_bytes.at(timed) == 4096);
+  // issue_29: the transients above the resident memory. The timed forward rose to 4096 + 1024
+  // (the workspace) and kept 4096: 1024; the backward (autograd's thread) rose by 2048.
+  CHECK(import.transient_bytes.at(warm) == 1024);
+  CHECK(import.transient_bytes.at(timed) == 1024);
+  CHECK(import.transient_bytes.at(PhaseId{Pass::backward_total, 3, 0, 1}) == 2048);
 }
 
 TEST_CASE("kineto: NCCL kernels carry their collective and bytes; sends and receives fit a link") {
@@ -505,6 +510,17 @@ TEST_CASE("issue_30 kineto: a CPU run's activations are the host allocator's, a 
   const KinetoImport gpu = parse_kineto_trace(trace_of(events), "gpu.json");
   CHECK_FALSE(gpu.cpu_timed);
   CHECK(gpu.forward_kept_bytes.at(PhaseId{Pass::forward, 0, 0, 0}) == 8192);
+  // issue_29: a backward's transient is the most it rose above its start, also where it frees
+  // the activations meanwhile: +1000, -4096, +3000, -1000 peaks 1000 above the start.
+  std::vector<std::string> backward{
+      event("user_annotation", "L00.BW.mb0", 1, 200, 100), allocation(210, 1000, 0),
+      allocation(220, -4096, 0), allocation(230, 3000, 0), allocation(240, -1000, 0),
+      event("cpu_op", "aten::mm", 1, 205, 50)};
+  events.resize(7); // the CPU run's forward again
+  events.insert(events.end(), backward.begin(), backward.end());
+  const KinetoImport both = parse_kineto_trace(trace_of(events), "both.json");
+  CHECK(both.transient_bytes.at(PhaseId{Pass::forward, 0, 0, 0}) == 512);
+  CHECK(both.transient_bytes.at(PhaseId{Pass::backward_total, 0, 0, 0}) == 1000);
 }
 
 TEST_CASE("issue_30 kineto: PyTorch pipelining's own ranges name stage, pass and microbatch") {

@@ -14,6 +14,7 @@ from torch import nn
 import pipeline_model
 import pipeline_worker
 from ppsim_annotate import annotate
+from torch.utils.checkpoint import checkpoint
 from test_torch_pipelining import free_port
 
 LAYERS, STEPS, MICROBATCHES = 3, 3, 2
@@ -70,6 +71,52 @@ def test_an_annotated_cpu_run_gives_every_layer_its_forward_and_backward(ppsim, 
         # too, whose input needs no gradient): per sample B + W = BW; these are medians.
         assert 0 < w < b and b + w == pytest.approx(backward, rel=0.2), row
         assert int(row["n_samples"]) == (STEPS - 1) * MICROBATCHES
+
+
+def test_a_checkpointed_blocks_recomputation_is_its_r_range(ppsim, tmp_path):
+    # Blocks 0 and 1 run under torch.utils.checkpoint with ppsim's recompute context, block 2
+    # plainly: each recomputation is an R range inside its block's backward range, no second F
+    # range opens meanwhile, and the import gives those layers recompute_ms (block 2 none).
+    blocks = pipeline_model.blocks(LAYERS)
+    phases = annotate(blocks)
+    checkpointed = {0, 1}
+
+    def model(x):
+        for layer, block in enumerate(blocks):
+            x = (checkpoint(block, x, use_reentrant=False,
+                            context_fn=phases.recompute_context(block))
+                 if layer in checkpointed else block(x))
+        return x
+
+    inputs, _ = pipeline_model.batch(MICROBATCHES)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                record_shapes=True) as profile:
+        for _ in range(STEPS):
+            for microbatch, rows in enumerate(inputs.chunk(MICROBATCHES)):
+                phases.microbatch = microbatch
+                model(rows).sum().backward()
+    profile.export_chrome_trace(str(tmp_path / "trace.json"))
+    phases.remove()
+    events = ranges(json.loads((tmp_path / "trace.json").read_text()))
+    by_name = {}
+    for event in events:
+        by_name.setdefault(event["name"], []).append(event)
+    for layer in range(LAYERS):
+        for mb in range(MICROBATCHES):
+            assert len(by_name[f"L{layer:02d}.F.mb{mb}"]) == STEPS
+            recomputations = by_name.get(f"L{layer:02d}.R.mb{mb}", [])
+            assert len(recomputations) == (STEPS if layer in checkpointed else 0)
+            for r, bw in zip(recomputations, by_name[f"L{layer:02d}.BW.mb{mb}"]):
+                assert bw["ts"] <= r["ts"] and r["ts"] + r["dur"] <= bw["ts"] + bw["dur"]
+    costs = tmp_path / "costs.csv"
+    ppsim("profile", "import", tmp_path / "trace.json", "--warmup", 1, "-o", costs)
+    rows = cost_rows(costs)
+    for row in rows:
+        assert int(row["n_samples"]) == (STEPS - 1) * MICROBATCHES
+        if int(row["layer_id"]) in checkpointed:
+            assert 0 < float(row["recompute_ms"]) < 3 * float(row["fwd_ms"]), row
+        else:
+            assert row["recompute_ms"] == "", row  # absent: ppsim's default, F
 
 
 def test_annotate_removes_its_hooks(tmp_path):
