@@ -169,8 +169,14 @@ Scenario with_checkpoint_levels(const Scenario &scenario,
     StageMemory &units = leveled.activations.stages[stage];
     const double units_per_byte = bytes.stored > 0 ? units.stored / bytes.stored : 0.0;
     for (const CheckpointOption &level : checkpoint_levels(layers, count)) {
+      // The whole time the level adds: the rotor runs a checkpointed layer's forward without
+      // recording (recompute_ms) and records it in the backward (fwd_ms), where PyTorch's
+      // checkpoint records nothing in a full-cost forward and recomputes in the backward; the
+      // stage's F stays as it is, so the R takes the sum's difference, not only the backward's.
+      const double added = level.forward_ms + level.backward_ms - whole.forward_ms -
+                           whole.backward_ms;
       costs.checkpoint_level_recompute.push_back(
-          Ticks{std::llround(std::max(0.0, level.backward_ms - whole.backward_ms) * ticks_per_ms)});
+          Ticks{std::llround(std::max(0.0, added) * ticks_per_ms)});
       bytes.checkpoint_levels.push_back({level.kept_bytes, level.peak_bytes});
       units.checkpoint_levels.push_back(
           {level.kept_bytes * units_per_byte, level.peak_bytes * units_per_byte});

@@ -57,8 +57,8 @@ std::vector<CheckpointOption> checkpoint_levels(const std::vector<CostRow> &laye
                                                 int slots = 500);
 
 /// `scenario` with up to `count` checkpoint levels per stage (docs/remat.md, "Checkpoint
-/// levels"): each level's R is the backward time it adds over storing everything (in ticks, the
-/// front's milliseconds times `ticks_per_ms`), its byte track keeps the level's F->B memory and
+/// levels"): each level's R is the time (forward and backward) it adds over storing everything
+/// (in ticks, the front's milliseconds times `ticks_per_ms`), its byte track keeps the level's F->B memory and
 /// peaks at the level's peak, and the count track scales both by the stage's count/byte ratio.
 /// `stage_layers` holds one pipe's stages; further pipes repeat them. Throws Error when a stage's
 /// layers have no activation sizes.

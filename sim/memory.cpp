@@ -80,10 +80,11 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
       return stage.weight_input_share;
     return 0.0;
   };
-  // A checkpoint level keeps `kept` from F on; its R holds what the backward leaves for W (the
-  // linears' inputs and output gradients, M_b, which a full BW needs as well: reserved from R's
-  // start) and the level's backward peak above that as a transient; B or BW releases what the
-  // level kept instead of the full record (docs/remat.md, "Checkpoint levels").
+  // A checkpoint level keeps `kept` from F on; its R and the backward after it peak at the
+  // level's backward peak (the rotor's walk: each layer recomputed, then its backward, layer by
+  // layer). A split B leaves what W needs (the linears' inputs and output gradients, M_b) for
+  // every layer at once, so B allocates it above `kept` from its start; a fused BW frees each
+  // layer's part as it goes and never holds the whole M_b (docs/remat.md, "Checkpoint levels").
   // Only F, R and the backward that follows depend on the R's level.
   const bool level_matters = op.kind == OpKind::forward || op.kind == OpKind::recompute_forward ||
                              op.kind == OpKind::backward_input || op.kind == OpKind::backward_full;
@@ -96,10 +97,13 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
       checkpointed && checkpointed->selective ? checkpointed : nullptr;
   if (selective)
     checkpointed = nullptr;
+  // What a split B adds to the level's part for W, and the level's walk above its part.
   const double reserved =
       checkpointed ? std::max(0.0, stage.kept_after_b - checkpointed->kept) : 0.0;
+  const double level_walk =
+      checkpointed ? std::max(0.0, checkpointed->backward_peak - checkpointed->kept) : 0.0;
   // What the stage holds right before its backward: the full record, or the level's part.
-  const double before_backward = checkpointed ? checkpointed->kept + reserved : stage.stored;
+  const double before_backward = checkpointed ? checkpointed->kept : stage.stored;
   switch (op.kind) {
   case OpKind::forward:
     if (selective)
@@ -112,16 +116,20 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
   case OpKind::recompute_forward:
     if (selective)
       return {stage.stored - selective->kept, 0, stage.peak_forward};
-    if (checkpointed) {
-      return {reserved, 0,
-              std::max(0.0, checkpointed->backward_peak - checkpointed->kept - reserved)};
-    }
+    if (checkpointed)
+      return {0, 0, level_walk};
     return {stage.stored - stage.checkpoint, 0, stage.peak_forward};
   case OpKind::backward_input:
+    if (checkpointed) {
+      return {reserved, std::max(0.0, before_backward - stage.kept_after_b) + dropped_after_b(),
+              std::max(stage.peak_backward_input, level_walk - reserved)};
+    }
     return {0, before_backward - stage.kept_after_b + dropped_after_b(), stage.peak_backward_input};
   case OpKind::backward_weight:
     return {0, stage.kept_after_b - stage.kept_after_w, stage.peak_backward_weight};
   case OpKind::backward_full:
+    if (checkpointed)
+      return {0, before_backward - stage.kept_after_w, level_walk};
     // W's transient comes after B has already released M_f - M_b.
     return {0, before_backward - stage.kept_after_w,
             std::max(stage.peak_backward_input,

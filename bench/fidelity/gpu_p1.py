@@ -10,12 +10,10 @@ activation checkpointing (issue 29, item 8; docs/fidelity.md, "One GPU").
    ppsim_annotate's recompute context: its R ranges give recompute_ms. Two columns a trace
    cannot give are added from the model itself: param_bytes (each block's parameters) and
    input_bytes / output_bytes (the tensor between blocks, what a checkpoint keeps).
-2. Predict: `ppsim checkpoint COSTS --format json` gives, for the one stage, storing everything
-   and the rotor front; the plan run with checkpoints is the front's level with the most
-   checkpointed layers (`C`) and no `R` (what torch.utils.checkpoint per block runs). A step of m
-   microbatches at p = 1 takes m x (F + B) of the plan, and peaks at the resident state
-   (parameters and gradients, docs/model.md "Device memory") plus the plan's peak. `ppsim
-   simulate` gives the same step without checkpoints as a check of the route.
+2. Predict: `ppsim simulate` at p = 1 on the byte model gives the step (makespan) and the peak
+   (parameters, gradients and activations, docs/model.md "Device memory"), storing everything
+   and at the checkpoint level (`ppsim checkpoint COSTS --levels 8 --format json`) with the most
+   checkpointed layers (`C`) and no `R`, what torch.utils.checkpoint around those blocks runs.
 3. Measure: the same blocks (same seed) train `--steps` steps of m microbatches (gradients
    accumulated, kept allocated between steps as the model assumes) without checkpoints and with
    torch.utils.checkpoint (non-reentrant) on the plan's `C` layers; step time by CUDA events
@@ -160,7 +158,7 @@ def measure_costs(args, out):
         writer = csv.DictWriter(f, columns)
         writer.writeheader()
         writer.writerows(rows)
-    return costs, param_bytes, line
+    return costs, line
 
 
 def ppsim_json(args, *arguments):
@@ -170,25 +168,29 @@ def ppsim_json(args, *arguments):
     return json.loads(done.stdout)
 
 
-def predict(args, costs, param_bytes):
-    """ppsim's step time and peak for storing everything and for the checkpointed plan."""
-    stage = ppsim_json(args, "checkpoint", str(costs), "--format", "json")["stages"][0]
-    plain = [o for o in stage["options"] if "R" not in o["layers"] and "C" in o["layers"]]
+def predict(args, costs):
+    """ppsim's step (makespan) and peak at p = 1 storing everything and at the checkpoint level
+    of the rotor front with the most checkpointed layers and no R (a plan naming it for every
+    microbatch), both by `ppsim simulate` on the byte model."""
+    levels = ppsim_json(args, "checkpoint", str(costs), "--levels", "8", "--format", "json")
+    plain = [o for o in levels["stages"][0]["options"] if "R" not in o["layers"] and "C" in o["layers"]]
     if not plain:
-        sys.exit("the rotor front has no plan of checkpoints alone")
-    plan = max(plain, key=lambda o: (o["layers"].count("C"), -o["peak_bytes"]))
-    resident = 2 * sum(param_bytes)  # parameters and their gradients (grad_bytes = param_bytes)
-    m = args.microbatches
-    simulated = ppsim_json(args, "simulate", "--set", "model.costs_file=" + str(costs), "-p", "1",
-                           "-m", str(m), "--schedule", "1f1b", "--memory-model", "bytes",
-                           "--format", "json")
+        sys.exit("the rotor front has no level of checkpoints alone")
+    level = max(plain, key=lambda o: (o["layers"].count("C"), -o["peak_bytes"]))
+    plan = costs.parent / "plan.csv"
+    plan.write_text("stage,microbatch,fwd,bwd\n" + "".join(
+        "0,%d,level:%d,none\n" % (j, level["level"]) for j in range(args.microbatches)))
+    simulate = [args.ppsim, "simulate", "--set", "model.costs_file=" + str(costs), "-p", "1",
+                "-m", str(args.microbatches), "--schedule", "1f1b", "--memory-model", "bytes",
+                "--format", "json"]
     result = {}
-    for name, option in (("none", stage["store_everything"]), ("checkpoint", plan)):
-        result[name] = {"layers": option["layers"],
-                        "step_ms": m * (option["forward_ms"] + option["backward_ms"]),
-                        "peak_bytes": resident + option["peak_bytes"]}
-    result["simulate_none"] = {"step_ms": simulated["makespan"],
-                               "peak_bytes": simulated["devices"][0]["peak_bytes"]}
+    for name, layers, extra in (
+            ("none", "S" * args.layers, []),
+            ("checkpoint", level["layers"],
+             ["--checkpoint-levels", "8", "--remat", "file:" + str(plan)])):
+        report = ppsim_json(args, *simulate[1:], *extra)
+        result[name] = {"layers": layers, "step_ms": report["makespan"],
+                        "peak_bytes": report["devices"][0]["peak_bytes"]}
     return result
 
 
@@ -252,16 +254,14 @@ def main():
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    costs, param_bytes, import_line = measure_costs(args, out)
-    predicted = predict(args, costs, param_bytes)
+    costs, import_line = measure_costs(args, out)
+    predicted = predict(args, costs)
     measured = {name: measure(args, predicted[name]["layers"]) for name in ("none", "checkpoint")}
     device = torch.cuda.get_device_name() if args.device == "cuda" else "CPU"
     print("%s, torch %s, %s: %d GPT blocks h=%d a=%d s=%d b=%d, m=%d, p=1" % (
         device, torch.__version__, str(args.dtype).replace("torch.", ""), args.layers, args.hidden,
         args.heads, args.seq, args.batch, args.microbatches))
     print(import_line)
-    print("ppsim simulate without checkpoints: step %.2f ms, peak %.3f GiB" % (
-        predicted["simulate_none"]["step_ms"], predicted["simulate_none"]["peak_bytes"] / 2**30))
     print()
     print("| plan | layers | predicted step ms | measured step ms | error | predicted peak GiB "
           "| measured peak GiB | error | optimizer ms (not modelled) |")

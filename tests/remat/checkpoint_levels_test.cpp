@@ -64,7 +64,7 @@ double single_peak(const testing::Generated &g, const std::vector<Op> &ops) {
 
 } // namespace
 
-TEST_CASE("an R at a checkpoint level: kept after F, the W stash reserved at R, the level's peak") {
+TEST_CASE("an R at a checkpoint level: kept after F, the level's peak, the W stash from a split B") {
   const testing::Generated g = leveled("1f1b-split", 1, 1, 1e9, kTwoLevels);
   const auto order = [](std::uint8_t level, bool split) {
     std::vector<Op> ops{Op::make(OpKind::forward, 0, 0),
@@ -77,19 +77,26 @@ TEST_CASE("an R at a checkpoint level: kept after F, the W stash reserved at R, 
     }
     return ops;
   };
-  // Level 1: F keeps 500; R reserves 600 - 500 = 100 for W and peaks at 900; B then holds
-  // 600 + 120. Level 2: R reserves 400 and peaks at 700; B's 720 is the peak.
+  // Level 1: F keeps 500; R peaks at the level's 900; B leaves W's 600 (100 more than the
+  // level kept) and peaks at 600 + 120. Level 2: R peaks at 700; B's 600 + 120 is the peak.
   CHECK(single_peak(g, order(1, true)) == doctest::Approx(900));
   CHECK(single_peak(g, order(2, true)) == doctest::Approx(720));
   // Level 0 is the whole-stage R: the full record (1000) is back before B (+120).
   CHECK(single_peak(g, order(0, true)) == doctest::Approx(1120));
-  // Full backward: the same reserve (BW needs W's inputs too), so BW runs at 600 + 120 again.
-  CHECK(single_peak(g, order(2, false)) == doctest::Approx(720));
-  // A full BW's W part runs on what the level left (600), not on the full record: with a W
-  // transient of 300 it peaks at 900.
+  // Full backward: the level's walk frees each layer's part as it goes and never holds W's 600
+  // for every layer at once, so BW peaks at the level's 700; its transients are the level's
+  // (the rotor's walk has every layer's), not the stage's (a W transient of 300 adds nothing).
+  CHECK(single_peak(g, order(2, false)) == doctest::Approx(700));
   testing::Generated heavy_w = g;
   heavy_w.scenario.bytes->stages[0].peak_backward_weight = 300;
-  CHECK(single_peak(heavy_w, order(2, false)) == doctest::Approx(900));
+  CHECK(single_peak(heavy_w, order(2, false)) == doctest::Approx(700));
+  // A cost file without bwd_w_stash_bytes (every PyTorch import) keeps the whole record for W
+  // (1000): a fused BW at a level still peaks at the level's 700 (it used to reserve 1000 at R,
+  // so checkpointing at p = 1 saved nothing); a split B must hold it.
+  testing::Generated whole_stash = g;
+  whole_stash.scenario.bytes->stages[0].kept_after_b = 1000;
+  CHECK(single_peak(whole_stash, order(2, false)) == doctest::Approx(700));
+  CHECK(single_peak(whole_stash, order(2, true)) == doctest::Approx(1120));
   // Each level's R takes its own time.
   const Scenario &scenario = g.scenario;
   const Ticks f = scenario.stage_costs[0].forward;
@@ -225,6 +232,44 @@ TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP 
         doctest::Approx(with.objective).epsilon(1e-6));
   CHECK(with.simulation.metrics.max_span < whole.simulation.metrics.max_span);
   CHECK(with.plan.checkpoint_level_count() > 0);
+}
+
+TEST_CASE("issue_29 a level's R is the time it adds, also where a recomputation costs less than F") {
+  // Four equal layers whose recomputation stops early (PyTorch's non-reentrant checkpoint): R is
+  // 0.5 of F. Checkpointing three of them (CCCS) adds their three recomputations, 3 x 0.5 ms, to
+  // the step: the rotor moves the cheap forward before and the full one into the backward, so
+  // its backward alone grows by 3 x 1 ms, which used to be the level's R.
+  const std::string path = "levels_cheap_recompute.csv";
+  {
+    std::ofstream file(path);
+    file << "schema_version,layer_id,fwd_ms,bwd_input_ms,bwd_weight_ms,recompute_ms,input_bytes,"
+            "output_bytes,activation_bytes_full\n";
+    for (int layer = 0; layer < 4; ++layer)
+      file << "1," << layer << ",1,1.125,0.875,0.5,100,100,1000\n"; // ticks of 0.5 ms
+  }
+  RunInput input;
+  input.devices = 1;
+  input.microbatches = 1;
+  input.costs_file = path;
+  input.remat_checkpoint_levels = 8;
+  const PreparedRun run = prepare_run(input);
+  const Scenario leveled = scenario_with_remat_levels(run.input, run.scenario);
+  const CostFile costs = read_cost_file(path);
+  std::remove(path.c_str());
+  const std::vector<CheckpointOption> levels = checkpoint_levels(costs.rows, 8);
+  bool found = false;
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    CAPTURE(k);
+    const std::vector<LayerAction> ckpt_3{LayerAction::checkpoint, LayerAction::checkpoint,
+                                          LayerAction::checkpoint, LayerAction::store};
+    if (levels[k].actions != ckpt_3)
+      continue;
+    found = true;
+    // 1.5 ms against the stage's F of 4 ms.
+    CHECK(8 * leveled.stage_costs[0].checkpoint_level_recompute[k].count() ==
+          3 * leveled.stage_costs[0].forward.count());
+  }
+  CHECK(found);
 }
 
 TEST_CASE("checkpoint levels need a cost file and at most 8 levels") {
