@@ -205,7 +205,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       "caps", po::value<std::string>()->value_name("K1,K2,..."),
       "memory caps K to compare under")("time-limit", po::value<double>()->value_name("S"),
                                         "seconds per ILP solve (default: remat.time_limit)")(
-      "format", po::value<std::string>()->default_value("text"), "text or csv")(
+      "format", po::value<std::string>()->default_value("text"), "text, csv or json")(
       "svg", po::value<std::string>()->value_name("FILE"),
       "Gantt chart of the winner")("plan", po::value<std::string>()->value_name("FILE"),
                                    "the winner's recomputation plan (CSV, docs/remat.md)")(
@@ -218,7 +218,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   if (!parsed)
     return kOk;
   const po::variables_map &values = *parsed;
-  const std::string format = checked_choice(values, "format", {"text", "csv"});
+  const std::string format = checked_choice(values, "format", {"text", "csv", "json"});
   RunInput base = scenario_from_options(values);
   // Output files that cannot be written are refused before a minute of ranking is printed.
   check_outputs(given_outputs(values, {"svg", "plan", "torch-csv", "report"}),
@@ -297,6 +297,8 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
         }
       }
     }
+  } else if (format == "json") {
+    out << rankings_json(rankings);
   } else {
     std::size_t not_tried = 0;
     for (std::size_t k = 0; k < rankings.size(); ++k) {

@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include "sim/io/report.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <limits>
@@ -175,7 +177,8 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
   po::options_description options("ppsim lynx COSTS --stages P [options]");
   options.add_options()("help,h", "show this help")("layers-per-stage", po::value<std::string>(),
                                                     "e.g. 3,3,2 (default: balanced by time)")(
-      "milp-seconds", po::value<double>()->default_value(10), "time limit of each stage's MILP");
+      "milp-seconds", po::value<double>()->default_value(10), "time limit of each stage's MILP")(
+      "format", po::value<std::string>()->default_value("text"), "text or json");
   po::positional_options_description positional;
   add_lynx_options(options, positional);
   const po::variables_map values = parse_command(args, options, positional);
@@ -188,6 +191,7 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
         << "(which also picks the drop set). The overall row is the slowest stage's time.\n";
     return kOk;
   }
+  const bool json = checked_choice(values, "format", {"text", "json"}) == "json";
   PartitionOptions lynx_options = lynx_options_from(values);
   const CostFile costs = read_cost_file(values["costs"].as<std::string>());
   std::vector<int> layers;
@@ -260,6 +264,10 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
                              : std::nullopt;
   };
   double slowest_compute = 0;
+  const auto json_cell = [](const std::optional<double> &value) {
+    return value ? json_number(*value) : std::string("null");
+  };
+  std::vector<std::string> stages_json;
   for (int k = 0, first = 0; k < lynx_options.stages; first += layers[k], ++k) {
     PartitionOptions stage_options = lynx_options;
     stage_options.windows.bubble_ms = bubbles[at(k)];
@@ -280,6 +288,11 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
     out << fmt::format("{:>7}  {:>6}  {:>9}  {:>7}  {:>10.6g}  {:>12}  {:>10}  {:>10}\n", k,
                        layers[k], model.problem.in_flight, dropped, model.compute_ms,
                        cell(demand_ms), cell(heu_ms), cell(milp_ms));
+    stages_json.push_back(fmt::format(
+        "{{\"stage\": {}, \"layers\": {}, \"in_flight\": {}, \"dropped\": {}, \"compute_ms\": {}, "
+        "\"on_demand_ms\": {}, \"heu_ms\": {}, \"milp_ms\": {}}}",
+        k, layers[k], model.problem.in_flight, dropped == "-" ? "null" : dropped,
+        json_number(model.compute_ms), json_cell(demand_ms), json_cell(heu_ms), json_cell(milp_ms)));
     slowest_compute = std::max(slowest_compute, model.compute_ms);
     slowest(slowest_demand, model.compute_ms, demand_ms);
     slowest(slowest_heu, model.compute_ms, heu_ms);
@@ -288,6 +301,17 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
   out << fmt::format("{:>7}  {:>6}  {:>9}  {:>7}  {:>10.6g}  {:>12}  {:>10}  {:>10}\n", "overall",
                      costs.rows.size(), "", "", slowest_compute, cell(slowest_demand),
                      cell(slowest_heu), cell(slowest_milp));
+  if (json) {
+    printed << fmt::format(
+        "{{\"schedule\": {}, \"layers_per_stage\": [{}], \"tp\": {}, \"bubbles_ms\": {}, "
+        "\"stages\": [{}], \"overall\": {{\"layers\": {}, \"compute_ms\": {}, \"on_demand_ms\": "
+        "{}, \"heu_ms\": {}, \"milp_ms\": {}}}}}\n",
+        json_string(lynx_options.schedule), fmt::join(layers, ", "), lynx_options.windows.tp,
+        values.count("microbatches") ? fmt::format("[{}]", fmt::join(bubbles, ", ")) : "null",
+        fmt::join(stages_json, ", "), costs.rows.size(), json_number(slowest_compute),
+        json_cell(slowest_demand), json_cell(slowest_heu), json_cell(slowest_milp));
+    return kOk;
+  }
   printed << out.str();
   return kOk;
 }

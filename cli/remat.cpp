@@ -69,6 +69,21 @@ std::string plan_row(const std::string &policy, const std::string &status, const
              plan.forward_count(), plan.weight_input_count(), plan.full_backward_count(), note);
 }
 
+// The same row as a JSON object: times in the scenario's time unit, the peak in the checked
+// track's unit (count or bytes); `extra` adds members ("\"objective\": ...").
+std::string plan_json(const std::string &policy, const std::string &status, const Scenario &scenario,
+                      const RematPlan &plan, const Schedule &schedule, const Simulation &simulation,
+                      const std::string &extra = "") {
+  const TimeScale &scale = scenario.time_scale;
+  return fmt::format("{{\"policy\": {}, \"status\": {}, \"max_span\": {}, \"makespan\": {}, "
+                     "\"peak\": {}, \"R\": {}, \"RW\": {}, \"RBW\": {}{}}}",
+                     json_string(policy), json_string(status),
+                     json_number(scale.to_units(simulation.metrics.max_span)),
+                     json_number(scale.to_units(simulation.metrics.makespan)),
+                     json_number(largest_peak(scenario, schedule)), plan.forward_count(),
+                     plan.weight_input_count(), plan.full_backward_count(), extra);
+}
+
 // With levels, which R the ILP plan runs at each (the R column counts them all): the whole
 // stage, each checkpoint level, selective recomputation.
 std::string levels_line(const Scenario &scenario, const RematPlan &plan) {
@@ -153,23 +168,29 @@ int print_auto(const RunInput &input, const po::variables_map &values, const Ilp
   request.evaluate.timelines = values.count("report") > 0;
   request.threads = static_cast<unsigned>(checked_integer(values, "jobs", 1, kMaxThreads));
   Progress progress(err, progress_mode(values, err), "remat --auto", "runs");
-  const Ranking ranking = rank_runs(request, progress.callback()).front();
+  const std::vector<Ranking> rankings = rank_runs(request, progress.callback());
   progress.clear();
+  const Ranking &ranking = rankings.front();
   const std::vector<const RankedRun *> best = ranking.best_per_schedule();
-  out << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}\n", "rank",
+  const bool json = values["format"].as<std::string>() == "json";
+  // The table is built whole and printed after the report is written (an unwritable report is
+  // one error line); JSON has every run of the ranking, as `compare --format json` gives them
+  // (the table shows each schedule's fastest).
+  std::ostringstream table;
+  table << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}\n", "rank",
                      "schedule", "remat", "status", "makespan", "max span", "peak", "R", "RW",
                      "RBW");
   int rank = 0;
   for (const RankedRun *run : best) {
     if (!run->ran()) {
-      out << fmt::format("{:<4} {:<17} {:<9} n/a: {}\n", "-", run->schedule, run->policy,
+      table << fmt::format("{:<4} {:<17} {:<9} n/a: {}\n", "-", run->schedule, run->policy,
                          run->unavailable);
       continue;
     }
     const Evaluation &e = *run->evaluation;
     const Scenario &scenario = e.run.scenario;
     const RematPlan plan = plan_of(e.run.schedule, scenario.stage_count(), scenario.microbatches);
-    out << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}\n",
+    table << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}\n",
                        run->fits() ? std::to_string(++rank) : "-", run->schedule, run->policy,
                        run_status(*run), scenario.time_scale.readable(e.simulation.metrics.makespan),
                        scenario.time_scale.readable(e.simulation.metrics.max_span),
@@ -178,26 +199,31 @@ int print_auto(const RunInput &input, const po::variables_map &values, const Ilp
                        plan.full_backward_count());
   }
   const RankedRun *winner = ranking.winner();
-  if (winner == nullptr)
+  if (winner == nullptr) {
+    // The rows (each over the cap or unavailable) say why; then the error line.
+    out << (json ? rankings_json(rankings) : table.str());
     throw Error("no schedule and recomputation policy fits the cap");
-  out << fmt::format("winner: {}{}\n", winner->schedule,
+  }
+  table << fmt::format("winner: {}{}\n", winner->schedule,
                      winner->policy == "none" ? "" : " + " + winner->policy);
   if (!ranking.not_tried.empty()) {
     // A schedule's row is its fastest run tried: name the policies the pruning left out.
-    out << fmt::format("not tried, as their makespan without recomputation is already at or "
+    table << fmt::format("not tried, as their makespan without recomputation is already at or "
                        "above the winner's: {}\n",
                        fmt::join(ranking.not_tried, ", "));
   }
   // Where the ranking is narrower than compare's, say so, so that another winner is no surprise.
   const std::size_t every = all_schedules().size();
-  out << fmt::format("ranked: each schedule's fastest run with {} recomputation, by makespan, as "
+  table << fmt::format("ranked: each schedule's fastest run with {} recomputation, by makespan, as "
                      "`ppsim compare` ranks them{}\n",
                      fmt::join(request.policies, ", "),
                      request.schedules.size() == every
                          ? ""
                          : fmt::format(" (--candidates: {} of its {} schedules)",
                                        request.schedules.size(), every));
-  std::string written = fmt::format("the ranking of {} schedules to standard output", best.size());
+  std::string written =
+      json ? fmt::format("the ranking of {} runs to standard output", ranking.runs.size())
+           : fmt::format("the ranking of {} schedules to standard output", best.size());
   if (values.count("report")) {
     std::vector<std::string> rows;
     for (const RankedRun *run : best) {
@@ -207,9 +233,10 @@ int print_auto(const RunInput &input, const po::variables_map &values, const Ilp
     }
     const std::string path = values["report"].as<std::string>();
     write_report(path, input, winner->evaluation->run.scenario, std::move(rows));
-    out << fmt::format("interactive report written to {}\n", path);
+    table << fmt::format("interactive report written to {}\n", path);
     written += ", the interactive report to " + path;
   }
+  out << (json ? rankings_json(rankings) : table.str());
   progress.finish(written);
   return kOk;
 }
@@ -236,7 +263,9 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
       "schedules for --auto")("jobs,j", po::value<std::int64_t>()->default_value(1),
                               "runs evaluated at once with --auto")(
       "ilp-form", po::value<std::string>()->default_value("ppsim"),
-      "ppsim (replay == objective) or elf (the reference formulation, for cross-checking)");
+      "ppsim (replay == objective) or elf (the reference formulation, for cross-checking)")(
+      "format", po::value<std::string>()->default_value("text"),
+      "text or json (with --auto: the ranking as `compare --format json`)");
   add_quiet_option(options);
   const auto parsed = parse_scenario_command(args, options, out);
   if (!parsed)
@@ -254,6 +283,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
     throw Error("", 0, "--gap", "expected a non-negative gap");
   ilp.form =
       checked_choice(values, "ilp-form", {"ppsim", "elf"}) == "elf" ? IlpForm::elf : IlpForm::ppsim;
+  const bool json = checked_choice(values, "format", {"text", "json"}) == "json";
   const std::vector<OutputPath> outputs = given_outputs(values, {"lp", "plan", "svg"});
   if (values["auto"].as<bool>()) {
     // The files describe one schedule's plan; --auto ranks several (docs/remat.md).
@@ -302,19 +332,43 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   // one error line, not a table followed by one.
   std::string report = heading_line(run.schedule.name, solved, ilp.form);
   report += row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
+  std::vector<std::string> rows_json; // --format json: the same rows
+  const auto unplanned_json = [](const std::string &policy, std::string_view status,
+                                 const std::string &note) {
+    return fmt::format("{{\"policy\": {}, \"status\": {}, \"note\": {}}}", json_string(policy),
+                       json_string(status), json_string(note));
+  };
   for (const RematOutcome &o : baselines) {
     if (!o.found) {
       report += row(o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
+      rows_json.push_back(unplanned_json(o.policy, "no plan", o.note));
       continue;
     }
-    report += plan_row(o.policy, o.simulation.metrics.feasible ? "fits" : "over cap", o.scenario,
-                       o.plan, o.schedule, o.simulation, "");
+    const std::string status = o.simulation.metrics.feasible ? "fits" : "over cap";
+    report += plan_row(o.policy, status, o.scenario, o.plan, o.schedule, o.simulation, "");
+    rows_json.push_back(plan_json(o.policy, status, o.scenario, o.plan, o.schedule, o.simulation));
   }
+  const std::string cap = capped_track(solved).cap ? json_number(*capped_track(solved).cap) : "null";
+  const auto json_text = [&] {
+    return fmt::format("{{\"schedule\": {}, \"p\": {}, \"m\": {}, \"v\": {}, \"cap\": {}, "
+                       "\"memory_model\": {}, \"timing\": {}, \"ilp_form\": {}, \"policies\": "
+                       "[{}]}}\n",
+                       json_string(run.schedule.name), solved.devices, solved.total_microbatches(),
+                       solved.chunks, cap, json_string(memory_model_name(solved.memory_model)),
+                       json_string(solved.remat_timing == RematTiming::early ? "early" : "lumped"),
+                       json_string(ilp.form == IlpForm::elf ? "elf" : "ppsim"),
+                       fmt::join(rows_json, ", "));
+  };
   if (!optimum.found()) {
     // The baselines stand; the plan files cannot be written.
-    out << report
-        << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-",
-               optimum.failure);
+    rows_json.push_back(
+        unplanned_json(ilp_name, solver::status_name(optimum.status), optimum.failure));
+    if (json)
+      out << json_text();
+    else
+      out << report
+          << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-",
+                 optimum.failure);
     if (values.count("plan") || values.count("svg") || values.count("report")) {
       throw Error(fmt::format("no ILP plan to write: {}", optimum.failure));
     }
@@ -336,6 +390,12 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   report += plan_row(ilp_name, optimum.status_label(), solved, optimum.plan,
                      optimum.schedule, optimum.simulation, note);
   report += levels_line(solved, optimum.plan);
+  rows_json.push_back(plan_json(
+      ilp_name, optimum.status_label(), solved, optimum.plan, optimum.schedule, optimum.simulation,
+      fmt::format(", \"objective\": {}, \"bound\": {}, \"seconds\": {}, \"start_plan_kept\": {}",
+                  json_number(optimum.objective / ticks_per_unit),
+                  json_number(optimum.best_bound / ticks_per_unit), json_number(optimum.seconds),
+                  optimum.from_start ? "true" : "false")));
   if (values.count("plan")) {
     write_file_atomically(values["plan"].as<std::string>(),
                           format_plan_csv(optimum.plan, solved.selective_levels()));
@@ -357,7 +417,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
     write_report(path, input, scenario, std::move(rows));
     report += fmt::format("interactive report written to {}\n", path);
   }
-  out << report;
+  out << (json ? json_text() : report);
   return kOk;
 }
 

@@ -100,37 +100,13 @@ py::dict simulate_run(const RunInput &input, bool gantt) {
   return result;
 }
 
-// The ranking of `compare`: one record per run, fastest first, per cap.
-py::list compare_runs(const RunInput &input, const std::vector<std::string> &schedules,
-                      const std::vector<std::optional<double>> &caps, unsigned threads) {
-  std::vector<Ranking> rankings;
-  {
-    py::gil_scoped_release release;
-    RankRequest request = rank_request(input, schedules, caps);
-    request.threads = std::max(1U, threads);
-    rankings = rank_runs(request);
-  }
-  py::list records;
-  for (const Ranking &ranking : rankings) {
-    const RankedRun *winner = ranking.winner();
-    for (const RankedRun &run : ranking.runs) {
-      py::dict record;
-      record["cap"] = ranking.cap ? py::cast(*ranking.cap) : py::none();
-      record["schedule"] = run.schedule;
-      record["policy"] = run.policy;
-      record["winner"] = &run == winner;
-      if (!run.ran()) {
-        record["unavailable"] = run.unavailable;
-        records.append(record);
-        continue;
-      }
-      const Evaluation &evaluation = *run.evaluation;
-      record["unavailable"] = py::none();
-      record["report"] = report_json(evaluation.report());
-      records.append(record);
-    }
-  }
-  return records;
+// The ranking of `compare`, as `compare --format json` prints it (run/compare.h).
+std::string compare_runs(const RunInput &input, const std::vector<std::string> &schedules,
+                         const std::vector<std::optional<double>> &caps, unsigned threads) {
+  py::gil_scoped_release release;
+  RankRequest request = rank_request(input, schedules, caps);
+  request.threads = std::max(1U, threads);
+  return rankings_json(rank_runs(request));
 }
 
 // The lower bounds of `ppsim bounds` (docs/bounds.md), in the scenario's time unit.

@@ -3,6 +3,7 @@
 #include "base/decimal.h"
 #include "base/error.h"
 #include "base/parallel.h"
+#include "sim/io/report.h"
 #include "sim/schedules/registry.h"
 
 #include <algorithm>
@@ -205,6 +206,32 @@ std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &pro
   for (const std::optional<double> &cap : request.caps)
     rankings.push_back(rank_cap(request, cap, counter));
   return rankings;
+}
+
+std::string rankings_json(const std::vector<Ranking> &rankings) {
+  std::vector<std::string> objects;
+  for (const Ranking &ranking : rankings) {
+    const RankedRun *winner = ranking.winner();
+    std::vector<std::string> runs, not_tried;
+    for (const RankedRun &run : ranking.runs) {
+      runs.push_back(fmt::format(
+          "{{\"schedule\": {}, \"policy\": {}, \"winner\": {}, \"unavailable\": {}, "
+          "\"report\": {}}}",
+          json_string(run.schedule), json_string(run.policy), &run == winner ? "true" : "false",
+          run.ran() ? "null" : json_string(run.unavailable),
+          run.ran() ? report_json(run.evaluation->report()) : "null"));
+    }
+    for (const std::string &pair : ranking.not_tried)
+      not_tried.push_back(json_string(pair));
+    objects.push_back(fmt::format(
+        "{{\"cap\": {}, \"winner\": {}, \"not_tried\": [{}], \"runs\": [{}]}}",
+        ranking.cap ? json_number(*ranking.cap) : "null",
+        winner ? fmt::format("{{\"schedule\": {}, \"policy\": {}}}", json_string(winner->schedule),
+                             json_string(winner->policy))
+               : "null",
+        fmt::join(not_tried, ", "), fmt::join(runs, ", ")));
+  }
+  return fmt::format("{{\"rankings\": [{}]}}\n", fmt::join(objects, ", "));
 }
 
 } // namespace ppsim

@@ -50,6 +50,12 @@ struct RankRequest {
   unsigned threads = 2;
 };
 
+/// The rankings as JSON (`compare --format json`, `remat --auto --format json`, Python's
+/// `ppsim.compare`): {"rankings": [{"cap", "winner": {"schedule", "policy"} or null, "not_tried",
+/// "runs": [{"schedule", "policy", "winner", "unavailable", "report"}]}]}, the runs in ranking
+/// order, each report `ppsim simulate --format json`'s object (null when unavailable).
+std::string rankings_json(const std::vector<Ranking> &rankings);
+
 /// The names of a comma-separated list ("a,b,,c" -> a, b, c).
 std::vector<std::string> split_names(const std::string &text);
 

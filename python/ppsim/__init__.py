@@ -187,15 +187,18 @@ def simulate(scenario, gantt=False, **fields):
 def compare(scenario, schedules=None, caps=None, threads=2, **fields):
     """The ranking of `ppsim compare`: one record per (cap, schedule, policy), fastest first,
     with the run's report (as `simulate`'s metrics) or why it could not run."""
-    records = _ppsim.compare(_scenario(scenario, fields)._input, list(schedules or []),
-                             list(caps or [None]), threads)
-    ranking = []
-    for record in records:
-        report = record.pop("report", None)
-        if report is not None:
-            record.update(json.loads(report))
-        ranking.append(record)
-    return ranking
+    rankings = json.loads(_ppsim.compare(_scenario(scenario, fields)._input,
+                                         list(schedules or []), list(caps or [None]), threads))
+    return [_ranked_record(ranking["cap"], run) for ranking in rankings["rankings"]
+            for run in ranking["runs"]]
+
+
+def _ranked_record(cap, run):
+    """One run of `compare --format json`'s rankings as a flat record."""
+    record = {"cap": cap, "schedule": run["schedule"], "policy": run["policy"],
+              "winner": run["winner"], "unavailable": run["unavailable"]}
+    record.update(run["report"] or {})
+    return record
 
 
 def bounds(scenario, **fields):

@@ -89,6 +89,20 @@ TEST_CASE("ppsim lynx: on demand vs HEU vs MILP per stage and overall") {
         "overall       4                               6             7           6           6");
 }
 
+TEST_CASE("issue_31 ppsim lynx --format json: the table's cells, unrounded") {
+  const CostFixture costs;
+  const Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory", "3GB", "--tp",
+                                             "4", "--format", "json"});
+  CHECK(o.code == 0);
+  CHECK(o.out ==
+        "{\"schedule\": \"1f1b\", \"layers_per_stage\": [2, 2], \"tp\": 4, \"bubbles_ms\": null, "
+        "\"stages\": [{\"stage\": 0, \"layers\": 2, \"in_flight\": 2, \"dropped\": 2, "
+        "\"compute_ms\": 6, \"on_demand_ms\": 1, \"heu_ms\": 0, \"milp_ms\": 0}, {\"stage\": 1, "
+        "\"layers\": 2, \"in_flight\": 1, \"dropped\": 0, \"compute_ms\": 6, \"on_demand_ms\": 0, "
+        "\"heu_ms\": 0, \"milp_ms\": 0}], \"overall\": {\"layers\": 4, \"compute_ms\": 6, "
+        "\"on_demand_ms\": 7, \"heu_ms\": 6, \"milp_ms\": 6}}\n");
+}
+
 TEST_CASE("ppsim lynx --microbatches: the pipeline bubble measured in a first simulation") {
   // [2, 2] layers under 1F1B with m = 4: stage 0 (F = 2, BW = 4) waits 1.5 ms on average before
   // its backwards (engine_test), stage 1 never. With a near-free P2P link the pipeline window is

@@ -218,6 +218,67 @@ TEST_CASE("issue_31 ppsim checkpoint --format json holds the rows of the text ta
   }
 }
 
+TEST_CASE("issue_31 ppsim remat --format json holds the table's rows") {
+  const Args common{"--schedule", "zb-h2", "-p", "4", "-m", "16", "--K", "4", "--gap", "0"};
+  Args json_args = common;
+  json_args.insert(json_args.end(), {"--format", "json"});
+  std::ostringstream text, json, err;
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_remat, common, text, err) == 0);
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_remat, json_args, json, err) == 0);
+  const nlohmann::json parsed = nlohmann::json::parse(json.str());
+  CHECK(parsed.at("schedule") == "zb-h2");
+  CHECK(parsed.at("cap") == 4);
+  CHECK(parsed.at("memory_model") == "count");
+  // The text rows after the two heading lines, policy by policy: the same words and numbers.
+  std::istringstream lines(text.str());
+  std::string line;
+  std::getline(lines, line);
+  std::getline(lines, line);
+  std::size_t k = 0;
+  for (; std::getline(lines, line); ++k) {
+    REQUIRE(k < parsed.at("policies").size());
+    const auto &policy = parsed.at("policies")[k];
+    std::istringstream words(line);
+    std::string name, status, second;
+    words >> name >> status;
+    if (status == "over" || status == "gap")
+      words >> second; // "over cap"
+    CHECK(name == policy.at("policy").get<std::string>());
+    double max_span = 0, makespan = 0, peak = 0;
+    int r = 0, rw = 0, rbw = 0;
+    words >> max_span >> makespan >> peak >> r >> rw >> rbw;
+    CHECK(max_span == doctest::Approx(policy.at("max_span").get<double>()).epsilon(1e-3));
+    CHECK(makespan == doctest::Approx(policy.at("makespan").get<double>()).epsilon(1e-3));
+    CHECK(peak == policy.at("peak").get<double>());
+    CHECK(r == policy.at("R").get<int>());
+    CHECK(rw == policy.at("RW").get<int>());
+    CHECK(rbw == policy.at("RBW").get<int>());
+  }
+  CHECK(k == parsed.at("policies").size());
+  const auto &ilp = parsed.at("policies").back();
+  CHECK(ilp.at("status") == "optimal");
+  CHECK(ilp.at("objective").get<double>() == doctest::Approx(71));
+  CHECK(ilp.at("bound").get<double>() == doctest::Approx(71));
+}
+
+TEST_CASE("issue_31 ppsim schedules --format json lists the registry") {
+  std::ostringstream text, json, err;
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_schedules, {}, text, err) == 0);
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_schedules, {"--format", "json"}, json, err) == 0);
+  const nlohmann::json parsed = nlohmann::json::parse(json.str());
+  std::istringstream lines(text.str());
+  std::size_t k = 0;
+  for (std::string line; std::getline(lines, line) && !line.starts_with("file ");) {
+    REQUIRE(k < parsed.at("schedules").size());
+    CHECK(line.starts_with(parsed.at("schedules")[k].at("name").get<std::string>() + " "));
+    CHECK(line.ends_with(parsed.at("schedules")[k++].at("description").get<std::string>()));
+  }
+  CHECK(k == parsed.at("schedules").size());
+  std::ostringstream out, bad;
+  CHECK(ppsim::cli::guarded(ppsim::cli::run_schedules, {"--format", "xml"}, out, bad) == 1);
+  CHECK(bad.str() == "ppsim: error: field '--format': expected text or json, got \"xml\"\n");
+}
+
 TEST_CASE("issue_13 ppsim checkpoint errors are one line, with nothing printed before them") {
   std::ostringstream out, err;
   const Args tight{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv", "--stages", "8", "--memory",

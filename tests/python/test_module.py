@@ -75,6 +75,11 @@ def test_compare_names_the_cli_winner_with_the_same_makespans(ppsim):
         if record["unavailable"] is None:
             assert record["makespan"] == pytest.approx(float(row["makespan"]), rel=1e-9)
     assert ranking[0]["winner"] and sum(r["winner"] for r in ranking) == 1
+    # `compare --format json` holds the same records (issue 31: every table machine-readable).
+    rankings = json.loads(ppsim("compare", model, "--format", "json"))["rankings"]
+    assert ranking == [pp._ranked_record(r["cap"], run) for r in rankings for run in r["runs"]]
+    assert rankings[0]["winner"] == {"schedule": ranking[0]["schedule"],
+                                     "policy": ranking[0]["policy"]}
 
 
 def test_scenarios_from_keywords_dicts_and_toml_are_the_same():
