@@ -11,9 +11,13 @@ A scenario is set field by field with the names of the scenario files (docs/scen
 {"microbatches": 8}, ...})`. ppsim's errors are `ppsim.Error` (a ValueError) carrying the CLI's
 one-line message.
 """
+from __future__ import annotations
+
 import csv
 import json
+import os
 import pathlib
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy
 
@@ -38,7 +42,7 @@ _KEYWORDS = {
 }
 
 
-def _text(value):
+def _text(value: Any) -> str:
     """A Python value as the text a flag would give (TOML for lists and booleans)."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -49,13 +53,13 @@ def _text(value):
     return str(value)
 
 
-def _toml(value):
+def _toml(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     return _text(value)
 
 
-def _flatten(table, prefix=""):
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for key, value in table.items():
         if isinstance(value, dict):
             yield from _flatten(value, f"{prefix}{key}.")
@@ -67,33 +71,34 @@ class Scenario:
     """One scenario: a scenario file's fields (docs/scenario.md), set by keyword, by dotted name
     or from a TOML file. Copies are independent: `with_(...)` returns a changed copy."""
 
-    def __init__(self, **fields):
+    def __init__(self, **fields: Any) -> None:
         self._input = _ppsim.RunInput()
         self.set(**fields)
 
     @classmethod
-    def from_file(cls, path):
+    def from_file(cls, path: str | os.PathLike[str]) -> Scenario:
         """Reads a scenario file; relative paths inside it are taken from its folder."""
         scenario = cls.__new__(cls)
         scenario._input = _ppsim.read_scenario(str(path))
         return scenario
 
     @classmethod
-    def from_toml(cls, text, source="<string>", base_directory=""):
+    def from_toml(cls, text: str, source: str = "<string>",
+                  base_directory: str | os.PathLike[str] = "") -> Scenario:
         """Parses scenario TOML text; `source` names it in errors."""
         scenario = cls.__new__(cls)
         scenario._input = _ppsim.parse_scenario(text, source, str(base_directory))
         return scenario
 
     @classmethod
-    def from_dict(cls, table):
+    def from_dict(cls, table: Mapping[str, Any]) -> Scenario:
         """Nested tables as a scenario file has them ({"pipeline": {"microbatches": 8}})."""
         scenario = cls()
         for key, value in _flatten(table):
             scenario._input.set(key, _text(value))
         return scenario
 
-    def set(self, **fields):
+    def set(self, **fields: Any) -> Scenario:
         """Sets fields by keyword (p, m, v, schedule, F, B, W, costs, budget, K, latency, ...)
         or, with double underscores for dots, by name (pipeline__group_size=2)."""
         for keyword, value in fields.items():
@@ -101,34 +106,34 @@ class Scenario:
             self._input.set(key, _text(value))
         return self
 
-    def with_(self, **fields):
+    def with_(self, **fields: Any) -> Scenario:
         """A copy with `fields` set."""
         copy = Scenario.__new__(Scenario)
         copy._input = self._input.copy()
         return copy.set(**fields)
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: str, value: Any) -> None:
         self._input.set(key, _text(value))
 
     @property
-    def devices(self):
+    def devices(self) -> int:
         return self._input.devices
 
     @property
-    def microbatches(self):
+    def microbatches(self) -> int:
         return self._input.microbatches
 
     @property
-    def schedule(self):
+    def schedule(self) -> str:
         return self._input.schedule
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         name = self._input.model_name or "scenario"
         return (f"<ppsim.Scenario {name}: p={self.devices} m={self.microbatches} "
                 f"schedule={self.schedule}>")
 
 
-def _scenario(scenario, fields):
+def _scenario(scenario: Scenario, fields: Mapping[str, Any]) -> Scenario:
     if not isinstance(scenario, Scenario):
         raise TypeError(f"expected a ppsim.Scenario, got {type(scenario).__name__}")
     return scenario.with_(**fields) if fields else scenario
@@ -139,52 +144,54 @@ class Result:
     (per-device stats), `ops` (the op timeline as NumPy arrays, or `dataframe()` with pandas),
     `explain()` (where the idle time goes) and, when asked for, `svg` (the Gantt chart)."""
 
-    def __init__(self, raw):
-        self.metrics = json.loads(raw["report"])
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.metrics: dict[str, Any] = json.loads(raw["report"])
         self.devices = self.metrics.pop("devices", [])
         self.ops = dict(raw["ops"])
         self.ops["kind"] = numpy.asarray(self.ops["kind"])
         self.svg = raw["svg"] or None
-        self._explanation = raw["explanation"]
+        self._explanation: str = raw["explanation"]
 
     @property
-    def makespan(self):
-        return self.metrics["makespan"]
+    def makespan(self) -> float:
+        return float(self.metrics["makespan"])
 
-    def explain(self):
+    def explain(self) -> str:
         """The critical path and where each device's idle time goes (`simulate --explain`)."""
         return self._explanation
 
-    def dataframe(self):
+    def dataframe(self) -> Any:
         """The op timeline as a pandas DataFrame (needs pandas)."""
-        import pandas
+        import pandas  # type: ignore[import-untyped]  # optional: pandas-stubs not required
         return pandas.DataFrame(self.ops)
 
-    def _repr_svg_(self):
+    def _repr_svg_(self) -> Optional[str]:
         return self.svg
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<ppsim.Result {self.metrics.get('schedule')}: makespan {self.makespan}, "
                 f"bubble {self.metrics.get('bubble_ratio', 0):.2%}>")
 
 
-def field_names():
+def field_names() -> list[str]:
     """Every settable field of a scenario."""
     return list(_ppsim.field_names())
 
 
-def schedules():
+def schedules() -> list[dict[str, Any]]:
     """The registered schedules: name, description, default chunks, split backward, pipes."""
     return list(_ppsim.schedules())
 
 
-def simulate(scenario, gantt=False, **fields):
+def simulate(scenario: Scenario, gantt: bool = False, **fields: Any) -> Result:
     """Simulates one run (`ppsim simulate`); `fields` change a copy of the scenario first.
     With `gantt=True` the result carries the Gantt chart (`svg`, shown by Jupyter)."""
     return Result(_ppsim.simulate(_scenario(scenario, fields)._input, gantt))
 
 
-def compare(scenario, schedules=None, caps=None, threads=2, **fields):
+def compare(scenario: Scenario, schedules: Optional[Sequence[str]] = None,
+            caps: Optional[Sequence[Optional[float]]] = None, threads: int = 2,
+            **fields: Any) -> list[dict[str, Any]]:
     """The ranking of `ppsim compare`: one record per (cap, schedule, policy), fastest first,
     with the run's report (as `simulate`'s metrics) or why it could not run."""
     rankings = json.loads(_ppsim.compare(_scenario(scenario, fields)._input,
@@ -193,7 +200,7 @@ def compare(scenario, schedules=None, caps=None, threads=2, **fields):
             for run in ranking["runs"]]
 
 
-def _ranked_record(cap, run):
+def _ranked_record(cap: Optional[float], run: Mapping[str, Any]) -> dict[str, Any]:
     """One run of `compare --format json`'s rankings as a flat record."""
     record = {"cap": cap, "schedule": run["schedule"], "policy": run["policy"],
               "winner": run["winner"], "unavailable": run["unavailable"]}
@@ -201,25 +208,27 @@ def _ranked_record(cap, run):
     return record
 
 
-def bounds(scenario, **fields):
+def bounds(scenario: Scenario, **fields: Any) -> dict[str, Any]:
     """The lower bounds of `ppsim bounds --format json` (and its backward form), in the
     scenario's time unit; closed_form is None where the schedule has none."""
     return _ppsim.bounds(_scenario(scenario, fields)._input)
 
 
-def synthesize(scenario, time_limit=10, max_evaluations=500000, seed=1, **fields):
+def synthesize(scenario: Scenario, time_limit: float = 10, max_evaluations: int = 500000,
+               seed: int = 1, **fields: Any) -> dict[str, Any]:
     """`ppsim synthesize --format json` (docs/synthesis.md): the schedule searched under the
     scenario's cap, its certified gap, every backward form searched, and the schedule itself as
     PyTorch pipelining's CSV (`torch_csv`). Reaching `max_evaluations` before `time_limit` makes
     the result reproducible."""
     raw = _ppsim.synthesize(_scenario(scenario, fields)._input, float(time_limit),
                             int(max_evaluations), int(seed))
-    result = json.loads(raw["report"])
+    result: dict[str, Any] = json.loads(raw["report"])
     result["torch_csv"] = raw["torch_csv"]
     return result
 
 
-def sweep(path, threads=2, progress=None):
+def sweep(path: str | os.PathLike[str], threads: int = 2,
+          progress: Optional[Callable[[int, int], None]] = None) -> list[dict[str, str]]:
     """Runs a sweep file (`ppsim sweep FILE`, docs/sweep.md): one record per point, its columns
     as the command's CSV has them (text). The points run on `threads` threads without the GIL;
     `progress(done, total)` is called between batches, and Ctrl-C stops the sweep there."""
@@ -227,13 +236,14 @@ def sweep(path, threads=2, progress=None):
     return [dict(zip(columns, values)) for values in csv.reader(rows)]
 
 
-def from_torch_csv(path, scenario=None, **fields):
+def from_torch_csv(path: str | os.PathLike[str], scenario: Optional[Scenario] = None,
+                   **fields: Any) -> Scenario:
     """A scenario that runs PyTorch pipelining's CSV at `path` (pipeline.schedule_file) instead
     of a generated schedule; p and m come from the file unless given."""
     base = scenario if scenario is not None else Scenario()
     return _scenario(base, fields).with_(schedule_file=path)
 
 
-def to_torch_csv(scenario, **fields):
+def to_torch_csv(scenario: Scenario, **fields: Any) -> str:
     """The order `ppsim export --to torch-csv` writes (PyTorch pipelining's CSV)."""
     return _ppsim.to_torch_csv(_scenario(scenario, fields)._input)

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import pathlib
 import resource
 import threading
 import time
@@ -223,3 +224,34 @@ def test_synthesize_equals_the_cli(ppsim):
     with pytest.raises(pp.Error, match="field 'remat.policy': synthesize searches orders without "
                                        "recomputation"):
         pp.synthesize(pp.Scenario(p=4, m=8, remat="full"))
+
+
+def test_the_package_is_typed_and_its_stubs_match_the_extension():
+    # Every public call is annotated (a notebook's completion and mypy see the types), the
+    # extension's stub names exactly what the compiled module defines, and mypy --strict accepts
+    # the package with its stubs (issue 31: type stubs).
+    import ast
+    import inspect
+    package = pathlib.Path(MODULE_DIR) / "ppsim"
+    assert (package / "py.typed").exists()
+    for name in pp.__all__:
+        item = getattr(pp, name)
+        callables = ([item] if inspect.isfunction(item) else
+                     [m for m in vars(item).values() if inspect.isfunction(m)]
+                     if inspect.isclass(item) and item is not pp.Error else [])
+        for function in callables:
+            signature = inspect.signature(function)
+            assert signature.return_annotation is not inspect.Signature.empty, function
+            for parameter in signature.parameters.values():
+                if parameter.name not in ("self", "cls"):
+                    assert parameter.annotation is not inspect.Parameter.empty, (function, parameter)
+    stub = ast.parse((package / "_ppsim.pyi").read_text())
+    stubbed = {node.name: node for node in stub.body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    compiled = pp._ppsim
+    assert set(stubbed) == {n for n in dir(compiled) if not n.startswith("_")}
+    members = {node.name for node in stubbed["RunInput"].body if isinstance(node, ast.FunctionDef)}
+    assert members - {"__init__"} == {n for n in dir(compiled.RunInput) if not n.startswith("_")}
+    mypy = pytest.importorskip("mypy.api")
+    report, errors, status = mypy.run(["--strict", "--no-incremental", str(package)])
+    assert status == 0, report + errors
