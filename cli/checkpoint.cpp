@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "remat/stage_checkpoint.h"
 #include "run/scenario_file.h"
+#include "sim/io/report.h"
 
 #include <fmt/format.h>
 
@@ -60,10 +61,11 @@ std::string option_row(const CheckpointOption &option, double fastest_ms) {
 
 std::string option_json(const CheckpointOption &option, int level) {
   return fmt::format("{{{}\"peak_bytes\": {}, \"forward_ms\": {}, \"backward_ms\": {}, "
-                     "\"kept_bytes\": {}, \"layers\": \"{}\"}}",
-                     level > 0 ? fmt::format("\"level\": {}, ", level) : "", option.peak_bytes,
-                     option.forward_ms, option.backward_ms, option.kept_bytes,
-                     actions_text(option.actions));
+                     "\"kept_bytes\": {}, \"layers\": {}}}",
+                     level > 0 ? fmt::format("\"level\": {}, ", level) : "",
+                     json_number(option.peak_bytes), json_number(option.forward_ms),
+                     json_number(option.backward_ms), json_number(option.kept_bytes),
+                     json_string(actions_text(option.actions)));
 }
 
 } // namespace

@@ -341,11 +341,13 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   }
   const RankedRun &best = *chosen.row;
   const Evaluation &best_run = *best.evaluation;
-  if (&best != winner && format == "text") {
-    out << fmt::format(
-        "{}{} has no {}; the files below are for {}{}, the fastest run that has (makespan {} {}, "
+  if (&best != winner) {
+    // In csv or json the note goes to stderr, where the files written are listed.
+    (format == "text" ? out : err) << fmt::format(
+        "{}{}{} has no {}; the files below are for {}{}, the fastest run that has (makespan {} {}, "
         "+{:.2f}%)\n",
-        winner->schedule, winner->policy == "none" ? "" : " + " + winner->policy,
+        format == "text" ? "" : "ppsim: ", winner->schedule,
+        winner->policy == "none" ? "" : " + " + winner->policy,
         wants_torch && !torch_export(*winner) ? "PyTorch pipelining form" : "per-microbatch plan",
         best.schedule, best.policy == "none" ? "" : " + " + best.policy,
         best_run.run.scenario.time_scale.readable(best_run.simulation.metrics.makespan),

@@ -167,6 +167,13 @@ std::vector<double> measured_bubbles(const po::variables_map &values,
   return mean_wait_before_backward(run.scenario, run.schedule, simulation.timing);
 }
 
+std::string json_list(const std::vector<double> &values) {
+  std::vector<std::string> numbers;
+  for (const double value : values)
+    numbers.push_back(json_number(value));
+  return fmt::format("[{}]", fmt::join(numbers, ", "));
+}
+
 std::string cell(const std::optional<double> &value) {
   return value ? format_readable(*value) : std::string("-");
 }
@@ -292,7 +299,8 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
         "{{\"stage\": {}, \"layers\": {}, \"in_flight\": {}, \"dropped\": {}, \"compute_ms\": {}, "
         "\"on_demand_ms\": {}, \"heu_ms\": {}, \"milp_ms\": {}}}",
         k, layers[k], model.problem.in_flight, dropped == "-" ? "null" : dropped,
-        json_number(model.compute_ms), json_cell(demand_ms), json_cell(heu_ms), json_cell(milp_ms)));
+        json_number(model.compute_ms), json_cell(demand_ms), json_cell(heu_ms),
+        json_cell(milp_ms)));
     slowest_compute = std::max(slowest_compute, model.compute_ms);
     slowest(slowest_demand, model.compute_ms, demand_ms);
     slowest(slowest_heu, model.compute_ms, heu_ms);
@@ -307,7 +315,7 @@ int run_lynx(const Args &args, std::ostream &printed, std::ostream & /*err*/) {
         "\"stages\": [{}], \"overall\": {{\"layers\": {}, \"compute_ms\": {}, \"on_demand_ms\": "
         "{}, \"heu_ms\": {}, \"milp_ms\": {}}}}}\n",
         json_string(lynx_options.schedule), fmt::join(layers, ", "), lynx_options.windows.tp,
-        values.count("microbatches") ? fmt::format("[{}]", fmt::join(bubbles, ", ")) : "null",
+        values.count("microbatches") ? json_list(bubbles) : "null",
         fmt::join(stages_json, ", "), costs.rows.size(), json_number(slowest_compute),
         json_cell(slowest_demand), json_cell(slowest_heu), json_cell(slowest_milp));
     return kOk;

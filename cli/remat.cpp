@@ -15,6 +15,7 @@
 #include "run/compare.h"
 #include "run/policy.h"
 #include "run/prepare.h"
+#include "run/remat_table.h"
 #include "sim/io/report.h"
 #include "sim/io/svg.h"
 
@@ -28,11 +29,6 @@
 namespace ppsim::cli {
 namespace po = boost::program_options;
 namespace {
-
-double largest_peak(const Scenario &scenario, const Schedule &schedule) {
-  const std::vector<double> peaks = device_peaks(scenario, schedule, capped_track(scenario));
-  return peaks.empty() ? 0.0 : *std::max_element(peaks.begin(), peaks.end());
-}
 
 // The first line: what is solved, under which cap and accounting. `solved` is the scenario
 // the form solves (the elf form's has lumped timing).
@@ -67,21 +63,6 @@ std::string plan_row(const std::string &policy, const std::string &status, const
              scale.readable(simulation.metrics.makespan),
              format_checked_amount(scenario, largest_peak(scenario, schedule)),
              plan.forward_count(), plan.weight_input_count(), plan.full_backward_count(), note);
-}
-
-// The same row as a JSON object: times in the scenario's time unit, the peak in the checked
-// track's unit (count or bytes); `extra` adds members ("\"objective\": ...").
-std::string plan_json(const std::string &policy, const std::string &status, const Scenario &scenario,
-                      const RematPlan &plan, const Schedule &schedule, const Simulation &simulation,
-                      const std::string &extra = "") {
-  const TimeScale &scale = scenario.time_scale;
-  return fmt::format("{{\"policy\": {}, \"status\": {}, \"max_span\": {}, \"makespan\": {}, "
-                     "\"peak\": {}, \"R\": {}, \"RW\": {}, \"RBW\": {}{}}}",
-                     json_string(policy), json_string(status),
-                     json_number(scale.to_units(simulation.metrics.max_span)),
-                     json_number(scale.to_units(simulation.metrics.makespan)),
-                     json_number(largest_peak(scenario, schedule)), plan.forward_count(),
-                     plan.weight_input_count(), plan.full_backward_count(), extra);
 }
 
 // With levels, which R the ILP plan runs at each (the R column counts them all): the whole
@@ -301,74 +282,36 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   check_outputs(given_outputs(values, {"lp", "plan", "svg", "report"}),
                 scenario_input_files(values, input));
 
-  const PreparedRun run = prepare_run(input);
-  // The elf form has no levels: there selective recomputation stays a baseline of its own (and
-  // asked-for checkpoint levels are refused by the model, naming the form).
-  const Scenario scenario = ilp.form == IlpForm::elf && run.input.remat_checkpoint_levels == 0
-                                ? run.scenario
-                                : scenario_with_remat_levels(run.input, run.scenario);
-  capped_track(scenario); // a cap is required before anything is printed
-  check_stage_remat_size(scenario, run.schedule, ilp.form); // refused before the baselines run
-  if (values.count("lp")) {
-    std::ostringstream lp;
-    const FormInstance instance = form_instance(scenario, run.schedule, ilp.form);
-    solver::write_lp(build_stage_remat_model(instance.scenario, instance.base, ilp.form).model, lp);
-    write_file_atomically(values["lp"].as<std::string>(), lp.str());
-  }
   // Everything is computed before anything is printed: a cap no plan meets is one error line.
   // The time limit bounds the whole command: the ILP gets what the baselines left.
-  const std::vector<RematOutcome> baselines = run_baselines(run.input, scenario, run.schedule);
-  IlpOptions remaining = ilp;
-  remaining.time_limit_seconds = std::max(
-      0.0, ilp.time_limit_seconds -
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  const RematSolution optimum = solve_stage_remat(scenario, run.schedule, remaining);
-  // The elf form solves and replays the split base with lumped timing (docs/remat.md, "The ILP
-  // (ppsim form)").
-  const FormInstance solved_instance = form_instance(scenario, run.schedule, ilp.form);
-  const Scenario &solved = solved_instance.scenario;
-  const std::string ilp_name = ilp.form == IlpForm::elf ? "ilp-elf" : "ilp";
+  const RematTable table = remat_table(input, ilp, started);
+  const Scenario &scenario = table.scenario;
+  const RematSolution &optimum = table.optimum;
+  const Scenario &solved = table.solved.scenario;
+  if (values.count("lp")) {
+    std::ostringstream lp;
+    solver::write_lp(
+        build_stage_remat_model(solved, table.solved.base, ilp.form).model, lp);
+    write_file_atomically(values["lp"].as<std::string>(), lp.str());
+  }
+  const std::string ilp_name = table.ilp_name();
   // The table is printed after the output files are written: an unwritable --plan or --svg is
   // one error line, not a table followed by one.
-  std::string report = heading_line(run.schedule.name, solved, ilp.form);
+  std::string report = heading_line(table.schedule_name, solved, ilp.form);
   report += row("policy", "status", "max span", "makespan", "peak", "R", "RW", "RBW", "");
-  std::vector<std::string> rows_json; // --format json: the same rows
-  const auto unplanned_json = [](const std::string &policy, std::string_view status,
-                                 const std::string &note) {
-    return fmt::format("{{\"policy\": {}, \"status\": {}, \"note\": {}}}", json_string(policy),
-                       json_string(status), json_string(note));
-  };
-  for (const RematOutcome &o : baselines) {
+  for (const RematOutcome &o : table.baselines) {
     if (!o.found) {
       report += row(o.policy, "no plan", "-", "-", "-", "-", "-", "-", o.note);
-      rows_json.push_back(unplanned_json(o.policy, "no plan", o.note));
       continue;
     }
-    const std::string status = o.simulation.metrics.feasible ? "fits" : "over cap";
-    report += plan_row(o.policy, status, o.scenario, o.plan, o.schedule, o.simulation, "");
-    rows_json.push_back(plan_json(o.policy, status, o.scenario, o.plan, o.schedule, o.simulation));
+    report += plan_row(o.policy, o.simulation.metrics.feasible ? "fits" : "over cap", o.scenario,
+                       o.plan, o.schedule, o.simulation, "");
   }
-  const std::string cap = capped_track(solved).cap ? json_number(*capped_track(solved).cap) : "null";
-  const auto json_text = [&] {
-    return fmt::format("{{\"schedule\": {}, \"p\": {}, \"m\": {}, \"v\": {}, \"cap\": {}, "
-                       "\"memory_model\": {}, \"timing\": {}, \"ilp_form\": {}, \"policies\": "
-                       "[{}]}}\n",
-                       json_string(run.schedule.name), solved.devices, solved.total_microbatches(),
-                       solved.chunks, cap, json_string(memory_model_name(solved.memory_model)),
-                       json_string(solved.remat_timing == RematTiming::early ? "early" : "lumped"),
-                       json_string(ilp.form == IlpForm::elf ? "elf" : "ppsim"),
-                       fmt::join(rows_json, ", "));
-  };
   if (!optimum.found()) {
     // The baselines stand; the plan files cannot be written.
-    rows_json.push_back(
-        unplanned_json(ilp_name, solver::status_name(optimum.status), optimum.failure));
-    if (json)
-      out << json_text();
-    else
-      out << report
-          << row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-", "-", "-",
-                 optimum.failure);
+    out << (json ? remat_table_json(table)
+                 : report + row(ilp_name, solver::status_name(optimum.status), "-", "-", "-", "-",
+                                "-", "-", optimum.failure));
     if (values.count("plan") || values.count("svg") || values.count("report")) {
       throw Error(fmt::format("no ILP plan to write: {}", optimum.failure));
     }
@@ -390,12 +333,6 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   report += plan_row(ilp_name, optimum.status_label(), solved, optimum.plan,
                      optimum.schedule, optimum.simulation, note);
   report += levels_line(solved, optimum.plan);
-  rows_json.push_back(plan_json(
-      ilp_name, optimum.status_label(), solved, optimum.plan, optimum.schedule, optimum.simulation,
-      fmt::format(", \"objective\": {}, \"bound\": {}, \"seconds\": {}, \"start_plan_kept\": {}",
-                  json_number(optimum.objective / ticks_per_unit),
-                  json_number(optimum.best_bound / ticks_per_unit), json_number(optimum.seconds),
-                  optimum.from_start ? "true" : "false")));
   if (values.count("plan")) {
     write_file_atomically(values["plan"].as<std::string>(),
                           format_plan_csv(optimum.plan, solved.selective_levels()));
@@ -408,16 +345,16 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   }
   if (values.count("report")) {
     std::vector<std::string> rows;
-    for (const RematOutcome &o : baselines) {
+    for (const RematOutcome &o : table.baselines) {
       rows.push_back(o.found ? report_row(o.scenario, o.schedule, o.policy)
-                             : report_unavailable_json(run.schedule.name, o.policy, o.note));
+                             : report_unavailable_json(table.schedule_name, o.policy, o.note));
     }
     rows.push_back(report_row(solved, optimum.schedule, ilp_name));
     const std::string path = values["report"].as<std::string>();
     write_report(path, input, scenario, std::move(rows));
     report += fmt::format("interactive report written to {}\n", path);
   }
-  out << (json ? json_text() : report);
+  out << (json ? remat_table_json(table) : report);
   return kOk;
 }
 

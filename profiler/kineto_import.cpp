@@ -318,11 +318,24 @@ public:
                                                            time, INT64_MIN}) -
             list.begin());
       };
+      // A backward's transient is measured where its allocations are: on its range's thread, and
+      // with no recomputation inside (a checkpoint's R range), whose rebuilt activations are the
+      // level's, not the backward's. Elsewhere it is left unmeasured (its column absent).
+      const auto recomputes_inside = [&](const CpuSpan &backward) {
+        return std::any_of(spans.begin(), spans.end(), [&](const CpuSpan &other) {
+          const Pass pass = phases_[other.index].pass;
+          return (pass == Pass::recompute_full || pass == Pass::recompute_selective) &&
+                 other.start >= backward.start && other.start < backward.end;
+        });
+      };
       for (const CpuSpan &span : spans) {
         const PhaseId &phase = phases_[span.index];
         if (phase.pass != Pass::forward && phase.pass != Pass::backward_total)
           continue;
         const std::size_t first = first_at(span.start), last = first_at(span.end);
+        const bool backward = phase.pass == Pass::backward_total;
+        if (backward && (first == last || recomputes_inside(span)))
+          continue;
         Int128 highest = 0;
         for (std::size_t i = first; i < last; ++i)
           highest = std::max(highest, prefix[i + 1] - prefix[first]);
@@ -330,9 +343,10 @@ public:
         if (kept > INT64_MAX || kept < INT64_MIN || highest > INT64_MAX)
           fail(fmt::format("the allocator events of range {} add up past 2^63 bytes",
                            nvtx_range_name(phase)));
-        if (phase.pass == Pass::forward) {
+        if (!backward) {
           result.forward_kept_bytes[phase] = static_cast<std::int64_t>(kept);
-          result.transient_bytes[phase] = static_cast<std::int64_t>(highest - std::max<Int128>(kept, 0));
+          result.transient_bytes[phase] =
+              static_cast<std::int64_t>(highest - std::max<Int128>(kept, 0));
         } else {
           result.transient_bytes[phase] = static_cast<std::int64_t>(highest);
         }

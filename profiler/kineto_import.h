@@ -73,7 +73,9 @@ struct KinetoImport {
   std::map<PhaseId, std::int64_t> forward_kept_bytes;
   /// With profile_memory=True: per forward and whole-backward (BW) phase, the most its thread's
   /// allocations rose above the range's start during it, less what a forward keeps at its end:
-  /// the transient above the resident memory (workspaces, gradient buffers).
+  /// the transient above the resident memory (workspaces, gradient buffers). A backward without
+  /// allocations on its range's thread (its work on autograd's thread under a range opened on
+  /// another) or with a recomputation (R) range inside has none.
   std::map<PhaseId, std::int64_t> transient_bytes;
   /// Work that ran on a thread without a phase range (autograd's) and was attributed to the range
   /// open on the process's only other thread with one.

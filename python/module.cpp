@@ -9,6 +9,7 @@
 #include "run/compare.h"
 #include "run/evaluate.h"
 #include "run/prepare.h"
+#include "run/remat_table.h"
 #include "run/run_input.h"
 #include "run/scenario_file.h"
 #include "run/sweep.h"
@@ -24,6 +25,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -107,6 +109,21 @@ std::string compare_runs(const RunInput &input, const std::vector<std::string> &
   RankRequest request = rank_request(input, schedules, caps);
   request.threads = std::max(1U, threads);
   return rankings_json(rank_runs(request));
+}
+
+// `ppsim remat --format json` for the scenario's schedule and cap (run/remat_table.h); the
+// scenario's remat.time_limit and remat.gap unless given.
+std::string remat_run(const RunInput &input, std::optional<double> time_limit,
+                      std::optional<double> gap) {
+  const auto started = std::chrono::steady_clock::now();
+  IlpOptions ilp{time_limit.value_or(input.remat_time_limit_seconds),
+                 gap.value_or(input.remat_relative_gap)};
+  if (!(ilp.time_limit_seconds > 0))
+    throw Error("", 0, "time_limit", "expected a positive number of seconds");
+  if (!(ilp.relative_gap >= 0))
+    throw Error("", 0, "gap", "expected a non-negative gap");
+  py::gil_scoped_release release;
+  return remat_table_json(remat_table(input, ilp, started));
 }
 
 // The lower bounds of `ppsim bounds` (docs/bounds.md), in the scenario's time unit.
@@ -248,6 +265,7 @@ PYBIND11_MODULE(_ppsim, module) {
   module.def("compare", &compare_runs, py::arg("input"), py::arg("schedules"), py::arg("caps"),
              py::arg("threads"));
   module.def("bounds", &bounds_of, py::arg("input"));
+  module.def("remat", &remat_run, py::arg("input"), py::arg("time_limit"), py::arg("gap"));
   module.def("synthesize", &synthesize_run, py::arg("input"), py::arg("time_limit"),
              py::arg("max_evaluations"), py::arg("seed"));
   module.def("sweep", &sweep_rows, py::arg("path"), py::arg("threads"), py::arg("progress"));

@@ -208,6 +208,17 @@ std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &pro
   return rankings;
 }
 
+namespace {
+
+// A JSON object without the newline that ends a command's output.
+std::string trimmed(std::string text) {
+  while (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  return text;
+}
+
+} // namespace
+
 std::string rankings_json(const std::vector<Ranking> &rankings) {
   std::vector<std::string> objects;
   for (const Ranking &ranking : rankings) {
@@ -219,7 +230,7 @@ std::string rankings_json(const std::vector<Ranking> &rankings) {
           "\"report\": {}}}",
           json_string(run.schedule), json_string(run.policy), &run == winner ? "true" : "false",
           run.ran() ? "null" : json_string(run.unavailable),
-          run.ran() ? report_json(run.evaluation->report()) : "null"));
+          run.ran() ? trimmed(report_json(run.evaluation->report())) : "null"));
     }
     for (const std::string &pair : ranking.not_tried)
       not_tried.push_back(json_string(pair));

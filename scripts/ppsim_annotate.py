@@ -74,7 +74,7 @@ class PhaseAnnotator:
         return self._open.ranges
 
     def _recomputing(self):
-        return getattr(self._open, "recomputing", False)
+        return getattr(self._open, "recomputing", 0) > 0
 
     def _push(self, name):
         scope = torch.autograd.profiler.record_function(name)
@@ -101,11 +101,12 @@ class PhaseAnnotator:
         @contextlib.contextmanager
         def recomputation():
             self._push(self.name(layer, "R"))
-            self._open.recomputing = True
+            # A depth, not a flag: a checkpoint may run inside another's recomputation.
+            self._open.recomputing = getattr(self._open, "recomputing", 0) + 1
             try:
                 yield
             finally:
-                self._open.recomputing = False
+                self._open.recomputing -= 1
                 self._close()
 
         return lambda: (contextlib.nullcontext(), recomputation())

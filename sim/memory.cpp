@@ -128,8 +128,10 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
   case OpKind::backward_weight:
     return {0, stage.kept_after_b - stage.kept_after_w, stage.peak_backward_weight};
   case OpKind::backward_full:
-    if (checkpointed)
-      return {0, before_backward - stage.kept_after_w, level_walk};
+    if (checkpointed) { // what W leaves (M_w) may exceed what the level kept
+      return {std::max(0.0, stage.kept_after_w - before_backward),
+              std::max(0.0, before_backward - stage.kept_after_w), level_walk};
+    }
     // W's transient comes after B has already released M_f - M_b.
     return {0, before_backward - stage.kept_after_w,
             std::max(stage.peak_backward_input,

@@ -189,8 +189,9 @@ def predict(args, costs):
             ("checkpoint", level["layers"],
              ["--checkpoint-levels", "8", "--remat", "file:" + str(plan)])):
         report = ppsim_json(args, *simulate[1:], *extra)
+        peak = report["devices"][0].get("peak_bytes")
         result[name] = {"layers": layers, "step_ms": report["makespan"],
-                        "peak_bytes": report["devices"][0]["peak_bytes"]}
+                        "peak_bytes": math.nan if peak is None else peak}
     return result
 
 

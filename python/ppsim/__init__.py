@@ -25,7 +25,7 @@ from . import _ppsim
 from ._ppsim import Error
 
 __all__ = ["Error", "Scenario", "Result", "schedules", "simulate", "compare", "bounds",
-           "synthesize", "sweep", "to_torch_csv", "from_torch_csv", "field_names"]
+           "remat", "synthesize", "sweep", "to_torch_csv", "from_torch_csv", "field_names"]
 
 # Keyword shorthands of Scenario(...) -> the scenario files' field names (the CLI's flags).
 _KEYWORDS = {
@@ -212,6 +212,17 @@ def bounds(scenario: Scenario, **fields: Any) -> dict[str, Any]:
     """The lower bounds of `ppsim bounds --format json` (and its backward form), in the
     scenario's time unit; closed_form is None where the schedule has none."""
     return _ppsim.bounds(_scenario(scenario, fields)._input)
+
+
+def remat(scenario: Scenario, time_limit: Optional[float] = None, gap: Optional[float] = None,
+          **fields: Any) -> dict[str, Any]:
+    """`ppsim remat --format json` (docs/remat.md): the simple policies and the StageRemat ILP
+    for the scenario's schedule under its cap (`K` or `budget`), one record per policy in
+    `policies`; `time_limit` (seconds, the whole call) and `gap` default to the scenario's
+    remat.time_limit and remat.gap."""
+    result: dict[str, Any] = json.loads(
+        _ppsim.remat(_scenario(scenario, fields)._input, time_limit, gap))
+    return result
 
 
 def synthesize(scenario: Scenario, time_limit: float = 10, max_evaluations: int = 500000,

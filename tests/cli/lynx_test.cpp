@@ -91,8 +91,8 @@ TEST_CASE("ppsim lynx: on demand vs HEU vs MILP per stage and overall") {
 
 TEST_CASE("issue_31 ppsim lynx --format json: the table's cells, unrounded") {
   const CostFixture costs;
-  const Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory", "3GB", "--tp",
-                                             "4", "--format", "json"});
+  const Output o = run(ppsim::cli::run_lynx, {costs.path, "--stages", "2", "--memory", "3GB",
+                                             "--tp", "4", "--format", "json"});
   CHECK(o.code == 0);
   CHECK(o.out ==
         "{\"schedule\": \"1f1b\", \"layers_per_stage\": [2, 2], \"tp\": 4, \"bubbles_ms\": null, "

@@ -181,7 +181,8 @@ TEST_CASE("issue_31 ppsim checkpoint --format json holds the rows of the text ta
   // The same stage and front in both forms: every text row is a JSON option, in order, with the
   // same layers and the byte sizes the text rounds.
   for (const Args &args : {Args{"--stages", "8", "--stage", "1", "--levels", "4"},
-                           Args{"--stages", "8", "--stage", "1"}, Args{"--stages", "2"}}) {
+                           Args{"--stages", "8", "--stage", "1"}, Args{"--stages", "2"},
+                           Args{"--stages", "8", "--stage", "1", "--memory", "1.5GiB"}}) {
     Args text_args{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.csv"};
     text_args.insert(text_args.end(), args.begin(), args.end());
     Args json_args = text_args;
@@ -208,6 +209,12 @@ TEST_CASE("issue_31 ppsim checkpoint --format json holds the rows of the text ta
         CHECK(line.ends_with("  " + option.at("layers").get<std::string>()));
         CHECK(line.find(ppsim::format_bytes(option.at("peak_bytes").get<double>())) !=
               std::string::npos);
+        CHECK(line.find(ppsim::format_bytes(option.at("kept_bytes").get<double>())) !=
+              std::string::npos);
+        CHECK(line.find(" " + ppsim::format_readable(option.at("forward_ms").get<double>()) +
+                        " ") != std::string::npos);
+        CHECK(line.find(" " + ppsim::format_readable(option.at("backward_ms").get<double>()) +
+                        " ") != std::string::npos);
         CHECK(option.contains("level") == numbered);
         if (numbered)
           CHECK(option.at("level").get<int>() == ++level);
@@ -259,6 +266,55 @@ TEST_CASE("issue_31 ppsim remat --format json holds the table's rows") {
   CHECK(ilp.at("status") == "optimal");
   CHECK(ilp.at("objective").get<double>() == doctest::Approx(71));
   CHECK(ilp.at("bound").get<double>() == doctest::Approx(71));
+}
+
+TEST_CASE("issue_31 compare and remat --auto --format json: the rankings, the CSV's runs, one winner") {
+  const Args scenario{"-p", "4", "-m", "8", "--K", "3", "--schedules", "1f1b,zb-h1,zb-v", "-q"};
+  Args csv_args = scenario, json_args = scenario;
+  csv_args.insert(csv_args.end(), {"--format", "csv"});
+  json_args.insert(json_args.end(), {"--format", "json"});
+  std::ostringstream csv, json, err;
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_compare, csv_args, csv, err) == 0);
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_compare, json_args, json, err) == 0);
+  const nlohmann::json parsed = nlohmann::json::parse(json.str());
+  REQUIRE(parsed.at("rankings").size() == 1);
+  const auto &ranking = parsed.at("rankings")[0];
+  CHECK(ranking.at("cap") == 3);
+  // The CSV's rows (after its header), in order: schedule and policy of every run.
+  std::istringstream lines(csv.str());
+  std::string line;
+  std::getline(lines, line);
+  std::size_t k = 0, winners = 0;
+  for (; std::getline(lines, line); ++k) {
+    REQUIRE(k < ranking.at("runs").size());
+    const auto &run = ranking.at("runs")[k];
+    CHECK(line.starts_with("3," + run.at("policy").get<std::string>() + "," +
+                           run.at("schedule").get<std::string>() + ","));
+    CHECK(run.at("report").is_null() == !run.at("unavailable").is_null());
+    if (run.at("winner").get<bool>()) {
+      ++winners;
+      CHECK(ranking.at("winner").at("schedule") == run.at("schedule"));
+      CHECK(ranking.at("winner").at("policy") == run.at("policy"));
+    }
+  }
+  CHECK(k == ranking.at("runs").size());
+  CHECK(winners == 1);
+  // remat --auto ranks the same runs and names the same winner (its table shows each
+  // schedule's fastest; the JSON has them all).
+  Args auto_args{"--auto", "--candidates", "1f1b,zb-h1,zb-v", "-p", "4", "-m", "8", "--K", "3",
+                 "-q"};
+  std::ostringstream auto_text, auto_json;
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_remat, auto_args, auto_text, err) == 0);
+  auto_args.insert(auto_args.end(), {"--format", "json"});
+  REQUIRE(ppsim::cli::guarded(ppsim::cli::run_remat, auto_args, auto_json, err) == 0);
+  const nlohmann::json ranked = nlohmann::json::parse(auto_json.str());
+  CHECK(ranked.at("rankings")[0].at("winner") == ranking.at("winner"));
+  const std::string winner_line =
+      "winner: " + ranking.at("winner").at("schedule").get<std::string>() +
+      (ranking.at("winner").at("policy") == "none"
+           ? ""
+           : " + " + ranking.at("winner").at("policy").get<std::string>());
+  CHECK(auto_text.str().find(winner_line + "\n") != std::string::npos);
 }
 
 TEST_CASE("issue_31 ppsim schedules --format json lists the registry") {

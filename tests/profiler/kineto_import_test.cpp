@@ -521,6 +521,29 @@ TEST_CASE("issue_30 kineto: a CPU run's activations are the host allocator's, a 
   const KinetoImport both = parse_kineto_trace(trace_of(events), "both.json");
   CHECK(both.transient_bytes.at(PhaseId{Pass::forward, 0, 0, 0}) == 512);
   CHECK(both.transient_bytes.at(PhaseId{Pass::backward_total, 0, 0, 0}) == 1000);
+  // A backward whose allocations are on another thread (autograd's, under a range opened on the
+  // main thread), or with a recomputation inside (a checkpoint's R range, whose rebuilt
+  // activations are not the backward's transient), is not measured: no value, not a false 0.
+  const auto on_thread_2 = [](double ts, std::int64_t bytes) {
+    return fmt::format(R"({{"ph": "i", "name": "[memory]", "pid": 1, "tid": 2, "ts": {}, )"
+                       R"("args": {{"Device Type": 0, "Bytes": {}}}}})",
+                       ts, bytes);
+  };
+  std::vector<std::string> elsewhere(events.begin(), events.begin() + 7);
+  elsewhere.insert(elsewhere.end(), {event("user_annotation", "L00.BW.mb0", 1, 200, 100),
+                                     event("cpu_op", "aten::mm", 1, 205, 50),
+                                     on_thread_2(210, 1000), on_thread_2(220, -4096)});
+  const KinetoImport other_thread = parse_kineto_trace(trace_of(elsewhere), "other.json");
+  CHECK(other_thread.transient_bytes.count(PhaseId{Pass::backward_total, 0, 0, 0}) == 0);
+  CHECK(other_thread.transient_bytes.count(PhaseId{Pass::forward, 0, 0, 0}) == 1);
+  std::vector<std::string> recomputed(events.begin(), events.begin() + 7);
+  recomputed.insert(recomputed.end(),
+                    {event("user_annotation", "L00.BW.mb0", 1, 200, 100),
+                     event("user_annotation", "L00.R.mb0", 1, 202, 20),
+                     event("cpu_op", "aten::linear", 1, 204, 10), allocation(206, 4096, 0),
+                     event("cpu_op", "aten::mm", 1, 230, 50), allocation(240, -4096, 0)});
+  const KinetoImport checkpointed = parse_kineto_trace(trace_of(recomputed), "ckpt.json");
+  CHECK(checkpointed.transient_bytes.count(PhaseId{Pass::backward_total, 0, 0, 0}) == 0);
 }
 
 TEST_CASE("issue_30 kineto: PyTorch pipelining's own ranges name stage, pass and microbatch") {

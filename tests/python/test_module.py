@@ -244,7 +244,8 @@ def test_the_package_is_typed_and_its_stubs_match_the_extension():
             assert signature.return_annotation is not inspect.Signature.empty, function
             for parameter in signature.parameters.values():
                 if parameter.name not in ("self", "cls"):
-                    assert parameter.annotation is not inspect.Parameter.empty, (function, parameter)
+                    assert parameter.annotation is not inspect.Parameter.empty, (function,
+                                                                                 parameter)
     stub = ast.parse((package / "_ppsim.pyi").read_text())
     stubbed = {node.name: node for node in stub.body
                if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
@@ -255,3 +256,20 @@ def test_the_package_is_typed_and_its_stubs_match_the_extension():
     mypy = pytest.importorskip("mypy.api")
     report, errors, status = mypy.run(["--strict", "--no-incremental", str(package)])
     assert status == 0, report + errors
+
+
+def test_remat_is_the_commands_json(ppsim):
+    scenario = pp.Scenario(p=4, m=16, schedule="zb-h2", F=1, B=1, W=1, K=4)
+    table = pp.remat(scenario, gap=0)
+    cli = json.loads(ppsim("remat", "--schedule", "zb-h2", "-p", 4, "-m", 16, "--F", 1, "--B", 1,
+                           "--W", 1, "--K", 4, "--gap", 0, "--format", "json"))
+    for result in (table, cli):
+        result["policies"][-1].pop("seconds")  # the solve's wall-clock time
+    assert table == cli
+    assert [p["policy"] for p in table["policies"]] == ["none", "full", "selective", "greedy",
+                                                         "ilp"]
+    assert table["policies"][-1]["status"] == "optimal" and table["policies"][-1]["max_span"] == 71
+    with pytest.raises(pp.Error, match="remat needs a memory budget: give --K or --memory"):
+        pp.remat(pp.Scenario(p=4, m=16, schedule="zb-h2", F=1, B=1, W=1))
+    with pytest.raises(pp.Error, match="field 'time_limit': expected a positive number"):
+        pp.remat(scenario, time_limit=0)

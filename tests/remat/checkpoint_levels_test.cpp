@@ -64,7 +64,7 @@ double single_peak(const testing::Generated &g, const std::vector<Op> &ops) {
 
 } // namespace
 
-TEST_CASE("an R at a checkpoint level: kept after F, the level's peak, the W stash from a split B") {
+TEST_CASE("an R at a checkpoint level: kept after F, the level's peak, a split B's W stash") {
   const testing::Generated g = leveled("1f1b-split", 1, 1, 1e9, kTwoLevels);
   const auto order = [](std::uint8_t level, bool split) {
     std::vector<Op> ops{Op::make(OpKind::forward, 0, 0),
@@ -234,7 +234,7 @@ TEST_CASE("levels from a zoo model's layers: spread over the front, and the ILP 
   CHECK(with.plan.checkpoint_level_count() > 0);
 }
 
-TEST_CASE("issue_29 a level's R is the time it adds, also where a recomputation costs less than F") {
+TEST_CASE("issue_29 a level's R is the time it adds, also where a recomputation is cheaper") {
   // Four equal layers whose recomputation stops early (PyTorch's non-reentrant checkpoint): R is
   // 0.5 of F. Checkpointing three of them (CCCS) adds their three recomputations, 3 x 0.5 ms, to
   // the step: the rotor moves the cheap forward before and the full one into the backward, so
