@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/progress.h"
-#include "cli/report_page.h"
+#include "run/report_page.h"
 #include "cli/scenario_options.h"
 #include "run/compare.h"
 
@@ -44,16 +44,6 @@ std::string cap_text(const std::optional<double> &cap) {
 
 // "memory cap K = 4", "budget 80 GiB" or, where the count model turns a byte budget into a cap
 // per schedule, says so: the heading of a table.
-std::string cap_heading(const RunInput &base, const std::optional<double> &cap) {
-  if (cap_of_budget(base, cap)) {
-    return fmt::format("memory cap K of the {} budget per schedule, in the {} model (memory_model "
-                       "= \"bytes\" checks bytes)",
-                       format_bytes(*base.budget_bytes), memory_model_name(base.memory_model));
-  }
-  const std::string label = cap_label(base, cap);
-  return label.starts_with("K = ") ? "memory cap " + label : label;
-}
-
 void print_table(const std::vector<RankedRun> &rows, bool byte_peaks, std::ostream &out) {
   const std::string line =
       "{:<16} {:<9} {:>10} {:>10} {:>7} {:>8} {:>9} {:>7} {:>5} {:>10} {:>7}\n";
@@ -142,23 +132,6 @@ void warn_if_unfair(const RunInput &base, const std::vector<RankedRun> &rows,
       "ppsim: warning: model.cost_unit = \"stage\" gives schedules with {} chunks per device {} "
       "times the work of those with {}; use \"device\" to compare the same model\n",
       most, most / fewest, fewest);
-}
-
-// The interactive page of every ranking (docs/report.md): the rows as the tables print them.
-std::string report_of(const RunInput &base, const std::vector<Ranking> &rankings) {
-  std::vector<ReportTable> report_tables;
-  for (const Ranking &ranking : rankings) {
-    ReportTable table{cap_heading(base, ranking.cap), {}};
-    for (const RankedRun &row : ranking.runs) {
-      table.rows.push_back(
-          row.ran() ? report_run_json(row.evaluation->report(), row.policy)
-                    : report_unavailable_json(row.schedule, row.policy, row.unavailable));
-    }
-    report_tables.push_back(std::move(table));
-  }
-  return report_page(report_data_json(
-      ReportHeader{"compare", base.model_name, base.devices, base.microbatches, base.time_unit},
-      report_tables));
 }
 
 // The base order of a run as a PyTorch pipelining CSV (PyTorch has no recomputation actions: the
@@ -330,7 +303,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   std::vector<std::string> written{fmt::format("the ranking of {} runs to standard output", runs)};
   if (values.count("report")) {
     const std::string path = values["report"].as<std::string>();
-    write_file_atomically(path, report_of(base, rankings));
+    write_file_atomically(path, rankings_page(base, rankings));
     if (format == "text")
       out << fmt::format("interactive report written to {}\n", path);
     written.push_back(fmt::format("the interactive report to {}", path));

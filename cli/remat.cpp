@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/progress.h"
-#include "cli/report_page.h"
+#include "run/report_page.h"
 #include "cli/scenario_options.h"
 
 #include "base/error.h"

@@ -2,7 +2,7 @@
 // the memory cap, with the best lower bound and the gap (docs/synthesis.md).
 #include "cli/commands.h"
 #include "cli/output_file.h"
-#include "cli/report_page.h"
+#include "run/report_page.h"
 #include "cli/scenario_options.h"
 #include "run/prepare.h"
 #include "run/synthesis.h"

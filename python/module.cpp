@@ -10,6 +10,7 @@
 #include "run/evaluate.h"
 #include "run/prepare.h"
 #include "run/remat_table.h"
+#include "run/report_page.h"
 #include "run/run_input.h"
 #include "run/scenario_file.h"
 #include "run/sweep.h"
@@ -109,6 +110,16 @@ std::string compare_runs(const RunInput &input, const std::vector<std::string> &
   RankRequest request = rank_request(input, schedules, caps);
   request.threads = std::max(1U, threads);
   return rankings_json(rank_runs(request));
+}
+
+// The interactive page of `ppsim report` (docs/report.md) for the same ranking as compare_runs.
+std::string report_of(const RunInput &input, const std::vector<std::string> &schedules,
+                      const std::vector<std::optional<double>> &caps, unsigned threads) {
+  py::gil_scoped_release release;
+  RankRequest request = rank_request(input, schedules, caps);
+  request.threads = std::max(1U, threads);
+  request.evaluate.timelines = true; // the page's memory curves
+  return rankings_page(input, rank_runs(request));
 }
 
 // `ppsim remat --format json` for the scenario's schedule and cap (run/remat_table.h); the
@@ -265,6 +276,8 @@ PYBIND11_MODULE(_ppsim, module) {
   module.def("compare", &compare_runs, py::arg("input"), py::arg("schedules"), py::arg("caps"),
              py::arg("threads"));
   module.def("bounds", &bounds_of, py::arg("input"));
+  module.def("report", &report_of, py::arg("input"), py::arg("schedules"), py::arg("caps"),
+             py::arg("threads"));
   module.def("remat", &remat_run, py::arg("input"), py::arg("time_limit"), py::arg("gap"));
   module.def("synthesize", &synthesize_run, py::arg("input"), py::arg("time_limit"),
              py::arg("max_evaluations"), py::arg("seed"));

@@ -208,6 +208,16 @@ std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &pro
   return rankings;
 }
 
+std::string cap_heading(const RunInput &base, const std::optional<double> &cap) {
+  if (cap_of_budget(base, cap)) {
+    return fmt::format("memory cap K of the {} budget per schedule, in the {} model (memory_model "
+                       "= \"bytes\" checks bytes)",
+                       format_bytes(*base.budget_bytes), memory_model_name(base.memory_model));
+  }
+  const std::string label = cap_label(base, cap);
+  return label.starts_with("K = ") ? "memory cap " + label : label;
+}
+
 namespace {
 
 // A JSON object without the newline that ends a command's output.

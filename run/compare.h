@@ -50,6 +50,10 @@ struct RankRequest {
   unsigned threads = 2;
 };
 
+/// The heading of a ranking in tables and the report: "memory cap K = 4", the budget's per-schedule
+/// caps, or "no memory cap".
+std::string cap_heading(const RunInput &base, const std::optional<double> &cap);
+
 /// The rankings as JSON (`compare --format json`, `remat --auto --format json`, Python's
 /// `ppsim.compare`): {"rankings": [{"cap", "winner": {"schedule", "policy"} or null, "not_tried",
 /// "runs": [{"schedule", "policy", "winner", "unavailable", "report"}]}]}, the runs in ranking

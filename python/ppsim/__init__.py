@@ -14,6 +14,7 @@ one-line message.
 from __future__ import annotations
 
 import csv
+import html
 import json
 import os
 import pathlib
@@ -24,8 +25,8 @@ import numpy
 from . import _ppsim
 from ._ppsim import Error
 
-__all__ = ["Error", "Scenario", "Result", "schedules", "simulate", "compare", "bounds",
-           "remat", "synthesize", "sweep", "to_torch_csv", "from_torch_csv", "field_names"]
+__all__ = ["Error", "Scenario", "Result", "Report", "schedules", "simulate", "compare", "report",
+           "bounds", "remat", "synthesize", "sweep", "to_torch_csv", "from_torch_csv", "field_names"]
 
 # Keyword shorthands of Scenario(...) -> the scenario files' field names (the CLI's flags).
 _KEYWORDS = {
@@ -198,6 +199,32 @@ def compare(scenario: Scenario, schedules: Optional[Sequence[str]] = None,
                                          list(schedules or []), list(caps or [None]), threads))
     return [_ranked_record(ranking["cap"], run) for ranking in rankings["rankings"]
             for run in ranking["runs"]]
+
+
+class Report:
+    """The interactive report of `ppsim report` (docs/report.md): one self-contained HTML page
+    (`html`), shown inline by Jupyter and written by `save(path)`."""
+
+    def __init__(self, page: str) -> None:
+        self.html = page
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the page (open it in a browser)."""
+        pathlib.Path(path).write_text(self.html, encoding="utf-8")
+
+    def _repr_html_(self) -> str:
+        # The page is a whole document with its own script: Jupyter shows it in a frame.
+        return ('<iframe srcdoc="%s" style="width: 100%%; height: 760px; border: 0"></iframe>'
+                % html.escape(self.html, quote=True))
+
+
+def report(scenario: Scenario, schedules: Optional[Sequence[str]] = None,
+           caps: Optional[Sequence[Optional[float]]] = None, threads: int = 2,
+           **fields: Any) -> Report:
+    """The ranking of `compare` as `ppsim report`'s interactive page: every run's Gantt chart,
+    memory curves and bubbles (docs/report.md)."""
+    return Report(_ppsim.report(_scenario(scenario, fields)._input, list(schedules or []),
+                                list(caps or [None]), threads))
 
 
 def _ranked_record(cap: Optional[float], run: Mapping[str, Any]) -> dict[str, Any]:

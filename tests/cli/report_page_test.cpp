@@ -1,7 +1,7 @@
 // The interactive report: the run data embedded in the page (escaped, parsed back whole), the
 // page self-contained, and `ppsim report` / `compare --report` end to end in-process, errors
 // included. The page's behaviour in a browser is tests/cli/report_browser_test.py.
-#include "cli/report_page.h"
+#include "run/report_page.h"
 #include "tests/cli/command_support.h"
 
 #include "cli/commands.h"

@@ -273,3 +273,16 @@ def test_remat_is_the_commands_json(ppsim):
         pp.remat(pp.Scenario(p=4, m=16, schedule="zb-h2", F=1, B=1, W=1))
     with pytest.raises(pp.Error, match="field 'time_limit': expected a positive number"):
         pp.remat(scenario, time_limit=0)
+
+
+def test_report_is_the_commands_page(ppsim, tmp_path):
+    model = REPOSITORY / "scenarios" / "models" / "gpt-1.5b.toml"
+    page = pp.report(pp.Scenario.from_file(model), schedules=["1f1b", "zb-v"])
+    ppsim("report", model, "--schedules", "1f1b,zb-v", "-o", tmp_path / "cli.html", "-q")
+    assert page.html == (tmp_path / "cli.html").read_text(encoding="utf-8")
+    page.save(tmp_path / "saved.html")
+    assert (tmp_path / "saved.html").read_text(encoding="utf-8") == page.html
+    shown = page._repr_html_()
+    assert shown.startswith("<iframe srcdoc=\"") and "<script" not in shown  # escaped, framed
+    assert json.loads(page.html.split('<script type="application/json" id="ppsim-data">')[1]
+                      .split("</script>")[0])["command"] == "compare"

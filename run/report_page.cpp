@@ -1,5 +1,5 @@
-#include "cli/report_page.h"
-#include "report_template.h" // generated from cli/report/ (cli/CMakeLists.txt)
+#include "run/report_page.h"
+#include "report_template.h" // generated from run/report/ (run/CMakeLists.txt)
 
 #include "base/assert.h"
 #include "sim/critical_path.h"
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace ppsim::cli {
+namespace ppsim {
 namespace {
 
 constexpr std::string_view kDataPlaceholder = "@PPSIM_REPORT_DATA@";
@@ -66,6 +66,22 @@ std::string report_page(std::string_view data_json) {
   return out;
 }
 
+std::string rankings_page(const RunInput &base, const std::vector<Ranking> &rankings) {
+  std::vector<ReportTable> report_tables;
+  for (const Ranking &ranking : rankings) {
+    ReportTable table{cap_heading(base, ranking.cap), {}};
+    for (const RankedRun &row : ranking.runs) {
+      table.rows.push_back(
+          row.ran() ? report_run_json(row.evaluation->report(), row.policy)
+                    : report_unavailable_json(row.schedule, row.policy, row.unavailable));
+    }
+    report_tables.push_back(std::move(table));
+  }
+  return report_page(report_data_json(
+      ReportHeader{"compare", base.model_name, base.devices, base.microbatches, base.time_unit},
+      report_tables));
+}
+
 std::string one_table_page(const ReportHeader &header, const Scenario &scenario,
                            std::vector<std::string> rows) {
   const std::optional<double> cap = checked_track(scenario).cap;
@@ -73,4 +89,4 @@ std::string one_table_page(const ReportHeader &header, const Scenario &scenario,
   return report_page(report_data_json(header, {ReportTable{std::move(heading), std::move(rows)}}));
 }
 
-} // namespace ppsim::cli
+} // namespace ppsim

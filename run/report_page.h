@@ -1,14 +1,15 @@
 #pragma once
 // The interactive report (docs/report.md): one self-contained HTML file, its page (HTML, CSS and
-// JavaScript under cli/report/, embedded at build time) with the run data embedded as JSON. The
+// JavaScript under run/report/, embedded at build time) with the run data embedded as JSON. The
 // numbers come from the JSON writers of sim/io (report_json, timeline_json), never recomputed.
+#include "run/compare.h"
 #include "sim/io/report.h"
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace ppsim::cli {
+namespace ppsim {
 
 /// What the page shows above its tables.
 struct ReportHeader {
@@ -39,8 +40,13 @@ std::string report_data_json(const ReportHeader &header, const std::vector<Repor
 /// the cap they were checked against ("cap 4", "budget 80 GiB") or "no memory cap".
 std::string one_table_page(const ReportHeader &header, const Scenario &scenario,
                            std::vector<std::string> rows);
+/// The page of every ranking of `compare` (`ppsim report`, `compare --report`, Python's
+/// `ppsim.report`): a table per cap, its rows in ranking order. The rankings need memory
+/// timelines (EvaluateOptions::timelines) for the curves.
+std::string rankings_page(const RunInput &base, const std::vector<Ranking> &rankings);
+
 /// The page with `data_json` embedded in a script element; every `<` of the data is written
 /// `\u003c`, so no text in the data can close the element.
 std::string report_page(std::string_view data_json);
 
-} // namespace ppsim::cli
+} // namespace ppsim

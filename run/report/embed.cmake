@@ -17,7 +17,7 @@ if(NOT delimiter EQUAL -1)
   message(FATAL_ERROR "the report page must not contain the raw-string delimiter )ppsim_report\"")
 endif()
 file(WRITE "${OUTPUT}"
-  "// Generated from cli/report/ by cli/report/embed.cmake; do not edit.\n"
-  "#pragma once\n#include <string_view>\n\nnamespace ppsim::cli {\n"
+  "// Generated from run/report/ by run/report/embed.cmake; do not edit.\n"
+  "#pragma once\n#include <string_view>\n\nnamespace ppsim {\n"
   "inline constexpr std::string_view kReportTemplate = R\"ppsim_report(${page})ppsim_report\";\n"
-  "} // namespace ppsim::cli\n")
+  "} // namespace ppsim\n")
