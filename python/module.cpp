@@ -26,8 +26,12 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
+#include <exception>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace py = pybind11;
@@ -103,23 +107,71 @@ py::dict simulate_run(const RunInput &input, bool gantt) {
   return result;
 }
 
+// Thrown by a ranking's progress callback once Ctrl-C was seen: ends rank_runs at its next step.
+struct Interrupted {};
+
+// rank_runs without the GIL, stoppable with Ctrl-C: Python runs signal handlers on its main
+// thread only, so the ranking runs on a thread of its own while this one checks for a signal
+// every 50 ms; on one, the ranking stops after the run in progress (an ILP solve ends first, within
+// remat.time_limit) and KeyboardInterrupt is raised.
+std::vector<Ranking> interruptible_ranking(RankRequest request) {
+  std::atomic<bool> cancelled{false};
+  std::optional<std::vector<Ranking>> rankings;
+  std::exception_ptr failure;
+  std::atomic<bool> finished{false};
+  {
+    py::gil_scoped_release release;
+    std::thread worker([&] {
+      try {
+        rankings = rank_runs(request, [&](std::size_t, std::size_t, std::string_view) {
+          if (cancelled)
+            throw Interrupted{};
+        });
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      finished = true;
+    });
+    while (!finished) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (cancelled)
+        continue;
+      const py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) {
+        PyErr_Clear(); // raised again below, once the ranking has stopped
+        cancelled = true;
+      }
+    }
+    worker.join();
+  }
+  if (cancelled) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw py::error_already_set();
+  }
+  if (failure)
+    std::rethrow_exception(failure);
+  return std::move(*rankings);
+}
+
+RankRequest ranking_request(const RunInput &input, const std::vector<std::string> &schedules,
+                            const std::vector<std::optional<double>> &caps, unsigned threads) {
+  RankRequest request = rank_request(input, schedules, caps);
+  request.threads = std::max(1U, threads);
+  return request;
+}
+
 // The ranking of `compare`, as `compare --format json` prints it (run/compare.h).
 std::string compare_runs(const RunInput &input, const std::vector<std::string> &schedules,
                          const std::vector<std::optional<double>> &caps, unsigned threads) {
-  py::gil_scoped_release release;
-  RankRequest request = rank_request(input, schedules, caps);
-  request.threads = std::max(1U, threads);
-  return rankings_json(rank_runs(request));
+  return rankings_json(interruptible_ranking(ranking_request(input, schedules, caps, threads)));
 }
 
 // The interactive page of `ppsim report` (docs/report.md) for the same ranking as compare_runs.
 std::string report_of(const RunInput &input, const std::vector<std::string> &schedules,
                       const std::vector<std::optional<double>> &caps, unsigned threads) {
-  py::gil_scoped_release release;
-  RankRequest request = rank_request(input, schedules, caps);
-  request.threads = std::max(1U, threads);
+  RankRequest request = ranking_request(input, schedules, caps, threads);
   request.evaluate.timelines = true; // the page's memory curves
-  return rankings_page(input, rank_runs(request));
+  return rankings_page(input, interruptible_ranking(std::move(request)));
 }
 
 // `ppsim remat --format json` for the scenario's schedule and cap (run/remat_table.h); the

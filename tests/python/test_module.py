@@ -203,6 +203,23 @@ def test_ctrl_c_stops_a_long_sweep(tmp_path):
     assert seen and seen[-1] < 2000
 
 
+def test_ctrl_c_stops_a_long_compare():
+    import signal
+    # At 24 GiB LLaMA-2 7B's ranking runs ILPs (some 10 s on 2 cores); a Ctrl-C one second in
+    # stops it after the run in progress (each ILP here limited to 2 s), and the module works on.
+    scenario = pp.Scenario.from_file(REPOSITORY / "scenarios" / "models" / "llama2-7b.toml").with_(
+        budget="24GiB", remat__time_limit=2)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        pp.compare(scenario, threads=1)
+    timer.join()
+    # Without the check the call would end with the whole ranking (over 20 s with one thread).
+    assert time.monotonic() - started < 10  # the signal at 1 s, one ILP of 2 s, slack for load
+    assert pp.compare(pp.Scenario(p=2, m=4, F=1, B=1, W=1), schedules=["1f1b"])[0]["winner"]
+
+
 def test_from_torch_csv_runs_an_exported_order(tmp_path):
     scenario = pp.Scenario(p=4, m=8, schedule="zb-v", F=1, B=1, W=1)
     order = tmp_path / "order.csv"
