@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -110,23 +111,21 @@ py::dict simulate_run(const RunInput &input, bool gantt) {
 // Thrown by a ranking's progress callback once Ctrl-C was seen: ends rank_runs at its next step.
 struct Interrupted {};
 
-// rank_runs without the GIL, stoppable with Ctrl-C: Python runs signal handlers on its main
-// thread only, so the ranking runs on a thread of its own while this one checks for a signal
-// every 50 ms; on one, the ranking stops after the run in progress (an ILP solve ends first, within
-// remat.time_limit) and KeyboardInterrupt is raised.
-std::vector<Ranking> interruptible_ranking(RankRequest request) {
-  std::atomic<bool> cancelled{false};
-  std::optional<std::vector<Ranking>> rankings;
+// `work(stop)` without the GIL, stoppable with Ctrl-C: Python runs signal handlers on its main
+// thread only, so the work runs on a thread of its own while this one checks for a signal every
+// 50 ms; on one it sets `stop`, which the work's solvers, searches and progress callbacks read, waits
+// for the work to end, and raises KeyboardInterrupt.
+template <typename Work>
+auto interruptible(const Work &work) -> decltype(work(std::declval<const std::atomic<bool> &>())) {
+  std::atomic<bool> stop{false};
+  std::optional<decltype(work(stop))> result;
   std::exception_ptr failure;
   std::atomic<bool> finished{false};
   {
     py::gil_scoped_release release;
     std::thread worker([&] {
       try {
-        rankings = rank_runs(request, [&](std::size_t, std::size_t, std::string_view) {
-          if (cancelled)
-            throw Interrupted{};
-        });
+        result = work(stop);
       } catch (...) {
         failure = std::current_exception();
       }
@@ -134,23 +133,34 @@ std::vector<Ranking> interruptible_ranking(RankRequest request) {
     });
     while (!finished) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (cancelled)
+      if (stop)
         continue;
       const py::gil_scoped_acquire acquire;
       if (PyErr_CheckSignals() != 0) {
-        PyErr_Clear(); // raised again below, once the ranking has stopped
-        cancelled = true;
+        PyErr_Clear(); // raised again below, once the work has stopped
+        stop = true;
       }
     }
     worker.join();
   }
-  if (cancelled) {
+  if (stop) {
     PyErr_SetNone(PyExc_KeyboardInterrupt);
     throw py::error_already_set();
   }
   if (failure)
     std::rethrow_exception(failure);
-  return std::move(*rankings);
+  return std::move(*result);
+}
+
+// rank_runs, stopped by Ctrl-C after the run in progress (an ILP solve ends first, within
+// remat.time_limit).
+std::vector<Ranking> interruptible_ranking(const RankRequest &request) {
+  return interruptible([&](const std::atomic<bool> &stop) {
+    return rank_runs(request, [&](std::size_t, std::size_t, std::string_view) {
+      if (stop)
+        throw Interrupted{};
+    });
+  });
 }
 
 RankRequest ranking_request(const RunInput &input, const std::vector<std::string> &schedules,
@@ -171,7 +181,7 @@ std::string report_of(const RunInput &input, const std::vector<std::string> &sch
                       const std::vector<std::optional<double>> &caps, unsigned threads) {
   RankRequest request = ranking_request(input, schedules, caps, threads);
   request.evaluate.timelines = true; // the page's memory curves
-  return rankings_page(input, interruptible_ranking(std::move(request)));
+  return rankings_page(input, interruptible_ranking(request));
 }
 
 // `ppsim remat --format json` for the scenario's schedule and cap (run/remat_table.h); the
@@ -185,8 +195,11 @@ std::string remat_run(const RunInput &input, std::optional<double> time_limit,
     throw Error("", 0, "time_limit", "expected a positive number of seconds");
   if (!(ilp.relative_gap >= 0))
     throw Error("", 0, "gap", "expected a non-negative gap");
-  py::gil_scoped_release release;
-  return remat_table_json(remat_table(input, ilp, started));
+  return interruptible([&](const std::atomic<bool> &stop) {
+    IlpOptions stoppable = ilp;
+    stoppable.stop = &stop;
+    return remat_table_json(remat_table(input, stoppable, started));
+  });
 }
 
 // The lower bounds of `ppsim bounds` (docs/bounds.md), in the scenario's time unit.
@@ -218,22 +231,21 @@ py::dict synthesize_run(const RunInput &input, double time_limit_seconds,
     throw Error("", 0, "time_limit", "expected a positive number of seconds");
   if (max_evaluations < 0)
     throw Error("", 0, "max_evaluations", "expected a count >= 0");
-  std::string json, torch_csv;
-  {
-    py::gil_scoped_release release;
+  const auto [json, torch_csv] = interruptible([&](const std::atomic<bool> &stop) {
     SynthesisOptions options;
     options.time_limit_seconds = time_limit_seconds;
     options.max_evaluations = max_evaluations;
     options.seed = seed;
+    options.stop = &stop;
     const std::vector<SearchedForm> searched = synthesize_input(input, options);
     const PreparedRun &run = searched.front().run;
     const SynthesisResult &result = searched.front().result;
     const Simulation simulation = simulate(run.scenario, result.schedule);
     const SimulationReport report{run.scenario, result.schedule, simulation, result.lower_bound,
                                   run.warnings};
-    json = synthesis_json(searched, report_json(report));
-    torch_csv = write_torch_csv(run.scenario, result.schedule).text;
-  }
+    return std::pair{synthesis_json(searched, report_json(report)),
+                     write_torch_csv(run.scenario, result.schedule).text};
+  });
   py::dict result;
   result["report"] = json;
   result["torch_csv"] = torch_csv;

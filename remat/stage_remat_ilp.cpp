@@ -202,6 +202,7 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     start = least_peak_plan(scenario, base, options.form, deadline);
   solver::Options solve_options{std::max(0.0, seconds_left(deadline)), options.relative_gap, false};
   solve_options.preprocess = false;
+  solve_options.stop = options.stop;
   if (start)
     solve_options.start =
         start_values(built, *start, scenario.stage_count(), scenario.microbatches);

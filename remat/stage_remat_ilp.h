@@ -14,6 +14,7 @@
 #include "sim/metrics.h"
 #include "solver/milp.h"
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct IlpOptions {
   double time_limit_seconds = 60; ///< bounds the whole solve_stage_remat call
   double relative_gap = 0.03;
   IlpForm form = IlpForm::ppsim;
+  /// When set (Ctrl-C in Python), the solves end as at the time limit.
+  const std::atomic<bool> *stop = nullptr;
 };
 
 /// A solved and replayed plan.

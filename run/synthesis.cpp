@@ -21,6 +21,10 @@
 namespace ppsim {
 namespace {
 
+bool stopped(const SynthesisOptions &options) {
+  return options.stop != nullptr && options.stop->load();
+}
+
 using Clock = std::chrono::steady_clock;
 
 /// Moves the entry at `from` of `entries` to position `to`, shifting the entries between by one.
@@ -222,7 +226,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
       break;
     }
     // The clock is read every 32 turns: a candidate costs microseconds to milliseconds.
-    if (turn % 32 == 0 && elapsed() >= options.time_limit_seconds) {
+    if (turn % 32 == 0 && (elapsed() >= options.time_limit_seconds || stopped(options))) {
       result.stop = SynthesisStop::time_limit;
       break;
     }
@@ -244,7 +248,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
 
   const double time_left = options.time_limit_seconds - elapsed();
   if (result.stop != SynthesisStop::bound_met && exact_applies(scenario, options) &&
-      time_left > 0) {
+      time_left > 0 && !stopped(options)) {
     ExactOptions exact_options;
     exact_options.time_limit_seconds = time_left;
     exact_options.max_start_variables = options.exact_max_start_variables;

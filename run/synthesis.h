@@ -12,6 +12,7 @@
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
+#include <atomic>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -89,6 +90,8 @@ struct SynthesisOptions {
   std::uint64_t seed = 1;
   /// Size guard of the exact optimum (start-time binaries); 0 = never run it.
   std::int64_t exact_max_start_variables = 20000;
+  /// When set (Ctrl-C in Python), the search ends as at its time limit, without the exact optimum.
+  const std::atomic<bool> *stop = nullptr;
 };
 
 /// Why the search stopped.

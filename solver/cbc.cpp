@@ -194,21 +194,26 @@ void write_all(int fd, const void *data, std::size_t size) {
 
 // Reads the child's answer until it closes the pipe, or until `deadline`: CBC checks its time
 // limit only between phases, and its preprocessing and first LP can run far past it.
-std::optional<std::string> read_until(int fd, std::chrono::steady_clock::time_point deadline) {
+// The child's answer, or nothing when the deadline passes or `stop` is set first (checked every
+// 100 ms).
+std::optional<std::string> read_until(int fd, std::chrono::steady_clock::time_point deadline,
+                                      const std::atomic<bool> *stop) {
   std::string data;
   char buffer[65536];
   for (;;) {
+    if (stop != nullptr && stop->load())
+      return std::nullopt;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return std::nullopt;
+    const std::int64_t slice = stop != nullptr ? 100 : std::int64_t{1} << 30;
     pollfd ready{fd, POLLIN, 0};
-    const int polled =
-        ::poll(&ready, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1 << 30)));
+    const int polled = ::poll(&ready, 1, static_cast<int>(std::min(left.count(), slice)));
     if (polled < 0 && errno == EINTR)
       continue;
     if (polled == 0)
-      return std::nullopt;
+      continue; // the deadline and `stop` are checked above
     const ssize_t got = ::read(fd, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR)
       continue;
@@ -285,7 +290,7 @@ MilpSolution solve(const Model &model, const Options &options) {
   const double limit_seconds = std::clamp(options.time_limit_seconds, 0.0, 1e7);
   const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                     std::chrono::duration<double>(limit_seconds));
-  const std::optional<std::string> answer = read_until(fds[0], deadline);
+  const std::optional<std::string> answer = read_until(fds[0], deadline, options.stop);
   if (!answer)
     ::kill(child, SIGKILL);
   ::close(fds[0]);

@@ -13,6 +13,7 @@
 //   model.objective_sense = ppsim::solver::ObjectiveSense::maximize;
 //   const ppsim::solver::MilpSolution result = ppsim::solver::solve(model, {.time_limit_seconds =
 //   10}); if (result.has_solution()) use(result.values[x]);
+#include <atomic>
 #include <iosfwd>
 #include <limits>
 #include <string>
@@ -76,6 +77,8 @@ struct Options {
   /// A feasible solution to start from (one value per variable; only the integer variables are
   /// read, the solver completes the rest): the search then never returns anything worse.
   std::vector<double> start{};
+  /// When set (Ctrl-C in Python), the solve ends within 0.1 s as at its time limit.
+  const std::atomic<bool> *stop = nullptr;
 };
 
 enum class Status {

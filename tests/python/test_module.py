@@ -220,6 +220,24 @@ def test_ctrl_c_stops_a_long_compare():
     assert pp.compare(pp.Scenario(p=2, m=4, F=1, B=1, W=1), schedules=["1f1b"])[0]["winner"]
 
 
+@pytest.mark.parametrize("call", ["remat", "synthesize"])
+def test_ctrl_c_stops_a_long_ilp_or_search(call):
+    import signal
+    # zb-h2's ILP at p = 8, m = 32, K = 5 takes some 20 s to prove; the synthesis search is given a
+    # minute. A Ctrl-C one second in ends the solver process or the search within 0.1 s.
+    scenario = pp.Scenario(p=8, m=32, schedule="zb-h2", F=1, B=1, W=1, K=5)
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        if call == "remat":
+            pp.remat(scenario, time_limit=60, gap=0)
+        else:
+            pp.synthesize(scenario, time_limit=60, max_evaluations=10**12)
+    timer.join()
+    assert time.monotonic() - started < 8  # not the solve's or the search's end
+
+
 def test_from_torch_csv_runs_an_exported_order(tmp_path):
     scenario = pp.Scenario(p=4, m=8, schedule="zb-v", F=1, B=1, W=1)
     order = tmp_path / "order.csv"
