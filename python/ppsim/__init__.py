@@ -25,7 +25,8 @@ import numpy
 from . import _ppsim
 from ._ppsim import Error
 
-__all__ = ["Error", "Scenario", "Result", "Report", "schedules", "simulate", "compare", "report",
+__all__ = ["Error", "Scenario", "Result", "Gantt", "Report", "schedules", "simulate", "gantt",
+           "compare", "report",
            "bounds", "remat", "synthesize", "sweep", "to_torch_csv", "from_torch_csv", "field_names"]
 
 # Keyword shorthands of Scenario(...) -> the scenario files' field names (the CLI's flags).
@@ -188,6 +189,28 @@ def simulate(scenario: Scenario, gantt: bool = False, **fields: Any) -> Result:
     """Simulates one run (`ppsim simulate`); `fields` change a copy of the scenario first.
     With `gantt=True` the result carries the Gantt chart (`svg`, shown by Jupyter)."""
     return Result(_ppsim.simulate(_scenario(scenario, fields)._input, gantt))
+
+
+class Gantt:
+    """A Gantt chart with memory curves (`ppsim simulate --svg`): the SVG text (`svg`), shown
+    inline by Jupyter and written by `save(path)`."""
+
+    def __init__(self, svg: str) -> None:
+        self.svg = svg
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the SVG file."""
+        pathlib.Path(path).write_text(self.svg, encoding="utf-8")
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+
+def gantt(scenario: Scenario, **fields: Any) -> Gantt:
+    """The Gantt chart of one run (`ppsim simulate --svg`)."""
+    svg = simulate(scenario, gantt=True, **fields).svg
+    assert svg is not None
+    return Gantt(svg)
 
 
 def compare(scenario: Scenario, schedules: Optional[Sequence[str]] = None,

@@ -321,3 +321,22 @@ def test_report_is_the_commands_page(ppsim, tmp_path):
     assert shown.startswith("<iframe srcdoc=\"") and "<script" not in shown  # escaped, framed
     assert json.loads(page.html.split('<script type="application/json" id="ppsim-data">')[1]
                       .split("</script>")[0])["command"] == "compare"
+
+
+def test_the_docs_tour_runs_as_written(tmp_path, monkeypatch):
+    # docs/python.md's "README tour in Python" block, executed line for line in a scratch folder
+    # (the scenario paths made absolute); without pandas, `dataframe()` must say it needs it.
+    page = (REPOSITORY / "docs" / "python.md").read_text()
+    block = page.split("## The README tour in Python")[1].split("```")[1].strip("\n")
+    code = block.replace('"scenarios/', '"' + str(REPOSITORY / "scenarios") + "/")
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        code = code.replace("result.dataframe()", "pytest.raises(ImportError, result.dataframe)")
+    monkeypatch.chdir(tmp_path)
+    namespace = {"pytest": pytest}
+    exec(compile(code, "docs/python.md", "exec"), namespace)
+    assert namespace["winner"]["winner"] and "<svg" in namespace["result"].svg
+    for written in ("order.csv", "1f1b.svg", "report.html"):
+        assert (tmp_path / written).stat().st_size > 0
+    assert namespace["tight"].microbatches == 32
