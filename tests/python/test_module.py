@@ -216,7 +216,7 @@ def test_ctrl_c_stops_a_long_compare():
         pp.compare(scenario, threads=1)
     timer.join()
     # Without the check the call would end with the whole ranking (over 20 s with one thread).
-    assert time.monotonic() - started < 10  # the signal at 1 s, one ILP of 2 s, slack for load
+    assert time.monotonic() - started < 15  # the signal at 1 s, one ILP of 2 s, slack for load
     assert pp.compare(pp.Scenario(p=2, m=4, F=1, B=1, W=1), schedules=["1f1b"])[0]["winner"]
 
 
@@ -235,7 +235,7 @@ def test_ctrl_c_stops_a_long_ilp_or_search(call):
         else:
             pp.synthesize(scenario, time_limit=60, max_evaluations=10**12)
     timer.join()
-    assert time.monotonic() - started < 8  # not the solve's or the search's end
+    assert time.monotonic() - started < 12  # not the solve's (20 s) or the search's end (60 s)
 
 
 def test_from_torch_csv_runs_an_exported_order(tmp_path):
