@@ -327,8 +327,8 @@ std::vector<int> partitioned_layers(const RunInput &input, const ScheduleInfo &i
   options.in_flight = in_flight_of(input, info, costs);
   options.mode =
       input.partition == "balanced" ? PartitionMode::balanced : PartitionMode::remat_aware;
-  if (input.budget_bytes)
-    options.budget_bytes = *input.budget_bytes;
+  if (input.budget_bytes) // what the runtime holds is not the model's to use
+    options.budget_bytes = *input.budget_bytes - input.runtime_bytes;
   options.optimizer_shards = input.optimizer_shards;
   try {
     return partition_costs(*costs, options).layers_per_stage;

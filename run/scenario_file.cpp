@@ -305,6 +305,8 @@ const std::map<std::string, Setter> &field_setters() {
        [](RunInput &in, const FieldReader &r) { in.optimizer_shards = r.small_integer(1); }},
       {"cluster.memory",
        [](RunInput &in, const FieldReader &r) { in.budget_bytes = r.bytes(r.node()); }},
+      {"cluster.runtime_bytes",
+       [](RunInput &in, const FieldReader &r) { in.runtime_bytes = r.bytes(r.node()); }},
       {"cluster.K",
        [](RunInput &in, const FieldReader &r) {
          const double k = r.real(r.node());

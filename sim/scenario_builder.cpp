@@ -302,6 +302,10 @@ void build_memory(const ScenarioInput &input, Scenario &scenario) {
           layer_bytes("model.memory.optimizer_bytes", input.bytes.optimizer, s, 0.0),
           input.optimizer_shards);
     }
+    if (!(input.runtime_bytes >= 0))
+      input.fail("cluster.runtime_bytes", "expected a byte size >= 0");
+    for (double &resident : resident_state)
+      resident += input.runtime_bytes;
     bytes.device_constant = resident_state;
     scenario.bytes = std::move(bytes);
   }

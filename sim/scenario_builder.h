@@ -74,6 +74,9 @@ struct ScenarioInput {
   std::optional<double> budget_bytes;    ///< cluster.memory: the device's memory budget in bytes
   /// Data-parallel ranks the optimizer states are sharded over (ZeRO-1, distributed optimizer).
   int optimizer_shards = 1;
+  /// Bytes every device holds beside the model's for the runtime (docs/model.md, "Device
+  /// memory": NCCL's buffers, the caching allocator's reserve), part of its resident state.
+  double runtime_bytes = 0;
   ByteSizesInput bytes;
   RematTiming remat_timing = RematTiming::early;
   std::map<std::string, SourceLocation> origins; ///< field key -> where it was set

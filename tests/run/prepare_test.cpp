@@ -2,6 +2,7 @@
 // file") and CSV imports.
 #include "base/index.h"
 #include "run/prepare.h"
+#include "run/scenario_file.h"
 
 #include "base/error.h"
 #include "costs/cost_file.h"
@@ -69,6 +70,38 @@ TEST_CASE("a cost file written and read back gives the stage sums") {
   input.origins["model.F"] = SourceLocation{"s.toml", 2, "model.F"};
   CHECK(prepare_run(input).scenario.stage_costs[0].forward ==
         prepare_run(input).scenario.time_scale.to_ticks({3, 1}));
+}
+
+TEST_CASE("issue_29 cluster.runtime_bytes: held by every device beside the model, from every budget") {
+  // Device 1 holds 3500 bytes of parameters and as many of gradients; a runtime of 1000 bytes
+  // (NCCL's buffers, the allocator's reserve) adds 1000 to every device's resident state, to its
+  // peak, and takes 1000 from what a budget leaves the activations (K, the partition's budget).
+  const TemporaryFile file("ppsim-run-setup-runtime.csv", kLayers);
+  RunInput input;
+  input.devices = 2;
+  input.microbatches = 4;
+  input.costs_file = file.path;
+  input.memory_model = MemoryModel::bytes;
+  const PreparedRun plain = prepare_run(input);
+  set_scenario_field_from_text(input, "cluster.runtime_bytes", "1000", {"", 0, "--set"});
+  const PreparedRun with_runtime = prepare_run(input);
+  for (int d = 0; d < 2; ++d) {
+    CHECK(with_runtime.scenario.bytes->device_constant[ppsim::at(d)] ==
+          plain.scenario.bytes->device_constant[ppsim::at(d)] + 1000);
+  }
+  const auto peak = [](const PreparedRun &run) {
+    return *simulate(run.scenario, run.schedule).metrics.max_peak_bytes();
+  };
+  CHECK(peak(with_runtime) == peak(plain) + 1000);
+  // The count model's K from a budget: (budget - resident) / activation, the strictest device.
+  input.memory_model = MemoryModel::count;
+  input.budget_bytes = 7000 + 1000 + 2 * 350;
+  CHECK(prepare_run(input).scenario.activations.cap == doctest::Approx(2.0));
+  input.runtime_bytes = 0;
+  CHECK(prepare_run(input).scenario.activations.cap == doctest::Approx(2.0 + 1000.0 / 350));
+  CHECK_THROWS_WITH(set_scenario_field_from_text(input, "cluster.runtime_bytes", "-1",
+                                                 {"", 0, "--set"}),
+                    doctest::Contains("expected a byte size such as 80GiB, got -1"));
 }
 
 TEST_CASE("issue_29 values given beside a cost file keep their cost unit") {
