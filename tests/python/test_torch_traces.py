@@ -20,11 +20,20 @@ from test_torch_pipelining import free_port
 LAYERS, STEPS, MICROBATCHES = 3, 3, 2
 
 
-def annotated_trace(path, record_shapes, profile_memory=False, layers=LAYERS):
+def annotated_trace(path, record_shapes, profile_memory=False, layers=LAYERS, checkpointed=()):
     """STEPS iterations of `layers` transformer blocks on plain (no-grad) input, each block named
-    by ppsim_annotate, profiled on the CPU."""
-    blocks = nn.Sequential(*pipeline_model.blocks(layers))
+    by ppsim_annotate, profiled on the CPU; the blocks in `checkpointed` run under
+    torch.utils.checkpoint with ppsim_annotate's recompute context."""
+    blocks = pipeline_model.blocks(layers)
     phases = annotate(blocks)
+
+    def model(x):
+        for layer, block in enumerate(blocks):
+            x = (checkpoint(block, x, use_reentrant=False,
+                            context_fn=phases.recompute_context(block))
+                 if layer in checkpointed else block(x))
+        return x
+
     inputs, _ = pipeline_model.batch(MICROBATCHES)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
                                 record_shapes=record_shapes,
@@ -32,7 +41,7 @@ def annotated_trace(path, record_shapes, profile_memory=False, layers=LAYERS):
         for _ in range(STEPS):
             for microbatch, rows in enumerate(inputs.chunk(MICROBATCHES)):
                 phases.microbatch = microbatch
-                blocks(rows).sum().backward()
+                model(rows).sum().backward()
     profile.export_chrome_trace(str(path))
     phases.remove()
     return json.loads(path.read_text())
@@ -77,27 +86,9 @@ def test_a_checkpointed_blocks_recomputation_is_its_r_range(ppsim, tmp_path):
     # Blocks 0 and 1 run under torch.utils.checkpoint with ppsim's recompute context, block 2
     # plainly: each recomputation is an R range inside its block's backward range, no second F
     # range opens meanwhile, and the import gives those layers recompute_ms (block 2 none).
-    blocks = pipeline_model.blocks(LAYERS)
-    phases = annotate(blocks)
     checkpointed = {0, 1}
-
-    def model(x):
-        for layer, block in enumerate(blocks):
-            x = (checkpoint(block, x, use_reentrant=False,
-                            context_fn=phases.recompute_context(block))
-                 if layer in checkpointed else block(x))
-        return x
-
-    inputs, _ = pipeline_model.batch(MICROBATCHES)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
-                                record_shapes=True) as profile:
-        for _ in range(STEPS):
-            for microbatch, rows in enumerate(inputs.chunk(MICROBATCHES)):
-                phases.microbatch = microbatch
-                model(rows).sum().backward()
-    profile.export_chrome_trace(str(tmp_path / "trace.json"))
-    phases.remove()
-    events = ranges(json.loads((tmp_path / "trace.json").read_text()))
+    events = ranges(annotated_trace(tmp_path / "trace.json", record_shapes=True,
+                                    checkpointed=checkpointed))
     by_name = {}
     for event in events:
         by_name.setdefault(event["name"], []).append(event)
