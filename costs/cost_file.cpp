@@ -279,6 +279,10 @@ void note_columns(CostFile &file, const std::vector<std::string> &present) {
 
 } // namespace detail
 
+bool CostFile::has_column(std::string_view column) const {
+  return only_columns.empty() || detail::contains(only_columns, column);
+}
+
 bool CostFile::fused_only() const {
   return !only_columns.empty() && detail::measures_fused_backward_only(only_columns);
 }

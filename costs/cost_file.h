@@ -90,6 +90,8 @@ struct CostFile {
   /// bwd_weight_ms: a PyTorch trace recorded without shapes): each row's B is then its whole
   /// backward and W is 0, which only schedules with a fused backward may run.
   [[nodiscard]] bool fused_only() const;
+  /// The file has `column` (every column when only_columns is empty: a file built in memory).
+  [[nodiscard]] bool has_column(std::string_view column) const;
 };
 
 /// Which layer ids a file may hold: every layer from 0 in order (a model), or any ascending ids

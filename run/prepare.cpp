@@ -148,13 +148,8 @@ RunInput with_cost_file(const RunInput &input, const CostFile *costs,
   // model's one activation per stage and microbatch), not zeros.
   const auto measured_fill = [&](const char *key, std::vector<double> &field,
                                  std::initializer_list<std::string_view> columns, auto value_of) {
-    const bool measured =
-        file.only_columns.empty() ||
-        std::any_of(columns.begin(), columns.end(), [&](std::string_view column) {
-          return std::find(file.only_columns.begin(), file.only_columns.end(), column) !=
-                 file.only_columns.end();
-        });
-    if (measured)
+    if (std::any_of(columns.begin(), columns.end(),
+                    [&](std::string_view column) { return file.has_column(column); }))
       fill(key, field, value_of);
   };
   measured_fill("model.memory.act_bytes", bytes.activation, {"activation_bytes_full"},

@@ -77,6 +77,10 @@ TEST_CASE("issue_30 a file with the whole backward only: B is the backward, W is
   const CostFile fused = parse_cost_csv(
       "schema_version,layer_id,fwd_ms,bwd_total_ms\n1,0,0.5,1.25\n1,1,0.75,1.5\n", "noshapes.csv");
   CHECK(fused.fused_only());
+  CHECK(fused.has_column("bwd_total_ms"));
+  CHECK_FALSE(fused.has_column("bwd_weight_ms"));
+  CHECK_FALSE(fused.has_column("activation_bytes_full"));
+  CHECK(CostFile{}.has_column("activation_bytes_full")); // built in memory: every column
   CHECK(fused.rows[1].bwd_input_ms == Rational{3, 2});
   CHECK(fused.rows[1].bwd_weight_ms == Rational{0, 1});
   CHECK(fused.rows[1].bwd_total_ms == Rational{3, 2});
