@@ -129,8 +129,20 @@ def test_errors_are_ppsim_errors_with_the_one_line_message(call, message):
         pp.simulate({"p": 4})
 
 
-def test_the_gil_is_released_while_ppsim_computes():
+def long_sweep(folder, points):
+    """A sweep file of `points` zb-h1 runs on 16 devices (some 10 ms each)."""
+    (folder / "base.toml").write_text('[pipeline]\nschedule = "zb-h1"\n[cluster]\n'
+                                      'devices = 16\n[model]\nW = 1\n')
+    sweep = folder / "long.toml"
+    sweep.write_text('base = "base.toml"\n[axes]\n"pipeline.microbatches" = ['
+                     + ", ".join(str(m) for m in range(64, 64 + points)) + "]\n")
+    return sweep
+
+
+@pytest.mark.parametrize("call", ["compare", "sweep"])
+def test_the_gil_is_released_while_ppsim_computes(call, tmp_path):
     scenario = pp.Scenario.from_file(REPOSITORY / "scenarios" / "models" / "gpt-6.2b.toml")
+    sweep = long_sweep(tmp_path, 100)
     ticks = []
     done = threading.Event()
 
@@ -142,12 +154,15 @@ def test_the_gil_is_released_while_ppsim_computes():
     counter = threading.Thread(target=count)
     counter.start()
     start = time.perf_counter()
-    pp.compare(scenario, threads=1)
+    if call == "compare":
+        pp.compare(scenario, threads=1)
+    else:
+        pp.sweep(sweep, threads=1)
     finish = time.perf_counter()
     done.set()
     counter.join()
     during = [t for t in ticks if start < t < finish]
-    # The counter thread kept running while compare held no GIL: most milliseconds saw a tick.
+    # The counter thread kept running while ppsim held no GIL: most milliseconds saw a tick.
     assert finish - start > 0.05
     assert len(during) > 0.3 * (finish - start) / 0.0012
 
@@ -182,11 +197,7 @@ def test_sweep_gives_the_rows_of_the_cli_and_reports_progress(ppsim):
 
 def test_ctrl_c_stops_a_long_sweep(tmp_path):
     import signal
-    sweep = tmp_path / "long.toml"
-    (tmp_path / "base.toml").write_text('[pipeline]\nschedule = "zb-h1"\n[cluster]\n'
-                                        'devices = 16\n[model]\nW = 1\n')
-    sweep.write_text('base = "base.toml"\n[axes]\n"pipeline.microbatches" = ['
-                     + ", ".join(str(m) for m in range(64, 64 + 2000)) + "]\n")
+    sweep = long_sweep(tmp_path, 2000)
     # Ctrl-C from another thread once the sweep runs (its 2000 points take some 20 s): the
     # signal is seen between two batches, without the progress callback's help.
     seen = []
