@@ -28,7 +28,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -120,7 +122,9 @@ auto interruptible(const Work &work) -> decltype(work(std::declval<const std::at
   std::atomic<bool> stop{false};
   std::optional<decltype(work(stop))> result;
   std::exception_ptr failure;
-  std::atomic<bool> finished{false};
+  std::mutex mutex;
+  std::condition_variable ended;
+  bool finished = false;
   {
     py::gil_scoped_release release;
     std::thread worker([&] {
@@ -129,18 +133,26 @@ auto interruptible(const Work &work) -> decltype(work(std::declval<const std::at
       } catch (...) {
         failure = std::current_exception();
       }
+      const std::lock_guard lock(mutex);
       finished = true;
+      ended.notify_one();
     });
-    while (!finished) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // A short call returns at once; a long one is looked at every 50 ms.
+    std::unique_lock lock(mutex);
+    while (!ended.wait_for(lock, std::chrono::milliseconds(50), [&] { return finished; })) {
       if (stop)
         continue;
-      const py::gil_scoped_acquire acquire;
-      if (PyErr_CheckSignals() != 0) {
-        PyErr_Clear(); // raised again below, once the work has stopped
-        stop = true;
+      lock.unlock();
+      {
+        const py::gil_scoped_acquire acquire;
+        if (PyErr_CheckSignals() != 0) {
+          PyErr_Clear(); // raised again below, once the work has stopped
+          stop = true;
+        }
       }
+      lock.lock();
     }
+    lock.unlock();
     worker.join();
   }
   if (stop) {
