@@ -321,8 +321,9 @@ public:
       // A backward's transient is measured where its allocations are: on its range's thread, and
       // with no recomputation inside (a checkpoint's R range), whose rebuilt activations are the
       // level's, not the backward's. Elsewhere it is left unmeasured (its column absent).
+      const std::vector<CpuSpan> &thread_spans = spans; // a lambda cannot capture a binding
       const auto recomputes_inside = [&](const CpuSpan &backward) {
-        return std::any_of(spans.begin(), spans.end(), [&](const CpuSpan &other) {
+        return std::any_of(thread_spans.begin(), thread_spans.end(), [&](const CpuSpan &other) {
           const Pass pass = phases_[other.index].pass;
           return (pass == Pass::recompute_full || pass == Pass::recompute_selective) &&
                  other.start >= backward.start && other.start < backward.end;
