@@ -302,7 +302,9 @@ public:
     // The bytes a forward keeps: its thread's allocator events inside it, summed from prefix sums
     // of the events in time order (exact in 128 bits; each block is at most 2^50).
     __extension__ using Int128 = __int128;
-    for (const auto &[thread, spans] : phase_spans_) {
+    for (const auto &thread_spans : phase_spans_) {
+      const std::string &thread = thread_spans.first;
+      const std::vector<CpuSpan> &spans = thread_spans.second; // a lambda captures it
       // The device whose memory holds the activations: the GPU's, or in a CPU run the host's.
       const auto &allocations = memory_[result.cpu_timed ? 0 : 1];
       const auto events = allocations.find(thread);
@@ -320,22 +322,25 @@ public:
       };
       // A backward's transient is measured where its allocations are: on its range's thread, and
       // with no recomputation inside (a checkpoint's R range), whose rebuilt activations are the
-      // level's, not the backward's. Elsewhere it is left unmeasured (its column absent).
-      const std::vector<CpuSpan> &thread_spans = spans; // a lambda cannot capture a binding
-      const auto recomputes_inside = [&](const CpuSpan &backward) {
-        return std::any_of(thread_spans.begin(), thread_spans.end(), [&](const CpuSpan &other) {
-          const Pass pass = phases_[other.index].pass;
-          return (pass == Pass::recompute_full || pass == Pass::recompute_selective) &&
-                 other.start >= backward.start && other.start < backward.end;
-        });
+      // level's, not the backward's. Elsewhere it is left unmeasured (its column absent). The
+      // spans are nested and in start order (nest_or_fail): those inside one follow it.
+      const auto recomputes_inside = [this, &spans](std::size_t k) {
+        for (std::size_t inner = k + 1; inner < spans.size() && spans[inner].start < spans[k].end;
+             ++inner) {
+          const Pass pass = phases_[spans[inner].index].pass;
+          if (pass == Pass::recompute_full || pass == Pass::recompute_selective)
+            return true;
+        }
+        return false;
       };
-      for (const CpuSpan &span : spans) {
+      for (std::size_t k = 0; k < spans.size(); ++k) {
+        const CpuSpan &span = spans[k];
         const PhaseId &phase = phases_[span.index];
         if (phase.pass != Pass::forward && phase.pass != Pass::backward_total)
           continue;
         const std::size_t first = first_at(span.start), last = first_at(span.end);
         const bool backward = phase.pass == Pass::backward_total;
-        if (backward && (first == last || recomputes_inside(span)))
+        if (backward && (first == last || recomputes_inside(k)))
           continue;
         Int128 highest = 0;
         for (std::size_t i = first; i < last; ++i)
