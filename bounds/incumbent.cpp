@@ -40,13 +40,9 @@ Schedule serial_schedule(const Scenario &scenario, BackwardForm form, bool recom
   return schedule;
 }
 
-std::vector<Incumbent> known_schedules(const Scenario &scenario, BackwardForm form,
-                                       bool recompute) {
-  std::vector<Incumbent> known{{"serial", serial_schedule(scenario, form, recompute), Ticks{0}}};
-  const Simulation serial = simulate(scenario, known.front().schedule);
-  if (!serial.metrics.feasible)
-    throw Error("no schedule fits the memory cap: it is below one activation of some stage");
-  known.front().makespan = serial.metrics.makespan;
+std::vector<RegisteredSchedule> registered_schedules(const Scenario &scenario,
+                                                     BackwardForm form) {
+  std::vector<RegisteredSchedule> registered;
   for (const ScheduleInfo &info : schedule_registry()) {
     if (info.split_backward != (form == BackwardForm::split))
       continue;
@@ -63,27 +59,60 @@ std::vector<Incumbent> known_schedules(const Scenario &scenario, BackwardForm fo
       continue; // its search finds nothing under the cap: not a candidate
     }
     const Simulation simulation = simulate(scenario, schedule);
-    if (simulation.metrics.feasible)
-      known.push_back({info.name, std::move(schedule), simulation.metrics.makespan});
+    registered.push_back({{info.name, std::move(schedule), simulation.metrics.makespan},
+                          simulation.metrics.feasible});
   }
+  return registered;
+}
+
+std::vector<Incumbent> known_schedules(const Scenario &scenario, BackwardForm form,
+                                       bool recompute) {
+  return known_schedules(scenario, form, recompute, registered_schedules(scenario, form));
+}
+
+std::vector<Incumbent> known_schedules(const Scenario &scenario, BackwardForm form, bool recompute,
+                                       const std::vector<RegisteredSchedule> &registered) {
+  std::vector<Incumbent> known;
+  Schedule serial = serial_schedule(scenario, form, recompute);
+  const Simulation replay = simulate(scenario, serial);
+  if (replay.metrics.feasible)
+    known.push_back({"serial", std::move(serial), replay.metrics.makespan});
+  for (const RegisteredSchedule &candidate : registered)
+    if (candidate.fits)
+      known.push_back(candidate.run);
   std::stable_sort(known.begin(), known.end(),
                    [](const Incumbent &a, const Incumbent &b) { return a.makespan < b.makespan; });
   return known;
 }
 
 Incumbent best_known_schedule(const Scenario &scenario, BackwardForm form, bool recompute) {
-  return std::move(known_schedules(scenario, form, recompute).front());
+  std::vector<Incumbent> known = known_schedules(scenario, form, recompute);
+  if (known.empty())
+    throw Error("no schedule fits the memory cap: it is below one activation of some stage");
+  return std::move(known.front());
 }
 
 bool cap_can_bind(const Scenario &scenario) {
-  if (!scenario.activations.cap)
+  const MemoryTrack &track = checked_track(scenario);
+  if (!track.cap)
     return false;
+  // What a device would hold at most keeping every activation: its constant, every stored
+  // activation of its stages and the largest transient of any of their ops.
   std::vector<double> all_resident(at(scenario.devices), 0.0);
-  for (int s = 0; s < scenario.stage_count(); ++s)
-    all_resident[at(scenario.stage_device[at(s)])] +=
-        scenario.microbatches * scenario.activations.stages[at(s)].stored;
-  return over_cap(*std::max_element(all_resident.begin(), all_resident.end()),
-                  *scenario.activations.cap);
+  std::vector<double> transient(at(scenario.devices), 0.0);
+  for (int d = 0; d < scenario.devices && at(d) < track.device_constant.size(); ++d)
+    all_resident[at(d)] = track.device_constant[at(d)];
+  for (int s = 0; s < scenario.stage_count(); ++s) {
+    const StageMemory &stage = track.stages[at(s)];
+    const auto device = at(scenario.stage_device[at(s)]);
+    all_resident[device] += scenario.microbatches * stage.stored;
+    transient[device] = std::max({transient[device], stage.peak_forward,
+                                  stage.peak_backward_input, stage.peak_backward_weight});
+  }
+  for (std::size_t d = 0; d < all_resident.size(); ++d)
+    if (over_cap(all_resident[d] + transient[d], *track.cap))
+      return true;
+  return false;
 }
 
 } // namespace ppsim

@@ -64,20 +64,55 @@ RematPlan empty_plan(const Scenario &scenario) {
   return RematPlan(scenario.stage_count(), scenario.microbatches);
 }
 
+namespace {
+
+/// Appends to `ops` what `decision` puts right before the op holding `ref`: R before B/BW, RW or
+/// RBW before W. Returns how many ops it appended; throws Error for a backward option on a BW.
+int append_recomputation(std::vector<Op> &ops, const OpRef &ref, const RematDecision &decision,
+                         const std::string &schedule_name) {
+  switch (ref.kind) {
+  case OpKind::backward_input:
+  case OpKind::backward_full: {
+    if (ref.kind == OpKind::backward_full && decision.backward != BackwardRemat::none) {
+      throw Error(fmt::format("backward remat of stage {} microbatch {} needs a split "
+                              "backward (B and W), but schedule '{}' runs {}",
+                              ref.stage, ref.microbatch, schedule_name, describe(ref)));
+    }
+    if (decision.forward != ForwardRemat::full)
+      return 0;
+    ops.push_back(
+        Op::make(OpKind::recompute_forward, ref.stage, ref.microbatch, decision.level));
+    return 1;
+  }
+  case OpKind::backward_weight:
+    if (decision.backward == BackwardRemat::none)
+      return 0;
+    ops.push_back(Op::make(decision.backward == BackwardRemat::activations
+                               ? OpKind::recompute_weight_inputs
+                               : OpKind::recompute_full_backward,
+                           ref.stage, ref.microbatch));
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+} // namespace
+
 Schedule apply_plan(const Schedule &base, const RematPlan &plan) {
   Schedule result;
   result.name = base.name;
   result.device_ops.resize(base.device_ops.size());
   // Each decision must land on exactly one op; count what was placed to catch the rest.
   int placed = 0;
-  const auto decision = [&](const OpRef &ref) -> const RematDecision * {
+  const auto decision = [&](const OpRef &ref) -> const RematDecision & {
     if (ref.stage < 0 || ref.stage >= plan.stages() || ref.microbatch < 0 ||
         ref.microbatch >= plan.microbatches()) {
       throw Error(fmt::format("the remat plan covers {} stages and {} microbatches, but the "
                               "schedule contains {}",
                               plan.stages(), plan.microbatches(), describe(ref)));
     }
-    return &plan.at(ref.stage, ref.microbatch);
+    return plan.at(ref.stage, ref.microbatch);
   };
   for (std::size_t g = 0; g < base.device_ops.size(); ++g) {
     std::vector<Op> &ops = result.device_ops[g];
@@ -90,32 +125,7 @@ Schedule apply_plan(const Schedule &base, const RematPlan &plan) {
                                   "schedule without recomputation",
                                   base.name, describe(ref)));
         }
-        const RematDecision &d = *decision(ref);
-        switch (ref.kind) {
-        case OpKind::backward_input:
-        case OpKind::backward_full:
-          if (d.forward == ForwardRemat::full) {
-            ops.push_back(Op::make(OpKind::recompute_forward, ref.stage, ref.microbatch, d.level));
-            ++placed;
-          }
-          if (ref.kind == OpKind::backward_full && d.backward != BackwardRemat::none) {
-            throw Error(fmt::format("backward remat of stage {} microbatch {} needs a split "
-                                    "backward (B and W), but schedule '{}' runs {}",
-                                    ref.stage, ref.microbatch, base.name, describe(ref)));
-          }
-          break;
-        case OpKind::backward_weight:
-          if (d.backward == BackwardRemat::activations) {
-            ops.push_back(Op::make(OpKind::recompute_weight_inputs, ref.stage, ref.microbatch));
-            ++placed;
-          } else if (d.backward == BackwardRemat::full) {
-            ops.push_back(Op::make(OpKind::recompute_full_backward, ref.stage, ref.microbatch));
-            ++placed;
-          }
-          break;
-        default:
-          break;
-        }
+        placed += append_recomputation(ops, ref, decision(ref), base.name);
       }
       ops.push_back(op);
     }
@@ -128,6 +138,29 @@ Schedule apply_plan(const Schedule &base, const RematPlan &plan) {
   return result;
 }
 
+Schedule with_decision(const Schedule &schedule, int stage, int microbatch,
+                       const RematDecision &decision) {
+  Schedule result;
+  result.name = schedule.name;
+  result.device_ops.resize(schedule.device_ops.size());
+  for (std::size_t g = 0; g < schedule.device_ops.size(); ++g) {
+    std::vector<Op> &ops = result.device_ops[g];
+    ops.reserve(schedule.device_ops[g].size() + 2);
+    for (const Op &op : schedule.device_ops[g]) {
+      const auto own = [&](const OpRef &ref) {
+        return ref.stage == stage && ref.microbatch == microbatch;
+      };
+      if (is_recompute(op.first.kind) && own(op.first))
+        continue; // the old decision's op
+      for (int part = 0; part < op.sub_op_count(); ++part)
+        if (own(op.sub_op(part)))
+          append_recomputation(ops, op.sub_op(part), decision, schedule.name);
+      ops.push_back(op);
+    }
+  }
+  return result;
+}
+
 RematPlan plan_of(const Schedule &schedule, int stages, int microbatches) {
   RematPlan plan(stages, microbatches);
   for (const auto &ops : schedule.device_ops) {
@@ -135,18 +168,21 @@ RematPlan plan_of(const Schedule &schedule, int stages, int microbatches) {
       const OpRef &ref = op.first;
       if (!is_recompute(ref.kind))
         continue;
-      RematDecision &d = plan.at(ref.stage, ref.microbatch);
-      if (ref.kind == OpKind::recompute_forward) {
-        d.forward = ForwardRemat::full;
-        d.level = ref.level;
-      }
-      if (ref.kind == OpKind::recompute_weight_inputs)
-        d.backward = BackwardRemat::activations;
-      if (ref.kind == OpKind::recompute_full_backward)
-        d.backward = BackwardRemat::full;
+      take_recomputation(plan.at(ref.stage, ref.microbatch), ref);
     }
   }
   return plan;
+}
+
+void take_recomputation(RematDecision &decision, const OpRef &ref) {
+  if (ref.kind == OpKind::recompute_forward) {
+    decision.forward = ForwardRemat::full;
+    decision.level = ref.level;
+  }
+  if (ref.kind == OpKind::recompute_weight_inputs)
+    decision.backward = BackwardRemat::activations;
+  if (ref.kind == OpKind::recompute_full_backward)
+    decision.backward = BackwardRemat::full;
 }
 
 RematPlan parse_plan_csv(std::string_view text, const std::string &source, int stages,

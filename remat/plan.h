@@ -65,8 +65,17 @@ RematPlan empty_plan(const Scenario &scenario);
 /// options": backward options exist for split schedules only).
 Schedule apply_plan(const Schedule &base, const RematPlan &plan);
 
+/// `schedule` (which may recompute) with the recomputation ops of (stage, microbatch) replaced by
+/// those of `decision`, placed where apply_plan places them (R right before the op holding its
+/// B/BW, RW or RBW right before the op holding its W); every other op keeps its place. Throws
+/// Error as apply_plan for a backward option on a BW.
+Schedule with_decision(const Schedule &schedule, int stage, int microbatch,
+                       const RematDecision &decision);
+
 /// Reads the decisions already present in a schedule (the inverse of apply_plan).
 RematPlan plan_of(const Schedule &schedule, int stages, int microbatches);
+/// Adds to `decision` what the recomputation op `ref` (R, RW or RBW) decides.
+void take_recomputation(RematDecision &decision, const OpRef &ref);
 
 /// Parses the CSV of docs/remat.md, "Simple policies": header `stage,microbatch,fwd,bwd`, then one
 /// row per (s,j) with `fwd` in {none, full, selective, level:K} (K >= 1, a checkpoint level of

@@ -8,14 +8,19 @@
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
 #include "bounds/incumbent.h"
+#include "remat/baselines.h"
+#include "remat/stage_remat_ilp.h"
 #include "sim/io/report.h"
+#include "sim/metrics.h"
 #include "sim/memory.h"
 #include "sim/retime.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <numeric>
 #include <random>
 
 namespace ppsim {
@@ -77,19 +82,107 @@ bool exact_applies(const Scenario &scenario, const SynthesisOptions &options) {
                      [](const StageMemory &stage) { return stage.checkpoint_levels.empty(); });
 }
 
+/// (makespan, sum of the devices' last ends) of the re-timer's orders.
+CandidateTime time_of(const Retimer &retimer, int devices) {
+  Ticks total{0};
+  for (int device = 0; device < devices; ++device) {
+    const auto size = static_cast<int>(retimer.device_order(device).size());
+    if (size > 0)
+      total += retimer.end(device, size - 1);
+  }
+  return {retimer.makespan(), total};
+}
+
+/// One move in this many changes a recomputation, when the search has them (OrderSearch::step):
+/// such a move re-times the whole schedule, an order move only what follows the move.
+constexpr int kRecomputeMoveShare = 16;
+
+/// The recomputation choices of one (stage, microbatch): R or not (docs/remat.md, "The three
+/// options"), and with a split backward RW, RBW or neither.
+constexpr std::array<RematDecision, 6> kDecisions{{
+    {ForwardRemat::none, BackwardRemat::none, 0},
+    {ForwardRemat::full, BackwardRemat::none, 0},
+    {ForwardRemat::none, BackwardRemat::activations, 0},
+    {ForwardRemat::full, BackwardRemat::activations, 0},
+    {ForwardRemat::none, BackwardRemat::full, 0},
+    {ForwardRemat::full, BackwardRemat::full, 0},
+}};
+
+/// The registered schedules that do not fit the cap, each with full recomputation and with the
+/// remat ILP's plan (docs/synthesis.md, "Recomputation"), where that fits: what `compare` ranks
+/// for the placement and backward form. A schedule identical to an earlier one is planned once.
+/// The ILPs take at most half the time limit in all, shared evenly among those left.
+std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
+                                         const std::vector<RegisteredSchedule> &registered,
+                                         const SynthesisOptions &options) {
+  const Clock::time_point start = Clock::now();
+  std::vector<const RegisteredSchedule *> unfit;
+  for (const RegisteredSchedule &candidate : registered)
+    if (!candidate.fits && std::none_of(unfit.begin(), unfit.end(), [&](const auto *earlier) {
+          return earlier->run.schedule.device_ops == candidate.run.schedule.device_ops;
+        }))
+      unfit.push_back(&candidate);
+  std::vector<Incumbent> seeds;
+  const auto keep_if_fits = [&](const std::string &name, Schedule schedule) {
+    const Simulation simulation = simulate(scenario, schedule);
+    if (simulation.metrics.feasible)
+      seeds.push_back({name, std::move(schedule), simulation.metrics.makespan});
+  };
+  for (std::size_t k = 0; k < unfit.size(); ++k) {
+    const Incumbent &base = unfit[k]->run;
+    keep_if_fits(base.name + " + full",
+                 apply_plan(base.schedule, full_forward_plan(scenario, base.schedule)));
+    const double spent = std::chrono::duration<double>(Clock::now() - start).count();
+    IlpOptions ilp;
+    ilp.time_limit_seconds =
+        std::min(options.remat_time_limit_seconds,
+                 (options.time_limit_seconds / 2 - spent) / static_cast<double>(unfit.size() - k));
+    ilp.relative_gap = options.remat_relative_gap;
+    ilp.stop = options.stop;
+    if (ilp.time_limit_seconds <= 0 || stopped(options))
+      continue;
+    try {
+      RematSolution solution = solve_stage_remat(scenario, base.schedule, ilp);
+      if (solution.found())
+        keep_if_fits(base.name + " + ilp", std::move(solution.schedule));
+    } catch (const Error &) { // no plan of this schedule fits, or none within its time: no seed
+    }
+  }
+  return seeds;
+}
+
 } // namespace
 
-OrderSearch::OrderSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed)
-    : track_(checked_track(scenario)), retimer_(scenario, seed), devices_(seed.device_count()),
-      random_(random_seed) {
-  const OpLocator locator(seed, scenario.stage_count(), scenario.microbatches);
-  effects_ = memory_effects(seed, locator, track_);
-  for (const std::vector<Op> &list : seed.device_ops)
+OrderSearch::OrderSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed,
+                         bool recompute)
+    : scenario_(scenario), track_(checked_track(scenario)), recompute_(recompute),
+      retimer_(scenario, seed), devices_(seed.device_count()), random_(random_seed) {
+  adopt(seed);
+  for (const Op &op : ops_)
+    split_backward_ = split_backward_ || op.kind() == OpKind::backward_weight;
+}
+
+void OrderSearch::adopt(const Schedule &schedule) {
+  const OpLocator locator(schedule, scenario_.stage_count(), scenario_.microbatches);
+  effects_ = memory_effects(schedule, locator, track_);
+  ops_.clear();
+  for (const std::vector<Op> &list : schedule.device_ops)
     ops_.insert(ops_.end(), list.begin(), list.end());
   time_ = current_time();
 }
 
 void OrderSearch::step() {
+  if (recompute_ && std::uniform_int_distribution<int>(1, kRecomputeMoveShare)(random_) == 1) {
+    const int stage = std::uniform_int_distribution<int>(0, scenario_.stage_count() - 1)(random_);
+    const int microbatch =
+        std::uniform_int_distribution<int>(0, scenario_.microbatches - 1)(random_);
+    const int choices = split_backward_ ? static_cast<int>(kDecisions.size()) : 2;
+    const RematDecision &decision =
+        kDecisions[at(std::uniform_int_distribution<int>(0, choices - 1)(random_))];
+    if (!(decision == decision_of(stage, microbatch)))
+      try_recompute(stage, microbatch, decision);
+    return;
+  }
   const int device = std::uniform_int_distribution<int>(0, devices_ - 1)(random_);
   const auto size = static_cast<int>(retimer_.device_order(device).size());
   PPSIM_ASSERT(size >= 2); // every device runs a forward and a backward of its stages
@@ -125,6 +218,45 @@ MoveOutcome OrderSearch::try_move(int device, int from, int to) {
   return MoveOutcome::kept;
 }
 
+MoveOutcome OrderSearch::try_recompute(int stage, int microbatch, const RematDecision &decision) {
+  ++evaluations_;
+  const Schedule candidate = with_decision(retimer_.schedule(), stage, microbatch, decision);
+  const int device = scenario_.stage_device[at(stage)];
+  if (track_.cap) {
+    // Only the ops of (stage, microbatch) change their effects, all on its device.
+    const OpLocator locator(candidate, scenario_.stage_count(), scenario_.microbatches);
+    const std::vector<MemoryEffect> effects = memory_effects(candidate, locator, track_);
+    std::int32_t first = 0;
+    for (int d = 0; d < device; ++d)
+      first += static_cast<std::int32_t>(candidate.device_ops[at(d)].size());
+    candidate_order_.resize(candidate.device_ops[at(device)].size());
+    std::iota(candidate_order_.begin(), candidate_order_.end(), first);
+    if (over_cap(order_peak(candidate_order_, effects, track_, device), *track_.cap))
+      return MoveOutcome::over_cap;
+  }
+  // R right before its B/BW and RW/RBW right before W follow what they wait for on the device:
+  // the orders run whenever the current ones do.
+  Retimer retimer(scenario_, candidate);
+  const CandidateTime time = time_of(retimer, devices_);
+  if (time > time_)
+    return MoveOutcome::worse;
+  if (time < time_)
+    ++improvements_;
+  retimer_ = std::move(retimer);
+  adopt(candidate);
+  return MoveOutcome::kept;
+}
+
+RematDecision OrderSearch::decision_of(int stage, int microbatch) const {
+  RematDecision decision;
+  for (const std::int32_t node : retimer_.device_order(scenario_.stage_device[at(stage)])) {
+    const OpRef &ref = ops_[at(node)].first;
+    if (ref.stage == stage && ref.microbatch == microbatch)
+      take_recomputation(decision, ref);
+  }
+  return decision;
+}
+
 bool OrderSearch::passes_own_activation(int device, int from, int to) const {
   const std::span<const std::int32_t> order = retimer_.device_order(device);
   const Op &moved = ops_[at(order[at(from)])];
@@ -141,15 +273,7 @@ double OrderSearch::candidate_peak(int device, int from, int to) {
   return order_peak(candidate_order_, effects_, track_, device);
 }
 
-CandidateTime OrderSearch::current_time() const {
-  Ticks total{0};
-  for (int device = 0; device < devices_; ++device) {
-    const auto size = static_cast<int>(retimer_.device_order(device).size());
-    if (size > 0)
-      total += retimer_.end(device, size - 1);
-  }
-  return {retimer_.makespan(), total};
-}
+CandidateTime OrderSearch::current_time() const { return time_of(retimer_, devices_); }
 
 std::string_view describe(SynthesisStop stop) {
   switch (stop) {
@@ -180,25 +304,52 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
                 "synthesis certifies its gap with lower bounds that take an overlapped F&B op as "
                 "long as its parts; leave overlap_fb at its default");
   const BoundsReport bounds = compute_bounds(scenario, BoundsOptions{form, "", 0});
-  if (!bounds.cap_fits_one_activation) {
-    const double cap = *checked_track(scenario).cap;
-    throw CapUnreachable(
-        "", 0, scenario.memory_model == MemoryModel::bytes ? "memory" : "K",
-        fmt::format("no schedule fits {}: it is below one activation of some stage",
-                    describe_cap(scenario, cap)));
-  }
+  // `sentence` names the cap with {}.
+  const auto cap_unreachable = [&](const std::string &sentence) {
+    return CapUnreachable("", 0, scenario.memory_model == MemoryModel::bytes ? "memory" : "K",
+                          fmt::format(fmt::runtime(sentence),
+                                      describe_cap(scenario, *checked_track(scenario).cap)));
+  };
+  if (!bounds.cap_fits_one_activation)
+    throw cap_unreachable("no schedule fits {}: it is below one activation of some stage");
   // Seeds (docs/synthesis.md, "The method"): the fastest known schedule and the others within
-  // kSeedSlack of it, each with a search of its own; known_schedules keeps only schedules that
-  // replay (so passed validation) within the cap.
-  std::vector<Incumbent> known = known_schedules(scenario, form, cap_can_bind(scenario));
+  // kSeedSlack of it, each with a search of its own; every known schedule replays (so passed
+  // validation) within the cap.
+  const bool recompute = options.recompute && cap_can_bind(scenario);
+  std::vector<RegisteredSchedule> registered = registered_schedules(scenario, form);
+  if (!options.recompute) // full-remat and allremat-1f1b recompute by construction
+    std::erase_if(registered, [](const RegisteredSchedule &candidate) {
+      return std::ranges::any_of(candidate.run.schedule.device_ops, [](const auto &ops) {
+        return std::ranges::any_of(ops, [](const Op &op) { return is_recompute(op.kind()); });
+      });
+    });
+  std::vector<Incumbent> known = known_schedules(scenario, form, recompute, registered);
+  if (recompute) {
+    std::vector<Incumbent> planned = recomputing_seeds(scenario, registered, options);
+    known.insert(known.end(), std::make_move_iterator(planned.begin()),
+                 std::make_move_iterator(planned.end()));
+    std::stable_sort(known.begin(), known.end(), [](const Incumbent &a, const Incumbent &b) {
+      return a.makespan < b.makespan;
+    });
+  }
+  if (known.empty())
+    throw cap_unreachable(recompute ? "no known schedule fits {} to start the search from: not the "
+                                      "serial one (one microbatch at a time, every stage "
+                                      "recomputed), nor a registered schedule of this placement "
+                                      "and backward form with full recomputation or the remat "
+                                      "ILP's plan"
+                                    : "no known schedule fits {} to start the search from: not "
+                                      "the serial one (one microbatch at a time), nor a "
+                                      "registered schedule of this placement and backward form");
   std::vector<Seeded> searches;
   for (Incumbent &incumbent : known) {
     if (searches.size() == kMostSeeds ||
         static_cast<double>(incumbent.makespan.count()) >
             kSeedSlack * static_cast<double>(known.front().makespan.count()))
       break;
-    searches.push_back({incumbent.name, incumbent.makespan,
-                        OrderSearch(scenario, incumbent.schedule, options.seed + searches.size())});
+    searches.push_back(
+        {incumbent.name, incumbent.makespan,
+         OrderSearch(scenario, incumbent.schedule, options.seed + searches.size(), recompute)});
   }
 
   SynthesisResult result;
@@ -278,50 +429,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   return result;
 }
 
-std::vector<SearchedForm> synthesize_input(const RunInput &input,
-                                           const SynthesisOptions &options) {
-  refuse_recomputation(input, "synthesize");
-  const Clock::time_point start = Clock::now();
-  std::vector<SearchedForm> searched;
-  searched.reserve(2);
-  searched.push_back({prepare_run(input), BackwardForm::full, {}, {}, {}});
-  const PreparedRun &first = searched.front().run;
-  searched.front().form = backward_form(first);
-  const bool weights_given =
-      std::any_of(first.scenario.stage_costs.begin(), first.scenario.stage_costs.end(),
-                  [](const StageCosts &stage) { return stage.backward_weight.count() > 0; });
-  if (searched.front().form == BackwardForm::full && weights_given &&
-      !input.origins.count("pipeline.schedule") && input.schedule_file.empty()) {
-    // 1f1b's single-wave placement with B and W apart, on the same split of the layers.
-    RunInput split = input;
-    split.schedule = "zb-h1";
-    split.layers_per_stage = first.input.layers_per_stage;
-    split.partition = "cost";
-    try {
-      searched.push_back({prepare_run(split), BackwardForm::split, {}, {}, {}});
-    } catch (const Error &) {
-      // The split form is an addition: a generator or split it refuses leaves the first form.
-    }
-  }
-  SynthesisOptions left = options;
-  std::int64_t evaluations = 0, improvements = 0;
-  for (std::size_t k = 0; k < searched.size(); ++k) {
-    SynthesisOptions mine = left;
-    if (k + 1 < searched.size()) {
-      mine.max_evaluations = left.max_evaluations / 2;
-      mine.time_limit_seconds = left.time_limit_seconds / 2;
-    }
-    SearchedForm &form = searched[k];
-    form.result = synthesize(form.run.scenario, form.form, mine);
-    form.form_lower_bound = form.result.lower_bound;
-    form.form_bound_name = form.result.bound_name;
-    left.max_evaluations -= form.result.evaluations;
-    evaluations += form.result.evaluations;
-    improvements += form.result.improvements;
-    left.time_limit_seconds = std::max(
-        0.0, options.time_limit_seconds -
-                 std::chrono::duration<double>(Clock::now() - start).count());
-  }
+void rank_searched_forms(std::vector<SearchedForm> &searched) {
   // Fastest first, in time units (each run has its own tick scale); ties keep the search order.
   const auto units = [](const SearchedForm &form, Ticks t) {
     return form.run.scenario.time_scale.exact_units(t);
@@ -347,6 +455,65 @@ std::vector<SearchedForm> synthesize_input(const RunInput &input,
         best.result.stop == SynthesisStop::exact_optimum)
       best.result.stop = SynthesisStop::form_optimum;
   }
+}
+
+std::vector<SearchedForm> synthesize_input(const RunInput &input,
+                                           const SynthesisOptions &options) {
+  // The search chooses R, RW or RBW per (stage, microbatch) itself; a policy would fix them.
+  if (input.remat_policy != "none")
+    input.fail("remat.policy", "synthesize chooses the recomputation of each (stage, microbatch) "
+                               "itself; give --remat none to search orders without it");
+  if (input.remat_checkpoint_levels > 0)
+    input.fail("remat.checkpoint_levels",
+               "synthesize recomputes whole stages (R, RW, RBW), not checkpoint levels; "
+               "`ppsim compare` ranks plans with levels");
+  SynthesisOptions with_input = options;
+  with_input.recompute = options.recompute && !input.origins.count("remat.policy");
+  with_input.remat_time_limit_seconds = input.remat_time_limit_seconds;
+  with_input.remat_relative_gap = input.remat_relative_gap;
+  const Clock::time_point start = Clock::now();
+  std::vector<SearchedForm> searched;
+  searched.reserve(2);
+  searched.push_back({prepare_run(input), BackwardForm::full, {}, {}, {}});
+  const PreparedRun &first = searched.front().run;
+  searched.front().form = backward_form(first);
+  const bool weights_given =
+      std::any_of(first.scenario.stage_costs.begin(), first.scenario.stage_costs.end(),
+                  [](const StageCosts &stage) { return stage.backward_weight.count() > 0; });
+  if (searched.front().form == BackwardForm::full && weights_given &&
+      !input.origins.count("pipeline.schedule") && input.schedule_file.empty()) {
+    // 1f1b's single-wave placement with B and W apart, on the same split of the layers.
+    RunInput split = input;
+    split.schedule = "zb-h1";
+    split.layers_per_stage = first.input.layers_per_stage;
+    split.partition = "cost";
+    try {
+      searched.push_back({prepare_run(split), BackwardForm::split, {}, {}, {}});
+    } catch (const Error &) {
+      // The split form is an addition: a generator or split it refuses leaves the first form.
+    }
+  }
+  SynthesisOptions left = with_input;
+  std::int64_t evaluations = 0, improvements = 0;
+  for (std::size_t k = 0; k < searched.size(); ++k) {
+    SynthesisOptions mine = left;
+    if (k + 1 < searched.size()) {
+      mine.max_evaluations = left.max_evaluations / 2;
+      mine.time_limit_seconds = left.time_limit_seconds / 2;
+    }
+    SearchedForm &form = searched[k];
+    form.result = synthesize(form.run.scenario, form.form, mine);
+    form.form_lower_bound = form.result.lower_bound;
+    form.form_bound_name = form.result.bound_name;
+    left.max_evaluations -= form.result.evaluations;
+    evaluations += form.result.evaluations;
+    improvements += form.result.improvements;
+    left.time_limit_seconds = std::max(
+        0.0, options.time_limit_seconds -
+                 std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  rank_searched_forms(searched);
+  SearchedForm &best = searched.front();
   best.result.evaluations = evaluations;
   best.result.improvements = improvements;
   best.result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

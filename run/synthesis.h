@@ -6,6 +6,7 @@
 #include "base/time.h"
 #include "bounds/exact.h"
 #include "bounds/lower_bounds.h"
+#include "remat/plan.h"
 #include "run/prepare.h"
 #include "sim/memory.h"
 #include "sim/retime.h"
@@ -39,18 +40,26 @@ enum class MoveOutcome {
 };
 
 /// The local search of docs/synthesis.md, "The method", on the per-device orders of one seed:
-/// a move puts one entry of a device at another position of the same device. The re-timer
-/// (docs/model.md, "Re-timing fixed orders") applies it and re-times once, with the engine's
-/// times exactly; it is kept when (makespan, total device end) is not worse, so sideways moves
-/// cross plateaus of equal makespan.
+/// a move puts one entry of a device at another position of the same device, or (with
+/// `recompute`) changes the recomputation of one (stage, microbatch). The re-timer
+/// (docs/model.md, "Re-timing fixed orders") applies an order move and re-times once, with the
+/// engine's times exactly; a move is kept when (makespan, total device end) is not worse, so
+/// sideways moves cross plateaus of equal makespan.
 class OrderSearch {
 public:
-  /// `seed` must pass validate_schedule and fit the cap.
-  OrderSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed);
+  /// `seed` must pass validate_schedule and fit the cap; `scenario` must outlive the search.
+  OrderSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed,
+              bool recompute = false);
 
-  /// Tries one random move: half within 4 places, half anywhere on the device (none when it
-  /// would leave the entry where it is).
+  /// Tries one random move. With `recompute`, one in kRecomputeMoveShare changes the
+  /// recomputation of a random (stage, microbatch) to another of its choices; the others move
+  /// an entry, half within 4 places, half anywhere on the device (none when it would leave the
+  /// entry where it is).
   void step();
+  /// Tries giving (stage, microbatch) the recomputation `decision` (R right before its B/BW, RW
+  /// or RBW right before its W, as apply_plan places them; the other ops keep their places):
+  /// refused over the cap, kept when not worse.
+  MoveOutcome try_recompute(int stage, int microbatch, const RematDecision &decision);
   /// Tries moving the entry at `from` of `device` to position `to` (the entries between shift
   /// by one), refusing what breaks a rule of docs/model.md, "Validation and exit codes" or the
   /// cap, or deadlocks; applies it when it is not worse.
@@ -68,8 +77,15 @@ private:
   // The peak of `device` if its entry at `from` moved to `to`.
   double candidate_peak(int device, int from, int to);
   [[nodiscard]] CandidateTime current_time() const;
+  // The recomputation the current orders give (stage, microbatch).
+  [[nodiscard]] RematDecision decision_of(int stage, int microbatch) const;
+  // Takes `schedule`'s orders as the search's: the re-timer, the effects and the ops.
+  void adopt(const Schedule &schedule);
 
+  const Scenario &scenario_;
   const MemoryTrack &track_;
+  bool recompute_;
+  bool split_backward_ = false; // RW and RBW are choices only where W is an op of its own
   Retimer retimer_;
   int devices_;
   // Per entry of the seed, which the re-timer's nodes keep.
@@ -92,6 +108,15 @@ struct SynthesisOptions {
   std::int64_t exact_max_start_variables = 20000;
   /// When set (Ctrl-C in Python), the search ends as at its time limit, without the exact optimum.
   const std::atomic<bool> *stop = nullptr;
+  /// Recomputation in the search (docs/synthesis.md, "Recomputation"): the registered schedules
+  /// that do not fit the cap seed it with full recomputation and with the remat ILP's plan, and a
+  /// move may change the recomputation of one (stage, microbatch). False (`--remat none`): orders
+  /// without recomputation only.
+  bool recompute = true;
+  /// Each seed's remat ILP (remat.time_limit, remat.gap); the ILPs together take at most half the
+  /// time limit.
+  double remat_time_limit_seconds = 60;
+  double remat_relative_gap = 0.03;
 };
 
 /// Why the search stopped.
@@ -109,10 +134,12 @@ struct SynthesisResult {
   /// "LB2", ..., or "exact" when the exact optimum's search proved it (it found no schedule
   /// ending before it, finished or stopped by its time limit).
   std::string bound_name;
-  std::string seed; ///< known schedule (registered or "serial") the winning search started from
+  /// Known schedule the winning search started from: registered ("zb-h1"), registered with a
+  /// recomputation plan ("zb-h1 + ilp", "zb-h1 + full") or "serial".
+  std::string seed;
   Ticks seed_makespan;
-  /// The fastest known schedule (registered, or "serial"): the one the result is never slower
-  /// than, whichever seed's search won.
+  /// The fastest known schedule (named as `seed`): the one the result is never slower than,
+  /// whichever seed's search won.
   std::string best_known;
   Ticks best_known_makespan;
   std::int64_t evaluations = 0; ///< candidate moves tried, refused ones included
@@ -149,10 +176,17 @@ struct SearchedForm {
 /// order (the first form gets half, the second what is left; a second form that cannot be
 /// prepared is not searched). Fastest first; when a slower form's bound is the lower one, the
 /// first result's lower bound becomes it (floored to its ticks), so its gap covers every form
-/// searched. The first result's evaluations, improvements and seconds are the totals. A
-/// recomputation policy or checkpoint levels are refused (refuse_recomputation).
+/// searched. The first result's evaluations, improvements and seconds are the totals. An explicit
+/// `remat.policy = "none"` searches without recomputation; another policy, or checkpoint levels,
+/// are refused in one line naming where they were set.
 std::vector<SearchedForm> synthesize_input(const RunInput &input,
                                            const SynthesisOptions &options = {});
+
+/// Orders the forms synthesize_input searched fastest first, in time units (ties keep the search
+/// order); when a slower form's bound is below the first's, the first result's lower bound
+/// becomes it, floored to the first run's ticks and named after it ("LB4 of the split
+/// backward"), and a met bound or exact optimum of the first form becomes form_optimum.
+void rank_searched_forms(std::vector<SearchedForm> &searched);
 
 /// `ppsim synthesize --format json`'s object: the first form's result, every form searched, and
 /// `simulation_json` (the result's report_json) as "simulation". Ends with a line break.

@@ -523,8 +523,14 @@ TEST_CASE("issue_32 options a command cannot honour are refused where they were 
   const Scratch scratch("silent-accepts");
   const std::string no_remat = "searches orders without recomputation; `ppsim compare` ranks "
                                "schedules with recomputation plans";
+  // issue_28: synthesize chooses R, RW and RBW itself; only `none` (search without them) fits it.
   check_user_error(scratch.ppsim("synthesize -p 2 -m 2 --remat full"),
-                   "field '--remat': synthesize " + no_remat);
+                   "field '--remat': synthesize chooses the recomputation of each (stage, "
+                   "microbatch) itself; give --remat none to search orders without it");
+  check_user_error(scratch.ppsim("synthesize " PPSIM_SOURCE_DIR
+                                 "/scenarios/models/gpt-1.5b.toml --checkpoint-levels 2"),
+                   "field '--checkpoint-levels': synthesize recomputes whole stages (R, RW, RBW), "
+                   "not checkpoint levels; `ppsim compare` ranks plans with levels");
   check_user_error(scratch.ppsim("optimal -p 2 -m 2 --remat ilp --K 1"),
                    "field '--remat': optimal " + no_remat);
   check_user_error(scratch.ppsim("frontier -p 4 -m 8 --set remat.policy=full"),

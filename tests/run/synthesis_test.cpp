@@ -6,8 +6,12 @@
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
 #include "bounds/incumbent.h"
+#include "remat/baselines.h"
+#include "remat/plan.h"
+#include "run/compare.h"
 #include "run/prepare.h"
 #include "run/synthesis.h"
+#include "sim/schedules/registry.h"
 #include "sim/memory.h"
 #include "sim/placement.h"
 #include "tests/bounds/brute_force.h"
@@ -111,6 +115,119 @@ TEST_CASE("a move is refused when it breaks a fixed order, the cap or the depend
   CHECK(worse > 0);
 }
 
+TEST_CASE("issue_28 a recomputation move: kept where it is free, refused over the cap, timed as "
+          "the engine times it") {
+  // 1F1B p = 2, m = 3, F = B = W = 1: device 0 runs F(0,0) F(0,1) BW(0,0) ..., idle from 2 to 4
+  // while BW(1,0) runs; R(0,0) fits in that bubble.
+  ppsim::RunInput input = uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1});
+  input.cap_activations = 2.0;
+  const ppsim::testing::Generated generated = ppsim::testing::generate("1f1b", input);
+  const ppsim::Scenario &scenario = generated.scenario;
+  ppsim::OrderSearch search(scenario, generated.schedule, 1, true);
+  const ppsim::CandidateTime before = search.time();
+  const ppsim::RematDecision recompute{ppsim::ForwardRemat::full, ppsim::BackwardRemat::none, 0};
+  CHECK(search.try_recompute(0, 0, recompute) == ppsim::MoveOutcome::kept);
+  CHECK(search.time() == before);
+  const ppsim::Schedule kept = search.schedule();
+  CHECK(ppsim::plan_of(kept, 2, 3).at(0, 0) == recompute);
+  CHECK(ppsim::plan_of(kept, 2, 3).recompute_count() == 1);
+  const ppsim::Simulation replay = ppsim::simulate(scenario, kept);
+  CHECK(replay.metrics.feasible);
+  CHECK(replay.metrics.makespan == search.time().makespan);
+  // R(1,0) between F(1,0) and BW(1,0) on the last device: on the critical path, so worse.
+  CHECK(search.try_recompute(1, 0, recompute) == ppsim::MoveOutcome::worse);
+  CHECK(search.schedule().device_ops == kept.device_ops);
+  // Order moves still work on the new orders, and undoing the recomputation is kept (not worse).
+  CHECK(search.try_recompute(0, 0, {}) == ppsim::MoveOutcome::kept);
+  CHECK(search.schedule().device_ops == generated.schedule.device_ops);
+  CHECK(search.evaluations() == 3);
+
+  // Cap 1 with full recomputation: dropping R(0,1) would keep F(0,1)'s activation beside
+  // R(0,0)'s.
+  input.cap_activations = 1.0;
+  const ppsim::testing::Generated tight = ppsim::testing::generate("1f1b", input);
+  const ppsim::Schedule recomputing =
+      ppsim::apply_plan(tight.schedule, ppsim::full_forward_plan(tight.scenario, tight.schedule));
+  REQUIRE(ppsim::simulate(tight.scenario, recomputing).metrics.feasible);
+  ppsim::OrderSearch capped(tight.scenario, recomputing, 1, true);
+  CHECK(capped.try_recompute(0, 1, {}) == ppsim::MoveOutcome::over_cap);
+  CHECK(capped.schedule().device_ops == recomputing.device_ops);
+}
+
+TEST_CASE("issue_28 with_decision replaces one (stage, microbatch)'s recomputation in place") {
+  ppsim::RunInput input = uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1});
+  const ppsim::testing::Generated generated = ppsim::testing::generate("zb-h1", input);
+  ppsim::RematPlan plan(2, 3);
+  plan.at(0, 1) = {ppsim::ForwardRemat::full, ppsim::BackwardRemat::activations, 0};
+  plan.at(1, 2) = {ppsim::ForwardRemat::none, ppsim::BackwardRemat::full, 0};
+  const ppsim::Schedule planned = ppsim::apply_plan(generated.schedule, plan);
+  // Building the plan one (s,j) at a time gives the same orders as applying it at once.
+  ppsim::Schedule stepwise = ppsim::with_decision(generated.schedule, 0, 1, plan.at(0, 1));
+  stepwise = ppsim::with_decision(stepwise, 1, 2, plan.at(1, 2));
+  CHECK(stepwise.device_ops == planned.device_ops);
+  // Changing a decision moves nothing else; clearing every one gives the base back.
+  const ppsim::RematDecision rbw_only{ppsim::ForwardRemat::none, ppsim::BackwardRemat::full, 0};
+  plan.at(0, 1) = rbw_only;
+  CHECK(ppsim::with_decision(planned, 0, 1, rbw_only).device_ops ==
+        ppsim::apply_plan(generated.schedule, plan).device_ops);
+  CHECK(ppsim::with_decision(ppsim::with_decision(planned, 0, 1, {}), 1, 2, {}).device_ops ==
+        generated.schedule.device_ops);
+  // A backward option needs W apart from B.
+  const ppsim::testing::Generated fused = ppsim::testing::generate("1f1b", input);
+  CHECK_THROWS_AS(ppsim::with_decision(fused.schedule, 0, 0, rbw_only), ppsim::Error);
+}
+
+TEST_CASE("issue_28 synthesis is never slower than compare's best for its placement and form") {
+  // A seeded sample: single wave and V, fused and split backward, the count model and the byte
+  // model (every accounting term of remat), caps and budgets that bind. compare ranks every
+  // registered schedule with no recomputation, full recomputation and the ILP's plan.
+  std::mt19937 random(28);
+  const auto pick = [&](int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(random);
+  };
+  int compared = 0, faster = 0;
+  for (int trial = 0; trial < 8; ++trial) {
+    const int p = pick(2, 4);
+    const std::string schedule = std::array{"1f1b", "zb-h1", "zb-v", "1f1b-split"}[trial % 4];
+    ppsim::RunInput input = uniform_input(p, pick(p, 3 * p), {pick(1, 3), 1}, {pick(1, 3), 1},
+                                          {pick(1, 2), 1}, {pick(0, 1), 1});
+    input.schedule = schedule;
+    if (trial % 3 == 2)
+      ppsim::testing::set_accounting_bytes(input, 100.0 * (p + 4) + 1000.0 * pick(1, p));
+    else
+      input.cap_activations = static_cast<double>(pick(1, p));
+    CAPTURE(trial);
+    CAPTURE(schedule);
+    ppsim::SynthesisOptions options = quick(3000);
+    const std::vector<ppsim::SearchedForm> searched = ppsim::synthesize_input(input, options);
+    const ppsim::SearchedForm &best = searched.front();
+    check_result(best.run.scenario, best.result);
+    ppsim::RankRequest request = ppsim::rank_request(input);
+    request.policies = {"none", "full", "ilp"};
+    const ppsim::Ranking ranking = ppsim::rank_runs(request).front();
+    for (const ppsim::RankedRun &run : ranking.runs) {
+      if (!run.fits())
+        continue;
+      const ppsim::ScheduleInfo &info = ppsim::find_schedule(run.schedule);
+      const bool same = std::any_of(searched.begin(), searched.end(), [&](const auto &form) {
+        const ppsim::ScheduleInfo &own = ppsim::find_schedule(form.run.input.schedule);
+        return own.placement == info.placement && own.split_backward == info.split_backward;
+      });
+      if (!same)
+        continue;
+      CAPTURE(run.schedule);
+      CAPTURE(run.policy);
+      const ppsim::Rational theirs = run.evaluation->makespan();
+      const ppsim::Rational ours = best.run.scenario.time_scale.exact_units(best.result.makespan);
+      CHECK(!(theirs < ours));
+      ++compared;
+      faster += ours < theirs ? 1 : 0;
+    }
+  }
+  CHECK(compared > 20);
+  CHECK(faster > 0);
+}
+
 TEST_CASE("synthesis is valid, within the cap and never slower than a registered schedule") {
   // Seeded grid: single wave and V placements, both backward forms, per-stage costs, latency,
   // caps from 1 activation to uncapped.
@@ -189,12 +306,14 @@ TEST_CASE("synthesis stops as soon as the bound is met") {
 
 TEST_CASE("synthesis improves on the seed where the published schedules leave a bubble") {
   // p = 4, m = 8, F = B = W, cap 3: below ZB-H1's p, zb-auto is the fastest registered schedule
-  // that fits (37); moving W ops into its bubbles takes it down.
+  // that fits (37) without recomputation; moving W ops into its bubbles takes it down.
   ppsim::RunInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 3.0;
   const ppsim::Scenario scenario = ppsim::testing::scenario_for("zb-h1", input);
+  ppsim::SynthesisOptions orders_only = quick(3000);
+  orders_only.recompute = false;
   const ppsim::SynthesisResult result =
-      ppsim::synthesize(scenario, BackwardForm::split, quick(3000));
+      ppsim::synthesize(scenario, BackwardForm::split, orders_only);
   check_result(scenario, result);
   CHECK(result.makespan < result.best_known_makespan);
   CHECK(result.best_known == "zb-auto");
@@ -268,6 +387,49 @@ TEST_CASE("synthesis certifies only what is proven: random tiny instances agains
     }
   }
   CHECK(exact_stops > 0);
+}
+
+TEST_CASE("issue_28 the search alone reaches the brute force's optimum more often with "
+          "recomputation moves") {
+  // Tiny instances where the cap binds, the exact step off: the local search from the seeds,
+  // with and without recomputation (seeds with plans, moves that change an (s,j)'s choice),
+  // against the brute force over orders and recomputation choices (tests/bounds/brute_force.h).
+  std::mt19937 random(2028);
+  const auto pick = [&](int low, int high) {
+    return std::uniform_int_distribution<int>(low, high)(random);
+  };
+  int optimal_with = 0, optimal_without = 0, trials = 0;
+  for (int trial = 0; trial < 16; ++trial) {
+    const int p = pick(2, 3), m = 3;
+    const bool split = trial % 2 == 0;
+    ppsim::RunInput input = uniform_input(p, m, {pick(1, 3), 1}, {pick(1, 2), 1},
+                                          {split ? 1 : 0, 1}, {pick(0, 1), 1});
+    input.cap_activations = static_cast<double>(pick(1, 2));
+    const BackwardForm form = split ? BackwardForm::split : BackwardForm::full;
+    const ppsim::Scenario scenario =
+        ppsim::testing::scenario_for(split ? "zb-h1" : "1f1b", input);
+    CAPTURE(fmt::format("p={} m={} F={} B={} c={} K={} split={}", p, m,
+                        input.forward[0].numerator, input.backward_input[0].numerator,
+                        input.latency.numerator, *input.cap_activations, split));
+    ppsim::SynthesisOptions options = quick(3000);
+    const ppsim::SynthesisResult with = ppsim::synthesize(scenario, form, options);
+    options.recompute = false;
+    const ppsim::SynthesisResult without = ppsim::synthesize(scenario, form, options);
+    check_result(scenario, with);
+    ppsim::testing::BruteForce brute_force(scenario, form);
+    const auto optimum = brute_force.solve(with.makespan + Ticks{1}, 20'000'000);
+    if (!optimum) // past the brute force's node budget
+      continue;
+    CHECK(with.makespan >= optimum->makespan);
+    ++trials;
+    optimal_with += with.makespan == optimum->makespan ? 1 : 0;
+    optimal_without += without.makespan == optimum->makespan ? 1 : 0;
+  }
+  MESSAGE(fmt::format("optimum reached on {} of {} with recomputation, {} without",
+                      optimal_with, trials, optimal_without));
+  CHECK(trials >= 12);
+  CHECK(optimal_with * 4 >= trials * 3); // 16 of 16 when written, 1 without recomputation
+  CHECK(optimal_with > optimal_without);
 }
 
 namespace {
