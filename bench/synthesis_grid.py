@@ -5,11 +5,15 @@ table: the best registered schedule that fits the cap (the fastest known), the s
 best lower bound, the gap and the time.
 
   bench/synthesis_grid.py build/cli/ppsim [--time-limit S] [--every N] [--write-grid]
-                         [--check-optimal S]
+                         [--check-optimal S] [--zoo] [--check-compare]
 
 --write-grid rewrites the grid file from the definition below; --every N runs one point in N;
 --check-optimal S also runs `ppsim optimal` with a time limit of S seconds on every point and
 compares wherever it proves the optimum (it refuses instances past its size guard at once).
+--zoo adds the shipped models under byte budgets that bind (ZOO below); --check-compare also
+runs `ppsim compare` on the point's placement and backward form (the schedules of PLACEMENT_
+SCHEDULES, with no recomputation, full recomputation and the remat ILP's plan) and compares the
+synthesized makespan with its best run that fits.
 """
 import argparse
 import json
@@ -22,6 +26,15 @@ import time
 GRID = pathlib.Path(__file__).resolve().parent.parent / "scenarios" / "synthesis" / "grid.txt"
 COSTS = {"1:1:1": (1, 1, 1), "1:2:1": (1, 2, 1), "2:3:1": (2, 3, 1)}
 PLACEMENTS = {"single": "zb-h1", "v": "zb-v"}
+# The registered schedules of each placement with a split backward: what synthesize's seeds are.
+PLACEMENT_SCHEDULES = {"zb-h1": "1f1b-split,zb-h1,zb-h2,zb-1p,zb-2p,zb-auto",
+                       "zb-v": "zb-v,zb-v-greedy,v-min,v-half,v-auto"}
+# Shipped models (p = 8, m = 64, byte model) under budgets where memory binds: for each, a budget
+# where the ILP's plans fit on both placements and one close to the least any plan reaches.
+ZOO = [f"scenarios/models/{model}.toml --memory {budget} --schedule {schedule}"
+       for model, budgets in (("gpt-1.5b", ("8GiB", "10GiB")),
+                              ("llama3-8b", ("27GiB", "30GiB", "40GiB")))
+       for budget in budgets for schedule in PLACEMENTS.values()]
 
 
 def unbalanced_scenario(p, placement):
@@ -70,6 +83,31 @@ def proven_optimum(ppsim, point, seconds):
     return result["optimal_makespan"] if result["proven_optimal"] else None
 
 
+def compare_best(ppsim, point):
+    """The fastest run that fits of `ppsim compare` on the point's placement and backward form,
+    with no recomputation, full recomputation or the ILP's plan: (makespan, schedule, policy), or
+    None when none fits."""
+    words = point.split()
+    schedule = words[words.index("--schedule") + 1] if "--schedule" in words else None
+    if schedule is None:  # a grid scenario file names its schedule
+        text = pathlib.Path(words[0]).read_text()
+        schedule = next(s for s in PLACEMENT_SCHEDULES if f'"{s}"' in text)
+    else:
+        at = words.index("--schedule")
+        words = words[:at] + words[at + 2:]
+    done = subprocess.run([ppsim, "compare", *words, "--schedules", PLACEMENT_SCHEDULES[schedule],
+                           "--remat", "none,full,ilp", "--format", "json", "-q"],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    runs = [run for run in json.loads(done.stdout)["rankings"][0]["runs"]
+            if run["report"] and run["report"]["feasible"]]
+    if not runs:
+        return None
+    best = min(runs, key=lambda run: run["report"]["makespan"])
+    return best["report"]["makespan"], best["schedule"], best["policy"]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("ppsim")
@@ -77,15 +115,23 @@ def main():
     parser.add_argument("--every", type=int, default=1)
     parser.add_argument("--write-grid", action="store_true")
     parser.add_argument("--check-optimal", type=float, default=0)
+    parser.add_argument("--zoo", action="store_true")
+    parser.add_argument("--check-compare", action="store_true")
     args = parser.parse_args()
     if args.write_grid:
         GRID.write_text("".join(point + "\n" for point in grid_points()))
     points = [line for line in GRID.read_text().splitlines() if line.strip()][:: args.every]
+    if args.zoo:
+        points += ZOO
     optimal_column = " optimal |" if args.check_optimal else ""
-    print(f"| point | best registered | synthesized | bound | gap | seconds |{optimal_column}")
-    print("| --- | --- | ---: | ---: | ---: | ---: |" + (" ---: |" if args.check_optimal else ""))
+    compare_column = " compare's best |" if args.check_compare else ""
+    print(f"| point | best known | synthesized | bound | gap | seconds |{optimal_column}"
+          f"{compare_column}")
+    print("| --- | --- | ---: | ---: | ---: | ---: |" + (" ---: |" if args.check_optimal else "")
+          + (" --- |" if args.check_compare else ""))
     rows = []
     optimal_equal, optimal_proven = 0, 0
+    compared, compare_slower, compare_faster, compare_binding = 0, 0, 0, 0
     for point in points:
         started = time.monotonic()
         done = subprocess.run([args.ppsim, "synthesize", *point.split(), "--format", "json",
@@ -104,10 +150,21 @@ def main():
             if optimal is not None:
                 optimal_proven += 1
                 optimal_equal += optimal == result["makespan"]
+        compare_cell = ""
+        if args.check_compare:
+            best = compare_best(args.ppsim, point)
+            compare_cell = " - |" if best is None else f" {best[1]} + {best[2]} {best[0]} |"
+            if best is not None:
+                makespan, _, policy = best
+                compared += 1
+                compare_slower += result["makespan"] > makespan * (1 + 1e-9)
+                if policy != "none":  # memory binds: compare's best run recomputes
+                    compare_binding += 1
+                    compare_faster += result["makespan"] < makespan * (1 - 1e-9)
         print(f"| `{point}` | {result['best_known']} {result['best_known_makespan']} | "
               f"{result['makespan']} | "
               f"{result['best_lower_bound']} ({result['bound']}) | {100 * result['gap']:.2f}% | "
-              f"{seconds:.1f} |{optimal_cell}", flush=True)
+              f"{seconds:.1f} |{optimal_cell}{compare_cell}", flush=True)
     if not rows:
         return 1
     published = [(r, s) for r, s in rows if r["best_known"] != "serial"]
@@ -119,6 +176,10 @@ def main():
           f"strictly faster where its gap exceeds 1%: {faster} of {len(open_gap)}; "
           f"median gap {100 * statistics.median(r['gap'] for r, _ in rows):.2f}%; "
           f"slowest point {max(s for _, s in rows):.1f} s")
+    if args.check_compare:
+        print(f"against `ppsim compare`'s best run on the same placement and backward form: "
+              f"slower on {compare_slower} of {compared} points; strictly faster on "
+              f"{compare_faster} of the {compare_binding} where its best run recomputes")
     if args.check_optimal:
         print(f"equal to `ppsim optimal` on {optimal_equal} of the {optimal_proven} points where "
               f"it proved the optimum within {args.check_optimal:g} s")

@@ -58,7 +58,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
   exact.max_start_variables = checked_integer(values, "max-variables", 1, kMaxStartVariables);
 
   const RunInput input = scenario_from_options(values);
-  refuse_recomputation(input, "optimal");
+  refuse_chosen_recomputation(input, "optimal", false);
   const PreparedRun run = prepare_run(input);
   const BoundsReport bounds = bounds_for_run(run);
   Progress progress(err, progress_mode(values, err), "optimal", "horizons");

@@ -77,7 +77,9 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
       po::value<std::int64_t>()->default_value(synthesis.exact_max_start_variables),
       "size guard of the exact optimum on tiny instances (0: never run it)")(
       "torch-csv", po::value<std::string>()->value_name("FILE"),
-      "write the schedule as PyTorch pipelining CSV")(
+      "write the orders as PyTorch pipelining CSV (without recomputation: see --plan)")(
+      "plan", po::value<std::string>()->value_name("FILE"),
+      "write the recomputation plan (CSV, docs/remat.md)")(
       "svg", po::value<std::string>()->value_name("FILE"), "write a Gantt chart")(
       "trace", po::value<std::string>()->value_name("FILE"), "write a Chrome trace (Perfetto)")(
       "report", po::value<std::string>()->value_name("FILE"),
@@ -100,7 +102,7 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
       checked_integer(values, "max-variables", 0, std::int64_t{1} << 17);
 
   const RunInput input = scenario_from_options(values);
-  check_outputs(given_outputs(values, {"torch-csv", "svg", "trace", "report"}),
+  check_outputs(given_outputs(values, {"torch-csv", "plan", "svg", "trace", "report"}),
                 scenario_input_files(values, input));
   // The placement and backward form are those of the scenario's schedule (and the split form
   // too when none is named and W is given).
@@ -114,9 +116,13 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
                                 run.warnings};
   // Every output is produced before any file is written, so a failure leaves nothing behind.
   std::vector<std::pair<std::string, std::string>> files;
-  if (values.count("torch-csv"))
-    files.emplace_back(values["torch-csv"].as<std::string>(),
-                       write_torch_csv(run.scenario, result.schedule).text);
+  if (values.count("torch-csv") || values.count("plan")) {
+    SynthesisFiles both = synthesis_files(run.scenario, result.schedule);
+    if (values.count("torch-csv"))
+      files.emplace_back(values["torch-csv"].as<std::string>(), std::move(both.torch_csv));
+    if (values.count("plan"))
+      files.emplace_back(values["plan"].as<std::string>(), std::move(both.plan_csv));
+  }
   if (values.count("svg"))
     files.emplace_back(values["svg"].as<std::string>(),
                        gantt_svg(run.scenario, result.schedule, simulation,

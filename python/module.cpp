@@ -243,7 +243,7 @@ py::dict synthesize_run(const RunInput &input, double time_limit_seconds,
     throw Error("", 0, "time_limit", "expected a positive number of seconds");
   if (max_evaluations < 0)
     throw Error("", 0, "max_evaluations", "expected a count >= 0");
-  const auto [json, torch_csv] = interruptible([&](const std::atomic<bool> &stop) {
+  const auto [json, files] = interruptible([&](const std::atomic<bool> &stop) {
     SynthesisOptions options;
     options.time_limit_seconds = time_limit_seconds;
     options.max_evaluations = max_evaluations;
@@ -256,11 +256,12 @@ py::dict synthesize_run(const RunInput &input, double time_limit_seconds,
     const SimulationReport report{run.scenario, result.schedule, simulation, result.lower_bound,
                                   run.warnings};
     return std::pair{synthesis_json(searched, report_json(report)),
-                     write_torch_csv(run.scenario, result.schedule).text};
+                     synthesis_files(run.scenario, result.schedule)};
   });
   py::dict result;
   result["report"] = json;
-  result["torch_csv"] = torch_csv;
+  result["torch_csv"] = files.torch_csv;
+  result["plan_csv"] = files.plan_csv;
   return result;
 }
 

@@ -161,6 +161,13 @@ Schedule with_decision(const Schedule &schedule, int stage, int microbatch,
   return result;
 }
 
+Schedule without_recomputation(const Schedule &schedule) {
+  Schedule base = schedule;
+  for (std::vector<Op> &ops : base.device_ops)
+    std::erase_if(ops, [](const Op &op) { return is_recompute(op.kind()); });
+  return base;
+}
+
 RematPlan plan_of(const Schedule &schedule, int stages, int microbatches) {
   RematPlan plan(stages, microbatches);
   for (const auto &ops : schedule.device_ops) {

@@ -72,6 +72,9 @@ Schedule apply_plan(const Schedule &base, const RematPlan &plan);
 Schedule with_decision(const Schedule &schedule, int stage, int microbatch,
                        const RematDecision &decision);
 
+/// `schedule` without its R, RW and RBW ops: the base apply_plan started from.
+Schedule without_recomputation(const Schedule &schedule);
+
 /// Reads the decisions already present in a schedule (the inverse of apply_plan).
 RematPlan plan_of(const Schedule &schedule, int stages, int microbatches);
 /// Adds to `decision` what the recomputation op `ref` (R, RW or RBW) decides.

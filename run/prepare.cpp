@@ -424,6 +424,21 @@ PreparedRun prepare_for_bounds(const RunInput &input, bool with_schedule) {
   return needs_schedule ? prepare_policy_run(input) : prepare_scenario(input, RunSize::scenario);
 }
 
+void refuse_chosen_recomputation(const RunInput &input, std::string_view command,
+                                 bool takes_none) {
+  const bool given = input.origins.count("remat.policy") > 0;
+  if (input.remat_policy != "none" || (given && !takes_none))
+    input.fail("remat.policy",
+               fmt::format("{} chooses the recomputation of each (stage, microbatch) itself{}",
+                           command,
+                           takes_none ? "; give --remat none to search orders without it" : ""));
+  if (input.remat_checkpoint_levels > 0)
+    input.fail("remat.checkpoint_levels",
+               fmt::format("{} recomputes whole stages (R, RW, RBW), not checkpoint levels; "
+                           "`ppsim compare` ranks plans with levels",
+                           command));
+}
+
 void refuse_recomputation(const RunInput &input, std::string_view command) {
   const std::string why = fmt::format("{} searches orders without recomputation; `ppsim compare` "
                                       "ranks schedules with recomputation plans",

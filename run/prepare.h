@@ -61,10 +61,16 @@ std::vector<int> measured_in_flight(const RunInput &input);
 /// imported schedule the form its ops use.
 BoundsReport bounds_for_run(const PreparedRun &run);
 
-/// For the commands that search orders without recomputation (`synthesize`, `optimal`,
-/// `frontier`): a recomputation policy other than none, or checkpoint levels, refused in one
-/// line naming where it was set, rather than ignored.
+/// For `frontier`, which searches orders without recomputation: a recomputation policy other
+/// than none, or checkpoint levels, refused in one line naming where it was set, rather than
+/// ignored.
 void refuse_recomputation(const RunInput &input, std::string_view command);
+
+/// For the commands that choose R, RW and RBW per (stage, microbatch) themselves (`synthesize`,
+/// `optimal`): a recomputation policy, or checkpoint levels, refused in one line naming where it
+/// was set; with `takes_none` an explicit `none` is accepted (the search without recomputation).
+void refuse_chosen_recomputation(const RunInput &input, std::string_view command,
+                                 bool takes_none);
 
 /// The run `ppsim bounds` reads: the bounds of a generated schedule depend on its scenario and
 /// its generator's form and closed form, not on its ops, so the schedule is built only when

@@ -11,6 +11,7 @@
 #include "remat/baselines.h"
 #include "remat/stage_remat_ilp.h"
 #include "sim/io/report.h"
+#include "sim/io/torch_csv.h"
 #include "sim/metrics.h"
 #include "sim/memory.h"
 #include "sim/retime.h"
@@ -202,6 +203,8 @@ MoveOutcome OrderSearch::try_move(int device, int from, int to) {
   ++evaluations_;
   if (passes_own_activation(device, from, to))
     return MoveOutcome::fixed_order;
+  if (parts_recomputation(device, from, to))
+    return MoveOutcome::parts_recomputation;
   if (track_.cap && over_cap(candidate_peak(device, from, to), *track_.cap))
     return MoveOutcome::over_cap;
   if (!retimer_.move(device, from, to))
@@ -264,6 +267,15 @@ bool OrderSearch::passes_own_activation(int device, int from, int to) const {
     if (k != from && share_activation(moved, ops_[at(order[at(k)])]))
       return true;
   return false;
+}
+
+bool OrderSearch::parts_recomputation(int device, int from, int to) const {
+  const std::span<const std::int32_t> order = retimer_.device_order(device);
+  const auto recomputes = [&](int k) {
+    return k >= 0 && k < static_cast<int>(order.size()) && is_recompute(ops_[at(order[at(k)])].kind());
+  };
+  // After the move the entry follows the one at `to - 1` (moving up) or at `to` (moving down).
+  return recomputes(from) || recomputes(from - 1) || recomputes(to < from ? to - 1 : to);
 }
 
 double OrderSearch::candidate_peak(int device, int from, int to) {
@@ -459,14 +471,7 @@ void rank_searched_forms(std::vector<SearchedForm> &searched) {
 
 std::vector<SearchedForm> synthesize_input(const RunInput &input,
                                            const SynthesisOptions &options) {
-  // The search chooses R, RW or RBW per (stage, microbatch) itself; a policy would fix them.
-  if (input.remat_policy != "none")
-    input.fail("remat.policy", "synthesize chooses the recomputation of each (stage, microbatch) "
-                               "itself; give --remat none to search orders without it");
-  if (input.remat_checkpoint_levels > 0)
-    input.fail("remat.checkpoint_levels",
-               "synthesize recomputes whole stages (R, RW, RBW), not checkpoint levels; "
-               "`ppsim compare` ranks plans with levels");
+  refuse_chosen_recomputation(input, "synthesize", true);
   SynthesisOptions with_input = options;
   with_input.recompute = options.recompute && !input.origins.count("remat.policy");
   with_input.remat_time_limit_seconds = input.remat_time_limit_seconds;
@@ -538,6 +543,12 @@ ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, Ex
                                 found.schedule, found.makespan};
   options.time_limit_seconds = std::max(options.time_limit_seconds - found.seconds, 1e-3);
   return exact_optimum(scenario, form, options);
+}
+
+SynthesisFiles synthesis_files(const Scenario &scenario, const Schedule &schedule) {
+  const RematPlan plan = plan_of(schedule, scenario.stage_count(), scenario.microbatches);
+  return {write_torch_csv(scenario, without_recomputation(schedule)).text,
+          format_plan_csv(plan, scenario.selective_levels()), plan.recompute_count()};
 }
 
 std::string synthesis_json(const std::vector<SearchedForm> &searched,

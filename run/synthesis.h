@@ -35,6 +35,9 @@ enum class MoveOutcome {
   kept,        ///< applied: (makespan, total device end) not worse
   worse,       ///< timed, worse, moved back
   fixed_order, ///< it would pass an op of the same (stage, microbatch), whose order is fixed
+  /// it would part a recomputation from the op it runs right before (R before its B/BW, RW or
+  /// RBW before its W: where PyTorch's activation checkpointing runs it, inside the backward)
+  parts_recomputation,
   over_cap,    ///< the device's peak would exceed the cap (checked before any timing)
   deadlock,    ///< the orders could not all run
 };
@@ -61,8 +64,9 @@ public:
   /// refused over the cap, kept when not worse.
   MoveOutcome try_recompute(int stage, int microbatch, const RematDecision &decision);
   /// Tries moving the entry at `from` of `device` to position `to` (the entries between shift
-  /// by one), refusing what breaks a rule of docs/model.md, "Validation and exit codes" or the
-  /// cap, or deadlocks; applies it when it is not worse.
+  /// by one), refusing what breaks a rule of docs/model.md, "Validation and exit codes", parts a
+  /// recomputation from its backward, passes the cap or deadlocks; applies it when it is not
+  /// worse.
   MoveOutcome try_move(int device, int from, int to);
 
   [[nodiscard]] Schedule schedule() const { return retimer_.schedule(); }
@@ -74,6 +78,9 @@ private:
   // The move would pass an entry of the same (stage, microbatch): the one rule of
   // validate_schedule a move can break that the re-timer's deadlock test does not catch.
   [[nodiscard]] bool passes_own_activation(int device, int from, int to) const;
+  // The move would take a recomputation or the op right after it (its B/BW or W) away from the
+  // other, or put the entry between them.
+  [[nodiscard]] bool parts_recomputation(int device, int from, int to) const;
   // The peak of `device` if its entry at `from` moved to `to`.
   double candidate_peak(int device, int from, int to);
   [[nodiscard]] CandidateTime current_time() const;
@@ -187,6 +194,17 @@ std::vector<SearchedForm> synthesize_input(const RunInput &input,
 /// becomes it, floored to the first run's ticks and named after it ("LB4 of the split
 /// backward"), and a met bound or exact optimum of the first form becomes form_optimum.
 void rank_searched_forms(std::vector<SearchedForm> &searched);
+
+/// A synthesized schedule as PyTorch runs it: the orders without recomputation as a pipelining
+/// CSV (sim/io/torch_csv.h) and the recomputation plan as docs/remat.md's CSV. The search keeps R
+/// right before its B/BW and RW/RBW right before W, so apply_plan of the plan to the orders gives
+/// the schedule back. Throws Error where the torch CSV has no form for the orders (two pipes).
+struct SynthesisFiles {
+  std::string torch_csv;
+  std::string plan_csv;
+  int recomputations = 0; ///< R, RW and RBW ops in the plan
+};
+SynthesisFiles synthesis_files(const Scenario &scenario, const Schedule &schedule);
 
 /// `ppsim synthesize --format json`'s object: the first form's result, every form searched, and
 /// `simulation_json` (the result's report_json) as "simulation". Ends with a line break.

@@ -278,13 +278,15 @@ def remat(scenario: Scenario, time_limit: Optional[float] = None, gap: Optional[
 def synthesize(scenario: Scenario, time_limit: float = 10, max_evaluations: int = 500000,
                seed: int = 1, **fields: Any) -> dict[str, Any]:
     """`ppsim synthesize --format json` (docs/synthesis.md): the schedule searched under the
-    scenario's cap, its certified gap, every backward form searched, and the schedule itself as
-    PyTorch pipelining's CSV (`torch_csv`). Reaching `max_evaluations` before `time_limit` makes
-    the result reproducible."""
+    scenario's cap, its certified gap, every backward form searched, and the schedule itself:
+    its orders as PyTorch pipelining's CSV (`torch_csv`) and its recomputation plan as
+    docs/remat.md's CSV (`plan_csv`). Reaching `max_evaluations` before `time_limit` makes the
+    result reproducible."""
     raw = _ppsim.synthesize(_scenario(scenario, fields)._input, float(time_limit),
                             int(max_evaluations), int(seed))
     result: dict[str, Any] = json.loads(raw["report"])
     result["torch_csv"] = raw["torch_csv"]
+    result["plan_csv"] = raw["plan_csv"]
     return result
 
 

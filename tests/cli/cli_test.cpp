@@ -531,8 +531,11 @@ TEST_CASE("issue_32 options a command cannot honour are refused where they were 
                                  "/scenarios/models/gpt-1.5b.toml --checkpoint-levels 2"),
                    "field '--checkpoint-levels': synthesize recomputes whole stages (R, RW, RBW), "
                    "not checkpoint levels; `ppsim compare` ranks plans with levels");
-  check_user_error(scratch.ppsim("optimal -p 2 -m 2 --remat ilp --K 1"),
-                   "field '--remat': optimal " + no_remat);
+  // The exact optimum chooses R, RW and RBW per (s,j): no policy, not even none, applies.
+  for (const std::string policy : {"ilp", "none"})
+    check_user_error(scratch.ppsim("optimal -p 2 -m 2 --K 1 --remat " + policy),
+                     "field '--remat': optimal chooses the recomputation of each (stage, "
+                     "microbatch) itself");
   check_user_error(scratch.ppsim("frontier -p 4 -m 8 --set remat.policy=full"),
                    "field 'remat.policy': frontier " + no_remat);
   check_user_error(scratch.ppsim("frontier " QUICKSTART " --schedule-file order.csv"),

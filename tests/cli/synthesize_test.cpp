@@ -145,15 +145,37 @@ TEST_CASE("synthesize --report: the page holds the synthesized run, the numbers 
   CHECK(row["summary"] == nlohmann::json::parse(output.out)["simulation"]);
 }
 
+TEST_CASE("issue_28 a recomputing result: its orders and its plan give the schedule back") {
+  // At K = 1 the optimum (11) recomputes; PyTorch has no recomputation action, so the orders go
+  // to the CSV and the recomputation to the plan, and simulate runs the two as synthesized.
+  const Folder folder;
+  const Args scenario{"-p", "2", "-m", "4", "--F", "1", "--B", "1", "--W", "0", "--K", "1"};
+  Args args = scenario;
+  args.insert(args.end(), {"--torch-csv", folder.file("s.csv"), "--plan", folder.file("p.csv")});
+  const Output output = run(args);
+  REQUIRE(output.code == 0);
+  CHECK(output.out.find("makespan 11 ") != std::string::npos);
+  std::ifstream plan(folder.file("p.csv"));
+  const std::string text{std::istreambuf_iterator<char>(plan), {}};
+  CHECK(text == "stage,microbatch,fwd,bwd\n0,1,full,none\n0,2,full,none\n0,3,full,none\n");
+  args = scenario;
+  args.insert(args.end(), {"--schedule-file", folder.file("s.csv"), "--remat",
+                           "file:" + folder.file("p.csv")});
+  const Output replay = ppsim::testing::run(ppsim::cli::run_simulate, args);
+  REQUIRE(replay.code == 0);
+  CHECK(replay.out.find("makespan 11 ") != std::string::npos);
+  CHECK(replay.out.find("feasible yes") != std::string::npos);
+}
+
 TEST_CASE("synthesize errors are one line and leave no file behind") {
   const Folder folder;
-  // At K = 1 the optimum recomputes, which the PyTorch CSV cannot express: nothing is written.
-  const Output remat = run({"-p", "2", "-m", "4", "--F", "1", "--B", "1", "--W", "0", "--K", "1",
-                            "--svg", folder.file("s.svg"), "--torch-csv", folder.file("s.csv")});
-  CHECK(remat.code == 1);
-  CHECK(remat.err.find("ppsim: error: op R(") == 0);
-  CHECK(
-      remat.err.ends_with(") has no PyTorch action (the torch CSV format has no recomputation)\n"));
+  // Two pipes have no PyTorch CSV form: the Gantt chart computed before it is not written either.
+  const Output pipes = run({"-p", "4", "-m", "8", "--schedule", "dualpipe", "--max-evaluations",
+                            "100", "--svg", folder.file("s.svg"), "--torch-csv",
+                            folder.file("s.csv")});
+  CHECK(pipes.code == 1);
+  CHECK(pipes.err == "ppsim: error: schedule 'synthesized' runs 2 pipes, which the torch CSV "
+                     "format cannot express\n");
   CHECK(std::filesystem::is_empty(folder.path));
 
   const Output cap = run({"-p", "2", "-m", "2", "--K", "0.5"});

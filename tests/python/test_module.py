@@ -265,10 +265,12 @@ def test_synthesize_equals_the_cli(ppsim):
     for result in (cli, found):
         result.pop("seconds")  # wall time
     torch_csv = found.pop("torch_csv")
+    plan_csv = found.pop("plan_csv")
     assert found == cli
     assert len(torch_csv.splitlines()) == 4
-    with pytest.raises(pp.Error, match="field 'remat.policy': synthesize searches orders without "
-                                       "recomputation"):
+    assert plan_csv == "stage,microbatch,fwd,bwd\n"  # K = 4 binds nothing: no recomputation
+    with pytest.raises(pp.Error, match=r"field 'remat.policy': synthesize chooses the "
+                                       r"recomputation of each \(stage, microbatch\) itself"):
         pp.synthesize(pp.Scenario(p=4, m=8, remat="full"))
 
 

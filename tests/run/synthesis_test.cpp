@@ -82,7 +82,7 @@ TEST_CASE("a move is refused when it breaks a fixed order, the cap or the depend
   // BW(1,0), which device 1 would run after F(1,2).
   CHECK(search.try_move(1, 4, 0) == ppsim::MoveOutcome::deadlock);
   CHECK(search.schedule().device_ops == generated.schedule.device_ops);
-  CHECK(search.evaluations() == 3);
+  CHECK(search.evaluations() == 6);
 
   // Without the cap, every move: a worse one leaves the orders as they were, a kept one is not
   // worse and is timed as the engine times the new orders.
@@ -134,13 +134,19 @@ TEST_CASE("issue_28 a recomputation move: kept where it is free, refused over th
   const ppsim::Simulation replay = ppsim::simulate(scenario, kept);
   CHECK(replay.metrics.feasible);
   CHECK(replay.metrics.makespan == search.time().makespan);
+  // Device 0 now runs F(0,0) F(0,1) R(0,0) BW(0,0) F(0,2) ...: R stays right before its BW, as
+  // PyTorch's checkpointing runs it, whichever of the two moves or whatever would come between.
+  CHECK(search.try_move(0, 2, 1) == ppsim::MoveOutcome::parts_recomputation);
+  CHECK(search.try_move(0, 3, 5) == ppsim::MoveOutcome::parts_recomputation);
+  CHECK(search.try_move(0, 4, 3) == ppsim::MoveOutcome::parts_recomputation);
+  CHECK(search.schedule().device_ops == kept.device_ops);
   // R(1,0) between F(1,0) and BW(1,0) on the last device: on the critical path, so worse.
   CHECK(search.try_recompute(1, 0, recompute) == ppsim::MoveOutcome::worse);
   CHECK(search.schedule().device_ops == kept.device_ops);
   // Order moves still work on the new orders, and undoing the recomputation is kept (not worse).
   CHECK(search.try_recompute(0, 0, {}) == ppsim::MoveOutcome::kept);
   CHECK(search.schedule().device_ops == generated.schedule.device_ops);
-  CHECK(search.evaluations() == 3);
+  CHECK(search.evaluations() == 6);
 
   // Cap 1 with full recomputation: dropping R(0,1) would keep F(0,1)'s activation beside
   // R(0,0)'s.
@@ -428,7 +434,7 @@ TEST_CASE("issue_28 the search alone reaches the brute force's optimum more ofte
   MESSAGE(fmt::format("optimum reached on {} of {} with recomputation, {} without",
                       optimal_with, trials, optimal_without));
   CHECK(trials >= 12);
-  CHECK(optimal_with * 4 >= trials * 3); // 16 of 16 when written, 1 without recomputation
+  CHECK(optimal_with * 4 >= trials * 3); // 15 of 16 when written, 1 without recomputation
   CHECK(optimal_with > optimal_without);
 }
 
