@@ -22,6 +22,7 @@
 #include <array>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <random>
 
 namespace ppsim {
@@ -112,27 +113,38 @@ constexpr std::array<RematDecision, 6> kDecisions{{
 /// The registered schedules that do not fit the cap, each with full recomputation and with the
 /// remat ILP's plan (docs/synthesis.md, "Recomputation"), where that fits: what `compare` ranks
 /// for the placement and backward form. A schedule identical to an earlier one is planned once.
-/// The ILPs take at most half the time limit in all, shared evenly among those left.
+/// The fastest bases go first; as in `compare`, a base no faster than the best seed so far (or
+/// than `fastest_known`) gets no ILP, since recomputation only adds work to its orders. The ILPs
+/// take at most half the time limit in all, shared evenly among those left.
 std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
                                          const std::vector<RegisteredSchedule> &registered,
+                                         std::optional<Ticks> fastest_known,
                                          const SynthesisOptions &options) {
   const Clock::time_point start = Clock::now();
-  std::vector<const RegisteredSchedule *> unfit;
+  std::vector<const Incumbent *> unfit;
   for (const RegisteredSchedule &candidate : registered)
-    if (!candidate.fits && std::none_of(unfit.begin(), unfit.end(), [&](const auto *earlier) {
-          return earlier->run.schedule.device_ops == candidate.run.schedule.device_ops;
+    if (!candidate.fits && std::none_of(unfit.begin(), unfit.end(), [&](const Incumbent *earlier) {
+          return earlier->schedule.device_ops == candidate.run.schedule.device_ops;
         }))
-      unfit.push_back(&candidate);
+      unfit.push_back(&candidate.run);
+  std::stable_sort(unfit.begin(), unfit.end(), [](const Incumbent *a, const Incumbent *b) {
+    return a->makespan < b->makespan;
+  });
   std::vector<Incumbent> seeds;
   const auto keep_if_fits = [&](const std::string &name, Schedule schedule) {
     const Simulation simulation = simulate(scenario, schedule);
-    if (simulation.metrics.feasible)
-      seeds.push_back({name, std::move(schedule), simulation.metrics.makespan});
+    if (!simulation.metrics.feasible)
+      return;
+    if (!fastest_known || simulation.metrics.makespan < *fastest_known)
+      fastest_known = simulation.metrics.makespan;
+    seeds.push_back({name, std::move(schedule), simulation.metrics.makespan});
   };
   for (std::size_t k = 0; k < unfit.size(); ++k) {
-    const Incumbent &base = unfit[k]->run;
+    const Incumbent &base = *unfit[k];
     keep_if_fits(base.name + " + full",
                  apply_plan(base.schedule, full_forward_plan(scenario, base.schedule)));
+    if (fastest_known && base.makespan >= *fastest_known)
+      continue;
     const double spent = std::chrono::duration<double>(Clock::now() - start).count();
     IlpOptions ilp;
     ilp.time_limit_seconds =
@@ -159,8 +171,6 @@ OrderSearch::OrderSearch(const Scenario &scenario, const Schedule &seed, std::ui
     : scenario_(scenario), track_(checked_track(scenario)), recompute_(recompute),
       retimer_(scenario, seed), devices_(seed.device_count()), random_(random_seed) {
   adopt(seed);
-  for (const Op &op : ops_)
-    split_backward_ = split_backward_ || op.kind() == OpKind::backward_weight;
 }
 
 void OrderSearch::adopt(const Schedule &schedule) {
@@ -177,7 +187,8 @@ void OrderSearch::step() {
     const int stage = std::uniform_int_distribution<int>(0, scenario_.stage_count() - 1)(random_);
     const int microbatch =
         std::uniform_int_distribution<int>(0, scenario_.microbatches - 1)(random_);
-    const int choices = split_backward_ ? static_cast<int>(kDecisions.size()) : 2;
+    // RW and RBW need W apart from B (a DualPipe-V schedule fuses some backwards).
+    const int choices = has_weight_op(stage, microbatch) ? static_cast<int>(kDecisions.size()) : 2;
     const RematDecision &decision =
         kDecisions[at(std::uniform_int_distribution<int>(0, choices - 1)(random_))];
     if (!(decision == decision_of(stage, microbatch)))
@@ -237,17 +248,37 @@ MoveOutcome OrderSearch::try_recompute(int stage, int microbatch, const RematDec
     if (over_cap(order_peak(candidate_order_, effects, track_, device), *track_.cap))
       return MoveOutcome::over_cap;
   }
-  // R right before its B/BW and RW/RBW right before W follow what they wait for on the device:
-  // the orders run whenever the current ones do.
-  Retimer retimer(scenario_, candidate);
-  const CandidateTime time = time_of(retimer, devices_);
+  // R right before its B/BW and RW/RBW right before W follow what they wait for on the device,
+  // so the orders run whenever the current ones do; the re-timer checks it all the same.
+  std::optional<Retimer> retimer;
+  try {
+    retimer.emplace(scenario_, candidate);
+  } catch (const Error &) {
+    return MoveOutcome::deadlock;
+  }
+  const CandidateTime time = time_of(*retimer, devices_);
   if (time > time_)
     return MoveOutcome::worse;
   if (time < time_)
     ++improvements_;
-  retimer_ = std::move(retimer);
+  retimer_ = std::move(*retimer);
   adopt(candidate);
   return MoveOutcome::kept;
+}
+
+bool OrderSearch::has_weight_op(int stage, int microbatch) const {
+  const std::span<const std::int32_t> order =
+      retimer_.device_order(scenario_.stage_device[at(stage)]);
+  return std::any_of(order.begin(), order.end(), [&](std::int32_t node) {
+    const Op &op = ops_[at(node)];
+    for (int part = 0; part < op.sub_op_count(); ++part) {
+      const OpRef ref = op.sub_op(part);
+      if (ref.kind == OpKind::backward_weight && ref.stage == stage &&
+          ref.microbatch == microbatch)
+        return true;
+    }
+    return false;
+  });
 }
 
 RematDecision OrderSearch::decision_of(int stage, int microbatch) const {
@@ -272,7 +303,8 @@ bool OrderSearch::passes_own_activation(int device, int from, int to) const {
 bool OrderSearch::parts_recomputation(int device, int from, int to) const {
   const std::span<const std::int32_t> order = retimer_.device_order(device);
   const auto recomputes = [&](int k) {
-    return k >= 0 && k < static_cast<int>(order.size()) && is_recompute(ops_[at(order[at(k)])].kind());
+    return k >= 0 && k < static_cast<int>(order.size()) &&
+           is_recompute(ops_[at(order[at(k)])].kind());
   };
   // After the move the entry follows the one at `to - 1` (moving up) or at `to` (moving down).
   return recomputes(from) || recomputes(from - 1) || recomputes(to < from ? to - 1 : to);
@@ -337,7 +369,9 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
     });
   std::vector<Incumbent> known = known_schedules(scenario, form, recompute, registered);
   if (recompute) {
-    std::vector<Incumbent> planned = recomputing_seeds(scenario, registered, options);
+    std::vector<Incumbent> planned = recomputing_seeds(
+        scenario, registered,
+        known.empty() ? std::nullopt : std::optional<Ticks>(known.front().makespan), options);
     known.insert(known.end(), std::make_move_iterator(planned.begin()),
                  std::make_move_iterator(planned.end()));
     std::stable_sort(known.begin(), known.end(), [](const Incumbent &a, const Incumbent &b) {

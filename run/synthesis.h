@@ -54,8 +54,8 @@ public:
   OrderSearch(const Scenario &scenario, const Schedule &seed, std::uint64_t random_seed,
               bool recompute = false);
 
-  /// Tries one random move. With `recompute`, one in kRecomputeMoveShare changes the
-  /// recomputation of a random (stage, microbatch) to another of its choices; the others move
+  /// Tries one random move. With `recompute`, one in 16 changes the recomputation of a random
+  /// (stage, microbatch) to another of its choices; the others move
   /// an entry, half within 4 places, half anywhere on the device (none when it would leave the
   /// entry where it is).
   void step();
@@ -84,6 +84,9 @@ private:
   // The peak of `device` if its entry at `from` moved to `to`.
   double candidate_peak(int device, int from, int to);
   [[nodiscard]] CandidateTime current_time() const;
+  // Whether W of (stage, microbatch) is an op of its own (or part of an overlapped op): RW and RBW
+  // are choices only there.
+  [[nodiscard]] bool has_weight_op(int stage, int microbatch) const;
   // The recomputation the current orders give (stage, microbatch).
   [[nodiscard]] RematDecision decision_of(int stage, int microbatch) const;
   // Takes `schedule`'s orders as the search's: the re-timer, the effects and the ops.
@@ -92,7 +95,6 @@ private:
   const Scenario &scenario_;
   const MemoryTrack &track_;
   bool recompute_;
-  bool split_backward_ = false; // RW and RBW are choices only where W is an op of its own
   Retimer retimer_;
   int devices_;
   // Per entry of the seed, which the re-timer's nodes keep.
