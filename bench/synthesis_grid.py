@@ -7,10 +7,13 @@ best lower bound, the gap and the time.
   bench/synthesis_grid.py build/cli/ppsim [--time-limit S] [--every N] [--write-grid]
                          [--check-optimal S] [--zoo] [--check-compare]
 
---write-grid rewrites the grid file from the definition below; --every N runs one point in N;
+--write-grid rewrites the grid file from the definition below; --every N runs one point in N
+(0: none, only the points --tight and --zoo add);
 --check-optimal S also runs `ppsim optimal` with a time limit of S seconds on every point and
 compares wherever it proves the optimum (it refuses instances past its size guard at once).
---zoo adds the shipped models under byte budgets that bind (ZOO below); --check-compare also
+--zoo adds the shipped models under byte budgets that bind (ZOO below), --tight the points of
+TIGHT: caps below the least any registered schedule of the placement reaches as it is, where only
+recomputation fits; --check-compare also
 runs `ppsim compare` on the point's placement and backward form (the schedules of PLACEMENT_
 SCHEDULES, with no recomputation, full recomputation and the remat ILP's plan) and compares the
 synthesized makespan with its best run that fits.
@@ -83,6 +86,14 @@ def proven_optimum(ppsim, point, seconds):
     return result["optimal_makespan"] if result["proven_optimal"] else None
 
 
+# Caps where only recomputation fits (the grid's caps start at the least a registered schedule
+# reaches as it is): 2 and p/2 on the single wave, 2 and p/4 + 1 on the V; m = 2p, F:B:W = 1:2:1.
+TIGHT = [f"-p {p} -m {2 * p} --F 1 --B 2 --W 1 --comm {comm} --schedule {schedule} --K {cap}"
+         for p in (4, 8, 16) for comm in (0, 0.5)
+         for schedule, caps in (("zb-h1", (2, p // 2)), ("zb-v", (2, p // 4 + 1)))
+         for cap in sorted(set(caps))]
+
+
 def compare_best(ppsim, point):
     """The fastest run that fits of `ppsim compare` on the point's placement and backward form,
     with no recomputation, full recomputation or the ILP's plan: (makespan, schedule, policy), or
@@ -116,11 +127,15 @@ def main():
     parser.add_argument("--write-grid", action="store_true")
     parser.add_argument("--check-optimal", type=float, default=0)
     parser.add_argument("--zoo", action="store_true")
+    parser.add_argument("--tight", action="store_true")
     parser.add_argument("--check-compare", action="store_true")
     args = parser.parse_args()
     if args.write_grid:
         GRID.write_text("".join(point + "\n" for point in grid_points()))
-    points = [line for line in GRID.read_text().splitlines() if line.strip()][:: args.every]
+    grid = [line for line in GRID.read_text().splitlines() if line.strip()]
+    points = grid[:: args.every] if args.every > 0 else []  # 0: only --tight and --zoo
+    if args.tight:
+        points += TIGHT
     if args.zoo:
         points += ZOO
     optimal_column = " optimal |" if args.check_optimal else ""

@@ -160,6 +160,19 @@ TEST_CASE("issue_28 a recomputation move: kept where it is free, refused over th
   CHECK(capped.schedule().device_ops == recomputing.device_ops);
 }
 
+TEST_CASE("issue_28 recomputation moves on DualPipe-V, whose overlapped ops fuse some backwards") {
+  // RW and RBW are offered only where W is an op of its own: once they were offered for a fused
+  // BW, and with_decision's refusal ended the whole synthesis.
+  ppsim::RunInput input = uniform_input(4, 8, {1, 1}, {2, 1}, {1, 1}, {1, 2});
+  const ppsim::testing::Generated generated = ppsim::testing::generate("dualpipev", input);
+  ppsim::OrderSearch search(generated.scenario, generated.schedule, 5, true);
+  for (int step = 0; step < 2000; ++step)
+    search.step();
+  const ppsim::Simulation replay = ppsim::simulate(generated.scenario, search.schedule());
+  CHECK(replay.metrics.makespan == search.time().makespan);
+  CHECK(search.evaluations() > 1000);
+}
+
 TEST_CASE("issue_28 with_decision replaces one (stage, microbatch)'s recomputation in place") {
   ppsim::RunInput input = uniform_input(2, 3, {1, 1}, {1, 1}, {1, 1});
   const ppsim::testing::Generated generated = ppsim::testing::generate("zb-h1", input);
