@@ -5,6 +5,7 @@
 
 #include "base/assert.h"
 #include "base/error.h"
+#include "base/parallel.h"
 #include "bounds/analyzer.h"
 #include "bounds/exact.h"
 #include "bounds/incumbent.h"
@@ -110,12 +111,17 @@ constexpr std::array<RematDecision, 6> kDecisions{{
     {ForwardRemat::full, BackwardRemat::full, 0},
 }};
 
+/// The ILPs of the seeds run this many at a time (a CBC process each), whatever the machine, so
+/// the seeds are the same wherever the time limits do not bind (as compare's batches).
+constexpr std::size_t kIlpBatch = 2;
+
 /// The registered schedules that do not fit the cap, each with full recomputation and with the
 /// remat ILP's plan (docs/synthesis.md, "Recomputation"), where that fits: what `compare` ranks
 /// for the placement and backward form. A schedule identical to an earlier one is planned once.
-/// The fastest bases go first; as in `compare`, a base no faster than the best seed so far (or
-/// than `fastest_known`) gets no ILP, since recomputation only adds work to its orders. The ILPs
-/// take at most half the time limit in all, shared evenly among those left.
+/// The ILPs go fastest base first, kIlpBatch at a time; as in `compare`, a base no faster than
+/// the best seed so far (or than `fastest_known`) gets no ILP, since recomputation only adds
+/// work to its orders. The ILPs take at most half the time limit in all, shared evenly among
+/// the batches left.
 std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
                                          const std::vector<RegisteredSchedule> &registered,
                                          std::optional<Ticks> fastest_known,
@@ -139,27 +145,35 @@ std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
       fastest_known = simulation.metrics.makespan;
     seeds.push_back({name, std::move(schedule), simulation.metrics.makespan});
   };
-  for (std::size_t k = 0; k < unfit.size(); ++k) {
-    const Incumbent &base = *unfit[k];
-    keep_if_fits(base.name + " + full",
-                 apply_plan(base.schedule, full_forward_plan(scenario, base.schedule)));
-    if (fastest_known && base.makespan >= *fastest_known)
-      continue;
+  for (const Incumbent *base : unfit)
+    keep_if_fits(base->name + " + full",
+                 apply_plan(base->schedule, full_forward_plan(scenario, base->schedule)));
+  for (std::size_t k = 0; k < unfit.size(); k += kIlpBatch) {
+    std::vector<const Incumbent *> batch;
+    for (std::size_t i = k; i < std::min(k + kIlpBatch, unfit.size()); ++i)
+      if (!fastest_known || unfit[i]->makespan < *fastest_known)
+        batch.push_back(unfit[i]);
     const double spent = std::chrono::duration<double>(Clock::now() - start).count();
+    const auto batches_left = static_cast<double>((unfit.size() - k + kIlpBatch - 1) / kIlpBatch);
     IlpOptions ilp;
-    ilp.time_limit_seconds =
-        std::min(options.remat_time_limit_seconds,
-                 (options.time_limit_seconds / 2 - spent) / static_cast<double>(unfit.size() - k));
+    ilp.time_limit_seconds = std::min(options.remat_time_limit_seconds,
+                                      (options.time_limit_seconds / 2 - spent) / batches_left);
     ilp.relative_gap = options.remat_relative_gap;
     ilp.stop = options.stop;
     if (ilp.time_limit_seconds <= 0 || stopped(options))
-      continue;
-    try {
-      RematSolution solution = solve_stage_remat(scenario, base.schedule, ilp);
-      if (solution.found())
-        keep_if_fits(base.name + " + ilp", std::move(solution.schedule));
-    } catch (const Error &) { // no plan of this schedule fits, or none within its time: no seed
-    }
+      break;
+    std::vector<std::optional<Schedule>> planned(batch.size());
+    for_each_index(batch.size(), kIlpBatch, [&](std::size_t i) {
+      try {
+        RematSolution solution = solve_stage_remat(scenario, batch[i]->schedule, ilp);
+        if (solution.found())
+          planned[i] = std::move(solution.schedule);
+      } catch (const Error &) { // no plan of this schedule fits, or none within its time
+      }
+    });
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      if (planned[i])
+        keep_if_fits(batch[i]->name + " + ilp", std::move(*planned[i]));
   }
   return seeds;
 }
