@@ -187,7 +187,7 @@ def main():
     open_gap = [r for r, _ in published
                 if r["best_known_makespan"] > 1.01 * r["best_lower_bound"]]
     faster = sum(r["makespan"] < r["best_known_makespan"] for r in open_gap)
-    print(f"\n{len(rows)} points; slower than the best registered: {slower}; "
+    print(f"\n{len(rows)} points; slower than the best known: {slower}; "
           f"strictly faster where its gap exceeds 1%: {faster} of {len(open_gap)}; "
           f"median gap {100 * statistics.median(r['gap'] for r, _ in rows):.2f}%; "
           f"slowest point {max(s for _, s in rows):.1f} s")
