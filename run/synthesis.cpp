@@ -111,13 +111,37 @@ constexpr std::array<RematDecision, 6> kDecisions{{
     {ForwardRemat::full, BackwardRemat::full, 0},
 }};
 
+/// True when some op of `schedule` is an R, RW or RBW.
+bool recomputes(const Schedule &schedule) {
+  return std::ranges::any_of(schedule.device_ops, [](const std::vector<Op> &ops) {
+    return std::ranges::any_of(ops, [](const Op &op) { return is_recompute(op.kind()); });
+  });
+}
+
+/// An exact optimum's schedule as the search's results are (docs/synthesis.md, "Recomputation"):
+/// its recomputation put back right before the op it rebuilds for (the exact optimum may start an
+/// R earlier) and re-timed. None when it recomputes and the search may not, or the placed
+/// schedule does not fit.
+std::optional<Incumbent> as_searched(const Scenario &scenario, const Schedule &schedule,
+                                     bool recompute) {
+  const RematPlan plan = plan_of(schedule, scenario.stage_count(), scenario.microbatches);
+  if (plan.recompute_count() > 0 && !recompute)
+    return std::nullopt;
+  Schedule placed = apply_plan(without_recomputation(schedule), plan);
+  const Simulation simulation = simulate(scenario, placed);
+  if (!simulation.metrics.feasible)
+    return std::nullopt;
+  return Incumbent{"exact", std::move(placed), simulation.metrics.makespan};
+}
+
 /// The ILPs of the seeds run this many at a time (a CBC process each), whatever the machine, so
 /// the seeds are the same wherever the time limits do not bind (as compare's batches).
 constexpr std::size_t kIlpBatch = 2;
 
 /// The registered schedules that do not fit the cap, each with full recomputation and with the
 /// remat ILP's plan (docs/synthesis.md, "Recomputation"), where that fits: what `compare` ranks
-/// for the placement and backward form. A schedule identical to an earlier one is planned once.
+/// for the placement and backward form. A schedule identical to an earlier one is planned once,
+/// one that recomputes already (full-remat) not at all.
 /// The ILPs go fastest base first, kIlpBatch at a time; as in `compare`, a base no faster than
 /// the best seed so far (or than `fastest_known`) gets no ILP, since recomputation only adds
 /// work to its orders. The ILPs take at most half the time limit in all, shared evenly among
@@ -129,7 +153,8 @@ std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
   const Clock::time_point start = Clock::now();
   std::vector<const Incumbent *> unfit;
   for (const RegisteredSchedule &candidate : registered)
-    if (!candidate.fits && std::none_of(unfit.begin(), unfit.end(), [&](const Incumbent *earlier) {
+    if (!candidate.fits && !recomputes(candidate.run.schedule) &&
+        std::none_of(unfit.begin(), unfit.end(), [&](const Incumbent *earlier) {
           return earlier->schedule.device_ops == candidate.run.schedule.device_ops;
         }))
       unfit.push_back(&candidate.run);
@@ -377,9 +402,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   std::vector<RegisteredSchedule> registered = registered_schedules(scenario, form);
   if (!options.recompute) // full-remat and allremat-1f1b recompute by construction
     std::erase_if(registered, [](const RegisteredSchedule &candidate) {
-      return std::ranges::any_of(candidate.run.schedule.device_ops, [](const auto &ops) {
-        return std::ranges::any_of(ops, [](const Op &op) { return is_recompute(op.kind()); });
-      });
+      return recomputes(candidate.run.schedule);
     });
   std::vector<Incumbent> known = known_schedules(scenario, form, recompute, registered);
   if (recompute) {
@@ -472,8 +495,12 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
         result.bound_name = "exact";
       }
       if (exact.makespan < result.makespan) {
-        result.schedule = std::move(exact.schedule);
-        result.makespan = exact.makespan;
+        // Its bound holds either way; its schedule counts only in the search's form.
+        std::optional<Incumbent> placed = as_searched(scenario, exact.schedule, options.recompute);
+        if (placed && placed->makespan < result.makespan) {
+          result.schedule = std::move(placed->schedule);
+          result.makespan = placed->makespan;
+        }
       }
       if (exact.proven_optimal && exact.makespan == result.makespan)
         result.stop = SynthesisStop::exact_optimum;

@@ -57,6 +57,12 @@ void check_result(const ppsim::Scenario &scenario, const ppsim::SynthesisResult 
   CHECK(result.makespan <= result.best_known_makespan);
   CHECK(result.best_known_makespan <= result.seed_makespan);
   CHECK(result.schedule.name == "synthesized");
+  // Recomputation right before the op it rebuilds for (docs/synthesis.md, "Recomputation"): the
+  // orders and the plan written apart give the schedule back.
+  const ppsim::RematPlan plan =
+      ppsim::plan_of(result.schedule, scenario.stage_count(), scenario.microbatches);
+  CHECK(ppsim::apply_plan(ppsim::without_recomputation(result.schedule), plan).device_ops ==
+        result.schedule.device_ops);
 }
 
 } // namespace
@@ -171,6 +177,42 @@ TEST_CASE("issue_28 recomputation moves on DualPipe-V, whose overlapped ops fuse
   const ppsim::Simulation replay = ppsim::simulate(generated.scenario, search.schedule());
   CHECK(replay.metrics.makespan == search.time().makespan);
   CHECK(search.evaluations() > 1000);
+}
+
+TEST_CASE("issue_28 without recomputation the result has none, the exact step's included") {
+  // K = 1, p = 2, m = 4: the optimum (11) recomputes; the exact step finds it, but --remat none
+  // keeps only its bound.
+  ppsim::RunInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {0, 1});
+  input.cap_activations = 1.0;
+  const ppsim::Scenario scenario = ppsim::testing::scenario_for("1f1b", input);
+  ppsim::SynthesisOptions options = with_exact();
+  options.recompute = false;
+  const ppsim::SynthesisResult result = ppsim::synthesize(scenario, BackwardForm::full, options);
+  check_result(scenario, result);
+  CHECK(ppsim::plan_of(result.schedule, 2, 4).recompute_count() == 0);
+  CHECK(result.makespan == Ticks{16});
+  CHECK(result.stop != ppsim::SynthesisStop::exact_optimum);
+  CHECK(result.lower_bound <= Ticks{11}); // the optimum with recomputation bounds both
+}
+
+TEST_CASE("issue_28 a byte budget over full-remat's peak: it is no seed, the others are") {
+  // full-remat runs all forwards first (m checkpoints on device 0), 1F1B with recomputation at
+  // most p: a budget between the two. full-remat already recomputes, so it gets no plan (once
+  // applying one threw and ended the synthesis).
+  ppsim::RunInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {0, 1});
+  ppsim::testing::set_accounting_bytes(input, 1600);
+  input.schedule = "1f1b";
+  const ppsim::PreparedRun full_remat = [&] {
+    ppsim::RunInput other = input;
+    other.schedule = "full-remat";
+    return ppsim::prepare_run(other);
+  }();
+  REQUIRE_FALSE(ppsim::simulate(full_remat.scenario, full_remat.schedule).metrics.feasible);
+  const std::vector<ppsim::SearchedForm> searched = ppsim::synthesize_input(input, quick(2000));
+  const ppsim::SearchedForm &best = searched.front();
+  check_result(best.run.scenario, best.result);
+  CHECK(best.result.seed == "allremat-1f1b"); // 1F1B recomputing every (s,j), as registered
+  CHECK(best.result.makespan <= best.result.seed_makespan);
 }
 
 TEST_CASE("issue_28 with_decision replaces one (stage, microbatch)'s recomputation in place") {
