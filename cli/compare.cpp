@@ -29,15 +29,6 @@ namespace ppsim::cli {
 namespace po = boost::program_options;
 namespace {
 
-int recompute_ops(const Schedule &schedule) {
-  int count = 0;
-  for (const std::vector<Op> &ops : schedule.device_ops) {
-    count += static_cast<int>(std::count_if(ops.begin(), ops.end(),
-                                            [](const Op &op) { return is_recompute(op.kind()); }));
-  }
-  return count;
-}
-
 std::string cap_text(const std::optional<double> &cap) {
   return cap ? format_readable(*cap) : std::string("none");
 }
@@ -69,7 +60,7 @@ void print_table(const std::vector<RankedRun> &rows, bool byte_peaks, std::ostre
             row.schedule, row.policy, scale.readable(metrics.makespan),
             scale.readable(metrics.max_span), fmt::format("{:.2f}%", 100 * metrics.bubble_ratio),
             fmt::format("{:.2f}%", 100 * metrics.span_bubble_ratio), peak,
-            recompute_ops(run.run.schedule), row.fits() ? "yes" : "no",
+            run.run.schedule.recompute_op_count(), row.fits() ? "yes" : "no",
             bound ? scale.readable(*bound) : "-",
             bound ? fmt::format("{:.2f}%", 100 * makespan_gap(metrics.makespan, *run.bounds))
                   : "-"));
@@ -86,7 +77,7 @@ std::string winner_text(const RankedRun &row, const std::string &time_unit) {
       fmt::format("winner: {}{}, makespan {} {}", row.schedule,
                   row.policy == "none" ? ""
                                        : fmt::format(" with {} recomputation ({} ops)", row.policy,
-                                                     recompute_ops(run.run.schedule)),
+                                                     run.run.schedule.recompute_op_count()),
                   scale.readable(metrics.makespan), time_unit);
   if (const std::optional<Ticks> bound = run.lower_bound()) {
     text += fmt::format(", {:.2f}% above the lower bound {} {}",

@@ -143,13 +143,13 @@ Schedule with_decision(const Schedule &schedule, int stage, int microbatch,
   Schedule result;
   result.name = schedule.name;
   result.device_ops.resize(schedule.device_ops.size());
+  const auto own = [&](const OpRef &ref) {
+    return ref.stage == stage && ref.microbatch == microbatch;
+  };
   for (std::size_t g = 0; g < schedule.device_ops.size(); ++g) {
     std::vector<Op> &ops = result.device_ops[g];
     ops.reserve(schedule.device_ops[g].size() + 2);
     for (const Op &op : schedule.device_ops[g]) {
-      const auto own = [&](const OpRef &ref) {
-        return ref.stage == stage && ref.microbatch == microbatch;
-      };
       if (is_recompute(op.first.kind) && own(op.first))
         continue; // the old decision's op
       for (int part = 0; part < op.sub_op_count(); ++part)

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -111,13 +112,6 @@ constexpr std::array<RematDecision, 6> kDecisions{{
     {ForwardRemat::full, BackwardRemat::full, 0},
 }};
 
-/// True when some op of `schedule` is an R, RW or RBW.
-bool recomputes(const Schedule &schedule) {
-  return std::ranges::any_of(schedule.device_ops, [](const std::vector<Op> &ops) {
-    return std::ranges::any_of(ops, [](const Op &op) { return is_recompute(op.kind()); });
-  });
-}
-
 /// An exact optimum's schedule as the search's results are (docs/synthesis.md, "Recomputation"):
 /// its recomputation put back right before the op it rebuilds for (the exact optimum may start an
 /// R earlier) and re-timed. None when it recomputes and the search may not, or the placed
@@ -153,7 +147,7 @@ std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
   const Clock::time_point start = Clock::now();
   std::vector<const Incumbent *> unfit;
   for (const RegisteredSchedule &candidate : registered)
-    if (!candidate.fits && !recomputes(candidate.run.schedule) &&
+    if (!candidate.fits && candidate.run.schedule.recompute_op_count() == 0 &&
         std::none_of(unfit.begin(), unfit.end(), [&](const Incumbent *earlier) {
           return earlier->schedule.device_ops == candidate.run.schedule.device_ops;
         }))
@@ -209,12 +203,12 @@ OrderSearch::OrderSearch(const Scenario &scenario, const Schedule &seed, std::ui
                          bool recompute)
     : scenario_(scenario), track_(checked_track(scenario)), recompute_(recompute),
       retimer_(scenario, seed), devices_(seed.device_count()), random_(random_seed) {
-  adopt(seed);
+  adopt(seed, memory_effects(seed, OpLocator(seed, scenario.stage_count(), scenario.microbatches),
+                             track_));
 }
 
-void OrderSearch::adopt(const Schedule &schedule) {
-  const OpLocator locator(schedule, scenario_.stage_count(), scenario_.microbatches);
-  effects_ = memory_effects(schedule, locator, track_);
+void OrderSearch::adopt(const Schedule &schedule, std::vector<MemoryEffect> effects) {
+  effects_ = std::move(effects);
   ops_.clear();
   for (const std::vector<Op> &list : schedule.device_ops)
     ops_.insert(ops_.end(), list.begin(), list.end());
@@ -230,7 +224,7 @@ void OrderSearch::step() {
     const int choices = has_weight_op(stage, microbatch) ? static_cast<int>(kDecisions.size()) : 2;
     const RematDecision &decision =
         kDecisions[at(std::uniform_int_distribution<int>(0, choices - 1)(random_))];
-    if (!(decision == decision_of(stage, microbatch)))
+    if (decision != decision_of(stage, microbatch))
       try_recompute(stage, microbatch, decision);
     return;
   }
@@ -274,16 +268,13 @@ MoveOutcome OrderSearch::try_move(int device, int from, int to) {
 MoveOutcome OrderSearch::try_recompute(int stage, int microbatch, const RematDecision &decision) {
   ++evaluations_;
   const Schedule candidate = with_decision(retimer_.schedule(), stage, microbatch, decision);
-  const int device = scenario_.stage_device[at(stage)];
+  const OpLocator locator(candidate, scenario_.stage_count(), scenario_.microbatches);
+  std::vector<MemoryEffect> effects = memory_effects(candidate, locator, track_);
   if (track_.cap) {
     // Only the ops of (stage, microbatch) change their effects, all on its device.
-    const OpLocator locator(candidate, scenario_.stage_count(), scenario_.microbatches);
-    const std::vector<MemoryEffect> effects = memory_effects(candidate, locator, track_);
-    std::int32_t first = 0;
-    for (int d = 0; d < device; ++d)
-      first += static_cast<std::int32_t>(candidate.device_ops[at(d)].size());
+    const int device = scenario_.stage_device[at(stage)];
     candidate_order_.resize(candidate.device_ops[at(device)].size());
-    std::iota(candidate_order_.begin(), candidate_order_.end(), first);
+    std::iota(candidate_order_.begin(), candidate_order_.end(), locator.entry_offset(device));
     if (over_cap(order_peak(candidate_order_, effects, track_, device), *track_.cap))
       return MoveOutcome::over_cap;
   }
@@ -301,7 +292,7 @@ MoveOutcome OrderSearch::try_recompute(int stage, int microbatch, const RematDec
   if (time < time_)
     ++improvements_;
   retimer_ = std::move(*retimer);
-  adopt(candidate);
+  adopt(candidate, std::move(effects));
   return MoveOutcome::kept;
 }
 
@@ -387,14 +378,12 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
                 "synthesis certifies its gap with lower bounds that take an overlapped F&B op as "
                 "long as its parts; leave overlap_fb at its default");
   const BoundsReport bounds = compute_bounds(scenario, BoundsOptions{form, "", 0});
-  // `sentence` names the cap with {}.
-  const auto cap_unreachable = [&](const std::string &sentence) {
-    return CapUnreachable("", 0, scenario.memory_model == MemoryModel::bytes ? "memory" : "K",
-                          fmt::format(fmt::runtime(sentence),
-                                      describe_cap(scenario, *checked_track(scenario).cap)));
-  };
+  const char *cap_field = scenario.memory_model == MemoryModel::bytes ? "memory" : "K";
+  const auto cap = [&] { return describe_cap(scenario, *checked_track(scenario).cap); };
   if (!bounds.cap_fits_one_activation)
-    throw cap_unreachable("no schedule fits {}: it is below one activation of some stage");
+    throw CapUnreachable(
+        "", 0, cap_field,
+        fmt::format("no schedule fits {}: it is below one activation of some stage", cap()));
   // Seeds (docs/synthesis.md, "The method"): the fastest known schedule and the others within
   // kSeedSlack of it, each with a search of its own; every known schedule replays (so passed
   // validation) within the cap.
@@ -402,7 +391,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   std::vector<RegisteredSchedule> registered = registered_schedules(scenario, form);
   if (!options.recompute) // full-remat and allremat-1f1b recompute by construction
     std::erase_if(registered, [](const RegisteredSchedule &candidate) {
-      return recomputes(candidate.run.schedule);
+      return candidate.run.schedule.recompute_op_count() > 0;
     });
   std::vector<Incumbent> known = known_schedules(scenario, form, recompute, registered);
   if (recompute) {
@@ -411,19 +400,16 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
         known.empty() ? std::nullopt : std::optional<Ticks>(known.front().makespan), options);
     known.insert(known.end(), std::make_move_iterator(planned.begin()),
                  std::make_move_iterator(planned.end()));
-    std::stable_sort(known.begin(), known.end(), [](const Incumbent &a, const Incumbent &b) {
-      return a.makespan < b.makespan;
-    });
+    std::ranges::stable_sort(known, std::less{}, &Incumbent::makespan);
   }
   if (known.empty())
-    throw cap_unreachable(recompute ? "no known schedule fits {} to start the search from: not the "
-                                      "serial one (one microbatch at a time, every stage "
-                                      "recomputed), nor a registered schedule of this placement "
-                                      "and backward form with full recomputation or the remat "
-                                      "ILP's plan"
-                                    : "no known schedule fits {} to start the search from: not "
-                                      "the serial one (one microbatch at a time), nor a "
-                                      "registered schedule of this placement and backward form");
+    throw CapUnreachable(
+        "", 0, cap_field,
+        fmt::format("no known schedule fits {} to start the search from: not the serial one (one "
+                    "microbatch at a time{}), nor a registered schedule of this placement and "
+                    "backward form{}",
+                    cap(), recompute ? ", every stage recomputed" : "",
+                    recompute ? " with full recomputation or the remat ILP's plan" : ""));
   std::vector<Seeded> searches;
   for (Incumbent &incumbent : known) {
     if (searches.size() == kMostSeeds ||
@@ -623,7 +609,7 @@ ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, Ex
 SynthesisFiles synthesis_files(const Scenario &scenario, const Schedule &schedule) {
   const RematPlan plan = plan_of(schedule, scenario.stage_count(), scenario.microbatches);
   return {write_torch_csv(scenario, without_recomputation(schedule)).text,
-          format_plan_csv(plan, scenario.selective_levels()), plan.recompute_count()};
+          format_plan_csv(plan, scenario.selective_levels())};
 }
 
 std::string synthesis_json(const std::vector<SearchedForm> &searched,

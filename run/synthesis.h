@@ -55,9 +55,8 @@ public:
               bool recompute = false);
 
   /// Tries one random move. With `recompute`, one in 16 changes the recomputation of a random
-  /// (stage, microbatch) to another of its choices; the others move
-  /// an entry, half within 4 places, half anywhere on the device (none when it would leave the
-  /// entry where it is).
+  /// (stage, microbatch) to another of its choices; the others move an entry, half within 4
+  /// places, half anywhere on the device (none when it would leave the entry where it is).
   void step();
   /// Tries giving (stage, microbatch) the recomputation `decision` (R right before its B/BW, RW
   /// or RBW right before its W, as apply_plan places them; the other ops keep their places):
@@ -89,15 +88,16 @@ private:
   [[nodiscard]] bool has_weight_op(int stage, int microbatch) const;
   // The recomputation the current orders give (stage, microbatch).
   [[nodiscard]] RematDecision decision_of(int stage, int microbatch) const;
-  // Takes `schedule`'s orders as the search's: the re-timer, the effects and the ops.
-  void adopt(const Schedule &schedule);
+  // Takes `schedule`, whose orders the re-timer holds, and its entries' memory effects as the
+  // search's.
+  void adopt(const Schedule &schedule, std::vector<MemoryEffect> effects);
 
   const Scenario &scenario_;
   const MemoryTrack &track_;
   bool recompute_;
   Retimer retimer_;
   int devices_;
-  // Per entry of the seed, which the re-timer's nodes keep.
+  // Per entry of the current orders' schedule (the re-timer's nodes).
   std::vector<MemoryEffect> effects_;
   std::vector<Op> ops_;
   std::vector<std::int32_t> candidate_order_;
@@ -204,7 +204,6 @@ void rank_searched_forms(std::vector<SearchedForm> &searched);
 struct SynthesisFiles {
   std::string torch_csv;
   std::string plan_csv;
-  int recomputations = 0; ///< R, RW and RBW ops in the plan
 };
 SynthesisFiles synthesis_files(const Scenario &scenario, const Schedule &schedule);
 

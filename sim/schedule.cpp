@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ppsim {
 
 std::string_view op_kind_token(OpKind kind) {
@@ -50,6 +52,14 @@ std::size_t Schedule::op_count() const {
   std::size_t count = 0;
   for (const auto &ops : device_ops)
     count += ops.size();
+  return count;
+}
+
+std::size_t Schedule::recompute_op_count() const {
+  std::size_t count = 0;
+  for (const auto &ops : device_ops)
+    count += static_cast<std::size_t>(std::ranges::count_if(
+        ops, [](const Op &op) { return is_recompute(op.kind()); }));
   return count;
 }
 

@@ -81,6 +81,8 @@ struct Schedule {
 
   [[nodiscard]] int device_count() const { return static_cast<int>(device_ops.size()); }
   [[nodiscard]] std::size_t op_count() const;
+  /// The R, RW and RBW ops of every device.
+  [[nodiscard]] std::size_t recompute_op_count() const;
 };
 
 } // namespace ppsim

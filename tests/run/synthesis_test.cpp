@@ -149,7 +149,7 @@ TEST_CASE("issue_28 a recomputation move: kept where it is free, refused over th
   // R(1,0) between F(1,0) and BW(1,0) on the last device: on the critical path, so worse.
   CHECK(search.try_recompute(1, 0, recompute) == ppsim::MoveOutcome::worse);
   CHECK(search.schedule().device_ops == kept.device_ops);
-  // Order moves still work on the new orders, and undoing the recomputation is kept (not worse).
+  // Undoing the recomputation is kept (not worse): the orders are the seed's again.
   CHECK(search.try_recompute(0, 0, {}) == ppsim::MoveOutcome::kept);
   CHECK(search.schedule().device_ops == generated.schedule.device_ops);
   CHECK(search.evaluations() == 6);
