@@ -85,7 +85,8 @@ def test_an_annotated_cpu_run_gives_every_layer_its_forward_and_backward(ppsim, 
 def test_a_checkpointed_blocks_recomputation_is_its_r_range(ppsim, tmp_path):
     # Blocks 0 and 1 run under torch.utils.checkpoint with ppsim's recompute context, block 2
     # plainly: each recomputation is an R range inside its block's backward range, no second F
-    # range opens meanwhile, and the import gives those layers recompute_ms (block 2 none).
+    # range opens meanwhile, and the import gives those layers recompute_ms from those ranges
+    # (block 2 none).
     checkpointed = {0, 1}
     events = ranges(annotated_trace(tmp_path / "trace.json", record_shapes=True,
                                     checkpointed=checkpointed))
@@ -104,8 +105,15 @@ def test_a_checkpointed_blocks_recomputation_is_its_r_range(ppsim, tmp_path):
     rows = cost_rows(costs)
     for row in rows:
         assert int(row["n_samples"]) == (STEPS - 1) * MICROBATCHES
-        if int(row["layer_id"]) in checkpointed:
-            assert 0 < float(row["recompute_ms"]) < 3 * float(row["fwd_ms"]), row
+        layer = int(row["layer_id"])
+        if layer in checkpointed:
+            # The CPU operators' busy time inside the R ranges after the warm-up step: positive
+            # and within the longest range (not a multiple of F: on a loaded CPU one range may
+            # take several forwards' time).
+            longest = max(event["dur"] / 1000 for mb in range(MICROBATCHES)
+                          for event in sorted(by_name[f"L{layer:02d}.R.mb{mb}"],
+                                              key=lambda event: event["ts"])[1:])
+            assert 0 < float(row["recompute_ms"]) <= longest + 1e-6, row
         else:
             assert row["recompute_ms"] == "", row  # absent: ppsim's default, F
 
