@@ -43,6 +43,10 @@ struct BoundsReport {
   /// False when the cap is below one activation of some stage: no schedule fits, and the
   /// memory-time bounds are left out.
   bool cap_fits_one_activation = true;
+  /// True when a cap is set and some stage has checkpoint levels: the memory-time bounds (LB2,
+  /// LB3_mem, LB4, span_LB) do not model them and are left out, so the cap costs nothing in
+  /// the bounds.
+  bool without_levels = false;
 
   /// The bound named `name`, if reported.
   [[nodiscard]] std::optional<Ticks> find(const std::string &name) const;

@@ -115,9 +115,10 @@ std::optional<std::vector<double>> device_memory_time(const Scenario &scenario, 
     device_stages.clear();
     for (const int s : stages[at(g)]) {
       const StageCosts &costs = scenario.stage_costs[at(s)];
-      // A checkpoint level keeps part of a microbatch for part of R's time: the bound's model
-      // (store all, or recompute the whole stage) no longer covers every plan, so there is none.
-      if (!costs.checkpoint_level_recompute.empty())
+      // A checkpoint level keeps part of a microbatch for part of R's time: under a cap the
+      // bound's model (store all, or recompute the whole stage) no longer covers every plan, so
+      // there is none.
+      if (cap && !costs.checkpoint_level_recompute.empty())
         return std::nullopt;
       const StageMemory &memory = scenario.activations.stages[at(s)];
       const double bf = static_cast<double>(full_backward(costs, form).count());

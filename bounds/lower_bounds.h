@@ -48,7 +48,8 @@ Ticks lb1_device_path(const Scenario &scenario, BackwardForm form);
 /// device, `window start + window tail + min_x max(busy(x), M(x) / K)` over the number `x_s` of
 /// kept activations per stage, maximized with LB1. Exact integer minimization when every device
 /// holds one stage, LP relaxation otherwise. Without a cap it equals LB1.
-/// Returns nullopt when the cap is below one activation of some stage (no schedule fits).
+/// Returns nullopt when the cap is below one activation of some stage (no schedule fits), or a
+/// cap is set and some stage has checkpoint levels (which the bound does not model).
 std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form);
 
 /// True when LB2 uses the exact integer scan (every device holds exactly one stage).
@@ -63,7 +64,8 @@ Ticks lb3_split_backward(const Scenario &scenario);
 /// LB3_mem (docs/bounds.md, "The bounds", memory-time version for split schedules): window `[min
 /// PF, T]`, busy including `m W_s`, kept lifespan `L_s + w_stash W_s` with `Bf = B` (the W-stashed
 /// share is resident at least while W runs, even with backward remat), recomputed `r_s + B_s +
-/// w_stash W_s`. Returns nullopt when the cap is below one activation. Without a cap it is LB3's
+/// w_stash W_s`. Returns nullopt as LB2 (cap below one activation, or checkpoint levels under a
+/// cap). Without a cap it is LB3's
 /// device term.
 std::optional<Ticks> lb3_memory_time(const Scenario &scenario);
 

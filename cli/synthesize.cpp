@@ -142,7 +142,8 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
     out << synthesis_json(searched, report_json(report));
   else
     out << report_text(report) << synthesis_line(run.scenario, result)
-        << other_forms_line(searched);
+        << other_forms_line(searched)
+        << (result.bounds_note.empty() ? "" : result.bounds_note + "\n");
   return kOk;
 }
 

@@ -425,18 +425,23 @@ PreparedRun prepare_for_bounds(const RunInput &input, bool with_schedule) {
 }
 
 void refuse_chosen_recomputation(const RunInput &input, std::string_view command,
-                                 bool takes_none) {
+                                 bool searches) {
   const bool given = input.origins.count("remat.policy") > 0;
-  if (input.remat_policy != "none" || (given && !takes_none))
+  if (input.remat_policy != "none" || (given && !searches))
     input.fail("remat.policy",
                fmt::format("{} chooses the recomputation of each (stage, microbatch) itself{}",
                            command,
-                           takes_none ? "; give --remat none to search orders without it" : ""));
-  if (input.remat_checkpoint_levels > 0)
+                           searches ? "; give --remat none to search orders without it" : ""));
+  if (input.remat_checkpoint_levels == 0)
+    return;
+  if (!searches)
     input.fail("remat.checkpoint_levels",
                fmt::format("{} recomputes whole stages (R, RW, RBW), not checkpoint levels; "
                            "`ppsim compare` ranks plans with levels",
                            command));
+  if (given)
+    input.fail("remat.checkpoint_levels",
+               "checkpoint levels are recomputation, which --remat none leaves out");
 }
 
 void refuse_recomputation(const RunInput &input, std::string_view command) {

@@ -66,11 +66,13 @@ BoundsReport bounds_for_run(const PreparedRun &run);
 /// ignored.
 void refuse_recomputation(const RunInput &input, std::string_view command);
 
-/// For the commands that choose R, RW and RBW per (stage, microbatch) themselves (`synthesize`,
-/// `optimal`): a recomputation policy, or checkpoint levels, refused in one line naming where it
-/// was set; with `takes_none` an explicit `none` is accepted (the search without recomputation).
+/// For the commands that choose the recomputation of each (stage, microbatch) themselves: a
+/// recomputation policy refused in one line naming where it was set. With `searches`
+/// (`synthesize`) an explicit `none` is accepted (the search without recomputation) and so are
+/// checkpoint levels, unless with `none`; without it (`optimal`, whose exact optimum chooses R,
+/// RW and RBW) `none` and checkpoint levels are refused too.
 void refuse_chosen_recomputation(const RunInput &input, std::string_view command,
-                                 bool takes_none);
+                                 bool searches);
 
 /// The run `ppsim bounds` reads: the bounds of a generated schedule depend on its scenario and
 /// its generator's form and closed form, not on its ops, so the schedule is built only when

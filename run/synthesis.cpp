@@ -10,7 +10,9 @@
 #include "bounds/exact.h"
 #include "bounds/incumbent.h"
 #include "remat/baselines.h"
+#include "remat/option_model.h"
 #include "remat/stage_remat_ilp.h"
+#include "run/policy.h"
 #include "sim/io/report.h"
 #include "sim/io/torch_csv.h"
 #include "sim/metrics.h"
@@ -20,7 +22,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <functional>
 #include <numeric>
@@ -101,16 +102,19 @@ CandidateTime time_of(const Retimer &retimer, int devices) {
 /// such a move re-times the whole schedule, an order move only what follows the move.
 constexpr int kRecomputeMoveShare = 16;
 
-/// The recomputation choices of one (stage, microbatch): R or not (docs/remat.md, "The three
-/// options"), and with a split backward RW, RBW or neither.
-constexpr std::array<RematDecision, 6> kDecisions{{
-    {ForwardRemat::none, BackwardRemat::none, 0},
-    {ForwardRemat::full, BackwardRemat::none, 0},
-    {ForwardRemat::none, BackwardRemat::activations, 0},
-    {ForwardRemat::full, BackwardRemat::activations, 0},
-    {ForwardRemat::none, BackwardRemat::full, 0},
-    {ForwardRemat::full, BackwardRemat::full, 0},
-}};
+/// The recomputation choice `choice` of a (stage, microbatch) whose stage has `levels`
+/// checkpoint levels (docs/remat.md, "The three options" and "Checkpoint levels"): the forward
+/// part is choice % (levels + 2), none, R of the whole stage or R of level 1 ... levels; the
+/// backward part choice / (levels + 2), none, RW or RBW (with a split backward only).
+RematDecision recomputation_choice(int choice, int levels) {
+  const int forwards = levels + 2;
+  const int forward = choice % forwards;
+  RematDecision decision;
+  decision.forward = forward == 0 ? ForwardRemat::none : ForwardRemat::full;
+  decision.level = static_cast<std::uint8_t>(std::max(0, forward - 1));
+  decision.backward = static_cast<BackwardRemat>(choice / forwards);
+  return decision;
+}
 
 /// An exact optimum's schedule as the search's results are (docs/synthesis.md, "Recomputation"):
 /// its recomputation put back right before the op it rebuilds for (the exact optimum may start an
@@ -132,9 +136,10 @@ std::optional<Incumbent> as_searched(const Scenario &scenario, const Schedule &s
 /// the seeds are the same wherever the time limits do not bind (as compare's batches).
 constexpr std::size_t kIlpBatch = 2;
 
-/// The registered schedules that do not fit the cap, each with full recomputation and with the
-/// remat ILP's plan (docs/synthesis.md, "Recomputation"), where that fits: what `compare` ranks
-/// for the placement and backward form. A schedule identical to an earlier one is planned once,
+/// The registered schedules that do not fit the cap, each with full recomputation, with
+/// measured selective recomputation (where the scenario has it as a level of every stage) and
+/// with the remat ILP's plan (docs/synthesis.md, "Recomputation"), where that fits: what
+/// `compare` ranks for the placement and backward form. A schedule identical to an earlier one is planned once,
 /// one that recomputes already (full-remat) not at all.
 /// The ILPs go fastest base first, kIlpBatch at a time; as in `compare`, a base no faster than
 /// the best seed so far (or than `fastest_known`) gets no ILP, since recomputation only adds
@@ -164,9 +169,13 @@ std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
       fastest_known = simulation.metrics.makespan;
     seeds.push_back({name, std::move(schedule), simulation.metrics.makespan});
   };
-  for (const Incumbent *base : unfit)
+  const std::optional<RematPlan> selective = selective_level_plan(scenario);
+  for (const Incumbent *base : unfit) {
     keep_if_fits(base->name + " + full",
                  apply_plan(base->schedule, full_forward_plan(scenario, base->schedule)));
+    if (selective)
+      keep_if_fits(base->name + " + selective", apply_plan(base->schedule, *selective));
+  }
   for (std::size_t k = 0; k < unfit.size(); k += kIlpBatch) {
     std::vector<const Incumbent *> batch;
     for (std::size_t i = k; i < std::min(k + kIlpBatch, unfit.size()); ++i)
@@ -203,6 +212,8 @@ OrderSearch::OrderSearch(const Scenario &scenario, const Schedule &seed, std::ui
                          bool recompute)
     : scenario_(scenario), track_(checked_track(scenario)), recompute_(recompute),
       retimer_(scenario, seed), devices_(seed.device_count()), random_(random_seed) {
+  for (int stage = 0; stage < scenario.stage_count(); ++stage)
+    stage_levels_.push_back(recompute ? checkpoint_levels(scenario, track_, stage) : 0);
   adopt(seed, memory_effects(seed, OpLocator(seed, scenario.stage_count(), scenario.microbatches),
                              track_));
 }
@@ -221,9 +232,10 @@ void OrderSearch::step() {
     const int microbatch =
         std::uniform_int_distribution<int>(0, scenario_.microbatches - 1)(random_);
     // RW and RBW need W apart from B (a DualPipe-V schedule fuses some backwards).
-    const int choices = has_weight_op(stage, microbatch) ? static_cast<int>(kDecisions.size()) : 2;
-    const RematDecision &decision =
-        kDecisions[at(std::uniform_int_distribution<int>(0, choices - 1)(random_))];
+    const int levels = stage_levels_[at(stage)];
+    const int choices = (levels + 2) * (has_weight_op(stage, microbatch) ? 3 : 1);
+    const RematDecision decision = recomputation_choice(
+        std::uniform_int_distribution<int>(0, choices - 1)(random_), levels);
     if (decision != decision_of(stage, microbatch))
       try_recompute(stage, microbatch, decision);
     return;
@@ -426,6 +438,13 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   result.best_known_makespan = known.front().makespan;
   result.lower_bound = bounds.best_lower_bound;
   result.bound_name = best_bound_name(bounds);
+  if (scenario.memory_model == MemoryModel::bytes && !scenario.activations.cap)
+    result.bounds_note =
+        fmt::format("the bounds know no byte budget: the gap includes what fitting {} costs", cap());
+  else if (bounds.without_levels)
+    result.bounds_note = fmt::format("the memory-time bounds do not model checkpoint levels: the "
+                                     "gap includes what fitting {} costs",
+                                     cap());
   const auto fastest = [&]() -> Seeded & {
     return *std::min_element(
         searches.begin(), searches.end(),
@@ -559,6 +578,17 @@ std::vector<SearchedForm> synthesize_input(const RunInput &input,
       // The split form is an addition: a generator or split it refuses leaves the first form.
     }
   }
+  // The levels `compare`'s plans may choose (measured selective recomputation, checkpoint
+  // levels) where the search recomputes, that is where the cap can bind; the bounds and the
+  // exact optimum see them too (docs/synthesis.md, "Recomputation"). Built either way, so that
+  // levels asked for without a cost file are refused.
+  for (SearchedForm &form : searched) {
+    if (!with_input.recompute)
+      break;
+    Scenario leveled = scenario_with_remat_levels(form.run.input, form.run.scenario);
+    if (cap_can_bind(form.run.scenario))
+      form.run.scenario = std::move(leveled);
+  }
   SynthesisOptions left = with_input;
   std::int64_t evaluations = 0, improvements = 0;
   for (std::size_t k = 0; k < searched.size(); ++k) {
@@ -629,12 +659,13 @@ std::string synthesis_json(const std::vector<SearchedForm> &searched,
       "{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
       "\"seed\": {}, \"seed_makespan\": {}, \"best_known\": {}, \"best_known_makespan\": {}, "
       "\"improvements\": {}, \"evaluations\": {}, \"stopped\": {}, \"seconds\": {}, "
-      "\"searched\": [{}], \"simulation\": {}}}\n",
+      "\"bounds_note\": {}, \"searched\": [{}], \"simulation\": {}}}\n",
       scale.json(result.makespan), scale.json(result.lower_bound), json_string(result.bound_name),
       json_number(result.gap()), json_string(result.seed), scale.json(result.seed_makespan),
       json_string(result.best_known), scale.json(result.best_known_makespan), result.improvements,
       result.evaluations, json_string(std::string(describe(result.stop))),
-      json_number(result.seconds), fmt::join(forms, ", "), simulation_json);
+      json_number(result.seconds), json_string(result.bounds_note), fmt::join(forms, ", "),
+      simulation_json);
 }
 
 } // namespace ppsim

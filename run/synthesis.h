@@ -55,7 +55,8 @@ public:
               bool recompute = false);
 
   /// Tries one random move. With `recompute`, one in 16 changes the recomputation of a random
-  /// (stage, microbatch) to another of its choices; the others move an entry, half within 4
+  /// (stage, microbatch) to another of its choices (none, R of the stage or of one of its
+  /// checkpoint levels, and with a split backward RW or RBW, alone or after an R); the others move an entry, half within 4
   /// places, half anywhere on the device (none when it would leave the entry where it is).
   void step();
   /// Tries giving (stage, microbatch) the recomputation `decision` (R right before its B/BW, RW
@@ -95,6 +96,8 @@ private:
   const Scenario &scenario_;
   const MemoryTrack &track_;
   bool recompute_;
+  // Per stage, the checkpoint levels an R may follow (0 without recomputation).
+  std::vector<int> stage_levels_;
   Retimer retimer_;
   int devices_;
   // Per entry of the current orders' schedule (the re-timer's nodes).
@@ -143,6 +146,9 @@ struct SynthesisResult {
   /// "LB2", ..., or "exact" when the exact optimum's search proved it (it found no schedule
   /// ending before it, finished or stopped by its time limit).
   std::string bound_name;
+  /// Empty, or why the bounds leave out the cap, so that the gap includes what fitting it costs
+  /// (a byte budget; checkpoint levels, BoundsReport::without_levels).
+  std::string bounds_note;
   /// Known schedule the winning search started from: registered ("zb-h1"), registered with a
   /// recomputation plan ("zb-h1 + ilp", "zb-h1 + full") or "serial".
   std::string seed;

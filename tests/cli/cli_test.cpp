@@ -527,9 +527,15 @@ TEST_CASE("issue_32 options a command cannot honour are refused where they were 
   check_user_error(scratch.ppsim("synthesize -p 2 -m 2 --remat full"),
                    "field '--remat': synthesize chooses the recomputation of each (stage, "
                    "microbatch) itself; give --remat none to search orders without it");
+  // Its search takes checkpoint levels, but not beside --remat none (issue_28).
   check_user_error(scratch.ppsim("synthesize " PPSIM_SOURCE_DIR
+                                 "/scenarios/models/gpt-1.5b.toml --checkpoint-levels 2 --remat "
+                                 "none"),
+                   "field '--checkpoint-levels': checkpoint levels are recomputation, which "
+                   "--remat none leaves out");
+  check_user_error(scratch.ppsim("optimal " PPSIM_SOURCE_DIR
                                  "/scenarios/models/gpt-1.5b.toml --checkpoint-levels 2"),
-                   "field '--checkpoint-levels': synthesize recomputes whole stages (R, RW, RBW), "
+                   "field '--checkpoint-levels': optimal recomputes whole stages (R, RW, RBW), "
                    "not checkpoint levels; `ppsim compare` ranks plans with levels");
   // The exact optimum chooses R, RW and RBW per (s,j): no policy, not even none, applies.
   for (const std::string policy : {"ilp", "none"})
@@ -555,6 +561,7 @@ TEST_CASE("issue_32 options a command cannot honour are refused where they were 
   for (const std::string command : {"simulate " QUICKSTART " --checkpoint-levels 2",
                                     "simulate " QUICKSTART " --remat ilp --checkpoint-levels 2",
                                     "compare " QUICKSTART " --checkpoint-levels 2",
+                                    "synthesize " QUICKSTART " --checkpoint-levels 2",
                                     "bounds " QUICKSTART " --checkpoint-levels 2"}) {
     CAPTURE(command);
     check_user_error(scratch.ppsim(command),
