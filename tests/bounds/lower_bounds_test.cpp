@@ -187,6 +187,35 @@ TEST_CASE("without a cap LB2 equals LB1; a cap below one activation leaves LB2 o
   CHECK_FALSE(report.find("LB2").has_value());
 }
 
+TEST_CASE("issue_28 checkpoint levels: without a cap LB2 holds, under one the memory-time bounds "
+          "are left out, not taken for a cap below one activation") {
+  // A level of every stage: R of 1 tick, keeping a quarter of the activation (docs/remat.md,
+  // "Checkpoint levels"). The bounds' model (keep all, or recompute the whole stage) does not
+  // cover it, and a rotor's walk may fit below one activation.
+  const auto with_level = [](ppsim::Scenario scenario) {
+    for (int s = 0; s < scenario.stage_count(); ++s) {
+      scenario.stage_costs[ppsim::at(s)].checkpoint_level_recompute.push_back(Ticks{1});
+      scenario.activations.stages[ppsim::at(s)].checkpoint_levels.push_back({0.25, 0.5, false});
+    }
+    return scenario;
+  };
+  const ppsim::Scenario free = with_level(single_wave(3, 5, 1, 2, std::nullopt));
+  CHECK(ppsim::lb2_memory_time(free, BackwardForm::full) ==
+        ppsim::lb1_device_path(free, BackwardForm::full));
+  CHECK_FALSE(ppsim::compute_bounds(free, {}).without_levels);
+  for (const double cap : {0.5, 2.0}) {
+    CAPTURE(cap);
+    const ppsim::Scenario capped = with_level(single_wave(3, 5, 1, 2, cap));
+    CHECK_FALSE(ppsim::lb2_memory_time(capped, BackwardForm::full).has_value());
+    CHECK_FALSE(ppsim::lb4_warmup(capped, BackwardForm::full).has_value());
+    const ppsim::BoundsReport report = ppsim::compute_bounds(capped, {});
+    CHECK(report.without_levels);
+    CHECK(report.cap_fits_one_activation);
+    CHECK_FALSE(report.find("LB2").has_value());
+    CHECK(report.best_lower_bound == ppsim::lb1_device_path(capped, BackwardForm::full));
+  }
+}
+
 TEST_CASE("multi-chunk placements use the LP relaxation (docs/bounds.md, 'LB2 in detail')") {
   // Interleaved p = 4, v = 2, m = 8, per-chunk F = B = W = 1 (Bf = 2), a_s = 1/2: LB1 = 57,
   // the makespan of O-8. At K = 1 device 3 (stages 3 and 7, PF = 3, PB = 6) decides:

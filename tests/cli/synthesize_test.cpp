@@ -167,6 +167,41 @@ TEST_CASE("issue_28 a recomputing result: its orders and its plan give the sched
   CHECK(replay.out.find("feasible yes") != std::string::npos);
 }
 
+TEST_CASE("issue_28 checkpoint levels: the plan names them, simulate replays it, the output says "
+          "what the bounds leave out") {
+  const Folder folder;
+  const Args scenario{PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml",
+                      "-p",
+                      "4",
+                      "-m",
+                      "8",
+                      "--memory-model",
+                      "count",
+                      "--K",
+                      "2",
+                      "--checkpoint-levels",
+                      "4"};
+  Args args = scenario;
+  args.insert(args.end(), {"--schedule", "1f1b", "--max-evaluations", "3000", "--torch-csv",
+                           folder.file("s.csv"),
+                           "--plan", folder.file("p.csv")});
+  const Output output = run(args);
+  REQUIRE(output.code == 0);
+  CHECK(output.out.ends_with("the memory-time bounds do not model checkpoint levels: the gap "
+                             "includes what fitting cap 2 costs\n"));
+  std::ifstream plan(folder.file("p.csv"));
+  const std::string text{std::istreambuf_iterator<char>(plan), {}};
+  CHECK(text.find(",level:") != std::string::npos);
+  const std::string makespan = output.out.substr(output.out.find("makespan "), 16);
+  args = scenario;
+  args.insert(args.end(), {"--schedule-file", folder.file("s.csv"), "--remat",
+                           "file:" + folder.file("p.csv")});
+  const Output replay = ppsim::testing::run(ppsim::cli::run_simulate, args);
+  REQUIRE(replay.code == 0);
+  CHECK(replay.out.find(makespan) != std::string::npos);
+  CHECK(replay.out.find("feasible yes") != std::string::npos);
+}
+
 TEST_CASE("synthesize errors are one line and leave no file behind") {
   const Folder folder;
   // Two pipes have no PyTorch CSV form: the Gantt chart computed before it is not written either.

@@ -9,7 +9,9 @@
 #include "remat/baselines.h"
 #include "remat/plan.h"
 #include "run/compare.h"
+#include "run/policy.h"
 #include "run/prepare.h"
+#include "run/scenario_file.h"
 #include "run/synthesis.h"
 #include "sim/schedules/registry.h"
 #include "sim/memory.h"
@@ -63,6 +65,58 @@ void check_result(const ppsim::Scenario &scenario, const ppsim::SynthesisResult 
       ppsim::plan_of(result.schedule, scenario.stage_count(), scenario.microbatches);
   CHECK(ppsim::apply_plan(ppsim::without_recomputation(result.schedule), plan).device_ops ==
         result.schedule.device_ops);
+}
+
+/// How a synthesis fared against `compare`'s runs of the same placement and backward form that
+/// fit: each checked not to be faster, and counted.
+struct Versus {
+  int compared = 0;
+  int faster = 0; ///< runs the synthesized schedule is strictly faster than
+};
+
+Versus versus_compare(const ppsim::RunInput &input,
+                      const std::vector<ppsim::SearchedForm> &searched,
+                      const std::vector<std::string> &policies) {
+  const ppsim::SearchedForm &best = searched.front();
+  ppsim::RankRequest request = ppsim::rank_request(input);
+  request.policies = policies;
+  const ppsim::Ranking ranking = ppsim::rank_runs(request).front();
+  Versus versus;
+  for (const ppsim::RankedRun &run : ranking.runs) {
+    if (!run.fits())
+      continue;
+    const ppsim::ScheduleInfo &info = ppsim::find_schedule(run.schedule);
+    const bool same = std::any_of(searched.begin(), searched.end(), [&](const auto &form) {
+      const ppsim::ScheduleInfo &own = ppsim::find_schedule(form.run.input.schedule);
+      return own.placement == info.placement && own.split_backward == info.split_backward;
+    });
+    if (!same)
+      continue;
+    CAPTURE(run.schedule);
+    CAPTURE(run.policy);
+    const ppsim::Rational theirs = run.evaluation->makespan();
+    const ppsim::Rational ours = best.run.scenario.time_scale.exact_units(best.result.makespan);
+    CHECK(!(theirs < ours));
+    ++versus.compared;
+    versus.faster += ours < theirs ? 1 : 0;
+  }
+  return versus;
+}
+
+/// LLaMA-2 7B's cost file on 1F1B (its form alone, as with --schedule), p = 4, m = 16, under a
+/// 30 GiB budget, with the rotor front's first four checkpoint levels beside measured selective
+/// recomputation (docs/remat.md, "Checkpoint levels"): the ILP's plan uses the levels there.
+ppsim::RunInput llama_with_levels() {
+  ppsim::RunInput input =
+      ppsim::read_scenario_file(PPSIM_SOURCE_DIR "/scenarios/models/llama2-7b.toml");
+  input.schedule = "1f1b";
+  input.origins["pipeline.schedule"] = ppsim::SourceLocation{"", 0, "--schedule"};
+  input.devices = 4;
+  input.microbatches = 16;
+  input.budget_bytes = 30.0 * (1ULL << 30);
+  input.remat_checkpoint_levels = 4;
+  input.remat_time_limit_seconds = 60;
+  return input;
 }
 
 } // namespace
@@ -263,30 +317,81 @@ TEST_CASE("issue_28 synthesis is never slower than compare's best for its placem
     const std::vector<ppsim::SearchedForm> searched = ppsim::synthesize_input(input, options);
     const ppsim::SearchedForm &best = searched.front();
     check_result(best.run.scenario, best.result);
-    ppsim::RankRequest request = ppsim::rank_request(input);
-    request.policies = {"none", "full", "ilp"};
-    const ppsim::Ranking ranking = ppsim::rank_runs(request).front();
-    for (const ppsim::RankedRun &run : ranking.runs) {
-      if (!run.fits())
-        continue;
-      const ppsim::ScheduleInfo &info = ppsim::find_schedule(run.schedule);
-      const bool same = std::any_of(searched.begin(), searched.end(), [&](const auto &form) {
-        const ppsim::ScheduleInfo &own = ppsim::find_schedule(form.run.input.schedule);
-        return own.placement == info.placement && own.split_backward == info.split_backward;
-      });
-      if (!same)
-        continue;
-      CAPTURE(run.schedule);
-      CAPTURE(run.policy);
-      const ppsim::Rational theirs = run.evaluation->makespan();
-      const ppsim::Rational ours = best.run.scenario.time_scale.exact_units(best.result.makespan);
-      CHECK(!(theirs < ours));
-      ++compared;
-      faster += ours < theirs ? 1 : 0;
-    }
+    const Versus versus = versus_compare(input, searched, {"none", "full", "ilp"});
+    compared += versus.compared;
+    faster += versus.faster;
   }
   CHECK(compared > 20);
   CHECK(faster > 0);
+}
+
+TEST_CASE("issue_28 checkpoint levels and selective recomputation: compare's choices, searched") {
+  const ppsim::RunInput input = llama_with_levels();
+  const std::vector<ppsim::SearchedForm> searched = ppsim::synthesize_input(input, quick(3000));
+  const ppsim::SearchedForm &best = searched.front();
+  const ppsim::Scenario &scenario = best.run.scenario;
+  // The run's scenario holds the levels the plan names: four of the rotor front, then selective.
+  for (int s = 0; s < scenario.stage_count(); ++s)
+    CHECK(scenario.selective_levels()[ppsim::at(s)] == 5);
+  check_result(scenario, best.result);
+  const ppsim::RematPlan plan =
+      ppsim::plan_of(best.result.schedule, scenario.stage_count(), scenario.microbatches);
+  CHECK(plan.checkpoint_level_count() > 0);
+  // Never slower than compare's plans with the same levels, selective included.
+  CHECK(versus_compare(input, searched, {"none", "full", "selective", "ilp"}).compared >= 1);
+  CHECK(best.result.bounds_note ==
+        "the bounds know no byte budget: the gap includes what fitting budget 30 GiB costs");
+
+  // The moves alone reach the levels: from 1F1B with every stage recomputed whole, which fits
+  // 34 GB, the search gives some (stage, microbatch) a level's cheaper R where its memory fits.
+  ppsim::Scenario roomy = scenario;
+  roomy.bytes->cap = 34e9;
+  const ppsim::Schedule &base = best.run.schedule; // the generated 1f1b
+  REQUIRE(base.recompute_op_count() == 0);
+  const ppsim::Schedule whole = ppsim::apply_plan(base, ppsim::full_forward_plan(roomy, base));
+  REQUIRE(ppsim::simulate(roomy, whole).metrics.feasible);
+  REQUIRE_FALSE(ppsim::simulate(roomy, base).metrics.feasible);
+  ppsim::OrderSearch search(roomy, whole, 1, true);
+  const ppsim::CandidateTime start = search.time();
+  for (int k = 0; k < 2000; ++k)
+    search.step();
+  CHECK(search.time() < start);
+  const ppsim::RematPlan searched_plan =
+      ppsim::plan_of(search.schedule(), roomy.stage_count(), roomy.microbatches);
+  CHECK(searched_plan.checkpoint_level_count() > 0);
+  const ppsim::Simulation replay = ppsim::simulate(roomy, search.schedule());
+  CHECK(replay.metrics.feasible);
+  CHECK(replay.metrics.makespan == search.time().makespan);
+
+  // Without recomputation the scenario has no levels, and the bound note only the budget's.
+  ppsim::RunInput plain = input;
+  plain.remat_checkpoint_levels = 0;
+  plain.budget_bytes = 40.0 * (1ULL << 30);
+  ppsim::SynthesisOptions none = quick(300);
+  none.recompute = false;
+  const std::vector<ppsim::SearchedForm> orders_only = ppsim::synthesize_input(plain, none);
+  CHECK(orders_only.front().run.scenario.most_checkpoint_levels() == 0);
+}
+
+TEST_CASE("issue_28 under a count cap the levels leave the memory-time bounds out, and say so") {
+  ppsim::RunInput input = llama_with_levels();
+  input.memory_model = ppsim::MemoryModel::count;
+  input.budget_bytes.reset();
+  input.microbatches = 8;
+  input.cap_activations = 2;
+  const std::vector<ppsim::SearchedForm> searched = ppsim::synthesize_input(input, quick(300));
+  const ppsim::SearchedForm &best = searched.front();
+  check_result(best.run.scenario, best.result);
+  CHECK(best.result.bounds_note == "the memory-time bounds do not model checkpoint levels: the "
+                                   "gap includes what fitting cap 2 costs");
+  const ppsim::BoundsReport bounds =
+      ppsim::compute_bounds(best.run.scenario, ppsim::BoundsOptions{BackwardForm::full, "", 0});
+  CHECK(bounds.without_levels);
+  CHECK_FALSE(bounds.find("LB2").has_value());
+  CHECK_FALSE(bounds.find("LB4").has_value());
+  // The bounds without the cap hold for every plan: the result is at or above them.
+  CHECK(bounds.best_lower_bound <= best.result.makespan);
+  CHECK(versus_compare(input, searched, {"none", "full", "selective", "ilp"}).compared >= 2);
 }
 
 TEST_CASE("synthesis is valid, within the cap and never slower than a registered schedule") {
