@@ -37,13 +37,14 @@ bool stopped(const SynthesisOptions &options) {
 
 using Clock = std::chrono::steady_clock;
 
-/// Moves the entry at `from` of `entries` to position `to`, shifting the entries between by one.
-void move_entry(std::vector<std::int32_t> &entries, int from, int to) {
+/// Moves the `count` entries of `entries` that start at `start` so that they start at
+/// `new_start`, shifting the entries between by `count`.
+void move_block(std::vector<std::int32_t> &entries, int start, int count, int new_start) {
   const auto begin = entries.begin();
-  if (from < to)
-    std::rotate(begin + from, begin + from + 1, begin + to + 1);
+  if (start < new_start)
+    std::rotate(begin + start, begin + start + count, begin + new_start + count);
   else
-    std::rotate(begin + to, begin + from, begin + from + 1);
+    std::rotate(begin + new_start, begin + start, begin + start + count);
 }
 
 /// True when `a` and `b` run ops of a common (stage, microbatch), whose order on their device is
@@ -244,30 +245,38 @@ void OrderSearch::step() {
   const auto size = static_cast<int>(retimer_.device_order(device).size());
   PPSIM_ASSERT(size >= 2); // every device runs a forward and a backward of its stages
   const int from = std::uniform_int_distribution<int>(0, size - 1)(random_);
+  const auto [start, count] = unit_at(device, from);
+  if (count == size)
+    return;
   // Half the moves are short (a swap with a neighbour or a few places), half reach anywhere on
   // the device (a W deferred into a far bubble, a forward pulled into the warm-up).
-  const int reach = std::bernoulli_distribution(0.5)(random_) ? std::min(4, size - 1) : size - 1;
+  const int reach =
+      std::bernoulli_distribution(0.5)(random_) ? std::min(4, size - count) : size - count;
   int distance = std::uniform_int_distribution<int>(1, reach)(random_);
   if (std::bernoulli_distribution(0.5)(random_))
     distance = -distance;
-  const int to = std::clamp(from + distance, 0, size - 1);
-  if (to != from)
-    try_move(device, from, to);
+  const int new_start = std::clamp(start + distance, 0, size - count);
+  if (new_start != start)
+    try_move(device, from, from + new_start - start);
 }
 
 MoveOutcome OrderSearch::try_move(int device, int from, int to) {
   ++evaluations_;
-  if (passes_own_activation(device, from, to))
+  const auto [start, count] = unit_at(device, from);
+  const int new_start = start + to - from;
+  PPSIM_ASSERT(new_start >= 0 &&
+               new_start + count <= static_cast<int>(retimer_.device_order(device).size()));
+  if (passes_own_activation(device, start, count, new_start))
     return MoveOutcome::fixed_order;
-  if (parts_recomputation(device, from, to))
+  if (lands_in_recomputation(device, start, count, new_start))
     return MoveOutcome::parts_recomputation;
-  if (track_.cap && over_cap(candidate_peak(device, from, to), *track_.cap))
+  if (track_.cap && over_cap(candidate_peak(device, start, count, new_start), *track_.cap))
     return MoveOutcome::over_cap;
-  if (!retimer_.move(device, from, to))
+  if (!retimer_.move_block(device, start, count, new_start))
     return MoveOutcome::deadlock;
   const CandidateTime candidate = current_time();
   if (candidate > time_) {
-    [[maybe_unused]] const bool restored = retimer_.move(device, to, from);
+    [[maybe_unused]] const bool restored = retimer_.move_block(device, new_start, count, start);
     PPSIM_ASSERT(restored); // the orders it restores ran
     return MoveOutcome::worse;
   }
@@ -333,29 +342,42 @@ RematDecision OrderSearch::decision_of(int stage, int microbatch) const {
   return decision;
 }
 
-bool OrderSearch::passes_own_activation(int device, int from, int to) const {
+bool OrderSearch::is_recompute_entry(int device, int position) const {
   const std::span<const std::int32_t> order = retimer_.device_order(device);
-  const Op &moved = ops_[at(order[at(from)])];
-  for (int k = std::min(from, to); k <= std::max(from, to); ++k)
-    if (k != from && share_activation(moved, ops_[at(order[at(k)])]))
-      return true;
+  return position >= 0 && position < static_cast<int>(order.size()) &&
+         is_recompute(ops_[at(order[at(position)])].kind());
+}
+
+std::pair<int, int> OrderSearch::unit_at(int device, int position) const {
+  if (is_recompute_entry(device, position))
+    return {position, 2};
+  if (is_recompute_entry(device, position - 1))
+    return {position - 1, 2};
+  return {position, 1};
+}
+
+bool OrderSearch::passes_own_activation(int device, int start, int count, int new_start) const {
+  const std::span<const std::int32_t> order = retimer_.device_order(device);
+  // The entries the unit passes: those it lands above, or below.
+  const int first = new_start < start ? new_start : start + count;
+  const int last = new_start < start ? start - 1 : new_start + count - 1;
+  for (int unit = start; unit < start + count; ++unit)
+    for (int k = first; k <= last; ++k)
+      if (share_activation(ops_[at(order[at(unit)])], ops_[at(order[at(k)])]))
+        return true;
   return false;
 }
 
-bool OrderSearch::parts_recomputation(int device, int from, int to) const {
-  const std::span<const std::int32_t> order = retimer_.device_order(device);
-  const auto recomputes = [&](int k) {
-    return k >= 0 && k < static_cast<int>(order.size()) &&
-           is_recompute(ops_[at(order[at(k)])].kind());
-  };
-  // After the move the entry follows the one at `to - 1` (moving up) or at `to` (moving down).
-  return recomputes(from) || recomputes(from - 1) || recomputes(to < from ? to - 1 : to);
+bool OrderSearch::lands_in_recomputation(int device, int start, int count, int new_start) const {
+  // After the move the unit follows the entry now at `new_start - 1` (moving up) or at
+  // `new_start + count - 1` (moving down); a recomputation there would be parted from its op.
+  return is_recompute_entry(device, new_start < start ? new_start - 1 : new_start + count - 1);
 }
 
-double OrderSearch::candidate_peak(int device, int from, int to) {
+double OrderSearch::candidate_peak(int device, int start, int count, int new_start) {
   const std::span<const std::int32_t> order = retimer_.device_order(device);
   candidate_order_.assign(order.begin(), order.end());
-  move_entry(candidate_order_, from, to);
+  move_block(candidate_order_, start, count, new_start);
   return order_peak(candidate_order_, effects_, track_, device);
 }
 

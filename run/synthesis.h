@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ppsim {
@@ -35,8 +36,9 @@ enum class MoveOutcome {
   kept,        ///< applied: (makespan, total device end) not worse
   worse,       ///< timed, worse, moved back
   fixed_order, ///< it would pass an op of the same (stage, microbatch), whose order is fixed
-  /// it would part a recomputation from the op it runs right before (R before its B/BW, RW or
-  /// RBW before its W: where PyTorch's activation checkpointing runs it, inside the backward)
+  /// it would land between a recomputation and the op it runs right before (R before its
+  /// B/BW, RW or RBW before its W: where PyTorch's activation checkpointing runs it, inside the
+  /// backward); the two themselves move as one
   parts_recomputation,
   over_cap,    ///< the device's peak would exceed the cap (checked before any timing)
   deadlock,    ///< the orders could not all run
@@ -63,10 +65,11 @@ public:
   /// or RBW right before its W, as apply_plan places them; the other ops keep their places):
   /// refused over the cap, kept when not worse.
   MoveOutcome try_recompute(int stage, int microbatch, const RematDecision &decision);
-  /// Tries moving the entry at `from` of `device` to position `to` (the entries between shift
-  /// by one), refusing what breaks a rule of docs/model.md, "Validation and exit codes", parts a
-  /// recomputation from its backward, passes the cap or deadlocks; applies it when it is not
-  /// worse.
+  /// Tries moving the entry at `from` of `device` to position `to`, together with the op glued
+  /// to it (a recomputation and the op right after it move as one, by the same number of
+  /// places; the entries between shift), refusing what breaks a rule of docs/model.md,
+  /// "Validation and exit codes", lands between a recomputation and its op, passes the cap or
+  /// deadlocks; applies it when it is not worse. The moved unit must stay on the device.
   MoveOutcome try_move(int device, int from, int to);
 
   [[nodiscard]] Schedule schedule() const { return retimer_.schedule(); }
@@ -75,14 +78,22 @@ public:
   [[nodiscard]] std::int64_t improvements() const { return improvements_; }
 
 private:
-  // The move would pass an entry of the same (stage, microbatch): the one rule of
-  // validate_schedule a move can break that the re-timer's deadlock test does not catch.
-  [[nodiscard]] bool passes_own_activation(int device, int from, int to) const;
-  // The move would take a recomputation or the op right after it (its B/BW or W) away from the
-  // other, or put the entry between them.
-  [[nodiscard]] bool parts_recomputation(int device, int from, int to) const;
-  // The peak of `device` if its entry at `from` moved to `to`.
-  double candidate_peak(int device, int from, int to);
+  // Whether the entry at `position` of `device` (if any) is R, RW or RBW.
+  [[nodiscard]] bool is_recompute_entry(int device, int position) const;
+  // The unit of moves that holds the entry at `position` of `device`, as (start, count): a
+  // recomputation and the op right after it (its B/BW, or its W) move together, any other entry
+  // alone.
+  [[nodiscard]] std::pair<int, int> unit_at(int device, int position) const;
+  // The unit moved from `start` to `new_start` would pass an entry of one of its (stage,
+  // microbatch)s: the one rule of validate_schedule a move can break that the re-timer's
+  // deadlock test does not catch.
+  [[nodiscard]] bool passes_own_activation(int device, int start, int count,
+                                           int new_start) const;
+  // The unit would land between a recomputation and the op right after it.
+  [[nodiscard]] bool lands_in_recomputation(int device, int start, int count,
+                                            int new_start) const;
+  // The peak of `device` with the unit moved.
+  double candidate_peak(int device, int start, int count, int new_start);
   [[nodiscard]] CandidateTime current_time() const;
   // Whether W of (stage, microbatch) is an op of its own (or part of an overlapped op): RW and RBW
   // are choices only there.

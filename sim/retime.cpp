@@ -220,19 +220,40 @@ bool Retimer::swap_adjacent(int device, int position) {
   return true;
 }
 
-bool Retimer::move(int device, int from, int to) {
-  // A chain of adjacent exchanges, re-timed once at the end. Times are not read in between, and
-  // an undone chain restores the orders the current times belong to.
-  const int step = from < to ? 1 : -1;
+bool Retimer::move(int device, int from, int to) { return move_block(device, from, 1, to); }
+
+bool Retimer::move_block(int device, int start, int count, int new_start) {
+  // Each op of the block in turn (the first when moving up, the last when moving down) goes by
+  // a chain of adjacent exchanges; all re-timed once at the end. Times are not read in between,
+  // and undone chains restore the orders the current times belong to.
+  const int step = start < new_start ? 1 : -1;
   const auto lower_of_pair = [&](int position) { return step > 0 ? position : position - 1; };
   std::int32_t first_affected = op_count();
-  for (int position = from; position != to; position += step) {
-    if (!exchange(device, lower_of_pair(position), first_affected)) {
-      while (position != from) {
-        position -= step;
-        [[maybe_unused]] const bool restored =
-            exchange(device, lower_of_pair(position), first_affected);
-        PPSIM_ASSERT(restored); // the orders it restores were acyclic
+  const auto chain = [&](int from, int to) {
+    for (int position = from; position != to; position += step) {
+      if (!exchange(device, lower_of_pair(position), first_affected)) {
+        while (position != from) {
+          position -= step;
+          [[maybe_unused]] const bool restored =
+              exchange(device, lower_of_pair(position), first_affected);
+          PPSIM_ASSERT(restored); // the orders it restores were acyclic
+        }
+        return false;
+      }
+    }
+    return true;
+  };
+  for (int k = 0; k < count; ++k) {
+    const int offset = step > 0 ? count - 1 - k : k;
+    if (!chain(start + offset, new_start + offset)) {
+      for (int done = k - 1; done >= 0; --done) {
+        const int back = step > 0 ? count - 1 - done : done;
+        const int from = new_start + back, to = start + back;
+        for (int position = from; position != to; position -= step) {
+          [[maybe_unused]] const bool restored =
+              exchange(device, step > 0 ? position - 1 : position, first_affected);
+          PPSIM_ASSERT(restored);
+        }
       }
       return false;
     }

@@ -32,6 +32,11 @@ public:
   /// re-times once from the first position of the topological order the move affects. Returns
   /// false and changes nothing when the new orders would deadlock.
   bool move(int device, int from, int to);
+  /// Moves the `count` consecutive ops of `device` that start at `start` so that they start at
+  /// `new_start` (0 <= new_start <= size - count; the ops between shift by `count`), keeping
+  /// their order, and re-times once. Returns false and changes nothing when the new orders
+  /// would deadlock.
+  bool move_block(int device, int start, int count, int new_start);
 
   /// The last end of any op (the engine's makespan).
   [[nodiscard]] Ticks makespan() const;

@@ -195,10 +195,12 @@ TEST_CASE("issue_28 a recomputation move: kept where it is free, refused over th
   CHECK(replay.metrics.feasible);
   CHECK(replay.metrics.makespan == search.time().makespan);
   // Device 0 now runs F(0,0) F(0,1) R(0,0) BW(0,0) F(0,2) ...: R stays right before its BW, as
-  // PyTorch's checkpointing runs it, whichever of the two moves or whatever would come between.
-  CHECK(search.try_move(0, 2, 1) == ppsim::MoveOutcome::parts_recomputation);
-  CHECK(search.try_move(0, 3, 5) == ppsim::MoveOutcome::parts_recomputation);
+  // PyTorch's checkpointing runs it. The two move as one, whichever is named (here ahead of
+  // F(0,1), where BW(0,0) waits for its gradient: worse), and nothing lands between them.
+  CHECK(search.try_move(0, 2, 1) == ppsim::MoveOutcome::worse);
+  CHECK(search.try_move(0, 3, 2) == ppsim::MoveOutcome::worse);
   CHECK(search.try_move(0, 4, 3) == ppsim::MoveOutcome::parts_recomputation);
+  CHECK(search.try_move(0, 1, 2) == ppsim::MoveOutcome::parts_recomputation);
   CHECK(search.schedule().device_ops == kept.device_ops);
   // R(1,0) between F(1,0) and BW(1,0) on the last device: on the critical path, so worse.
   CHECK(search.try_recompute(1, 0, recompute) == ppsim::MoveOutcome::worse);
@@ -206,7 +208,7 @@ TEST_CASE("issue_28 a recomputation move: kept where it is free, refused over th
   // Undoing the recomputation is kept (not worse): the orders are the seed's again.
   CHECK(search.try_recompute(0, 0, {}) == ppsim::MoveOutcome::kept);
   CHECK(search.schedule().device_ops == generated.schedule.device_ops);
-  CHECK(search.evaluations() == 6);
+  CHECK(search.evaluations() == 7);
 
   // Cap 1 with full recomputation: dropping R(0,1) would keep F(0,1)'s activation beside
   // R(0,0)'s.
@@ -265,7 +267,8 @@ TEST_CASE("issue_28 a byte budget over full-remat's peak: it is no seed, the oth
   const std::vector<ppsim::SearchedForm> searched = ppsim::synthesize_input(input, quick(2000));
   const ppsim::SearchedForm &best = searched.front();
   check_result(best.run.scenario, best.result);
-  CHECK(best.result.seed == "allremat-1f1b"); // 1F1B recomputing every (s,j), as registered
+  // 1F1B recomputing every (s,j), as registered or with full recomputation applied.
+  CHECK((best.result.seed == "allremat-1f1b" || best.result.seed == "1f1b + full"));
   CHECK(best.result.makespan <= best.result.seed_makespan);
 }
 

@@ -257,3 +257,46 @@ TEST_CASE("a move re-timed once equals the engine; a refused move leaves orders 
   CHECK(accepted > 0);
   CHECK(refused > 0);
 }
+
+TEST_CASE("issue_28 a block moved re-timed once equals the engine; a refused one leaves orders "
+          "and times as they were") {
+  // The synthesis search moves a recomputation and the op after it as one block.
+  std::mt19937 random(28);
+  int accepted = 0;
+  int refused = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    CAPTURE(trial);
+    const RandomCase c = random_case(random, trial % 2 == 0, trial % 3 == 0);
+    Retimer retimer(c.scenario, c.schedule);
+    for (int k = 0; k < 20; ++k) {
+      const Schedule before = retimer.schedule();
+      const int g = std::uniform_int_distribution<int>(0, before.device_count() - 1)(random);
+      const auto size = static_cast<int>(before.device_ops[at(g)].size());
+      const int count = std::uniform_int_distribution<int>(1, 3)(random);
+      if (size <= count)
+        continue;
+      const int start = std::uniform_int_distribution<int>(0, size - count)(random);
+      const int new_start = std::uniform_int_distribution<int>(0, size - count)(random);
+      CAPTURE(k);
+      CAPTURE(start);
+      CAPTURE(count);
+      CAPTURE(new_start);
+      Schedule moved = before;
+      auto &ops = moved.device_ops[at(g)];
+      const std::vector<Op> block(ops.begin() + start, ops.begin() + start + count);
+      ops.erase(ops.begin() + start, ops.begin() + start + count);
+      ops.insert(ops.begin() + new_start, block.begin(), block.end());
+      if (retimer.move_block(g, start, count, new_start)) {
+        ++accepted;
+        CHECK(retimer.schedule().device_ops == moved.device_ops);
+      } else {
+        ++refused;
+        CHECK(retimer.schedule().device_ops == before.device_ops);
+        CHECK_FALSE(run_engine(c.scenario, moved).error.empty());
+      }
+      check_matches_engine(c.scenario, retimer);
+    }
+  }
+  CHECK(accepted > 0);
+  CHECK(refused > 0);
+}
