@@ -2,6 +2,7 @@
 // script of plots/ with Debian's /usr/bin/python3 (the one python3-matplotlib is installed for).
 #include "cli/commands.h"
 #include "cli/output_file.h"
+#include "cli/program.h"
 #include "cli/scenario_options.h"
 
 #include "base/text_file.h"
@@ -11,18 +12,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <ostream>
-#include <spawn.h>
 #include <string_view>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
-
-extern char **environ;
 
 namespace ppsim::cli {
 namespace po = boost::program_options;
@@ -47,29 +42,6 @@ constexpr std::array<PlotKind, 7> kKinds{{
     {"remat-overhead", "remat_overhead.py", "sweep results over a budget with remat policies",
      false},
 }};
-
-// Runs `arguments` (argv[0] is the program) and returns its exit status, or -1 if it did not run;
-// with `errors`, its standard error goes to that file instead of ours.
-int run_program(const std::vector<std::string> &arguments, const std::string &errors = "") {
-  std::vector<char *> argv;
-  for (const std::string &argument : arguments)
-    argv.push_back(const_cast<char *>(argument.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (!errors.empty())
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errors.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t child = 0;
-  const int spawned = posix_spawn(&child, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    return -1;
-  int status = 0;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status))
-    return -1;
-  return WEXITSTATUS(status);
-}
 
 // The plots/ folder: $PPSIM_PLOTS_DIR, else the source tree this binary was built from.
 std::filesystem::path plots_directory() {
@@ -165,7 +137,7 @@ int run_plot(const Args &args, std::ostream &out, std::ostream &err) {
   const std::string errors =
       (std::filesystem::temp_directory_path() / fmt::format("ppsim-plot-{}.err", ::getpid()))
           .string();
-  const int status = run_program(command, errors);
+  const int status = run_program(command, "", errors);
   std::string printed;
   {
     std::ifstream in(errors);

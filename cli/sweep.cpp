@@ -6,11 +6,13 @@
 #include "cli/commands.h"
 #include "cli/output_file.h"
 #include "cli/progress.h"
+#include "cli/program.h"
 #include "cli/scenario_options.h"
 
 #include "base/error.h"
 #include "base/text_file.h"
 #include "run/sweep.h"
+#include "run/sweep_slurm.h"
 
 #include <atomic>
 #include <cerrno>
@@ -51,6 +53,77 @@ std::map<std::string, std::string> finished_rows(const std::string &output,
   return rows;
 }
 
+/// Array tasks at most: Slurm's default MaxArraySize is 1001.
+constexpr std::int64_t kMostSlurmTasks = 1000;
+
+// The first line of a file a program wrote (its message), or "" when there is none.
+std::string first_line(const std::string &path) {
+  std::ifstream file(path);
+  std::string line;
+  std::getline(file, line);
+  return line;
+}
+
+// `ppsim sweep --slurm N` (docs/sweep.md, "Slurm"): writes the job array's and the merge's
+// scripts into OUTPUT.slurm/ and, unless --no-submit, submits both with sbatch.
+int submit_slurm_sweep(const po::variables_map &values, const std::string &output,
+                       std::ostream &out) {
+  namespace fs = std::filesystem;
+  SlurmSweep job;
+  job.tasks = static_cast<int>(checked_integer(values, "slurm", 1, kMostSlurmTasks));
+  job.threads =
+      values.count("jobs") ? static_cast<int>(checked_integer(values, "jobs", 1, kMaxThreads)) : 1;
+  job.ppsim = fs::read_symlink("/proc/self/exe").string();
+  job.sweep_file = fs::absolute(values["sweep"].as<std::string>()).lexically_normal().string();
+  job.output = fs::absolute(output).lexically_normal().string();
+  job.directory = job.output + ".slurm";
+  if (values.count("sbatch"))
+    job.sbatch_options = values["sbatch"].as<std::vector<std::string>>();
+  const SlurmScripts scripts = slurm_scripts(job);
+  fs::create_directories(job.directory);
+  const std::string array = job.directory + "/array.sh", merge = job.directory + "/merge.sh";
+  write_file_atomically(array, scripts.array);
+  write_file_atomically(merge, scripts.merge);
+  if (values.count("no-submit")) {
+    out << fmt::format("wrote {} and {}; submit them with\n"
+                       "  job=$(sbatch --parsable {})\n"
+                       "  sbatch --dependency=afterok:$job --kill-on-invalid-dep=yes {}\n",
+                       array, merge, shell_quoted(array), shell_quoted(merge));
+    return kOk;
+  }
+  // sbatch's messages go to files beside the scripts, read back for the error line.
+  const std::string printed = job.directory + "/sbatch.out", errors = job.directory + "/sbatch.err";
+  const auto submit = [&](std::vector<std::string> arguments, const std::string &what) {
+    const int status = run_program(arguments, printed, errors);
+    if (status == -1)
+      throw Error("", 0, "--slurm",
+                  "sbatch did not run (is it on PATH?); give --no-submit to write the scripts "
+                  "only and submit them where Slurm's commands are");
+    if (status != 0)
+      throw Error("", 0, "--slurm",
+                  fmt::format("sbatch refused {}: {}", what, first_line(errors)));
+    return parse_sbatch_job_id(read_text_file(printed, "sbatch's output"));
+  };
+  const std::string array_id = submit({"sbatch", "--parsable", array}, "the job array");
+  std::string merge_id;
+  try {
+    merge_id = submit({"sbatch", "--parsable", "--dependency=afterok:" + array_id,
+                       "--kill-on-invalid-dep=yes", merge},
+                      "the merge job");
+  } catch (const Error &error) {
+    throw Error("", 0, "--slurm",
+                fmt::format("job array {} is submitted, but {}; submit {} after it", array_id,
+                            error.sentence(), merge));
+  }
+  fs::remove(printed);
+  fs::remove(errors);
+  out << fmt::format("submitted job array {} ({} tasks, shard i/{} each) and merge job {} after "
+                     "it\nthe merged results will be written to {}\n"
+                     "shards, journals and logs: {}\n",
+                     array_id, job.tasks, job.tasks, merge_id, job.output, job.directory);
+  return kOk;
+}
+
 } // namespace
 
 int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
@@ -59,9 +132,14 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
                                                     po::value<std::string>()->value_name("FILE"),
                                                     "results CSV (default: standard output)")(
       "jobs,j", po::value<std::int64_t>()->value_name("N"),
-      "worker threads (default: every core)")("shard", po::value<std::string>()->value_name("i/N"),
+      "worker threads (default: every core; with --slurm, 1 per task)")("shard", po::value<std::string>()->value_name("i/N"),
                                               "run only the points k with k mod N == i")(
       "resume", "skip points whose run id is already in the output (or its .partial journal)")(
+      "slurm", po::value<std::int64_t>()->value_name("N"),
+      "submit as a Slurm job array of N tasks (shards) and a merge job into -o")(
+      "sbatch", po::value<std::vector<std::string>>()->value_name("OPTION")->composing(),
+      "with --slurm: an sbatch option for both jobs (--partition=NAME), repeatable")(
+      "no-submit", "with --slurm: write the two batch scripts only")(
       "sweep", po::value<std::string>()->value_name("SWEEP.toml"), "sweep file");
   add_quiet_option(options);
   const auto parsed = parse_file_command(args, options, "sweep", out);
@@ -82,11 +160,24 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
                             : std::max(1u, std::thread::hardware_concurrency());
   const Shard shard =
       values.count("shard") ? parse_shard(values["shard"].as<std::string>(), "--shard") : Shard{};
+  for (const char *option : {"sbatch", "no-submit"})
+    if (values.count(option) && !values.count("slurm"))
+      throw Error("", 0, fmt::format("--{}", option), "goes with --slurm N");
+  if (values.count("slurm")) {
+    if (output.empty())
+      throw Error("", 0, "--slurm", "needs an output file (-o) for the merged results");
+    for (const char *option : {"shard", "resume"})
+      if (values.count(option))
+        throw Error("", 0, fmt::format("--{}", option),
+                    "--slurm gives each array task its own shard, resumed when requeued");
+  }
 
   const Sweep sweep = read_sweep_file(values["sweep"].as<std::string>());
   check_outputs(given_outputs(values, {"output"}),
                 {values["sweep"].as<std::string>(), sweep.base_file, sweep.base.costs_file,
                  sweep.base.schedule_file});
+  if (values.count("slurm"))
+    return submit_slurm_sweep(values, output, out);
   const std::string header = fmt::format("{}", fmt::join(sweep_columns(sweep), ","));
   std::vector<std::size_t> indices;
   for (std::size_t k = 0; k < sweep.size(); ++k) {

@@ -233,9 +233,11 @@ SweepPoint Sweep::point(std::size_t index) const {
     if (policy.starts_with(kPlanPrefix))
       files.push_back(policy.substr(kPlanPrefix.size()));
   }
-  for (const std::string &file : files) {
-    if (!file.empty())
-      hash = fnv1a(fmt::format("{}={:016x}\n", file, digests->of(file)), hash);
+  // By its place in the list, not its path: the same sweep named from another folder (a
+  // cluster task's absolute path) keeps its ids.
+  for (std::size_t k = 0; k < files.size(); ++k) {
+    if (!files[k].empty())
+      hash = fnv1a(fmt::format("file {}={:016x}\n", k, digests->of(files[k])), hash);
   }
   point.id = fmt::format("{:016x}", hash);
   return point;

@@ -4,10 +4,14 @@
 #include "tests/cli/cli_support.h"
 
 #include "run/sweep.h"
+#include "run/sweep_slurm.h"
 
 #include <chrono>
 #include <doctest/doctest.h>
+#include <filesystem>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -314,6 +318,144 @@ TEST_CASE("sweep command errors") {
         "without --resume\n");
   CHECK(scratch.ppsim("merge").err ==
         "ppsim: error: missing the shard results (ppsim merge SHARD.csv... -o all.csv)\n");
+}
+
+TEST_CASE("issue_34 --slurm --no-submit writes the job array's and the merge's scripts") {
+  const Scratch scratch("sweep-slurm-scripts");
+  write_base(scratch);
+  scratch.write("s.toml", kSmallSweep);
+  const auto result = scratch.ppsim(
+      "sweep s.toml --slurm 4 -j 2 -o all.csv --sbatch=--partition=debug --sbatch=--time=1:00:00 "
+      "--no-submit");
+  REQUIRE(result.exit_code == 0);
+  const std::string directory = std::filesystem::canonical(scratch.file("all.csv.slurm"));
+  const std::string array = directory + "/array.sh", merge = directory + "/merge.sh";
+  CHECK(result.out == fmt::format("wrote {} and {}; submit them with\n"
+                                  "  job=$(sbatch --parsable '{}')\n"
+                                  "  sbatch --dependency=afterok:$job --kill-on-invalid-dep=yes "
+                                  "'{}'\n",
+                                  array, merge, array, merge));
+  const std::string binary = std::filesystem::canonical(PPSIM_BINARY);
+  CHECK(scratch.read("all.csv.slurm/array.sh") ==
+        fmt::format("#!/bin/sh\n"
+                    "# ppsim sweep as a Slurm job array (docs/sweep.md, \"Slurm\"): task i runs "
+                    "shard i/4;\n"
+                    "# a requeued task resumes from its journal.\n"
+                    "#SBATCH --job-name=ppsim-sweep\n"
+                    "#SBATCH --array=0-3\n"
+                    "#SBATCH --ntasks=1\n"
+                    "#SBATCH --cpus-per-task=2\n"
+                    "#SBATCH --requeue\n"
+                    "#SBATCH --open-mode=append\n"
+                    "#SBATCH --output=\"{0}/task-%a.log\"\n"
+                    "#SBATCH --partition=debug\n"
+                    "#SBATCH --time=1:00:00\n"
+                    "exec '{1}' sweep '{2}' --shard \"$SLURM_ARRAY_TASK_ID/4\" -j 2 --resume -o "
+                    "'{0}'/shard-\"$SLURM_ARRAY_TASK_ID\".csv\n",
+                    directory, binary, std::filesystem::canonical(scratch.file("s.toml"))
+                                           .string()));
+  CHECK(scratch.read("all.csv.slurm/merge.sh") ==
+        fmt::format("#!/bin/sh\n"
+                    "# Merges the shards of the ppsim sweep job array once every task has ended "
+                    "well.\n"
+                    "#SBATCH --job-name=ppsim-sweep-merge\n"
+                    "#SBATCH --ntasks=1\n"
+                    "#SBATCH --output=\"{0}/merge.log\"\n"
+                    "#SBATCH --partition=debug\n"
+                    "#SBATCH --time=1:00:00\n"
+                    "exec '{1}' merge '{0}'/shard-*.csv -o '{2}'\n",
+                    directory, binary,
+                    std::filesystem::canonical(scratch.file(".")).string() + "/all.csv"));
+  // The scripts run as written: every task's shard, then the merge, give the one-process file.
+  for (int task = 0; task < 4; ++task)
+    REQUIRE(testing::shell(scratch, fmt::format("SLURM_ARRAY_TASK_ID={} sh {} 2>/dev/null", task,
+                                                array)) == 0);
+  REQUIRE(testing::shell(scratch, "sh " + merge + " 2>/dev/null") == 0);
+  REQUIRE(scratch.ppsim("sweep s.toml -o one.csv").exit_code == 0);
+  CHECK(scratch.read("all.csv") == scratch.read("one.csv"));
+}
+
+TEST_CASE("issue_34 --slurm submits the array, then the merge after it, with sbatch") {
+  // sbatch stand-ins on PATH for what this machine's Slurm answers or refuses (the real Slurm
+  // runs in cli_slurm_tests): each records its arguments.
+  const Scratch scratch("sweep-slurm-submit");
+  write_base(scratch);
+  scratch.write("s.toml", kSmallSweep);
+  std::filesystem::create_directories(scratch.file("bin"));
+  const auto stand_in = [&](const std::string &body) {
+    scratch.write("bin/sbatch", "#!/bin/sh\necho \"$@\" >> " + scratch.file("calls.txt") + "\n" +
+                                    body);
+    std::filesystem::permissions(scratch.file("bin/sbatch"),
+                                 std::filesystem::perms::owner_all);
+    std::filesystem::remove(scratch.file("calls.txt"));
+  };
+  const auto submit = [&](const std::string &extra) {
+    const int status = testing::shell(
+        scratch, fmt::format("PATH='{}' '{}' sweep s.toml --slurm 2 -o all.csv {} >out.txt "
+                             "2>err.txt",
+                             scratch.file("bin"), PPSIM_BINARY, extra));
+    return std::pair{status, scratch.read("out.txt") + scratch.read("err.txt")};
+  };
+  const std::string directory = std::filesystem::canonical(scratch.file(".")).string() +
+                                "/all.csv.slurm";
+  stand_in("case \"$*\" in *merge.sh) echo '42;cluster' ;; *) echo 41 ;; esac\n");
+  auto [status, printed] = submit("");
+  CHECK(status == 0);
+  CHECK(printed == fmt::format("submitted job array 41 (2 tasks, shard i/2 each) and merge job "
+                               "42 after it\nthe merged results will be written to {0}\n"
+                               "shards, journals and logs: {1}\n",
+                               directory.substr(0, directory.size() - 6), directory));
+  CHECK(scratch.read("calls.txt") ==
+        fmt::format("--parsable {0}/array.sh\n--parsable --dependency=afterok:41 "
+                    "--kill-on-invalid-dep=yes {0}/merge.sh\n",
+                    directory));
+  CHECK_FALSE(scratch.exists("all.csv.slurm/sbatch.out"));
+
+  stand_in("echo 'sbatch: error: invalid partition specified: gpu' >&2\nexit 1\n");
+  std::tie(status, printed) = submit("--sbatch=--partition=gpu");
+  CHECK(status == 1);
+  CHECK(printed == "ppsim: error: field '--slurm': sbatch refused the job array: sbatch: error: "
+                   "invalid partition specified: gpu\n");
+  stand_in("case \"$*\" in *merge.sh) echo 'sbatch: error: too many jobs' >&2; exit 1 ;; "
+           "*) echo 41 ;; esac\n");
+  std::tie(status, printed) = submit("");
+  CHECK(status == 1);
+  CHECK(printed == fmt::format("ppsim: error: field '--slurm': job array 41 is submitted, but "
+                               "sbatch refused the merge job: sbatch: error: too many jobs; "
+                               "submit {}/merge.sh after it\n",
+                               directory));
+  stand_in("echo 'Submitted batch job 41'\n");
+  std::tie(status, printed) = submit("");
+  CHECK(status == 1);
+  CHECK(printed == "ppsim: error: sbatch printed no job id (\"Submitted batch job 41\")\n");
+  std::filesystem::remove(scratch.file("bin/sbatch"));
+  std::tie(status, printed) = submit("");
+  CHECK(status == 1);
+  CHECK(printed == "ppsim: error: field '--slurm': sbatch did not run (is it on PATH?); give "
+                   "--no-submit to write the scripts only and submit them where Slurm's "
+                   "commands are\n");
+}
+
+TEST_CASE("issue_34 --slurm errors") {
+  const Scratch scratch("sweep-slurm-errors");
+  write_base(scratch);
+  scratch.write("s.toml", kSmallSweep);
+  CHECK(scratch.ppsim("sweep s.toml --slurm 2").err ==
+        "ppsim: error: field '--slurm': needs an output file (-o) for the merged results\n");
+  CHECK(scratch.ppsim("sweep s.toml --slurm 2 -o a.csv --shard 0/2").err ==
+        "ppsim: error: field '--shard': --slurm gives each array task its own shard, resumed "
+        "when requeued\n");
+  CHECK(scratch.ppsim("sweep s.toml -o a.csv --no-submit").err ==
+        "ppsim: error: field '--no-submit': goes with --slurm N\n");
+  CHECK(scratch.ppsim("sweep s.toml --slurm 0 -o a.csv --no-submit").exit_code == 1);
+  CHECK(scratch.ppsim("sweep s.toml --slurm 2 -o a.csv --sbatch partition=x --no-submit").err ==
+        "ppsim: error: field '--sbatch': expected an sbatch option such as --partition=NAME, got "
+        "\"partition=x\"\n");
+  CHECK_FALSE(scratch.exists("a.csv.slurm"));
+  CHECK(shell_quoted("it's") == "'it'\\''s'");
+  CHECK(parse_sbatch_job_id("123\n") == "123");
+  CHECK(parse_sbatch_job_id("123;cluster\n") == "123");
+  CHECK_THROWS_AS(parse_sbatch_job_id("\n"), Error);
 }
 
 } // namespace
