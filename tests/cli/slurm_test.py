@@ -6,8 +6,9 @@ journaled a row, and checks that the requeued task resumed from its journal and 
 results equal a one-process run byte for byte.
 
 usage: slurm_test.py PPSIM WORK_DIR
-Exits 77 (ctest: skipped) when Slurm or munge is missing or the test is not root (slurmd starts
-jobs as their user); under CI (the CI variable set) that is a failure instead."""
+Exits 77 (ctest: skipped) when Slurm or munge is missing (under CI, the CI variable set, a
+failure instead: scripts/setup installs them) or the test is not root (slurmd starts jobs as
+their user)."""
 import os
 import re
 import shutil
@@ -21,8 +22,8 @@ DAEMONS = ["munged", "slurmctld", "slurmd"]
 COMMANDS = ["sbatch", "squeue", "scontrol", "sinfo"]
 
 
-def skip(reason):
-    if os.environ.get("CI"):
+def skip(reason, strict=True):
+    if strict and os.environ.get("CI"):
         sys.exit(f"FAILED: {reason} (CI installs slurm-wlm and munge through scripts/setup)")
     print(f"SKIPPED: {reason}")
     sys.exit(SKIPPED)
@@ -55,7 +56,7 @@ def main():
     if missing:
         skip(f"{', '.join(missing)} not installed (Debian packages slurm-wlm and munge)")
     if os.geteuid() != 0:
-        skip("slurmd starts jobs as their user: run as root")
+        skip("slurmd starts jobs as their user: run as root", strict=False)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     os.chmod(work, 0o700)  # munged refuses a key in a folder others can write
