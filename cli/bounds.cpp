@@ -45,6 +45,9 @@ std::string bounds_json(const Scenario &scenario, const BoundsReport &report,
       fmt::format("{{\"lower_bounds\": {{{}}}, \"best_lower_bound\": {}, \"closed_form\": {}",
                   fmt::join(bounds, ", "), time(report.best_lower_bound),
                   report.closed_form ? time(*report.closed_form) : "null");
+  if (const std::optional<Ticks> iteration =
+          iteration_lower_bound(scenario, report.best_lower_bound))
+    text += fmt::format(", \"iteration_lower_bound\": {}", time(*iteration));
   if (peaks) {
     text +=
         fmt::format(", \"memory_prediction\": {{\"period\": {}, \"predicted_peak\": {}, "
@@ -80,6 +83,11 @@ std::string bounds_text(const Scenario &scenario, const std::string &schedule,
   if (!report.cap_fits_one_activation)
     text += "  the cap is below one activation of some stage: no schedule fits\n";
   text += fmt::format("best lower bound: {}\n", scale.readable(report.best_lower_bound));
+  if (const std::optional<Ticks> iteration =
+          iteration_lower_bound(scenario, report.best_lower_bound))
+    text += fmt::format("iteration lower bound: {} (the best bound and the iteration's end, "
+                        "docs/model.md)\n",
+                        scale.readable(*iteration));
   text += fmt::format("closed form ({}): {}\n", schedule,
                       report.closed_form ? scale.readable(*report.closed_form)
                                          : std::string("none for this schedule and scenario"));

@@ -218,6 +218,20 @@ std::vector<int> layer_counts(const FieldReader &r) {
       [&r](const toml::node &n) { return FieldReader(n, r.where()).small_integer(1); });
 }
 
+// A link's bandwidth: "50GB/s", "inf" or a positive number of bytes per second.
+double bandwidth(const FieldReader &r) {
+  std::optional<double> bandwidth;
+  if (const auto text = r.node().value_exact<std::string>()) {
+    bandwidth = parse_bandwidth(*text);
+  } else if (const auto number = r.node().value<double>()) {
+    if (*number > 0)
+      bandwidth = *number;
+  }
+  if (!bandwidth)
+    r.fail(fmt::format("expected a bandwidth such as \"50GB/s\" or \"inf\", got {}", r.shown()));
+  return *bandwidth;
+}
+
 const std::map<std::string, Setter> &field_setters() {
   static const std::map<std::string, Setter> setters{
       {"model.cost_unit",
@@ -324,19 +338,24 @@ const std::map<std::string, Setter> &field_setters() {
       {"cluster.link.latency",
        [](RunInput &in, const FieldReader &r) { in.latency = r.rational(r.node()); }},
       {"cluster.link.bandwidth",
+       [](RunInput &in, const FieldReader &r) { in.bandwidth_bytes_per_second = bandwidth(r); }},
+      {"cluster.data_parallel",
+       [](RunInput &in, const FieldReader &r) { in.data_parallel = r.small_integer(1); }},
+      {"cluster.data_parallel_link.latency",
+       [](RunInput &in, const FieldReader &r) { in.data_parallel_latency = r.rational(r.node()); }},
+      {"cluster.data_parallel_link.bandwidth",
        [](RunInput &in, const FieldReader &r) {
-         std::optional<double> bandwidth;
-         if (const auto text = r.node().value_exact<std::string>()) {
-           bandwidth = parse_bandwidth(*text);
-         } else if (const auto number = r.node().value<double>()) {
-           if (*number > 0)
-             bandwidth = *number;
-         }
-         if (!bandwidth)
-           r.fail(fmt::format("expected a bandwidth such as \"50GB/s\" or \"inf\", got {}",
-                              r.shown()));
-         in.bandwidth_bytes_per_second = *bandwidth;
+         in.data_parallel_bandwidth_bytes_per_second = bandwidth(r);
        }},
+      {"iteration.end",
+       [](RunInput &in, const FieldReader &r) {
+         const std::string end = r.choice({"none", "sync", "post-validation"});
+         in.iteration_end = end == "none"   ? IterationEnd::none
+                            : end == "sync" ? IterationEnd::sync
+                                            : IterationEnd::post_validation;
+       }},
+      {"iteration.optimizer",
+       [](RunInput &in, const FieldReader &r) { in.optimizer_step = r.durations(); }},
       {"cluster.link.contention",
        [](RunInput &in, const FieldReader &r) { in.contention = r.boolean(); }},
       {"cluster.link.blocking",

@@ -49,10 +49,51 @@ Metrics measure(const Scenario &scenario, const Schedule &schedule, const OpLoca
       scenario.memory_model == MemoryModel::bytes && bytes ? *bytes : activations;
   metrics.violations = capped.violations;
   metrics.feasible = metrics.violations.empty();
+  std::vector<Ticks> device_end;
+  for (const DeviceMetrics &device : metrics.devices)
+    device_end.push_back(device.end);
+  metrics.iteration = iteration_time(scenario, device_end);
   return metrics;
 }
 
 } // namespace
+
+std::optional<Ticks> iteration_time(const Scenario &scenario, const std::vector<Ticks> &device_end) {
+  const IterationEndModel &end = scenario.iteration_end;
+  if (end.mode == IterationEnd::none)
+    return std::nullopt;
+  Ticks reduced{0}, stepped{0}, slowest_step{0};
+  for (std::size_t g = 0; g < device_end.size(); ++g) {
+    reduced = std::max(reduced, device_end[g] + end.all_reduce[g]);
+    stepped = std::max(stepped, device_end[g] + end.all_reduce[g] + end.optimizer[g]);
+    slowest_step = std::max(slowest_step, end.optimizer[g]);
+  }
+  return end.mode == IterationEnd::sync ? reduced + slowest_step : stepped;
+}
+
+std::optional<Ticks> iteration_lower_bound(const Scenario &scenario, Ticks makespan_bound) {
+  const IterationEndModel &end = scenario.iteration_end;
+  if (end.mode == IterationEnd::none)
+    return std::nullopt;
+  // The device whose end is the makespan still reduces (and, without sync, steps) after it.
+  const std::size_t devices = end.all_reduce.size();
+  Ticks least_reduce = end.all_reduce.front(), least_after = least_reduce + end.optimizer.front();
+  Ticks slowest_step{0};
+  for (std::size_t g = 0; g < devices; ++g) {
+    least_reduce = std::min(least_reduce, end.all_reduce[g]);
+    least_after = std::min(least_after, end.all_reduce[g] + end.optimizer[g]);
+    slowest_step = std::max(slowest_step, end.optimizer[g]);
+  }
+  return end.mode == IterationEnd::sync ? makespan_bound + least_reduce + slowest_step
+                                        : makespan_bound + least_after;
+}
+
+double throughput(const Scenario &scenario, Ticks iteration) {
+  const double seconds = scenario.time_scale.to_units(iteration) / scenario.units_per_second;
+  return seconds > 0 ? static_cast<double>(scenario.iteration_end.data_parallel) *
+                           scenario.total_microbatches() / seconds
+                     : 0.0;
+}
 
 Simulation simulate(const Scenario &scenario, const Schedule &schedule,
                     const SimulateOptions &options) {

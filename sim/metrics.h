@@ -29,12 +29,29 @@ struct Metrics {
   std::vector<DeviceMetrics> devices;
   bool feasible = true; ///< no device exceeds the cap of the active memory model
   std::vector<Violation> violations;
+  /// The iteration with its end (iteration_time); none when the scenario's end is none.
+  std::optional<Ticks> iteration;
 
   /// The largest device peak in the count (or zb) unit.
   [[nodiscard]] double max_peak_activations() const;
   /// The largest device peak in bytes; none when the scenario has no byte sizes.
   [[nodiscard]] std::optional<double> max_peak_bytes() const;
 };
+
+/// The iteration's time (docs/model.md, "The iteration's end") from each device's last end:
+/// `sync`, max_g (end_g + all-reduce_g) + max_g optimizer_g (every device waits for the global
+/// gradient norm before its step); `post_validation`, max_g (end_g + all-reduce_g +
+/// optimizer_g). None when the scenario's end is none.
+std::optional<Ticks> iteration_time(const Scenario &scenario, const std::vector<Ticks> &device_end);
+
+/// A lower bound on iteration_time from a lower bound on the makespan (max_g end_g): `sync`,
+/// bound + min_g all-reduce_g + max_g optimizer_g; `post_validation`, bound + min_g
+/// (all-reduce_g + optimizer_g). None when the scenario's end is none.
+std::optional<Ticks> iteration_lower_bound(const Scenario &scenario, Ticks makespan_bound);
+
+/// Microbatches per second over every data-parallel replica: d m / iteration, the iteration in
+/// seconds (Scenario::units_per_second).
+double throughput(const Scenario &scenario, Ticks iteration);
 
 /// Everything one simulation produced: timing, memory per track, and the metrics over them.
 struct Simulation {

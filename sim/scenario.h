@@ -80,6 +80,21 @@ struct LinkModel {
   bool blocking = false;   ///< a transfer also occupies the sending device
 };
 
+/// What ends an iteration after its last pipeline op (docs/model.md, "The iteration's end"):
+/// nothing (the makespan is the iteration), or each device's data-parallel gradient all-reduce
+/// and optimizer step, with a global synchronisation before the steps (`sync`: Megatron's
+/// gradient clipping needs the global norm) or without it (`post_validation`: the zero-bubble
+/// paper's optimizer post-validation, arXiv 2401.10241 section 4).
+enum class IterationEnd { none, sync, post_validation };
+
+struct IterationEndModel {
+  IterationEnd mode = IterationEnd::none;
+  int data_parallel = 1; ///< d: replicas of the pipeline
+  /// Per device: the ring all-reduce of its gradients over the d replicas.
+  std::vector<Ticks> all_reduce;
+  std::vector<Ticks> optimizer; ///< per device: its optimizer step
+};
+
 struct Scenario {
   std::string model_name;        ///< label from the scenario file, may be empty
   int devices = 1;               ///< p
@@ -102,6 +117,8 @@ struct Scenario {
   /// memory_model = "bytes"), so reports name it; none for a K given as such.
   std::optional<double> cap_from_budget;
   TimeScale time_scale;
+  double units_per_second = 1e3; ///< model.time_unit's units in a second (throughput)
+  IterationEndModel iteration_end;
 
   [[nodiscard]] int stage_count() const { return static_cast<int>(stage_device.size()); }
   /// The most checkpoint levels any stage offers (0 without levels).

@@ -87,7 +87,99 @@ bool within_time_range(const Scenario &scenario) {
   }
   for (const Ticks transfer : scenario.boundary_transfer)
     per_microbatch += 2 * Int128{transfer.count()};
-  return per_microbatch * scenario.microbatches < kLimit;
+  Int128 end = 0; // the iteration's end, once
+  for (std::size_t g = 0; g < scenario.iteration_end.all_reduce.size(); ++g)
+    end += Int128{scenario.iteration_end.all_reduce[g].count()} +
+           scenario.iteration_end.optimizer[g].count();
+  return per_microbatch * scenario.microbatches + end < kLimit;
+}
+
+// Refuses a transfer of `bytes` at `bandwidth` bytes/s that takes longer than any run ppsim
+// times exactly (docs/model.md, "Time"), naming `key`, the size that makes it so.
+[[noreturn]] void refuse_long_transfer(const ScenarioInput &input, const char *key, double bytes,
+                                       double bandwidth) {
+  input.fail(key, fmt::format("a transfer of {:g} bytes at {:g} bytes/s takes {:g} s, beyond the "
+                              "range ppsim times exactly (2^62 ticks of the run's {} scale); use "
+                              "a smaller size or a larger bandwidth",
+                              bytes, bandwidth, bytes / bandwidth, input.time_unit));
+}
+
+// `bytes` at `bandwidth` bytes/s in the input's time units, as an exact rational.
+Rational serialization_time(const ScenarioInput &input, const char *key, double bytes,
+                            double bandwidth) {
+  const double units = bytes / bandwidth * units_per_second(input);
+  const std::optional<Rational> time =
+      units < 0x1p62 ? rational_from_double(units) : std::nullopt;
+  if (!time)
+    refuse_long_transfer(input, key, bytes, bandwidth);
+  return *time;
+}
+
+// The iteration's end per device (docs/model.md, "The iteration's end"): the ring all-reduce of
+// its gradients over d replicas, 2 (d - 1) alpha + 2 (d - 1) / d G / beta (Patarasuk and Yuan,
+// "Bandwidth optimal all-reduce algorithms for clusters of workstations", JPDC 2009; NCCL's
+// ring), and its optimizer step. Refuses the fields when no end is asked for.
+void iteration_end_times(const ScenarioInput &input, const Scenario &scenario,
+                         std::vector<Rational> &all_reduce, std::vector<Rational> &optimizer) {
+  const int devices = scenario.devices;
+  all_reduce.assign(at(devices), Rational{0, 1});
+  optimizer.assign(at(devices), Rational{0, 1});
+  if (input.iteration_end == IterationEnd::none) {
+    const auto refuse = [&](const char *key) {
+      input.fail(key, "has no effect without the iteration's end: set iteration.end to "
+                      "\"sync\" or \"post-validation\"");
+    };
+    if (!input.optimizer_step.empty())
+      refuse("iteration.optimizer");
+    if (input.data_parallel != 1)
+      refuse("cluster.data_parallel");
+    if (input.data_parallel_latency != Rational{0, 1})
+      refuse("cluster.data_parallel_link.latency");
+    if (std::isfinite(input.data_parallel_bandwidth_bytes_per_second))
+      refuse("cluster.data_parallel_link.bandwidth");
+    return;
+  }
+  if (!input.optimizer_step.empty() && input.optimizer_step.size() != 1 &&
+      input.optimizer_step.size() != at(devices))
+    input.fail("iteration.optimizer",
+               fmt::format("expected 1 or {} values (one per device), got {}", devices,
+                           input.optimizer_step.size()));
+  for (int g = 0; g < devices; ++g) {
+    if (input.optimizer_step.empty())
+      break;
+    optimizer[at(g)] = input.optimizer_step.size() == 1 ? input.optimizer_step.front()
+                                                        : input.optimizer_step[at(g)];
+    if (optimizer[at(g)].numerator < 0)
+      input.fail("iteration.optimizer", "expected a non-negative duration");
+  }
+  const std::int64_t d = input.data_parallel;
+  if (d == 1)
+    return;
+  if (input.data_parallel_latency.numerator < 0)
+    input.fail("cluster.data_parallel_link.latency", "expected a non-negative duration");
+  // Gradient bytes per device, one device's share under cost_unit = "device" (as build_memory).
+  const int stage_count = scenario.stage_count();
+  const double share_divisor = input.costs_per_device ? scenario.chunks : 1;
+  std::vector<double> gradients(at(devices), 0.0);
+  const std::vector<double> &sizes =
+      input.bytes.gradients.empty() ? input.bytes.parameters : input.bytes.gradients;
+  const char *key =
+      input.bytes.gradients.empty() ? "model.memory.param_bytes" : "model.memory.grad_bytes";
+  for (int s = 0; s < stage_count && !sizes.empty(); ++s)
+    gradients[at(scenario.stage_device[at(s)])] +=
+        per_stage(input, key, sizes, stage_count, s) / share_divisor;
+  for (int g = 0; g < devices; ++g) {
+    const double bytes = 2.0 * static_cast<double>(d - 1) / static_cast<double>(d) * gradients[at(g)];
+    const double bandwidth = input.data_parallel_bandwidth_bytes_per_second;
+    const char *field = "cluster.data_parallel_link.bandwidth";
+    try {
+      all_reduce[at(g)] = Rational{2 * (d - 1), 1} * input.data_parallel_latency;
+      if (std::isfinite(bandwidth) && bytes > 0)
+        all_reduce[at(g)] = all_reduce[at(g)] + serialization_time(input, field, bytes, bandwidth);
+    } catch (const std::overflow_error &) {
+      refuse_long_transfer(input, field, bytes, bandwidth);
+    }
+  }
 }
 
 void build_times(const ScenarioInput &input, Scenario &scenario) {
@@ -119,30 +211,17 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
                              ? c.forward + c.backward_input
                              : value("model.RBW", input.recompute_full_backward, s);
       if (!input.bytes.output.empty() && std::isfinite(input.bandwidth_bytes_per_second)) {
-        const double bytes =
-            per_stage(input, "model.memory.out_bytes", input.bytes.output, stage_count, s);
-        const double seconds = bytes / input.bandwidth_bytes_per_second;
         // A transfer longer than any run ppsim times exactly (docs/model.md, "Time") is refused
         // here, naming the size that makes it so, before its rational overflows.
-        const auto too_long = [&] {
-          input.fail(
-              "model.memory.out_bytes",
-              fmt::format(
-                  "a transfer of {:g} bytes at {:g} bytes/s takes {:g} s, beyond the range ppsim "
-                  "times exactly (2^62 ticks of the run's {} scale); use a smaller size or a "
-                  "larger bandwidth",
-                  bytes, input.bandwidth_bytes_per_second, seconds, input.time_unit));
-        };
-        const double units = seconds * units_per_second(input);
-        if (!(units < 0x1p62))
-          too_long();
-        const auto serialization = rational_from_double(units);
-        if (!serialization)
-          too_long();
+        const double bytes =
+            per_stage(input, "model.memory.out_bytes", input.bytes.output, stage_count, s);
+        const Rational serialization = serialization_time(
+            input, "model.memory.out_bytes", bytes, input.bandwidth_bytes_per_second);
         try {
-          transfers[at(s)] = input.latency + *serialization;
+          transfers[at(s)] = input.latency + serialization;
         } catch (const std::overflow_error &) {
-          too_long();
+          refuse_long_transfer(input, "model.memory.out_bytes", bytes,
+                               input.bandwidth_bytes_per_second);
         }
       }
     }
@@ -165,6 +244,10 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
   all.insert(all.end(), transfers.begin(), transfers.end());
   if (input.overlap_fb)
     all.push_back(*input.overlap_fb);
+  std::vector<Rational> all_reduce, optimizer;
+  iteration_end_times(input, scenario, all_reduce, optimizer);
+  all.insert(all.end(), all_reduce.begin(), all_reduce.end());
+  all.insert(all.end(), optimizer.begin(), optimizer.end());
   scenario.time_scale = scale_for(all.data(), all.size());
   const TimeScale &scale = scenario.time_scale;
   try {
@@ -181,6 +264,13 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
       scenario.boundary_transfer.push_back(scale.to_ticks(t));
     if (input.overlap_fb)
       scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);
+    IterationEndModel &end = scenario.iteration_end;
+    end.mode = input.iteration_end;
+    end.data_parallel = input.data_parallel;
+    for (int g = 0; g < scenario.devices; ++g) {
+      end.all_reduce.push_back(scale.to_ticks(all_reduce[at(g)]));
+      end.optimizer.push_back(scale.to_ticks(optimizer[at(g)]));
+    }
     if (!within_time_range(scenario))
       throw std::overflow_error("time range");
   } catch (const std::overflow_error &) {
@@ -411,6 +501,7 @@ Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placemen
   scenario.link = LinkModel{input.contention, input.blocking};
   scenario.remat_timing = input.remat_timing;
   scenario.memory_model = input.memory_model;
+  scenario.units_per_second = units_per_second(input);
   build_times(input, scenario);
   build_memory(input, scenario);
   return scenario;

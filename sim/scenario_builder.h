@@ -77,6 +77,14 @@ struct ScenarioInput {
   /// Bytes every device holds beside the model's for the runtime (docs/model.md, "Device
   /// memory": NCCL's buffers, the caching allocator's reserve), part of its resident state.
   double runtime_bytes = 0;
+  /// The iteration's end (docs/model.md, "The iteration's end"): iteration.end, the
+  /// data-parallel replicas and the link their all-reduce crosses, the optimizer step per
+  /// device (1 or p values; empty = none).
+  IterationEnd iteration_end = IterationEnd::none;
+  int data_parallel = 1;
+  Rational data_parallel_latency{0, 1};
+  double data_parallel_bandwidth_bytes_per_second = std::numeric_limits<double>::infinity();
+  std::vector<Rational> optimizer_step;
   ByteSizesInput bytes;
   RematTiming remat_timing = RematTiming::early;
   std::map<std::string, SourceLocation> origins; ///< field key -> where it was set

@@ -85,6 +85,18 @@ std::string report_text(const SimulationReport &report) {
     out += fmt::format("best lower bound {}  gap {:.2f}%\n",
                        scale.readable(*report.best_lower_bound), 100 * gap(report).value_or(0.0));
   }
+  if (metrics.iteration) {
+    const IterationEndModel &end = scenario.iteration_end;
+    const std::optional<Ticks> bound =
+        report.best_lower_bound ? iteration_lower_bound(scenario, *report.best_lower_bound)
+                                : std::nullopt;
+    out += fmt::format("iteration {}  (end {}, d = {}){}  throughput {} microbatches/s\n",
+                       scale.readable(*metrics.iteration),
+                       end.mode == IterationEnd::sync ? "sync" : "post-validation",
+                       end.data_parallel,
+                       bound ? fmt::format("  lower bound {}", scale.readable(*bound)) : "",
+                       format_readable(throughput(scenario, *metrics.iteration)));
+  }
   // The cap and the violations are in the unit of the memory model that is checked: bytes in
   // bytes, MiB or GiB, count units as numbers.
   const bool byte_cap = scenario.memory_model == MemoryModel::bytes && scenario.bytes;
@@ -142,18 +154,25 @@ std::string report_json(const SimulationReport &report) {
   for (const std::string &w : report.warnings)
     warnings.push_back(json_string(w));
   const std::optional<double> relative_gap = gap(report);
+  const std::optional<Ticks> iteration_bound =
+      report.best_lower_bound ? iteration_lower_bound(scenario, *report.best_lower_bound)
+                              : std::nullopt;
   return fmt::format(
       "{{\"schedule\": {}, \"p\": {}, \"m\": {}, \"v\": {}, \"feasible\": {}, \"makespan\": {}, "
       "\"max_span\": {}, \"ideal\": {}, \"bubble_ratio\": {}, \"span_bubble_ratio\": {}, "
-      "\"best_lower_bound\": {}, \"gap\": {}, \"exact_time\": {}, \"devices\": [{}], "
-      "\"violations\": [{}], "
+      "\"best_lower_bound\": {}, \"gap\": {}, \"iteration\": {}, \"iteration_lower_bound\": {}, "
+      "\"throughput\": {}, \"exact_time\": {}, \"devices\": [{}], \"violations\": [{}], "
       "\"warnings\": [{}]}}\n",
       json_string(report.schedule.name), scenario.devices, scenario.total_microbatches(),
       scenario.chunks, metrics.feasible ? "true" : "false", time(metrics.makespan),
       time(metrics.max_span), time(metrics.ideal), json_number(metrics.bubble_ratio),
       json_number(metrics.span_bubble_ratio),
       report.best_lower_bound ? time(*report.best_lower_bound) : "null",
-      relative_gap ? json_number(*relative_gap) : "null", scale.exact ? "true" : "false",
+      relative_gap ? json_number(*relative_gap) : "null",
+      metrics.iteration ? time(*metrics.iteration) : "null",
+      iteration_bound ? time(*iteration_bound) : "null",
+      metrics.iteration ? json_number(throughput(scenario, *metrics.iteration)) : "null",
+      scale.exact ? "true" : "false",
       fmt::join(devices, ", "), fmt::join(violations, ", "), fmt::join(warnings, ", "));
 }
 
