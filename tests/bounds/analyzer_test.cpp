@@ -1,6 +1,7 @@
 // compute_bounds (bounds/analyzer.cpp): which bounds are reported for each backward form, the
 // best bound, the closed form and the gap.
 #include "bounds/analyzer.h"
+#include "sim/metrics.h"
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
@@ -98,6 +99,19 @@ TEST_CASE("every registered schedule, capped at its own peak, ends at or after e
       }
       input.latency = {pick(0, 2), 1};
       input.contention = pick(0, 1) == 1;
+      // issue_29: the iteration's end, with per-device optimizer steps and gradients.
+      input.iteration_end = trial % 3 == 0   ? ppsim::IterationEnd::none
+                            : trial % 3 == 1 ? ppsim::IterationEnd::sync
+                                             : ppsim::IterationEnd::post_validation;
+      if (input.iteration_end != ppsim::IterationEnd::none) {
+        input.data_parallel = pick(1, 4);
+        input.data_parallel_latency = {pick(0, 3), 2};
+        input.data_parallel_bandwidth_bytes_per_second = 1e3 * pick(1, 4);
+        for (int s = 0; s < stages; ++s)
+          input.bytes.parameters.push_back(1e3 * pick(0, 5));
+        for (int g = 0; g < input.devices; ++g)
+          input.optimizer_step.push_back({pick(0, 5), 1});
+      }
       CAPTURE(info.name);
       CAPTURE(trial);
       ppsim::Scenario scenario = ppsim::build_scenario(input, info);
@@ -121,6 +135,11 @@ TEST_CASE("every registered schedule, capped at its own peak, ends at or after e
         if (bound.bounds_makespan)
           CHECK(bound.value <= capped.metrics.makespan);
       }
+      const std::optional<Ticks> iteration_bound =
+          ppsim::iteration_lower_bound(scenario, report.best_lower_bound);
+      REQUIRE(iteration_bound.has_value() == capped.metrics.iteration.has_value());
+      if (iteration_bound)
+        CHECK(*iteration_bound <= *capped.metrics.iteration);
       ++checked;
     }
   }

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <vector>
 
 using namespace ppsim;
@@ -129,4 +130,56 @@ TEST_CASE("simulate validates the schedule first") {
   auto generated = generate("1f1b", uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1}));
   generated.schedule.device_ops[1].pop_back(); // drop BW(1,1)
   CHECK_THROWS_AS(simulate(generated.scenario, generated.schedule), ppsim::Error);
+}
+
+TEST_CASE("issue_29 the iteration's end: all-reduce and optimizer step, sync or post-validation") {
+  // 1F1B p = 2, m = 2, F = B = W = 1: device 0 ends at 9, device 1 at 7. d = 3 replicas, link
+  // latency 0.5 ms and 1 MB/s, gradients 3000 and 6000 bytes: the ring all-reduce takes
+  // 2 (d - 1) 0.5 + 2 (d - 1) / d G / 1e6 s = 2 + 4 = 6 ms on device 0, 2 + 8 = 10 on device 1;
+  // optimizer steps 5 and 1 ms.
+  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
+  input.data_parallel = 3;
+  input.data_parallel_latency = {1, 2};
+  input.data_parallel_bandwidth_bytes_per_second = 1e6;
+  input.bytes.parameters = {3000, 6000};
+  input.optimizer_step = {{5, 1}, {1, 1}};
+  const auto iteration = [&](IterationEnd end) {
+    input.iteration_end = end;
+    const testing::Generated generated = generate("1f1b", input);
+    const Scenario &scenario = generated.scenario;
+    CHECK(scenario.iteration_end.all_reduce ==
+          std::vector<Ticks>{scenario.time_scale.to_ticks({6, 1}),
+                             scenario.time_scale.to_ticks({10, 1})});
+    const Metrics metrics = simulate(scenario, generated.schedule).metrics;
+    REQUIRE(metrics.iteration.has_value());
+    CHECK(metrics.makespan == scenario.time_scale.to_ticks({9, 1}));
+    // A makespan bound of 9 gives 9 + 6 + 5 (sync) and 9 + min(6 + 5, 10 + 1) (post-validation).
+    CHECK(scenario.time_scale.to_units(
+              *iteration_lower_bound(scenario, scenario.time_scale.to_ticks({9, 1}))) == 20);
+    CHECK(throughput(scenario, *metrics.iteration) ==
+          doctest::Approx(3 * 2 / (scenario.time_scale.to_units(*metrics.iteration) / 1e3)));
+    return scenario.time_scale.to_units(*metrics.iteration);
+  };
+  // sync: max(9 + 6, 7 + 10) + max(5, 1); post-validation: max(9 + 6 + 5, 7 + 10 + 1).
+  CHECK(iteration(IterationEnd::sync) == 22);
+  CHECK(iteration(IterationEnd::post_validation) == 20);
+
+  input.iteration_end = IterationEnd::none;
+  input.optimizer_step.clear();
+  input.bytes.parameters.clear();
+  input.data_parallel = 1;
+  input.data_parallel_latency = {0, 1};
+  input.data_parallel_bandwidth_bytes_per_second = std::numeric_limits<double>::infinity();
+  const testing::Generated plain = generate("1f1b", input);
+  CHECK_FALSE(simulate(plain.scenario, plain.schedule).metrics.iteration.has_value());
+  CHECK_FALSE(iteration_lower_bound(plain.scenario, Ticks{9}).has_value());
+  // The end's fields without the end would be ignored: refused, naming the field.
+  input.optimizer_step = {{1, 1}};
+  CHECK_THROWS_WITH(generate("1f1b", input),
+                    "field 'iteration.optimizer': has no effect without the iteration's end: set "
+                    "iteration.end to \"sync\" or \"post-validation\"");
+  input.optimizer_step = {{1, 1}, {1, 1}, {1, 1}};
+  input.iteration_end = IterationEnd::sync;
+  CHECK_THROWS_WITH(generate("1f1b", input),
+                    "field 'iteration.optimizer': expected 1 or 2 values (one per device), got 3");
 }
