@@ -220,47 +220,8 @@ TEST_CASE("a swap that breaks a dependency is refused as the engine's deadlock")
 
 TEST_CASE("a move re-timed once equals the engine; a refused move leaves orders and times as "
           "they were") {
-  std::mt19937 random(27);
-  int accepted = 0;
-  int refused = 0;
-  for (int trial = 0; trial < 60; ++trial) {
-    CAPTURE(trial);
-    const RandomCase c = random_case(random, trial % 2 == 0, trial % 3 == 0);
-    Retimer retimer(c.scenario, c.schedule);
-    for (int k = 0; k < 20; ++k) {
-      const Schedule before = retimer.schedule();
-      const int g = std::uniform_int_distribution<int>(0, before.device_count() - 1)(random);
-      const auto size = static_cast<int>(before.device_ops[at(g)].size());
-      if (size < 2)
-        continue;
-      const int from = std::uniform_int_distribution<int>(0, size - 1)(random);
-      const int to = std::uniform_int_distribution<int>(0, size - 1)(random);
-      CAPTURE(k);
-      CAPTURE(from);
-      CAPTURE(to);
-      Schedule moved = before;
-      auto &ops = moved.device_ops[at(g)];
-      const Op op = ops[at(from)];
-      ops.erase(ops.begin() + from);
-      ops.insert(ops.begin() + to, op);
-      if (retimer.move(g, from, to)) {
-        ++accepted;
-        CHECK(retimer.schedule().device_ops == moved.device_ops);
-      } else {
-        ++refused;
-        CHECK(retimer.schedule().device_ops == before.device_ops);
-        CHECK_FALSE(run_engine(c.scenario, moved).error.empty());
-      }
-      check_matches_engine(c.scenario, retimer);
-    }
-  }
-  CHECK(accepted > 0);
-  CHECK(refused > 0);
-}
-
-TEST_CASE("issue_28 a block moved re-timed once equals the engine; a refused one leaves orders "
-          "and times as they were") {
-  // The synthesis search moves a recomputation and the op after it as one block.
+  // One op (Retimer::move), or a block of up to 3 (move_block: the synthesis search moves a
+  // recomputation and the op after it as one, issue_28).
   std::mt19937 random(28);
   int accepted = 0;
   int refused = 0;
@@ -286,7 +247,8 @@ TEST_CASE("issue_28 a block moved re-timed once equals the engine; a refused one
       const std::vector<Op> block(ops.begin() + start, ops.begin() + start + count);
       ops.erase(ops.begin() + start, ops.begin() + start + count);
       ops.insert(ops.begin() + new_start, block.begin(), block.end());
-      if (retimer.move_block(g, start, count, new_start)) {
+      if (count == 1 ? retimer.move(g, start, new_start)
+                     : retimer.move_block(g, start, count, new_start)) {
         ++accepted;
         CHECK(retimer.schedule().device_ops == moved.device_ops);
       } else {
