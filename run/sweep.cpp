@@ -433,10 +433,21 @@ Sweep read_sweep_file(const std::string &path) {
 std::vector<std::string> sweep_metric_names() {
   std::vector<std::string> names = report_csv_columns();
   names.erase(names.begin(), std::find(names.begin(), names.end(), "feasible") + 1);
-  names.push_back("recompute_time");
-  names.push_back("device_bubble");
+  names.insert(names.end(), {"recompute_time", "device_bubble", "iteration", "throughput"});
   return names;
 }
+
+namespace {
+
+// Whether some point of the sweep has an iteration's end (in its base or on an axis): the
+// default columns hold `iteration` and `throughput` only then.
+bool ends_iterations(const Sweep &sweep) {
+  const std::vector<std::string> parameters = sweep.parameter_names();
+  return sweep.base.iteration_end != IterationEnd::none ||
+         std::find(parameters.begin(), parameters.end(), "iteration.end") != parameters.end();
+}
+
+} // namespace
 
 std::vector<std::string> sweep_columns(const Sweep &sweep) {
   std::vector<std::string> columns{"run", "run_id", "points"};
@@ -444,8 +455,12 @@ std::vector<std::string> sweep_columns(const Sweep &sweep) {
     columns.push_back(name);
   for (const char *name : {"schedule", "p", "m", "v", "remat_policy", "feasible"})
     columns.emplace_back(name);
-  const std::vector<std::string> metrics =
-      sweep.metrics.empty() ? sweep_metric_names() : sweep.metrics;
+  std::vector<std::string> metrics = sweep.metrics;
+  if (metrics.empty()) {
+    metrics = sweep_metric_names();
+    if (!ends_iterations(sweep))
+      metrics.resize(metrics.size() - 2); // iteration, throughput
+  }
   columns.insert(columns.end(), metrics.begin(), metrics.end());
   columns.emplace_back("error");
   return columns;
@@ -478,6 +493,10 @@ std::string sweep_row(const Sweep &sweep, const SweepPoint &point, const Simulat
     }
     cells["recompute_time"] = report->scenario.time_scale.format(recompute);
     cells["device_bubble"] = report->scenario.time_scale.format(device_bubble);
+    if (metrics.iteration) {
+      cells["iteration"] = report->scenario.time_scale.format(*metrics.iteration);
+      cells["throughput"] = fmt::format("{}", throughput(report->scenario, *metrics.iteration));
+    }
     if (!report->simulation.metrics.violations.empty() && error.empty()) {
       const Violation &first = report->simulation.metrics.violations.front();
       cells["error"] = fmt::format("device {} exceeds the memory cap: {:.6g} > {:.6g}",

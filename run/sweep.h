@@ -96,7 +96,9 @@ Sweep parse_sweep(std::string_view text, const std::string &source,
 /// Reads a sweep file and its base scenario file.
 Sweep read_sweep_file(const std::string &path);
 
-/// Metrics a sweep can report (`[output] metrics`), in CSV order.
+/// Metrics a sweep can report (`[output] metrics`), in CSV order. Without `[output] metrics`
+/// a sweep reports them all, `iteration` and `throughput` only where some point has an
+/// iteration's end (docs/model.md, "The iteration's end").
 std::vector<std::string> sweep_metric_names();
 /// The results header: run, run_id, one column per parameter, schedule, p, m, v, remat_policy,
 /// feasible, the selected metrics, error.

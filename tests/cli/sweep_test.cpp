@@ -320,6 +320,28 @@ TEST_CASE("sweep command errors") {
         "ppsim: error: missing the shard results (ppsim merge SHARD.csv... -o all.csv)\n");
 }
 
+TEST_CASE("issue_29 a sweep over the iteration's end reports the iteration and the throughput") {
+  const Scratch scratch("sweep-iteration");
+  write_base(scratch);
+  scratch.write("s.toml", "base = \"base.toml\"\n[axes]\n\"iteration.end\" = [\"none\", \"sync\"]\n"
+                          "\"iteration.optimizer\" = [0.5]\n");
+  const auto result = scratch.ppsim("sweep s.toml -q");
+  REQUIRE(result.exit_code == 0);
+  const Results results = parse_results(result.out, "out");
+  CHECK(results.header.ends_with(",recompute_time,device_bubble,iteration,throughput,error"));
+  REQUIRE(results.rows.size() == 2);
+  // No end: the optimizer step would be ignored, so the point is refused; sync: 1F1B's 33.8
+  // and the step, 8 microbatches in 34.3 ms.
+  CHECK(results.rows[0].line.find("has no effect without the iteration's end") !=
+        std::string::npos);
+  CHECK(results.rows[1].line.ends_with(",33.8,33.8,24,0.28994082840236685,0.28994082840236685,4,,"
+                                       "33.3,0.01501501501501501,0,9.8,34.3,233.23615160349857,"));
+  // Without an end anywhere the two columns are left out, as before.
+  scratch.write("plain.toml", kSmallSweep);
+  CHECK(parse_results(scratch.ppsim("sweep plain.toml -q").out, "out")
+            .header.ends_with(",recompute_time,device_bubble,error"));
+}
+
 TEST_CASE("issue_34 --slurm --no-submit writes the job array's and the merge's scripts") {
   const Scratch scratch("sweep-slurm-scripts");
   write_base(scratch);
