@@ -19,7 +19,15 @@ std::optional<Ticks> BoundsReport::find(const std::string &name) const {
   return std::nullopt;
 }
 
-BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &options) {
+BoundsReport compute_bounds(const Scenario &given, const BoundsOptions &options) {
+  // The byte model's engine checks the byte budget only: a count cap K beside it binds no
+  // schedule, so a bound that took it would exceed schedules that run (a negative gap).
+  std::optional<Scenario> uncapped;
+  if (given.memory_model == MemoryModel::bytes && given.activations.cap) {
+    uncapped = given;
+    uncapped->activations.cap.reset();
+  }
+  const Scenario &scenario = uncapped ? *uncapped : given;
   BoundsReport report;
   const BackwardForm form = options.backward;
   report.backward = form;

@@ -52,8 +52,9 @@ struct BoundsReport {
   [[nodiscard]] std::optional<Ticks> find(const std::string &name) const;
 };
 
-/// Every bound of docs/bounds.md, "The bounds" for `scenario` (cap = scenario.activations.cap), the
-/// best makespan bound and the closed form. Linear in the number of stages.
+/// Every bound of docs/bounds.md, "The bounds" for `scenario` (cap = scenario.activations.cap,
+/// left out under the byte model, whose engine does not check it), the best makespan bound and
+/// the closed form. Linear in the number of stages.
 BoundsReport compute_bounds(const Scenario &scenario, const BoundsOptions &options);
 
 /// `makespan / best_lower_bound - 1` (0 when the bound is 0).

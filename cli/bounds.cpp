@@ -63,7 +63,9 @@ std::string bounds_text(const Scenario &scenario, const std::string &schedule,
   const TimeScale &scale = scenario.time_scale;
   // The bounds know a cap in microbatch activations only: a byte budget is either turned into one
   // (the count model) or not in them, and the header says which.
-  std::string cap = scenario.activations.cap ? format_readable(*scenario.activations.cap) : "none";
+  std::string cap = scenario.activations.cap && scenario.memory_model != MemoryModel::bytes
+                        ? format_readable(*scenario.activations.cap)
+                        : "none";
   if (scenario.cap_from_budget)
     cap += fmt::format(", of the {} budget", format_bytes(*scenario.cap_from_budget));
   else if (scenario.bytes && scenario.bytes->cap)

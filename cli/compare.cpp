@@ -272,7 +272,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
       print_table(rankings[k].runs, byte_peaks, out);
       not_tried += rankings[k].not_tried.size();
     }
-    if (base.memory_model == MemoryModel::bytes && base.budget_bytes && !base.cap_activations) {
+    if (base.memory_model == MemoryModel::bytes && base.budget_bytes) {
       out << fmt::format("the bounds know no byte budget: a gap includes what fitting {} costs\n",
                          format_bytes(*base.budget_bytes));
     }

@@ -80,7 +80,13 @@ int submit_slurm_sweep(const po::variables_map &values, const std::string &outpu
   if (values.count("sbatch"))
     job.sbatch_options = values["sbatch"].as<std::vector<std::string>>();
   const SlurmScripts scripts = slurm_scripts(job);
-  fs::create_directories(job.directory);
+  std::error_code failed;
+  fs::create_directories(job.directory, failed);
+  if (failed)
+    throw Error(job.directory, 0, "",
+                fmt::format("cannot create the folder for the job's scripts, shards and logs "
+                            "({})",
+                            failed.message()));
   const std::string array = job.directory + "/array.sh", merge = job.directory + "/merge.sh";
   write_file_atomically(array, scripts.array);
   write_file_atomically(merge, scripts.merge);

@@ -27,17 +27,34 @@ std::string slurm_shard_path(const std::string &directory, int task) {
 SlurmScripts slurm_scripts(const SlurmSweep &job) {
   std::string options;
   for (const std::string &option : job.sbatch_options) {
-    if (!option.starts_with("-") || option.find_first_of("\r\n") != std::string::npos)
+    // One #SBATCH line holds one option: sbatch splits the line at spaces.
+    if (!option.starts_with("-") || option.find_first_of(" \t\r\n#") != std::string::npos)
       throw Error("", 0, "--sbatch",
-                  fmt::format("expected an sbatch option such as --partition=NAME, got \"{}\"",
+                  fmt::format("expected one sbatch option without spaces, such as "
+                              "--partition=NAME, got \"{}\"",
                               option));
+    const std::string name = option.substr(0, option.find('='));
+    for (const char *own : {"--array", "--cpus-per-task", "-c", "--output", "-o", "--error",
+                            "-e", "--requeue", "--no-requeue", "--open-mode", "--dependency",
+                            "-d", "--ntasks", "-n"})
+      if (name == own)
+        throw Error("", 0, "--sbatch",
+                    fmt::format("{} is set by ppsim's scripts (the array from --slurm, the CPUs "
+                                "from -j)",
+                                name));
     options += fmt::format("#SBATCH {}\n", option);
   }
-  // `#SBATCH --output` takes the path in double quotes, the rest goes through shell_quoted.
-  if (job.directory.find_first_of("\"\r\n") != std::string::npos)
+  // `#SBATCH --output` takes the path in double quotes, where sbatch reads a backslash as an
+  // escape and % as a pattern (so a % of the path is written %%); the rest goes through
+  // shell_quoted.
+  if (job.directory.find_first_of("\"\\\r\n") != std::string::npos)
     throw Error("", 0, "-o",
-                fmt::format("a Slurm log path cannot hold a double quote or a line break: {}",
+                fmt::format("a Slurm log path cannot hold a double quote, a backslash or a line "
+                            "break: {}",
                             job.directory));
+  std::string log_directory;
+  for (const char c : job.directory)
+    log_directory += c == '%' ? std::string("%%") : std::string(1, c);
   const std::string directory = shell_quoted(job.directory);
   SlurmScripts scripts;
   // The shard and log names hold the task id, so a requeued task finds its own journal and
@@ -58,9 +75,13 @@ SlurmScripts slurm_scripts(const SlurmSweep &job) {
       "--resume -o {directory}/shard-\"$SLURM_ARRAY_TASK_ID\".csv\n",
       fmt::arg("tasks", job.tasks), fmt::arg("last", job.tasks - 1),
       fmt::arg("threads", job.threads),
-      fmt::arg("log", job.directory + "/task-%a.log"), fmt::arg("options", options),
+      fmt::arg("log", log_directory + "/task-%a.log"), fmt::arg("options", options),
       fmt::arg("ppsim", shell_quoted(job.ppsim)), fmt::arg("sweep", shell_quoted(job.sweep_file)),
       fmt::arg("directory", directory));
+  // The shards by name, not by a pattern: an earlier submission's with more tasks may remain.
+  std::string shards;
+  for (int task = 0; task < job.tasks; ++task)
+    shards += fmt::format(" \\\n  {}", shell_quoted(slurm_shard_path(job.directory, task)));
   scripts.merge = fmt::format(
       "#!/bin/sh\n"
       "# Merges the shards of the ppsim sweep job array once every task has ended well.\n"
@@ -68,9 +89,9 @@ SlurmScripts slurm_scripts(const SlurmSweep &job) {
       "#SBATCH --ntasks=1\n"
       "#SBATCH --output=\"{log}\"\n"
       "{options}"
-      "exec {ppsim} merge {directory}/shard-*.csv -o {output}\n",
-      fmt::arg("log", job.directory + "/merge.log"), fmt::arg("options", options),
-      fmt::arg("ppsim", shell_quoted(job.ppsim)), fmt::arg("directory", directory),
+      "exec {ppsim} merge{shards} \\\n  -o {output}\n",
+      fmt::arg("log", log_directory + "/merge.log"), fmt::arg("options", options),
+      fmt::arg("ppsim", shell_quoted(job.ppsim)), fmt::arg("shards", shards),
       fmt::arg("output", shell_quoted(job.output)));
   return scripts;
 }

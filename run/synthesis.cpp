@@ -460,12 +460,13 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   result.best_known_makespan = known.front().makespan;
   result.lower_bound = bounds.best_lower_bound;
   result.bound_name = best_bound_name(bounds);
-  if (scenario.memory_model == MemoryModel::bytes && !scenario.activations.cap)
+  if (scenario.memory_model == MemoryModel::bytes)
     result.bounds_note =
         fmt::format("the bounds know no byte budget: the gap includes what fitting {} costs", cap());
   else if (bounds.without_levels)
-    result.bounds_note = fmt::format("the memory-time bounds do not model checkpoint levels: the "
-                                     "gap includes what fitting {} costs",
+    result.bounds_note = fmt::format("the memory-time bounds do not model checkpoint levels or "
+                                     "selective recomputation: the gap includes what fitting {} "
+                                     "costs",
                                      cap());
   const auto fastest = [&]() -> Seeded & {
     return *std::min_element(

@@ -153,10 +153,23 @@ void iteration_end_times(const ScenarioInput &input, const Scenario &scenario,
       input.fail("iteration.optimizer", "expected a non-negative duration");
   }
   const std::int64_t d = input.data_parallel;
-  if (d == 1)
+  const bool bandwidth_given = std::isfinite(input.data_parallel_bandwidth_bytes_per_second);
+  if (d == 1) {
+    // One replica reduces nothing: its link's values would be ignored.
+    for (const auto &[given, key] :
+         {std::pair{input.data_parallel_latency != Rational{0, 1},
+                    "cluster.data_parallel_link.latency"},
+          std::pair{bandwidth_given, "cluster.data_parallel_link.bandwidth"}})
+      if (given)
+        input.fail(key, "has no effect with one data-parallel replica: set cluster.data_parallel");
     return;
+  }
   if (input.data_parallel_latency.numerator < 0)
     input.fail("cluster.data_parallel_link.latency", "expected a non-negative duration");
+  if (bandwidth_given && input.bytes.gradients.empty() && input.bytes.parameters.empty())
+    input.fail("cluster.data_parallel_link.bandwidth",
+               "the all-reduce's time needs the gradients' bytes: give a cost file, "
+               "model.memory.grad_bytes or model.memory.param_bytes");
   // Gradient bytes per device, one device's share under cost_unit = "device" (as build_memory).
   const int stage_count = scenario.stage_count();
   const double share_divisor = input.costs_per_device ? scenario.chunks : 1;

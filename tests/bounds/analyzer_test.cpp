@@ -72,6 +72,22 @@ TEST_CASE("makespan_gap is makespan / best bound - 1") {
   CHECK(ppsim::makespan_gap(Ticks{5}, ppsim::BoundsReport{}) == 0.0);
 }
 
+TEST_CASE("under the byte model a count cap K is not in the bounds: its engine does not check it") {
+  // Once `--memory-model bytes --K 1` gave a bound above 1F1B's makespan (a negative gap): the
+  // bounds took K, which no schedule of the byte model has to respect.
+  ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  ppsim::testing::set_accounting_bytes(input, 1e9);
+  const ppsim::Scenario free = ppsim::build_scenario(input, ppsim::find_schedule("1f1b"));
+  input.cap_activations = 1.0;
+  const ppsim::Scenario capped = ppsim::build_scenario(input, ppsim::find_schedule("1f1b"));
+  REQUIRE(capped.activations.cap.has_value());
+  const ppsim::BoundsReport with_k = ppsim::compute_bounds(capped, {});
+  CHECK(with_k.best_lower_bound == ppsim::compute_bounds(free, {}).best_lower_bound);
+  CHECK(with_k.cap_fits_one_activation);
+  const ppsim::Schedule schedule = ppsim::generate_schedule(ppsim::find_schedule("1f1b"), capped, {});
+  CHECK(with_k.best_lower_bound <= ppsim::simulate(capped, schedule).metrics.makespan);
+}
+
 TEST_CASE("every registered schedule, capped at its own peak, ends at or after every bound") {
   // Random non-uniform costs, recomputation cheaper than F, latency, contention: the schedule fits
   // a cap equal to its peak, so every makespan bound of that cap must stay below its makespan.
@@ -105,10 +121,12 @@ TEST_CASE("every registered schedule, capped at its own peak, ends at or after e
                                              : ppsim::IterationEnd::post_validation;
       if (input.iteration_end != ppsim::IterationEnd::none) {
         input.data_parallel = pick(1, 4);
-        input.data_parallel_latency = {pick(0, 3), 2};
-        input.data_parallel_bandwidth_bytes_per_second = 1e3 * pick(1, 4);
-        for (int s = 0; s < stages; ++s)
-          input.bytes.parameters.push_back(1e3 * pick(0, 5));
+        if (input.data_parallel > 1) {
+          input.data_parallel_latency = {pick(0, 3), 2};
+          input.data_parallel_bandwidth_bytes_per_second = 1e3 * pick(1, 4);
+          for (int s = 0; s < stages; ++s)
+            input.bytes.parameters.push_back(1e3 * pick(0, 5));
+        }
         for (int g = 0; g < input.devices; ++g)
           input.optimizer_step.push_back({pick(0, 5), 1});
       }

@@ -385,7 +385,8 @@ TEST_CASE("issue_34 --slurm --no-submit writes the job array's and the merge's s
                     "#SBATCH --output=\"{0}/merge.log\"\n"
                     "#SBATCH --partition=debug\n"
                     "#SBATCH --time=1:00:00\n"
-                    "exec '{1}' merge '{0}'/shard-*.csv -o '{2}'\n",
+                    "exec '{1}' merge \\\n  '{0}/shard-0.csv' \\\n  '{0}/shard-1.csv' \\\n"
+                    "  '{0}/shard-2.csv' \\\n  '{0}/shard-3.csv' \\\n  -o '{2}'\n",
                     directory, binary,
                     std::filesystem::canonical(scratch.file(".")).string() + "/all.csv"));
   // The scripts run as written: every task's shard, then the merge, give the one-process file.
@@ -471,10 +472,27 @@ TEST_CASE("issue_34 --slurm errors") {
         "ppsim: error: field '--no-submit': goes with --slurm N\n");
   CHECK(scratch.ppsim("sweep s.toml --slurm 0 -o a.csv --no-submit").exit_code == 1);
   CHECK(scratch.ppsim("sweep s.toml --slurm 2 -o a.csv --sbatch partition=x --no-submit").err ==
-        "ppsim: error: field '--sbatch': expected an sbatch option such as --partition=NAME, got "
-        "\"partition=x\"\n");
+        "ppsim: error: field '--sbatch': expected one sbatch option without spaces, such as "
+        "--partition=NAME, got \"partition=x\"\n");
+  CHECK(scratch.ppsim("sweep s.toml --slurm 2 -o a.csv --sbatch=--cpus-per-task=4 --no-submit")
+            .err == "ppsim: error: field '--sbatch': --cpus-per-task is set by ppsim's scripts (the "
+                    "array from --slurm, the CPUs from -j)\n");
+  scratch.write("b.csv.slurm", ""); // a file where the job's folder goes
+  CHECK(scratch.ppsim("sweep s.toml --slurm 2 -o b.csv --no-submit")
+            .err.ends_with("cannot create the folder for the job's scripts, shards and logs (Not a "
+                           "directory)\n"));
   CHECK_FALSE(scratch.exists("a.csv.slurm"));
   CHECK(shell_quoted("it's") == "'it'\\''s'");
+  // sbatch expands % in a log path: the folder's own % is written %%.
+  SlurmSweep job;
+  job.ppsim = "/bin/ppsim";
+  job.sweep_file = "/s.toml";
+  job.output = "/r/100%.csv";
+  job.directory = "/r/100%.csv.slurm";
+  CHECK(slurm_scripts(job).array.find("#SBATCH --output=\"/r/100%%.csv.slurm/task-%a.log\"\n") !=
+        std::string::npos);
+  job.directory = "/r/a\\b";
+  CHECK_THROWS_AS(slurm_scripts(job), Error);
   CHECK(parse_sbatch_job_id("123\n") == "123");
   CHECK(parse_sbatch_job_id("123;cluster\n") == "123");
   CHECK_THROWS_AS(parse_sbatch_job_id("\n"), Error);

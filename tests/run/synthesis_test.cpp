@@ -385,8 +385,9 @@ TEST_CASE("issue_28 under a count cap the levels leave the memory-time bounds ou
   const std::vector<ppsim::SearchedForm> searched = ppsim::synthesize_input(input, quick(300));
   const ppsim::SearchedForm &best = searched.front();
   check_result(best.run.scenario, best.result);
-  CHECK(best.result.bounds_note == "the memory-time bounds do not model checkpoint levels: the "
-                                   "gap includes what fitting cap 2 costs");
+  CHECK(best.result.bounds_note == "the memory-time bounds do not model checkpoint levels or "
+                                   "selective recomputation: the gap includes what fitting cap 2 "
+                                   "costs");
   const ppsim::BoundsReport bounds =
       ppsim::compute_bounds(best.run.scenario, ppsim::BoundsOptions{BackwardForm::full, "", 0});
   CHECK(bounds.without_levels);

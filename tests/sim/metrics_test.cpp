@@ -182,4 +182,16 @@ TEST_CASE("issue_29 the iteration's end: all-reduce and optimizer step, sync or 
   input.iteration_end = IterationEnd::sync;
   CHECK_THROWS_WITH(generate("1f1b", input),
                     "field 'iteration.optimizer': expected 1 or 2 values (one per device), got 3");
+  input.optimizer_step.clear();
+  input.data_parallel_latency = {1, 1};
+  CHECK_THROWS_WITH(generate("1f1b", input),
+                    "field 'cluster.data_parallel_link.latency': has no effect with one "
+                    "data-parallel replica: set cluster.data_parallel");
+  // A bandwidth with no gradient sizes would make the all-reduce free.
+  input.data_parallel = 4;
+  input.data_parallel_bandwidth_bytes_per_second = 1e9;
+  CHECK_THROWS_WITH(generate("1f1b", input),
+                    "field 'cluster.data_parallel_link.bandwidth': the all-reduce's time needs the "
+                    "gradients' bytes: give a cost file, model.memory.grad_bytes or "
+                    "model.memory.param_bytes");
 }
