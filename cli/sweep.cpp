@@ -138,8 +138,9 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
                                                     po::value<std::string>()->value_name("FILE"),
                                                     "results CSV (default: standard output)")(
       "jobs,j", po::value<std::int64_t>()->value_name("N"),
-      "worker threads (default: every core; with --slurm, 1 per task)")("shard", po::value<std::string>()->value_name("i/N"),
-                                              "run only the points k with k mod N == i")(
+      "worker threads (default: every core; with --slurm, 1 per task)")(
+      "shard", po::value<std::string>()->value_name("i/N"),
+      "run only the points k with k mod N == i")(
       "resume", "skip points whose run id is already in the output (or its .partial journal)")(
       "slurm", po::value<std::int64_t>()->value_name("N"),
       "submit as a Slurm job array of N tasks (shards) and a merge job into -o")(

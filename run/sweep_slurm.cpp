@@ -61,8 +61,8 @@ SlurmScripts slurm_scripts(const SlurmSweep &job) {
   // appends to its own log; --resume keeps the rows it journaled (docs/sweep.md, "Interruptions").
   scripts.array = fmt::format(
       "#!/bin/sh\n"
-      "# ppsim sweep as a Slurm job array (docs/sweep.md, \"Slurm\"): task i runs shard i/{tasks};\n"
-      "# a requeued task resumes from its journal.\n"
+      "# ppsim sweep as a Slurm job array (docs/sweep.md, \"Slurm\"): task i runs shard\n"
+      "# i/{tasks}; a requeued task resumes from its journal.\n"
       "#SBATCH --job-name=ppsim-sweep\n"
       "#SBATCH --array=0-{last}\n"
       "#SBATCH --ntasks=1\n"

@@ -140,8 +140,8 @@ constexpr std::size_t kIlpBatch = 2;
 /// The registered schedules that do not fit the cap, each with full recomputation, with
 /// measured selective recomputation (where the scenario has it as a level of every stage) and
 /// with the remat ILP's plan (docs/synthesis.md, "Recomputation"), where that fits: what
-/// `compare` ranks for the placement and backward form. A schedule identical to an earlier one is planned once,
-/// one that recomputes already (full-remat) not at all.
+/// `compare` ranks for the placement and backward form. A schedule identical to an earlier one
+/// is planned once, one that recomputes already (full-remat) not at all.
 /// The ILPs go fastest base first, kIlpBatch at a time; as in `compare`, a base no faster than
 /// the best seed so far (or than `fastest_known`) gets no ILP, since recomputation only adds
 /// work to its orders. The ILPs take at most half the time limit in all, shared evenly among
@@ -462,7 +462,8 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   result.bound_name = best_bound_name(bounds);
   if (scenario.memory_model == MemoryModel::bytes)
     result.bounds_note =
-        fmt::format("the bounds know no byte budget: the gap includes what fitting {} costs", cap());
+        fmt::format("the bounds know no byte budget: the gap includes what fitting {} costs",
+                    cap());
   else if (bounds.without_levels)
     result.bounds_note = fmt::format("the memory-time bounds do not model checkpoint levels or "
                                      "selective recomputation: the gap includes what fitting {} "

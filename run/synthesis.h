@@ -58,8 +58,9 @@ public:
 
   /// Tries one random move. With `recompute`, one in 16 changes the recomputation of a random
   /// (stage, microbatch) to another of its choices (none, R of the stage or of one of its
-  /// checkpoint levels, and with a split backward RW or RBW, alone or after an R); the others move an entry, half within 4
-  /// places, half anywhere on the device (none when it would leave the entry where it is).
+  /// checkpoint levels, and with a split backward RW or RBW, alone or after an R); the others
+  /// move an entry (with the op glued to it), half within 4 places, half anywhere on the device
+  /// (none when it would leave the entry where it is).
   void step();
   /// Tries giving (stage, microbatch) the recomputation `decision` (R right before its B/BW, RW
   /// or RBW right before its W, as apply_plan places them; the other ops keep their places):

@@ -58,7 +58,8 @@ Metrics measure(const Scenario &scenario, const Schedule &schedule, const OpLoca
 
 } // namespace
 
-std::optional<Ticks> iteration_time(const Scenario &scenario, const std::vector<Ticks> &device_end) {
+std::optional<Ticks> iteration_time(const Scenario &scenario,
+                                    const std::vector<Ticks> &device_end) {
   const IterationEndModel &end = scenario.iteration_end;
   if (end.mode == IterationEnd::none)
     return std::nullopt;

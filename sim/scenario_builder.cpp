@@ -182,7 +182,8 @@ void iteration_end_times(const ScenarioInput &input, const Scenario &scenario,
     gradients[at(scenario.stage_device[at(s)])] +=
         per_stage(input, key, sizes, stage_count, s) / share_divisor;
   for (int g = 0; g < devices; ++g) {
-    const double bytes = 2.0 * static_cast<double>(d - 1) / static_cast<double>(d) * gradients[at(g)];
+    const double bytes =
+        2.0 * static_cast<double>(d - 1) / static_cast<double>(d) * gradients[at(g)];
     const double bandwidth = input.data_parallel_bandwidth_bytes_per_second;
     const char *field = "cluster.data_parallel_link.bandwidth";
     try {

@@ -84,7 +84,8 @@ TEST_CASE("under the byte model a count cap K is not in the bounds: its engine d
   const ppsim::BoundsReport with_k = ppsim::compute_bounds(capped, {});
   CHECK(with_k.best_lower_bound == ppsim::compute_bounds(free, {}).best_lower_bound);
   CHECK(with_k.cap_fits_one_activation);
-  const ppsim::Schedule schedule = ppsim::generate_schedule(ppsim::find_schedule("1f1b"), capped, {});
+  const ppsim::Schedule schedule =
+      ppsim::generate_schedule(ppsim::find_schedule("1f1b"), capped, {});
   CHECK(with_k.best_lower_bound <= ppsim::simulate(capped, schedule).metrics.makespan);
 }
 

@@ -361,8 +361,8 @@ TEST_CASE("issue_34 --slurm --no-submit writes the job array's and the merge's s
   CHECK(scratch.read("all.csv.slurm/array.sh") ==
         fmt::format("#!/bin/sh\n"
                     "# ppsim sweep as a Slurm job array (docs/sweep.md, \"Slurm\"): task i runs "
-                    "shard i/4;\n"
-                    "# a requeued task resumes from its journal.\n"
+                    "shard\n"
+                    "# i/4; a requeued task resumes from its journal.\n"
                     "#SBATCH --job-name=ppsim-sweep\n"
                     "#SBATCH --array=0-3\n"
                     "#SBATCH --ntasks=1\n"
@@ -475,8 +475,8 @@ TEST_CASE("issue_34 --slurm errors") {
         "ppsim: error: field '--sbatch': expected one sbatch option without spaces, such as "
         "--partition=NAME, got \"partition=x\"\n");
   CHECK(scratch.ppsim("sweep s.toml --slurm 2 -o a.csv --sbatch=--cpus-per-task=4 --no-submit")
-            .err == "ppsim: error: field '--sbatch': --cpus-per-task is set by ppsim's scripts (the "
-                    "array from --slurm, the CPUs from -j)\n");
+            .err == "ppsim: error: field '--sbatch': --cpus-per-task is set by ppsim's scripts "
+                    "(the array from --slurm, the CPUs from -j)\n");
   scratch.write("b.csv.slurm", ""); // a file where the job's folder goes
   CHECK(scratch.ppsim("sweep s.toml --slurm 2 -o b.csv --no-submit")
             .err.ends_with("cannot create the folder for the job's scripts, shards and logs (Not a "
