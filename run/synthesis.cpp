@@ -460,7 +460,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   result.best_known_makespan = known.front().makespan;
   result.lower_bound = bounds.best_lower_bound;
   result.bound_name = best_bound_name(bounds);
-  if (scenario.memory_model == MemoryModel::bytes)
+  if (scenario.memory_model == MemoryModel::bytes && checked_track(scenario).cap)
     result.bounds_note =
         fmt::format("the bounds know no byte budget: the gap includes what fitting {} costs",
                     cap());

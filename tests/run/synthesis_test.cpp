@@ -376,6 +376,16 @@ TEST_CASE("issue_28 checkpoint levels and selective recomputation: compare's cho
   CHECK(orders_only.front().run.scenario.most_checkpoint_levels() == 0);
 }
 
+TEST_CASE("issue_28 the bounds note under the byte model needs a budget to name") {
+  // Byte sizes without a budget: nothing to fit, so no note (once it named "budget 0 bytes",
+  // read from an empty optional).
+  ppsim::RunInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {1, 1});
+  input.memory_model = ppsim::MemoryModel::bytes;
+  input.bytes.activation = {1 << 30};
+  const std::vector<ppsim::SearchedForm> searched = ppsim::synthesize_input(input, quick(100));
+  CHECK(searched.front().result.bounds_note.empty());
+}
+
 TEST_CASE("issue_28 under a count cap the levels leave the memory-time bounds out, and say so") {
   ppsim::RunInput input = llama_with_levels();
   input.memory_model = ppsim::MemoryModel::count;
