@@ -229,32 +229,29 @@ bool Retimer::move_block(int device, int start, int count, int new_start) {
   const int step = start < new_start ? 1 : -1;
   const auto lower_of_pair = [&](int position) { return step > 0 ? position : position - 1; };
   std::int32_t first_affected = op_count();
+  // Takes the op a chain moved from `from` as far as `reached` back to `from`.
+  const auto undo = [&](int from, int reached) {
+    while (reached != from) {
+      reached -= step;
+      [[maybe_unused]] const bool restored =
+          exchange(device, lower_of_pair(reached), first_affected);
+      PPSIM_ASSERT(restored); // the orders it restores were acyclic
+    }
+  };
   const auto chain = [&](int from, int to) {
     for (int position = from; position != to; position += step) {
       if (!exchange(device, lower_of_pair(position), first_affected)) {
-        while (position != from) {
-          position -= step;
-          [[maybe_unused]] const bool restored =
-              exchange(device, lower_of_pair(position), first_affected);
-          PPSIM_ASSERT(restored); // the orders it restores were acyclic
-        }
+        undo(from, position);
         return false;
       }
     }
     return true;
   };
+  const auto offset = [&](int k) { return step > 0 ? count - 1 - k : k; };
   for (int k = 0; k < count; ++k) {
-    const int offset = step > 0 ? count - 1 - k : k;
-    if (!chain(start + offset, new_start + offset)) {
-      for (int done = k - 1; done >= 0; --done) {
-        const int back = step > 0 ? count - 1 - done : done;
-        const int from = new_start + back, to = start + back;
-        for (int position = from; position != to; position -= step) {
-          [[maybe_unused]] const bool restored =
-              exchange(device, step > 0 ? position - 1 : position, first_affected);
-          PPSIM_ASSERT(restored);
-        }
-      }
+    if (!chain(start + offset(k), new_start + offset(k))) {
+      for (int done = k - 1; done >= 0; --done)
+        undo(start + offset(done), new_start + offset(done));
       return false;
     }
   }
