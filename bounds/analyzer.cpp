@@ -34,19 +34,10 @@ BoundsReport compute_bounds(const Scenario &given, const BoundsOptions &options)
   report.lower_bounds.push_back({"LB0", lb0_chain(scenario, form), true});
   report.lower_bounds.push_back({"LB1", lb1_device_path(scenario, form), true});
   report.lb2_integer_scan = lb2_is_integer_scan(scenario);
-  // The memory-time bounds have no model of checkpoint levels, which keep part of an activation
-  // (lower_bounds.h): they are left out, and a cap below one activation may still fit the
-  // levels' walk.
-  report.without_levels = scenario.activations.cap &&
-                          std::any_of(scenario.stage_costs.begin(), scenario.stage_costs.end(),
-                                      [](const StageCosts &costs) {
-                                        return !costs.checkpoint_level_recompute.empty();
-                                      });
-  if (const std::optional<Ticks> lb2 = lb2_memory_time(scenario, form)) {
+  if (const std::optional<Ticks> lb2 = lb2_memory_time(scenario, form))
     report.lower_bounds.push_back({"LB2", *lb2, true});
-  } else if (!report.without_levels) {
+  else
     report.cap_fits_one_activation = false;
-  }
   if (form == BackwardForm::split) {
     report.lower_bounds.push_back({"LB3", lb3_split_backward(scenario), true});
     if (const std::optional<Ticks> lb3_mem = lb3_memory_time(scenario))

@@ -40,13 +40,9 @@ struct BoundsReport {
   Ticks best_lower_bound;                     ///< max of the makespan bounds
   std::optional<Ticks> closed_form;           ///< makespan of the schedule by its closed form
   bool lb2_integer_scan = true;               ///< LB2 exact integer scan (else LP relaxation)
-  /// False when the cap is below one activation of some stage: no schedule fits, and the
-  /// memory-time bounds are left out.
+  /// False when the cap is below what any plan holds of some stage at once (one activation, or
+  /// its checkpoint levels' least walk): no schedule fits, and the memory-time bounds are left out.
   bool cap_fits_one_activation = true;
-  /// True when a cap is set and some stage has checkpoint levels: the memory-time bounds (LB2,
-  /// LB3_mem, LB4, span_LB) do not model them and are left out, so the cap costs nothing in
-  /// the bounds.
-  bool without_levels = false;
 
   /// The bound named `name`, if reported.
   [[nodiscard]] std::optional<Ticks> find(const std::string &name) const;

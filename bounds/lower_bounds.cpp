@@ -101,8 +101,28 @@ enum class MemoryTimeVariant {
   with_w, ///< busy F + B + W, W-stash share held while W runs (docs/bounds.md, "The bounds")
 };
 
-/// The memory-time minimum of every device, or nullopt when the cap is below one activation.
-/// Without a cap the value is the plain busy time.
+/// Stage `s`'s checkpoint levels that have both a time and a memory (sim/validate.cpp).
+std::span<const CheckpointLevelMemory> levels_of(const Scenario &scenario, int s) {
+  const std::vector<CheckpointLevelMemory> &levels =
+      scenario.activations.stages[at(s)].checkpoint_levels;
+  return {levels.data(),
+          std::min(levels.size(), scenario.stage_costs[at(s)].checkpoint_level_recompute.size())};
+}
+
+/// The least of stage `s`'s activation any plan holds at once: the whole record (kept, or
+/// rebuilt by R or a selective level before the backward), or a checkpoint level's walk, which
+/// never holds more than its part and its backward peak (sim/memory.cpp, sub_op_effect).
+double least_resident(const Scenario &scenario, int s) {
+  const StageMemory &memory = scenario.activations.stages[at(s)];
+  double least = memory.stored;
+  for (const CheckpointLevelMemory &level : levels_of(scenario, s))
+    if (!level.selective)
+      least = std::min(least, std::max(level.kept, level.backward_peak));
+  return least;
+}
+
+/// The memory-time minimum of every device, or nullopt when the cap is below what any plan
+/// holds of some stage (least_resident). Without a cap the value is the plain busy time.
 std::optional<std::vector<double>> device_memory_time(const Scenario &scenario, BackwardForm form,
                                                       const PathProfile &profile,
                                                       MemoryTimeVariant variant) {
@@ -115,11 +135,6 @@ std::optional<std::vector<double>> device_memory_time(const Scenario &scenario, 
     device_stages.clear();
     for (const int s : stages[at(g)]) {
       const StageCosts &costs = scenario.stage_costs[at(s)];
-      // A checkpoint level keeps part of a microbatch for part of R's time: under a cap the
-      // bound's model (store all, or recompute the whole stage) no longer covers every plan, so
-      // there is none.
-      if (cap && !costs.checkpoint_level_recompute.empty())
-        return std::nullopt;
       const StageMemory &memory = scenario.activations.stages[at(s)];
       const double bf = static_cast<double>(full_backward(costs, form).count());
       MemoryTimeStage stage;
@@ -128,23 +143,35 @@ std::optional<std::vector<double>> device_memory_time(const Scenario &scenario, 
       stage.busy = static_cast<double>(costs.forward.count()) + bf;
       stage.kept_lifespan = static_cast<double>(profile.kept_lifespan[at(s)].count());
       stage.recomputed_lifespan = stage.recompute + bf;
-      if (variant == MemoryTimeVariant::with_w) {
+      // The W-stashed share is resident at least while W runs, whatever the forward's option.
+      double w_stash_time = 0;
+      if (variant == MemoryTimeVariant::with_w && form == BackwardForm::split) {
         const double w = static_cast<double>(costs.backward_weight.count());
         const double w_stash = memory.stored > 0 ? memory.kept_after_b / memory.stored : 0.0;
-        if (form == BackwardForm::split) {
-          stage.busy += w;
-          stage.kept_lifespan += w_stash * w;
-          stage.recomputed_lifespan += w_stash * w;
-        }
+        stage.busy += w;
+        stage.kept_lifespan += w_stash * w;
+        stage.recomputed_lifespan += w_stash * w;
+        w_stash_time = memory.kept_after_b * w;
       }
-      if (cap && over_cap(stage.unit, *cap))
+      // A level's F keeps its part until the backward ends; a selective level's R rebuilds the
+      // rest, resident from R's start (docs/bounds.md, "LB2 in detail").
+      const std::span<const CheckpointLevelMemory> levels = levels_of(scenario, s);
+      for (std::size_t k = 0; k < levels.size(); ++k) {
+        const double recompute =
+            static_cast<double>(costs.checkpoint_level_recompute[k].count());
+        const double rebuilt = levels[k].selective ? memory.stored - levels[k].kept : 0.0;
+        stage.levels.push_back(
+            {recompute, levels[k].kept * static_cast<double>(profile.kept_lifespan[at(s)].count()) +
+                            rebuilt * (recompute + bf) + w_stash_time});
+      }
+      if (cap && over_cap(least_resident(scenario, s), *cap))
         return std::nullopt;
       device_stages.push_back(stage);
     }
     if (!cap) {
       for (const MemoryTimeStage &stage : device_stages)
         values[at(g)] += m * stage.busy;
-    } else if (device_stages.size() == 1) {
+    } else if (device_stages.size() == 1 && device_stages.front().levels.empty()) {
       values[at(g)] = memory_time_integer(m, device_stages.front(), *cap);
     } else {
       values[at(g)] = memory_time_relaxed(m, device_stages, *cap);
@@ -198,7 +225,7 @@ Ticks lb1_device_path(const Scenario &scenario, BackwardForm form) {
 
 bool lb2_is_integer_scan(const Scenario &scenario) {
   for (const std::vector<int> &stages : stages_by_device(scenario))
-    if (stages.size() > 1)
+    if (stages.size() > 1 || (stages.size() == 1 && !levels_of(scenario, stages.front()).empty()))
       return false;
   return true;
 }
@@ -258,7 +285,8 @@ std::optional<Ticks> lb4_warmup(const Scenario &scenario, BackwardForm form) {
     const Window window = window_of(profile, stages[at(g)]);
     // T1: the earliest start of a backward of the device, PF(s) + L_s - Bf_s.
     Ticks first_backward{std::numeric_limits<std::int64_t>::max()};
-    // Forwards kept in the window as a fractional knapsack (value F_s, weight a_s, m of each),
+    // Forwards resident at T1 as a fractional knapsack (value F_s, weight a_s, m of each; with
+    // checkpoint levels also F_s at a level's part, or F_s - r_k at a selective level's part),
     // plus F_s - r_s for every forward that could run unkept and be recomputed later.
     struct Item {
       double forward, unit;
@@ -267,17 +295,24 @@ std::optional<Ticks> lb4_warmup(const Scenario &scenario, BackwardForm form) {
     double saved_by_recomputing = 0;
     for (const int s : stages[at(g)]) {
       const StageCosts &costs = scenario.stage_costs[at(s)];
-      // Partial checkpoints keep part of an activation: the knapsack's weights no longer hold.
-      if (!costs.checkpoint_level_recompute.empty())
-        return std::nullopt;
-      const double unit = scenario.activations.stages[at(s)].stored;
-      if (over_cap(unit, *cap))
+      if (over_cap(least_resident(scenario, s), *cap))
         return std::nullopt;
       first_backward =
           std::min(first_backward, profile.forward_prefix[at(s)] + profile.kept_lifespan[at(s)] -
                                        full_backward(costs, form));
       const auto forward = static_cast<double>(costs.forward.count());
-      items.push_back({forward, unit});
+      items.push_back({forward, scenario.activations.stages[at(s)].stored});
+      const std::span<const CheckpointLevelMemory> levels = levels_of(scenario, s);
+      for (std::size_t k = 0; k < levels.size(); ++k) {
+        // A rotor level's R holds no more than its part, even when it runs before T1; a selective
+        // R rebuilds the whole record, so before T1 it is the kept item's.
+        const double value =
+            levels[k].selective
+                ? forward - static_cast<double>(costs.checkpoint_level_recompute[k].count())
+                : forward;
+        if (value > 0)
+          items.push_back({value, levels[k].kept});
+      }
       saved_by_recomputing +=
           m * std::max(0.0, forward - static_cast<double>(costs.recompute_forward.count()));
     }
@@ -335,29 +370,51 @@ double memory_time_integer(int microbatches, const MemoryTimeStage &stage, doubl
 double memory_time_relaxed(int microbatches, std::span<const MemoryTimeStage> stages, double cap) {
   PPSIM_ASSERT(cap > 0 && microbatches >= 0);
   const double m = microbatches;
-  // x = 0 everywhere: busy A, memory-time C; raising x_s by one trades r_s of busy for d_s.
+  // Every microbatch of a stage starts at the option of least memory-time; moving it along the
+  // stage's lower convex hull of (extra busy, memory-time) trades busy time saved for memory-time
+  // added, at rising cost (docs/bounds.md, "LB2 in detail"). Keep and whole-stage recomputation
+  // are two of the options, checkpoint levels the others.
   double busy = 0, memory = 0;
   struct Trade {
     double busy_saved, memory_added;
   };
   std::vector<Trade> trades;
+  struct Option {
+    double busy, memory;
+  };
+  std::vector<Option> options, hull;
   for (const MemoryTimeStage &stage : stages) {
-    busy += m * (stage.busy + stage.recompute);
-    memory += m * stage.unit * stage.recomputed_lifespan;
-    const double slope = stage.unit * (stage.kept_lifespan - stage.recomputed_lifespan);
-    if (slope <= 0) {
-      // Keeping costs no memory-time here: keep every microbatch (x_s = m).
-      busy -= m * stage.recompute;
-      memory += m * slope;
-    } else if (stage.recompute > 0) {
-      trades.push_back({stage.recompute, slope});
+    options.assign({{0, stage.unit * stage.kept_lifespan},
+                    {stage.recompute, stage.unit * stage.recomputed_lifespan}});
+    for (const MemoryTimeLevel &level : stage.levels)
+      options.push_back({level.recompute, level.memory_time});
+    std::sort(options.begin(), options.end(), [](const Option &a, const Option &b) {
+      return a.memory != b.memory ? a.memory < b.memory : a.busy < b.busy;
+    });
+    hull.clear();
+    for (const Option &option : options) {
+      if (!hull.empty() && option.busy >= hull.back().busy)
+        continue; // more memory-time for no less busy time
+      // Drop the last vertex while it lies on or above the segment to the new option.
+      while (hull.size() >= 2) {
+        const Option &a = hull[hull.size() - 2], &b = hull.back();
+        if ((b.memory - a.memory) * (b.busy - option.busy) <
+            (option.memory - b.memory) * (a.busy - b.busy))
+          break;
+        hull.pop_back();
+      }
+      hull.push_back(option);
     }
+    busy += m * (stage.busy + hull.front().busy);
+    memory += m * hull.front().memory;
+    for (std::size_t k = 1; k < hull.size(); ++k)
+      trades.push_back({hull[k - 1].busy - hull[k].busy, hull[k].memory - hull[k - 1].memory});
   }
   if (busy <= memory / cap)
     return memory / cap;
-  // Fractional knapsack: cheapest memory per unit of busy saved first (docs/bounds.md, "LB2 in
-  // detail").
-  std::sort(trades.begin(), trades.end(), [](const Trade &a, const Trade &b) {
+  // Fractional knapsack: cheapest memory per unit of busy saved first; a stage's hull segments
+  // come in that order already (stable sort).
+  std::stable_sort(trades.begin(), trades.end(), [](const Trade &a, const Trade &b) {
     return a.memory_added * b.busy_saved < b.memory_added * a.busy_saved;
   });
   for (const Trade &trade : trades) {

@@ -47,12 +47,14 @@ Ticks lb1_device_path(const Scenario &scenario, BackwardForm form);
 /// LB2, memory-time bound with rematerialization (docs/bounds.md, "LB2 in detail"): for every
 /// device, `window start + window tail + min_x max(busy(x), M(x) / K)` over the number `x_s` of
 /// kept activations per stage, maximized with LB1. Exact integer minimization when every device
-/// holds one stage, LP relaxation otherwise. Without a cap it equals LB1.
-/// Returns nullopt when the cap is below one activation of some stage (no schedule fits), or a
-/// cap is set and some stage has checkpoint levels (which the bound does not model).
+/// holds one stage without checkpoint levels, LP relaxation otherwise (a level is one more
+/// option per microbatch). Without a cap it equals LB1.
+/// Returns nullopt when the cap is below what any plan holds of some stage at once (one
+/// activation, or the least walk of its checkpoint levels): no schedule fits.
 std::optional<Ticks> lb2_memory_time(const Scenario &scenario, BackwardForm form);
 
-/// True when LB2 uses the exact integer scan (every device holds exactly one stage).
+/// True when LB2 uses the exact integer scan (every device holds exactly one stage, without
+/// checkpoint levels).
 bool lb2_is_integer_scan(const Scenario &scenario);
 
 /// LB3, split backward (docs/bounds.md, "The bounds"): W has no downstream successor, so a device
@@ -64,9 +66,8 @@ Ticks lb3_split_backward(const Scenario &scenario);
 /// LB3_mem (docs/bounds.md, "The bounds", memory-time version for split schedules): window `[min
 /// PF, T]`, busy including `m W_s`, kept lifespan `L_s + w_stash W_s` with `Bf = B` (the W-stashed
 /// share is resident at least while W runs, even with backward remat), recomputed `r_s + B_s +
-/// w_stash W_s`. Returns nullopt as LB2 (cap below one activation, or checkpoint levels under a
-/// cap). Without a cap it is LB3's
-/// device term.
+/// w_stash W_s`. Returns nullopt as LB2 (no schedule fits). Without a cap it is LB3's device
+/// term.
 std::optional<Ticks> lb3_memory_time(const Scenario &scenario);
 
 /// LB4, warm-up under the cap (docs/bounds.md, "LB4 in detail"): before `T1_g`, the earliest start
@@ -74,14 +75,22 @@ std::optional<Ticks> lb3_memory_time(const Scenario &scenario);
 /// recomputes) there is still resident at `T1_g`, so their activations fit in K together. The
 /// window's work is therefore at most `min(T1_g - min PF, best kept forwards under K + what
 /// forwards recomputed later save)`, and the rest of the device's work (`m (F + B + W)` split,
-/// `m (F + Bf)` plus the shortest tail full) runs after `T1_g`. Returns nullopt when the cap is
-/// below one activation or a stage has checkpoint levels; without a cap it is at most LB1/LB3.
+/// `m (F + Bf)` plus the shortest tail full) runs after `T1_g`. Checkpoint levels add knapsack
+/// items (a level's part). Returns nullopt without a cap (it would be at most LB1/LB3) or as LB2
+/// when no schedule fits.
 std::optional<Ticks> lb4_warmup(const Scenario &scenario, BackwardForm form);
 
 /// span_LB (docs/bounds.md, "The bounds"): a bound on the largest per-device span (ZB convention,
 /// not on the makespan): `max_g min_x max(busy_g(x), M_g(x) / K)` with no window shift, busy
 /// including W.
 std::optional<Ticks> span_lower_bound(const Scenario &scenario, BackwardForm form);
+
+/// A checkpoint level as one more option of a microbatch in the memory-time minimization: its R's
+/// time and the least memory-time integral of the microbatch's activation under it.
+struct MemoryTimeLevel {
+  double recompute = 0;
+  double memory_time = 0;
+};
 
 /// One stage of a device in the memory-time minimization (docs/bounds.md, "LB2 in detail"), times
 /// in ticks.
@@ -91,13 +100,16 @@ struct MemoryTimeStage {
   double unit = 0;                ///< a_s, memory of one activation
   double kept_lifespan = 0;       ///< minimum residency of a kept activation
   double recomputed_lifespan = 0; ///< minimum residency of a recomputed one (>= r_s + Bf_s)
+  std::vector<MemoryTimeLevel> levels; ///< checkpoint levels (memory_time_relaxed only)
 };
 
-/// `min_{x in {0..m}} max(busy(x), M(x) / cap)` for one stage, exact over the integers.
+/// `min_{x in {0..m}} max(busy(x), M(x) / cap)` for one stage without levels, exact over the
+/// integers.
 double memory_time_integer(int microbatches, const MemoryTimeStage &stage, double cap);
 
-/// The same minimum over the box `x_s in [0, m]` (LP relaxation, greedy of 4.2); a lower bound
-/// of the integer minimum.
+/// The same minimum with every microbatch's option fractional (LP relaxation, a greedy over the
+/// stages' lower convex hulls of (busy, memory-time), docs/bounds.md "LB2 in detail"); a lower
+/// bound of the integer minimum. Checkpoint levels are options too.
 double memory_time_relaxed(int microbatches, std::span<const MemoryTimeStage> stages, double cap);
 
 } // namespace ppsim

@@ -464,11 +464,6 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
     result.bounds_note =
         fmt::format("the bounds know no byte budget: the gap includes what fitting {} costs",
                     cap());
-  else if (bounds.without_levels)
-    result.bounds_note = fmt::format("the memory-time bounds do not model checkpoint levels or "
-                                     "selective recomputation: the gap includes what fitting {} "
-                                     "costs",
-                                     cap());
   const auto fastest = [&]() -> Seeded & {
     return *std::min_element(
         searches.begin(), searches.end(),

@@ -159,7 +159,7 @@ struct SynthesisResult {
   /// ending before it, finished or stopped by its time limit).
   std::string bound_name;
   /// Empty, or why the bounds leave out the cap, so that the gap includes what fitting it costs
-  /// (a byte budget; checkpoint levels, BoundsReport::without_levels).
+  /// (a byte budget).
   std::string bounds_note;
   /// Known schedule the winning search started from: registered ("zb-h1"), registered with a
   /// recomputation plan ("zb-h1 + ilp", "zb-h1 + full") or "serial".

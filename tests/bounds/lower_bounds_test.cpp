@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 
 using ppsim::BackwardForm;
@@ -68,18 +69,6 @@ TEST_CASE("LB2 worked example of docs/bounds.md and the all-remat comparison row
   CHECK(ppsim::makespan_gap(Ticks{12}, report) == doctest::Approx(1.0 / 11));
   const ppsim::Scenario heavier = single_wave(2, 4, 1, 2, 1.0);
   CHECK(ppsim::lb2_memory_time(heavier, BackwardForm::full) == Ticks{15});
-}
-
-TEST_CASE("no memory-time bound once a stage has checkpoint levels (its model no longer covers "
-          "every plan)") {
-  ppsim::Scenario scenario = single_wave(2, 4, 1, 1, 1.0);
-  REQUIRE(ppsim::lb2_memory_time(scenario, BackwardForm::full).has_value());
-  // A level that keeps a tenth of the activation for a tenth of R's time.
-  scenario.stage_costs[0].checkpoint_level_recompute.push_back(Ticks{0});
-  scenario.activations.stages[0].checkpoint_levels.push_back({0.1, 0.5});
-  CHECK_FALSE(ppsim::lb2_memory_time(scenario, BackwardForm::full).has_value());
-  CHECK_FALSE(ppsim::lb3_memory_time(scenario).has_value());
-  CHECK(ppsim::lb1_device_path(scenario, BackwardForm::full) == Ticks{10}); // the others stand
 }
 
 TEST_CASE("LB0 and LB1 on the 1F1B oracles (docs/oracles.md, 'Single wave, full backward')") {
@@ -187,32 +176,83 @@ TEST_CASE("without a cap LB2 equals LB1; a cap below one activation leaves LB2 o
   CHECK_FALSE(report.find("LB2").has_value());
 }
 
-TEST_CASE("issue_28 checkpoint levels: without a cap LB2 holds, under one the memory-time bounds "
-          "are left out, not taken for a cap below one activation") {
-  // A level of every stage: R of 1 tick, keeping a quarter of the activation (docs/remat.md,
-  // "Checkpoint levels"). The bounds' model (keep all, or recompute the whole stage) does not
-  // cover it, and a rotor's walk may fit below one activation.
-  const auto with_level = [](ppsim::Scenario scenario) {
+TEST_CASE("issue_28 checkpoint levels are options of the memory-time bounds (docs/bounds.md, "
+          "'LB2 in detail')") {
+  // p = 2, m = 4, F = Bf = r = 1, K = 1/2: below one activation, so nothing fits without the
+  // level of every stage, R of 1 tick keeping a quarter and walking at a half.
+  const auto with_level = [](ppsim::Scenario scenario, double kept, double walk) {
     for (int s = 0; s < scenario.stage_count(); ++s) {
       scenario.stage_costs[ppsim::at(s)].checkpoint_level_recompute.push_back(Ticks{1});
-      scenario.activations.stages[ppsim::at(s)].checkpoint_levels.push_back({0.25, 0.5, false});
+      scenario.activations.stages[ppsim::at(s)].checkpoint_levels.push_back({kept, walk, false});
     }
     return scenario;
   };
-  const ppsim::Scenario free = with_level(single_wave(3, 5, 1, 2, std::nullopt));
+  const ppsim::Scenario bare = single_wave(2, 4, 1, 1, 0.5);
+  REQUIRE_FALSE(ppsim::lb2_memory_time(bare, BackwardForm::full).has_value());
+  const ppsim::Scenario levelled = with_level(bare, 0.25, 0.5);
+  CHECK_FALSE(ppsim::lb2_is_integer_scan(levelled));
+  // Device 0 (L = 4): options keep (0, 4), R (1, 2), level (1, 1); the hull runs from the level
+  // to keep at 3 of memory-time per tick saved: busy 12, memory 4 / K = 8 cross at x = 4/7 kept,
+  // 12 - 4/7 -> 12. Device 1 (L = 2, PF = PB = 1): level (1, 1/2), keep (0, 2), x = 2 kept,
+  // 1 + 10 + 1 = 12.
+  CHECK(ppsim::lb2_memory_time(levelled, BackwardForm::full) == Ticks{12});
+  // LB4: the knapsack of K = 1/2 holds the level's F at 1/4 twice (value 2). Device 0: T1 = 3,
+  // 3 + 8 - 2 = 9; device 1: T1 = 2, its window of 1 holds one F, tail 1: 2 + 1 + 8 - 1 = 10.
+  CHECK(ppsim::lb4_warmup(levelled, BackwardForm::full) == Ticks{10});
+  const ppsim::BoundsReport report = ppsim::compute_bounds(levelled, {});
+  CHECK(report.cap_fits_one_activation);
+  CHECK(report.best_lower_bound == Ticks{12});
+  // Below the level's walk nothing fits again.
+  const ppsim::Scenario walk_over = with_level(bare, 0.25, 0.75);
+  CHECK_FALSE(ppsim::lb2_memory_time(walk_over, BackwardForm::full).has_value());
+  CHECK_FALSE(ppsim::lb4_warmup(walk_over, BackwardForm::full).has_value());
+  CHECK_FALSE(ppsim::compute_bounds(walk_over, {}).cap_fits_one_activation);
+  // Without a cap the levels change nothing: LB2 is LB1.
+  const ppsim::Scenario free = with_level(single_wave(3, 5, 1, 2, std::nullopt), 0.25, 0.5);
   CHECK(ppsim::lb2_memory_time(free, BackwardForm::full) ==
         ppsim::lb1_device_path(free, BackwardForm::full));
-  CHECK_FALSE(ppsim::compute_bounds(free, {}).without_levels);
-  for (const double cap : {0.5, 2.0}) {
-    CAPTURE(cap);
-    const ppsim::Scenario capped = with_level(single_wave(3, 5, 1, 2, cap));
-    CHECK_FALSE(ppsim::lb2_memory_time(capped, BackwardForm::full).has_value());
-    CHECK_FALSE(ppsim::lb4_warmup(capped, BackwardForm::full).has_value());
-    const ppsim::BoundsReport report = ppsim::compute_bounds(capped, {});
-    CHECK(report.without_levels);
-    CHECK(report.cap_fits_one_activation);
-    CHECK_FALSE(report.find("LB2").has_value());
-    CHECK(report.best_lower_bound == ppsim::lb1_device_path(capped, BackwardForm::full));
+}
+
+TEST_CASE("issue_28 memory_time_relaxed with levels is the LP over every option, by brute force") {
+  // One stage, m microbatches split among keep, R and two levels in steps of 1/8: the relaxation
+  // is at most every mix and within the grid's step of the best one.
+  std::mt19937 random(2812);
+  std::uniform_real_distribution<double> real(0.0, 4.0);
+  for (int trial = 0; trial < 200; ++trial) {
+    ppsim::MemoryTimeStage stage;
+    stage.busy = 1 + real(random);
+    stage.recompute = real(random);
+    stage.unit = 0.2 + real(random) / 4;
+    stage.kept_lifespan = 2 + real(random);
+    stage.recomputed_lifespan = stage.recompute + real(random);
+    stage.levels = {{real(random), real(random)}, {real(random), real(random)}};
+    const int m = 3;
+    const double cap = 0.3 + real(random) / 2;
+    const double relaxed = ppsim::memory_time_relaxed(m, {&stage, 1}, cap);
+    const double options[4][2] = {{0, stage.unit * stage.kept_lifespan},
+                                  {stage.recompute, stage.unit * stage.recomputed_lifespan},
+                                  {stage.levels[0].recompute, stage.levels[0].memory_time},
+                                  {stage.levels[1].recompute, stage.levels[1].memory_time}};
+    double best = std::numeric_limits<double>::max();
+    const int steps = 8 * m;
+    for (int a = 0; a <= steps; ++a)
+      for (int b = 0; a + b <= steps; ++b)
+        for (int c = 0; a + b + c <= steps; ++c) {
+          const double share[4] = {a / 8.0, b / 8.0, c / 8.0, (steps - a - b - c) / 8.0};
+          double busy = m * stage.busy, memory = 0;
+          for (int o = 0; o < 4; ++o) {
+            busy += share[o] * options[o][0];
+            memory += share[o] * options[o][1];
+          }
+          best = std::min(best, std::max(busy, memory / cap));
+        }
+    CAPTURE(trial);
+    CHECK(relaxed <= best + 1e-9);
+    // Rounding the LP's shares to the grid moves at most 6/8 of a microbatch between options.
+    double slack = 0;
+    for (const auto &option : options)
+      slack = std::max({slack, option[0], option[1] / cap});
+    CHECK(relaxed >= best - slack * 6 / 8 - 1e-9);
   }
 }
 

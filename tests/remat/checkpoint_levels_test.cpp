@@ -3,6 +3,7 @@
 // levels derived from a zoo model's per-layer costs.
 #include "base/error.h"
 #include "base/index.h"
+#include "bounds/analyzer.h"
 #include "remat/baselines.h"
 #include "remat/enumerate.h"
 #include "remat/option_model.h"
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 using namespace ppsim;
 using ppsim::testing::uniform_input;
@@ -309,4 +311,86 @@ TEST_CASE("a plan file naming levels replays with the scenario's checkpoint leve
                apply_remat_policy(plain, run.scenario, run.schedule, "file:" + path).schedule),
       doctest::Contains("op R2(0,0): stage 0 has 1 checkpoint level"));
   std::filesystem::remove(path);
+}
+
+TEST_CASE("issue_28 the bounds stay below every registered schedule with random level plans") {
+  // Random non-uniform costs and levels (rotor levels and a selective one, docs/remat.md,
+  // "Checkpoint levels"), a random plan of none / whole R / a level per (s, j), the cap set to
+  // the replay's peak: every makespan bound, which now counts the levels as options, holds.
+  std::mt19937 random(2828);
+  const auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
+  const auto real = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(random);
+  };
+  int checked = 0, with_lb2 = 0;
+  for (const ScheduleInfo &info : schedule_registry()) {
+    for (int trial = 0; trial < 3; ++trial) {
+      RunInput input;
+      input.devices = pick(2, 4);
+      input.microbatches = 2 * (input.devices + pick(0, 2)); // DualPipe: even, >= 2p
+      input.costs_per_device = false;
+      input.memory_model = trial == 2 ? MemoryModel::zb : MemoryModel::count;
+      const int stages = input.devices * info.chunks(0) * info.pipes();
+      input.forward.clear();
+      input.backward_input.clear();
+      input.backward_weight.clear();
+      for (int s = 0; s < stages; ++s) {
+        input.forward.push_back({pick(2, 6), 1});
+        input.backward_input.push_back({pick(1, 6), 1});
+        input.backward_weight.push_back({pick(0, 4), 1});
+        input.recompute_forward.push_back({pick(1, 6), 1});
+      }
+      input.latency = {pick(0, 2), 1};
+      CAPTURE(info.name);
+      CAPTURE(trial);
+      Scenario scenario = build_scenario(input, info);
+      if (info.refusal(scenario, {}))
+        continue;
+      Schedule base;
+      try {
+        base = generate_schedule(info, scenario, {});
+      } catch (const Error &) {
+        continue;
+      }
+      if (base.recompute_op_count() > 0)
+        continue; // the schedule recomputes by itself
+      const int levels = pick(1, 3);
+      for (int s = 0; s < stages; ++s) {
+        StageCosts &costs = scenario.stage_costs[ppsim::at(s)];
+        StageMemory &memory = scenario.activations.stages[ppsim::at(s)];
+        for (int k = 0; k < levels; ++k) {
+          costs.checkpoint_level_recompute.push_back(
+              Ticks{std::llround(real(0.0, 1.5) * static_cast<double>(costs.forward.count()))});
+          const double kept = real(0.0, 1.0) * memory.stored;
+          memory.checkpoint_levels.push_back(
+              {kept, kept + real(0.0, 1.0) * memory.stored, k == levels - 1 && trial != 1});
+        }
+      }
+      RematPlan plan(stages, scenario.microbatches);
+      for (int s = 0; s < stages; ++s)
+        for (int j = 0; j < scenario.microbatches; ++j) {
+          const int choice = pick(-1, levels);
+          if (choice >= 0)
+            plan.at(s, j) = {ForwardRemat::full, BackwardRemat::none,
+                             static_cast<std::uint8_t>(choice)};
+        }
+      const Schedule schedule = apply_plan(base, plan);
+      scenario.activations.cap = simulate(scenario, schedule).metrics.max_peak_activations();
+      const Simulation capped = simulate(scenario, schedule);
+      REQUIRE(capped.metrics.feasible);
+      const BoundsReport report = compute_bounds(scenario, bounds_options_for(info));
+      CHECK(report.cap_fits_one_activation);
+      with_lb2 += report.find("LB2").has_value() ? 1 : 0;
+      for (const NamedBound &bound : report.lower_bounds) {
+        CAPTURE(bound.name);
+        if (bound.bounds_makespan)
+          CHECK(bound.value <= capped.metrics.makespan);
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked >= static_cast<int>(schedule_registry().size()));
+  CHECK(with_lb2 == checked);
 }
