@@ -145,7 +145,7 @@ constexpr std::size_t kIlpBatch = 2;
 /// The ILPs go fastest base first, kIlpBatch at a time; as in `compare`, a base no faster than
 /// the best seed so far (or than `fastest_known`) gets no ILP, since recomputation only adds
 /// work to its orders. The ILPs take at most half the time limit in all, shared evenly among
-/// the batches left.
+/// the batches of the bases still faster than every seed.
 std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
                                          const std::vector<RegisteredSchedule> &registered,
                                          std::optional<Ticks> fastest_known,
@@ -177,13 +177,21 @@ std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
     if (selective)
       keep_if_fits(base->name + " + selective", apply_plan(base->schedule, *selective));
   }
-  for (std::size_t k = 0; k < unfit.size(); k += kIlpBatch) {
-    std::vector<const Incumbent *> batch;
-    for (std::size_t i = k; i < std::min(k + kIlpBatch, unfit.size()); ++i)
-      if (!fastest_known || unfit[i]->makespan < *fastest_known)
-        batch.push_back(unfit[i]);
+  // Only bases faster than every seed so far get an ILP, so the time is shared among those
+  // (a base the seeds already beat takes none of it); the seeds found on the way may drop more.
+  const auto worth_planning = [&](const Incumbent *base) {
+    return !fastest_known || base->makespan < *fastest_known;
+  };
+  for (;;) {
+    std::erase_if(unfit, [&](const Incumbent *base) { return !worth_planning(base); });
+    if (unfit.empty())
+      break;
+    const std::vector<const Incumbent *> batch(
+        unfit.begin(), unfit.begin() + static_cast<std::ptrdiff_t>(
+                                           std::min(kIlpBatch, unfit.size())));
     const double spent = std::chrono::duration<double>(Clock::now() - start).count();
-    const auto batches_left = static_cast<double>((unfit.size() - k + kIlpBatch - 1) / kIlpBatch);
+    const auto batches_left = static_cast<double>((unfit.size() + kIlpBatch - 1) / kIlpBatch);
+    unfit.erase(unfit.begin(), unfit.begin() + static_cast<std::ptrdiff_t>(batch.size()));
     IlpOptions ilp;
     ilp.time_limit_seconds = std::min(options.remat_time_limit_seconds,
                                       (options.time_limit_seconds / 2 - spent) / batches_left);
