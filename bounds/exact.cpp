@@ -61,16 +61,20 @@ public:
 
   /// Builds and solves within `deadline`: the time limit bounds the model's construction too
   /// (docs/bounds.md); past it the result has no solution.
-  solver::MilpSolution solve(std::chrono::steady_clock::time_point deadline) {
+  solver::MilpSolution solve(std::chrono::steady_clock::time_point deadline,
+                             std::int64_t node_limit) {
     deadline_ = deadline;
     try {
       build();
     } catch (const BuildDeadline &) {
-      return {};
+      solver::MilpSolution none;
+      none.limit = solver::Limit::time;
+      return none;
     }
     const double remaining =
         std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-    return solver::solve(model_, {.time_limit_seconds = std::max(0.0, remaining)});
+    return solver::solve(model_, {.time_limit_seconds = std::max(0.0, remaining),
+                                  .node_limit = node_limit});
   }
 
   /// Per-device orders of a solution, sorted by start then end (zero-length ops first).
@@ -469,7 +473,8 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
   if (scenario.link.contention || scenario.link.blocking)
     throw Error("", 0,
                 scenario.link.contention ? "cluster.link.contention" : "cluster.link.blocking",
-                "the exact optimum assumes links without contention and non-blocking sends");
+                "the exact optimum assumes links without contention and non-blocking sends "
+                "(cluster.runtime = \"ideal\")");
   // An overlapped F&B op shorter than its parts is outside the model (as for the bounds).
   if (scenario.overlap_duration)
     throw Error("", 0, "pipeline.overlap_fb",
@@ -539,7 +544,7 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
           "horizon {} ticks), the limit is {}; use smaller p, m or coarser costs",
           ilp.start_variables(), scenario.devices, scenario.microbatches, horizon.count(),
           options.max_start_variables));
-    const solver::MilpSolution solved = ilp.solve(deadline);
+    const solver::MilpSolution solved = ilp.solve(deadline, options.node_limit);
     result.solve_seconds += solved.seconds;
     PPSIM_ASSERT(solved.status != solver::Status::unbounded);
     if (solved.status == solver::Status::infeasible) {
@@ -547,7 +552,9 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
       continue;
     }
     if (!solved.has_solution()) {
-      result.method = "ilp (time limit)";
+      result.method = solved.status == solver::Status::failed
+                          ? "ilp (solver failed)"
+                          : fmt::format("ilp ({})", solver::limit_name(solved.limit));
       return result;
     }
     Schedule schedule = ilp.decode(solved);

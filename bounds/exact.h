@@ -18,6 +18,9 @@ namespace ppsim {
 
 struct ExactOptions {
   double time_limit_seconds = 60;
+  /// Branch-and-bound nodes of each horizon's solve (0: no limit): a work limit that stops the
+  /// search at the same point on any machine; the time limit stays a guard.
+  std::int64_t node_limit = 0;
   /// Size guard: maximum number of start-time binaries z_{o,t}; past it exact_optimum throws.
   std::int64_t max_start_variables = 20000;
   /// Skip the ILP when the best registered schedule already meets the best lower bound.
@@ -35,7 +38,8 @@ struct ExactResult {
   Ticks lower_bound; ///< proven bound on the optimum (= makespan when proven)
   bool proven_optimal = false;
   Schedule schedule;     ///< per-device orders reaching `makespan` (R, RW, RBW: recomputation)
-  std::string method;    ///< "ilp", "ilp (time limit)" or "lower bound met"
+  /// "ilp", "ilp (time limit)", "ilp (node limit)", "ilp (solver failed)" or "lower bound met"
+  std::string method;
   std::string incumbent; ///< schedule that gave the horizon (registered, "serial" or the caller's)
   std::int64_t start_variables = 0; ///< z_{o,t} binaries of the ILP (0 when skipped)
   double solve_seconds = 0;

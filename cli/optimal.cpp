@@ -59,6 +59,7 @@ int run_optimal(const Args &args, std::ostream &out, std::ostream &err) {
 
   const RunInput input = scenario_from_options(values);
   refuse_chosen_recomputation(input, "optimal", false);
+  exact.node_limit = input.remat_node_limit;
   const PreparedRun run = prepare_run(input);
   const BoundsReport bounds = bounds_for_run(run);
   Progress progress(err, progress_mode(values, err), "optimal", "horizons");

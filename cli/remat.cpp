@@ -253,7 +253,7 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
     return kOk;
   const po::variables_map &values = *parsed;
   const RunInput input = scenario_from_options(values);
-  IlpOptions ilp{input.remat_time_limit_seconds, input.remat_relative_gap};
+  IlpOptions ilp = ilp_options(input);
   if (values.count("time-limit"))
     ilp.time_limit_seconds = values["time-limit"].as<double>();
   if (values.count("gap"))
@@ -323,9 +323,11 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   const double ticks_per_unit = static_cast<double>(scenario.time_scale.ticks_per_unit);
   const std::string note = fmt::format(
       "{}objective {:.9g}, bound {:.9g}, {:.2f} s{}",
-      optimum.from_start                            ? "start plan kept at the time limit: "
-      : optimum.status == solver::Status::feasible ? "best found at the time limit: "
-                                                   : "",
+      optimum.from_start
+          ? fmt::format("start plan kept at the {}: ", solver::limit_name(optimum.limit))
+      : optimum.status == solver::Status::feasible
+          ? fmt::format("best found at the {}: ", solver::limit_name(optimum.limit))
+          : std::string(),
       optimum.objective / ticks_per_unit, optimum.best_bound / ticks_per_unit, optimum.seconds,
       ilp.form == IlpForm::elf   ? " (elf form: B and W split, lumped timing, first ops not pinned)"
       : optimum.first_ops_pinned ? ""

@@ -8,6 +8,7 @@
 #include "bounds/analyzer.h"
 #include "run/compare.h"
 #include "run/evaluate.h"
+#include "run/policy.h"
 #include "run/prepare.h"
 #include "run/remat_table.h"
 #include "run/report_page.h"
@@ -201,8 +202,9 @@ std::string report_of(const RunInput &input, const std::vector<std::string> &sch
 std::string remat_run(const RunInput &input, std::optional<double> time_limit,
                       std::optional<double> gap) {
   const auto started = std::chrono::steady_clock::now();
-  IlpOptions ilp{time_limit.value_or(input.remat_time_limit_seconds),
-                 gap.value_or(input.remat_relative_gap)};
+  IlpOptions ilp = ilp_options(input);
+  ilp.time_limit_seconds = time_limit.value_or(ilp.time_limit_seconds);
+  ilp.relative_gap = gap.value_or(ilp.relative_gap);
   if (!(ilp.time_limit_seconds > 0))
     throw Error("", 0, "time_limit", "expected a positive number of seconds");
   if (!(ilp.relative_gap >= 0))

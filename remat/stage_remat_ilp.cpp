@@ -86,7 +86,7 @@ std::vector<double> start_values(const StageRematModel &model, const RematPlan &
 // The least peak any plan reaches (in the form's accounting) and a plan reaching it; throws the
 // "cannot fit" error when even that is over the cap.
 RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpForm form,
-                          Clock::time_point deadline) {
+                          Clock::time_point deadline, std::int64_t node_limit) {
   const MemoryTrack &track = capped_track(scenario);
   const double cap = *track.cap;
   const std::optional<StageRematModel> model =
@@ -98,6 +98,7 @@ RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpFor
   }
   solver::Options least_options{std::max(0.0, seconds_left(deadline)), 0, false};
   least_options.preprocess = false; // as for the main model: its rows are tight at the optimum
+  least_options.node_limit = node_limit;
   const solver::MilpSolution least = solver::solve(model->model, least_options);
   const auto cannot_fit = [&](const std::string &least_text) {
     return CapUnreachable(
@@ -114,8 +115,9 @@ RematPlan least_peak_plan(const Scenario &scenario, const Schedule &base, IlpFor
     if (least.best_bound > allowed)
       throw cannot_fit(
           fmt::format("at least {}", format_checked_amount(scenario, least.best_bound * cap)));
-    throw Error(fmt::format("no remat plan of schedule '{}' under {} found within the time limit",
-                            base.name, describe_cap(scenario, cap)));
+    throw Error(fmt::format("no remat plan of schedule '{}' under {} found within the {}",
+                            base.name, describe_cap(scenario, cap),
+                            solver::limit_name(least.limit)));
   }
   return model->plan_from(least.values, scenario.stage_count(), scenario.microbatches);
 }
@@ -167,15 +169,20 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     consider(full_forward_plan(scenario, base));
     consider(selective_level_plan(scenario));
   }
-  // Recomputation only lengthens ops, so no plan beats the base schedule's own spans.
+  // Recomputation only lengthens ops, so no plan beats the base schedule's own spans on
+  // independent links (which contention and blocking sends only lengthen in turn).
   const auto base_span = [&] {
-    return static_cast<double>(simulate(scenario, base).metrics.max_span.count());
+    Scenario independent = scenario;
+    independent.link = LinkModel{};
+    return static_cast<double>(simulate(independent, base).metrics.max_span.count());
   };
   const auto finish = [&](RematSolution solution) {
     if (solution.found()) {
       solution.schedule = apply_plan(base, solution.plan);
       solution.simulation = simulate(scenario, solution.schedule);
-      if (solution.from_start)
+      // With contention or blocking sends the model's objective is that of independent links,
+      // which only lower the spans: the replay's span is the plan's, the bound stays a bound.
+      if (solution.from_start || scenario.link.contention || scenario.link.blocking)
         solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
     }
     solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
@@ -192,6 +199,7 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
       solution.plan = *start;
       solution.from_start = true;
       solution.best_bound = base_span();
+      solution.limit = solver::Limit::time;
     } else {
       solution.failure = "no plan: the time limit ended while the ILP was being built";
     }
@@ -199,21 +207,24 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
   }
   const StageRematModel &built = *model;
   if (options.form == IlpForm::ppsim && !start)
-    start = least_peak_plan(scenario, base, options.form, deadline);
+    start = least_peak_plan(scenario, base, options.form, deadline, options.node_limit);
   solver::Options solve_options{std::max(0.0, seconds_left(deadline)), options.relative_gap, false};
   solve_options.preprocess = false;
   solve_options.stop = options.stop;
+  solve_options.node_limit = options.node_limit;
   if (start)
     solve_options.start =
         start_values(built, *start, scenario.stage_count(), scenario.microbatches);
   const solver::MilpSolution solved = solver::solve(built.model, solve_options);
   if (solved.status == solver::Status::infeasible && !start) {
-    least_peak_plan(scenario, base, options.form, deadline + std::chrono::seconds(10));
+    least_peak_plan(scenario, base, options.form, deadline + std::chrono::seconds(10),
+                    options.node_limit);
     throw Error(fmt::format("the ILP found no plan of schedule '{}' within {}", base.name,
                             describe_cap(scenario, *capped_track(scenario).cap)));
   }
   RematSolution solution;
   solution.status = solved.status;
+  solution.limit = solved.limit;
   solution.first_ops_pinned = built.first_ops_pinned;
   const double unit = built.ticks_per_time_unit;
   if (solved.has_solution()) {
@@ -232,6 +243,8 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     solution.failure =
         solved.status == solver::Status::failed
             ? fmt::format("the ILP solver failed: {}", solved.failure)
+        : solved.limit == solver::Limit::nodes
+            ? fmt::format("no plan within the node limit of {} nodes", options.node_limit)
             : fmt::format("no plan within the time limit of {} s", options.time_limit_seconds);
   }
   return finish(std::move(solution));

@@ -26,6 +26,9 @@ struct IlpOptions {
   IlpForm form = IlpForm::ppsim;
   /// When set (Ctrl-C in Python), the solves end as at the time limit.
   const std::atomic<bool> *stop = nullptr;
+  /// Branch-and-bound nodes each solve may explore (0: no limit; remat.node_limit): a work
+  /// limit that gives the same plan on any machine, the time limit staying a guard.
+  std::int64_t node_limit = 0;
 };
 
 /// A solved and replayed plan.
@@ -42,6 +45,8 @@ struct RematSolution {
   /// then proved only `best_bound`).
   bool from_start = false;
   std::string failure; ///< why there is no plan, when !found()
+  /// The limit that stopped the search before its proof (time or nodes), if one did.
+  solver::Limit limit = solver::Limit::none;
 
   /// A plan was found (optimal, or the best one when the time limit stopped the proof).
   [[nodiscard]] bool found() const {

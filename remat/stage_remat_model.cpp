@@ -49,10 +49,6 @@ public:
         form_(form), peak_mode_(peak_mode), deadline_(deadline) {}
 
   StageRematModel build() {
-    if (scenario_.link.contention || scenario_.link.blocking) {
-      throw Error("the remat ILP assumes independent links: turn off link contention and "
-                  "blocking sends");
-    }
     validate_schedule(scenario_, base_);
     expanded_ = with_all_slots(base_);
     check_size();

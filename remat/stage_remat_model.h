@@ -53,8 +53,10 @@ struct FormInstance {
 FormInstance form_instance(const Scenario &scenario, const Schedule &base, IlpForm form);
 
 /// Builds the model for `base` (no R/RW/RBW yet) under the cap of capped_track(scenario), in the
-/// given form (pass the form_instance for `elf`). Throws Error for schedules the formulation
-/// cannot express (overlapped ops, link contention or blocking sends) and when no cap is set.
+/// given form (pass the form_instance for `elf`). Every transfer is a fixed delay: with link
+/// contention or blocking sends the model is a relaxation of the engine's timing (docs/remat.md,
+/// "The ILP (ppsim form)"). Throws Error for schedules the formulation cannot express
+/// (overlapped ops) and when no cap is set.
 StageRematModel build_stage_remat_model(const Scenario &scenario, const Schedule &base,
                                         IlpForm form = IlpForm::ppsim);
 

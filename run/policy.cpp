@@ -41,6 +41,14 @@ void check_policy_name(const std::string &policy) {
       "unknown remat policy '{}' (expected none, full, selective, ilp or file:PATH)", policy));
 }
 
+IlpOptions ilp_options(const RunInput &input) {
+  IlpOptions ilp;
+  ilp.time_limit_seconds = input.remat_time_limit_seconds;
+  ilp.relative_gap = input.remat_relative_gap;
+  ilp.node_limit = input.remat_node_limit;
+  return ilp;
+}
+
 PolicyRun apply_remat_policy(const RunInput &input, const Scenario &scenario,
                              const Schedule &base, const std::string &policy,
                              const IlpOptions &ilp) {

@@ -28,6 +28,9 @@ inline constexpr const char *kLevelsNeedCostFile =
 /// for without a cost file.
 Scenario scenario_with_remat_levels(const RunInput &input, const Scenario &scenario);
 
+/// The remat ILP's limits of `input` (remat.time_limit, remat.gap, remat.node_limit).
+IlpOptions ilp_options(const RunInput &input);
+
 /// Throws Error "unknown remat policy 'x' (expected ...)" unless `policy` names one
 /// apply_remat_policy knows.
 void check_policy_name(const std::string &policy);

@@ -378,7 +378,7 @@ PreparedRun with_remat_policy(PreparedRun run, const std::string &policy) {
   if (policy != "none") {
     PolicyRun applied = apply_remat_policy(
         run.input, run.scenario, run.schedule, policy,
-        IlpOptions{run.input.remat_time_limit_seconds, run.input.remat_relative_gap});
+        ilp_options(run.input));
     run.scenario = std::move(applied.scenario);
     run.schedule = std::move(applied.schedule);
     run.remat_status = std::move(applied.status);

@@ -79,10 +79,14 @@ std::string remat_table_json(const RematTable &table) {
     rows.push_back(plan_json(
         table.ilp_name(), optimum.status_label(), solved, optimum.plan, optimum.schedule,
         optimum.simulation,
-        fmt::format(", \"objective\": {}, \"bound\": {}, \"seconds\": {}, \"start_plan_kept\": {}",
+        fmt::format(", \"objective\": {}, \"bound\": {}, \"seconds\": {}, \"start_plan_kept\": {}, "
+                    "\"stopped_by\": {}",
                     json_number(optimum.objective / ticks_per_unit),
                     json_number(optimum.best_bound / ticks_per_unit),
-                    json_number(optimum.seconds), optimum.from_start ? "true" : "false")));
+                    json_number(optimum.seconds), optimum.from_start ? "true" : "false",
+                    optimum.limit == solver::Limit::none
+                        ? "null"
+                        : json_string(solver::limit_name(optimum.limit)))));
   } else {
     rows.push_back(
         unplanned_json(table.ilp_name(), solver::status_name(optimum.status), optimum.failure));

@@ -17,6 +17,7 @@ struct RunInput : ScenarioInput {
   std::string remat_policy = "none";
   double remat_time_limit_seconds = 60; ///< ILP time limit
   double remat_relative_gap = 0.03;     ///< ILP relative gap
+  std::int64_t remat_node_limit = 0;    ///< ILP branch-and-bound nodes per solve (0: none)
   /// Rotor checkpoint levels per stage the ILP may choose from (needs costs_file; 0 = none;
   /// docs/remat.md, "Checkpoint levels").
   int remat_checkpoint_levels = 0;

@@ -356,6 +356,21 @@ const std::map<std::string, Setter> &field_setters() {
        }},
       {"iteration.optimizer",
        [](RunInput &in, const FieldReader &r) { in.optimizer_step = r.durations(); }},
+      {"cluster.runtime",
+       [](RunInput &in, const FieldReader &r) {
+         const std::string runtime = r.choice({"ideal", "torch", "megatron"});
+         in.runtime = runtime == "ideal"   ? Runtime::ideal
+                      : runtime == "torch" ? Runtime::torch
+                                           : Runtime::megatron;
+       }},
+      {"cluster.gpus_per_node",
+       [](RunInput &in, const FieldReader &r) { in.gpus_per_node = r.small_integer(1); }},
+      {"cluster.inter_node_link.latency",
+       [](RunInput &in, const FieldReader &r) { in.inter_node_latency = r.rational(r.node()); }},
+      {"cluster.inter_node_link.bandwidth",
+       [](RunInput &in, const FieldReader &r) {
+         in.inter_node_bandwidth_bytes_per_second = bandwidth(r);
+       }},
       {"cluster.link.contention",
        [](RunInput &in, const FieldReader &r) { in.contention = r.boolean(); }},
       {"cluster.link.blocking",
@@ -398,6 +413,8 @@ const std::map<std::string, Setter> &field_setters() {
            r.fail(fmt::format("expected a positive number of seconds, got {}", r.shown()));
          in.remat_time_limit_seconds = seconds;
        }},
+      {"remat.node_limit",
+       [](RunInput &in, const FieldReader &r) { in.remat_node_limit = r.integer(0); }},
       {"remat.gap",
        [](RunInput &in, const FieldReader &r) { in.remat_relative_gap = r.fraction(); }},
       {"remat.checkpoint_levels",

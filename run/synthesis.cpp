@@ -145,7 +145,8 @@ constexpr std::size_t kIlpBatch = 2;
 /// The ILPs go fastest base first, kIlpBatch at a time; as in `compare`, a base no faster than
 /// the best seed so far (or than `fastest_known`) gets no ILP, since recomputation only adds
 /// work to its orders. The ILPs take at most half the time limit in all, shared evenly among
-/// the batches of the bases still faster than every seed.
+/// the batches of the bases still faster than every seed; under a node limit each takes what it
+/// needs up to remat.time_limit.
 std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
                                          const std::vector<RegisteredSchedule> &registered,
                                          std::optional<Ticks> fastest_known,
@@ -193,10 +194,16 @@ std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
     const auto batches_left = static_cast<double>((unfit.size() + kIlpBatch - 1) / kIlpBatch);
     unfit.erase(unfit.begin(), unfit.begin() + static_cast<std::ptrdiff_t>(batch.size()));
     IlpOptions ilp;
-    ilp.time_limit_seconds = std::min(options.remat_time_limit_seconds,
-                                      (options.time_limit_seconds / 2 - spent) / batches_left);
+    // Under a node limit each ILP runs to it, as compare's does, its time limit only a guard:
+    // the seeds then do not depend on the machine's load.
+    ilp.time_limit_seconds =
+        options.node_limit > 0
+            ? options.remat_time_limit_seconds
+            : std::min(options.remat_time_limit_seconds,
+                       (options.time_limit_seconds / 2 - spent) / batches_left);
     ilp.relative_gap = options.remat_relative_gap;
     ilp.stop = options.stop;
+    ilp.node_limit = options.node_limit;
     if (ilp.time_limit_seconds <= 0 || stopped(options))
       break;
     std::vector<std::optional<Schedule>> planned(batch.size());
@@ -517,6 +524,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
       time_left > 0 && !stopped(options)) {
     ExactOptions exact_options;
     exact_options.time_limit_seconds = time_left;
+    exact_options.node_limit = options.node_limit;
     exact_options.max_start_variables = options.exact_max_start_variables;
     // The horizon is the synthesized makespan: the registered schedules were generated already.
     exact_options.incumbent = Incumbent{"synthesized", result.schedule, result.makespan};
@@ -583,6 +591,7 @@ std::vector<SearchedForm> synthesize_input(const RunInput &input,
   with_input.recompute = options.recompute && !input.origins.count("remat.policy");
   with_input.remat_time_limit_seconds = input.remat_time_limit_seconds;
   with_input.remat_relative_gap = input.remat_relative_gap;
+  with_input.node_limit = input.remat_node_limit;
   const Clock::time_point start = Clock::now();
   std::vector<SearchedForm> searched;
   searched.reserve(2);

@@ -141,6 +141,9 @@ struct SynthesisOptions {
   /// time limit.
   double remat_time_limit_seconds = 60;
   double remat_relative_gap = 0.03;
+  /// Branch-and-bound nodes of each seed's ILP solve and of the exact optimum's (0: no limit;
+  /// remat.node_limit): with the evaluation limit, a result that depends only on the input.
+  std::int64_t node_limit = 0;
 };
 
 /// Why the search stopped.

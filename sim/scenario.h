@@ -74,6 +74,11 @@ enum class MemoryModel { count, zb, bytes };
 /// When a forward recomputation may start (docs/model.md, "Dependencies" (remat timing)).
 enum class RematTiming { early, lumped };
 
+/// A training runtime whose point-to-point behaviour sets the link model (docs/model.md,
+/// "Runtimes"): `ideal` overlaps every transfer, `torch` (torch.distributed.pipelining) sends
+/// asynchronously on one stream per peer, `megatron` (Megatron-LM) waits for its sends.
+enum class Runtime { ideal, torch, megatron };
+
 /// Link behaviour (docs/model.md, "Links and ties").
 struct LinkModel {
   bool contention = false; ///< one transfer at a time per ordered device pair

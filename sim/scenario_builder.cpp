@@ -196,11 +196,66 @@ void iteration_end_times(const ScenarioInput &input, const Scenario &scenario,
   }
 }
 
+// Whether the boundary after stage s joins devices of different nodes (cluster.gpus_per_node).
+bool crosses_nodes(const ScenarioInput &input, const Scenario &scenario, int s) {
+  if (input.gpus_per_node == 0 || s + 1 >= scenario.stage_count())
+    return false;
+  return scenario.stage_device[at(s)] / input.gpus_per_node !=
+         scenario.stage_device[at(s + 1)] / input.gpus_per_node;
+}
+
+// The link model of cluster.runtime's preset (docs/model.md, "Runtimes"), or of the link's own
+// fields; a field the preset sets is refused beside it.
+LinkModel link_model(const ScenarioInput &input) {
+  if (!input.runtime)
+    return LinkModel{input.contention, input.blocking};
+  for (const char *key : {"cluster.link.contention", "cluster.link.blocking"})
+    if (input.origins.contains(key))
+      input.fail(key, "is set by cluster.runtime; give one of them");
+  switch (*input.runtime) {
+  case Runtime::ideal:
+    return LinkModel{false, false};
+  case Runtime::torch:
+    return LinkModel{true, false};
+  case Runtime::megatron:
+    break;
+  }
+  return LinkModel{true, true};
+}
+
+// The links' fields (cluster.link, cluster.gpus_per_node, cluster.inter_node_link), each
+// refused where it would change nothing.
+void check_links(const ScenarioInput &input) {
+  const bool inter_latency = input.inter_node_latency != Rational{0, 1};
+  const bool inter_bandwidth = std::isfinite(input.inter_node_bandwidth_bytes_per_second);
+  if (input.bytes.output.empty())
+    for (const auto &[given, key] :
+         {std::pair{std::isfinite(input.bandwidth_bytes_per_second), "cluster.link.bandwidth"},
+          std::pair{inter_bandwidth, "cluster.inter_node_link.bandwidth"}})
+      if (given)
+        input.fail(key, "a transfer's time needs the outputs' bytes: give a cost file with "
+                        "output_bytes or model.memory.out_bytes");
+  if (input.inter_node_latency.numerator < 0)
+    input.fail("cluster.inter_node_link.latency", "expected a non-negative duration");
+  if (input.gpus_per_node == 0) {
+    for (const auto &[given, key] :
+         {std::pair{inter_latency, "cluster.inter_node_link.latency"},
+          std::pair{inter_bandwidth, "cluster.inter_node_link.bandwidth"}})
+      if (given)
+        input.fail(key, "has no effect without cluster.gpus_per_node: every device is on one "
+                        "node");
+  } else if (!inter_latency && !inter_bandwidth) {
+    input.fail("cluster.gpus_per_node",
+               "has no effect without cluster.inter_node_link (its latency or bandwidth): the "
+               "nodes would be joined by cluster.link");
+  }
+}
+
 void build_times(const ScenarioInput &input, Scenario &scenario) {
   const int stage_count = scenario.stage_count();
   const std::int64_t divisor = input.costs_per_device ? scenario.chunks : 1;
   std::vector<RationalCosts> costs(at(stage_count));
-  std::vector<Rational> transfers(at(stage_count), input.latency);
+  std::vector<Rational> transfers(at(stage_count));
   std::vector<Rational> selective_recompute;
   const auto value = [&](const char *key, const std::vector<Rational> &values, int s) {
     const Rational r = per_stage(input, key, values, stage_count, s);
@@ -224,18 +279,22 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
       c.recompute_full = input.recompute_full_backward.empty()
                              ? c.forward + c.backward_input
                              : value("model.RBW", input.recompute_full_backward, s);
-      if (!input.bytes.output.empty() && std::isfinite(input.bandwidth_bytes_per_second)) {
+      const bool inter_node = crosses_nodes(input, scenario, s);
+      const Rational latency = inter_node ? input.inter_node_latency : input.latency;
+      const double bandwidth = inter_node ? input.inter_node_bandwidth_bytes_per_second
+                                          : input.bandwidth_bytes_per_second;
+      transfers[at(s)] = latency;
+      if (!input.bytes.output.empty() && std::isfinite(bandwidth)) {
         // A transfer longer than any run ppsim times exactly (docs/model.md, "Time") is refused
         // here, naming the size that makes it so, before its rational overflows.
         const double bytes =
             per_stage(input, "model.memory.out_bytes", input.bytes.output, stage_count, s);
-        const Rational serialization = serialization_time(
-            input, "model.memory.out_bytes", bytes, input.bandwidth_bytes_per_second);
+        const Rational serialization =
+            serialization_time(input, "model.memory.out_bytes", bytes, bandwidth);
         try {
-          transfers[at(s)] = input.latency + serialization;
+          transfers[at(s)] = latency + serialization;
         } catch (const std::overflow_error &) {
-          refuse_long_transfer(input, "model.memory.out_bytes", bytes,
-                               input.bandwidth_bytes_per_second);
+          refuse_long_transfer(input, "model.memory.out_bytes", bytes, bandwidth);
         }
       }
     }
@@ -512,7 +571,8 @@ Scenario build_scenario_on(const ScenarioInput &input, std::vector<int> placemen
   scenario.pipes = pipes;
   scenario.microbatches = input.microbatches / pipes;
   scenario.stage_device = std::move(placement);
-  scenario.link = LinkModel{input.contention, input.blocking};
+  check_links(input);
+  scenario.link = link_model(input);
   scenario.remat_timing = input.remat_timing;
   scenario.memory_model = input.memory_model;
   scenario.units_per_second = units_per_second(input);

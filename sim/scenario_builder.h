@@ -63,6 +63,14 @@ struct ScenarioInput {
   double bandwidth_bytes_per_second = std::numeric_limits<double>::infinity();
   bool contention = false;
   bool blocking = false;
+  /// cluster.runtime: the runtime's point-to-point behaviour as a preset of `contention` and
+  /// `blocking` (docs/model.md, "Runtimes"); none = the two fields as given.
+  std::optional<Runtime> runtime;
+  /// cluster.gpus_per_node (0: every device on one node): device g sits on node g / n, and a
+  /// boundary between devices of different nodes crosses the inter-node link.
+  int gpus_per_node = 0;
+  Rational inter_node_latency{0, 1};
+  double inter_node_bandwidth_bytes_per_second = std::numeric_limits<double>::infinity();
   std::optional<Rational> overlap_fb;
   MemoryModel memory_model = MemoryModel::count;
   double w_stash = 1.0;

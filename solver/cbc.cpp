@@ -129,10 +129,16 @@ MilpSolution solve_here(const Model &model, const Options &options) {
                                    seconds.c_str(), "-ratioGap", gap.c_str()};
     if (!options.preprocess)
       argv.insert(argv.end(), {"-preprocess", "off"});
+    const std::string nodes = std::to_string(options.node_limit);
+    if (options.node_limit > 0)
+      argv.insert(argv.end(), {"-maxNodes", nodes.c_str()});
     argv.insert(argv.end(), {"-solve", "-quit"});
     CbcMain1(static_cast<int>(argv.size()), argv.data(), cbc, no_callback, data);
 
     result.status = status_of(cbc);
+    // CbcModel's secondary status: 3 = stopped on nodes, 4 = stopped on time.
+    if (result.status == Status::feasible || result.status == Status::no_solution)
+      result.limit = cbc.secondaryStatus() == 3 ? Limit::nodes : Limit::time;
     if (result.has_solution()) {
       const double *solution = cbc.bestSolution();
       result.values.assign(solution, solution + model.variables.size());
@@ -151,7 +157,7 @@ MilpSolution solve_here(const Model &model, const Options &options) {
   return result;
 }
 
-// The child's answer on the pipe: status, objective, bound, value count, values.
+// The child's answer on the pipe: status, limit, objective, bound, value count, values.
 void write_all(int fd, const void *data, std::size_t size) {
   const char *bytes = static_cast<const char *>(data);
   while (size > 0) {
@@ -179,8 +185,10 @@ void write_all(int fd, const void *data, std::size_t size) {
   try {
     const MilpSolution result = solve_here(model, options);
     const int status = static_cast<int>(result.status);
+    const int limit = static_cast<int>(result.limit);
     const std::uint64_t count = result.values.size();
     write_all(fd, &status, sizeof status);
+    write_all(fd, &limit, sizeof limit);
     write_all(fd, &result.objective, sizeof result.objective);
     write_all(fd, &result.best_bound, sizeof result.best_bound);
     write_all(fd, &count, sizeof count);
@@ -235,9 +243,11 @@ MilpSolution decode_answer(const std::string &data, std::size_t variables) {
     return true;
   };
   int status = 0;
+  int limit = 0;
   std::uint64_t count = 0;
   const bool complete =
-      take(&status, sizeof status) && take(&result.objective, sizeof result.objective) &&
+      take(&status, sizeof status) && take(&limit, sizeof limit) &&
+      take(&result.objective, sizeof result.objective) &&
       take(&result.best_bound, sizeof result.best_bound) && take(&count, sizeof count) &&
       (count == 0 || count == variables) &&
       (result.values.resize(count), take(result.values.data(), count * sizeof(double)));
@@ -248,6 +258,7 @@ MilpSolution decode_answer(const std::string &data, std::size_t variables) {
     return result;
   }
   result.status = static_cast<Status>(status);
+  result.limit = static_cast<Limit>(limit);
   return result;
 }
 
@@ -299,6 +310,7 @@ MilpSolution solve(const Model &model, const Options &options) {
   }
   if (!answer) {
     result.status = Status::no_solution; // the time limit ran out before CBC could answer
+    result.limit = Limit::time;
   } else if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) {
     result = decode_answer(*answer, model.variables.size());
   } else {

@@ -66,6 +66,18 @@ const char *status_name(Status status) {
   return "unknown";
 }
 
+const char *limit_name(Limit limit) {
+  switch (limit) {
+  case Limit::none:
+    return "";
+  case Limit::time:
+    return "time limit";
+  case Limit::nodes:
+    return "node limit";
+  }
+  return "";
+}
+
 namespace detail {
 namespace {
 

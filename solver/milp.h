@@ -79,7 +79,16 @@ struct Options {
   std::vector<double> start{};
   /// When set (Ctrl-C in Python), the solve ends within 0.1 s as at its time limit.
   const std::atomic<bool> *stop = nullptr;
+  /// Branch-and-bound nodes the search may explore (0: no limit). Unlike the wall clock, it
+  /// stops a solve at the same point on any machine and under any load.
+  std::int64_t node_limit = 0;
 };
+
+/// The limit that ended a search before it finished, if one did.
+enum class Limit { none, time, nodes };
+
+/// "time limit" or "node limit" ("" for none), for messages.
+const char *limit_name(Limit limit);
 
 enum class Status {
   optimal,     ///< proven optimal within `relative_gap`
@@ -97,6 +106,7 @@ struct MilpSolution {
   std::vector<double> values; ///< one per variable (empty when !has_solution())
   double seconds = 0;         ///< wall-clock solve time
   std::string failure;        ///< how the solver died, when status is failed
+  Limit limit = Limit::none;  ///< what stopped the search (status feasible or no_solution)
 
   [[nodiscard]] bool has_solution() const {
     return status == Status::optimal || status == Status::feasible;

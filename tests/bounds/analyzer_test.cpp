@@ -90,8 +90,9 @@ TEST_CASE("under the byte model a count cap K is not in the bounds: its engine d
 }
 
 TEST_CASE("every registered schedule, capped at its own peak, ends at or after every bound") {
-  // Random non-uniform costs, recomputation cheaper than F, latency, contention: the schedule fits
-  // a cap equal to its peak, so every makespan bound of that cap must stay below its makespan.
+  // Random non-uniform costs, recomputation cheaper than F, latency, runtimes (contention,
+  // blocking sends), two-level topologies: the schedule fits a cap equal to its peak, so every
+  // makespan bound of that cap must stay below its makespan.
   std::mt19937 random(1127);
   const auto pick = [&](int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(random);
@@ -115,7 +116,16 @@ TEST_CASE("every registered schedule, capped at its own peak, ends at or after e
             {pick(1, 6) % static_cast<int>(input.forward.back().numerator) + 1, 1});
       }
       input.latency = {pick(0, 2), 1};
-      input.contention = pick(0, 1) == 1;
+      // issue_29: a runtime's link preset, or contention as a field; devices on nodes joined by
+      // a slower link.
+      if (const int runtime = pick(0, 3); runtime == 0)
+        input.contention = pick(0, 1) == 1;
+      else
+        input.runtime = static_cast<ppsim::Runtime>(runtime - 1);
+      if (pick(0, 1) == 1) {
+        input.gpus_per_node = pick(1, 2);
+        input.inter_node_latency = {pick(1, 8), 2};
+      }
       // issue_29: the iteration's end, with per-device optimizer steps and gradients.
       input.iteration_end = trial % 3 == 0   ? ppsim::IterationEnd::none
                             : trial % 3 == 1 ? ppsim::IterationEnd::sync

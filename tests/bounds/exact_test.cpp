@@ -290,8 +290,10 @@ TEST_CASE("size guard and errors") {
     (blocking ? links.blocking : links.contention) = true;
     CHECK_THROWS_WITH(ppsim::exact_optimum(scenario_for(links, "1f1b"), BackwardForm::full),
                       blocking ? "field 'cluster.link.blocking': the exact optimum assumes links "
-                                 "without contention and non-blocking sends"
+                                 "without contention and non-blocking sends (cluster.runtime = "
+                                 "\"ideal\")"
                                : "field 'cluster.link.contention': the exact optimum assumes "
-                                 "links without contention and non-blocking sends");
+                                 "links without contention and non-blocking sends "
+                                 "(cluster.runtime = \"ideal\")");
   }
 }

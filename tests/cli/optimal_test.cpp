@@ -71,6 +71,16 @@ TEST_CASE("optimal rejects a non-positive time limit") {
         "ppsim: error: field '--time-limit': expected a positive number of seconds\n");
 }
 
+TEST_CASE("issue_33 optimal stopped by its node limit says so") {
+  // The root of a horizon's ILP alone takes the one node: the same stop on any machine.
+  const Output output = run({"-p", "2", "-m", "2", "-v", "2", "--schedule", "hanayo",
+                             "--cost-unit", "stage", "--F", "4", "--B", "1", "--W", "0", "--K",
+                             "1", "--node-limit", "1", "--time-limit", "600", "-q"});
+  CHECK(output.code == 0);
+  CHECK(output.out.find("method: ilp (node limit); horizon from: hanayo + ilp; 268 start-time "
+                        "variables; ") != std::string::npos);
+}
+
 TEST_CASE("optimal stopped by its time limit reports the search's schedule and its gap") {
   // The V of docs/bounds.md, "Exact optimum" (step 1): the registered schedules end at 84; the
   // synthesis search gives the horizon, and the answer says how far it is from what is proven.

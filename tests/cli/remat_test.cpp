@@ -174,7 +174,7 @@ TEST_CASE("issue_13 docs/remat.md transcripts are what ppsim remat and ppsim che
     }
     ++blocks;
   }
-  CHECK(blocks == 6);
+  CHECK(blocks == 7);
 }
 
 TEST_CASE("issue_31 ppsim checkpoint --format json holds the rows of the text table") {

@@ -77,8 +77,14 @@ def test_an_annotated_cpu_run_gives_every_layer_its_forward_and_backward(ppsim, 
         assert 0 < forward <= max(durations[layer + ".F"]), row
         assert 0 < backward <= max(durations[layer + ".BW"]), row
         # W is the weight-gradient multiplies of the backward, B the rest (the first block
-        # too, whose input needs no gradient): per sample B + W = BW; these are medians.
-        assert 0 < w < b and b + w == pytest.approx(backward, rel=0.2), row
+        # too, whose input needs no gradient): per sample B + W = BW. The columns are medians
+        # of each series, which a loaded machine's noise sets apart (CI runs two tests at once:
+        # a p90 seven times the p10 was seen), so BW's median is checked against the sums of
+        # B's and W's 10th and 90th percentiles (5% for their interpolation over 4 samples).
+        assert 0 < w < b, row
+        low = float(row["bwd_input_ms_p10"]) + float(row["bwd_weight_ms_p10"])
+        high = float(row["bwd_input_ms_p90"]) + float(row["bwd_weight_ms_p90"])
+        assert 0.95 * low <= backward <= 1.05 * high, row
         assert int(row["n_samples"]) == (STEPS - 1) * MICROBATCHES
 
 

@@ -149,6 +149,58 @@ TEST_CASE("ILP == exhaustive enumeration, lumped timing and transfers") {
   }
 }
 
+TEST_CASE("with contention or blocking sends the ILP's bound stays below every plan's replay") {
+  // The model charges transfers as fixed delays, a relaxation of both: its bound is below the
+  // enumerated best plan on the real links, and the plan's span is its replay on them.
+  for (const bool blocking : {false, true}) {
+    for (const double k : {1.75, 2.5}) {
+      CAPTURE(blocking);
+      CAPTURE(k);
+      ScenarioInput input = uniform_input(2, 3, {2, 1}, {3, 1}, {1, 1}, {3, 2});
+      input.cap_activations = k;
+      (blocking ? input.blocking : input.contention) = true;
+      const Base b = base("zb-h1", input);
+      const auto best = enumerate_best_plan(b.scenario, b.schedule);
+      REQUIRE(best);
+      const RematSolution solution = solve_stage_remat(b.scenario, b.schedule, kExact);
+      REQUIRE(solution.found());
+      const Simulation replay = simulate(b.scenario, solution.schedule);
+      CHECK(solution.simulation.metrics.makespan == replay.metrics.makespan);
+      CHECK(solution.objective == static_cast<double>(replay.metrics.max_span.count()));
+      CHECK(solution.objective >= static_cast<double>(best->max_span.count()));
+      CHECK(solution.best_bound <= static_cast<double>(best->max_span.count()) + 1e-6);
+      CHECK(replay.metrics.feasible);
+      // Blocking sends lengthen this plan's replay past the independent-links optimum, which
+      // the label then reports as a gap.
+      if (solution.objective > solution.best_bound * (1 + 1e-9))
+        CHECK(solution.status_label().starts_with("gap "));
+    }
+  }
+}
+
+TEST_CASE("issue_33 a node limit stops the ILP at the same plan on every run, and says so") {
+  // As docs/remat.md's node-limit example (its costs per stage): one node leaves a gap that the
+  // full search closes.
+  ScenarioInput input = uniform_input(6, 12, {1, 1}, {13, 10}, {7, 10}, {1, 10});
+  input.recompute_forward = {{9, 10}};
+  input.cap_activations = 2.5;
+  const Base b = base("zb-v", input);
+  IlpOptions limited{600, 0};
+  limited.node_limit = 1;
+  const RematSolution first = solve_stage_remat(b.scenario, b.schedule, limited);
+  const RematSolution second = solve_stage_remat(b.scenario, b.schedule, limited);
+  REQUIRE(first.found());
+  CHECK(first.limit == solver::Limit::nodes);
+  CHECK(first.status_label().starts_with("gap "));
+  CHECK(second.plan == first.plan);
+  CHECK(second.objective == first.objective);
+  CHECK(second.best_bound == first.best_bound);
+  const RematSolution full = solve_stage_remat(b.scenario, b.schedule, kExact);
+  CHECK(full.limit == solver::Limit::none);
+  CHECK(full.status_label() == "optimal");
+  CHECK(full.objective < first.objective);
+}
+
 TEST_CASE("ILP == exhaustive enumeration, byte model with checkpoints and transient peaks") {
   // Byte sizes make every accounting term of docs/remat.md, "The ILP (ppsim form)" matter:
   // checkpoint, M_ba share, parameters and the transient peaks of F, B, W and the checkpointed

@@ -33,17 +33,6 @@ TEST_CASE("LP output names the variables of the ILP (docs/remat.md)") {
   CHECK(binaries == 3 * 2 * 2);
 }
 
-TEST_CASE("the ILP rejects what it cannot model") {
-  ScenarioInput input = uniform_input(2, 2, {1, 1}, {1, 1}, {1, 1});
-  input.cap_activations = 2;
-  input.contention = true;
-  const testing::Generated b = testing::generate("1f1b", input);
-  CHECK_THROWS_WITH_AS(build_stage_remat_model(b.scenario, b.schedule),
-                       "the remat ILP assumes independent links: turn off link contention and "
-                       "blocking sends",
-                       Error);
-}
-
 TEST_CASE("a model built until a deadline: nothing once it has passed, the same model before") {
   ScenarioInput input = uniform_input(2, 4, {1, 1}, {1, 1}, {1, 1});
   input.cap_activations = 1.5;

@@ -159,3 +159,36 @@ TEST_CASE("issue_17 a bad element of layers_per_stage keeps the field's file, li
   CHECK(error_of("[model]\nlayers_per_stage = [2, -1]\n") ==
         "s.toml:2: field 'model.layers_per_stage': expected an integer >= 1, got -1");
 }
+
+TEST_CASE("issue_29 the runtime, the node topology and the ILP's node limit are scenario fields") {
+  const RunInput input = parse_scenario(R"([cluster]
+runtime = "megatron"
+gpus_per_node = 8
+[cluster.inter_node_link]
+latency = 0.02
+bandwidth = "25GB/s"
+[remat]
+node_limit = 500
+)",
+                                        "s.toml", ".");
+  CHECK(input.runtime == Runtime::megatron);
+  CHECK(input.gpus_per_node == 8);
+  CHECK(input.inter_node_latency == Rational{1, 50});
+  CHECK(input.inter_node_bandwidth_bytes_per_second == 25e9);
+  CHECK(input.remat_node_limit == 500);
+  CHECK(error_of("[cluster]\nruntime = \"deepspeed\"\n") ==
+        "s.toml:2: field 'cluster.runtime': expected one of ideal, torch, megatron, got "
+        "\"deepspeed\"");
+  CHECK(error_of("[cluster]\ngpus_per_node = 0\n") ==
+        "s.toml:2: field 'cluster.gpus_per_node': expected an integer >= 1, got 0");
+  CHECK(error_of("[remat]\nnode_limit = -1\n") ==
+        "s.toml:2: field 'remat.node_limit': expected an integer >= 0, got -1");
+  // A link field beside the runtime that sets it: refused where the scenario is built, naming
+  // the line of the field.
+  RunInput both = parse_scenario("[cluster]\nruntime = \"torch\"\n[cluster.link]\n"
+                                 "contention = false\n",
+                                 "s.toml", ".");
+  both.forward = {{1, 1}};
+  CHECK(testing::error_message([&] { build_scenario(both, find_schedule("1f1b")); }) ==
+        "s.toml:4: field 'cluster.link.contention': is set by cluster.runtime; give one of them");
+}

@@ -97,10 +97,12 @@ TEST_CASE("an unbounded model is reported as unbounded") {
   CHECK(solver::solve(model, {}).status == Status::unbounded);
 }
 
-TEST_CASE("the time limit is honoured on a hard market-split instance") {
-  // Market split (Cornuejols and Dawande 1999): 6 equality rows over 50 binaries with random
-  // coefficients in [0, 99] and right-hand side half the row sum; slack variables make every
-  // 0-1 point feasible, and minimizing the total slack is notoriously hard for branch and bound.
+namespace {
+
+// Market split (Cornuejols and Dawande 1999): 6 equality rows over 50 binaries with random
+// coefficients in [0, 99] and right-hand side half the row sum; slack variables make every 0-1
+// point feasible, and minimizing the total slack is notoriously hard for branch and bound.
+solver::Model market_split() {
   std::mt19937 random(20261122);
   std::uniform_int_distribution<int> coefficient(0, 99);
   solver::Model model;
@@ -123,12 +125,37 @@ TEST_CASE("the time limit is honoured on a hard market-split instance") {
     terms.push_back({below, 1});
     model.add_constraint("split_" + std::to_string(i), terms, Sense::equal, std::floor(sum / 2));
   }
-  const solver::MilpSolution result = solver::solve(model, {.time_limit_seconds = 1.0});
+  return model;
+}
+
+} // namespace
+
+TEST_CASE("the time limit is honoured on a hard market-split instance") {
+  const solver::MilpSolution result = solver::solve(market_split(), {.time_limit_seconds = 1.0});
   CHECK(result.seconds < 5.0); // 1 s plus model setup on a loaded machine
   CHECK(result.status != Status::optimal);
   CHECK(result.status != Status::infeasible);
+  CHECK(result.limit == solver::Limit::time);
   if (result.has_solution())
     CHECK(result.best_bound <= result.objective);
+}
+
+TEST_CASE("a node limit stops the search at the same point on every run, and says so") {
+  const solver::Model model = market_split();
+  const solver::Options options{.time_limit_seconds = 600, .node_limit = 20};
+  const solver::MilpSolution first = solver::solve(model, options);
+  const solver::MilpSolution second = solver::solve(model, options);
+  CHECK(first.limit == solver::Limit::nodes);
+  CHECK(std::string(solver::limit_name(first.limit)) == "node limit");
+  CHECK(first.status != Status::optimal);
+  CHECK(first.seconds < 60);
+  CHECK(second.status == first.status);
+  CHECK(second.objective == first.objective);
+  CHECK(second.best_bound == first.best_bound);
+  CHECK(second.values == first.values);
+  // Finished searches were stopped by nothing.
+  CHECK(solver::solve(model, {.time_limit_seconds = 600, .relative_gap = 1e9}).limit ==
+        solver::Limit::none);
 }
 
 TEST_CASE("a relative gap stops early with a solution within the gap") {
