@@ -20,6 +20,7 @@
 #include "sim/schedules/registry.h"
 
 #include <algorithm>
+#include <fmt/args.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <optional>
@@ -35,13 +36,28 @@ std::string cap_text(const std::optional<double> &cap) {
 
 // "memory cap K = 4", "budget 80 GiB" or, where the count model turns a byte budget into a cap
 // per schedule, says so: the heading of a table.
-void print_table(const std::vector<RankedRun> &rows, bool byte_peaks, std::ostream &out) {
-  const std::string line =
-      "{:<16} {:<9} {:>10} {:>10} {:>7} {:>8} {:>9} {:>7} {:>5} {:>10} {:>7}\n";
-  out << fmt::vformat(line,
-                      fmt::make_format_args("schedule", "remat", "makespan", "max span", "bubble",
-                                            "span bub", byte_peaks ? "peak GiB" : "peak act",
-                                            "recomp", "fits", "bound", "gap"));
+// `cells` in the table's `line` format.
+std::string table_row(const std::string &line, const std::vector<std::string> &cells) {
+  fmt::dynamic_format_arg_store<fmt::format_context> args;
+  for (const std::string &cell : cells)
+    args.push_back(cell);
+  return fmt::vformat(line, args);
+}
+
+// With the iteration's end the table adds the iteration, by which the runs are ranked, and the
+// bound and the gap are the iteration's.
+void print_table(const std::vector<RankedRun> &rows, bool byte_peaks, bool iterations,
+                 std::ostream &out) {
+  const std::string line = fmt::format(
+      "{{:<16}} {{:<9}} {{:>10}} {}{{:>10}} {{:>7}} {{:>8}} {{:>9}} {{:>7}} {{:>5}} {{:>10}} "
+      "{{:>7}}\n",
+      iterations ? "{:>10} " : "");
+  std::vector<std::string> header{"schedule", "remat",  "makespan", "max span",
+                                  "bubble",   "span bub", byte_peaks ? "peak GiB" : "peak act",
+                                  "recomp",   "fits",   "bound",    "gap"};
+  if (iterations)
+    header.insert(header.begin() + 3, "iteration");
+  out << table_row(line, header);
   for (const RankedRun &row : rows) {
     if (!row.ran()) {
       out << fmt::format("{:<16} {:<9} n/a: {}\n", row.schedule, row.policy, row.unavailable);
@@ -50,20 +66,24 @@ void print_table(const std::vector<RankedRun> &rows, bool byte_peaks, std::ostre
     const Evaluation &run = *row.evaluation;
     const Metrics &metrics = run.simulation.metrics;
     const TimeScale &scale = run.run.scenario.time_scale;
-    const std::optional<Ticks> bound = run.lower_bound();
-    const std::string peak =
+    const std::optional<Ticks> bound = run.ranked_bound();
+    std::vector<std::string> cells{
+        row.schedule,
+        row.policy,
+        scale.readable(metrics.makespan),
+        scale.readable(metrics.max_span),
+        fmt::format("{:.2f}%", 100 * metrics.bubble_ratio),
+        fmt::format("{:.2f}%", 100 * metrics.span_bubble_ratio),
         byte_peaks ? format_readable(metrics.max_peak_bytes().value_or(0) / kBytesPerGiB)
-                   : format_readable(metrics.max_peak_activations());
-    out << fmt::vformat(
-        line,
-        fmt::make_format_args(
-            row.schedule, row.policy, scale.readable(metrics.makespan),
-            scale.readable(metrics.max_span), fmt::format("{:.2f}%", 100 * metrics.bubble_ratio),
-            fmt::format("{:.2f}%", 100 * metrics.span_bubble_ratio), peak,
-            run.run.schedule.recompute_op_count(), row.fits() ? "yes" : "no",
-            bound ? scale.readable(*bound) : "-",
-            bound ? fmt::format("{:.2f}%", 100 * makespan_gap(metrics.makespan, *run.bounds))
-                  : "-"));
+                   : format_readable(metrics.max_peak_activations()),
+        std::to_string(run.run.schedule.recompute_op_count()),
+        row.fits() ? "yes" : "no",
+        bound ? scale.readable(*bound) : "-",
+        bound ? fmt::format("{:.2f}%", 100 * gap_to_bound(run.ranked_ticks(), *bound)) : "-"};
+    if (iterations)
+      cells.insert(cells.begin() + 3,
+                   metrics.iteration ? scale.readable(*metrics.iteration) : "-");
+    out << table_row(line, cells);
   }
 }
 
@@ -73,15 +93,18 @@ std::string winner_text(const RankedRun &row, const std::string &time_unit) {
   const Scenario &scenario = run.run.scenario;
   const TimeScale &scale = scenario.time_scale;
   const Metrics &metrics = run.simulation.metrics;
-  std::string text =
-      fmt::format("winner: {}{}, makespan {} {}", row.schedule,
-                  row.policy == "none" ? ""
-                                       : fmt::format(" with {} recomputation ({} ops)", row.policy,
-                                                     run.run.schedule.recompute_op_count()),
-                  scale.readable(metrics.makespan), time_unit);
-  if (const std::optional<Ticks> bound = run.lower_bound()) {
+  std::string text = fmt::format(
+      "winner: {}{}, {} {} {}", row.schedule,
+      row.policy == "none" ? ""
+                           : fmt::format(" with {} recomputation ({} ops)", row.policy,
+                                         run.run.schedule.recompute_op_count()),
+      metrics.iteration ? "iteration" : "makespan", scale.readable(run.ranked_ticks()),
+      time_unit);
+  if (metrics.iteration)
+    text += fmt::format(" (makespan {} {})", scale.readable(metrics.makespan), time_unit);
+  if (const std::optional<Ticks> bound = run.ranked_bound()) {
     text += fmt::format(", {:.2f}% above the lower bound {} {}",
-                        100 * makespan_gap(metrics.makespan, *run.bounds), scale.readable(*bound),
+                        100 * gap_to_bound(run.ranked_ticks(), *bound), scale.readable(*bound),
                         time_unit);
   }
   text += "\n";
@@ -265,11 +288,12 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     out << rankings_json(rankings);
   } else {
     std::size_t not_tried = 0;
+    const bool iterations = base.iteration_end != IterationEnd::none;
     for (std::size_t k = 0; k < rankings.size(); ++k) {
       out << fmt::format("{}{}{}  (p={} m={})\n", k == 0 ? "" : "\n",
                          base.model_name.empty() ? "" : fmt::format("model {}  ", base.model_name),
                          cap_heading(base, rankings[k].cap), base.devices, base.microbatches);
-      print_table(rankings[k].runs, byte_peaks, out);
+      print_table(rankings[k].runs, byte_peaks, iterations, out);
       not_tried += rankings[k].not_tried.size();
     }
     if (base.memory_model == MemoryModel::bytes && base.budget_bytes) {
@@ -277,9 +301,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
                          format_bytes(*base.budget_bytes));
     }
     if (not_tried > 0) {
-      out << fmt::format("\n{} (schedule, policy) pairs not tried: their makespan without "
+      out << fmt::format("\n{} (schedule, policy) pairs not tried: their {} without "
                          "recomputation is already at or above the winner's\n",
-                         not_tried);
+                         not_tried, iterations ? "iteration" : "makespan");
     }
     if (winner != nullptr)
       out << "\n" << winner_text(*winner, base.time_unit);
@@ -308,15 +332,16 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   if (&best != winner) {
     // In csv or json the note goes to stderr, where the files written are listed.
     (format == "text" ? out : err) << fmt::format(
-        "{}{}{} has no {}; the files below are for {}{}, the fastest run that has (makespan {} {}, "
+        "{}{}{} has no {}; the files below are for {}{}, the fastest run that has ({} {} {}, "
         "+{:.2f}%)\n",
         format == "text" ? "" : "ppsim: ", winner->schedule,
         winner->policy == "none" ? "" : " + " + winner->policy,
         wants_torch && !torch_export(*winner) ? "PyTorch pipelining form" : "per-microbatch plan",
         best.schedule, best.policy == "none" ? "" : " + " + best.policy,
-        best_run.run.scenario.time_scale.readable(best_run.simulation.metrics.makespan),
-        base.time_unit,
-        100 * (to_double(best_run.makespan()) / to_double(winner->evaluation->makespan()) - 1));
+        best_run.simulation.metrics.iteration ? "iteration" : "makespan",
+        best_run.run.scenario.time_scale.readable(best_run.ranked_ticks()), base.time_unit,
+        100 * (to_double(best_run.ranked_time()) / to_double(winner->evaluation->ranked_time()) -
+               1));
   }
   if (chosen.torch) {
     for (const std::string &warning : chosen.torch->warnings)

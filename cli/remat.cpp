@@ -158,9 +158,14 @@ int print_auto(const RunInput &input, const po::variables_map &values, const Ilp
   // one error line); JSON has every run of the ranking, as `compare --format json` gives them
   // (the table shows each schedule's fastest).
   std::ostringstream table;
-  table << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}\n", "rank",
-                     "schedule", "remat", "status", "makespan", "max span", "peak", "R", "RW",
-                     "RBW");
+  // With the iteration's end the runs are ranked by iteration (docs/compare.md), a column of its
+  // own.
+  const bool iterations = input.iteration_end != IterationEnd::none;
+  const std::string ranked_by = iterations ? "iteration" : "makespan";
+  table << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {}{:>10} {:>12} {:>4} {:>4} {:>4}\n",
+                     "rank", "schedule", "remat", "status", "makespan",
+                     iterations ? fmt::format("{:>10} ", "iteration") : "", "max span", "peak",
+                     "R", "RW", "RBW");
   int rank = 0;
   for (const RankedRun *run : best) {
     if (!run->ran()) {
@@ -171,9 +176,15 @@ int print_auto(const RunInput &input, const po::variables_map &values, const Ilp
     const Evaluation &e = *run->evaluation;
     const Scenario &scenario = e.run.scenario;
     const RematPlan plan = plan_of(e.run.schedule, scenario.stage_count(), scenario.microbatches);
-    table << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {:>10} {:>12} {:>4} {:>4} {:>4}\n",
+    const std::optional<Ticks> &iteration = e.simulation.metrics.iteration;
+    const std::string iteration_cell =
+        iterations ? fmt::format("{:>10} ",
+                                 iteration ? scenario.time_scale.readable(*iteration) : "-")
+                   : "";
+    table << fmt::format("{:<4} {:<17} {:<9} {:<12} {:>10} {}{:>10} {:>12} {:>4} {:>4} {:>4}\n",
                        run->fits() ? std::to_string(++rank) : "-", run->schedule, run->policy,
                        run_status(*run), scenario.time_scale.readable(e.simulation.metrics.makespan),
+                       iteration_cell,
                        scenario.time_scale.readable(e.simulation.metrics.max_span),
                        format_checked_amount(scenario, largest_peak(scenario, e.run.schedule)),
                        plan.forward_count(), plan.weight_input_count(),
@@ -189,15 +200,15 @@ int print_auto(const RunInput &input, const po::variables_map &values, const Ilp
                      winner->policy == "none" ? "" : " + " + winner->policy);
   if (!ranking.not_tried.empty()) {
     // A schedule's row is its fastest run tried: name the policies the pruning left out.
-    table << fmt::format("not tried, as their makespan without recomputation is already at or "
+    table << fmt::format("not tried, as their {} without recomputation is already at or "
                        "above the winner's: {}\n",
-                       fmt::join(ranking.not_tried, ", "));
+                       ranked_by, fmt::join(ranking.not_tried, ", "));
   }
   // Where the ranking is narrower than compare's, say so, so that another winner is no surprise.
   const std::size_t every = all_schedules().size();
-  table << fmt::format("ranked: each schedule's fastest run with {} recomputation, by makespan, as "
+  table << fmt::format("ranked: each schedule's fastest run with {} recomputation, by {}, as "
                      "`ppsim compare` ranks them{}\n",
-                     fmt::join(request.policies, ", "),
+                     fmt::join(request.policies, ", "), ranked_by,
                      request.schedules.size() == every
                          ? ""
                          : fmt::format(" (--candidates: {} of its {} schedules)",

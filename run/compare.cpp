@@ -33,7 +33,10 @@ bool ranks_before(const RankedRun &a, const RankedRun &b) {
     return false;
   if (a.fits() != b.fits())
     return a.fits();
-  return a.evaluation->makespan() < b.evaluation->makespan();
+  // By iteration where it ends one, ties by makespan.
+  const std::pair ranked_a{a.evaluation->ranked_time(), a.evaluation->makespan()};
+  const std::pair ranked_b{b.evaluation->ranked_time(), b.evaluation->makespan()};
+  return ranked_a < ranked_b;
 }
 
 RankedRun plain_run(const RankRequest &request, const std::string &schedule,
@@ -64,8 +67,9 @@ RankedRun recomputing_run(const RankRequest &request, const RankedRun &without,
 }
 
 // All runs of one cap. A schedule that fits without recomputation gains nothing from a policy
-// (recomputation only adds work to a fixed order), and one whose makespan without it is already
-// at or above the best run found cannot win with one: neither is evaluated.
+// (recomputation only adds work to a fixed order), and one whose makespan (or iteration, with
+// the iteration's end) without it is already at or above the best run found cannot win with
+// one: neither is evaluated.
 Ranking rank_cap(const RankRequest &request, const std::optional<double> &cap,
                  ProgressCounter &progress) {
   const std::vector<std::string> &names = request.schedules;
@@ -83,8 +87,8 @@ Ranking rank_cap(const RankRequest &request, const std::optional<double> &cap,
                    [](const RankedRun *a, const RankedRun *b) { return ranks_before(*a, *b); });
   std::optional<Rational> best; // in time units: each schedule has its own tick scale
   const auto consider = [&](RankedRun run) {
-    if (run.fits() && (!best || run.evaluation->makespan() < *best))
-      best = run.evaluation->makespan();
+    if (run.fits() && (!best || run.evaluation->ranked_time() < *best))
+      best = run.evaluation->ranked_time();
     ranking.runs.push_back(std::move(run));
   };
   const bool with_none = std::find(policies.begin(), policies.end(), "none") != policies.end();
@@ -103,7 +107,7 @@ Ranking rank_cap(const RankRequest &request, const std::optional<double> &cap,
     for (std::size_t k = 0; k < candidates.size(); k += kBatch) {
       std::vector<const RankedRun *> batch;
       for (std::size_t i = k; i < std::min(k + kBatch, candidates.size()); ++i) {
-        if (best && !(candidates[i]->evaluation->makespan() < *best)) {
+        if (best && !(candidates[i]->evaluation->ranked_time() < *best)) {
           ++not_tried;
           ranking.not_tried.push_back(candidates[i]->schedule + " + " + policy);
           continue;

@@ -24,6 +24,21 @@ Rational Evaluation::makespan() const {
   return run.scenario.time_scale.exact_units(simulation.metrics.makespan);
 }
 
+Ticks Evaluation::ranked_ticks() const {
+  return simulation.metrics.iteration.value_or(simulation.metrics.makespan);
+}
+
+Rational Evaluation::ranked_time() const {
+  return run.scenario.time_scale.exact_units(ranked_ticks());
+}
+
+std::optional<Ticks> Evaluation::ranked_bound() const {
+  const std::optional<Ticks> bound = lower_bound();
+  if (!bound || !simulation.metrics.iteration)
+    return bound;
+  return iteration_lower_bound(run.scenario, *bound);
+}
+
 SimulationReport Evaluation::report() const {
   return SimulationReport{run.scenario, run.schedule, simulation, lower_bound(), run.warnings};
 }

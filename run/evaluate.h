@@ -21,6 +21,15 @@ struct Evaluation {
   [[nodiscard]] std::optional<Ticks> lower_bound() const;
   /// The makespan in time units, exact: runs of different schedules have different tick scales.
   [[nodiscard]] Rational makespan() const;
+  /// What a ranking orders runs by, in ticks: the iteration where the scenario ends one
+  /// (docs/model.md, "The iteration's end": the optimizer step and the all-reduce after the
+  /// pipeline differ per device, so the fastest pipeline need not end the fastest iteration),
+  /// else the makespan.
+  [[nodiscard]] Ticks ranked_ticks() const;
+  /// ranked_ticks in time units, exact.
+  [[nodiscard]] Rational ranked_time() const;
+  /// The best lower bound on ranked_ticks, when the run has bounds.
+  [[nodiscard]] std::optional<Ticks> ranked_bound() const;
   /// What the report writers (text, JSON, CSV, HTML) print of the run.
   [[nodiscard]] SimulationReport report() const;
 };
