@@ -5,6 +5,7 @@
 #include "remat/option_model.h"
 #include "sim/engine.h"
 #include "sim/memory.h"
+#include "sim/metrics.h"
 #include "sim/op_locator.h"
 
 #include <fmt/format.h>
@@ -28,18 +29,22 @@ RematDecision option(int index, int levels, bool split) {
   return d;
 }
 
-Ticks max_span(const Scenario &scenario, const Schedule &schedule) {
+// The ILP's objective on the engine's replay (remat/stage_remat_model.h, replayed_objective):
+// the iteration where the scenario ends one, else the slowest device's span.
+Ticks objective(const Scenario &scenario, const Schedule &schedule) {
   const Engine engine(scenario, schedule);
   const Timing result = engine.run();
   Ticks worst;
+  std::vector<Ticks> device_end(at(schedule.device_count()));
   for (int g = 0; g < schedule.device_count(); ++g) {
     const std::int32_t first = engine.locator().entry_offset(g);
     const std::int32_t last = engine.locator().entry_offset(g + 1) - 1;
     if (last < first)
       continue;
     worst = std::max(worst, result.end[at(last)] - result.start[at(first)]);
+    device_end[at(g)] = result.end[at(last)];
   }
-  return worst;
+  return iteration_time(scenario, device_end).value_or(worst);
 }
 
 } // namespace
@@ -77,10 +82,10 @@ std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, c
     const bool fits = std::none_of(peaks.begin(), peaks.end(),
                                    [&](double peak) { return over_cap(peak, *track.cap); });
     if (fits) {
-      const Ticks span = max_span(scenario, schedule);
-      if (!best || span < best->max_span ||
-          (span == best->max_span && plan.recompute_count() < best->plan.recompute_count())) {
-        best = EnumeratedOptimum{plan, span, 0};
+      const Ticks value = objective(scenario, schedule);
+      if (!best || value < best->objective ||
+          (value == best->objective && plan.recompute_count() < best->plan.recompute_count())) {
+        best = EnumeratedOptimum{plan, value, 0};
       }
     }
     for (std::size_t k = 0; k < digits.size(); ++k) { // next plan (mixed-radix increment)

@@ -13,11 +13,13 @@ namespace ppsim {
 
 struct EnumeratedOptimum {
   RematPlan plan;
-  Ticks max_span; ///< replayed slowest device span
+  /// The ILP's objective on the replay: the slowest device's span, or the iteration where the
+  /// scenario ends one.
+  Ticks objective;
   std::int64_t plans_tried = 0;
 };
 
-/// The best plan under capped_track(scenario)'s cap (ties: fewer recomputed ops, then the
+/// The best plan (least objective) under capped_track(scenario)'s cap (ties: fewer recomputed ops, then the
 /// first in enumeration order), or nothing when no plan fits. Throws Error past `max_plans`
 /// candidate plans, so a test cannot hang on an instance that is too large.
 std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, const Schedule &base,

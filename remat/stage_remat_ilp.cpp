@@ -155,9 +155,10 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
       if (!plan || plan == start)
         return;
       const Simulation replay = simulate(scenario, apply_plan(base, *plan));
-      if (replay.metrics.feasible && (!start_span || replay.metrics.max_span < *start_span)) {
+      if (replay.metrics.feasible &&
+          (!start_span || replayed_objective(replay.metrics) < *start_span)) {
         start = plan;
-        start_span = replay.metrics.max_span;
+        start_span = replayed_objective(replay.metrics);
       }
     };
     const bool selective = scenario.has_selective_level(); // else rotor = all, selective = none
@@ -174,7 +175,7 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
   const auto base_span = [&] {
     Scenario independent = scenario;
     independent.link = LinkModel{};
-    return static_cast<double>(simulate(independent, base).metrics.max_span.count());
+    return static_cast<double>(replayed_objective(simulate(independent, base).metrics).count());
   };
   const auto finish = [&](RematSolution solution) {
     if (solution.found()) {
@@ -183,7 +184,8 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
       // With contention or blocking sends the model's objective is that of independent links,
       // which only lower the spans: the replay's span is the plan's, the bound stays a bound.
       if (solution.from_start || scenario.link.contention || scenario.link.blocking)
-        solution.objective = static_cast<double>(solution.simulation.metrics.max_span.count());
+        solution.objective =
+            static_cast<double>(replayed_objective(solution.simulation.metrics).count());
     }
     solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
     return solution;

@@ -281,14 +281,18 @@ private:
     } else {
       result_.first_ops_pinned = false; // the reference measures spans from unpinned first ops
     }
-    // Tmax >= span of every rank (constraint 6), with the work lower bound on Tmax.
+    // Tmax >= span of every rank (constraint 6). With the iteration's end (docs/model.md, "The
+    // iteration's end") Tmax >= each rank's end plus what follows it instead, so that Tmax is the
+    // iteration: its all-reduce, then its own optimizer step (post-validation) or the slowest one
+    // (sync). The work lower bound on Tmax: a rank's busy time (plus what follows its end).
+    const std::vector<double> tails = iteration_tails();
     double work = 0;
     for (int g = 0; g < base_.device_count(); ++g) {
       double busy = 0;
       for (const Op &op : base_.device_ops[at(g)]) {
         busy += in_time_units(op_duration(scenario_, op));
       }
-      work = std::max(work, busy);
+      work = std::max(work, busy + (tails.empty() ? 0.0 : tails[at(g)]));
     }
     result_.span_variable = result_.model.add_variable("Tmax", work, solver::infinity,
                                                        solver::VariableKind::continuous, 1.0);
@@ -297,6 +301,12 @@ private:
       const int last = locator.entry_offset(g + 1) - 1;
       if (last < first)
         continue;
+      if (!tails.empty()) {
+        result_.model.add_constraint(fmt::format("iteration_{}", g),
+                                     {{result_.span_variable, 1}, {end_variable_[at(last)], -1}},
+                                     Sense::greater_equal, tails[at(g)]);
+        continue;
+      }
       const Duration d = duration(entries[at(first)]);
       result_.model.add_constraint(fmt::format("span_{}", g),
                                    {{result_.span_variable, 1},
@@ -304,6 +314,21 @@ private:
                                     {end_variable_[at(first)], 1}},
                                    Sense::greater_equal, d.constant);
     }
+  }
+
+  // Per rank, in time units, what follows its last op until the iteration ends (sim/metrics.h,
+  // iteration_time); empty without the iteration's end.
+  [[nodiscard]] std::vector<double> iteration_tails() const {
+    const IterationEndModel &end = scenario_.iteration_end;
+    if (end.mode == IterationEnd::none)
+      return {};
+    const Ticks slowest_step = *std::max_element(end.optimizer.begin(), end.optimizer.end());
+    std::vector<double> tails;
+    for (std::size_t g = 0; g < end.all_reduce.size(); ++g)
+      tails.push_back(in_time_units(end.all_reduce[g] + (end.mode == IterationEnd::sync
+                                                            ? slowest_step
+                                                            : end.optimizer[g])));
+    return tails;
   }
 
   // docs/remat.md, "The ILP (ppsim form)": a rank's first op is pinned to its ASAP end when it has

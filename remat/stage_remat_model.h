@@ -5,6 +5,7 @@
 // slots, the engine's dependency edges, sequential execution per device and the memory rows of
 // the engine's own memory model. Solving and decoding are in remat/stage_remat_ilp.h.
 #include "remat/plan.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 #include "solver/milp.h"
@@ -15,13 +16,21 @@
 
 namespace ppsim {
 
+/// What the model minimises, read on a replay: the iteration where the scenario ends one
+/// (docs/model.md, "The iteration's end"), else the slowest device's span.
+inline Ticks replayed_objective(const Metrics &metrics) {
+  return metrics.iteration.value_or(metrics.max_span);
+}
+
 /// The MILP and where its decision variables are (index -1: the option does not exist).
 struct StageRematModel {
   solver::Model model;
   /// The binary of each option, indexed by option_key(s, j, choice) (remat/option_model.h):
   /// x, y and z (y and z for a split backward only), and one per checkpoint level of the stage.
   std::vector<int> option_variable;
-  int span_variable = -1;         ///< Tmax, in time units
+  /// Tmax, in time units: the slowest rank's span, or with the iteration's end the iteration
+  /// (replayed_objective).
+  int span_variable = -1;
   int peak_variable = -1;         ///< the least-peak model's objective, in caps
   double ticks_per_time_unit = 1; ///< times are scaled to keep the matrix balanced
   /// False when some rank's first op could not be pinned (docs/remat.md, "The ILP (ppsim form)"):

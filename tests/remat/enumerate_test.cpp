@@ -31,12 +31,12 @@ TEST_CASE("enumeration finds the all-remat optimum of 1F1B at K = 1") {
   REQUIRE(found);
   CHECK(found->plans_tried == 256);
   CHECK(found->plan.forward_count() == 3);
-  CHECK(found->max_span.count() == 12);
+  CHECK(found->objective.count() == 12);
   // Unlimited memory: nothing recomputed (the tie rule prefers fewer ops), span (m+p-1)(F+B).
   const auto free = best("1f1b", 4, 10);
   REQUIRE(free);
   CHECK(free->plan.recompute_count() == 0);
-  CHECK(free->max_span.count() == 10);
+  CHECK(free->objective.count() == 10);
 }
 
 TEST_CASE("enumeration reports no plan and refuses huge instances") {
