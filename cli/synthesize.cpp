@@ -143,7 +143,11 @@ int run_synthesize(const Args &args, std::ostream &out, std::ostream &) {
   else
     out << report_text(report) << synthesis_line(run.scenario, result)
         << other_forms_line(searched)
-        << (result.bounds_note.empty() ? "" : result.bounds_note + "\n");
+        << (result.bounds_note.empty() ? "" : result.bounds_note + "\n")
+        << (run.scenario.iteration_end.mode == IterationEnd::none
+                ? ""
+                : "the search minimises the makespan: the iteration above follows from it, and "
+                  "`ppsim compare` ranks the registered schedules by iteration\n");
   return kOk;
 }
 

@@ -46,6 +46,20 @@ TEST_CASE("synthesize prints the run, the bound met and where the search started
                         "candidates, stopped: bound met, bound LB3, ") != std::string::npos);
 }
 
+TEST_CASE("issue_29 with the iteration's end synthesize says that it searched by makespan") {
+  const std::string note = "the search minimises the makespan: the iteration above follows from "
+                           "it, and `ppsim compare` ranks the registered schedules by iteration\n";
+  const Output plain = run({"-p", "4", "-m", "8", "--schedule", "zb-h1"});
+  CHECK(plain.out.find(note) == std::string::npos);
+  const Output ended =
+      run({"-p", "4", "-m", "8", "--schedule", "zb-h1", "--set", "iteration.end=post-validation",
+           "--set", "iteration.optimizer=[4,1,1,1]"});
+  CHECK(ended.code == 0);
+  CHECK(ended.out.find("iteration 28  (end post-validation, d = 1)  lower bound 28") !=
+        std::string::npos);
+  CHECK(ended.out.ends_with(note));
+}
+
 TEST_CASE("issue_28 with W given and no schedule, synthesize searches the split backward too") {
   // It used to search 1f1b's fused backward only and report "bound met, gap 0.00%" at 33 while
   // zb-h1 reaches 27: a user who gave W believed they had the optimum.
