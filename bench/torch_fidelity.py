@@ -6,6 +6,8 @@
    into a per-layer cost file.
 2. Link: a gloo ping-pong of one boundary activation between two processes gives the
    point-to-point time, ppsim's cluster.link.latency.
+   Runtime: scripts/ppsim_runtime.py's one-stage pipeline of a scalar multiply gives the
+   runtime's own time per action, ppsim's cluster.op_overhead.
 3. Per schedule: `ppsim simulate` predicts the step from the cost file; `ppsim export` writes
    the order, which PyTorch's pipelining runtime runs on `--devices` processes (gloo, one thread
    each); the measured step is the median over the timed steps of the slowest rank's time.
@@ -34,6 +36,7 @@ from torch.distributed.pipelining.schedules import _PipelineScheduleRuntime
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scripts"))
 from ppsim_annotate import annotate  # noqa: E402
+from ppsim_runtime import action_overhead_ms  # noqa: E402
 
 WIDTH, HEADS, FFN, SEQUENCE, ROWS = 256, 4, 1024, 64, 4  # ROWS: sequences per microbatch
 LAYERS = 8
@@ -98,6 +101,12 @@ def ping_pong(rank, port, repetitions, out_path):
     if rank == 0:
         pathlib.Path(out_path).write_text(json.dumps(statistics.median(times[3:]) * 1e3))
     dist.destroy_process_group()
+
+
+def action_overhead(rank, microbatches, steps, out_path):
+    """scripts/ppsim_runtime.py's measure, in a process of its own."""
+    torch.set_num_threads(1)
+    pathlib.Path(out_path).write_text(json.dumps(action_overhead_ms(microbatches, steps)))
 
 
 def held_stages(order_path):
@@ -175,9 +184,12 @@ def main():
     latency = work / "latency.json"
     mp.spawn(ping_pong, args=(free_port(), 50, str(latency)), nprocs=2, join=True)
     link_ms = json.loads(latency.read_text())
+    overhead = work / "overhead.json"
+    mp.spawn(action_overhead, args=(options.microbatches, 30, str(overhead)), nprocs=1, join=True)
+    overhead_ms = json.loads(overhead.read_text())
     print(f"p = {options.devices}, m = {options.microbatches}, {LAYERS} blocks (d = {WIDTH}, "
           f"{SEQUENCE} tokens x {ROWS} sequences a microbatch), one CPU thread a process; "
-          f"gloo point-to-point {link_ms:.3f} ms\n")
+          f"gloo point-to-point {link_ms:.3f} ms; runtime {overhead_ms:.3f} ms an action\n")
     print("| schedule | predicted ms | measured ms | error |")
     print("| --- | ---: | ---: | ---: |")
     for name in SCHEDULES:
@@ -188,7 +200,8 @@ def main():
             f'[model]\ncosts_file = "{costs}"\nlayers_per_stage = '
             f'{[LAYERS // stages] * stages}\n'
             f'[pipeline]\nschedule = "{name}"\nmicrobatches = {options.microbatches}\n'
-            f'[cluster]\ndevices = {options.devices}\nlink.latency = {link_ms}\n')
+            f'[cluster]\ndevices = {options.devices}\nlink.latency = {link_ms}\n'
+            f'op_overhead = {overhead_ms:.4f}\n')
         predicted = json.loads(ppsim_run(options.ppsim, "simulate", scenario, "--format",
                                          "json"))["makespan"]
         order = work / f"{name}.csv"

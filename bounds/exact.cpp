@@ -107,27 +107,9 @@ public:
   }
 
 private:
+  // The engine's duration of the op (the runtime's overhead included).
   Ticks stage_duration(OpKind kind, int s) const {
-    const StageCosts &costs = scenario_.stage_costs[at(s)];
-    switch (kind) {
-    case OpKind::forward:
-      return costs.forward;
-    case OpKind::backward_full:
-      return costs.backward_input + costs.backward_weight;
-    case OpKind::backward_input:
-      return costs.backward_input;
-    case OpKind::backward_weight:
-      return costs.backward_weight;
-    case OpKind::recompute_forward:
-      return costs.recompute_forward;
-    case OpKind::recompute_weight_inputs:
-      return costs.recompute_weight_inputs;
-    case OpKind::recompute_full_backward:
-      return costs.recompute_full_backward;
-    default:
-      PPSIM_ASSERT(false);
-    }
-    return Ticks{0};
+    return op_duration(scenario_, Op::make(kind, s, 0));
   }
 
   OpKind backward_kind() const {

@@ -45,6 +45,8 @@ constexpr FieldFlag kFieldFlags[] = {
      "point-to-point latency between devices of different nodes"},
     {"inter-node-bandwidth", "--inter-node-bandwidth", "cluster.inter_node_link.bandwidth",
      "inter-node link bandwidth such as 25GB/s (with out_bytes)"},
+    {"op-overhead", "--op-overhead", "cluster.op_overhead",
+     "the runtime's own time per F, B, W or BW action (bench/torch_fidelity.py measures it)"},
     {"runtime", "--runtime", "cluster.runtime",
      "ideal, torch or megatron: whether sends block and links serialize (docs/model.md)"},
     {"w-stash", "--w-stash", "model.w_stash", "fraction of an activation that B keeps for W"},

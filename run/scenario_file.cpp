@@ -363,6 +363,8 @@ const std::map<std::string, Setter> &field_setters() {
                       : runtime == "torch" ? Runtime::torch
                                            : Runtime::megatron;
        }},
+      {"cluster.op_overhead",
+       [](RunInput &in, const FieldReader &r) { in.op_overhead = r.rational(r.node()); }},
       {"cluster.gpus_per_node",
        [](RunInput &in, const FieldReader &r) { in.gpus_per_node = r.small_integer(1); }},
       {"cluster.inter_node_link.latency",

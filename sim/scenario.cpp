@@ -50,7 +50,10 @@ std::vector<int> Scenario::selective_levels() const {
   return levels;
 }
 
-Ticks op_duration(const Scenario &scenario, const Op &op) {
+namespace {
+
+// The op's own duration, without the runtime's overhead.
+Ticks work_duration(const Scenario &scenario, const Op &op) {
   if (op.kind() != OpKind::overlapped) {
     return single_duration(scenario, op.first);
   }
@@ -59,6 +62,14 @@ Ticks op_duration(const Scenario &scenario, const Op &op) {
   }
   // No overlap gain by default: the two sub-ops back to back (F + B + W for an F;BW pair).
   return single_duration(scenario, op.sub_op(0)) + single_duration(scenario, op.sub_op(1));
+}
+
+} // namespace
+
+Ticks op_duration(const Scenario &scenario, const Op &op) {
+  // Recomputation runs inside the backward's call (torch.utils.checkpoint), not as an action.
+  const bool action = !is_recompute(op.kind());
+  return work_duration(scenario, op) + (action ? scenario.op_overhead : Ticks{0});
 }
 
 } // namespace ppsim

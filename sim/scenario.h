@@ -114,6 +114,9 @@ struct Scenario {
   std::vector<Ticks> boundary_transfer;
   LinkModel link;
   std::optional<Ticks> overlap_duration; ///< F&B of an OV op; default F + B + W of its sub-ops
+  /// The runtime's own time per scheduled action (F, B, W, BW, an overlapped F&B), added to its
+  /// duration (cluster.op_overhead; docs/model.md, "Runtimes and topology").
+  Ticks op_overhead{0};
   RematTiming remat_timing = RematTiming::early;
   MemoryModel memory_model = MemoryModel::count;
   MemoryTrack activations;          ///< count (or zb) unit; always present

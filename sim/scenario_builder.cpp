@@ -67,6 +67,7 @@ const char *largest_time_field(const ScenarioInput &input, const std::vector<Rat
     consider(t, input.bytes.output.empty() ? "cluster.link.latency" : "cluster.link.bandwidth");
   if (input.overlap_fb)
     consider(*input.overlap_fb, "pipeline.overlap_fb");
+  consider(input.op_overhead, "cluster.op_overhead");
   return largest.second;
 }
 
@@ -84,6 +85,7 @@ bool within_time_range(const Scenario &scenario) {
                       std::max(c.recompute_weight_inputs, c.recompute_full_backward).count();
     if (scenario.overlap_duration)
       per_microbatch += scenario.overlap_duration->count();
+    per_microbatch += 3 * Int128{scenario.op_overhead.count()}; // F, B and W actions at most
   }
   for (const Ticks transfer : scenario.boundary_transfer)
     per_microbatch += 2 * Int128{transfer.count()};
@@ -317,6 +319,9 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
   all.insert(all.end(), transfers.begin(), transfers.end());
   if (input.overlap_fb)
     all.push_back(*input.overlap_fb);
+  if (input.op_overhead.numerator < 0)
+    input.fail("cluster.op_overhead", "expected a non-negative duration");
+  all.push_back(input.op_overhead);
   std::vector<Rational> all_reduce, optimizer;
   iteration_end_times(input, scenario, all_reduce, optimizer);
   all.insert(all.end(), all_reduce.begin(), all_reduce.end());
@@ -337,6 +342,7 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
       scenario.boundary_transfer.push_back(scale.to_ticks(t));
     if (input.overlap_fb)
       scenario.overlap_duration = scale.to_ticks(*input.overlap_fb);
+    scenario.op_overhead = scale.to_ticks(input.op_overhead);
     IterationEndModel &end = scenario.iteration_end;
     end.mode = input.iteration_end;
     end.data_parallel = input.data_parallel;

@@ -72,6 +72,8 @@ struct ScenarioInput {
   Rational inter_node_latency{0, 1};
   double inter_node_bandwidth_bytes_per_second = std::numeric_limits<double>::infinity();
   std::optional<Rational> overlap_fb;
+  /// cluster.op_overhead: the runtime's own time per scheduled action (Scenario::op_overhead).
+  Rational op_overhead{0, 1};
   MemoryModel memory_model = MemoryModel::count;
   double w_stash = 1.0;
   double w_residue = 0.0;             ///< M_w / M_f: what W leaves allocated (ELF's M_w)

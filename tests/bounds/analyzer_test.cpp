@@ -122,6 +122,7 @@ TEST_CASE("every registered schedule, capped at its own peak, ends at or after e
         input.contention = pick(0, 1) == 1;
       else
         input.runtime = static_cast<ppsim::Runtime>(runtime - 1);
+      input.op_overhead = {pick(0, 2), 4}; // the bounds leave it out: still below
       if (pick(0, 1) == 1) {
         input.gpus_per_node = pick(1, 2);
         input.inter_node_latency = {pick(1, 8), 2};

@@ -148,6 +148,26 @@ TEST_CASE("random tiny instances: LB <= OPT <= every feasible schedule") {
   }
 }
 
+TEST_CASE("issue_29 a runtime overhead per action: LB <= OPT <= every feasible schedule") {
+  // The ILP's ops take the engine's durations, the overhead included (and none for R); the
+  // bounds leave it out and stay below.
+  for (const bool split : {false, true}) {
+    for (const double k : {1.0, 2.0}) {
+      CAPTURE(split);
+      CAPTURE(k);
+      ppsim::ScenarioInput input =
+          uniform_input(2, 2, {2, 1}, {2, 1}, {split ? 1 : 0, 1});
+      input.op_overhead = {1, 2};
+      input.cap_activations = k;
+      const BackwardForm form = split ? BackwardForm::split : BackwardForm::full;
+      const ppsim::Scenario scenario = scenario_for(input, split ? "1f1b-split" : "1f1b");
+      ppsim::ExactOptions options;
+      options.stop_when_bound_met = false;
+      check_sandwich(input, scenario, form, ppsim::exact_optimum(scenario, form, options));
+    }
+  }
+}
+
 TEST_CASE("K >= m: the best lower bound is the optimum") {
   std::mt19937 random(77);
   std::uniform_int_distribution<int> cost(1, 3);

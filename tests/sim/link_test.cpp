@@ -174,3 +174,23 @@ TEST_CASE("the inter-node link: its bandwidth on the boundaries between nodes, r
   CHECK_THROWS_WITH(testing::scenario_for("gpipe", refused),
                     "field 'cluster.inter_node_link.latency': expected a non-negative duration");
 }
+
+TEST_CASE("issue_29 the runtime's overhead per action: F, B, W and BW pay it once, R does not") {
+  // GPipe p = 4 m = 8, F = 1, BW = 3, c = 1/2, o = 1/4: (m + p - 1)(F + BW + 2o) + 2(p - 1)c.
+  RunInput input = uniform_input(4, 8, {1, 1}, {3, 1}, {0, 1}, {1, 2});
+  input.op_overhead = {1, 4};
+  const auto gpipe = run_schedule("gpipe", input);
+  CHECK(gpipe.units(gpipe.simulation.metrics.makespan) == 11 * 4.5 + 3);
+  // A split backward is two actions: device 0 of 1F1B-split with W = 1 is busy m(F + B + W + 3o).
+  input.backward_weight = {{1, 1}};
+  const auto split = run_schedule("1f1b-split", input);
+  CHECK(split.units(split.simulation.metrics.devices[0].busy) == 8 * (1 + 3 + 1 + 0.75));
+  const auto fused = run_schedule("1f1b", input);
+  CHECK(fused.units(fused.simulation.metrics.devices[0].busy) == 8 * (1 + 4 + 0.5));
+  // Recomputation runs inside the backward's call: full-remat's R add R, not R + o.
+  const auto remat = run_schedule("full-remat", input);
+  CHECK(remat.units(remat.simulation.metrics.devices[0].busy) == 8 * (1 + 4 + 0.5) + 8 * 1);
+  input.op_overhead = {-1, 4};
+  CHECK_THROWS_WITH(testing::scenario_for("gpipe", input),
+                    "field 'cluster.op_overhead': expected a non-negative duration");
+}
