@@ -17,8 +17,10 @@ struct Uniform {
 };
 
 std::optional<Uniform> uniform_costs(const Scenario &scenario) {
+  // The formulas know neither busy links, nor an overlapped op's own length, nor the runtime's
+  // overhead per action.
   if (scenario.stage_costs.empty() || scenario.link.contention || scenario.link.blocking ||
-      scenario.overlap_duration)
+      scenario.overlap_duration || scenario.op_overhead != Ticks{0})
     return std::nullopt;
   const StageCosts &first = scenario.stage_costs.front();
   for (const StageCosts &costs : scenario.stage_costs) {

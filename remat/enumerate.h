@@ -19,8 +19,8 @@ struct EnumeratedOptimum {
   std::int64_t plans_tried = 0;
 };
 
-/// The best plan (least objective) under capped_track(scenario)'s cap (ties: fewer recomputed ops, then the
-/// first in enumeration order), or nothing when no plan fits. Throws Error past `max_plans`
+/// The best plan (least objective) under capped_track(scenario)'s cap (ties: fewer recomputed
+/// ops, then the first in enumeration order), or nothing when no plan fits. Throws Error past `max_plans`
 /// candidate plans, so a test cannot hang on an instance that is too large.
 std::optional<EnumeratedOptimum> enumerate_best_plan(const Scenario &scenario, const Schedule &base,
                                                      std::int64_t max_plans = 2'000'000);

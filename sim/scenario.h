@@ -75,7 +75,7 @@ enum class MemoryModel { count, zb, bytes };
 enum class RematTiming { early, lumped };
 
 /// A training runtime whose point-to-point behaviour sets the link model (docs/model.md,
-/// "Runtimes"): `ideal` overlaps every transfer, `torch` (torch.distributed.pipelining) sends
+/// "Runtimes and topology"): `ideal` overlaps every transfer, `torch` (torch.distributed.pipelining) sends
 /// asynchronously on one stream per peer, `megatron` (Megatron-LM) waits for its sends.
 enum class Runtime { ideal, torch, megatron };
 

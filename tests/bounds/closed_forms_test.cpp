@@ -47,6 +47,15 @@ TEST_CASE("closed forms equal simulated makespans wherever they claim validity")
   CHECK(checked > 150);
 }
 
+TEST_CASE("issue_29 no closed form claims a schedule whose actions pay the runtime's overhead") {
+  ppsim::ScenarioInput input = uniform_input(4, 8, {1, 1}, {1, 1}, {1, 1});
+  REQUIRE(ppsim::closed_form_makespan(
+      ppsim::build_scenario(input, ppsim::find_schedule("1f1b")), "1f1b"));
+  input.op_overhead = {1, 10};
+  CHECK_FALSE(ppsim::closed_form_makespan(
+      ppsim::build_scenario(input, ppsim::find_schedule("1f1b")), "1f1b"));
+}
+
 TEST_CASE("closed form oracles (docs/oracles.md)") {
   const auto form = [](const std::string &name, ppsim::ScenarioInput input) {
     return ppsim::closed_form_makespan(ppsim::build_scenario(input, ppsim::find_schedule(name)),
