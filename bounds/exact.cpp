@@ -534,6 +534,7 @@ ExactResult exact_optimum(const Scenario &scenario, BackwardForm form,
       continue;
     }
     if (!solved.has_solution()) {
+      result.limit = solved.limit;
       result.method = solved.status == solver::Status::failed
                           ? "ilp (solver failed)"
                           : fmt::format("ilp ({})", solver::limit_name(solved.limit));

@@ -9,6 +9,7 @@
 #include "bounds/lower_bounds.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
+#include "solver/milp.h"
 
 #include <cstdint>
 #include <optional>
@@ -42,6 +43,8 @@ struct ExactResult {
   std::string method;
   std::string incumbent; ///< schedule that gave the horizon (registered, "serial" or the caller's)
   std::int64_t start_variables = 0; ///< z_{o,t} binaries of the ILP (0 when skipped)
+  /// The limit that stopped the search before its proof, if one did.
+  solver::Limit limit = solver::Limit::none;
   double solve_seconds = 0;
 };
 

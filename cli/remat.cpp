@@ -333,13 +333,16 @@ int run_remat(const Args &args, std::ostream &out, std::ostream &err) {
   }
   const double ticks_per_unit = static_cast<double>(scenario.time_scale.ticks_per_unit);
   const std::string note = fmt::format(
-      "{}objective {:.9g}, bound {:.9g}, {:.2f} s{}",
+      "{}objective {:.9g}{}, bound {:.9g}, {:.2f} s{}",
       optimum.from_start
           ? fmt::format("start plan kept at the {}: ", solver::limit_name(optimum.limit))
       : optimum.status == solver::Status::feasible
           ? fmt::format("best found at the {}: ", solver::limit_name(optimum.limit))
           : std::string(),
-      optimum.objective / ticks_per_unit, optimum.best_bound / ticks_per_unit, optimum.seconds,
+      optimum.objective / ticks_per_unit,
+      // With the iteration's end the objective is the iteration, in no column of the table.
+      optimum.simulation.metrics.iteration ? " (the iteration)" : "",
+      optimum.best_bound / ticks_per_unit, optimum.seconds,
       ilp.form == IlpForm::elf   ? " (elf form: B and W split, lumped timing, first ops not pinned)"
       : optimum.first_ops_pinned ? ""
                                  : " (first ops not pinned)");

@@ -30,10 +30,14 @@ std::string synthesis_line(const Scenario &scenario, const SynthesisResult &resu
                                      ? fmt::format(" (fastest known: {}, {})", result.best_known,
                                                    scale.readable(result.best_known_makespan))
                                      : "";
+  // What a limit cut short besides the search (a seed's ILP, the exact optimum).
+  const std::string cut_short =
+      result.cut_short.empty() ? ""
+                               : fmt::format(" (cut short: {})", fmt::join(result.cut_short, ", "));
   return fmt::format("synthesis: seed {} (makespan {}){}, {} improving moves in {} candidates, "
-                     "stopped: {}, bound {}, {:.2f} s\n",
+                     "stopped: {}{}, bound {}, {:.2f} s\n",
                      result.seed, scale.readable(result.seed_makespan), best_known,
-                     result.improvements, result.evaluations, describe(result.stop),
+                     result.improvements, result.evaluations, describe(result.stop), cut_short,
                      result.bound_name, result.seconds);
 }
 

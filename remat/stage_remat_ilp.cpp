@@ -177,15 +177,28 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     independent.link = LinkModel{};
     return static_cast<double>(replayed_objective(simulate(independent, base).metrics).count());
   };
+  const bool relaxed_links = scenario.link.contention || scenario.link.blocking;
   const auto finish = [&](RematSolution solution) {
     if (solution.found()) {
       solution.schedule = apply_plan(base, solution.plan);
       solution.simulation = simulate(scenario, solution.schedule);
       // With contention or blocking sends the model's objective is that of independent links,
       // which only lower the spans: the replay's span is the plan's, the bound stays a bound.
-      if (solution.from_start || scenario.link.contention || scenario.link.blocking)
+      // The start, chosen by its replay on the real links, may then beat the solver's plan.
+      if (solution.from_start || relaxed_links)
         solution.objective =
             static_cast<double>(replayed_objective(solution.simulation.metrics).count());
+      if (relaxed_links && start && solution.plan != *start) {
+        Schedule kept = apply_plan(base, *start);
+        Simulation replay = simulate(scenario, kept);
+        const auto kept_objective = static_cast<double>(replayed_objective(replay.metrics).count());
+        if (replay.metrics.feasible && kept_objective < solution.objective) {
+          solution.plan = *start;
+          solution.schedule = std::move(kept);
+          solution.simulation = std::move(replay);
+          solution.objective = kept_objective;
+        }
+      }
     }
     solution.seconds = std::chrono::duration<double>(Clock::now() - began).count();
     return solution;

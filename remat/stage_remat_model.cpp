@@ -316,18 +316,12 @@ private:
     }
   }
 
-  // Per rank, in time units, what follows its last op until the iteration ends (sim/metrics.h,
-  // iteration_time); empty without the iteration's end.
+  // Per rank, in time units, what follows its last op until the iteration ends
+  // (sim/metrics.h); empty without the iteration's end.
   [[nodiscard]] std::vector<double> iteration_tails() const {
-    const IterationEndModel &end = scenario_.iteration_end;
-    if (end.mode == IterationEnd::none)
-      return {};
-    const Ticks slowest_step = *std::max_element(end.optimizer.begin(), end.optimizer.end());
     std::vector<double> tails;
-    for (std::size_t g = 0; g < end.all_reduce.size(); ++g)
-      tails.push_back(in_time_units(end.all_reduce[g] + (end.mode == IterationEnd::sync
-                                                            ? slowest_step
-                                                            : end.optimizer[g])));
+    for (const Ticks tail : ppsim::iteration_tails(scenario_))
+      tails.push_back(in_time_units(tail));
     return tails;
   }
 

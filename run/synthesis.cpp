@@ -27,6 +27,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <ranges>
 
 namespace ppsim {
 namespace {
@@ -133,6 +134,16 @@ std::optional<Incumbent> as_searched(const Scenario &scenario, const Schedule &s
   return Incumbent{"exact", std::move(placed), simulation.metrics.makespan};
 }
 
+/// Adds "WHAT at the LIMIT limit" to `cut_short` once, when a limit stopped it.
+void note_cut_short(std::vector<std::string> &cut_short, std::string_view what,
+                    solver::Limit limit) {
+  if (limit == solver::Limit::none)
+    return;
+  std::string line = fmt::format("{} at the {}", what, solver::limit_name(limit));
+  if (std::find(cut_short.begin(), cut_short.end(), line) == cut_short.end())
+    cut_short.push_back(std::move(line));
+}
+
 /// The ILPs of the seeds run this many at a time (a CBC process each), whatever the machine, so
 /// the seeds are the same wherever the time limits do not bind (as compare's batches).
 constexpr std::size_t kIlpBatch = 2;
@@ -150,7 +161,8 @@ constexpr std::size_t kIlpBatch = 2;
 std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
                                          const std::vector<RegisteredSchedule> &registered,
                                          std::optional<Ticks> fastest_known,
-                                         const SynthesisOptions &options) {
+                                         const SynthesisOptions &options,
+                                         std::vector<std::string> &cut_short) {
   const Clock::time_point start = Clock::now();
   std::vector<const Incumbent *> unfit;
   for (const RegisteredSchedule &candidate : registered)
@@ -194,30 +206,33 @@ std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
     const auto batches_left = static_cast<double>((unfit.size() + kIlpBatch - 1) / kIlpBatch);
     unfit.erase(unfit.begin(), unfit.begin() + static_cast<std::ptrdiff_t>(batch.size()));
     IlpOptions ilp;
-    // Under a node limit each ILP runs to it, as compare's does, its time limit only a guard:
-    // the seeds then do not depend on the machine's load.
+    // Under a node limit each ILP runs to it, as compare's does, with what is left of the time
+    // limit as its guard: the seeds then do not depend on the machine's load.
     ilp.time_limit_seconds =
-        options.node_limit > 0
-            ? options.remat_time_limit_seconds
-            : std::min(options.remat_time_limit_seconds,
-                       (options.time_limit_seconds / 2 - spent) / batches_left);
+        std::min(options.remat_time_limit_seconds,
+                 options.node_limit > 0 ? options.time_limit_seconds - spent
+                                        : (options.time_limit_seconds / 2 - spent) / batches_left);
     ilp.relative_gap = options.remat_relative_gap;
     ilp.stop = options.stop;
     ilp.node_limit = options.node_limit;
     if (ilp.time_limit_seconds <= 0 || stopped(options))
       break;
     std::vector<std::optional<Schedule>> planned(batch.size());
+    std::vector<solver::Limit> limits(batch.size(), solver::Limit::none);
     for_each_index(batch.size(), kIlpBatch, [&](std::size_t i) {
       try {
         RematSolution solution = solve_stage_remat(scenario, batch[i]->schedule, ilp);
+        limits[i] = solution.limit;
         if (solution.found())
           planned[i] = std::move(solution.schedule);
       } catch (const Error &) { // no plan of this schedule fits, or none within its time
       }
     });
-    for (std::size_t i = 0; i < batch.size(); ++i)
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      note_cut_short(cut_short, "a seed's ILP", limits[i]);
       if (planned[i])
         keep_if_fits(batch[i]->name + " + ilp", std::move(*planned[i]));
+    }
   }
   return seeds;
 }
@@ -443,10 +458,12 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
       return candidate.run.schedule.recompute_op_count() > 0;
     });
   std::vector<Incumbent> known = known_schedules(scenario, form, recompute, registered);
+  std::vector<std::string> cut_short;
   if (recompute) {
     std::vector<Incumbent> planned = recomputing_seeds(
         scenario, registered,
-        known.empty() ? std::nullopt : std::optional<Ticks>(known.front().makespan), options);
+        known.empty() ? std::nullopt : std::optional<Ticks>(known.front().makespan), options,
+        cut_short);
     known.insert(known.end(), std::make_move_iterator(planned.begin()),
                  std::make_move_iterator(planned.end()));
     std::ranges::stable_sort(known, std::less{}, &Incumbent::makespan);
@@ -471,6 +488,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
   }
 
   SynthesisResult result;
+  result.cut_short = std::move(cut_short);
   result.best_known = known.front().name;
   result.best_known_makespan = known.front().makespan;
   result.lower_bound = bounds.best_lower_bound;
@@ -530,6 +548,7 @@ SynthesisResult synthesize(const Scenario &scenario, BackwardForm form,
     exact_options.incumbent = Incumbent{"synthesized", result.schedule, result.makespan};
     try {
       ExactResult exact = exact_optimum(scenario, form, exact_options);
+      note_cut_short(result.cut_short, "the exact optimum", exact.limit);
       if (exact.lower_bound > result.lower_bound) {
         result.lower_bound = exact.lower_bound;
         result.bound_name = "exact";
@@ -661,6 +680,7 @@ ExactResult seeded_exact_optimum(const Scenario &scenario, BackwardForm form, Ex
     return exact_optimum(scenario, form, options);
   SynthesisOptions search;
   search.max_evaluations = search_evaluations;
+  search.node_limit = options.node_limit;
   search.time_limit_seconds = options.time_limit_seconds / 2; // a guard: the work limit decides
   search.exact_max_start_variables = 0;
   const SynthesisResult found = synthesize(scenario, form, search);
@@ -694,12 +714,13 @@ std::string synthesis_json(const std::vector<SearchedForm> &searched,
   return fmt::format(
       "{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
       "\"seed\": {}, \"seed_makespan\": {}, \"best_known\": {}, \"best_known_makespan\": {}, "
-      "\"improvements\": {}, \"evaluations\": {}, \"stopped\": {}, \"seconds\": {}, "
-      "\"bounds_note\": {}, \"searched\": [{}], \"simulation\": {}}}\n",
+      "\"improvements\": {}, \"evaluations\": {}, \"stopped\": {}, \"cut_short\": [{}], "
+      "\"seconds\": {}, \"bounds_note\": {}, \"searched\": [{}], \"simulation\": {}}}\n",
       scale.json(result.makespan), scale.json(result.lower_bound), json_string(result.bound_name),
       json_number(result.gap()), json_string(result.seed), scale.json(result.seed_makespan),
       json_string(result.best_known), scale.json(result.best_known_makespan), result.improvements,
       result.evaluations, json_string(std::string(describe(result.stop))),
+      fmt::join(result.cut_short | std::views::transform(json_string), ", "),
       json_number(result.seconds), json_string(result.bounds_note), fmt::join(forms, ", "),
       simulation_json);
 }

@@ -164,6 +164,9 @@ struct SynthesisResult {
   /// Empty, or why the bounds leave out the cap, so that the gap includes what fitting it costs
   /// (a byte budget).
   std::string bounds_note;
+  /// What a limit cut short besides the search: "a seed's ILP at the node limit", "the exact
+  /// optimum at the time limit" (each once; empty when nothing was).
+  std::vector<std::string> cut_short;
   /// Known schedule the winning search started from: registered ("zb-h1"), registered with a
   /// recomputation plan ("zb-h1 + ilp", "zb-h1 + full") or "serial".
   std::string seed;

@@ -10,7 +10,8 @@ actions (median over the steps after the first three).
 
   python3 scripts/ppsim_runtime.py [--microbatches 8] [--steps 30] [--device cpu|cuda]
 
-prints the overhead in ms, to pass as `--op-overhead` or `cluster.op_overhead`. Run it where the
+prints the overhead in ms, to pass as `--op-overhead` or `cluster.op_overhead` (in the
+scenario's model.time_unit: ms by default). Run it where the
 pipeline runs (on a GPU, --device cuda times the kernel launches too).
 """
 import argparse

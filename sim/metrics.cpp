@@ -58,35 +58,35 @@ Metrics measure(const Scenario &scenario, const Schedule &schedule, const OpLoca
 
 } // namespace
 
-std::optional<Ticks> iteration_time(const Scenario &scenario,
-                                    const std::vector<Ticks> &device_end) {
+std::vector<Ticks> iteration_tails(const Scenario &scenario) {
   const IterationEndModel &end = scenario.iteration_end;
   if (end.mode == IterationEnd::none)
+    return {};
+  const Ticks slowest_step = *std::max_element(end.optimizer.begin(), end.optimizer.end());
+  std::vector<Ticks> tails;
+  for (std::size_t g = 0; g < end.all_reduce.size(); ++g)
+    tails.push_back(end.all_reduce[g] +
+                    (end.mode == IterationEnd::sync ? slowest_step : end.optimizer[g]));
+  return tails;
+}
+
+std::optional<Ticks> iteration_time(const Scenario &scenario,
+                                    const std::vector<Ticks> &device_end) {
+  const std::vector<Ticks> tails = iteration_tails(scenario);
+  if (tails.empty())
     return std::nullopt;
-  Ticks reduced{0}, stepped{0}, slowest_step{0};
-  for (std::size_t g = 0; g < device_end.size(); ++g) {
-    reduced = std::max(reduced, device_end[g] + end.all_reduce[g]);
-    stepped = std::max(stepped, device_end[g] + end.all_reduce[g] + end.optimizer[g]);
-    slowest_step = std::max(slowest_step, end.optimizer[g]);
-  }
-  return end.mode == IterationEnd::sync ? reduced + slowest_step : stepped;
+  Ticks iteration{0};
+  for (std::size_t g = 0; g < device_end.size(); ++g)
+    iteration = std::max(iteration, device_end[g] + tails[g]);
+  return iteration;
 }
 
 std::optional<Ticks> iteration_lower_bound(const Scenario &scenario, Ticks makespan_bound) {
-  const IterationEndModel &end = scenario.iteration_end;
-  if (end.mode == IterationEnd::none)
+  // The device whose end is the makespan still reduces (and steps) after it.
+  const std::vector<Ticks> tails = iteration_tails(scenario);
+  if (tails.empty())
     return std::nullopt;
-  // The device whose end is the makespan still reduces (and, without sync, steps) after it.
-  const std::size_t devices = end.all_reduce.size();
-  Ticks least_reduce = end.all_reduce.front(), least_after = least_reduce + end.optimizer.front();
-  Ticks slowest_step{0};
-  for (std::size_t g = 0; g < devices; ++g) {
-    least_reduce = std::min(least_reduce, end.all_reduce[g]);
-    least_after = std::min(least_after, end.all_reduce[g] + end.optimizer[g]);
-    slowest_step = std::max(slowest_step, end.optimizer[g]);
-  }
-  return end.mode == IterationEnd::sync ? makespan_bound + least_reduce + slowest_step
-                                        : makespan_bound + least_after;
+  return makespan_bound + *std::min_element(tails.begin(), tails.end());
 }
 
 double throughput(const Scenario &scenario, Ticks iteration) {

@@ -38,6 +38,12 @@ struct Metrics {
   [[nodiscard]] std::optional<double> max_peak_bytes() const;
 };
 
+/// Per device, what follows its last op until the iteration ends (docs/model.md, "The
+/// iteration's end"): its all-reduce, then its own optimizer step (`post_validation`) or the
+/// slowest device's (`sync`: every device waits for the global gradient norm before its step).
+/// Empty when the scenario's end is none.
+std::vector<Ticks> iteration_tails(const Scenario &scenario);
+
 /// The iteration's time (docs/model.md, "The iteration's end") from each device's last end:
 /// `sync`, max_g (end_g + all-reduce_g) + max_g optimizer_g (every device waits for the global
 /// gradient norm before its step); `post_validation`, max_g (end_g + all-reduce_g +

@@ -43,8 +43,10 @@ struct RationalCosts {
 };
 
 // The field whose largest value weighs most in the run's time, for an error about time range.
+// `transfer_links` names the link of each boundary: "cluster.link" or "cluster.inter_node_link".
 const char *largest_time_field(const ScenarioInput &input, const std::vector<RationalCosts> &costs,
-                               const std::vector<Rational> &transfers) {
+                               const std::vector<Rational> &transfers,
+                               const std::vector<bool> &inter_node) {
   const auto units = [](Rational r) {
     return static_cast<long double>(r.numerator) / r.denominator;
   };
@@ -63,8 +65,12 @@ const char *largest_time_field(const ScenarioInput &input, const std::vector<Rat
     if (!input.recompute_full_backward.empty())
       consider(c.recompute_full, "model.RBW");
   }
-  for (const Rational &t : transfers)
-    consider(t, input.bytes.output.empty() ? "cluster.link.latency" : "cluster.link.bandwidth");
+  const bool sized = !input.bytes.output.empty();
+  for (std::size_t b = 0; b < transfers.size(); ++b)
+    consider(transfers[b], inter_node[b] ? (sized ? "cluster.inter_node_link.bandwidth"
+                                                  : "cluster.inter_node_link.latency")
+                                         : (sized ? "cluster.link.bandwidth"
+                                                  : "cluster.link.latency"));
   if (input.overlap_fb)
     consider(*input.overlap_fb, "pipeline.overlap_fb");
   consider(input.op_overhead, "cluster.op_overhead");
@@ -250,6 +256,16 @@ void check_links(const ScenarioInput &input) {
     input.fail("cluster.gpus_per_node",
                "has no effect without cluster.inter_node_link (its latency or bandwidth): the "
                "nodes would be joined by cluster.link");
+  } else if (input.gpus_per_node >= input.devices) {
+    input.fail("cluster.gpus_per_node",
+               fmt::format("has no effect: the {} devices fit on one node of {}, so no boundary "
+                           "takes cluster.inter_node_link",
+                           input.devices, input.gpus_per_node));
+  } else if (input.gpus_per_node == 1) {
+    for (const char *key : {"cluster.link.latency", "cluster.link.bandwidth"})
+      if (input.origins.contains(key))
+        input.fail(key, "has no effect with cluster.gpus_per_node = 1: every boundary joins two "
+                        "nodes, over cluster.inter_node_link");
   }
 }
 
@@ -258,6 +274,7 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
   const std::int64_t divisor = input.costs_per_device ? scenario.chunks : 1;
   std::vector<RationalCosts> costs(at(stage_count));
   std::vector<Rational> transfers(at(stage_count));
+  std::vector<bool> inter_node(at(stage_count), false);
   std::vector<Rational> selective_recompute;
   const auto value = [&](const char *key, const std::vector<Rational> &values, int s) {
     const Rational r = per_stage(input, key, values, stage_count, s);
@@ -281,10 +298,10 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
       c.recompute_full = input.recompute_full_backward.empty()
                              ? c.forward + c.backward_input
                              : value("model.RBW", input.recompute_full_backward, s);
-      const bool inter_node = crosses_nodes(input, scenario, s);
-      const Rational latency = inter_node ? input.inter_node_latency : input.latency;
-      const double bandwidth = inter_node ? input.inter_node_bandwidth_bytes_per_second
-                                          : input.bandwidth_bytes_per_second;
+      inter_node[at(s)] = crosses_nodes(input, scenario, s);
+      const Rational latency = inter_node[at(s)] ? input.inter_node_latency : input.latency;
+      const double bandwidth = inter_node[at(s)] ? input.inter_node_bandwidth_bytes_per_second
+                                                 : input.bandwidth_bytes_per_second;
       transfers[at(s)] = latency;
       if (!input.bytes.output.empty() && std::isfinite(bandwidth)) {
         // A transfer longer than any run ppsim times exactly (docs/model.md, "Time") is refused
@@ -354,7 +371,7 @@ void build_times(const ScenarioInput &input, Scenario &scenario) {
       throw std::overflow_error("time range");
   } catch (const std::overflow_error &) {
     input.fail(
-        largest_time_field(input, costs, transfers),
+        largest_time_field(input, costs, transfers, inter_node),
         fmt::format("every op of every microbatch one after the other would exceed the 2^62 ticks "
                     "ppsim times in exactly ({} ticks per {}); use smaller values or a coarser "
                     "model.time_unit",

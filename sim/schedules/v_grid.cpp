@@ -49,11 +49,12 @@ LetterCosts scenario_letter_costs(const Scenario &scenario) {
   for (int i = 0; i < p; ++i) {
     for (int letter = 0; letter < kLetters; ++letter) {
       const int s = letter_stage(letter, i, p);
-      const StageCosts &c = scenario.stage_costs[ppsim::at(s)];
-      costs.duration[ppsim::at(i)][ppsim::at(letter)] = is_forward(letter) ? c.forward.count()
-                                                        : is_weight(letter)
-                                                            ? c.backward_weight.count()
-                                                            : c.backward_input.count();
+      // The engine's durations, the runtime's overhead per action included.
+      const OpKind kind = is_forward(letter)  ? OpKind::forward
+                          : is_weight(letter) ? OpKind::backward_weight
+                                              : OpKind::backward_input;
+      costs.duration[ppsim::at(i)][ppsim::at(letter)] =
+          op_duration(scenario, Op::make(kind, s, 0)).count();
     }
     const int a = i, b = 2 * p - 1 - i;
     // F from a-1, f from b-1, B from b+1 (boundary b), b from a+1 (boundary a).

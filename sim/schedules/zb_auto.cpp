@@ -44,11 +44,11 @@ public:
         e_(S_, 0), mem_now_(at(S_), 0.0), bub_(S_, 0), order_(at(S_)), order_end_(at(S_)) {
     for (int s = 0; s < S_; ++s) {
       const auto i = at(s);
-      const StageCosts &costs = scenario.stage_costs[i];
       const PassMemory memory = pass_memory(scenario, s);
-      cost_[kF].push_back(costs.forward.count());
-      cost_[kB].push_back(costs.backward_input.count());
-      cost_[kW].push_back(costs.backward_weight.count());
+      // The engine's durations, the runtime's overhead per action included.
+      cost_[kF].push_back(op_duration(scenario, Op::make(OpKind::forward, s, 0)).count());
+      cost_[kB].push_back(op_duration(scenario, Op::make(OpKind::backward_input, s, 0)).count());
+      cost_[kW].push_back(op_duration(scenario, Op::make(OpKind::backward_weight, s, 0)).count());
       mem_[kF].push_back(memory.forward);
       mem_[kB].push_back(memory.backward);
       mem_[kW].push_back(memory.weight);

@@ -44,20 +44,15 @@ public:
       const std::array<int, kTypes> stages{a, b, b, a, b, a};
       for (int type = 0; type < kTypes; ++type) {
         const int s = stages[at(type)];
-        const StageCosts &costs = scenario.stage_costs[at(s)];
         const PassMemory memory = pass_memory(scenario, s);
         const std::size_t cell = index(i, type);
         stage_[cell] = s;
-        if (type <= kFb) {
-          cost_[cell] = costs.forward.count();
-          mem_[cell] = memory.forward;
-        } else if (type <= kBa) {
-          cost_[cell] = costs.backward_input.count();
-          mem_[cell] = memory.backward;
-        } else {
-          cost_[cell] = costs.backward_weight.count();
-          mem_[cell] = memory.weight;
-        }
+        // The engine's durations, the runtime's overhead per action included.
+        const OpKind kind = type <= kFb   ? OpKind::forward
+                            : type <= kBa ? OpKind::backward_input
+                                          : OpKind::backward_weight;
+        cost_[cell] = op_duration(scenario, Op::make(kind, s, 0)).count();
+        mem_[cell] = type <= kFb ? memory.forward : type <= kBa ? memory.backward : memory.weight;
       }
     }
     for (const Ticks t : scenario.boundary_transfer)

@@ -124,7 +124,7 @@ TEST_CASE("every registered schedule, capped at its own peak, ends at or after e
         input.runtime = static_cast<ppsim::Runtime>(runtime - 1);
       input.op_overhead = {pick(0, 2), 4}; // the bounds leave it out: still below
       if (pick(0, 1) == 1) {
-        input.gpus_per_node = pick(1, 2);
+        input.gpus_per_node = pick(1, input.devices - 1);
         input.inter_node_latency = {pick(1, 8), 2};
       }
       // issue_29: the iteration's end, with per-device optimizer steps and gradients.

@@ -81,6 +81,14 @@ TEST_CASE("ppsim remat --auto ranks the candidates as compare does") {
   CHECK(roomy.out.find("winner: zb-h2\n") != std::string::npos);
 }
 
+TEST_CASE("issue_29 with the iteration's end the ILP's note says its objective is the iteration") {
+  const Output output = remat({"-p", "4", "-m", "8", "--F", "1", "--B", "1", "--W", "1", "--K", "2",
+                             "--schedule", "zb-h1", "--set", "iteration.end=sync", "--set",
+                             "iteration.optimizer=[3,1,1,1]"});
+  CHECK(output.code == 0);
+  CHECK(output.out.find("objective 50 (the iteration), bound 50, ") != std::string::npos);
+}
+
 TEST_CASE("ppsim remat errors") {
   Output o = remat({"--schedule", "1f1b", "-p", "2", "-m", "2", "--K", "0.5"});
   CHECK(o.code == 1);

@@ -60,6 +60,20 @@ TEST_CASE("issue_29 with the iteration's end synthesize says that it searched by
   CHECK(ended.out.ends_with(note));
 }
 
+TEST_CASE("issue_33 synthesize says what a limit cut short besides its search") {
+  // One node leaves the exact optimum's first horizon undecided: the bound stays LB1's.
+  const ppsim::cli::Args args{"-p", "2", "-m", "4", "--F", "3", "--B", "2", "--W", "0", "--K",
+                              "1.5", "--node-limit", "1", "--max-evaluations", "20000"};
+  const Output text = run(args);
+  CHECK(text.code == 0);
+  CHECK(text.out.find("20000 candidates, stopped: evaluation limit (cut short: the exact optimum "
+                      "at the node limit), bound LB1, ") != std::string::npos);
+  ppsim::cli::Args json = args;
+  json.insert(json.end(), {"--format", "json"});
+  CHECK(run(json).out.find("\"cut_short\": [\"the exact optimum at the node limit\"]") !=
+        std::string::npos);
+}
+
 TEST_CASE("issue_28 with W given and no schedule, synthesize searches the split backward too") {
   // It used to search 1f1b's fused backward only and report "bound met, gap 0.00%" at 33 while
   // zb-h1 reaches 27: a user who gave W believed they had the optimum.

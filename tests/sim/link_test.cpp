@@ -170,6 +170,16 @@ TEST_CASE("the inter-node link: its bandwidth on the boundaries between nodes, r
                     "outputs' bytes: give a cost file with output_bytes or "
                     "model.memory.out_bytes");
   refused = input;
+  refused.gpus_per_node = 4;
+  CHECK_THROWS_WITH(testing::scenario_for("gpipe", refused),
+                    "field 'cluster.gpus_per_node': has no effect: the 4 devices fit on one node "
+                    "of 4, so no boundary takes cluster.inter_node_link");
+  refused.gpus_per_node = 1;
+  refused.origins["cluster.link.latency"] = {"", 0, "--comm"};
+  CHECK_THROWS_WITH(testing::scenario_for("gpipe", refused),
+                    "field '--comm': has no effect with cluster.gpus_per_node = 1: every boundary "
+                    "joins two nodes, over cluster.inter_node_link");
+  refused = input;
   refused.inter_node_latency = {-1, 1};
   CHECK_THROWS_WITH(testing::scenario_for("gpipe", refused),
                     "field 'cluster.inter_node_link.latency': expected a non-negative duration");
