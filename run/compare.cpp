@@ -5,6 +5,7 @@
 #include "base/parallel.h"
 #include "sim/io/report.h"
 #include "sim/schedules/registry.h"
+#include "solver/milp.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -115,7 +116,8 @@ Ranking rank_cap(const RankRequest &request, const std::optional<double> &cap,
         batch.push_back(candidates[i]);
       }
       std::vector<RankedRun> done(batch.size());
-      for_each_index(batch.size(), request.threads, [&](std::size_t i) {
+      for_each_index(batch.size(), solver::concurrent_solves(request.threads),
+                     [&](std::size_t i) {
         done[i] = recomputing_run(request, *batch[i], policy);
         progress.step_done(fmt::format("{} + {}, {}", batch[i]->schedule, policy, label));
       });

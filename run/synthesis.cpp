@@ -219,7 +219,7 @@ std::vector<Incumbent> recomputing_seeds(const Scenario &scenario,
       break;
     std::vector<std::optional<Schedule>> planned(batch.size());
     std::vector<solver::Limit> limits(batch.size(), solver::Limit::none);
-    for_each_index(batch.size(), kIlpBatch, [&](std::size_t i) {
+    for_each_index(batch.size(), solver::concurrent_solves(kIlpBatch), [&](std::size_t i) {
       try {
         RematSolution solution = solve_stage_remat(scenario, batch[i]->schedule, ilp);
         limits[i] = solution.limit;

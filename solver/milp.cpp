@@ -66,6 +66,14 @@ const char *status_name(Status status) {
   return "unknown";
 }
 
+unsigned concurrent_solves(unsigned wanted) {
+#if defined(__SANITIZE_ADDRESS__)
+  return wanted > 0 ? 1 : 0;
+#else
+  return wanted;
+#endif
+}
+
 const char *limit_name(Limit limit) {
   switch (limit) {
   case Limit::none:

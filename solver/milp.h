@@ -120,6 +120,12 @@ struct MilpSolution {
 /// results of a comparison) down with it; such a death is returned as Status::failed.
 MilpSolution solve(const Model &model, const Options &options);
 
+/// How many solves may run at once where `wanted` threads were asked for. A solve forks its CBC
+/// process, and AddressSanitizer's allocator (GCC 12's libasan) is not fork-safe: a process
+/// forked while another thread allocates can deadlock until its time limit kills it. Sanitizer
+/// builds therefore solve one at a time: the same results, later.
+unsigned concurrent_solves(unsigned wanted);
+
 /// The terms with repeated variables summed and zero sums dropped, by variable index (what a
 /// matrix row or an LP file line holds).
 std::vector<Term> merged_terms(const std::vector<Term> &terms);
