@@ -27,7 +27,6 @@
 #include <numeric>
 #include <optional>
 #include <random>
-#include <ranges>
 
 namespace ppsim {
 namespace {
@@ -711,6 +710,9 @@ std::string synthesis_json(const std::vector<SearchedForm> &searched,
         json_string(form.form == BackwardForm::full ? "full" : "split"),
         own.json(form.result.makespan), own.json(form.form_lower_bound)));
   }
+  std::vector<std::string> cut_short;
+  for (const std::string &limit : result.cut_short)
+    cut_short.push_back(json_string(limit));
   return fmt::format(
       "{{\"makespan\": {}, \"best_lower_bound\": {}, \"bound\": {}, \"gap\": {}, "
       "\"seed\": {}, \"seed_makespan\": {}, \"best_known\": {}, \"best_known_makespan\": {}, "
@@ -720,7 +722,7 @@ std::string synthesis_json(const std::vector<SearchedForm> &searched,
       json_number(result.gap()), json_string(result.seed), scale.json(result.seed_makespan),
       json_string(result.best_known), scale.json(result.best_known_makespan), result.improvements,
       result.evaluations, json_string(std::string(describe(result.stop))),
-      fmt::join(result.cut_short | std::views::transform(json_string), ", "),
+      fmt::join(cut_short, ", "),
       json_number(result.seconds), json_string(result.bounds_note), fmt::join(forms, ", "),
       simulation_json);
 }
