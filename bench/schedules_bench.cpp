@@ -1,5 +1,6 @@
 // Greedy and search schedule generators (issue 3: zb-auto for p = 32, m = 256 in under 20 ms;
-// v-auto for p = 16, m = 64 in under 1 s; the Python references take about 0.7 s and 99 s).
+// v-auto for p = 16, m = 64 in under 1 s; the Python references take about 0.7 s and 99 s; issue 33:
+// v-half in O(ops log ops), against zb-v at p = 128, m = 1024).
 // Figures and commands: docs/performance.md, "Schedule generators".
 //
 // The scenario is built outside the timed region; each iteration runs the generator alone.
@@ -49,7 +50,21 @@ void BM_v_half(benchmark::State &state) {
   for (auto _ : state)
     benchmark::DoNotOptimize(schedules::v_family_timed(scenario, schedules::VPattern::half));
 }
-BENCHMARK(BM_v_half)->Args({8, 64})->Args({16, 64})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_v_half)
+    ->Args({8, 64})
+    ->Args({16, 64})
+    ->Args({128, 1024})
+    ->Unit(benchmark::kMillisecond);
+
+// zb-v's hand-made pattern, the reference for v-half's cost at the same op count (issue 33).
+void BM_zb_v(benchmark::State &state) {
+  const Scenario scenario =
+      uniform("zb-v", static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const ScheduleInfo &info = find_schedule("zb-v");
+  for (auto _ : state)
+    benchmark::DoNotOptimize(generate_schedule(info, scenario, {}).device_ops.size());
+}
+BENCHMARK(BM_zb_v)->Args({128, 1024})->Unit(benchmark::kMillisecond);
 
 // Every registered generator at p = 4, m = 16 under a cap of one activation, which most
 // schedules cannot meet: each must refuse (or generate) in time about linear in its op count

@@ -9,11 +9,12 @@
 #include "sim/memory.h"
 #include "sim/schedules/families.h"
 #include "sim/schedules/greedy.h"
+#include "sim/schedules/slot_peak.h"
 #include "sim/schedules/v_grid.h"
 
 #include <algorithm>
 #include <array>
-#include <compare>
+#include <numeric>
 #include <optional>
 
 namespace ppsim::schedules {
@@ -27,6 +28,8 @@ enum Type : int { kFa = 0, kFb = 1, kBb = 2, kBa = 3, kWb = 4, kWa = 5 };
 /// slots[type][microbatch] of one device; 4 lists (no W), 5 (shared W) or 6 (split W).
 using DeviceSlots = std::vector<std::vector<std::int64_t>>;
 using Slots = std::vector<DeviceSlots>;
+using detail::SlotPeak;
+using detail::SlotUse;
 
 std::int64_t last_slot(const DeviceSlots &device) {
   std::int64_t last = 0;
@@ -70,51 +73,74 @@ void place_w(DeviceSlots &device, bool split) {
   }
 }
 
-/// Step 3: peak of F minus W along the device's slots; without W lists every free slot
+/// Step 3: the device's slots for its peak of F minus W; without W lists every free slot
 /// releases one pending B/b (a greedy W placement).
-int device_peak(const DeviceSlots &device) {
+SlotPeak device_peak(const DeviceSlots &device) {
   const bool has_w = device.size() > 4;
-  const std::int64_t bound = last_slot(device);
-  std::vector<int> occupant(ppsim::at(bound) + 1, -1);
+  std::vector<SlotUse> uses(ppsim::at(last_slot(device)) + 1, SlotUse::free);
   for (std::size_t type = 0; type < device.size(); ++type) {
+    const SlotUse use = type <= kFb ? SlotUse::forward
+                        : type <= kBa ? SlotUse::backward
+                                      : SlotUse::weight;
     for (const std::int64_t slot : device[type])
-      occupant[ppsim::at(slot)] = static_cast<int>(type);
+      uses[ppsim::at(slot)] = use;
   }
-  int current = 0, peak = 0, pending = 0;
-  for (const int type : occupant) {
-    if (type == kFa || type == kFb) {
-      ++current;
-    } else if (type == kBb || type == kBa) {
-      ++pending;
-    } else if (type >= kWb) {
-      --current;
-    } else if (!has_w && pending > 0) {
-      --current;
-      --pending;
-    }
-    peak = std::max(peak, current);
+  return SlotPeak(std::move(uses), !has_w);
+}
+
+/// The k-th (from 0) smallest of two ascending lists holding more than k values together.
+std::int64_t kth_smallest(const std::vector<std::int64_t> &a, const std::vector<std::int64_t> &b,
+                          std::size_t k) {
+  // Take `from_a` values from a and k + 1 - from_a from b; the least from_a where a's next is not
+  // below b's last taken.
+  std::size_t lo = k + 1 > b.size() ? k + 1 - b.size() : 0;
+  std::size_t hi = std::min(k + 1, a.size());
+  while (lo < hi) {
+    const std::size_t from_a = (lo + hi) / 2;
+    const std::size_t from_b = k + 1 - from_a;
+    if (from_b > 0 && a[from_a] < b[from_b - 1])
+      lo = from_a + 1;
+    else
+      hi = from_a;
   }
-  return peak;
+  const std::size_t from_b = k + 1 - lo;
+  if (lo == 0)
+    return b[from_b - 1];
+  if (from_b == 0)
+    return a[lo - 1];
+  return std::max(a[lo - 1], b[from_b - 1]);
 }
 
 /// One pass, for ordering by (slot, device, type, microbatch) as the reference does.
 struct Pass {
   std::int64_t slot;
   int device, type, microbatch;
-  friend auto operator<=>(const Pass &, const Pass &) = default;
 };
 
+/// A counting sort by slot: the passes are listed in (device, type, microbatch) order and spread
+/// stably, in O(passes + slots).
 std::vector<Pass> passes_in_slot_order(const Slots &slots) {
-  std::vector<Pass> passes;
+  std::int64_t width = 0;
+  for (const DeviceSlots &device : slots)
+    width = std::max(width, last_slot(device) + 1);
+  std::vector<std::size_t> first(ppsim::at(width) + 1, 0);
+  for (const DeviceSlots &device : slots) {
+    for (const auto &list : device) {
+      for (const std::int64_t slot : list)
+        ++first[ppsim::at(slot) + 1];
+    }
+  }
+  std::partial_sum(first.begin(), first.end(), first.begin());
+  std::vector<Pass> passes(first.back());
   for (std::size_t i = 0; i < slots.size(); ++i) {
     for (std::size_t type = 0; type < slots[i].size(); ++type) {
       for (std::size_t mb = 0; mb < slots[i][type].size(); ++mb) {
-        passes.push_back({slots[i][type][mb], static_cast<int>(i), static_cast<int>(type),
-                          static_cast<int>(mb)});
+        const std::int64_t slot = slots[i][type][mb];
+        passes[first[ppsim::at(slot)]++] = {slot, static_cast<int>(i), static_cast<int>(type),
+                                            static_cast<int>(mb)};
       }
     }
   }
-  std::sort(passes.begin(), passes.end());
   return passes;
 }
 
@@ -156,9 +182,12 @@ Slots reorder(Slots slots, bool consider_w) {
     for (DeviceSlots &device : slots)
       place_w(device, false);
   }
+  std::vector<SlotPeak> peaks;
   int cap = 0;
-  for (const DeviceSlots &device : slots)
-    cap = std::max(cap, device_peak(device));
+  for (const DeviceSlots &device : slots) {
+    peaks.push_back(device_peak(device));
+    cap = std::max(cap, peaks.back().peak());
+  }
   const int m = static_cast<int>(slots[0][kFa].size());
   std::vector<std::vector<char>> occupied;
   for (const DeviceSlots &device : slots)
@@ -185,24 +214,21 @@ Slots reorder(Slots slots, bool consider_w) {
       }
       if (pass.type > kFa && pass.type < kWb)
         lo = std::max(lo, at(pass.device, pass.type - 1, pass.microbatch));
-      if (pass.type == kWb) {
-        std::vector<std::int64_t> backwards = device[kBb];
-        backwards.insert(backwards.end(), device[kBa].begin(), device[kBa].end());
-        std::nth_element(backwards.begin(), backwards.begin() + pass.microbatch, backwards.end());
-        lo = std::max(lo, backwards[ppsim::at(pass.microbatch)]);
-      }
+      if (pass.type == kWb)
+        lo = std::max(lo, kth_smallest(device[kBb], device[kBa], ppsim::at(pass.microbatch)));
       if (pass.microbatch > 0)
         lo = std::max(lo, at(pass.device, pass.type, pass.microbatch - 1));
-      const std::int64_t old = slot;
-      bool moved = false;
-      for (std::int64_t t = lo + 1; t < old && !moved; ++t) {
+      SlotPeak &peak = peaks[ppsim::at(pass.device)];
+      for (std::int64_t t = lo + 1; t < slot; ++t) {
         if (occupied[ppsim::at(pass.device)][ppsim::at(t)])
           continue;
-        slot = t;
-        moved = !over_cap(device_peak(device), cap);
+        peak.move(slot, t);
+        if (!over_cap(peak.peak(), cap)) {
+          slot = t;
+          break;
+        }
+        peak.move(t, slot);
       }
-      if (!moved)
-        slot = old;
     }
     occupied[ppsim::at(pass.device)][ppsim::at(slot)] = 1;
   }
