@@ -5,8 +5,12 @@ namespace {
 
 Evaluation evaluate_prepared(PreparedRun run, const EvaluateOptions &options) {
   Evaluation evaluation{std::move(run), {}, std::nullopt};
-  evaluation.simulation = simulate(evaluation.run.scenario, evaluation.run.schedule,
-                                   SimulateOptions{options.timelines});
+  const PreparedRun &prepared = evaluation.run;
+  const SimulateOptions simulate_options{options.timelines};
+  evaluation.simulation =
+      prepared.locator ? simulate_validated(prepared.scenario, prepared.schedule,
+                                            prepared.locator, simulate_options)
+                       : simulate(prepared.scenario, prepared.schedule, simulate_options);
   if (evaluation.fits())
     evaluation.bounds = bounds_for_run(evaluation.run);
   return evaluation;

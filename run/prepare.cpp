@@ -259,7 +259,8 @@ PreparedRun import_run(const RunInput &input) {
     run.warnings.push_back(
         fmt::format("ignored non-compute actions: {}", fmt::join(imported.dropped, ", ")));
   }
-  validate_schedule(run.scenario, run.schedule, ScheduleOrigin{input.schedule_file, 1});
+  run.locator = std::make_shared<const OpLocator>(
+      validate_schedule(run.scenario, run.schedule, ScheduleOrigin{input.schedule_file, 1}));
   run.base_schedule = run.schedule;
   return run;
 }
@@ -346,7 +347,7 @@ PreparedRun prepare_run(const RunInput &input) {
   PreparedRun run = prepare_scenario(input, RunSize::orders);
   run.schedule =
       generate_schedule(schedule_of(input), run.scenario, GeneratorOptions{input.group_size});
-  validate_schedule(run.scenario, run.schedule);
+  run.locator = std::make_shared<const OpLocator>(validate_schedule(run.scenario, run.schedule));
   run.base_schedule = run.schedule;
   return run;
 }
@@ -381,6 +382,7 @@ PreparedRun with_remat_policy(PreparedRun run, const std::string &policy) {
         ilp_options(run.input));
     run.scenario = std::move(applied.scenario);
     run.schedule = std::move(applied.schedule);
+    run.locator.reset();
     run.remat_status = std::move(applied.status);
   }
   run.input.remat_policy = policy;

@@ -7,6 +7,7 @@
 #include "bounds/analyzer.h"
 #include "run/model_costs.h"
 #include "run/run_input.h"
+#include "sim/op_locator.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
@@ -22,6 +23,9 @@ struct PreparedRun {
                        ///< values filled in
   Scenario scenario;
   Schedule schedule;
+  /// `schedule`'s index, built when it was validated, so that its simulation validates and
+  /// indexes it no more (simulate_validated); null once a recomputation policy replaced it.
+  std::shared_ptr<const OpLocator> locator;
   /// The order before recomputation (what a PyTorch pipelining CSV writes: PyTorch has no
   /// recomputation actions, the plan file carries them).
   Schedule base_schedule;

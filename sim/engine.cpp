@@ -22,13 +22,24 @@ struct RunState {
 } // namespace
 
 Engine::Engine(const Scenario &scenario, const Schedule &schedule)
-    : scenario_(scenario), schedule_(schedule),
-      locator_(schedule, scenario.stage_count(), scenario.microbatches),
-      dependencies_(build_dependencies(scenario, schedule, locator_)) {}
+    : Engine(scenario, schedule,
+             std::make_shared<const OpLocator>(schedule, scenario.stage_count(),
+                                               scenario.microbatches)) {}
+
+Engine::Engine(const Scenario &scenario, const Schedule &schedule,
+               std::shared_ptr<const OpLocator> locator)
+    : scenario_(scenario), schedule_(schedule), locator_(std::move(locator)),
+      dependencies_(build_dependencies(scenario, schedule, *locator_)) {
+  // An index of another schedule (one a policy replaced) would time the wrong ops.
+  std::size_t entries = 0;
+  for (const std::vector<Op> &ops : schedule.device_ops)
+    entries += ops.size();
+  PPSIM_ASSERT(at(locator_->entry_count()) == entries);
+}
 
 Timing Engine::run() const {
   const int devices = schedule_.device_count();
-  const std::int32_t entries = locator_.entry_count();
+  const std::int32_t entries = locator_->entry_count();
   Timing result;
   result.start.assign(at(entries), Ticks{});
   result.end.assign(at(entries), Ticks{});
@@ -51,7 +62,7 @@ Timing Engine::run() const {
   for (int g = 0; g < devices; ++g) {
     const auto &ops = schedule_.device_ops[at(g)];
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      durations[at(locator_.entry_offset(g)) + i] = op_duration(scenario_, ops[i]);
+      durations[at(locator_->entry_offset(g)) + i] = op_duration(scenario_, ops[i]);
     }
   }
 
@@ -62,9 +73,9 @@ Timing Engine::run() const {
     if (state.running[device])
       return;
     const std::int32_t position = state.next_position[device];
-    if (position >= locator_.entry_offset(g + 1) - locator_.entry_offset(g))
+    if (position >= locator_->entry_offset(g + 1) - locator_->entry_offset(g))
       return;
-    const std::int32_t entry = locator_.entry_offset(g) + position;
+    const std::int32_t entry = locator_->entry_offset(g) + position;
     const auto e = at(entry);
     if (state.unmet[e] != 0)
       return;
@@ -99,7 +110,7 @@ Timing Engine::run() const {
       const auto consumer = at(edge.consumer);
       Ticks arrival = now;
       if (edge.crosses_devices) {
-        const std::int32_t to = locator_.device_of(edge.consumer);
+        const std::int32_t to = locator_->device_of(edge.consumer);
         Ticks transfer_start = now;
         if (scenario_.link.contention) {
           Ticks &link_free = state.link_free[g * at(devices) + at(to)];
@@ -116,7 +127,7 @@ Timing Engine::run() const {
       state.ready[consumer] = std::max(state.ready[consumer], arrival);
       PPSIM_ASSERT(state.unmet[consumer] > 0);
       if (--state.unmet[consumer] == 0) {
-        const int consumer_device = locator_.device_of(edge.consumer);
+        const int consumer_device = locator_->device_of(edge.consumer);
         if (consumer_device != event.device)
           try_start(consumer_device);
       }
@@ -125,7 +136,7 @@ Timing Engine::run() const {
   }
 
   if (ended_count != entries) {
-    throw_deadlock(schedule_, locator_, dependencies_, state.next_position, ended);
+    throw_deadlock(schedule_, *locator_, dependencies_, state.next_position, ended);
   }
   return result;
 }

@@ -6,6 +6,7 @@
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
+#include <memory>
 #include <vector>
 
 namespace ppsim {
@@ -32,15 +33,18 @@ struct Timing {
 class Engine {
 public:
   Engine(const Scenario &scenario, const Schedule &schedule);
+  /// With the index validate_schedule returned for `schedule`.
+  Engine(const Scenario &scenario, const Schedule &schedule,
+         std::shared_ptr<const OpLocator> locator);
   Timing run() const;
 
-  [[nodiscard]] const OpLocator &locator() const { return locator_; }
+  [[nodiscard]] const OpLocator &locator() const { return *locator_; }
   [[nodiscard]] const DependencyGraph &dependencies() const { return dependencies_; }
 
 private:
   const Scenario &scenario_;
   const Schedule &schedule_;
-  OpLocator locator_;
+  std::shared_ptr<const OpLocator> locator_;
   DependencyGraph dependencies_;
 };
 

@@ -98,8 +98,15 @@ double throughput(const Scenario &scenario, Ticks iteration) {
 
 Simulation simulate(const Scenario &scenario, const Schedule &schedule,
                     const SimulateOptions &options) {
-  validate_schedule(scenario, schedule);
-  const Engine engine(scenario, schedule);
+  return simulate_validated(
+      scenario, schedule, std::make_shared<const OpLocator>(validate_schedule(scenario, schedule)),
+      options);
+}
+
+Simulation simulate_validated(const Scenario &scenario, const Schedule &schedule,
+                              std::shared_ptr<const OpLocator> locator,
+                              const SimulateOptions &options) {
+  const Engine engine(scenario, schedule, std::move(locator));
   Simulation simulation;
   simulation.timing = engine.run();
   simulation.activations = track_memory(schedule, engine.locator(), simulation.timing,

@@ -4,6 +4,7 @@
 #include "sim/memory.h"
 #include "sim/scenario.h"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -74,6 +75,11 @@ struct SimulateOptions {
 /// Validates, times and measures a schedule: the one entry point the CLI and sweeps use.
 Simulation simulate(const Scenario &scenario, const Schedule &schedule,
                     const SimulateOptions &options = {});
+
+/// simulate for a schedule that already passed validate_schedule, with the index it returned.
+Simulation simulate_validated(const Scenario &scenario, const Schedule &schedule,
+                              std::shared_ptr<const OpLocator> locator,
+                              const SimulateOptions &options = {});
 
 /// Per device, the mean idle gap right before its backward ops (B or BW): the wait for the
 /// gradient from downstream, a window where Lynx hides recomputation (docs/lynx.md, "The model",

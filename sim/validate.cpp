@@ -164,12 +164,13 @@ private:
 
 } // namespace
 
-void validate_schedule(const Scenario &scenario, const Schedule &schedule,
-                       const ScheduleOrigin &origin) {
+OpLocator validate_schedule(const Scenario &scenario, const Schedule &schedule,
+                            const ScheduleOrigin &origin) {
   const Checker checker(scenario, schedule, origin);
   checker.check_ids_and_placement();
-  const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
+  OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
   checker.check_completeness_and_order(locator);
+  return locator;
 }
 
 } // namespace ppsim

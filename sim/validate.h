@@ -1,6 +1,7 @@
 #pragma once
 // Structural checks of docs/model.md, "Validation and exit codes", run on every schedule before
 // timing.
+#include "sim/op_locator.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 
@@ -18,7 +19,8 @@ struct ScheduleOrigin {
 /// Throws Error naming device, position and op for the first violated rule (placement, ids,
 /// duplicates, forward count, backward form, per-device order, OV sub-ops).
 /// Cross-device cycles are left to the engine, which reports them as a deadlock.
-void validate_schedule(const Scenario &scenario, const Schedule &schedule,
+/// Returns the index it built, for the engine (simulate_validated), so a run indexes once.
+OpLocator validate_schedule(const Scenario &scenario, const Schedule &schedule,
                        const ScheduleOrigin &origin = {});
 
 } // namespace ppsim

@@ -34,3 +34,23 @@ TEST_CASE("a run's policy applied later gives the run prepared with it") {
   }
   CHECK(evaluate_policy(plain.run, "ilp").run.remat_status == "optimal");
 }
+
+TEST_CASE("a prepared run keeps its schedule's index from validation, dropped with a policy") {
+  // The run validates and indexes its schedule once (issue 33): the index prepare_run built is
+  // what the engine runs on, the same timing as a fresh simulate, and a recomputed schedule
+  // gets its own.
+  RunInput input = uniform_input(4, 8, {3, 2}, {5, 2}, {1, 1});
+  input.schedule = "zb-h1";
+  const Evaluation plain = evaluate_run(input);
+  REQUIRE(plain.run.locator != nullptr);
+  CHECK(plain.run.locator->entry_count() == 3 * 4 * 8);
+  const Simulation fresh = simulate(plain.run.scenario, plain.run.schedule);
+  CHECK(plain.simulation.timing.start == fresh.timing.start);
+  CHECK(plain.simulation.timing.end == fresh.timing.end);
+  CHECK(plain.simulation.metrics.makespan == fresh.metrics.makespan);
+  CHECK(evaluate_policy(plain.run, "none").run.locator == plain.run.locator);
+  const Evaluation full = evaluate_policy(plain.run, "full");
+  CHECK(full.run.locator == nullptr);
+  CHECK(full.simulation.metrics.makespan ==
+        simulate(full.run.scenario, full.run.schedule).metrics.makespan);
+}
