@@ -129,7 +129,7 @@ std::string winner_text(const RankedRun &row, const std::string &time_unit) {
 // schedule; that is the user's explicit choice, but the ranking then compares different models.
 void warn_if_unfair(const RunInput &base, const std::vector<RankedRun> &rows,
                     std::ostream &err) {
-  if (base.costs_per_device || !base.costs_file.empty())
+  if (base.costs_per_device || !base.costs_files.empty())
     return;
   int fewest = 0;
   int most = 0;

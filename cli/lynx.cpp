@@ -66,7 +66,7 @@ RunInput first_run_input(const po::variables_map &values, const PartitionOptions
   input.schedule = options.schedule;
   input.devices = options.stages;
   input.microbatches = microbatches;
-  input.costs_file = values["costs"].as<std::string>();
+  input.costs_files = {values["costs"].as<std::string>()};
   return input;
 }
 

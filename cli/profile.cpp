@@ -218,6 +218,9 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
       "PyTorch profiler trace (.json), or nsys stats -r nvtx_gpu_proj_trace (or _sum) CSV (.csv)")(
       "warmup", po::value<int>()->default_value(0),
       "iterations of each range to drop (PyTorch traces, nsys traces)")(
+      "batch", po::value<std::int64_t>()->value_name("B"),
+      "the microbatch size the traced run used, recorded in the JSON file (metadata b) so that "
+      "files at several sizes can be read at another")(
       "links", po::value<std::string>()->value_name("FILE"),
       "write the NCCL kernels (collective, link, bytes, ms) of a PyTorch trace as CSV");
   options.add(output_options());
@@ -238,6 +241,12 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
   if (warmup < 0)
     throw Error("", 0, "--warmup", "expected a non-negative number");
   const bool json = json_format(values);
+  const std::int64_t batch =
+      values.count("batch") ? checked_integer(values, "batch", 1, kShapeLimit) : 0;
+  if (batch > 0 && !json)
+    throw Error("", 0, "--batch",
+                "a CSV cost file has no metadata to record the microbatch size in: write JSON "
+                "(-o FILE.json or --format json)");
   const std::string path = values["trace"].as<std::string>();
   check_outputs(given_outputs(values, {"output", "links"}), {path});
   const std::string text = read_text_file(path, "trace");
@@ -319,6 +328,7 @@ int run_import(const Args &args, std::ostream &out, std::ostream &err) {
                 fmt::format("every range is a warm-up iteration (--warmup {})", warmup));
   file.metadata.timer = file.rows.front().source;
   file.metadata.warmup = warmup;
+  file.metadata.b = batch; // 0: the trace does not say
   file.metadata.dropout = false; // a trace does not say; the measured bytes are what the model kept
   for (const std::string &warning : file.metadata.warnings)
     err << fmt::format("ppsim: warning: {}\n", warning);

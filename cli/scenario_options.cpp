@@ -26,6 +26,8 @@ constexpr FieldFlag kFieldFlags[] = {
      "PyTorch CSV schedule to import instead"},
     {"devices,p", "-p", "cluster.devices", "number of devices"},
     {"microbatches,m", "-m", "pipeline.microbatches", "number of microbatches"},
+    {"microbatch-size", "--microbatch-size", "pipeline.microbatch_size",
+     "samples per microbatch b: the size the cost files are read at"},
     {"chunks,v", "-v", "pipeline.chunks", "chunks (stages) per device"},
     {"group-size", "--group-size", "pipeline.group_size",
      "interleaved microbatch group size (default PyTorch's: m / max(1, m div p))"},
@@ -87,7 +89,8 @@ void add_scenario_positional(po::options_description &options,
 
 std::vector<std::string> scenario_input_files(const po::variables_map &values,
                                               const RunInput &input) {
-  std::vector<std::string> files{input.costs_file, input.schedule_file};
+  std::vector<std::string> files{input.schedule_file};
+  files.insert(files.end(), input.costs_files.begin(), input.costs_files.end());
   if (values.count("scenario"))
     files.push_back(values["scenario"].as<std::string>());
   constexpr std::string_view kPlanFile = "file:";
@@ -125,7 +128,7 @@ RunInput scenario_from_options(const po::variables_map &values) {
     }
   }
   // Before any run: a ranking would report the refusal run by run.
-  if (input.remat_checkpoint_levels > 0 && input.costs_file.empty())
+  if (input.remat_checkpoint_levels > 0 && input.costs_files.empty())
     input.fail("remat.checkpoint_levels", kLevelsNeedCostFile);
   load_cost_file(input); // read once for the whole command; a missing file stops it here
   return input;

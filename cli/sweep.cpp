@@ -180,9 +180,10 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
   }
 
   const Sweep sweep = read_sweep_file(values["sweep"].as<std::string>());
-  check_outputs(given_outputs(values, {"output"}),
-                {values["sweep"].as<std::string>(), sweep.base_file, sweep.base.costs_file,
-                 sweep.base.schedule_file});
+  std::vector<std::string> inputs{values["sweep"].as<std::string>(), sweep.base_file,
+                                  sweep.base.schedule_file};
+  inputs.insert(inputs.end(), sweep.base.costs_files.begin(), sweep.base.costs_files.end());
+  check_outputs(given_outputs(values, {"output"}), inputs);
   if (values.count("slurm"))
     return submit_slurm_sweep(values, output, out);
   const std::string header = fmt::format("{}", fmt::join(sweep_columns(sweep), ","));

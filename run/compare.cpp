@@ -172,7 +172,7 @@ std::vector<std::string> default_policies(const RunInput &base, bool capped) {
     return split_names(base.remat_policy);
   if (!capped)
     return {"none"};
-  if (base.costs_file.empty())
+  if (base.costs_files.empty())
     return {"none", "full", "ilp"};
   return {"none", "full", "selective", "ilp"};
 }

@@ -1,24 +1,96 @@
 #include "run/model_costs.h"
 
 #include "base/error.h"
+#include "costs/microbatch_sizes.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace ppsim {
 
-std::shared_ptr<const CostFile> run_costs(const RunInput &input) {
-  if (input.costs_file.empty())
-    return nullptr;
-  if (input.loaded_costs && input.loaded_costs->source_name == input.costs_file)
-    return input.loaded_costs;
+namespace {
+
+CostFile read_named_file(const RunInput &input, const std::string &path) {
   try {
-    return std::make_shared<const CostFile>(read_cost_file(input.costs_file));
+    return read_cost_file(path);
   } catch (const Error &error) {
     // A file that cannot be opened is the scenario's field at fault: name where it was set.
-    if (error.file() != input.costs_file || error.line() != 0)
+    if (error.file() != path || error.line() != 0)
       throw;
-    input.fail("model.costs_file", fmt::format("{}: {}", input.costs_file, error.sentence()));
+    input.fail("model.costs_file", fmt::format("{}: {}", path, error.sentence()));
   }
+}
+
+/// What `loaded_costs` must be named to be this input's costs.
+std::string costs_source(const RunInput &input) {
+  if (input.costs_files.size() == 1)
+    return input.costs_files.front();
+  return fmt::format("{} at microbatch size {}", fmt::join(input.costs_files, " and "),
+                     input.microbatch_size);
+}
+
+CostFile one_file(const RunInput &input) {
+  CostFile file = read_named_file(input, input.costs_files.front());
+  const std::int64_t recorded = file.metadata.b;
+  if (input.microbatch_size > 0 && recorded != input.microbatch_size) {
+    input.fail("pipeline.microbatch_size",
+               recorded <= 0
+                   ? fmt::format("{} records no microbatch size (a CSV file has no metadata), "
+                                 "so the size cannot select its costs: give JSON cost files of "
+                                 "ppsim profile, one per size (model.costs_file = [...])",
+                                 file.source_name)
+                   : fmt::format("{} was profiled at microbatch size {}, not {}: kernels are not "
+                                 "linear in the size; profile at {}, or give files at sizes "
+                                 "around it (model.costs_file = [...])",
+                                 file.source_name, recorded, input.microbatch_size,
+                                 input.microbatch_size));
+  }
+  return file;
+}
+
+CostFile sized_files(const RunInput &input) {
+  std::vector<CostFile> files;
+  for (const std::string &path : input.costs_files)
+    files.push_back(read_named_file(input, path));
+  if (input.microbatch_size <= 0) {
+    std::vector<std::int64_t> sizes;
+    for (const CostFile &file : files)
+      sizes.push_back(file.metadata.b);
+    input.fail("model.costs_file",
+               fmt::format("{} cost files are given (microbatch sizes {}): set "
+                           "pipeline.microbatch_size to the size the run uses",
+                           files.size(), fmt::join(sizes, ", ")));
+  }
+  try {
+    return cost_file_at_size(files, input.microbatch_size);
+  } catch (const Error &error) {
+    if (!error.file().empty())
+      throw;
+    input.fail("pipeline.microbatch_size", error.sentence());
+  }
+}
+
+} // namespace
+
+std::shared_ptr<const CostFile> run_costs(const RunInput &input) {
+  if (input.costs_files.empty()) {
+    if (input.microbatch_size > 0) {
+      input.fail("pipeline.microbatch_size",
+                 "selects the costs among cost files profiled at several sizes "
+                 "(model.costs_file); the times given in the scenario are for its microbatches "
+                 "as they are");
+    }
+    return nullptr;
+  }
+  if (input.loaded_costs && input.loaded_costs->source_name == costs_source(input))
+    return input.loaded_costs;
+  CostFile file = input.costs_files.size() == 1 ? one_file(input) : sized_files(input);
+  file.source_name = costs_source(input);
+  return std::make_shared<const CostFile>(std::move(file));
+}
+
+std::string cost_files_named(const RunInput &input) {
+  return fmt::format("{}", fmt::join(input.costs_files, ", "));
 }
 
 void load_cost_file(RunInput &input) { input.loaded_costs = run_costs(input); }

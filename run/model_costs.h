@@ -10,14 +10,20 @@
 
 namespace ppsim {
 
-/// The input's cost file: `loaded_costs` when it holds model.costs_file, else read now; null
-/// without model.costs_file. Throws Error naming the file when it cannot be read.
+/// The input's costs: `loaded_costs` when it holds model.costs_file at pipeline.microbatch_size,
+/// else read now; null without model.costs_file. Several files are read at the microbatch size
+/// (costs/microbatch_sizes.h), which they then need; one file is read as it is, at its own size
+/// (a size given must be the one its metadata records). Throws Error naming the file or the
+/// field at fault.
 std::shared_ptr<const CostFile> run_costs(const RunInput &input);
 
 /// Reads model.costs_file into `input.loaded_costs`, once for every run made from `input`: a
 /// command that ranks many runs calls it first, so a missing or bad cost file is one error line
 /// naming it rather than a row per run.
 void load_cost_file(RunInput &input);
+
+/// The cost files as messages name them: "a.json", or "a.json, b.json".
+std::string cost_files_named(const RunInput &input);
 
 /// The cost file's layers grouped into stages of the given sizes (a prepared run's split,
 /// Scenario::stage_layers).

@@ -17,7 +17,7 @@ namespace ppsim {
 Scenario scenario_with_remat_levels(const RunInput &input, const Scenario &scenario) {
   if (input.remat_checkpoint_levels == 0)
     return with_selective_level(input, scenario);
-  if (input.costs_file.empty())
+  if (input.costs_files.empty())
     input.fail("remat.checkpoint_levels", kLevelsNeedCostFile);
   const std::shared_ptr<const CostFile> file = run_costs(input);
   const double ticks_per_ms =
@@ -28,7 +28,7 @@ Scenario scenario_with_remat_levels(const RunInput &input, const Scenario &scena
                                       input.remat_checkpoint_levels, ticks_per_ms));
   } catch (const Error &error) {
     input.fail("remat.checkpoint_levels",
-               fmt::format("{} in {}", error.sentence(), input.costs_file));
+               fmt::format("{} in {}", error.sentence(), cost_files_named(input)));
   }
 }
 
@@ -59,10 +59,10 @@ PolicyRun apply_remat_policy(const RunInput &input, const Scenario &scenario,
     return {scenario, apply_plan(base, full_forward_plan(scenario, base)), ""};
   if (policy == "selective") {
     // A cost file that does not measure it has zeros there: no free recomputation.
-    if (!input.costs_file.empty() && !input.measures_selective()) {
+    if (!input.costs_files.empty() && !input.measures_selective()) {
       throw Error(fmt::format("the cost file {} measures no selective recomputation "
                               "(recompute_selective_ms, activation_bytes_selective)",
-                              input.costs_file));
+                              cost_files_named(input)));
     }
     // Measured selective recomputation runs as a level of every (s,j), so that its plan is a
     // plan file like any other (docs/remat.md, "Checkpoint levels"); the same replay otherwise.

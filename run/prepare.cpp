@@ -36,7 +36,7 @@ void check_backward_form(const RunInput &input, const CostFile *costs, bool spli
 
 // The scenario keeps the cost file's split: the checkpoint levels and the reports read it.
 void record_split(const RunInput &input, Scenario &scenario) {
-  if (!input.costs_file.empty())
+  if (!input.costs_files.empty())
     scenario.stage_layers = input.layers_per_stage;
 }
 

@@ -18,14 +18,18 @@ struct RunInput : ScenarioInput {
   double remat_time_limit_seconds = 60; ///< ILP time limit
   double remat_relative_gap = 0.03;     ///< ILP relative gap
   std::int64_t remat_node_limit = 0;    ///< ILP branch-and-bound nodes per solve (0: none)
-  /// Rotor checkpoint levels per stage the ILP may choose from (needs costs_file; 0 = none;
+  /// Rotor checkpoint levels per stage the ILP may choose from (needs a cost file; 0 = none;
   /// docs/remat.md, "Checkpoint levels").
   int remat_checkpoint_levels = 0;
-  std::string costs_file; ///< per-layer cost file (profiler output)
-  /// costs_file once read (run/prepare.h, load_cost_file): the runs of a ranking share it
-  /// instead of each reading the file again; null = read costs_file when a run needs it.
+  /// Per-layer cost files (profiler output): one, or one per microbatch size, read at
+  /// `microbatch_size` (docs/profiler.md, "Microbatch sizes").
+  std::vector<std::string> costs_files;
+  /// The samples per microbatch (b) the run's costs are read at; 0 = the cost file's own.
+  int microbatch_size = 0;
+  /// The costs once read (run/model_costs.h, load_cost_file): the runs of a ranking share them
+  /// instead of each reading the files again; null = read costs_files when a run needs them.
   std::shared_ptr<const CostFile> loaded_costs;
-  std::vector<int> layers_per_stage; ///< with costs_file; empty = split as `partition` says
+  std::vector<int> layers_per_stage; ///< with a cost file; empty = split as `partition` says
   /// How the cost file's layers are split when layers_per_stage is empty: "cost" (the slowest
   /// stage as fast as possible, remat/partition.h), "even", or by the partition DP, "balanced" or
   /// "remat-aware" (docs/partition.md).

@@ -260,7 +260,15 @@ const std::map<std::string, Setter> &field_setters() {
        [](RunInput &in, const FieldReader &r) { in.w_residue = r.fraction(); }},
       {"model.name", [](RunInput &in, const FieldReader &r) { in.model_name = r.string(); }},
       {"model.costs_file",
-       [](RunInput &in, const FieldReader &r) { in.costs_file = r.string(); }},
+       [](RunInput &in, const FieldReader &r) {
+         // One file, or one per microbatch size; "" names none.
+         in.costs_files = r.list<std::string>(
+             [&r](const toml::node &n) { return FieldReader(n, r.where()).string(); });
+         if (in.costs_files.size() == 1 && in.costs_files.front().empty())
+           in.costs_files.clear();
+         if (std::find(in.costs_files.begin(), in.costs_files.end(), "") != in.costs_files.end())
+           r.fail("expected a file name in every element, got \"\"");
+       }},
       {"model.layers_per_stage",
        [](RunInput &in, const FieldReader &r) { in.layers_per_stage = layer_counts(r); }},
       {"model.partition",
@@ -381,6 +389,8 @@ const std::map<std::string, Setter> &field_setters() {
        [](RunInput &in, const FieldReader &r) { in.schedule = r.string(); }},
       {"pipeline.microbatches",
        [](RunInput &in, const FieldReader &r) { in.microbatches = r.small_integer(1); }},
+      {"pipeline.microbatch_size",
+       [](RunInput &in, const FieldReader &r) { in.microbatch_size = r.small_integer(1); }},
       {"pipeline.chunks",
        [](RunInput &in, const FieldReader &r) { in.chunks = r.small_integer(1); }},
       {"pipeline.group_size",
@@ -502,7 +512,8 @@ RunInput parse_scenario(std::string_view text, const std::string &source,
                              const std::string &base_directory) {
   RunInput input;
   apply_table(input, parse_toml(text, source), "", source);
-  input.costs_file = resolve_path(input.costs_file, base_directory);
+  for (std::string &file : input.costs_files)
+    file = resolve_path(file, base_directory);
   input.schedule_file = resolve_path(input.schedule_file, base_directory);
   return input;
 }

@@ -222,10 +222,12 @@ SweepPoint Sweep::point(std::size_t index) const {
   } catch (const Error &error) {
     point.error = error.what();
   }
-  point.input.costs_file = resolve_path(point.input.costs_file, base_directory);
+  for (std::string &file : point.input.costs_files)
+    file = resolve_path(file, base_directory);
   point.input.schedule_file = resolve_path(point.input.schedule_file, base_directory);
   // The files a run reads, so that resuming after one of them changed runs it again.
-  std::vector<std::string> files{base_file, point.input.costs_file, point.input.schedule_file};
+  std::vector<std::string> files{base_file, point.input.schedule_file};
+  files.insert(files.end(), point.input.costs_files.begin(), point.input.costs_files.end());
   std::vector<std::string> policies{point.input.remat_policy};
   if (rank)
     policies.insert(policies.end(), rank->policies.begin(), rank->policies.end());
@@ -419,11 +421,13 @@ Sweep parse_sweep(std::string_view text, const std::string &source,
 Sweep read_sweep_file(const std::string &path) {
   Sweep sweep = parse_sweep(read_text_file(path, "sweep file"), path, parent_directory(path),
                             read_scenario_file);
-  // Every point shares the base's cost file unless an axis swaps it: read once, and a missing
-  // file is one error before the first point rather than an error on every row.
+  // Every point shares the base's costs unless an axis swaps the files or the size they are
+  // read at: read once, and a missing file is one error before the first point rather than an
+  // error on every row.
   const bool swept_costs = std::any_of(sweep.axes.begin(), sweep.axes.end(), [](const SweepAxis &a) {
-    return std::any_of(a.columns.begin(), a.columns.end(),
-                       [](const SweepColumn &c) { return c.key == "model.costs_file"; });
+    return std::any_of(a.columns.begin(), a.columns.end(), [](const SweepColumn &c) {
+      return c.key == "model.costs_file" || c.key == "pipeline.microbatch_size";
+    });
   });
   if (!swept_costs)
     load_cost_file(sweep.base);

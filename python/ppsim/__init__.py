@@ -33,6 +33,7 @@ __all__ = ["Error", "Scenario", "Result", "Gantt", "Report", "schedules", "simul
 _KEYWORDS = {
     "p": "cluster.devices", "devices": "cluster.devices",
     "m": "pipeline.microbatches", "microbatches": "pipeline.microbatches",
+    "b": "pipeline.microbatch_size", "microbatch_size": "pipeline.microbatch_size",
     "v": "pipeline.chunks", "chunks": "pipeline.chunks",
     "schedule": "pipeline.schedule", "schedule_file": "pipeline.schedule_file",
     "F": "model.F", "B": "model.B", "W": "model.W", "R": "model.R",
@@ -56,8 +57,8 @@ def _text(value: Any) -> str:
 
 
 def _toml(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value)
+    if isinstance(value, (str, pathlib.PurePath)):
+        return json.dumps(str(value))
     return _text(value)
 
 

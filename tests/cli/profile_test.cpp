@@ -378,6 +378,19 @@ TEST_CASE("profile import and merge: metadata says what the run was, absent stay
   CHECK(parsed.metadata.warmup == 1);
   CHECK_FALSE(parsed.metadata.dropout);
   CHECK(parsed.metadata.timer == "kineto_import");
+  CHECK(parsed.metadata.b == 0); // a trace does not say its microbatch size
+  // --batch records it (docs/profiler.md, "Microbatch sizes"); CSV has nowhere to keep it.
+  const Run sized = profile({"import", trace, "--batch", "4", "--format", "json"});
+  REQUIRE(sized.code == 0);
+  CHECK(parse_cost_json(sized.out, "sized.json", LayerIds::ascending).metadata.b == 4);
+  CHECK(profile({"import", trace, "--batch", "4"}).err ==
+        "ppsim: error: field '--batch': a CSV cost file has no metadata to record the microbatch "
+        "size in: write JSON (-o FILE.json or --format json)\n");
+  CHECK(profile({"import", trace, "--batch", "0", "--format", "json"}).code == 1);
+  // The analytic model records the size it modelled.
+  const Run analytic = profile({"--analytic", "--batch", "2", "--layers", "1", "--format", "json"});
+  REQUIRE(analytic.code == 0);
+  CHECK(parse_cost_json(analytic.out, "analytic.json").metadata.b == 2);
 
   // A square weight without strides: the warning on stderr, no B or W column.
   std::string square = ppsim::read_text_file(

@@ -61,7 +61,7 @@ TEST_CASE("the zoo ships a cost file and a budgeted scenario per model") {
     const RunInput input = read_scenario_file(path);
     CHECK(input.budget_bytes == doctest::Approx(80.0 * 1024 * 1024 * 1024));
     CHECK(input.microbatches >= 64);
-    const CostFile file = read_cost_file(input.costs_file);
+    const CostFile file = read_cost_file(input.costs_files.front());
     // The embedding and the LM head are layers of their own, so the end stages are unbalanced.
     CHECK(file.rows.front().layer_type == "embedding");
     CHECK(file.rows.back().layer_type == "lm_head");
@@ -97,7 +97,7 @@ TEST_CASE("every schedule does the whole model's work on every zoo model") {
   int checked = 0;
   for (const std::string &path : zoo_scenarios()) {
     RunInput input = read_scenario_file(path);
-    const CostFile file = read_cost_file(input.costs_file);
+    const CostFile file = read_cost_file(input.costs_files.front());
     for (const ScheduleInfo &info : schedule_registry()) {
       CAPTURE(path);
       CAPTURE(info.name);
@@ -321,7 +321,7 @@ TEST_CASE("simulate, bounds, partition and remat answer on every zoo model") {
     CHECK(nlohmann::json::parse(bounds.out)["best_lower_bound"].get<double>() > 0);
     const CommandResult split =
         scratch.ppsim(fmt::format("partition '{}' --stages {} --memory 80GiB --mode remat-aware",
-                                  input.costs_file, input.devices));
+                                  input.costs_files.front(), input.devices));
     if (split.exit_code == 0) {
       CHECK(split.out.find("partition = [") != std::string::npos);
     } else {

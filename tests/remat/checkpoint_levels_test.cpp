@@ -252,7 +252,7 @@ TEST_CASE("issue_29 a level's R is the time it adds, also where a recomputation 
   RunInput input;
   input.devices = 1;
   input.microbatches = 1;
-  input.costs_file = path;
+  input.costs_files = {path};
   input.remat_checkpoint_levels = 8;
   const PreparedRun run = prepare_run(input);
   const Scenario leveled = scenario_with_remat_levels(run.input, run.scenario);

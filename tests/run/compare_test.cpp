@@ -214,7 +214,7 @@ TEST_CASE("the default policies follow the cap and the cost file") {
   RunInput input;
   CHECK(default_policies(input, false) == std::vector<std::string>{"none"});
   CHECK(default_policies(input, true) == std::vector<std::string>{"none", "full", "ilp"});
-  input.costs_file = "model.csv";
+  input.costs_files = {"model.csv"};
   CHECK(default_policies(input, true) ==
         std::vector<std::string>{"none", "full", "selective", "ilp"});
   input.remat_policy = "none,ilp";

@@ -179,7 +179,7 @@ TEST_CASE("issue_27 selective recomputation a cost file does not measure is no f
   b.input.recompute_selective = {{0, 1}};
   b.input.bytes.activation = {100};
   b.input.bytes.selective_activation = {0};
-  b.input.costs_file = "imported.csv";
+  b.input.costs_files = {"imported.csv"};
   CHECK_FALSE(b.input.measures_selective());
   CHECK_FALSE(with_selective_level(b.input, b.scenario).has_selective_level());
   CHECK_THROWS_WITH_AS(with_policy(b, "selective"),

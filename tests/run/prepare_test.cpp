@@ -10,6 +10,7 @@
 #include "sim/schedules/registry.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -45,7 +46,7 @@ TEST_CASE("a cost file written and read back gives the stage sums") {
   RunInput input;
   input.devices = 2;
   input.microbatches = 4;
-  input.costs_file = file.path;
+  input.costs_files = {file.path};
   const PreparedRun even = prepare_run(input); // 2 layers per stage
   const TimeScale &scale = even.scenario.time_scale;
   CHECK(even.scenario.stage_costs[0].forward == scale.to_ticks({1, 1}));
@@ -80,7 +81,7 @@ TEST_CASE("issue_29 cluster.runtime_bytes: held by every device beside the model
   RunInput input;
   input.devices = 2;
   input.microbatches = 4;
-  input.costs_file = file.path;
+  input.costs_files = {file.path};
   input.memory_model = MemoryModel::bytes;
   const PreparedRun plain = prepare_run(input);
   set_scenario_field_from_text(input, "cluster.runtime_bytes", "1000", {"", 0, "--set"});
@@ -112,7 +113,7 @@ TEST_CASE("issue_29 values given beside a cost file keep their cost unit") {
   input.devices = 2;
   input.microbatches = 4;
   input.schedule = "zb-v"; // v = 2
-  input.costs_file = file.path;
+  input.costs_files = {file.path};
   input.forward = {{3, 1}};
   input.origins["model.F"] = SourceLocation{"s.toml", 2, "model.F"};
   input.bytes.parameters = {800};
@@ -133,7 +134,7 @@ TEST_CASE("issue_29 values given beside a cost file keep their cost unit") {
     CHECK(run.scenario.bytes->device_constant[0] == (per_device ? 800 : 1600) + 1500);
     // As without a cost file.
     RunInput alone = input;
-    alone.costs_file.clear();
+    alone.costs_files.clear();
     alone.backward_input = {{1, 1}};
     alone.backward_weight = {{1, 1}};
     CHECK(prepare_run(alone).scenario.stage_costs[0].forward ==
@@ -159,7 +160,7 @@ TEST_CASE("issue_33 the bounds of a generated schedule need no schedule: prepare
       input.latency = {1, 4};
       input.cap_activations = 3;
       if (with_costs)
-        input.costs_file = file.path;
+        input.costs_files = {file.path};
       else
         input.backward_weight = {{1, 2}};
       CAPTURE(info.name);
@@ -194,7 +195,7 @@ TEST_CASE("a cost file with fewer layers than stages is an error at the field") 
   const TemporaryFile file("ppsim-run-setup-few.csv", kLayers);
   RunInput input;
   input.devices = 8;
-  input.costs_file = file.path;
+  input.costs_files = {file.path};
   input.origins["model.costs_file"] = SourceLocation{"s.toml", 4, "model.costs_file"};
   CHECK_THROWS_WITH_AS(
       prepare_run(input),
@@ -244,7 +245,7 @@ TEST_CASE("issue_30 a cost file with the whole backward only runs fused schedule
   RunInput input;
   input.devices = 2;
   input.microbatches = 4;
-  input.costs_file = file.path;
+  input.costs_files = {file.path};
   input.origins["model.costs_file"] = SourceLocation{"s.toml", 2, "model.costs_file"};
   const PreparedRun fused = prepare_run(input);
   const TimeScale &scale = fused.scenario.time_scale;
@@ -281,10 +282,10 @@ TEST_CASE("issue_30 a cost file without byte columns counts one activation per s
   RunInput input;
   input.devices = 2;
   input.microbatches = 4;
-  input.costs_file = file.path;
+  input.costs_files = {file.path};
   input.schedule = "zb-1p";
   RunInput without_file = input;
-  without_file.costs_file.clear();
+  without_file.costs_files.clear();
   const PreparedRun with_times = prepare_run(input);
   const PreparedRun plain = prepare_run(without_file);
   CHECK_FALSE(with_times.scenario.bytes.has_value());
@@ -305,11 +306,82 @@ TEST_CASE("issue_30 each byte size comes from the file only where the file has i
   RunInput input;
   input.devices = 2;
   input.microbatches = 4;
-  input.costs_file = file.path;
+  input.costs_files = {file.path};
   input.bytes.activation = {100};
   input.origins["model.memory.act_bytes"] = SourceLocation{"s.toml", 2, "model.memory.act_bytes"};
   const PreparedRun run = prepare_run(input);
   REQUIRE(run.scenario.bytes.has_value());
   // Weights, gradients (param_bytes by default) and the optimizer's states of the stage's layer.
   CHECK(run.scenario.bytes->device_constant[0] == 1000 + 1000 + 4000);
+}
+
+TEST_CASE("cost files at several microbatch sizes are read at pipeline.microbatch_size") {
+  // docs/profiler.md, "Microbatch sizes": the same layers at b = 1 and b = 4 (JSON records b).
+  CostFile one = parse_cost_csv(kLayers, "layers.csv");
+  one.metadata.b = 1;
+  CostFile four = one;
+  four.metadata.b = 4;
+  for (CostRow &row : four.rows) {
+    row.fwd_ms = row.fwd_ms * Rational{3, 1}; // 3x the time for 4x the samples
+    row.activation_bytes_full *= 4;
+  }
+  const TemporaryFile b1("ppsim-sizes-b1.json", write_cost_json(one));
+  const TemporaryFile b4("ppsim-sizes-b4.json", write_cost_json(four));
+  const TemporaryFile csv("ppsim-sizes.csv", kLayers);
+  const auto scenario = [&](const std::string &costs, const std::string &size) {
+    return parse_scenario("[model]\ncosts_file = " + costs + "\n[pipeline]\nmicrobatches = 4\n" +
+                              size + "[cluster]\ndevices = 2\n",
+                          "s.toml", "");
+  };
+  const std::string both = "[\"" + b1.path + "\", \"" + b4.path + "\"]";
+  // b = 2 is a third of the way: stage 1's F = 7/4 ms at b = 1, 21/4 at b = 4 -> 35/12.
+  const PreparedRun two = prepare_run(scenario(both, "microbatch_size = 2\n"));
+  const TimeScale &scale = two.scenario.time_scale;
+  CHECK(two.scenario.stage_costs[1].forward == scale.to_ticks({35, 12}));
+  CHECK(two.scenario.bytes->stages[1].stored == doctest::Approx(700));
+  // At a measured size the file is read as it is.
+  const PreparedRun at_four = prepare_run(scenario(both, "microbatch_size = 4\n"));
+  CHECK(at_four.scenario.stage_costs[1].forward ==
+        at_four.scenario.time_scale.to_ticks({21, 4}));
+  // Costs loaded once for one size are not reused at another.
+  RunInput shared = scenario(both, "microbatch_size = 2\n");
+  load_cost_file(shared);
+  shared.microbatch_size = 4;
+  CHECK(prepare_run(shared).scenario.stage_costs[1].forward ==
+        at_four.scenario.stage_costs[1].forward);
+
+  const auto refusal = [&](const std::string &costs, const std::string &size) {
+    try {
+      prepare_run(scenario(costs, size));
+    } catch (const Error &error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  CHECK(refusal(both, "") ==
+        "s.toml:2: field 'model.costs_file': 2 cost files are given (microbatch sizes 1, 4): set "
+        "pipeline.microbatch_size to the size the run uses");
+  CHECK(refusal(both, "microbatch_size = 8\n") ==
+        "s.toml:5: field 'pipeline.microbatch_size': microbatch size 8 is outside the sizes the "
+        "cost files were profiled at (1, 4): kernels are not linear in the size, so ppsim "
+        "interpolates between measured sizes and does not extrapolate; profile at 8");
+  CHECK(refusal("\"" + b4.path + "\"", "microbatch_size = 2\n") ==
+        fmt::format("s.toml:5: field 'pipeline.microbatch_size': {} was profiled at microbatch "
+                    "size 4, not 2: kernels are not linear in the size; profile at 2, or give "
+                    "files at sizes around it (model.costs_file = [...])",
+                    b4.path));
+  CHECK(refusal("\"" + csv.path + "\"", "microbatch_size = 2\n") ==
+        fmt::format("s.toml:5: field 'pipeline.microbatch_size': {} records no microbatch size "
+                    "(a CSV file has no metadata), so the size cannot select its costs: give JSON "
+                    "cost files of ppsim profile, one per size (model.costs_file = [...])",
+                    csv.path));
+  CHECK(refusal("[\"" + b1.path + "\", \"\"]", "microbatch_size = 2\n") ==
+        "s.toml:2: field 'model.costs_file': expected a file name in every element, got \"\"");
+  // Without a cost file the size has nothing to select.
+  CHECK_THROWS_WITH_AS(prepare_run(parse_scenario("[pipeline]\nmicrobatch_size = 2\n", "t.toml",
+                                                  "")),
+                       "t.toml:2: field 'pipeline.microbatch_size': selects the costs among cost "
+                       "files profiled at several sizes (model.costs_file); the times given in "
+                       "the scenario are for its microbatches as they are",
+                       Error);
 }
