@@ -88,16 +88,20 @@ void print_table(const std::vector<RankedRun> &rows, bool byte_peaks, bool itera
 }
 
 // The winner in words: its gap to the bound and the two largest causes of idle time.
-std::string winner_text(const RankedRun &row, const std::string &time_unit) {
+// `sized`: the ranking spans microbatch sizes, so the winner's is named.
+std::string winner_text(const RankedRun &row, const std::string &time_unit, bool sized) {
   const Evaluation &run = *row.evaluation;
   const Scenario &scenario = run.run.scenario;
   const TimeScale &scale = scenario.time_scale;
   const Metrics &metrics = run.simulation.metrics;
   std::string text = fmt::format(
-      "winner: {}{}, {} {} {}", row.schedule,
+      "winner: {}{}{}, {} {} {}", row.schedule,
       row.policy == "none" ? ""
                            : fmt::format(" with {} recomputation ({} ops)", row.policy,
                                          run.run.schedule.recompute_op_count()),
+      sized ? fmt::format(" at microbatch size {} (m = {})", run.run.input.microbatch_size,
+                          run.run.input.microbatches)
+            : "",
       metrics.iteration ? "iteration" : "makespan", scale.readable(run.ranked_ticks()),
       time_unit);
   if (metrics.iteration)
@@ -190,7 +194,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   options.add_options()("schedules", po::value<std::string>()->value_name("A,B,..."),
                         "schedules to compare (default: all)")(
       "caps", po::value<std::string>()->value_name("K1,K2,..."),
-      "memory caps K to compare under")("time-limit", po::value<double>()->value_name("S"),
+      "memory caps K to compare under")(
+      "microbatch-sizes", po::value<std::string>()->value_name("B1,B2,..."),
+      "microbatch sizes to rank at the scenario's batch of m x b samples (needs cost files at "
+      "several sizes)")("time-limit", po::value<double>()->value_name("S"),
                                         "seconds per ILP solve (default: remat.time_limit)")(
       "format", po::value<std::string>()->default_value("text"), "text, csv or json")(
       "svg", po::value<std::string>()->value_name("FILE"),
@@ -234,17 +241,43 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     if (caps->empty())
       throw Error("", 0, "--caps", "expected at least one cap K, as K1,K2,...");
   }
+  std::vector<int> sizes;
+  if (values.count("microbatch-sizes")) {
+    if (caps)
+      throw Error("", 0, "--microbatch-sizes",
+                  "ranks sizes under the scenario's cap; give it or --caps, not both");
+    for (const std::string &text : split_names(values["microbatch-sizes"].as<std::string>())) {
+      RunInput probe;
+      set_scenario_field_from_text(probe, "pipeline.microbatch_size", text,
+                                   {"", 0, "--microbatch-sizes"});
+      try {
+        at_microbatch_size(base, probe.microbatch_size); // before a minute of ranking
+      } catch (const Error &error) {
+        throw Error("", 0, "--microbatch-sizes", error.sentence());
+      }
+      sizes.push_back(probe.microbatch_size);
+    }
+    if (sizes.empty())
+      throw Error("", 0, "--microbatch-sizes", "expected at least one size, as B1,B2,...");
+  }
   RankRequest request = rank_request(base, std::move(schedules), std::move(caps));
+  request.microbatch_sizes = std::move(sizes);
   request.evaluate.timelines = values.count("svg") || values.count("report");
   const bool quiet = values["quiet"].as<bool>();
   Progress progress(err, progress_mode(values, err), "compare", "runs");
   const std::vector<Ranking> rankings = rank_runs(request, progress.callback());
   progress.clear();
   warn_if_unfair(base, rankings.front().runs, err);
-  // The winner: the fastest run that fits the first cap. Outputs are checked before anything
-  // is printed or written.
-  const std::vector<RankedRun> &first = rankings.front().runs;
-  const RankedRun *winner = rankings.front().winner();
+  // The winner: the fastest run that fits the first cap, or over every microbatch size. Outputs
+  // are checked before anything is printed or written.
+  const RankedRun *winner =
+      request.microbatch_sizes.empty() ? rankings.front().winner() : fastest_winner(rankings);
+  const auto holds_winner = [winner](const Ranking &ranking) {
+    return ranking.winner() == winner;
+  };
+  const std::vector<RankedRun> &first =
+      winner ? std::find_if(rankings.begin(), rankings.end(), holds_winner)->runs
+             : rankings.front().runs;
   const bool wants_plan = values.count("plan") > 0;
   const bool wants_torch = values.count("torch-csv") > 0;
   const bool wants_files = values.count("svg") || wants_plan || wants_torch;
@@ -292,7 +325,9 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     for (std::size_t k = 0; k < rankings.size(); ++k) {
       out << fmt::format("{}{}{}  (p={} m={})\n", k == 0 ? "" : "\n",
                          base.model_name.empty() ? "" : fmt::format("model {}  ", base.model_name),
-                         cap_heading(base, rankings[k].cap), base.devices, base.microbatches);
+                         ranking_heading(base, rankings[k]), base.devices,
+                         rankings[k].microbatch_size > 0 ? rankings[k].microbatches
+                                                         : base.microbatches);
       print_table(rankings[k].runs, byte_peaks, iterations, out);
       not_tried += rankings[k].not_tried.size();
     }
@@ -306,7 +341,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
                          not_tried, iterations ? "iteration" : "makespan");
     }
     if (winner != nullptr)
-      out << "\n" << winner_text(*winner, base.time_unit);
+      out << "\n" << winner_text(*winner, base.time_unit, !request.microbatch_sizes.empty());
     else
       out << fmt::format("\nno winner: no run fits {} (the n/a rows give the least peak a "
                          "recomputation plan reaches)\n",

@@ -183,10 +183,16 @@ RankRequest ranking_request(const RunInput &input, const std::vector<std::string
   return request;
 }
 
-// The ranking of `compare`, as `compare --format json` prints it (run/compare.h).
+// The ranking of `compare`, as `compare --format json` prints it (run/compare.h); over the
+// microbatch sizes at the input's batch when `microbatch_sizes` is not empty.
 std::string compare_runs(const RunInput &input, const std::vector<std::string> &schedules,
-                         const std::vector<std::optional<double>> &caps, unsigned threads) {
-  return rankings_json(interruptible_ranking(ranking_request(input, schedules, caps, threads)));
+                         const std::vector<std::optional<double>> &caps, unsigned threads,
+                         const std::vector<int> &microbatch_sizes) {
+  RankRequest request = ranking_request(input, schedules, caps, threads);
+  request.microbatch_sizes = microbatch_sizes;
+  for (const int size : microbatch_sizes)
+    at_microbatch_size(input, size); // refused before the ranking starts
+  return rankings_json(interruptible_ranking(request));
 }
 
 // The interactive page of `ppsim report` (docs/report.md) for the same ranking as compare_runs.
@@ -353,7 +359,7 @@ PYBIND11_MODULE(_ppsim, module) {
   });
   module.def("simulate", &simulate_run, py::arg("input"), py::arg("gantt") = false);
   module.def("compare", &compare_runs, py::arg("input"), py::arg("schedules"), py::arg("caps"),
-             py::arg("threads"));
+             py::arg("threads"), py::arg("microbatch_sizes"));
   module.def("bounds", &bounds_of, py::arg("input"));
   module.def("report", &report_of, py::arg("input"), py::arg("schedules"), py::arg("caps"),
              py::arg("threads"));

@@ -75,7 +75,8 @@ Ranking rank_cap(const RankRequest &request, const std::optional<double> &cap,
                  ProgressCounter &progress) {
   const std::vector<std::string> &names = request.schedules;
   const std::vector<std::string> &policies = request.policies;
-  Ranking ranking{cap, {}, {}};
+  Ranking ranking;
+  ranking.cap = cap;
   std::vector<RankedRun> plain(names.size());
   for_each_index(names.size(), request.threads,
                  [&](std::size_t k) { plain[k] = plain_run(request, names[k], cap); });
@@ -203,15 +204,74 @@ std::string cap_label(const RunInput &base, const std::optional<double> &cap) {
 }
 
 std::size_t rank_steps(const RankRequest &request) {
-  return request.caps.size() * request.schedules.size() * recomputing_count(request.policies);
+  return std::max<std::size_t>(1, request.microbatch_sizes.size()) * request.caps.size() *
+         request.schedules.size() * recomputing_count(request.policies);
 }
 
 std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &progress) {
   ProgressCounter counter(progress, rank_steps(request));
   std::vector<Ranking> rankings;
-  for (const std::optional<double> &cap : request.caps)
-    rankings.push_back(rank_cap(request, cap, counter));
+  if (request.microbatch_sizes.empty()) {
+    for (const std::optional<double> &cap : request.caps)
+      rankings.push_back(rank_cap(request, cap, counter));
+    return rankings;
+  }
+  for (const int size : request.microbatch_sizes) {
+    RankRequest sized = request;
+    sized.base = at_microbatch_size(request.base, size);
+    load_cost_file(sized.base); // the costs at this size, read once for its runs
+    for (const std::optional<double> &cap : request.caps) {
+      Ranking ranking = rank_cap(sized, cap, counter);
+      ranking.microbatch_size = size;
+      ranking.microbatches = sized.base.microbatches;
+      rankings.push_back(std::move(ranking));
+    }
+  }
   return rankings;
+}
+
+RunInput at_microbatch_size(const RunInput &base, int size) {
+  // The run's own size: the scenario's, else the one its cost file records.
+  int own = base.microbatch_size;
+  if (own <= 0) {
+    if (const std::shared_ptr<const CostFile> costs = run_costs(base))
+      own = static_cast<int>(costs->metadata.b);
+  }
+  if (own <= 0) {
+    base.fail("pipeline.microbatch_size",
+              "ranking microbatch sizes keeps the batch of m x b samples: give the run's size b "
+              "and cost files at the sizes ranked (model.costs_file)");
+  }
+  const std::int64_t samples = std::int64_t{base.microbatches} * own;
+  if (size <= 0 || samples % size != 0) {
+    base.fail("pipeline.microbatch_size",
+              fmt::format("a batch of m x b = {} x {} = {} samples is not a whole number of "
+                          "microbatches of size {}",
+                          base.microbatches, own, samples, size));
+  }
+  RunInput sized = base;
+  sized.microbatch_size = size;
+  sized.microbatches = static_cast<int>(samples / size);
+  return sized;
+}
+
+const RankedRun *fastest_winner(const std::vector<Ranking> &rankings) {
+  const RankedRun *fastest = nullptr;
+  for (const Ranking &ranking : rankings) {
+    const RankedRun *winner = ranking.winner();
+    if (winner && (!fastest || winner->evaluation->ranked_time() <
+                                   fastest->evaluation->ranked_time()))
+      fastest = winner;
+  }
+  return fastest;
+}
+
+std::string ranking_heading(const RunInput &base, const Ranking &ranking) {
+  const std::string cap = cap_heading(base, ranking.cap);
+  if (ranking.microbatch_size == 0)
+    return cap;
+  return fmt::format("{}, microbatch size {} (m = {})", cap, ranking.microbatch_size,
+                     ranking.microbatches);
 }
 
 std::string cap_heading(const RunInput &base, const std::optional<double> &cap) {
@@ -251,8 +311,10 @@ std::string rankings_json(const std::vector<Ranking> &rankings) {
     for (const std::string &pair : ranking.not_tried)
       not_tried.push_back(json_string(pair));
     objects.push_back(fmt::format(
-        "{{\"cap\": {}, \"winner\": {}, \"not_tried\": [{}], \"runs\": [{}]}}",
+        "{{\"cap\": {}, \"microbatch_size\": {}, \"winner\": {}, \"not_tried\": [{}], "
+        "\"runs\": [{}]}}",
         ranking.cap ? json_number(*ranking.cap) : "null",
+        ranking.microbatch_size > 0 ? std::to_string(ranking.microbatch_size) : "null",
         winner ? fmt::format("{{\"schedule\": {}, \"policy\": {}}}", json_string(winner->schedule),
                              json_string(winner->policy))
                : "null",

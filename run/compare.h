@@ -28,6 +28,10 @@ struct RankedRun {
 struct Ranking {
   std::optional<double> cap; ///< cluster.K of these runs (none: from the budget, or uncapped)
   std::vector<RankedRun> runs;
+  /// The microbatch size b of these runs and their m, where the ranking spans sizes at a fixed
+  /// batch (RankRequest::microbatch_sizes); 0 otherwise.
+  int microbatch_size = 0;
+  int microbatches = 0;
   /// Recomputing (schedule, policy) pairs not evaluated, as "schedule + policy": their makespan
   /// without recomputation is already at or above the best run found, and recomputation only
   /// adds work to a fixed order.
@@ -44,6 +48,9 @@ struct RankRequest {
   std::vector<std::string> schedules;
   std::vector<std::string> policies; ///< "none" first when given (see default_policies)
   std::vector<std::optional<double>> caps{std::nullopt};
+  /// Microbatch sizes to rank at the base's batch, m x b samples (at_microbatch_size): one
+  /// ranking per size and cap; empty = the base's size only.
+  std::vector<int> microbatch_sizes;
   EvaluateOptions evaluate;
   /// Runs evaluated at once. The recomputing runs go in batches of four in a fixed order
   /// whatever the thread count, so the pruning and the result never depend on it.
@@ -53,10 +60,23 @@ struct RankRequest {
 /// The heading of a ranking in tables and the report: "memory cap K = 4", the budget's per-schedule
 /// caps, or "no memory cap".
 std::string cap_heading(const RunInput &base, const std::optional<double> &cap);
+/// cap_heading, and the microbatch size where the ranking spans sizes: "memory cap K = 4,
+/// microbatch size 2 (m = 32)".
+std::string ranking_heading(const RunInput &base, const Ranking &ranking);
+
+/// `base` at microbatch size `size` with the same samples per iteration, m x b: what a ranking
+/// over sizes runs (docs/compare.md, "Microbatch sizes"). b is pipeline.microbatch_size, else
+/// the size the cost file records. Throws Error when the base has no size or its m x b is not a
+/// multiple of `size`.
+RunInput at_microbatch_size(const RunInput &base, int size);
+
+/// The fastest winner over the rankings (by the ranked time: the iteration, or the makespan),
+/// the first one on a tie; null when no run fits anywhere. The winner of a ranking over sizes.
+const RankedRun *fastest_winner(const std::vector<Ranking> &rankings);
 
 /// The rankings as JSON (`compare --format json`, `remat --auto --format json`, Python's
-/// `ppsim.compare`): {"rankings": [{"cap", "winner": {"schedule", "policy"} or null, "not_tried",
-/// "runs": [{"schedule", "policy", "winner", "unavailable", "report"}]}]}, the runs in ranking
+/// `ppsim.compare`): {"rankings": [{"cap", "microbatch_size" (null unless the ranking spans
+/// sizes), "winner": {"schedule", "policy"} or null, "not_tried", "runs": [{"schedule", "policy", "winner", "unavailable", "report"}]}]}, the runs in ranking
 /// order, each report `ppsim simulate --format json`'s object (null when unavailable).
 std::string rankings_json(const std::vector<Ranking> &rankings);
 
@@ -87,10 +107,10 @@ bool cap_of_budget(const RunInput &base, const std::optional<double> &cap);
 /// the runs check it: progress steps and tables name it.
 std::string cap_label(const RunInput &base, const std::optional<double> &cap);
 
-/// Steps a ProgressFn of rank_runs hears of: one per (cap, schedule, recomputing policy).
+/// Steps a ProgressFn of rank_runs hears of: one per (size, cap, schedule, recomputing policy).
 std::size_t rank_steps(const RankRequest &request);
 
-/// One ranking per cap of the request, in the request's order.
+/// One ranking per (microbatch size, cap) of the request, in the request's order.
 std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &progress = {});
 
 } // namespace ppsim

@@ -82,7 +82,9 @@ std::shared_ptr<const CostFile> run_costs(const RunInput &input) {
     }
     return nullptr;
   }
-  if (input.loaded_costs && input.loaded_costs->source_name == costs_source(input))
+  // One file is named by its path alone: loaded at another size it is checked again.
+  if (input.loaded_costs && input.loaded_costs->source_name == costs_source(input) &&
+      (input.microbatch_size == 0 || input.loaded_costs->metadata.b == input.microbatch_size))
     return input.loaded_costs;
   CostFile file = input.costs_files.size() == 1 ? one_file(input) : sized_files(input);
   file.source_name = costs_source(input);

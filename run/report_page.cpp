@@ -69,7 +69,7 @@ std::string report_page(std::string_view data_json) {
 std::string rankings_page(const RunInput &base, const std::vector<Ranking> &rankings) {
   std::vector<ReportTable> report_tables;
   for (const Ranking &ranking : rankings) {
-    ReportTable table{cap_heading(base, ranking.cap), {}};
+    ReportTable table{ranking_heading(base, ranking), {}};
     for (const RankedRun &row : ranking.runs) {
       table.rows.push_back(
           row.ran() ? report_run_json(row.evaluation->report(), row.policy)

@@ -216,12 +216,16 @@ def gantt(scenario: Scenario, **fields: Any) -> Gantt:
 
 def compare(scenario: Scenario, schedules: Optional[Sequence[str]] = None,
             caps: Optional[Sequence[Optional[float]]] = None, threads: int = 2,
+            microbatch_sizes: Optional[Sequence[int]] = None,
             **fields: Any) -> list[dict[str, Any]]:
     """The ranking of `ppsim compare`: one record per (cap, schedule, policy), fastest first,
-    with the run's report (as `simulate`'s metrics) or why it could not run."""
+    with the run's report (as `simulate`'s metrics) or why it could not run; with
+    `microbatch_sizes`, per size at the scenario's batch of m x b samples (`compare
+    --microbatch-sizes`), each record naming its `microbatch_size`."""
     rankings = json.loads(_ppsim.compare(_scenario(scenario, fields)._input,
-                                         list(schedules or []), list(caps or [None]), threads))
-    return [_ranked_record(ranking["cap"], run) for ranking in rankings["rankings"]
+                                         list(schedules or []), list(caps or [None]), threads,
+                                         list(microbatch_sizes or [])))
+    return [_ranked_record(ranking, run) for ranking in rankings["rankings"]
             for run in ranking["runs"]]
 
 
@@ -251,9 +255,10 @@ def report(scenario: Scenario, schedules: Optional[Sequence[str]] = None,
                                 list(caps or [None]), threads))
 
 
-def _ranked_record(cap: Optional[float], run: Mapping[str, Any]) -> dict[str, Any]:
+def _ranked_record(ranking: Mapping[str, Any], run: Mapping[str, Any]) -> dict[str, Any]:
     """One run of `compare --format json`'s rankings as a flat record."""
-    record = {"cap": cap, "schedule": run["schedule"], "policy": run["policy"],
+    record = {"cap": ranking["cap"], "microbatch_size": ranking["microbatch_size"],
+              "schedule": run["schedule"], "policy": run["policy"],
               "winner": run["winner"], "unavailable": run["unavailable"]}
     record.update(run["report"] or {})
     return record

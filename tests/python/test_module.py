@@ -78,7 +78,7 @@ def test_compare_names_the_cli_winner_with_the_same_makespans(ppsim):
     assert ranking[0]["winner"] and sum(r["winner"] for r in ranking) == 1
     # `compare --format json` holds the same records (issue 31: every table machine-readable).
     rankings = json.loads(ppsim("compare", model, "--format", "json"))["rankings"]
-    assert ranking == [pp._ranked_record(r["cap"], run) for r in rankings for run in r["runs"]]
+    assert ranking == [pp._ranked_record(r, run) for r in rankings for run in r["runs"]]
     assert rankings[0]["winner"] == {"schedule": ranking[0]["schedule"],
                                      "policy": ranking[0]["policy"]}
 

@@ -6,7 +6,9 @@
 #include "tests/sim/test_support.h"
 
 #include <doctest/doctest.h>
+#include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
 #include <random>
 
 using namespace ppsim;
@@ -221,4 +223,76 @@ TEST_CASE("the default policies follow the cap and the cost file") {
   input.origins["remat.policy"] = {"s.toml", 3, "remat.policy"};
   CHECK(default_policies(input, true) == std::vector<std::string>{"none", "ilp"});
   CHECK(split_names("a,,b,") == std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("a ranking over microbatch sizes keeps m x b and ranks each size as its own scenario") {
+  // docs/compare.md, "Microbatch sizes": cost files at b = 1 and 4 of a 4-layer model; a larger
+  // size costs less per sample (F = 1 ms at b = 1, 3 ms at b = 4), so fewer, larger
+  // microbatches trade per-sample speed against the pipeline's fill.
+  const auto write_file = [](const std::string &name, std::int64_t b, Rational forward) {
+    CostFile file;
+    file.metadata.b = b;
+    for (int layer = 0; layer < 4; ++layer) {
+      CostRow row;
+      row.layer_id = layer;
+      row.layer_name = fmt::format("block{}", layer);
+      row.fwd_ms = forward;
+      row.bwd_input_ms = forward;
+      row.bwd_weight_ms = forward;
+      row.bwd_total_ms = forward * Rational{2, 1};
+      row.recompute_ms = forward;
+      file.rows.push_back(row);
+    }
+    const std::string path = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream(path) << write_cost_json(file);
+    return path;
+  };
+  RunInput base;
+  base.devices = 4;
+  base.costs_files = {write_file("ppsim-rank-b1.json", 1, {1, 1}),
+                      write_file("ppsim-rank-b4.json", 4, {3, 1})};
+  base.microbatch_size = 2;
+  base.microbatches = 8; // 16 samples
+  RankRequest request = request_for(base, {"1f1b", "zb-h1"}, {std::nullopt});
+  request.microbatch_sizes = {1, 2, 4};
+  const std::vector<Ranking> rankings = rank_runs(request);
+  REQUIRE(rankings.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const int size = request.microbatch_sizes[k];
+    CAPTURE(size);
+    CHECK(rankings[k].microbatch_size == size);
+    CHECK(rankings[k].microbatches == 16 / size);
+    const RunInput sized = at_microbatch_size(base, size);
+    CHECK(sized.microbatches * sized.microbatch_size == 16);
+    for (const RankedRun &run : rankings[k].runs) {
+      RunInput alone = sized;
+      alone.schedule = run.schedule;
+      alone.remat_policy = run.policy;
+      CHECK(run.evaluation->makespan() == evaluate_run(alone).makespan());
+    }
+    CHECK(ranking_heading(base, rankings[k]) ==
+          fmt::format("memory cap K = none, microbatch size {} (m = {})", size, 16 / size));
+  }
+  // The fastest winner over the sizes, named by its own scenario's size.
+  const RankedRun *fastest = fastest_winner(rankings);
+  REQUIRE(fastest != nullptr);
+  for (const Ranking &ranking : rankings)
+    CHECK_FALSE(ranking.winner()->evaluation->ranked_time() < fastest->evaluation->ranked_time());
+  CHECK(rankings_json(rankings).find("\"microbatch_size\": 4") != std::string::npos);
+  // A size that does not divide the batch, and a base without a size of its own.
+  CHECK_THROWS_WITH_AS(at_microbatch_size(base, 3),
+                       "field 'pipeline.microbatch_size': a batch of m x b = 8 x 2 = 16 samples "
+                       "is not a whole number of microbatches of size 3",
+                       Error);
+  base.microbatch_size = 0;
+  base.costs_files = {request.base.costs_files[1]}; // one file: its recorded size, 4
+  CHECK(at_microbatch_size(base, 1).microbatches == 32);
+  base.costs_files.clear();
+  CHECK_THROWS_WITH_AS(at_microbatch_size(base, 2),
+                       "field 'pipeline.microbatch_size': ranking microbatch sizes keeps the "
+                       "batch of m x b samples: give the run's size b and cost files at the sizes "
+                       "ranked (model.costs_file)",
+                       Error);
+  for (const std::string &path : request.base.costs_files)
+    std::filesystem::remove(path);
 }

@@ -349,6 +349,10 @@ TEST_CASE("cost files at several microbatch sizes are read at pipeline.microbatc
   shared.microbatch_size = 4;
   CHECK(prepare_run(shared).scenario.stage_costs[1].forward ==
         at_four.scenario.stage_costs[1].forward);
+  RunInput single = scenario("\"" + b4.path + "\"", ""); // read at its own size, 4
+  load_cost_file(single);
+  single.microbatch_size = 2;
+  CHECK_THROWS_AS(prepare_run(single), Error);
 
   const auto refusal = [&](const std::string &costs, const std::string &size) {
     try {
