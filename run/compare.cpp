@@ -249,6 +249,14 @@ RunInput at_microbatch_size(const RunInput &base, int size) {
                           "microbatches of size {}",
                           base.microbatches, own, samples, size));
   }
+  // The field table's bound on m (pipeline.microbatches).
+  constexpr std::int64_t kMostMicrobatches = 1'000'000'000;
+  if (samples / size > kMostMicrobatches) {
+    base.fail("pipeline.microbatch_size",
+              fmt::format("microbatch size {} gives m = {} microbatches for the batch of {} "
+                          "samples, more than ppsim runs",
+                          size, samples / size, samples));
+  }
   RunInput sized = base;
   sized.microbatch_size = size;
   sized.microbatches = static_cast<int>(samples / size);

@@ -285,6 +285,14 @@ TEST_CASE("a ranking over microbatch sizes keeps m x b and ranks each size as it
                        "is not a whole number of microbatches of size 3",
                        Error);
   base.microbatch_size = 0;
+  RunInput huge = base;
+  huge.microbatches = 1'000'000'000;
+  huge.microbatch_size = 1'000'000;
+  CHECK_THROWS_WITH_AS(at_microbatch_size(huge, 1),
+                       "field 'pipeline.microbatch_size': microbatch size 1 gives m = "
+                       "1000000000000000 microbatches for the batch of 1000000000000000 samples, "
+                       "more than ppsim runs",
+                       Error);
   base.costs_files = {request.base.costs_files[1]}; // one file: its recorded size, 4
   CHECK(at_microbatch_size(base, 1).microbatches == 32);
   base.costs_files.clear();
