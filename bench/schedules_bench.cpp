@@ -1,6 +1,7 @@
 // Greedy and search schedule generators (issue 3: zb-auto for p = 32, m = 256 in under 20 ms;
-// v-auto for p = 16, m = 64 in under 1 s; the Python references take about 0.7 s and 99 s; issue 33:
-// v-half in O(ops log ops), against zb-v at p = 128, m = 1024).
+// v-auto for p = 16, m = 64 in under 1 s; the Python references take about 0.7 s and 99 s;
+// issue 33: v-half's device peak in O(log slots) a tried slot, against zb-v at p = 128,
+// m = 1024).
 // Figures and commands: docs/performance.md, "Schedule generators".
 //
 // The scenario is built outside the timed region; each iteration runs the generator alone.

@@ -172,8 +172,9 @@ struct TakeAway {
   std::optional<TorchCsvExport> torch;
 };
 
-TakeAway take_away(const std::vector<RankedRun> &rows, bool plan, bool torch) {
-  for (const RankedRun &row : rows) {
+TakeAway take_away(const std::vector<const RankedRun *> &rows, bool plan, bool torch) {
+  for (const RankedRun *candidate : rows) {
+    const RankedRun &row = *candidate;
     // Selective recomputation from the fractions' defaults has no per-microbatch plan; measured
     // selective recomputation is a level of the plan (docs/remat.md, "Checkpoint levels").
     if (!row.fits() || (plan && row.policy == "selective" &&
@@ -243,18 +244,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   }
   std::vector<int> sizes;
   if (values.count("microbatch-sizes")) {
-    if (caps)
-      throw Error("", 0, "--microbatch-sizes",
-                  "ranks sizes under the scenario's cap; give it or --caps, not both");
     for (const std::string &text : split_names(values["microbatch-sizes"].as<std::string>())) {
       RunInput probe;
       set_scenario_field_from_text(probe, "pipeline.microbatch_size", text,
                                    {"", 0, "--microbatch-sizes"});
-      try {
-        at_microbatch_size(base, probe.microbatch_size); // before a minute of ranking
-      } catch (const Error &error) {
-        throw Error("", 0, "--microbatch-sizes", error.sentence());
-      }
       sizes.push_back(probe.microbatch_size);
     }
     if (sizes.empty())
@@ -262,22 +255,27 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   }
   RankRequest request = rank_request(base, std::move(schedules), std::move(caps));
   request.microbatch_sizes = std::move(sizes);
+  request.sizes_origin = {"", 0, "--microbatch-sizes"};
+  if (!request.microbatch_sizes.empty())
+    check_microbatch_sizes(request); // before a minute of ranking
   request.evaluate.timelines = values.count("svg") || values.count("report");
   const bool quiet = values["quiet"].as<bool>();
   Progress progress(err, progress_mode(values, err), "compare", "runs");
   const std::vector<Ranking> rankings = rank_runs(request, progress.callback());
   progress.clear();
   warn_if_unfair(base, rankings.front().runs, err);
-  // The winner: the fastest run that fits the first cap, or over every microbatch size. Outputs
-  // are checked before anything is printed or written.
-  const RankedRun *winner =
-      request.microbatch_sizes.empty() ? rankings.front().winner() : fastest_winner(rankings);
-  const auto holds_winner = [winner](const Ranking &ranking) {
-    return ranking.winner() == winner;
-  };
-  const std::vector<RankedRun> &first =
-      winner ? std::find_if(rankings.begin(), rankings.end(), holds_winner)->runs
-             : rankings.front().runs;
+  // The runs the winner is chosen from: the first cap's, or every microbatch size's (all process
+  // the same samples). Outputs are checked before anything is printed or written.
+  std::vector<const RankedRun *> first;
+  if (request.microbatch_sizes.empty()) {
+    for (const RankedRun &run : rankings.front().runs)
+      first.push_back(&run);
+  } else {
+    first = pooled_ranking(rankings);
+  }
+  const auto fitting = std::find_if(first.begin(), first.end(),
+                                    [](const RankedRun *run) { return run->fits(); });
+  const RankedRun *winner = fitting == first.end() ? nullptr : *fitting;
   const bool wants_plan = values.count("plan") > 0;
   const bool wants_torch = values.count("torch-csv") > 0;
   const bool wants_files = values.count("svg") || wants_plan || wants_torch;
@@ -292,9 +290,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   }
   if (winner == nullptr && base.budget_bytes && base.memory_model == MemoryModel::bytes) {
     double least = std::numeric_limits<double>::infinity();
-    for (const RankedRun &row : first) {
-      if (row.ran())
-        least = std::min(least, row.evaluation->simulation.metrics.max_peak_bytes().value_or(least));
+    for (const RankedRun *row : first) {
+      if (row->ran())
+        least =
+            std::min(least, row->evaluation->simulation.metrics.max_peak_bytes().value_or(least));
     }
     if (std::isfinite(least) && !quiet) {
       err << fmt::format(
@@ -313,7 +312,10 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
               << report_csv_row(row.evaluation->report()) << ",\n";
         } else {
           out << fmt::format("{},{},{},{},{},,,,,,,,,,,,\"{}\"\n", cap_text(ranking.cap), row.policy,
-                             row.schedule, base.devices, base.microbatches, row.unavailable);
+                             row.schedule, base.devices,
+                             ranking.microbatch_size > 0 ? ranking.microbatches
+                                                         : base.microbatches,
+                             row.unavailable);
         }
       }
     }
@@ -323,11 +325,13 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
     std::size_t not_tried = 0;
     const bool iterations = base.iteration_end != IterationEnd::none;
     for (std::size_t k = 0; k < rankings.size(); ++k) {
-      out << fmt::format("{}{}{}  (p={} m={})\n", k == 0 ? "" : "\n",
+      // Over sizes the heading names the size's m.
+      out << fmt::format("{}{}{}  (p={}{})\n", k == 0 ? "" : "\n",
                          base.model_name.empty() ? "" : fmt::format("model {}  ", base.model_name),
                          ranking_heading(base, rankings[k]), base.devices,
-                         rankings[k].microbatch_size > 0 ? rankings[k].microbatches
-                                                         : base.microbatches);
+                         rankings[k].microbatch_size > 0
+                             ? ""
+                             : fmt::format(" m={}", base.microbatches));
       print_table(rankings[k].runs, byte_peaks, iterations, out);
       not_tried += rankings[k].not_tried.size();
     }

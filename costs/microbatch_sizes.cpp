@@ -30,8 +30,33 @@ double between(double low, double high, const Weights &w) {
          static_cast<double>(w.span);
 }
 
-/// Throws unless the two files describe the same layers with the same columns.
+/// What the metadata says of the model and the machine, where both files say it: another
+/// sequence length, width or GPU is another model, not another microbatch size.
+void check_same_setting(const CostFile &low, const CostFile &high) {
+  const CostMetadata &a = low.metadata;
+  const CostMetadata &b = high.metadata;
+  // `compared`: both files set the field (shape fields are 0 and the device empty when unset).
+  const auto differ = [&](const char *what, const auto &x, const auto &y, bool compared) {
+    if (compared && x != y) {
+      throw Error(high.source_name, 0, "",
+                  fmt::format("was profiled with {} = {}, {} with {} = {}: files at several "
+                              "microbatch sizes differ in the size only",
+                              what, y, low.source_name, what, x));
+    }
+  };
+  differ("s", a.s, b.s, a.s > 0 && b.s > 0);
+  differ("h", a.h, b.h, a.h > 0 && b.h > 0);
+  differ("a", a.a, b.a, a.a > 0 && b.a > 0);
+  differ("ffn", a.ffn, b.ffn, a.ffn > 0 && b.ffn > 0);
+  differ("device", a.device, b.device, !a.device.empty() && !b.device.empty());
+  differ("tp", a.tp, b.tp, true);
+  differ("dtype", a.dtype, b.dtype, true);
+  differ("attention", a.attention, b.attention, true);
+}
+
+/// Throws unless the two files describe the same layers with the same columns and values.
 void check_same_model(const CostFile &low, const CostFile &high) {
+  check_same_setting(low, high);
   if (low.rows.size() != high.rows.size()) {
     throw Error(high.source_name, 0, "",
                 fmt::format("has {} layers, {} has {}: files of one model at several microbatch "
@@ -47,6 +72,20 @@ void check_same_model(const CostFile &low, const CostFile &high) {
                               "several microbatch sizes hold the same layers",
                               i, b.layer_name, b.layer_type, low.source_name, a.layer_name,
                               a.layer_type));
+    }
+    // A value measured at one size only has nothing to interpolate with.
+    for (const CostRow *row : {&a, &b}) {
+      const CostRow &other = row == &a ? b : a;
+      for (const std::string &column : row->absent_columns) {
+        if (!detail::contains(other.absent_columns, column)) {
+          const CostFile &without = row == &a ? low : high;
+          const CostFile &with = row == &a ? high : low;
+          throw Error(without.source_name, 0, "",
+                      fmt::format("layer {} has no {}, which {} measures: interpolating "
+                                  "between microbatch sizes needs it at both",
+                                  i, column, with.source_name));
+        }
+      }
     }
   }
   for (const detail::Column &column : detail::columns()) {
@@ -81,12 +120,7 @@ CostRow interpolated_row(const CostRow &low, const CostRow &high, const Weights 
         },
         column.member);
   }
-  // A value absent in either file is absent in the interpolation.
-  for (const std::string &column : high.absent_columns) {
-    if (!detail::contains(row.absent_columns, column))
-      row.absent_columns.push_back(column);
-  }
-  return row;
+  return row; // absent where both are (check_same_model): defaults interpolate to defaults
 }
 
 } // namespace
@@ -108,7 +142,8 @@ CostFile cost_file_at_size(const std::vector<CostFile> &files, std::int64_t size
   for (std::size_t i = 1; i < by_size.size(); ++i) {
     if (by_size[i]->metadata.b == by_size[i - 1]->metadata.b) {
       throw Error(by_size[i]->source_name, 0, "",
-                  fmt::format("was profiled at microbatch size {}, as {} was: give one file per size",
+                  fmt::format("was profiled at microbatch size {}, as {} was: give one file per "
+                              "size",
                               by_size[i]->metadata.b, by_size[i - 1]->source_name));
     }
     check_same_model(*by_size[i - 1], *by_size[i]);

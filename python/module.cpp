@@ -189,9 +189,8 @@ std::string compare_runs(const RunInput &input, const std::vector<std::string> &
                          const std::vector<std::optional<double>> &caps, unsigned threads,
                          const std::vector<int> &microbatch_sizes) {
   RankRequest request = ranking_request(input, schedules, caps, threads);
-  request.microbatch_sizes = microbatch_sizes;
-  for (const int size : microbatch_sizes)
-    at_microbatch_size(input, size); // refused before the ranking starts
+  request.microbatch_sizes = microbatch_sizes; // rank_runs refuses what it cannot rank first
+  request.sizes_origin = {"", 0, "microbatch_sizes"};
   return rankings_json(interruptible_ranking(request));
 }
 

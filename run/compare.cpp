@@ -216,9 +216,10 @@ std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &pro
       rankings.push_back(rank_cap(request, cap, counter));
     return rankings;
   }
+  check_microbatch_sizes(request);
   for (const int size : request.microbatch_sizes) {
     RankRequest sized = request;
-    sized.base = at_microbatch_size(request.base, size);
+    sized.base = at_microbatch_size(request.base, size, request.sizes_origin);
     load_cost_file(sized.base); // the costs at this size, read once for its runs
     for (const std::optional<double> &cap : request.caps) {
       Ranking ranking = rank_cap(sized, cap, counter);
@@ -230,48 +231,97 @@ std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &pro
   return rankings;
 }
 
-RunInput at_microbatch_size(const RunInput &base, int size) {
+namespace {
+
+// The field table's bound on m and b (pipeline.microbatches, pipeline.microbatch_size).
+constexpr std::int64_t kMostMicrobatches = 1'000'000'000;
+
+// The fields that give one microbatch's costs in the scenario itself, ahead of the cost file.
+bool per_microbatch_cost(const std::string &field) {
+  static const std::set<std::string> times{"model.F",  "model.B",   "model.W",
+                                           "model.R",  "model.RW",  "model.RBW",
+                                           "model.R_selective"};
+  return times.count(field) > 0 || field.starts_with("model.memory.");
+}
+
+} // namespace
+
+RunInput at_microbatch_size(const RunInput &base, int size, const SourceLocation &sizes_origin) {
+  const auto refuse = [&sizes_origin](const std::string &sentence) {
+    throw Error(sizes_origin.file, sizes_origin.line, sizes_origin.field, sentence);
+  };
   // The run's own size: the scenario's, else the one its cost file records.
-  int own = base.microbatch_size;
+  std::int64_t own = base.microbatch_size;
   if (own <= 0) {
     if (const std::shared_ptr<const CostFile> costs = run_costs(base))
-      own = static_cast<int>(costs->metadata.b);
+      own = costs->metadata.b;
   }
-  if (own <= 0) {
+  if (own <= 0 || own > kMostMicrobatches) {
     base.fail("pipeline.microbatch_size",
-              "ranking microbatch sizes keeps the batch of m x b samples: give the run's size b "
-              "and cost files at the sizes ranked (model.costs_file)");
+              own <= 0 ? "ranking microbatch sizes keeps the batch of m x b samples: give the "
+                         "run's size b and cost files at the sizes ranked (model.costs_file)"
+                       : fmt::format("the cost file records microbatch size {}, more than ppsim "
+                                     "runs",
+                                     own));
   }
   const std::int64_t samples = std::int64_t{base.microbatches} * own;
-  if (size <= 0 || samples % size != 0) {
-    base.fail("pipeline.microbatch_size",
-              fmt::format("a batch of m x b = {} x {} = {} samples is not a whole number of "
-                          "microbatches of size {}",
-                          base.microbatches, own, samples, size));
+  if (size <= 0)
+    refuse(fmt::format("expected microbatch sizes >= 1, got {}", size));
+  if (samples % size != 0) {
+    refuse(fmt::format("a batch of m x b = {} x {} = {} samples is not a whole number of "
+                       "microbatches of size {}",
+                       base.microbatches, own, samples, size));
   }
-  // The field table's bound on m (pipeline.microbatches).
-  constexpr std::int64_t kMostMicrobatches = 1'000'000'000;
   if (samples / size > kMostMicrobatches) {
-    base.fail("pipeline.microbatch_size",
-              fmt::format("microbatch size {} gives m = {} microbatches for the batch of {} "
-                          "samples, more than ppsim runs",
-                          size, samples / size, samples));
+    refuse(fmt::format("microbatch size {} gives m = {} microbatches for the batch of {} "
+                       "samples, more than ppsim runs",
+                       size, samples / size, samples));
   }
   RunInput sized = base;
   sized.microbatch_size = size;
   sized.microbatches = static_cast<int>(samples / size);
+  sized.origins["pipeline.microbatch_size"] = sizes_origin;
   return sized;
 }
 
-const RankedRun *fastest_winner(const std::vector<Ranking> &rankings) {
-  const RankedRun *fastest = nullptr;
+std::vector<const RankedRun *> pooled_ranking(const std::vector<Ranking> &rankings) {
+  std::vector<const RankedRun *> pooled;
   for (const Ranking &ranking : rankings) {
-    const RankedRun *winner = ranking.winner();
-    if (winner && (!fastest || winner->evaluation->ranked_time() <
-                                   fastest->evaluation->ranked_time()))
-      fastest = winner;
+    for (const RankedRun &run : ranking.runs)
+      pooled.push_back(&run);
   }
-  return fastest;
+  std::stable_sort(pooled.begin(), pooled.end(),
+                   [](const RankedRun *a, const RankedRun *b) { return ranks_before(*a, *b); });
+  return pooled;
+}
+
+void check_microbatch_sizes(const RankRequest &request) {
+  const RunInput &base = request.base;
+  const std::vector<int> &sizes = request.microbatch_sizes;
+  const bool capped_in_microbatches =
+      base.cap_activations ||
+      std::any_of(request.caps.begin(), request.caps.end(),
+                  [](const std::optional<double> &cap) { return cap.has_value(); });
+  const SourceLocation &where = request.sizes_origin;
+  const auto refuse = [&where](const std::string &sentence) {
+    throw Error(where.file, where.line, where.field, sentence);
+  };
+  if (capped_in_microbatches) {
+    refuse("ranking microbatch sizes needs the memory as a byte budget (cluster.memory): a cap K "
+           "counts microbatches, each of b samples, so it is not one memory across sizes");
+  }
+  for (const auto &[field, where] : base.origins) {
+    if (per_microbatch_cost(field)) {
+      base.fail(field, "is one microbatch's cost at one size: ranking microbatch sizes reads "
+                       "every cost from the cost files at each size");
+    }
+  }
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    if (std::find(sizes.begin(), sizes.begin() + static_cast<std::ptrdiff_t>(k), sizes[k]) !=
+        sizes.begin() + static_cast<std::ptrdiff_t>(k))
+      refuse(fmt::format("microbatch size {} is given twice", sizes[k]));
+    run_costs(at_microbatch_size(base, sizes[k], where)); // the files read at that size
+  }
 }
 
 std::string ranking_heading(const RunInput &base, const Ranking &ranking) {

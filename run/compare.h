@@ -51,6 +51,8 @@ struct RankRequest {
   /// Microbatch sizes to rank at the base's batch, m x b samples (at_microbatch_size): one
   /// ranking per size and cap; empty = the base's size only.
   std::vector<int> microbatch_sizes;
+  /// Where the sizes were given (`--microbatch-sizes`), for the errors about one of them.
+  SourceLocation sizes_origin{"", 0, "microbatch sizes"};
   EvaluateOptions evaluate;
   /// Runs evaluated at once. The recomputing runs go in batches of four in a fixed order
   /// whatever the thread count, so the pruning and the result never depend on it.
@@ -66,18 +68,27 @@ std::string ranking_heading(const RunInput &base, const Ranking &ranking);
 
 /// `base` at microbatch size `size` with the same samples per iteration, m x b: what a ranking
 /// over sizes runs (docs/compare.md, "Microbatch sizes"). b is pipeline.microbatch_size, else
-/// the size the cost file records. Throws Error when the base has no size or its m x b is not a
-/// multiple of `size`.
-RunInput at_microbatch_size(const RunInput &base, int size);
+/// the size the cost file records. The size comes from `sizes_origin`, which errors about it
+/// (here, and reading the cost files at it) name. Throws Error when the base has no size or its
+/// m x b is not a multiple of `size`.
+RunInput at_microbatch_size(const RunInput &base, int size, const SourceLocation &sizes_origin);
 
-/// The fastest winner over the rankings (by the ranked time: the iteration, or the makespan),
-/// the first one on a tie; null when no run fits anywhere. The winner of a ranking over sizes.
-const RankedRun *fastest_winner(const std::vector<Ranking> &rankings);
+/// Every run of the rankings in one ranking order (the runs that fit by iteration or makespan,
+/// then the runs over the cap, then the unavailable ones; stable): a ranking over sizes, whose
+/// rankings all process the same samples. Its first run that fits is the winner.
+std::vector<const RankedRun *> pooled_ranking(const std::vector<Ranking> &rankings);
+
+/// Throws Error, before any run, when `request.microbatch_sizes` cannot be ranked: a size below
+/// 1 or given twice, a cap counted in microbatches (cluster.K or a cap of `caps`: a microbatch
+/// holds b samples, so K is not one memory across sizes; a byte budget is), a per-microbatch
+/// cost given in the scenario (it would be the same at every size), or a size whose costs the
+/// cost files cannot give (at_microbatch_size, then the files read at that size).
+void check_microbatch_sizes(const RankRequest &request);
 
 /// The rankings as JSON (`compare --format json`, `remat --auto --format json`, Python's
-/// `ppsim.compare`): {"rankings": [{"cap", "microbatch_size" (null unless the ranking spans
-/// sizes), "winner": {"schedule", "policy"} or null, "not_tried", "runs": [{"schedule", "policy", "winner", "unavailable", "report"}]}]}, the runs in ranking
-/// order, each report `ppsim simulate --format json`'s object (null when unavailable).
+/// `ppsim.compare`): {"rankings": [{"cap", "microbatch_size" (null unless the ranking
+/// spans sizes), "winner": {"schedule", "policy"} or null, "not_tried", "runs": [{"schedule",
+/// "policy", "winner", "unavailable", "report"}]}]}, the runs in ranking order, each report `ppsim simulate --format json`'s object (null when unavailable).
 std::string rankings_json(const std::vector<Ranking> &rankings);
 
 /// The names of a comma-separated list ("a,b,,c" -> a, b, c).

@@ -21,14 +21,6 @@ CostFile read_named_file(const RunInput &input, const std::string &path) {
   }
 }
 
-/// What `loaded_costs` must be named to be this input's costs.
-std::string costs_source(const RunInput &input) {
-  if (input.costs_files.size() == 1)
-    return input.costs_files.front();
-  return fmt::format("{} at microbatch size {}", fmt::join(input.costs_files, " and "),
-                     input.microbatch_size);
-}
-
 CostFile one_file(const RunInput &input) {
   CostFile file = read_named_file(input, input.costs_files.front());
   const std::int64_t recorded = file.metadata.b;
@@ -91,8 +83,11 @@ std::shared_ptr<const CostFile> run_costs(const RunInput &input) {
   return std::make_shared<const CostFile>(std::move(file));
 }
 
-std::string cost_files_named(const RunInput &input) {
-  return fmt::format("{}", fmt::join(input.costs_files, ", "));
+std::string costs_source(const RunInput &input) {
+  if (input.costs_files.size() == 1)
+    return input.costs_files.front();
+  return fmt::format("{} at microbatch size {}", fmt::join(input.costs_files, " and "),
+                     input.microbatch_size);
 }
 
 void load_cost_file(RunInput &input) { input.loaded_costs = run_costs(input); }

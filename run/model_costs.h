@@ -22,8 +22,9 @@ std::shared_ptr<const CostFile> run_costs(const RunInput &input);
 /// naming it rather than a row per run.
 void load_cost_file(RunInput &input);
 
-/// The cost files as messages name them: "a.json", or "a.json, b.json".
-std::string cost_files_named(const RunInput &input);
+/// The input's costs as messages name them, and the name of the CostFile run_costs returns:
+/// "a.json", or "a.json and b.json at microbatch size 2".
+std::string costs_source(const RunInput &input);
 
 /// The cost file's layers grouped into stages of the given sizes (a prepared run's split,
 /// Scenario::stage_layers).

@@ -28,7 +28,7 @@ Scenario scenario_with_remat_levels(const RunInput &input, const Scenario &scena
                                       input.remat_checkpoint_levels, ticks_per_ms));
   } catch (const Error &error) {
     input.fail("remat.checkpoint_levels",
-               fmt::format("{} in {}", error.sentence(), cost_files_named(input)));
+               fmt::format("{} in {}", error.sentence(), costs_source(input)));
   }
 }
 
@@ -60,9 +60,9 @@ PolicyRun apply_remat_policy(const RunInput &input, const Scenario &scenario,
   if (policy == "selective") {
     // A cost file that does not measure it has zeros there: no free recomputation.
     if (!input.costs_files.empty() && !input.measures_selective()) {
-      throw Error(fmt::format("the cost file {} measures no selective recomputation "
+      throw Error(fmt::format("the costs of {} measure no selective recomputation "
                               "(recompute_selective_ms, activation_bytes_selective)",
-                              cost_files_named(input)));
+                              costs_source(input)));
     }
     // Measured selective recomputation runs as a level of every (s,j), so that its plan is a
     // plan file like any other (docs/remat.md, "Checkpoint levels"); the same replay otherwise.

@@ -266,8 +266,12 @@ const std::map<std::string, Setter> &field_setters() {
              [&r](const toml::node &n) { return FieldReader(n, r.where()).string(); });
          if (in.costs_files.size() == 1 && in.costs_files.front().empty())
            in.costs_files.clear();
-         if (std::find(in.costs_files.begin(), in.costs_files.end(), "") != in.costs_files.end())
-           r.fail("expected a file name in every element, got \"\"");
+         for (auto file = in.costs_files.begin(); file != in.costs_files.end(); ++file) {
+           if (file->empty())
+             r.fail("expected a file name in every element, got \"\"");
+           if (std::find(in.costs_files.begin(), file, *file) != file)
+             r.fail(fmt::format("lists {} twice", *file));
+         }
        }},
       {"model.layers_per_stage",
        [](RunInput &in, const FieldReader &r) { in.layers_per_stage = layer_counts(r); }},

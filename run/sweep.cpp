@@ -424,11 +424,13 @@ Sweep read_sweep_file(const std::string &path) {
   // Every point shares the base's costs unless an axis swaps the files or the size they are
   // read at: read once, and a missing file is one error before the first point rather than an
   // error on every row.
-  const bool swept_costs = std::any_of(sweep.axes.begin(), sweep.axes.end(), [](const SweepAxis &a) {
-    return std::any_of(a.columns.begin(), a.columns.end(), [](const SweepColumn &c) {
-      return c.key == "model.costs_file" || c.key == "pipeline.microbatch_size";
-    });
-  });
+  const auto swaps_costs = [](const SweepColumn &c) {
+    return c.key == "model.costs_file" || c.key == "pipeline.microbatch_size";
+  };
+  const bool swept_costs =
+      std::any_of(sweep.axes.begin(), sweep.axes.end(), [&](const SweepAxis &axis) {
+        return std::any_of(axis.columns.begin(), axis.columns.end(), swaps_costs);
+      });
   if (!swept_costs)
     load_cost_file(sweep.base);
   return sweep;

@@ -31,10 +31,10 @@ Engine::Engine(const Scenario &scenario, const Schedule &schedule,
     : scenario_(scenario), schedule_(schedule), locator_(std::move(locator)),
       dependencies_(build_dependencies(scenario, schedule, *locator_)) {
   // An index of another schedule (one a policy replaced) would time the wrong ops.
-  std::size_t entries = 0;
-  for (const std::vector<Op> &ops : schedule.device_ops)
-    entries += ops.size();
-  PPSIM_ASSERT(at(locator_->entry_count()) == entries);
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    PPSIM_ASSERT(at(locator_->entry_offset(g + 1) - locator_->entry_offset(g)) ==
+                 schedule.device_ops[at(g)].size());
+  }
 }
 
 Timing Engine::run() const {

@@ -21,6 +21,6 @@ struct ScheduleOrigin {
 /// Cross-device cycles are left to the engine, which reports them as a deadlock.
 /// Returns the index it built, for the engine (simulate_validated), so a run indexes once.
 OpLocator validate_schedule(const Scenario &scenario, const Schedule &schedule,
-                       const ScheduleOrigin &origin = {});
+                            const ScheduleOrigin &origin = {});
 
 } // namespace ppsim

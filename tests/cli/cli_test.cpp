@@ -272,31 +272,36 @@ TEST_CASE("compare --microbatch-sizes refuses in one line what it cannot rank") 
   check_user_error(scratch.ppsim(base + "--microbatch-sizes 1,2"),
                    "field 'model.costs_file': 2 cost files are given (microbatch sizes 1, 4): set "
                    "pipeline.microbatch_size to the size the run uses");
-  check_user_error(scratch.ppsim("compare -p 2 -m 8 --F 1 --B 1 --microbatch-sizes 1,2"),
-                   "field '--microbatch-sizes': ranking microbatch sizes keeps the batch of m x b "
-                   "samples: give the run's size b and cost files at the sizes ranked "
+  check_user_error(scratch.ppsim("compare -p 2 -m 8 --microbatch-sizes 1,2"),
+                   "field 'pipeline.microbatch_size': ranking microbatch sizes keeps the batch of "
+                   "m x b samples: give the run's size b and cost files at the sizes ranked "
                    "(model.costs_file)");
   // One file: the run's size is the one it records, and the file is read at that size only.
   const std::string one = "compare -p 2 -m 8 --schedules 1f1b --set model.costs_file=b4.json ";
   CHECK(scratch.ppsim(one + "--microbatch-sizes 4 -q").out.find(
             "winner: 1f1b at microbatch size 4 (m = 8)") != std::string::npos);
   check_user_error(scratch.ppsim(one + "--microbatch-sizes 4,2 -q"),
-                   "field 'pipeline.microbatch_size': b4.json was profiled at microbatch size 4, "
-                   "not 2: kernels are not linear in the size; profile at 2, or give files at "
-                   "sizes around it (model.costs_file = [...])");
+                   "field '--microbatch-sizes': b4.json was profiled at microbatch size 4, not 2: "
+                   "kernels are not linear in the size; profile at 2, or give files at sizes "
+                   "around it (model.costs_file = [...])");
   check_user_error(scratch.ppsim(base + "--microbatch-size 2 --microbatch-sizes 1,2 --caps 4"),
-                   "field '--microbatch-sizes': ranks sizes under the scenario's cap; give it or "
-                   "--caps, not both");
+                   "field '--microbatch-sizes': ranking microbatch sizes needs the memory as a "
+                   "byte budget (cluster.memory): a cap K counts microbatches, each of b samples, "
+                   "so it is not one memory across sizes");
+  check_user_error(scratch.ppsim(base + "--microbatch-size 2 --microbatch-sizes 1,2,1"),
+                   "field '--microbatch-sizes': microbatch size 1 is given twice");
+  check_user_error(scratch.ppsim(base + "--microbatch-size 2 --microbatch-sizes 1,2 --F 3"),
+                   "field '--F': is one microbatch's cost at one size: ranking microbatch sizes "
+                   "reads every cost from the cost files at each size");
   check_user_error(scratch.ppsim(base + "--microbatch-size 2 --microbatch-sizes ,"),
                    "field '--microbatch-sizes': expected at least one size, as B1,B2,...");
   check_user_error(scratch.ppsim(base + "--microbatch-size 2 --microbatch-sizes 0"),
                    "field '--microbatch-sizes': expected an integer >= 1, got 0");
-  // A size the files do not bracket fails at its ranking, before anything is printed.
-  const CommandResult outside = scratch.ppsim(base + "--microbatch-size 2 --microbatch-sizes 2,8");
-  CHECK(outside.exit_code == 1);
-  CHECK(outside.out.empty());
-  CHECK(outside.err.find("microbatch size 8 is outside the sizes the cost files were profiled at "
-                         "(1, 4)") != std::string::npos);
+  // A size the files do not bracket is refused before any ranking.
+  check_user_error(scratch.ppsim(base + "--microbatch-size 2 --microbatch-sizes 2,8"),
+                   "field '--microbatch-sizes': microbatch size 8 is outside the sizes the cost "
+                   "files were profiled at (1, 4): kernels are not linear in the size, so ppsim "
+                   "interpolates between measured sizes and does not extrapolate; profile at 8");
 }
 
 TEST_CASE("errors keep their place and stay one line") {

@@ -386,7 +386,8 @@ TEST_CASE("profile import and merge: metadata says what the run was, absent stay
   CHECK(profile({"import", trace, "--batch", "4"}).err ==
         "ppsim: error: field '--batch': a CSV cost file has no metadata to record the microbatch "
         "size in: write JSON (-o FILE.json or --format json)\n");
-  CHECK(profile({"import", trace, "--batch", "0", "--format", "json"}).code == 1);
+  CHECK(profile({"import", trace, "--batch", "0", "--format", "json"}).err ==
+        "ppsim: error: field '--batch': expected an integer from 1 to 16777216, got 0\n");
   // The analytic model records the size it modelled.
   const Run analytic = profile({"--analytic", "--batch", "2", "--layers", "1", "--format", "json"});
   REQUIRE(analytic.code == 0);

@@ -103,6 +103,20 @@ TEST_CASE("sizes outside the measured ones, files without a size, and unlike fil
         "b8.json: layer 1 is block1 (llama_block), b2.json has block1 (gpt_block): files of one "
         "model at several microbatch sizes hold the same layers");
   other_model = files;
+  other_model[1].rows[0].absent_columns = {"activation_bytes_full"};
+  CHECK(error_of(other_model, 4) ==
+        "b8.json: layer 0 has no activation_bytes_full, which b2.json measures: interpolating "
+        "between microbatch sizes needs it at both");
+  other_model = files;
+  other_model[0].metadata.s = 2048;
+  other_model[1].metadata.s = 4096;
+  CHECK(error_of(other_model, 4) == "b8.json: was profiled with s = 4096, b2.json with s = 2048: "
+                                    "files at several microbatch sizes differ in the size only");
+  other_model[1].metadata.s = 0; // unknown in one file: not compared
+  other_model[1].metadata.tp = 2;
+  CHECK(error_of(other_model, 4).starts_with("b8.json: was profiled with tp = 2, b2.json with "
+                                             "tp = 1"));
+  other_model = files;
   other_model[0].only_columns = {"schema_version", "layer_id", "fwd_ms", "bwd_input_ms",
                                  "bwd_weight_ms"};
   CHECK(error_of(other_model, 4).starts_with("b2.json: has no column layer_name, which b8.json "

@@ -262,7 +262,7 @@ TEST_CASE("a ranking over microbatch sizes keeps m x b and ranks each size as it
     CAPTURE(size);
     CHECK(rankings[k].microbatch_size == size);
     CHECK(rankings[k].microbatches == 16 / size);
-    const RunInput sized = at_microbatch_size(base, size);
+    const RunInput sized = at_microbatch_size(base, size, {"", 0, "sizes"});
     CHECK(sized.microbatches * sized.microbatch_size == 16);
     for (const RankedRun &run : rankings[k].runs) {
       RunInput alone = sized;
@@ -273,30 +273,67 @@ TEST_CASE("a ranking over microbatch sizes keeps m x b and ranks each size as it
     CHECK(ranking_heading(base, rankings[k]) ==
           fmt::format("memory cap K = none, microbatch size {} (m = {})", size, 16 / size));
   }
-  // The fastest winner over the sizes, named by its own scenario's size.
-  const RankedRun *fastest = fastest_winner(rankings);
-  REQUIRE(fastest != nullptr);
+  // The winner over the sizes: the first run of the pooled ranking, which holds every run.
+  const std::vector<const RankedRun *> pooled = pooled_ranking(rankings);
+  CHECK(pooled.size() == 6);
+  REQUIRE(pooled.front()->fits());
+  const RankedRun *fastest = pooled.front();
   for (const Ranking &ranking : rankings)
     CHECK_FALSE(ranking.winner()->evaluation->ranked_time() < fastest->evaluation->ranked_time());
+  // What a ranking over sizes cannot rank is refused before any run.
+  const auto refusal = [&](const RankRequest &refused) {
+    try {
+      check_microbatch_sizes(refused);
+    } catch (const Error &error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  CHECK(refusal(request).empty());
+  RankRequest twice = request;
+  twice.microbatch_sizes = {1, 2, 1};
+  CHECK(refusal(twice) == "field 'microbatch sizes': microbatch size 1 is given twice");
+  twice.microbatch_sizes = {0};
+  CHECK(refusal(twice) == "field 'microbatch sizes': expected microbatch sizes >= 1, got 0");
+  RankRequest capped = request;
+  capped.base.cap_activations = 4;
+  CHECK(refusal(capped) ==
+        "field 'microbatch sizes': ranking microbatch sizes needs the memory as a byte budget "
+        "(cluster.memory): a cap K "
+        "counts microbatches, each of b samples, so it is not one memory across sizes");
+  capped = request;
+  capped.caps = {2.0};
+  CHECK(refusal(capped).starts_with("field 'microbatch sizes': ranking microbatch sizes needs"));
+  RankRequest timed = request;
+  timed.base.forward = {{1, 1}};
+  timed.base.origins["model.F"] = {"s.toml", 4, "model.F"};
+  CHECK(refusal(timed) == "s.toml:4: field 'model.F': is one microbatch's cost at one size: "
+                          "ranking microbatch sizes reads every cost from the cost files at each "
+                          "size");
+  RankRequest outside = request;
+  outside.microbatch_sizes = {2, 8};
+  CHECK(refusal(outside).find("microbatch size 8 is outside the sizes the cost files were "
+                              "profiled at (1, 4)") != std::string::npos);
+  CHECK_THROWS_AS(rank_runs(outside), Error); // rank_runs checks first too
   CHECK(rankings_json(rankings).find("\"microbatch_size\": 4") != std::string::npos);
   // A size that does not divide the batch, and a base without a size of its own.
-  CHECK_THROWS_WITH_AS(at_microbatch_size(base, 3),
-                       "field 'pipeline.microbatch_size': a batch of m x b = 8 x 2 = 16 samples "
+  CHECK_THROWS_WITH_AS(at_microbatch_size(base, 3, {"", 0, "sizes"}),
+                       "field 'sizes': a batch of m x b = 8 x 2 = 16 samples "
                        "is not a whole number of microbatches of size 3",
                        Error);
   base.microbatch_size = 0;
   RunInput huge = base;
   huge.microbatches = 1'000'000'000;
   huge.microbatch_size = 1'000'000;
-  CHECK_THROWS_WITH_AS(at_microbatch_size(huge, 1),
-                       "field 'pipeline.microbatch_size': microbatch size 1 gives m = "
+  CHECK_THROWS_WITH_AS(at_microbatch_size(huge, 1, {"", 0, "sizes"}),
+                       "field 'sizes': microbatch size 1 gives m = "
                        "1000000000000000 microbatches for the batch of 1000000000000000 samples, "
                        "more than ppsim runs",
                        Error);
   base.costs_files = {request.base.costs_files[1]}; // one file: its recorded size, 4
-  CHECK(at_microbatch_size(base, 1).microbatches == 32);
+  CHECK(at_microbatch_size(base, 1, {"", 0, "sizes"}).microbatches == 32);
   base.costs_files.clear();
-  CHECK_THROWS_WITH_AS(at_microbatch_size(base, 2),
+  CHECK_THROWS_WITH_AS(at_microbatch_size(base, 2, {"", 0, "sizes"}),
                        "field 'pipeline.microbatch_size': ranking microbatch sizes keeps the "
                        "batch of m x b samples: give the run's size b and cost files at the sizes "
                        "ranked (model.costs_file)",

@@ -183,7 +183,7 @@ TEST_CASE("issue_27 selective recomputation a cost file does not measure is no f
   CHECK_FALSE(b.input.measures_selective());
   CHECK_FALSE(with_selective_level(b.input, b.scenario).has_selective_level());
   CHECK_THROWS_WITH_AS(with_policy(b, "selective"),
-                       "the cost file imported.csv measures no selective recomputation "
+                       "the costs of imported.csv measure no selective recomputation "
                        "(recompute_selective_ms, activation_bytes_selective)",
                        Error);
   // Measured R alone is not enough either: what F keeps is part of the measurement.

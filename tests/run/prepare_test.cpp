@@ -381,6 +381,8 @@ TEST_CASE("cost files at several microbatch sizes are read at pipeline.microbatc
                     csv.path));
   CHECK(refusal("[\"" + b1.path + "\", \"\"]", "microbatch_size = 2\n") ==
         "s.toml:2: field 'model.costs_file': expected a file name in every element, got \"\"");
+  CHECK(refusal("[\"" + b1.path + "\", \"" + b1.path + "\"]", "microbatch_size = 2\n") ==
+        "s.toml:2: field 'model.costs_file': lists " + b1.path + " twice");
   // Without a cost file the size has nothing to select.
   CHECK_THROWS_WITH_AS(prepare_run(parse_scenario("[pipeline]\nmicrobatch_size = 2\n", "t.toml",
                                                   "")),

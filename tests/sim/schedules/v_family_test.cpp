@@ -2,13 +2,17 @@
 // 2405.15362).
 #include "../test_support.h"
 #include "base/error.h"
+#include "base/text_file.h"
 #include "greedy_support.h"
+#include "sim/io/torch_csv.h"
 #include "sim/schedules/greedy.h"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <random>
+#include <tuple>
 
 using namespace ppsim;
 using namespace ppsim::testing;
@@ -78,4 +82,18 @@ TEST_CASE("v-min and v-half need v = 2") {
   CHECK_THROWS_WITH_AS(run_schedule("v-half", input),
                        "schedule 'v-half' needs exactly 2 stages per device (v = 2), got v = 4",
                        Error);
+}
+
+TEST_CASE("V-Min and V-Half orders are those of the recounting reorder they replaced") {
+  // tests/sim/schedules/golden/: `ppsim export --F 1 --B 1 --W 1` of the reorder that recounted
+  // the whole device for every tried slot (before the segment tree of slot_peak.h, issue 33):
+  // the same orders, pass for pass, whatever the peak's bookkeeping.
+  for (const auto &[name, p, m] : {std::tuple{"v-half", 6, 13}, std::tuple{"v-min", 7, 24}}) {
+    CAPTURE(name);
+    const auto run = run_schedule(name, uniform_input(p, m, {1, 1}, {1, 1}, {1, 1}));
+    const std::string golden = read_text_file(
+        fmt::format(PPSIM_SOURCE_DIR "/tests/sim/schedules/golden/{}-{}-{}.csv", name, p, m),
+        "golden");
+    CHECK(write_torch_csv(run.scenario, run.schedule).text == golden);
+  }
 }
