@@ -131,8 +131,9 @@ CostFile cost_file_at_size(const std::vector<CostFile> &files, std::int64_t size
   for (const CostFile &file : files) {
     if (file.metadata.b <= 0) {
       throw Error(file.source_name, 0, "",
-                  "records no microbatch size (metadata \"b\"; a CSV file has no metadata): "
-                  "cost files at several sizes are JSON files of ppsim profile");
+                  "records no microbatch size (metadata \"b\": CSV files have none, ppsim "
+                  "profile import records it with --batch): cost files at several sizes are "
+                  "JSON files that record it");
     }
     by_size.push_back(&file);
   }

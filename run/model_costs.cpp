@@ -27,9 +27,10 @@ CostFile one_file(const RunInput &input) {
   if (input.microbatch_size > 0 && recorded != input.microbatch_size) {
     input.fail("pipeline.microbatch_size",
                recorded <= 0
-                   ? fmt::format("{} records no microbatch size (a CSV file has no metadata), "
-                                 "so the size cannot select its costs: give JSON cost files of "
-                                 "ppsim profile, one per size (model.costs_file = [...])",
+                   ? fmt::format("{} records no microbatch size (CSV files have none, ppsim "
+                                 "profile import records it with --batch), so the size cannot "
+                                 "select its costs: give JSON cost files that record it, one per "
+                                 "size (model.costs_file = [...])",
                                  file.source_name)
                    : fmt::format("{} was profiled at microbatch size {}, not {}: kernels are not "
                                  "linear in the size; profile at {}, or give files at sizes "

@@ -87,8 +87,9 @@ TEST_CASE("sizes outside the measured ones, files without a size, and unlike fil
   std::vector<CostFile> unsized = files;
   unsized[1].metadata.b = 0;
   CHECK(error_of(unsized, 4) ==
-        "b8.json: records no microbatch size (metadata \"b\"; a CSV file has no metadata): cost "
-        "files at several sizes are JSON files of ppsim profile");
+        "b8.json: records no microbatch size (metadata \"b\": CSV files have none, ppsim profile "
+        "import records it with --batch): cost files at several sizes are JSON files that "
+        "record it");
   const std::vector<CostFile> twice{profiled_at(2, {2, 1}, 0, "x.json"),
                                     profiled_at(2, {2, 1}, 0, "y.json")};
   CHECK(error_of(twice, 2) ==

@@ -376,8 +376,9 @@ TEST_CASE("cost files at several microbatch sizes are read at pipeline.microbatc
                     b4.path));
   CHECK(refusal("\"" + csv.path + "\"", "microbatch_size = 2\n") ==
         fmt::format("s.toml:5: field 'pipeline.microbatch_size': {} records no microbatch size "
-                    "(a CSV file has no metadata), so the size cannot select its costs: give JSON "
-                    "cost files of ppsim profile, one per size (model.costs_file = [...])",
+                    "(CSV files have none, ppsim profile import records it with --batch), so the "
+                    "size cannot select its costs: give JSON cost files that record it, one per "
+                    "size (model.costs_file = [...])",
                     csv.path));
   CHECK(refusal("[\"" + b1.path + "\", \"\"]", "microbatch_size = 2\n") ==
         "s.toml:2: field 'model.costs_file': expected a file name in every element, got \"\"");
