@@ -63,9 +63,11 @@ def listed(files):
 
 
 def simulated(ppsim, files, size):
-    """`ppsim simulate` of 1F1B on two devices, the costs read at `size`, as JSON."""
+    """`ppsim simulate` of 1F1B on two devices, two layers each (a split by cost would move with
+    the costs of each size), the costs read at `size`, as JSON."""
     return json.loads(ppsim("simulate", "--schedule", "1f1b", "-p", 2, "-m", 4, "--set",
-                            listed(files), "--microbatch-size", size, "--format", "json"))
+                            listed(files), "--set", "model.layers_per_stage=[2, 2]",
+                            "--microbatch-size", size, "--format", "json"))
 
 
 def test_a_size_between_two_measured_ones_reads_costs_between_theirs(ppsim, sized_costs):
@@ -116,7 +118,8 @@ def test_the_module_ranks_the_sizes_as_the_cli(ppsim, sized_costs):
         for ranking in cli for run in ranking["runs"]]
     assert [r["makespan"] for r in records] == pytest.approx(
         [run["report"]["makespan"] for ranking in cli for run in ranking["runs"]], rel=1e-12)
-    at_two = pp.simulate(pp.Scenario(p=2, m=4, schedule="1f1b", costs=files[0::2], b=2))
+    at_two = pp.simulate(pp.Scenario(p=2, m=4, schedule="1f1b", costs=files[0::2], b=2,
+                                     model__layers_per_stage=[2, 2]))
     assert at_two.metrics["makespan"] == pytest.approx(
         simulated(ppsim, files[0::2], 2)["makespan"], rel=1e-12)
     with pytest.raises(pp.Error, match="is not a whole number of microbatches of size 3"):
