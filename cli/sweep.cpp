@@ -13,6 +13,7 @@
 #include "base/text_file.h"
 #include "run/sweep.h"
 #include "run/sweep_slurm.h"
+#include "solver/milp.h"
 
 #include <atomic>
 #include <cerrno>
@@ -246,9 +247,11 @@ int run_sweep(const Args &args, std::ostream &out, std::ostream &err) {
       counter.step_done(fmt::format("run {}", indices[i]));
     }
   };
-  run_on_threads(
-      static_cast<unsigned>(std::min<std::size_t>(jobs, std::max<std::size_t>(1, pending.size()))),
-      worker);
+  // A point's ILP forks CBC's process, which under ASan can deadlock while another thread
+  // allocates (solver::concurrent_solves): sanitizer builds run one point at a time.
+  run_on_threads(solver::concurrent_solves(static_cast<unsigned>(
+                     std::min<std::size_t>(jobs, std::max<std::size_t>(1, pending.size())))),
+                 worker);
   if (failure)
     std::rethrow_exception(failure);
 
