@@ -255,9 +255,7 @@ int run_compare(const Args &args, std::ostream &out, std::ostream &err) {
   }
   RankRequest request = rank_request(base, std::move(schedules), std::move(caps));
   request.microbatch_sizes = std::move(sizes);
-  request.sizes_origin = {"", 0, "--microbatch-sizes"};
-  if (!request.microbatch_sizes.empty())
-    check_microbatch_sizes(request); // before a minute of ranking
+  request.sizes_origin = {"", 0, "--microbatch-sizes"}; // rank_runs checks the sizes first
   request.evaluate.timelines = values.count("svg") || values.count("report");
   const bool quiet = values["quiet"].as<bool>();
   Progress progress(err, progress_mode(values, err), "compare", "runs");

@@ -38,8 +38,9 @@ Engine::Engine(const Scenario &scenario, const Schedule &schedule,
 }
 
 Timing Engine::run() const {
+  const OpLocator &locator = *locator_; // read on every op of the loop below
   const int devices = schedule_.device_count();
-  const std::int32_t entries = locator_->entry_count();
+  const std::int32_t entries = locator.entry_count();
   Timing result;
   result.start.assign(at(entries), Ticks{});
   result.end.assign(at(entries), Ticks{});
@@ -62,7 +63,7 @@ Timing Engine::run() const {
   for (int g = 0; g < devices; ++g) {
     const auto &ops = schedule_.device_ops[at(g)];
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      durations[at(locator_->entry_offset(g)) + i] = op_duration(scenario_, ops[i]);
+      durations[at(locator.entry_offset(g)) + i] = op_duration(scenario_, ops[i]);
     }
   }
 
@@ -73,9 +74,9 @@ Timing Engine::run() const {
     if (state.running[device])
       return;
     const std::int32_t position = state.next_position[device];
-    if (position >= locator_->entry_offset(g + 1) - locator_->entry_offset(g))
+    if (position >= locator.entry_offset(g + 1) - locator.entry_offset(g))
       return;
-    const std::int32_t entry = locator_->entry_offset(g) + position;
+    const std::int32_t entry = locator.entry_offset(g) + position;
     const auto e = at(entry);
     if (state.unmet[e] != 0)
       return;
@@ -110,7 +111,7 @@ Timing Engine::run() const {
       const auto consumer = at(edge.consumer);
       Ticks arrival = now;
       if (edge.crosses_devices) {
-        const std::int32_t to = locator_->device_of(edge.consumer);
+        const std::int32_t to = locator.device_of(edge.consumer);
         Ticks transfer_start = now;
         if (scenario_.link.contention) {
           Ticks &link_free = state.link_free[g * at(devices) + at(to)];
@@ -127,7 +128,7 @@ Timing Engine::run() const {
       state.ready[consumer] = std::max(state.ready[consumer], arrival);
       PPSIM_ASSERT(state.unmet[consumer] > 0);
       if (--state.unmet[consumer] == 0) {
-        const int consumer_device = locator_->device_of(edge.consumer);
+        const int consumer_device = locator.device_of(edge.consumer);
         if (consumer_device != event.device)
           try_start(consumer_device);
       }
@@ -136,7 +137,7 @@ Timing Engine::run() const {
   }
 
   if (ended_count != entries) {
-    throw_deadlock(schedule_, *locator_, dependencies_, state.next_position, ended);
+    throw_deadlock(schedule_, locator, dependencies_, state.next_position, ended);
   }
   return result;
 }
