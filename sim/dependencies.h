@@ -4,10 +4,31 @@
 #include "sim/op_locator.h"
 #include "sim/scenario.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 namespace ppsim {
+
+/// One input of a schedule entry: it may start only after `producer` ends plus `transfer`.
+struct Input {
+  OpRef needed; ///< the producer's sub-op the consumer waits for (for messages)
+  std::int32_t producer = 0;
+  Ticks transfer; ///< transfer time charged on this edge (0 when on one device)
+  bool crosses_devices = false;
+};
+
+/// An entry has at most two inputs: one per sub-op of an overlapped pair, or a lumped R's F and
+/// backward trigger.
+inline constexpr int kMostInputs = 2;
+using EntryInputs = std::array<Input, kMostInputs>;
+
+/// The inputs of the entry `op` in the order the engine releases them: sub-op by sub-op, each
+/// sub-op's by the rules of docs/model.md, "Dependencies" (plus the lumped-remat edge when the
+/// scenario asks for it). Returns how many it wrote. Throws Error when a required producer is
+/// missing from the schedule.
+int entry_inputs(const Scenario &scenario, const OpLocator &locator, const Op &op,
+                 EntryInputs &inputs);
 
 /// `consumer` may start only after `producer` ends plus `transfer` (0 on the same device).
 struct Dependency {
@@ -25,18 +46,8 @@ struct DependencyGraph {
   std::vector<std::int32_t> predecessor_count; ///< per entry
 };
 
-/// Builds every edge of docs/model.md, "Dependencies" (plus the lumped-remat edge when the
-/// scenario asks for it).
-/// Throws Error when a required producer is missing from the schedule.
+/// Every edge of entry_inputs, entry by entry. Throws as entry_inputs does.
 DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &schedule,
                                    const OpLocator &locator);
-
-/// Throws the deadlock Error of a run that stopped with ops left: for each device whose list is
-/// not done (`next_position`, the first op it did not run), that op and the first of its inputs
-/// that never ended.
-[[noreturn]] void throw_deadlock(const Schedule &schedule, const OpLocator &locator,
-                                 const DependencyGraph &graph,
-                                 const std::vector<std::int32_t> &next_position,
-                                 const std::vector<bool> &ended);
 
 } // namespace ppsim

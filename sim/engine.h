@@ -1,10 +1,11 @@
 #pragma once
-// The discrete-event engine (docs/model.md, "Engine"): replays per-device op lists with ASAP
-// timing, links with latency, bandwidth, optional contention and blocking sends.
-#include "sim/dependencies.h"
+// The engine (docs/model.md, "Engine"): replays per-device op lists with ASAP timing, links with
+// latency, bandwidth, optional contention and blocking sends, in one pass over a topological
+// order (sim/timing_graph.h, the re-timer's core).
 #include "sim/op_locator.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
+#include "sim/timing_graph.h"
 
 #include <memory>
 #include <vector>
@@ -25,6 +26,8 @@ struct Transfer {
 struct Timing {
   std::vector<Ticks> start;
   std::vector<Ticks> end;
+  /// Grouped by sending device, each group in its list's order (a producer's messages in the
+  /// order their consumers' inputs are built): the order in which each link serves them.
   std::vector<Transfer> transfers;
 };
 
@@ -39,13 +42,12 @@ public:
   Timing run() const;
 
   [[nodiscard]] const OpLocator &locator() const { return *locator_; }
-  [[nodiscard]] const DependencyGraph &dependencies() const { return dependencies_; }
 
 private:
   const Scenario &scenario_;
   const Schedule &schedule_;
   std::shared_ptr<const OpLocator> locator_;
-  DependencyGraph dependencies_;
+  TimingGraph graph_;
 };
 
 } // namespace ppsim

@@ -8,108 +8,33 @@
 namespace ppsim {
 
 Retimer::Retimer(const Scenario &scenario, const Schedule &schedule)
-    : name_(schedule.name), contention_(scenario.link.contention),
-      blocking_(scenario.link.blocking) {
-  const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
-  const DependencyGraph graph = build_dependencies(scenario, schedule, locator);
-  const int devices = schedule.device_count();
-  const std::int32_t nodes = locator.entry_count();
+    : Retimer(scenario, schedule,
+              OpLocator(schedule, scenario.stage_count(), scenario.microbatches)) {}
 
+Retimer::Retimer(const Scenario &scenario, const Schedule &schedule, const OpLocator &locator)
+    : name_(schedule.name), graph_(build_timing_graph(scenario, schedule, locator)),
+      topological_(topological_order(graph_, scenario, schedule, locator)),
+      state_(graph_, schedule.device_count()) {
+  const int devices = schedule.device_count();
+  const std::int32_t nodes = graph_.node_count();
+  ops_.reserve(at(nodes));
   device_order_.resize(at(devices));
   device_position_.resize(at(nodes));
   for (int g = 0; g < devices; ++g) {
     const auto &list = schedule.device_ops[at(g)];
+    auto &order = device_order_[at(g)];
+    order.resize(list.size());
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::int32_t node = locator.entry_offset(g) + static_cast<std::int32_t>(i);
       ops_.push_back(list[i]);
-      duration_.push_back(op_duration(scenario, list[i]));
-      device_.push_back(g);
-      device_order_[at(g)].push_back(node);
+      order[i] = node;
       device_position_[at(node)] = static_cast<std::int32_t>(i);
     }
-  }
-
-  // Renumber the edges consumer by consumer; keep each producer's edges in the engine's order.
-  const std::size_t edges = graph.edges.size();
-  input_offset_.assign(at(nodes) + 1, 0);
-  for (const Dependency &edge : graph.edges)
-    ++input_offset_[at(edge.consumer) + 1];
-  for (std::size_t x = 0; x < at(nodes); ++x)
-    input_offset_[x + 1] += input_offset_[x];
-  std::vector<std::int32_t> cursor(input_offset_.begin(), input_offset_.end() - 1);
-  std::vector<std::int32_t> link_of_pair(at(devices) * at(devices), -1);
-  links_from_.assign(at(devices), 0);
-  transfer_.resize(edges);
-  link_.resize(edges);
-  producer_.resize(edges);
-  consumer_.resize(edges);
-  output_offset_ = graph.successor_offset;
-  output_edges_.resize(edges);
-  for (std::size_t k = 0; k < edges; ++k) {
-    const Dependency &edge = graph.edges[k];
-    const std::int32_t id = cursor[at(edge.consumer)]++;
-    output_edges_[k] = id;
-    producer_[at(id)] = edge.producer;
-    consumer_[at(id)] = edge.consumer;
-    link_[at(id)] = -1;
-    if (edge.crosses_devices) {
-      const int from = locator.device_of(edge.producer);
-      std::int32_t &link =
-          link_of_pair[at(from) * at(devices) + at(locator.device_of(edge.consumer))];
-      if (link < 0) {
-        link = static_cast<std::int32_t>(link_source_.size());
-        link_source_.push_back(from);
-        ++links_from_[at(from)];
-      }
-      link_[at(id)] = link;
-      transfer_[at(id)] = edge.transfer;
-    }
-  }
-
-  // A topological order consistent with the device orders: run each device as far as its
-  // inputs allow, resuming a device when the input its next op waits for is placed.
-  std::vector<std::int32_t> unmet = graph.predecessor_count;
-  std::vector<std::int32_t> next_position(at(devices), 0);
-  std::vector<int> runnable;
-  const auto next_is_ready = [&](int g) {
-    const auto &order = device_order_[at(g)];
-    const auto position = at(next_position[at(g)]);
-    return position < order.size() && unmet[at(order[position])] == 0;
-  };
-  for (int g = 0; g < devices; ++g)
-    if (next_is_ready(g))
-      runnable.push_back(g);
-  topological_.reserve(at(nodes));
-  while (!runnable.empty()) {
-    const int g = runnable.back();
-    runnable.pop_back();
-    while (next_is_ready(g)) {
-      const std::int32_t node = device_order_[at(g)][at(next_position[at(g)]++)];
-      topological_.push_back(node);
-      for (std::int32_t k = output_offset_[at(node)]; k < output_offset_[at(node) + 1]; ++k) {
-        const std::int32_t consumer = consumer_[at(output_edges_[at(k)])];
-        const int h = device_[at(consumer)];
-        if (--unmet[at(consumer)] == 0 && h != g &&
-            device_position_[at(consumer)] == next_position[at(h)])
-          runnable.push_back(h);
-      }
-    }
-  }
-  if (static_cast<std::int32_t>(topological_.size()) != nodes) {
-    std::vector<bool> ended(at(nodes), false);
-    for (const std::int32_t node : topological_)
-      ended[at(node)] = true;
-    throw_deadlock(schedule, locator, graph, next_position, ended);
   }
   rank_.resize(at(nodes));
   for (std::size_t q = 0; q < topological_.size(); ++q)
     rank_[at(topological_[q])] = static_cast<std::int32_t>(q);
-
-  end_.assign(at(nodes), Ticks{});
-  arrival_.assign(edges, Ticks{});
-  device_free_.assign(at(devices), Ticks{});
-  link_free_.assign(link_source_.size(), Ticks{});
-  link_restored_.assign(link_source_.size(), false);
+  link_restored_.assign(graph_.link_source.size(), false);
   visit_mark_.assign(at(nodes), 0);
   retime();
 }
@@ -118,52 +43,24 @@ void Retimer::retime() { retime_from(0); }
 
 void Retimer::retime_from(std::int32_t first) {
   restore_state_before(first);
-  const auto nodes = static_cast<std::int32_t>(topological_.size());
-  for (std::int32_t q = first; q < nodes; ++q) {
-    const auto node = at(topological_[at(q)]);
-    const auto device = at(device_[node]);
-    Ticks start = device_free_[device];
-    for (std::int32_t e = input_offset_[node]; e < input_offset_[node + 1]; ++e)
-      start = std::max(start, arrival_[at(e)]);
-    const Ticks end = start + duration_[node];
-    end_[node] = end;
-    Ticks release = end;
-    for (std::int32_t k = output_offset_[node]; k < output_offset_[node + 1]; ++k) {
-      const auto edge = at(output_edges_[at(k)]);
-      Ticks arrival = end;
-      const std::int32_t link = link_[edge];
-      if (link >= 0) {
-        // A link serves its transfers in the order their producers end, which is the order of
-        // the sender's list (docs/model.md, "Re-timing fixed orders").
-        if (contention_)
-          arrival = std::max(arrival, link_free_[at(link)]);
-        arrival += transfer_[edge];
-        if (contention_)
-          link_free_[at(link)] = arrival;
-        if (blocking_)
-          release = std::max(release, arrival);
-      }
-      arrival_[edge] = arrival;
-    }
-    device_free_[device] = release;
-  }
+  time_in_order(graph_, topological_, first, state_);
 }
 
 Ticks Retimer::release_time(std::int32_t node) const {
-  Ticks release = end_[at(node)];
-  if (blocking_) {
-    for (std::int32_t k = output_offset_[at(node)]; k < output_offset_[at(node) + 1]; ++k) {
-      const auto edge = at(output_edges_[at(k)]);
-      if (link_[edge] >= 0)
-        release = std::max(release, arrival_[edge]);
+  Ticks release = state_.end[at(node)];
+  if (graph_.blocking) {
+    for (std::int32_t k = graph_.output_offset[at(node)]; k < graph_.output_offset[at(node) + 1]; ++k) {
+      const auto edge = at(graph_.output_edges[at(k)]);
+      if (graph_.link[edge] >= 0)
+        release = std::max(release, state_.arrival[edge]);
     }
   }
   return release;
 }
 
 void Retimer::restore_state_before(std::int32_t first) {
-  std::fill(device_free_.begin(), device_free_.end(), Ticks{});
-  std::fill(link_free_.begin(), link_free_.end(), Ticks{});
+  std::fill(state_.device_free.begin(), state_.device_free.end(), Ticks{});
+  std::fill(state_.link_free.begin(), state_.link_free.end(), Ticks{});
   if (first == 0)
     return;
   std::fill(link_restored_.begin(), link_restored_.end(), false);
@@ -174,18 +71,18 @@ void Retimer::restore_state_before(std::int32_t first) {
         order.begin(), order.end(), [&](std::int32_t node) { return rank_[at(node)] < first; });
     if (placed == order.begin())
       continue;
-    device_free_[g] = release_time(*(placed - 1));
+    state_.device_free[g] = release_time(*(placed - 1));
     // Each link from g is free after the last transfer its list sent before `first`.
-    int unresolved = contention_ ? links_from_[g] : 0;
+    int unresolved = graph_.contention ? graph_.links_from[g] : 0;
     for (auto node = placed; unresolved > 0 && node != order.begin();) {
       --node;
-      for (std::int32_t k = output_offset_[at(*node) + 1];
-           unresolved > 0 && k-- > output_offset_[at(*node)];) {
-        const auto edge = at(output_edges_[at(k)]);
-        const std::int32_t link = link_[edge];
+      for (std::int32_t k = graph_.output_offset[at(*node) + 1];
+           unresolved > 0 && k-- > graph_.output_offset[at(*node)];) {
+        const auto edge = at(graph_.output_edges[at(k)]);
+        const std::int32_t link = graph_.link[edge];
         if (link >= 0 && !link_restored_[at(link)]) {
           link_restored_[at(link)] = true;
-          link_free_[at(link)] = arrival_[edge];
+          state_.link_free[at(link)] = state_.arrival[edge];
           --unresolved;
         }
       }
@@ -283,16 +180,16 @@ bool Retimer::reorder_after_swap(std::int32_t earlier, std::int32_t later) {
       const std::int32_t node = stack_.back();
       stack_.pop_back();
       found.push_back(node);
-      const auto &order = device_order_[at(device_[at(node)])];
+      const auto &order = device_order_[at(graph_.device[at(node)])];
       const auto position = at(device_position_[at(node)]);
       if (forward) {
-        for (std::int32_t k = output_offset_[at(node)]; k < output_offset_[at(node) + 1]; ++k)
-          visit(consumer_[at(output_edges_[at(k)])]);
+        for (std::int32_t k = graph_.output_offset[at(node)]; k < graph_.output_offset[at(node) + 1]; ++k)
+          visit(graph_.consumer[at(graph_.output_edges[at(k)])]);
         if (position + 1 < order.size())
           visit(order[position + 1]);
       } else {
-        for (std::int32_t e = input_offset_[at(node)]; e < input_offset_[at(node) + 1]; ++e)
-          visit(producer_[at(e)]);
+        for (std::int32_t e = graph_.input_offset[at(node)]; e < graph_.input_offset[at(node) + 1]; ++e)
+          visit(graph_.producer[at(e)]);
         if (position > 0)
           visit(order[position - 1]);
       }
@@ -330,16 +227,16 @@ Ticks Retimer::makespan() const {
   Ticks last{};
   for (const auto &order : device_order_)
     if (!order.empty())
-      last = std::max(last, end_[at(order.back())]);
+      last = std::max(last, state_.end[at(order.back())]);
   return last;
 }
 
 Ticks Retimer::start(int device, int position) const {
   const std::int32_t node = node_at(device, position);
-  return end_[at(node)] - duration_[at(node)];
+  return state_.end[at(node)] - graph_.duration[at(node)];
 }
 
-Ticks Retimer::end(int device, int position) const { return end_[at(node_at(device, position))]; }
+Ticks Retimer::end(int device, int position) const { return state_.end[at(node_at(device, position))]; }
 
 std::span<const std::int32_t> Retimer::device_order(int device) const {
   return device_order_[at(device)];

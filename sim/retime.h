@@ -2,10 +2,9 @@
 // Re-timing of fixed per-device orders without an event queue (docs/model.md, "Re-timing
 // fixed orders"): the engine's timing, links, contention and blocking sends included, in one
 // linear pass over a topological order, and incremental after an adjacent swap on a device.
-#include "sim/dependencies.h"
-#include "sim/op_locator.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
+#include "sim/timing_graph.h"
 
 #include <cstdint>
 #include <span>
@@ -22,6 +21,8 @@ public:
   /// The schedule must have passed validate_schedule. Throws Error with the engine's deadlock
   /// message when the per-device orders cannot all run; otherwise times them.
   Retimer(const Scenario &scenario, const Schedule &schedule);
+  /// With the index validate_schedule returned for `schedule`.
+  Retimer(const Scenario &scenario, const Schedule &schedule, const OpLocator &locator);
 
   /// Re-times every op from scratch (what a fixed-order evaluation pays).
   void retime();
@@ -48,7 +49,7 @@ public:
   [[nodiscard]] std::span<const std::int32_t> device_order(int device) const;
   /// The current per-device orders as a schedule (named as the one given).
   [[nodiscard]] Schedule schedule() const;
-  [[nodiscard]] std::int32_t op_count() const { return static_cast<std::int32_t>(ops_.size()); }
+  [[nodiscard]] std::int32_t op_count() const { return graph_.node_count(); }
 
 private:
   // Times the ops at topological positions [first, op_count), the state before `first` being
@@ -69,28 +70,8 @@ private:
   [[nodiscard]] std::int32_t node_at(int device, int position) const;
 
   std::string name_;
-  bool contention_ = false;
-  bool blocking_ = false;
   std::vector<Op> ops_; // per node (= the given schedule's entry numbering)
-
-  // Hot per-node data. Edges are numbered consumer by consumer, so node x's inputs are the
-  // edges [input_offset[x], input_offset[x + 1]).
-  std::vector<Ticks> duration_;
-  std::vector<std::int32_t> device_;
-  std::vector<std::int32_t> input_offset_;
-  std::vector<std::int32_t> output_offset_; // into output_edges_
-  std::vector<std::int32_t> output_edges_;  // edge ids in the engine's successor order
-  std::vector<Ticks> end_;
-
-  // Per edge: transfer time and link (-1 on one device), and the time the input arrives.
-  std::vector<Ticks> transfer_;
-  std::vector<std::int32_t> link_;
-  std::vector<Ticks> arrival_;
-  std::vector<std::int32_t> producer_; // cold: reordering only
-  std::vector<std::int32_t> consumer_;
-
-  std::vector<int> link_source_; // per link: the sending device
-  std::vector<int> links_from_;  // per device: how many links leave it
+  TimingGraph graph_;
 
   // Orders: per device its nodes; per node its position there and in the topological order.
   std::vector<std::vector<std::int32_t>> device_order_;
@@ -98,9 +79,7 @@ private:
   std::vector<std::int32_t> topological_;
   std::vector<std::int32_t> rank_; // node -> position in topological_
 
-  // Pass state, sized once.
-  std::vector<Ticks> device_free_;
-  std::vector<Ticks> link_free_;
+  TimingState state_;
   std::vector<bool> link_restored_;
   // Reordering scratch (kept to avoid allocating per swap).
   std::vector<std::int32_t> visit_mark_;

@@ -1,0 +1,205 @@
+#include "sim/timing_graph.h"
+
+#include "base/assert.h"
+#include "base/error.h"
+#include "base/index.h"
+#include "sim/dependencies.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <string>
+
+namespace ppsim {
+namespace {
+
+// The engine's deadlock Error: for each device whose list is not done (`next`, its first node
+// not placed), that op and the first of its inputs that never ran (the one of the lowest
+// producer entry, as the engine's successor lists meet them).
+[[noreturn]] void throw_deadlock(const TimingGraph &graph, const Scenario &scenario,
+                                 const Schedule &schedule, const OpLocator &locator,
+                                 const std::vector<std::int32_t> &next) {
+  // Devices run their lists in order, so the nodes placed are a prefix of each list.
+  const auto placed = [&](std::int32_t node) { return node < next[at(graph.device[at(node)])]; };
+  std::vector<std::string> waits;
+  EntryInputs inputs;
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    const std::int32_t entry = next[at(g)];
+    if (entry >= locator.entry_offset(g + 1))
+      continue;
+    const Op &op = schedule.device_ops[at(g)][at(entry - locator.entry_offset(g))];
+    const int count = entry_inputs(scenario, locator, op, inputs);
+    const Input *waited = nullptr;
+    for (int k = 0; k < count; ++k) {
+      const Input &input = inputs[at(k)];
+      if (!placed(input.producer) && (!waited || input.producer < waited->producer))
+        waited = &input;
+    }
+    waits.push_back(fmt::format("device {} waits at {} for {}", g, describe(op),
+                                waited ? describe(waited->needed) : "?"));
+  }
+  throw Error(fmt::format("schedule '{}' deadlocks: {}", schedule.name, fmt::join(waits, "; ")));
+}
+
+} // namespace
+
+TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedule,
+                               const OpLocator &locator) {
+  TimingGraph graph;
+  graph.contention = scenario.link.contention;
+  graph.blocking = scenario.link.blocking;
+  const int devices = schedule.device_count();
+  const auto nodes = at(locator.entry_count());
+  graph.duration.reserve(nodes);
+  graph.device.reserve(nodes);
+  graph.input_offset.reserve(nodes + 1);
+  graph.input_offset.push_back(0);
+  std::vector<std::int32_t> link_of_pair(at(devices) * at(devices), -1);
+  graph.links_from.assign(at(devices), 0);
+  EntryInputs inputs;
+  for (int g = 0; g < devices; ++g) {
+    for (const Op &op : schedule.device_ops[at(g)]) {
+      const auto consumer = static_cast<std::int32_t>(graph.duration.size());
+      graph.duration.push_back(op_duration(scenario, op));
+      graph.device.push_back(g);
+      const int count = entry_inputs(scenario, locator, op, inputs);
+      for (int k = 0; k < count; ++k) {
+        const Input &input = inputs[at(k)];
+        std::int32_t link = -1;
+        if (input.crosses_devices) {
+          const int from = locator.device_of(input.producer);
+          link = link_of_pair[at(from) * at(devices) + at(g)];
+          if (link < 0) {
+            link = static_cast<std::int32_t>(graph.link_source.size());
+            link_of_pair[at(from) * at(devices) + at(g)] = link;
+            graph.link_source.push_back(from);
+            ++graph.links_from[at(from)];
+          }
+        }
+        graph.producer.push_back(input.producer);
+        graph.consumer.push_back(consumer);
+        graph.transfer.push_back(input.transfer);
+        graph.link.push_back(link);
+      }
+      graph.input_offset.push_back(static_cast<std::int32_t>(graph.producer.size()));
+    }
+  }
+
+  // Counting sort of the edge ids by producer: each producer's outputs in build order, the order
+  // in which the engine releases them.
+  graph.output_offset.assign(nodes + 1, 0);
+  for (const std::int32_t producer : graph.producer)
+    ++graph.output_offset[at(producer) + 1];
+  for (std::size_t x = 0; x < nodes; ++x)
+    graph.output_offset[x + 1] += graph.output_offset[x];
+  graph.output_edges.resize(graph.producer.size());
+  std::vector<std::int32_t> cursor(graph.output_offset.begin(), graph.output_offset.end() - 1);
+  for (std::int32_t edge = 0; edge < graph.edge_count(); ++edge)
+    graph.output_edges[at(cursor[at(graph.producer[at(edge)])]++)] = edge;
+  return graph;
+}
+
+namespace {
+
+// Calls place(node) for every node in a topological order consistent with the device orders:
+// each device runs as far as its inputs allow, and resumes when the input its next op waits for
+// is placed. Throws the deadlock Error when the orders cannot all run.
+template <class Place>
+void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
+                           const Schedule &schedule, const OpLocator &locator, Place &&place) {
+  const int devices = schedule.device_count();
+  const std::int32_t nodes = graph.node_count();
+  std::vector<std::int32_t> unmet(at(nodes));
+  for (std::size_t x = 0; x < at(nodes); ++x)
+    unmet[x] = graph.input_offset[x + 1] - graph.input_offset[x];
+  std::vector<std::int32_t> next(at(devices)); // per device: its first node not placed
+  for (int g = 0; g < devices; ++g)
+    next[at(g)] = locator.entry_offset(g);
+  const auto next_is_ready = [&](int g) {
+    const std::int32_t node = next[at(g)];
+    return node < locator.entry_offset(g + 1) && unmet[at(node)] == 0;
+  };
+  std::vector<int> runnable;
+  for (int g = 0; g < devices; ++g)
+    if (next_is_ready(g))
+      runnable.push_back(g);
+  std::int32_t placed = 0;
+  while (!runnable.empty()) {
+    const int g = runnable.back();
+    runnable.pop_back();
+    while (next_is_ready(g)) {
+      const std::int32_t node = next[at(g)]++;
+      place(node);
+      ++placed;
+      for (std::int32_t k = graph.output_offset[at(node)]; k < graph.output_offset[at(node) + 1];
+           ++k) {
+        const std::int32_t consumer = graph.consumer[at(graph.output_edges[at(k)])];
+        const int h = graph.device[at(consumer)];
+        if (--unmet[at(consumer)] == 0 && h != g && consumer == next[at(h)])
+          runnable.push_back(h);
+      }
+    }
+  }
+  if (placed != nodes)
+    throw_deadlock(graph, scenario, schedule, locator, next);
+}
+
+// Times `node`, whose inputs and device predecessor are timed, as Engine::run times it.
+void time_node(const TimingGraph &graph, std::int32_t node, TimingState &state) {
+  const auto x = at(node);
+  const auto device = at(graph.device[x]);
+  Ticks start = state.device_free[device];
+  for (std::int32_t e = graph.input_offset[x]; e < graph.input_offset[x + 1]; ++e)
+    start = std::max(start, state.arrival[at(e)]);
+  const Ticks end = start + graph.duration[x];
+  state.end[x] = end;
+  Ticks release = end;
+  for (std::int32_t k = graph.output_offset[x]; k < graph.output_offset[x + 1]; ++k) {
+    const auto edge = at(graph.output_edges[at(k)]);
+    Ticks arrival = end;
+    const std::int32_t link = graph.link[edge];
+    if (link >= 0) {
+      // A link serves its transfers in the order their producers end, which is the order of
+      // the sender's list (docs/model.md, "Re-timing fixed orders").
+      if (graph.contention)
+        arrival = std::max(arrival, state.link_free[at(link)]);
+      arrival += graph.transfer[edge];
+      if (graph.contention)
+        state.link_free[at(link)] = arrival;
+      if (graph.blocking)
+        release = std::max(release, arrival);
+    }
+    state.arrival[edge] = arrival;
+  }
+  state.device_free[device] = release;
+}
+
+} // namespace
+
+std::vector<std::int32_t> topological_order(const TimingGraph &graph, const Scenario &scenario,
+                                            const Schedule &schedule, const OpLocator &locator) {
+  std::vector<std::int32_t> order;
+  order.reserve(at(graph.node_count()));
+  place_in_device_order(graph, scenario, schedule, locator,
+                        [&](std::int32_t node) { order.push_back(node); });
+  return order;
+}
+
+void time_in_device_order(const TimingGraph &graph, const Scenario &scenario,
+                          const Schedule &schedule, const OpLocator &locator,
+                          TimingState &state) {
+  place_in_device_order(graph, scenario, schedule, locator,
+                        [&](std::int32_t node) { time_node(graph, node, state); });
+}
+
+TimingState::TimingState(const TimingGraph &graph, int devices)
+    : end(at(graph.node_count())), arrival(at(graph.edge_count())), device_free(at(devices)),
+      link_free(graph.contention ? graph.link_source.size() : 0) {}
+
+void time_in_order(const TimingGraph &graph, std::span<const std::int32_t> order,
+                   std::int32_t first, TimingState &state) {
+  for (std::size_t q = at(first); q < order.size(); ++q)
+    time_node(graph, order[q], state);
+}
+
+} // namespace ppsim

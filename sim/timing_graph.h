@@ -1,0 +1,85 @@
+#pragma once
+// The ops of a validated schedule as a fixed-order timing pass reads them (docs/model.md,
+// "Engine" and "Re-timing fixed orders"), shared by the engine and the re-timer: per node (an
+// entry, OpLocator's numbering) its duration and device, its input edges with their transfers
+// and links, and a topological order consistent with the device orders, timed in one forward
+// pass without an event queue.
+#include "sim/op_locator.h"
+#include "sim/scenario.h"
+#include "sim/schedule.h"
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace ppsim {
+
+struct TimingGraph {
+  bool contention = false; ///< scenario.link.contention
+  bool blocking = false;   ///< scenario.link.blocking
+
+  // Per node.
+  std::vector<Ticks> duration;
+  std::vector<std::int32_t> device;
+  /// Edges are numbered consumer by consumer: node x's inputs are [input_offset[x],
+  /// input_offset[x + 1]), in entry_inputs' order.
+  std::vector<std::int32_t> input_offset;
+  /// Node x's outputs are output_edges[output_offset[x] .. output_offset[x + 1]), in the
+  /// engine's release order (the order the consumers' inputs were built).
+  std::vector<std::int32_t> output_offset;
+  std::vector<std::int32_t> output_edges;
+
+  // Per edge: its ends, its transfer time and its link (-1 on one device).
+  std::vector<std::int32_t> producer;
+  std::vector<std::int32_t> consumer;
+  std::vector<Ticks> transfer;
+  std::vector<std::int32_t> link;
+
+  std::vector<int> link_source; ///< per link (an ordered device pair in use): the sender
+  std::vector<int> links_from;  ///< per device: how many links leave it
+
+  [[nodiscard]] std::int32_t node_count() const {
+    return static_cast<std::int32_t>(duration.size());
+  }
+  [[nodiscard]] std::int32_t edge_count() const {
+    return static_cast<std::int32_t>(producer.size());
+  }
+};
+
+/// Builds the graph of a validated schedule from entry_inputs and op_duration. Throws Error as
+/// entry_inputs does.
+TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedule,
+                               const OpLocator &locator);
+
+/// A topological order of every node consistent with the device orders: each device runs as far
+/// as its inputs allow, and resumes when the input its next op waits for is placed. Throws the
+/// engine's deadlock Error when the orders cannot all run: for each device whose list is not
+/// done, its first op not placed and the first of that op's inputs that never ran.
+std::vector<std::int32_t> topological_order(const TimingGraph &graph, const Scenario &scenario,
+                                            const Schedule &schedule, const OpLocator &locator);
+
+/// What a pass writes, and the device and link availability it starts from.
+struct TimingState {
+  std::vector<Ticks> end;         ///< per node
+  std::vector<Ticks> arrival;     ///< per edge: when its input reaches the consumer
+  std::vector<Ticks> device_free; ///< per device
+  std::vector<Ticks> link_free;   ///< per link (contention only)
+
+  /// Sized for `graph`, every time zero.
+  explicit TimingState(const TimingGraph &graph, int devices);
+};
+
+/// Times the nodes at positions [first, order.size()) of a topological order, from the device
+/// and link availability in `state` (all zero for a whole pass): each starts at its device's
+/// release and its inputs' arrivals, as Engine::run times it. A link serves its transfers in the
+/// order their producers end, which is the order of the sender's list.
+void time_in_order(const TimingGraph &graph, std::span<const std::int32_t> order,
+                   std::int32_t first, TimingState &state);
+
+/// A whole pass (`state` all zero) in the order topological_order would give, without keeping
+/// it: what a single replay needs. Throws its deadlock Error.
+void time_in_device_order(const TimingGraph &graph, const Scenario &scenario,
+                          const Schedule &schedule, const OpLocator &locator,
+                          TimingState &state);
+
+} // namespace ppsim
