@@ -157,7 +157,7 @@ void warn_if_unfair(const RunInput &base, const std::vector<RankedRun> &rows,
 std::optional<TorchCsvExport> torch_export(const RankedRun &row) {
   const PreparedRun &run = row.evaluation->run;
   try {
-    return write_torch_csv(run.scenario, run.base_schedule);
+    return write_torch_csv(run.scenario, run.base_schedule());
   } catch (const Error &) {
     return std::nullopt;
   }

@@ -261,7 +261,6 @@ PreparedRun import_run(const RunInput &input) {
   }
   run.locator = std::make_shared<const OpLocator>(
       validate_schedule(run.scenario, run.schedule, ScheduleOrigin{input.schedule_file, 1}));
-  run.base_schedule = run.schedule;
   return run;
 }
 
@@ -348,7 +347,6 @@ PreparedRun prepare_run(const RunInput &input) {
   run.schedule =
       generate_schedule(schedule_of(input), run.scenario, GeneratorOptions{input.group_size});
   run.locator = std::make_shared<const OpLocator>(validate_schedule(run.scenario, run.schedule));
-  run.base_schedule = run.schedule;
   return run;
 }
 
@@ -381,6 +379,8 @@ PreparedRun with_remat_policy(PreparedRun run, const std::string &policy) {
         run.input, run.scenario, run.schedule, policy,
         ilp_options(run.input));
     run.scenario = std::move(applied.scenario);
+    if (!run.replaced_schedule)
+      run.replaced_schedule = std::move(run.schedule);
     run.schedule = std::move(applied.schedule);
     run.locator.reset();
     run.remat_status = std::move(applied.status);

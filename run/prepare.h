@@ -12,6 +12,7 @@
 #include "sim/schedule.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,13 +27,18 @@ struct PreparedRun {
   /// `schedule`'s index, built when it was validated, so that its simulation validates and
   /// indexes it no more (simulate_validated); null once a recomputation policy replaced it.
   std::shared_ptr<const OpLocator> locator;
-  /// The order before recomputation (what a PyTorch pipelining CSV writes: PyTorch has no
-  /// recomputation actions, the plan file carries them).
-  Schedule base_schedule;
+  /// The order before a recomputation policy replaced `schedule`; empty while none did.
+  std::optional<Schedule> replaced_schedule;
   /// How the recomputation plan was found: the ILP's status ("optimal", "gap 2.17%"); empty for
   /// the other policies.
   std::string remat_status;
   std::vector<std::string> warnings;
+
+  /// The order before recomputation (what a PyTorch pipelining CSV writes: PyTorch has no
+  /// recomputation actions, the plan file carries them).
+  [[nodiscard]] const Schedule &base_schedule() const {
+    return replaced_schedule ? *replaced_schedule : schedule;
+  }
 };
 
 /// Builds the scenario for the input's schedule (or schedule file), generates or imports the

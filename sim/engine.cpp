@@ -21,7 +21,7 @@ Engine::Engine(const Scenario &scenario, const Schedule &schedule,
   }
 }
 
-Timing Engine::run() const {
+Timing Engine::run(bool with_transfers) const {
   TimingState state(graph_, schedule_.device_count());
   time_in_device_order(graph_, scenario_, schedule_, *locator_, state);
 
@@ -30,6 +30,9 @@ Timing Engine::run() const {
   result.start.resize(nodes);
   for (std::size_t x = 0; x < nodes; ++x)
     result.start[x] = state.end[x] - graph_.duration[x];
+  result.end = std::move(state.end);
+  if (!with_transfers)
+    return result;
   std::size_t transfers = 0;
   for (const std::int32_t link : graph_.link)
     transfers += link >= 0 ? 1 : 0;
@@ -46,7 +49,6 @@ Timing Engine::run() const {
                                           arrival - graph_.transfer[edge], arrival});
     }
   }
-  result.end = std::move(state.end);
   return result;
 }
 

@@ -27,7 +27,8 @@ struct Timing {
   std::vector<Ticks> start;
   std::vector<Ticks> end;
   /// Grouped by sending device, each group in its list's order (a producer's messages in the
-  /// order their consumers' inputs are built): the order in which each link serves them.
+  /// order their consumers' inputs are built): the order in which each link serves them. Empty
+  /// when the run was asked not to list them (Engine::run, SimulateOptions::timelines).
   std::vector<Transfer> transfers;
 };
 
@@ -39,7 +40,8 @@ public:
   /// With the index validate_schedule returned for `schedule`.
   Engine(const Scenario &scenario, const Schedule &schedule,
          std::shared_ptr<const OpLocator> locator);
-  Timing run() const;
+  /// Times every entry; lists the transfers too when `with_transfers` (else they stay empty).
+  Timing run(bool with_transfers = true) const;
 
   [[nodiscard]] const OpLocator &locator() const { return *locator_; }
 

@@ -108,12 +108,12 @@ Simulation simulate_validated(const Scenario &scenario, const Schedule &schedule
                               const SimulateOptions &options) {
   const Engine engine(scenario, schedule, std::move(locator));
   Simulation simulation;
-  simulation.timing = engine.run();
+  simulation.timing = engine.run(options.timelines);
   simulation.activations = track_memory(schedule, engine.locator(), simulation.timing,
-                                        scenario.activations, options.memory_timelines);
+                                        scenario.activations, options.timelines);
   if (scenario.bytes) {
     simulation.bytes = track_memory(schedule, engine.locator(), simulation.timing, *scenario.bytes,
-                                    options.memory_timelines);
+                                    options.timelines);
   }
   simulation.metrics = measure(scenario, schedule, engine.locator(), simulation.timing,
                                simulation.activations, simulation.bytes);

@@ -69,7 +69,9 @@ struct Simulation {
 };
 
 struct SimulateOptions {
-  bool memory_timelines = false; ///< record memory over time (for --svg, --trace)
+  /// Record memory over time and list the transfers (Timing::transfers), for --svg, --trace and
+  /// reports; without, a run keeps only what its metrics need.
+  bool timelines = false;
 };
 
 /// Validates, times and measures a schedule: the one entry point the CLI and sweeps use.

@@ -35,13 +35,4 @@ OpLocator::OpLocator(const Schedule &schedule, int stage_count, int microbatches
   device_offset_.push_back(entry);
 }
 
-std::int32_t OpLocator::find(OpRef op) const {
-  const auto &table = entry_of_[at(op.kind)];
-  if (table.empty() || op.stage < 0 || op.stage >= stage_count_ || op.microbatch < 0 ||
-      op.microbatch >= microbatches_) {
-    return kAbsent;
-  }
-  return table[at(op.stage) * microbatches_ + op.microbatch];
-}
-
 } // namespace ppsim

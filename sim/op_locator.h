@@ -18,8 +18,16 @@ public:
 
   static constexpr std::int32_t kAbsent = -1;
 
-  /// The entry executing `op`, or kAbsent.
-  [[nodiscard]] std::int32_t find(OpRef op) const;
+  /// The entry executing `op`, or kAbsent. Inline: validation and the timing graph look up
+  /// every op's neighbours.
+  [[nodiscard]] std::int32_t find(OpRef op) const {
+    const auto &table = entry_of_[at(op.kind)];
+    if (table.empty() || op.stage < 0 || op.stage >= stage_count_ || op.microbatch < 0 ||
+        op.microbatch >= microbatches_) {
+      return kAbsent;
+    }
+    return table[at(op.stage) * at(microbatches_) + at(op.microbatch)];
+  }
   [[nodiscard]] bool contains(OpKind kind, int stage, int microbatch) const {
     return find(OpRef{kind, stage, microbatch}) != kAbsent;
   }

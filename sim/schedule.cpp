@@ -28,13 +28,6 @@ std::string_view op_kind_token(OpKind kind) {
   return "?";
 }
 
-OpRef Op::sub_op(int index) const {
-  if (kind() != OpKind::overlapped) {
-    return first;
-  }
-  return index == 0 ? OpRef{OpKind::forward, first.stage, first.microbatch} : second;
-}
-
 std::string describe(const OpRef &op) {
   if (op.level > 0)
     return fmt::format("{}{}({},{})", op_kind_token(op.kind), op.level, op.stage, op.microbatch);

@@ -65,7 +65,11 @@ struct Op {
   }
   /// The sub-ops this entry executes: one, or two for an overlapped pair.
   [[nodiscard]] int sub_op_count() const { return kind() == OpKind::overlapped ? 2 : 1; }
-  [[nodiscard]] OpRef sub_op(int index) const;
+  [[nodiscard]] OpRef sub_op(int index) const {
+    if (kind() != OpKind::overlapped)
+      return first;
+    return index == 0 ? OpRef{OpKind::forward, first.stage, first.microbatch} : second;
+  }
 
   friend bool operator==(const Op &, const Op &) = default;
 };

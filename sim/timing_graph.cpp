@@ -54,6 +54,11 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
   graph.device.reserve(nodes);
   graph.input_offset.reserve(nodes + 1);
   graph.input_offset.push_back(0);
+  // Most entries have one input (an F, a B, a W), the first stage's F none: about one per node.
+  graph.producer.reserve(nodes);
+  graph.consumer.reserve(nodes);
+  graph.transfer.reserve(nodes);
+  graph.link.reserve(nodes);
   std::vector<std::int32_t> link_of_pair(at(devices) * at(devices), -1);
   graph.links_from.assign(at(devices), 0);
   EntryInputs inputs;

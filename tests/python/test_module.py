@@ -130,12 +130,13 @@ def test_errors_are_ppsim_errors_with_the_one_line_message(call, message):
 
 
 def long_sweep(folder, points):
-    """A sweep file of `points` zb-h1 runs on 16 devices (some 10 ms each)."""
+    """A sweep file of `points` zb-h1 runs on 16 devices and 512 or more microbatches (a few ms
+    each: long enough for the counter thread to tick)."""
     (folder / "base.toml").write_text('[pipeline]\nschedule = "zb-h1"\n[cluster]\n'
                                       'devices = 16\n[model]\nW = 1\n')
     sweep = folder / "long.toml"
     sweep.write_text('base = "base.toml"\n[axes]\n"pipeline.microbatches" = ['
-                     + ", ".join(str(m) for m in range(64, 64 + points)) + "]\n")
+                     + ", ".join(str(m) for m in range(512, 512 + points)) + "]\n")
     return sweep
 
 
@@ -198,7 +199,7 @@ def test_sweep_gives_the_rows_of_the_cli_and_reports_progress(ppsim):
 def test_ctrl_c_stops_a_long_sweep(tmp_path):
     import signal
     sweep = long_sweep(tmp_path, 2000)
-    # Ctrl-C from another thread once the sweep runs (its 2000 points take some 20 s): the
+    # Ctrl-C from another thread once the sweep runs (its 2000 points take seconds): the
     # signal is seen between two batches, without the progress callback's help.
     seen = []
     timer = threading.Timer(0.05, lambda: os.kill(os.getpid(), signal.SIGINT))

@@ -26,7 +26,7 @@ TEST_CASE("a run's policy applied later gives the run prepared with it") {
     CHECK(later.makespan() == direct.makespan());
     CHECK(later.run.schedule.device_ops == direct.run.schedule.device_ops);
     CHECK(later.run.input.remat_policy == policy);
-    CHECK(later.run.base_schedule.device_ops == plain.run.schedule.device_ops);
+    CHECK(later.run.base_schedule().device_ops == plain.run.schedule.device_ops);
     REQUIRE(later.lower_bound().has_value());
     CHECK(later.lower_bound() == direct.lower_bound());
     CHECK(later.simulation.metrics.makespan >= *later.lower_bound());

@@ -7,7 +7,7 @@
 #include "base/index.h"
 #include "sim/dependencies.h"
 #include "sim/engine.h"
-#include "sim/event_queue.h"
+#include "event_queue.h"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,5 +1,6 @@
 #pragma once
-// The engine's future events, ordered by a total key so every run is deterministic.
+// The event-driven replay's future events (tests/sim/event_replay.h, the engine's oracle),
+// ordered by a total key so every run is deterministic.
 #include "base/time.h"
 
 #include <algorithm>
