@@ -332,7 +332,7 @@ MoveOutcome OrderSearch::try_recompute(int stage, int microbatch, const RematDec
   // so the orders run whenever the current ones do; the re-timer checks it all the same.
   std::optional<Retimer> retimer;
   try {
-    retimer.emplace(scenario_, candidate);
+    retimer.emplace(scenario_, candidate, locator);
   } catch (const Error &) {
     return MoveOutcome::deadlock;
   }

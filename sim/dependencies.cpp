@@ -35,7 +35,7 @@ int entry_inputs(const Scenario &scenario, const OpLocator &locator, const Op &o
                               describe(consumer_op), describe(needed)));
     }
     PPSIM_ASSERT(count < kMostInputs);
-    Input &input = inputs[at(count++)];
+    OpInput &input = inputs[at(count++)];
     input.needed = needed;
     input.producer = producer;
     input.crosses_devices = scenario.stage_device[at(needed.stage)] !=
@@ -87,7 +87,7 @@ DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &sch
     for (const Op &op : ops) {
       const int count = entry_inputs(scenario, locator, op, inputs);
       for (int k = 0; k < count; ++k) {
-        const Input &input = inputs[at(k)];
+        const OpInput &input = inputs[at(k)];
         edges.push_back(Dependency{input.producer, entry, input.needed, input.transfer,
                                    input.crosses_devices});
       }

@@ -11,7 +11,7 @@
 namespace ppsim {
 
 /// One input of a schedule entry: it may start only after `producer` ends plus `transfer`.
-struct Input {
+struct OpInput {
   OpRef needed; ///< the producer's sub-op the consumer waits for (for messages)
   std::int32_t producer = 0;
   Ticks transfer; ///< transfer time charged on this edge (0 when on one device)
@@ -21,7 +21,7 @@ struct Input {
 /// An entry has at most two inputs: one per sub-op of an overlapped pair, or a lumped R's F and
 /// backward trigger.
 inline constexpr int kMostInputs = 2;
-using EntryInputs = std::array<Input, kMostInputs>;
+using EntryInputs = std::array<OpInput, kMostInputs>;
 
 /// The inputs of the entry `op` in the order the engine releases them: sub-op by sub-op, each
 /// sub-op's by the rules of docs/model.md, "Dependencies" (plus the lumped-remat edge when the

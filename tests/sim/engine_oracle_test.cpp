@@ -54,6 +54,11 @@ bool check_equals_oracle(const Scenario &scenario, const Schedule &schedule) {
   for (std::size_t k = 0; k < timing.transfers.size(); ++k)
     differing += fields(timing.transfers[k]) == fields(expected.transfers[k]) ? 0 : 1;
   CHECK(differing == 0);
+  // Without the transfers (what simulate keeps without timelines) the times are the same.
+  const Timing bare = Engine(scenario, schedule).run(false);
+  CHECK(bare.transfers.empty());
+  CHECK(bare.start == timing.start);
+  CHECK(bare.end == timing.end);
   return true;
 }
 
