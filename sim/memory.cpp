@@ -148,25 +148,30 @@ MemoryEffect sub_op_effect(const OpRef &op, const Schedule &schedule, const OpLo
   return {};
 }
 
+// Appends the effect of each of device g's entries on `track` to `effects`, in its list's order.
+void append_device_effects(const Schedule &schedule, const OpLocator &locator,
+                           const MemoryTrack &track, int g, std::vector<MemoryEffect> &effects) {
+  for (const Op &op : schedule.device_ops[at(g)]) {
+    MemoryEffect total;
+    for (int part = 0; part < op.sub_op_count(); ++part) {
+      const OpRef ref = op.sub_op(part);
+      const MemoryEffect one = sub_op_effect(ref, schedule, locator, track.stages[at(ref.stage)]);
+      total.alloc += one.alloc;
+      total.release += one.release;
+      total.transient = std::max(total.transient, one.transient);
+    }
+    effects.push_back(total);
+  }
+}
+
 } // namespace
 
 std::vector<MemoryEffect> memory_effects(const Schedule &schedule, const OpLocator &locator,
                                          const MemoryTrack &track) {
   std::vector<MemoryEffect> effects;
   effects.reserve(schedule.op_count());
-  for (const auto &ops : schedule.device_ops) {
-    for (const Op &op : ops) {
-      MemoryEffect total;
-      for (int part = 0; part < op.sub_op_count(); ++part) {
-        const OpRef ref = op.sub_op(part);
-        const MemoryEffect one = sub_op_effect(ref, schedule, locator, track.stages[at(ref.stage)]);
-        total.alloc += one.alloc;
-        total.release += one.release;
-        total.transient = std::max(total.transient, one.transient);
-      }
-      effects.push_back(total);
-    }
-  }
+  for (int g = 0; g < schedule.device_count(); ++g)
+    append_device_effects(schedule, locator, track, g, effects);
   return effects;
 }
 
@@ -194,15 +199,20 @@ double starting_resident(const MemoryTrack &track, int g) {
   return track.device_constant.empty() ? 0.0 : track.device_constant[at(g)];
 }
 
-// walk_order over device g's entries of `schedule`.
+// walk_order over device g's entries of `schedule`, `visit` given their entry numbers. The
+// effects are computed one device at a time into `effects` (a buffer kept across devices), so a
+// walk of every device never holds the whole schedule's.
 template <class Visit>
-double walk_device(const Schedule &schedule, const OpLocator &locator,
-                   const std::vector<MemoryEffect> &effects, const MemoryTrack &track, int g,
-                   Visit &&visit) {
+double walk_device(const Schedule &schedule, const OpLocator &locator, const MemoryTrack &track,
+                   int g, std::vector<MemoryEffect> &effects, Visit &&visit) {
+  effects.clear();
+  append_device_effects(schedule, locator, track, g, effects);
   const std::size_t first = at(locator.entry_offset(g));
   return walk_order(
-      schedule.device_ops[at(g)].size(), [&](std::size_t i) { return first + i; }, effects,
-      starting_resident(track, g), visit);
+      effects.size(), [](std::size_t i) { return i; }, effects, starting_resident(track, g),
+      [&](std::size_t i, double during, double resident, double release) {
+        visit(first + i, during, resident, release);
+      });
 }
 
 } // namespace
@@ -210,10 +220,10 @@ double walk_device(const Schedule &schedule, const OpLocator &locator,
 std::vector<double> device_peaks(const Scenario &scenario, const Schedule &schedule,
                                  const MemoryTrack &track) {
   const OpLocator locator(schedule, scenario.stage_count(), scenario.microbatches);
-  const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
+  std::vector<MemoryEffect> effects;
   std::vector<double> peaks;
   for (int g = 0; g < schedule.device_count(); ++g) {
-    peaks.push_back(walk_device(schedule, locator, effects, track, g,
+    peaks.push_back(walk_device(schedule, locator, track, g, effects,
                                 [](std::size_t, double, double, double) {}));
   }
   return peaks;
@@ -228,7 +238,7 @@ double order_peak(std::span<const std::int32_t> entries, const std::vector<Memor
 
 MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, const Timing &result,
                           const MemoryTrack &track, bool with_timeline) {
-  const std::vector<MemoryEffect> effects = memory_effects(schedule, locator, track);
+  std::vector<MemoryEffect> effects;
   MemoryReport report;
   report.devices.resize(schedule.device_ops.size());
   for (int g = 0; g < schedule.device_count(); ++g) {
@@ -239,7 +249,7 @@ MemoryReport track_memory(const Schedule &schedule, const OpLocator &locator, co
     }
     bool violated = false;
     memory.peak =
-        walk_device(schedule, locator, effects, track, g,
+        walk_device(schedule, locator, track, g, effects,
                     [&](std::size_t entry, double during, double resident, double release) {
                       if (track.cap && !violated && over_cap(during, *track.cap)) {
                         violated = true;
