@@ -33,7 +33,7 @@ RematDecision option(int index, int levels, bool split) {
 // the iteration where the scenario ends one, else the slowest device's span.
 Ticks objective(const Scenario &scenario, const Schedule &schedule) {
   const Engine engine(scenario, schedule);
-  const Timing result = engine.run();
+  const Timing result = engine.run(false);
   Ticks worst;
   std::vector<Ticks> device_end(at(schedule.device_count()));
   for (int g = 0; g < schedule.device_count(); ++g) {

@@ -35,7 +35,7 @@ struct Evaluation {
 };
 
 struct EvaluateOptions {
-  bool timelines = false; ///< keep the memory timelines (Gantt charts, reports)
+  bool timelines = false; ///< keep the memory timelines and transfers (charts, traces, reports)
 };
 
 /// prepare_policy_run, simulate, bounds_for_run when the run fits. Throws Error as prepare does.

@@ -3,6 +3,7 @@
 #include "base/index.h"
 #include "costs/stage_sums.h"
 
+#include "base/assert.h"
 #include "base/error.h"
 #include "remat/partition.h"
 #include "run/policy.h"
@@ -374,6 +375,7 @@ PreparedRun prepare_policy_run(const RunInput &input) {
 }
 
 PreparedRun with_remat_policy(PreparedRun run, const std::string &policy) {
+  PPSIM_ASSERT(!run.replaced_schedule); // prepared without recomputation
   if (policy != "none") {
     PolicyRun applied = apply_remat_policy(
         run.input, run.scenario, run.schedule, policy,

@@ -104,24 +104,30 @@ DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &sch
     }
   }
 
-  // Counting sort by producer: successor lists in build order, O(edges).
+  std::vector<std::int32_t> producers(edges.size());
+  for (std::size_t k = 0; k < edges.size(); ++k)
+    producers[k] = edges[k].producer;
+  ProducerGroups groups = group_by_producer(producers, entry);
   DependencyGraph graph;
-  graph.successor_offset.assign(at(entry) + 1, 0);
-  graph.predecessor_count.assign(at(entry), 0);
-  for (const Dependency &edge : edges) {
-    ++graph.successor_offset[at(edge.producer) + 1];
-    ++graph.predecessor_count[at(edge.consumer)];
-  }
-  for (std::size_t e = 0; e < at(entry); ++e) {
-    graph.successor_offset[e + 1] += graph.successor_offset[e];
-  }
-  graph.edges.resize(edges.size());
-  std::vector<std::int32_t> cursor(graph.successor_offset.begin(),
-                                   graph.successor_offset.end() - 1);
-  for (const Dependency &edge : edges) {
-    graph.edges[at(cursor[at(edge.producer)]++)] = edge;
-  }
+  graph.successor_offset = std::move(groups.offset);
+  graph.edges.reserve(edges.size());
+  for (const std::int32_t id : groups.ids)
+    graph.edges.push_back(edges[at(id)]);
   return graph;
+}
+
+ProducerGroups group_by_producer(std::span<const std::int32_t> producer, std::int32_t entries) {
+  ProducerGroups groups;
+  groups.offset.assign(at(entries) + 1, 0);
+  for (const std::int32_t x : producer)
+    ++groups.offset[at(x) + 1];
+  for (std::size_t x = 0; x < at(entries); ++x)
+    groups.offset[x + 1] += groups.offset[x];
+  groups.ids.resize(producer.size());
+  std::vector<std::int32_t> cursor(groups.offset.begin(), groups.offset.end() - 1);
+  for (std::size_t id = 0; id < producer.size(); ++id)
+    groups.ids[at(cursor[at(producer[id])]++)] = static_cast<std::int32_t>(id);
+  return groups;
 }
 
 } // namespace ppsim

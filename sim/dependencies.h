@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace ppsim {
@@ -39,12 +40,19 @@ struct Dependency {
   bool crosses_devices = false;
 };
 
-/// Edges grouped by producer (successor lists) and the number of edges entering each entry.
+/// Edges grouped by producer (successor lists).
 struct DependencyGraph {
-  std::vector<Dependency> edges;               ///< sorted by producer, then build order
-  std::vector<std::int32_t> successor_offset;  ///< edges of producer e: [offset[e], offset[e+1])
-  std::vector<std::int32_t> predecessor_count; ///< per entry
+  std::vector<Dependency> edges;              ///< sorted by producer, then build order
+  std::vector<std::int32_t> successor_offset; ///< edges of producer e: [offset[e], offset[e+1])
 };
+
+/// Edge ids 0..n-1 grouped by their producer (a counting sort, O(edges + entries)): producer x's
+/// edges are ids[offset[x] .. offset[x + 1]), in increasing id order.
+struct ProducerGroups {
+  std::vector<std::int32_t> offset; ///< per entry, and one past the last
+  std::vector<std::int32_t> ids;
+};
+ProducerGroups group_by_producer(std::span<const std::int32_t> producer, std::int32_t entries);
 
 /// Every edge of entry_inputs, entry by entry. Throws as entry_inputs does.
 DependencyGraph build_dependencies(const Scenario &scenario, const Schedule &schedule,

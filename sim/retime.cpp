@@ -34,7 +34,7 @@ Retimer::Retimer(const Scenario &scenario, const Schedule &schedule, const OpLoc
   rank_.resize(at(nodes));
   for (std::size_t q = 0; q < topological_.size(); ++q)
     rank_[at(topological_[q])] = static_cast<std::int32_t>(q);
-  link_restored_.assign(graph_.link_source.size(), false);
+  link_restored_.assign(at(graph_.link_count), false);
   visit_mark_.assign(at(nodes), 0);
   retime();
 }

@@ -1,7 +1,7 @@
 #pragma once
-// Re-timing of fixed per-device orders without an event queue (docs/model.md, "Re-timing
-// fixed orders"): the engine's timing, links, contention and blocking sends included, in one
-// linear pass over a topological order, and incremental after an adjacent swap on a device.
+// Re-timing of fixed per-device orders (docs/model.md, "Re-timing fixed orders"): the engine's
+// pass (sim/timing_graph.h) over a topological order it keeps, so that after a swap or a move on
+// a device it re-times only from the first position the change affects.
 #include "sim/scenario.h"
 #include "sim/schedule.h"
 #include "sim/timing_graph.h"

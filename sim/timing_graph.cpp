@@ -45,6 +45,12 @@ namespace {
 
 TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedule,
                                const OpLocator &locator) {
+  // An index of another schedule (one a policy replaced) would time the wrong ops.
+  PPSIM_ASSERT(locator.entry_offset(0) == 0);
+  for (int g = 0; g < schedule.device_count(); ++g) {
+    PPSIM_ASSERT(at(locator.entry_offset(g + 1) - locator.entry_offset(g)) ==
+                 schedule.device_ops[at(g)].size());
+  }
   TimingGraph graph;
   graph.contention = scenario.link.contention;
   graph.blocking = scenario.link.blocking;
@@ -59,7 +65,9 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
   graph.consumer.reserve(nodes);
   graph.transfer.reserve(nodes);
   graph.link.reserve(nodes);
-  std::vector<std::int32_t> link_of_pair(at(devices) * at(devices), -1);
+  // Per sender, its links so far as (receiver, link): a few each (the devices its stages feed),
+  // where a table of every device pair would grow as p^2.
+  std::vector<std::vector<std::pair<int, std::int32_t>>> links_of(at(devices));
   graph.links_from.assign(at(devices), 0);
   EntryInputs inputs;
   for (int g = 0; g < devices; ++g) {
@@ -73,11 +81,14 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
         std::int32_t link = -1;
         if (input.crosses_devices) {
           const int from = locator.device_of(input.producer);
-          link = link_of_pair[at(from) * at(devices) + at(g)];
-          if (link < 0) {
-            link = static_cast<std::int32_t>(graph.link_source.size());
-            link_of_pair[at(from) * at(devices) + at(g)] = link;
-            graph.link_source.push_back(from);
+          auto &sent = links_of[at(from)];
+          const auto known = std::find_if(sent.begin(), sent.end(),
+                                          [&](const auto &pair) { return pair.first == g; });
+          if (known != sent.end()) {
+            link = known->second;
+          } else {
+            link = graph.link_count++;
+            sent.emplace_back(g, link);
             ++graph.links_from[at(from)];
           }
         }
@@ -90,17 +101,10 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
     }
   }
 
-  // Counting sort of the edge ids by producer: each producer's outputs in build order, the order
-  // in which the engine releases them.
-  graph.output_offset.assign(nodes + 1, 0);
-  for (const std::int32_t producer : graph.producer)
-    ++graph.output_offset[at(producer) + 1];
-  for (std::size_t x = 0; x < nodes; ++x)
-    graph.output_offset[x + 1] += graph.output_offset[x];
-  graph.output_edges.resize(graph.producer.size());
-  std::vector<std::int32_t> cursor(graph.output_offset.begin(), graph.output_offset.end() - 1);
-  for (std::int32_t edge = 0; edge < graph.edge_count(); ++edge)
-    graph.output_edges[at(cursor[at(graph.producer[at(edge)])]++)] = edge;
+  // Each producer's outputs in build order, the order in which the engine releases them.
+  ProducerGroups outputs = group_by_producer(graph.producer, graph.node_count());
+  graph.output_offset = std::move(outputs.offset);
+  graph.output_edges = std::move(outputs.ids);
   return graph;
 }
 
@@ -222,7 +226,7 @@ void time_in_device_order(const TimingGraph &graph, const Scenario &scenario,
 
 TimingState::TimingState(const TimingGraph &graph, int devices)
     : end(at(graph.node_count())), arrival(at(graph.edge_count())), device_free(at(devices)),
-      link_free(graph.contention ? graph.link_source.size() : 0) {}
+      link_free(graph.contention ? at(graph.link_count) : 0) {}
 
 void time_in_order(const TimingGraph &graph, std::span<const std::int32_t> order,
                    std::int32_t first, TimingState &state) {

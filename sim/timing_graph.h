@@ -1,9 +1,9 @@
 #pragma once
 // The ops of a validated schedule as a fixed-order timing pass reads them (docs/model.md,
 // "Engine" and "Re-timing fixed orders"), shared by the engine and the re-timer: per node (an
-// entry, OpLocator's numbering) its duration and device, its input edges with their transfers
-// and links, and a topological order consistent with the device orders, timed in one forward
-// pass without an event queue.
+// entry, OpLocator's numbering) its duration and device, and its input and output edges with
+// their transfers and links; and the pass that times the nodes in a topological order consistent
+// with the device orders, without an event queue.
 #include "sim/op_locator.h"
 #include "sim/scenario.h"
 #include "sim/schedule.h"
@@ -35,8 +35,8 @@ struct TimingGraph {
   std::vector<Ticks> transfer;
   std::vector<std::int32_t> link;
 
-  std::vector<int> link_source; ///< per link (an ordered device pair in use): the sender
-  std::vector<int> links_from;  ///< per device: how many links leave it
+  std::int32_t link_count = 0; ///< links: the ordered device pairs that carry a transfer
+  std::vector<int> links_from; ///< per device: how many links leave it
 
   [[nodiscard]] std::int32_t node_count() const {
     return static_cast<std::int32_t>(duration.size());
@@ -46,8 +46,8 @@ struct TimingGraph {
   }
 };
 
-/// Builds the graph of a validated schedule from entry_inputs and op_duration. Throws Error as
-/// entry_inputs does.
+/// Builds the graph of a validated schedule from entry_inputs and op_duration; `locator` must
+/// index `schedule` (checked: each device's entry count). Throws Error as entry_inputs does.
 TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedule,
                                const OpLocator &locator);
 

@@ -16,8 +16,8 @@ namespace ppsim {
 /// `C` counter events "activations" (and "bytes" when the byte model is tracked) from the
 /// memory timelines.
 /// Times are in microseconds, converted from the scenario's `time_unit` ("s", "ms" or "us", as
-/// ScenarioInput::time_unit). Memory counters need a simulation run with SimulateOptions{true};
-/// without timelines they are omitted.
+/// ScenarioInput::time_unit). Memory counters and send tracks need a simulation run with
+/// SimulateOptions{true}; without timelines they are omitted.
 std::string chrome_trace_json(const Scenario &scenario, const Schedule &schedule,
                               const Simulation &simulation, std::string_view time_unit = "ms");
 

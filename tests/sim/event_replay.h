@@ -1,5 +1,5 @@
 #pragma once
-// The event-driven replay the engine ran before it shared the re-timer's core (7b2fbcf's
+// The event-driven replay the engine ran before it shared the re-timer's core (31f3137's
 // Engine::run): a min-heap of op ends ordered by (time, device), each end releasing its
 // successors' inputs in the engine's order. Kept here as the oracle the engine and the
 // re-timer must equal, op for op and transfer for transfer, deadlock messages included.
@@ -25,7 +25,9 @@ inline Timing event_replay(const Scenario &scenario, const Schedule &schedule) {
   Timing result;
   result.start.assign(entries, Ticks{});
   result.end.assign(entries, Ticks{});
-  std::vector<std::int32_t> unmet = graph.predecessor_count;
+  std::vector<std::int32_t> unmet(entries, 0);
+  for (const Dependency &edge : graph.edges)
+    ++unmet[at(edge.consumer)];
   std::vector<Ticks> ready(entries);
   std::vector<std::int32_t> next_position(at(devices), 0);
   std::vector<Ticks> device_free(at(devices));

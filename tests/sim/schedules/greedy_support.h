@@ -18,7 +18,7 @@ namespace ppsim::testing {
 inline std::vector<std::vector<Ticks>> engine_ends(const Scenario &scenario,
                                                    const Schedule &schedule) {
   const Engine engine{scenario, schedule};
-  const Timing result = engine.run();
+  const Timing result = engine.run(false);
   std::vector<std::vector<Ticks>> ends(schedule.device_ops.size());
   for (int g = 0; g < schedule.device_count(); ++g) {
     const auto size = schedule.device_ops[ppsim::at(g)].size();
