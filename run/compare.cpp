@@ -233,8 +233,10 @@ std::vector<Ranking> rank_runs(const RankRequest &request, const ProgressFn &pro
 
 namespace {
 
-// The field table's bound on m and b (pipeline.microbatches, pipeline.microbatch_size).
-constexpr std::int64_t kMostMicrobatches = 1'000'000'000;
+// A refusal of the microbatch sizes, at the option or field that gave them.
+[[noreturn]] void refuse_sizes(const SourceLocation &where, const std::string &sentence) {
+  throw Error(where.file, where.line, where.field, sentence);
+}
 
 // The fields that give one microbatch's costs in the scenario itself, ahead of the cost file.
 bool per_microbatch_cost(const std::string &field) {
@@ -247,16 +249,13 @@ bool per_microbatch_cost(const std::string &field) {
 } // namespace
 
 RunInput at_microbatch_size(const RunInput &base, int size, const SourceLocation &sizes_origin) {
-  const auto refuse = [&sizes_origin](const std::string &sentence) {
-    throw Error(sizes_origin.file, sizes_origin.line, sizes_origin.field, sentence);
-  };
   // The run's own size: the scenario's, else the one its cost file records.
   std::int64_t own = base.microbatch_size;
   if (own <= 0) {
     if (const std::shared_ptr<const CostFile> costs = run_costs(base))
       own = costs->metadata.b;
   }
-  if (own <= 0 || own > kMostMicrobatches) {
+  if (own <= 0 || own > kLargestCount) {
     base.fail("pipeline.microbatch_size",
               own <= 0 ? "ranking microbatch sizes keeps the batch of m x b samples: give the "
                          "run's size b and cost files at the sizes ranked (model.costs_file)"
@@ -266,16 +265,18 @@ RunInput at_microbatch_size(const RunInput &base, int size, const SourceLocation
   }
   const std::int64_t samples = std::int64_t{base.microbatches} * own;
   if (size <= 0)
-    refuse(fmt::format("expected microbatch sizes >= 1, got {}", size));
+    refuse_sizes(sizes_origin, fmt::format("expected microbatch sizes >= 1, got {}", size));
   if (samples % size != 0) {
-    refuse(fmt::format("a batch of m x b = {} x {} = {} samples is not a whole number of "
-                       "microbatches of size {}",
-                       base.microbatches, own, samples, size));
+    refuse_sizes(sizes_origin,
+                 fmt::format("a batch of m x b = {} x {} = {} samples is not a whole number of "
+                             "microbatches of size {}",
+                             base.microbatches, own, samples, size));
   }
-  if (samples / size > kMostMicrobatches) {
-    refuse(fmt::format("microbatch size {} gives m = {} microbatches for the batch of {} "
-                       "samples, more than ppsim runs",
-                       size, samples / size, samples));
+  if (samples / size > kLargestCount) {
+    refuse_sizes(sizes_origin,
+                 fmt::format("microbatch size {} gives m = {} microbatches for the batch of {} "
+                             "samples, more than ppsim runs",
+                             size, samples / size, samples));
   }
   RunInput sized = base;
   sized.microbatch_size = size;
@@ -303,12 +304,10 @@ void check_microbatch_sizes(const RankRequest &request) {
       std::any_of(request.caps.begin(), request.caps.end(),
                   [](const std::optional<double> &cap) { return cap.has_value(); });
   const SourceLocation &where = request.sizes_origin;
-  const auto refuse = [&where](const std::string &sentence) {
-    throw Error(where.file, where.line, where.field, sentence);
-  };
   if (capped_in_microbatches) {
-    refuse("ranking microbatch sizes needs the memory as a byte budget (cluster.memory): a cap K "
-           "counts microbatches, each of b samples, so it is not one memory across sizes");
+    refuse_sizes(where, "ranking microbatch sizes needs the memory as a byte budget "
+                        "(cluster.memory): a cap K counts microbatches, each of b samples, so "
+                        "it is not one memory across sizes");
   }
   for (const auto &[field, where] : base.origins) {
     if (per_microbatch_cost(field)) {
@@ -319,7 +318,7 @@ void check_microbatch_sizes(const RankRequest &request) {
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     if (std::find(sizes.begin(), sizes.begin() + static_cast<std::ptrdiff_t>(k), sizes[k]) !=
         sizes.begin() + static_cast<std::ptrdiff_t>(k))
-      refuse(fmt::format("microbatch size {} is given twice", sizes[k]));
+      refuse_sizes(where, fmt::format("microbatch size {} is given twice", sizes[k]));
     run_costs(at_microbatch_size(base, sizes[k], where)); // the files read at that size
   }
 }

@@ -6,11 +6,17 @@
 #include "costs/cost_file.h"
 #include "sim/scenario_builder.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace ppsim {
+
+/// The largest value of a count field (devices, microbatches, microbatch size, ...): larger is
+/// refused when the scenario is read, and a ranking over microbatch sizes refuses a size whose
+/// count of microbatches would exceed it.
+inline constexpr std::int64_t kLargestCount = 1'000'000'000;
 
 struct RunInput : ScenarioInput {
   std::string schedule_file; ///< a PyTorch pipelining CSV to run instead of a generator

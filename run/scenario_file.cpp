@@ -51,7 +51,7 @@ public:
 
   [[nodiscard]] int small_integer(std::int64_t minimum) const {
     const std::int64_t number = integer(minimum);
-    if (number > 1'000'000'000)
+    if (number > kLargestCount)
       fail(fmt::format("value {} is too large", number));
     return static_cast<int>(number);
   }

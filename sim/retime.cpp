@@ -49,7 +49,8 @@ void Retimer::retime_from(std::int32_t first) {
 Ticks Retimer::release_time(std::int32_t node) const {
   Ticks release = state_.end[at(node)];
   if (graph_.blocking) {
-    for (std::int32_t k = graph_.output_offset[at(node)]; k < graph_.output_offset[at(node) + 1]; ++k) {
+    for (std::int32_t k = graph_.output_offset[at(node)]; k < graph_.output_offset[at(node) + 1];
+         ++k) {
       const auto edge = at(graph_.output_edges[at(k)]);
       if (graph_.link[edge] >= 0)
         release = std::max(release, state_.arrival[edge]);
@@ -183,12 +184,14 @@ bool Retimer::reorder_after_swap(std::int32_t earlier, std::int32_t later) {
       const auto &order = device_order_[at(graph_.device[at(node)])];
       const auto position = at(device_position_[at(node)]);
       if (forward) {
-        for (std::int32_t k = graph_.output_offset[at(node)]; k < graph_.output_offset[at(node) + 1]; ++k)
+        for (std::int32_t k = graph_.output_offset[at(node)];
+             k < graph_.output_offset[at(node) + 1]; ++k)
           visit(graph_.consumer[at(graph_.output_edges[at(k)])]);
         if (position + 1 < order.size())
           visit(order[position + 1]);
       } else {
-        for (std::int32_t e = graph_.input_offset[at(node)]; e < graph_.input_offset[at(node) + 1]; ++e)
+        for (std::int32_t e = graph_.input_offset[at(node)];
+             e < graph_.input_offset[at(node) + 1]; ++e)
           visit(graph_.producer[at(e)]);
         if (position > 0)
           visit(order[position - 1]);
@@ -236,7 +239,9 @@ Ticks Retimer::start(int device, int position) const {
   return state_.end[at(node)] - graph_.duration[at(node)];
 }
 
-Ticks Retimer::end(int device, int position) const { return state_.end[at(node_at(device, position))]; }
+Ticks Retimer::end(int device, int position) const {
+  return state_.end[at(node_at(device, position))];
+}
 
 std::span<const std::int32_t> Retimer::device_order(int device) const {
   return device_order_[at(device)];
