@@ -2,11 +2,15 @@
 // Seeded random valid orders on random scenarios (several placements, split and full backward,
 // per-stage costs, latency, optional contention and blocking sends), shared by the engine's
 // property tests and the re-timing tests.
+#include "base/error.h"
 #include "base/index.h"
 #include "sim/placement.h"
 #include "sim/scenario_builder.h"
+#include "sim/schedules/registry.h"
+#include "sim/validate.h"
 
 #include <map>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -90,6 +94,49 @@ inline RandomCase random_case(std::mt19937 &random, bool contention, bool blocki
   input.blocking = blocking;
   RandomCase result{build_scenario_on(input, placement, chunks, 1), {}};
   result.schedule = random_order(result.scenario, pick(0, 1) == 1, random);
+  return result;
+}
+
+// A registered schedule on a random scenario of 2-4 devices: non-uniform per-stage costs,
+// latency, bandwidth on odd trials, random contention and blocking sends, lumped recomputation
+// timing when asked. Nothing when the schedule refuses the scenario or its search finds
+// nothing under the cap; the schedule returned is validated.
+inline std::optional<RandomCase> random_registry_case(const ScheduleInfo &info, int trial,
+                                                      std::mt19937 &random, bool lumped = false) {
+  const auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
+  ScenarioInput input;
+  input.devices = pick(2, 4);
+  input.microbatches = 2 * (input.devices + pick(0, 2)); // DualPipe: even, >= 2p
+  input.costs_per_device = false;
+  const int stages = input.devices * info.chunks(0) * info.pipes();
+  input.forward.clear();
+  input.backward_input.clear();
+  input.backward_weight.clear();
+  for (int s = 0; s < stages; ++s) {
+    input.forward.push_back({pick(1, 9), pick(1, 3)});
+    input.backward_input.push_back({pick(1, 9), pick(1, 3)});
+    input.backward_weight.push_back({pick(0, 9), pick(1, 3)});
+    input.bytes.output.push_back(1e6 * pick(0, 4));
+  }
+  input.overlap_fb = Rational{30, 1};
+  input.latency = {pick(0, 4), pick(1, 2)};
+  if (trial % 2 == 1)
+    input.bandwidth_bytes_per_second = 1e9 * pick(1, 2);
+  input.contention = pick(0, 1) == 1;
+  input.blocking = pick(0, 1) == 1;
+  if (lumped)
+    input.remat_timing = RematTiming::lumped;
+  RandomCase result{build_scenario(input, info), {}};
+  if (info.refusal(result.scenario, {}))
+    return std::nullopt;
+  try {
+    result.schedule = generate_schedule(info, result.scenario, {});
+  } catch (const Error &) {
+    return std::nullopt; // a search that finds nothing under the cap
+  }
+  validate_schedule(result.scenario, result.schedule);
   return result;
 }
 

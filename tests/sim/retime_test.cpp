@@ -130,44 +130,15 @@ TEST_CASE("re-timing equals the engine on every registered schedule with non-uni
   int timed = 0;
   int refused = 0;
   int swaps = 0;
-  const auto pick = [&](int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(random);
-  };
   for (const ScheduleInfo &info : schedule_registry()) {
     for (int trial = 0; trial < 6; ++trial) {
-      ScenarioInput input;
-      input.devices = pick(2, 4);
-      input.microbatches = 2 * (input.devices + pick(0, 2)); // DualPipe: even, >= 2p
-      input.costs_per_device = false;
-      const int chunks = info.chunks(0);
-      const int stages = input.devices * chunks * info.pipes();
-      input.forward.clear();
-      input.backward_input.clear();
-      input.backward_weight.clear();
-      for (int s = 0; s < stages; ++s) {
-        input.forward.push_back({pick(1, 9), pick(1, 3)});
-        input.backward_input.push_back({pick(1, 9), pick(1, 3)});
-        input.backward_weight.push_back({pick(0, 9), pick(1, 3)});
-        input.bytes.output.push_back(1e6 * pick(0, 4));
-      }
-      input.overlap_fb = Rational{30, 1};
-      input.latency = {pick(0, 4), pick(1, 2)};
-      if (trial % 2 == 1)
-        input.bandwidth_bytes_per_second = 1e9 * pick(1, 2);
-      input.contention = pick(0, 1) == 1;
-      input.blocking = pick(0, 1) == 1;
       CAPTURE(info.name);
       CAPTURE(trial);
-      const Scenario scenario = build_scenario(input, info);
-      if (info.refusal(scenario, {}))
+      const std::optional<RandomCase> c = testing::random_registry_case(info, trial, random);
+      if (!c)
         continue;
-      Schedule schedule;
-      try {
-        schedule = generate_schedule(info, scenario, {});
-      } catch (const Error &) {
-        continue; // a search that finds nothing under the cap
-      }
-      validate_schedule(scenario, schedule);
+      const Scenario &scenario = c->scenario;
+      const Schedule &schedule = c->schedule;
       Retimer retimer(scenario, schedule);
       check_matches_engine(scenario, retimer);
       refused += check_swaps(scenario, retimer, random, 20);
