@@ -381,8 +381,7 @@ PreparedRun with_remat_policy(PreparedRun run, const std::string &policy) {
         run.input, run.scenario, run.schedule, policy,
         ilp_options(run.input));
     run.scenario = std::move(applied.scenario);
-    if (!run.replaced_schedule)
-      run.replaced_schedule = std::move(run.schedule);
+    run.replaced_schedule = std::move(run.schedule);
     run.schedule = std::move(applied.schedule);
     run.locator.reset();
     run.remat_status = std::move(applied.status);
