@@ -4,7 +4,8 @@
 // Each case builds the scenario and schedule outside the timed region. `BM_engine_construct`
 // times Engine construction (op index and dependency graph), `BM_engine_replay` times
 // `Engine::run` alone, `BM_simulate` the whole pipeline a sweep runs (validation, engine,
-// memory tracking, metrics). The `peak_rss_MiB` counter is the process's peak resident set: run
+// memory tracking, metrics); `BM_first_touch` the kernel's cost of fresh memory, which bounds a
+// command's end-to-end speed. The `peak_rss_MiB` counter is the process's peak resident set: run
 // one case per process (bench/peak_rss.sh) to read it per (p, m).
 #include "sim/engine.h"
 #include "sim/metrics.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <benchmark/benchmark.h>
+#include <memory>
 #include <sys/resource.h>
 #include <vector>
 
@@ -73,6 +75,21 @@ void BM_simulate(benchmark::State &state) {
   report(state, instance);
 }
 
+// The floor under any end-to-end figure: the kernel maps and clears each fresh 4 KiB page on its
+// first touch. A 64 MiB block is beyond glibc's largest mmap threshold (32 MiB), so every
+// iteration gets fresh pages, as a command does; bytes_per_second gives the cost per MiB.
+void BM_first_touch(benchmark::State &state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0)) << 20;
+  constexpr std::size_t kPage = 4096;
+  for (auto _ : state) {
+    const auto block = std::make_unique_for_overwrite<char[]>(bytes);
+    for (std::size_t offset = 0; offset < bytes; offset += kPage)
+      block[offset] = 1;
+    benchmark::DoNotOptimize(block.get());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+}
+
 // With --benchmark_repetitions, the "min" aggregate is the least disturbed run: on a shared
 // machine other processes only ever add time.
 double minimum(const std::vector<double> &values) {
@@ -91,3 +108,7 @@ void grid(benchmark::internal::Benchmark *benchmark) {
 BENCHMARK(BM_engine_construct)->Apply(grid);
 BENCHMARK(BM_engine_replay)->Apply(grid);
 BENCHMARK(BM_simulate)->Apply(grid);
+BENCHMARK(BM_first_touch)
+    ->Arg(64)
+    ->ComputeStatistics("min", minimum)
+    ->Unit(benchmark::kMillisecond);

@@ -147,11 +147,15 @@ struct Scenario {
   [[nodiscard]] int stages_per_pipe() const { return stage_count() / pipes; }
   /// m as the user wrote it: every pipe's microbatches (what every report prints).
   [[nodiscard]] int total_microbatches() const { return microbatches * pipes; }
-  /// True when `stage` is the first stage of its pipe (no forward predecessor).
-  [[nodiscard]] bool is_pipe_entry(int stage) const { return stage % stages_per_pipe() == 0; }
+  /// True when `stage` is the first stage of its pipe (no forward predecessor). One pipe, the
+  /// common case, takes no division: the dependency rule asks this of every op.
+  [[nodiscard]] bool is_pipe_entry(int stage) const {
+    return pipes == 1 ? stage == 0 : stage % stages_per_pipe() == 0;
+  }
   /// True when `stage` is the last stage of its pipe (where the loss turns F into B).
   [[nodiscard]] bool is_pipe_exit(int stage) const {
-    return stage % stages_per_pipe() == stages_per_pipe() - 1;
+    return pipes == 1 ? stage == stage_count() - 1
+                      : stage % stages_per_pipe() == stages_per_pipe() - 1;
   }
 };
 

@@ -44,7 +44,7 @@ namespace {
 } // namespace
 
 TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedule,
-                               const OpLocator &locator) {
+                               const OpLocator &locator, GraphOutputs outputs) {
   // An index of another schedule (one a policy replaced) would time the wrong ops.
   PPSIM_ASSERT(locator.entry_offset(0) == 0);
   for (int g = 0; g < schedule.device_count(); ++g) {
@@ -62,7 +62,6 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
   graph.input_offset.push_back(0);
   // Most entries have one input (an F, a B, a W), the first stage's F none: about one per node.
   graph.producer.reserve(nodes);
-  graph.consumer.reserve(nodes);
   graph.transfer.reserve(nodes);
   graph.link.reserve(nodes);
   // Per sender, its links so far as (receiver, link): a few each (the devices its stages feed),
@@ -72,7 +71,6 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
   EntryInputs inputs;
   for (int g = 0; g < devices; ++g) {
     for (const Op &op : schedule.device_ops[at(g)]) {
-      const auto consumer = static_cast<std::int32_t>(graph.duration.size());
       graph.duration.push_back(op_duration(scenario, op));
       graph.device.push_back(g);
       const int count = entry_inputs(scenario, locator, op, inputs);
@@ -93,7 +91,6 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
           }
         }
         graph.producer.push_back(input.producer);
-        graph.consumer.push_back(consumer);
         graph.transfer.push_back(input.transfer);
         graph.link.push_back(link);
       }
@@ -101,11 +98,22 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
     }
   }
 
-  // Each producer's outputs in build order, the order in which the engine releases them.
-  ProducerGroups outputs = group_by_producer(graph.producer, graph.node_count());
-  graph.output_offset = std::move(outputs.offset);
-  graph.output_edges = std::move(outputs.ids);
+  if (outputs == GraphOutputs::always || !graph.pulls()) {
+    // Each producer's outputs in build order, the order in which the engine releases them.
+    ProducerGroups groups = group_by_producer(graph.producer, graph.node_count());
+    graph.output_offset = std::move(groups.offset);
+    graph.output_edges = std::move(groups.ids);
+    graph.consumer = edge_consumers(graph);
+  }
   return graph;
+}
+
+std::vector<std::int32_t> edge_consumers(const TimingGraph &graph) {
+  std::vector<std::int32_t> consumer(at(graph.edge_count()));
+  for (std::int32_t x = 0; x < graph.node_count(); ++x)
+    std::fill(consumer.begin() + graph.input_offset[at(x)],
+              consumer.begin() + graph.input_offset[at(x) + 1], x);
+  return consumer;
 }
 
 namespace {
@@ -117,39 +125,54 @@ template <class Place>
 void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
                            const Schedule &schedule, const OpLocator &locator, Place &&place) {
   const int devices = schedule.device_count();
-  const std::int32_t nodes = graph.node_count();
-  std::vector<std::int32_t> unmet(at(nodes));
-  for (std::size_t x = 0; x < at(nodes); ++x)
-    unmet[x] = graph.input_offset[x + 1] - graph.input_offset[x];
   std::vector<std::int32_t> next(at(devices)); // per device: its first node not placed
   for (int g = 0; g < devices; ++g)
     next[at(g)] = locator.entry_offset(g);
-  const auto next_is_ready = [&](int g) {
-    const std::int32_t node = next[at(g)];
-    return node < locator.entry_offset(g + 1) && unmet[at(node)] == 0;
+  const auto is_placed = [&](std::int32_t node) {
+    return node < next[at(graph.device[at(node)])];
   };
+  // A device stops at the first op with an input not placed and waits on that input's device,
+  // which wakes it when it places that input: no per-node counters and no output lists.
+  std::vector<std::int32_t> waits_for(at(devices));
+  std::vector<std::vector<int>> waiting_on(at(devices));
   std::vector<int> runnable;
-  for (int g = 0; g < devices; ++g)
-    if (next_is_ready(g))
-      runnable.push_back(g);
+  for (int g = devices; g-- > 0;)
+    runnable.push_back(g);
   std::int32_t placed = 0;
   while (!runnable.empty()) {
     const int g = runnable.back();
     runnable.pop_back();
-    while (next_is_ready(g)) {
-      const std::int32_t node = next[at(g)]++;
+    for (const std::int32_t last = locator.entry_offset(g + 1); next[at(g)] < last;) {
+      const std::int32_t node = next[at(g)];
+      std::int32_t missing = -1;
+      for (std::int32_t e = graph.input_offset[at(node)]; e < graph.input_offset[at(node) + 1];
+           ++e) {
+        if (!is_placed(graph.producer[at(e)])) {
+          missing = graph.producer[at(e)];
+          break;
+        }
+      }
+      if (missing >= 0) {
+        waits_for[at(g)] = missing;
+        waiting_on[at(graph.device[at(missing)])].push_back(g);
+        break;
+      }
       place(node);
       ++placed;
-      for (std::int32_t k = graph.output_offset[at(node)]; k < graph.output_offset[at(node) + 1];
-           ++k) {
-        const std::int32_t consumer = graph.consumer[at(graph.output_edges[at(k)])];
-        const int h = graph.device[at(consumer)];
-        if (--unmet[at(consumer)] == 0 && h != g && consumer == next[at(h)])
-          runnable.push_back(h);
+      ++next[at(g)];
+      auto &waiters = waiting_on[at(g)];
+      for (std::size_t k = 0; k < waiters.size();) {
+        if (waits_for[at(waiters[k])] == node) {
+          runnable.push_back(waiters[k]);
+          waiters[k] = waiters.back();
+          waiters.pop_back();
+        } else {
+          ++k;
+        }
       }
     }
   }
-  if (placed != nodes)
+  if (placed != graph.node_count())
     throw_deadlock(graph, scenario, schedule, locator, next);
 }
 
@@ -158,8 +181,9 @@ void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
 class Pass {
 public:
   Pass(const TimingGraph &graph, TimingState &state)
-      : contention_(graph.contention), blocking_(graph.blocking), duration_(graph.duration),
-        device_(graph.device), input_offset_(graph.input_offset),
+      : pulls_(graph.pulls()), contention_(graph.contention), blocking_(graph.blocking),
+        duration_(graph.duration), device_(graph.device), input_offset_(graph.input_offset),
+        producer_(graph.producer),
         output_offset_(graph.output_offset), output_edges_(graph.output_edges),
         transfer_(graph.transfer), link_(graph.link), end_(state.end), arrival_(state.arrival),
         device_free_(state.device_free), link_free_(state.link_free) {}
@@ -170,10 +194,16 @@ public:
     const auto x = at(node);
     const auto device = at(device_[x]);
     Ticks start = device_free_[device];
-    for (std::int32_t e = input_offset_[x]; e < input_offset_[x + 1]; ++e)
-      start = std::max(start, arrival_[at(e)]);
+    for (std::int32_t e = input_offset_[x]; e < input_offset_[x + 1]; ++e) {
+      start = std::max(start, pulls_ ? end_[at(producer_[at(e)])] + transfer_[at(e)]
+                                     : arrival_[at(e)]);
+    }
     const Ticks end = start + duration_[x];
     end_[x] = end;
+    if (pulls_) {
+      device_free_[device] = end;
+      return;
+    }
     Ticks release = end;
     for (std::int32_t k = output_offset_[x]; k < output_offset_[x + 1]; ++k) {
       const auto edge = at(output_edges_[at(k)]);
@@ -196,10 +226,11 @@ public:
   }
 
 private:
+  bool pulls_;
   bool contention_;
   bool blocking_;
   std::span<const Ticks> duration_;
-  std::span<const std::int32_t> device_, input_offset_, output_offset_, output_edges_;
+  std::span<const std::int32_t> device_, input_offset_, producer_, output_offset_, output_edges_;
   std::span<const Ticks> transfer_;
   std::span<const std::int32_t> link_;
   std::span<Ticks> end_, arrival_, device_free_, link_free_;
@@ -225,7 +256,8 @@ void time_in_device_order(const TimingGraph &graph, const Scenario &scenario,
 }
 
 TimingState::TimingState(const TimingGraph &graph, int devices)
-    : end(at(graph.node_count())), arrival(at(graph.edge_count())), device_free(at(devices)),
+    : end(at(graph.node_count())), arrival(graph.pulls() ? 0 : at(graph.edge_count())),
+      device_free(at(devices)),
       link_free(graph.contention ? at(graph.link_count) : 0) {}
 
 void time_in_order(const TimingGraph &graph, std::span<const std::int32_t> order,

@@ -24,16 +24,18 @@ struct TimingGraph {
   /// Edges are numbered consumer by consumer: node x's inputs are [input_offset[x],
   /// input_offset[x + 1]), in entry_inputs' order.
   std::vector<std::int32_t> input_offset;
-  /// Node x's outputs are output_edges[output_offset[x] .. output_offset[x + 1]), in the
-  /// engine's release order (the order the consumers' inputs were built).
-  std::vector<std::int32_t> output_offset;
-  std::vector<std::int32_t> output_edges;
 
-  // Per edge: its ends, its transfer time and its link (-1 on one device).
+  // Per edge: its producer, its transfer time and its link (-1 on one device).
   std::vector<std::int32_t> producer;
-  std::vector<std::int32_t> consumer;
   std::vector<Ticks> transfer;
   std::vector<std::int32_t> link;
+
+  // Only in a graph built with its outputs (GraphOutputs): node x's outputs are
+  // output_edges[output_offset[x] .. output_offset[x + 1]), in the engine's release order (the
+  // order the consumers' inputs were built), and each edge's consumer.
+  std::vector<std::int32_t> output_offset;
+  std::vector<std::int32_t> output_edges;
+  std::vector<std::int32_t> consumer;
 
   std::int32_t link_count = 0; ///< links: the ordered device pairs that carry a transfer
   std::vector<int> links_from; ///< per device: how many links leave it
@@ -44,12 +46,23 @@ struct TimingGraph {
   [[nodiscard]] std::int32_t edge_count() const {
     return static_cast<std::int32_t>(producer.size());
   }
+  /// On independent links an input arrives at its producer's end plus its transfer, so a pass
+  /// pulls it from the producer; contended or blocking links need the arrivals pushed in the
+  /// order the producers end, along the output lists.
+  [[nodiscard]] bool pulls() const { return !contention && !blocking; }
 };
+
+/// Whether a graph lists its outputs: only where a pass pushes arrivals (not TimingGraph::pulls),
+/// or always, for a caller that walks from producers to consumers.
+enum class GraphOutputs { where_pushed, always };
 
 /// Builds the graph of a validated schedule from entry_inputs and op_duration; `locator` must
 /// index `schedule` (checked: each device's entry count). Throws Error as entry_inputs does.
 TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedule,
-                               const OpLocator &locator);
+                               const OpLocator &locator, GraphOutputs outputs);
+
+/// Per edge, the node it feeds.
+std::vector<std::int32_t> edge_consumers(const TimingGraph &graph);
 
 /// A topological order of every node consistent with the device orders: each device runs as far
 /// as its inputs allow, and resumes when the input its next op waits for is placed. Throws the
@@ -61,12 +74,18 @@ std::vector<std::int32_t> topological_order(const TimingGraph &graph, const Scen
 /// What a pass writes, and the device and link availability it starts from.
 struct TimingState {
   std::vector<Ticks> end;         ///< per node
-  std::vector<Ticks> arrival;     ///< per edge: when its input reaches the consumer
+  std::vector<Ticks> arrival;     ///< per edge, where the pass pushes: when it reaches the consumer
   std::vector<Ticks> device_free; ///< per device
   std::vector<Ticks> link_free;   ///< per link (contention only)
 
   /// Sized for `graph`, every time zero.
   explicit TimingState(const TimingGraph &graph, int devices);
+
+  /// When input edge `edge` reaches its consumer.
+  [[nodiscard]] Ticks arrival_of(const TimingGraph &graph, std::int32_t edge) const {
+    return graph.pulls() ? end[at(graph.producer[at(edge)])] + graph.transfer[at(edge)]
+                         : arrival[at(edge)];
+  }
 };
 
 /// Times the nodes at positions [first, order.size()) of a topological order, from the device
