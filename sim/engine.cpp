@@ -4,6 +4,8 @@
 #include "sim/dependencies.h"
 
 #include <algorithm>
+#include <optional>
+#include <span>
 
 namespace ppsim {
 
@@ -23,19 +25,26 @@ Timing Engine::run(bool with_transfers) const {
 
   Timing result;
   if (with_transfers) {
-    // Grouped by sender in its list's order, each producer's in its outputs' release order.
-    const std::vector<std::int32_t> consumer = edge_consumers(graph_);
-    const ProducerGroups outputs = group_by_producer(graph_.producer, graph_.node_count());
-    result.transfers.reserve(
-        at(std::count_if(graph_.link.begin(), graph_.link.end(), [](auto l) { return l >= 0; })));
-    for (const std::int32_t edge : outputs.ids) {
-      if (graph_.link[at(edge)] < 0)
+    // Grouped by sender in its list's order, each producer's in its outputs' release order: the
+    // graph's output lists where the pass pushed along them, else made here.
+    std::optional<ProducerGroups> made;
+    std::vector<std::int32_t> made_consumers;
+    if (graph_.output_offset.empty()) {
+      made = group_by_producer(graph_.producer, graph_.node_count());
+      made_consumers = edge_consumers(graph_);
+    }
+    const std::span<const std::int32_t> outputs = made ? made->ids : graph_.output_edges;
+    const std::span<const std::int32_t> consumer = made ? made_consumers : graph_.consumer;
+    result.transfers.reserve(at(std::count_if(graph_.channel.begin(), graph_.channel.end(),
+                                              [](auto c) { return c != TimingGraph::kLocalChannel; })));
+    for (const std::int32_t edge : outputs) {
+      if (graph_.link(edge) < 0)
         continue;
       const std::int32_t from = graph_.producer[at(edge)];
       const std::int32_t to = consumer[at(edge)];
       const Ticks arrival = state.arrival_of(graph_, edge);
       result.transfers.push_back(Transfer{from, to, graph_.device[at(from)], graph_.device[at(to)],
-                                          arrival - graph_.transfer[at(edge)], arrival});
+                                          arrival - graph_.transfer(edge), arrival});
     }
   }
   const auto nodes = at(graph_.node_count());

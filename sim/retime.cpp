@@ -51,9 +51,9 @@ Ticks Retimer::release_time(std::int32_t node) const {
   if (graph_.blocking) {
     for (std::int32_t k = graph_.output_offset[at(node)]; k < graph_.output_offset[at(node) + 1];
          ++k) {
-      const auto edge = at(graph_.output_edges[at(k)]);
-      if (graph_.link[edge] >= 0)
-        release = std::max(release, state_.arrival[edge]);
+      const std::int32_t edge = graph_.output_edges[at(k)];
+      if (graph_.link(edge) >= 0)
+        release = std::max(release, state_.arrival[at(edge)]);
     }
   }
   return release;
@@ -79,11 +79,11 @@ void Retimer::restore_state_before(std::int32_t first) {
       --node;
       for (std::int32_t k = graph_.output_offset[at(*node) + 1];
            unresolved > 0 && k-- > graph_.output_offset[at(*node)];) {
-        const auto edge = at(graph_.output_edges[at(k)]);
-        const std::int32_t link = graph_.link[edge];
+        const std::int32_t edge = graph_.output_edges[at(k)];
+        const std::int32_t link = graph_.link(edge);
         if (link >= 0 && !link_restored_[at(link)]) {
           link_restored_[at(link)] = true;
-          state_.link_free[at(link)] = state_.arrival[edge];
+          state_.link_free[at(link)] = state_.arrival[at(edge)];
           --unresolved;
         }
       }

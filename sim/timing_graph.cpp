@@ -62,11 +62,11 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
   graph.input_offset.push_back(0);
   // Most entries have one input (an F, a B, a W), the first stage's F none: about one per node.
   graph.producer.reserve(nodes);
-  graph.transfer.reserve(nodes);
-  graph.link.reserve(nodes);
-  // Per sender, its links so far as (receiver, link): a few each (the devices its stages feed),
-  // where a table of every device pair would grow as p^2.
-  std::vector<std::vector<std::pair<int, std::int32_t>>> links_of(at(devices));
+  graph.channel.reserve(nodes);
+  // Per sender, its channels so far as (receiver, channel): a few each (the devices its stages
+  // feed, by boundary cost), where a table of every device pair would grow as p^2. A new
+  // receiver is a new link.
+  std::vector<std::vector<std::pair<int, std::int32_t>>> channels_of(at(devices));
   graph.links_from.assign(at(devices), 0);
   EntryInputs inputs;
   for (int g = 0; g < devices; ++g) {
@@ -76,23 +76,32 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
       const int count = entry_inputs(scenario, locator, op, inputs);
       for (int k = 0; k < count; ++k) {
         const OpInput &input = inputs[at(k)];
-        std::int32_t link = -1;
+        std::int32_t channel = TimingGraph::kLocalChannel;
         if (input.crosses_devices) {
-          const int from = locator.device_of(input.producer);
-          auto &sent = links_of[at(from)];
-          const auto known = std::find_if(sent.begin(), sent.end(),
-                                          [&](const auto &pair) { return pair.first == g; });
+          auto &sent = channels_of[at(locator.device_of(input.producer))];
+          const auto to_g = [&](const auto &pair) { return pair.first == g; };
+          const auto known = std::find_if(sent.begin(), sent.end(), [&](const auto &pair) {
+            return to_g(pair) && graph.channel_transfer[at(pair.second)] == input.transfer;
+          });
           if (known != sent.end()) {
-            link = known->second;
+            channel = known->second;
           } else {
-            link = graph.link_count++;
-            sent.emplace_back(g, link);
-            ++graph.links_from[at(from)];
+            const auto link_to_g = std::find_if(sent.begin(), sent.end(), to_g);
+            std::int32_t link = graph.link_count;
+            if (link_to_g != sent.end()) {
+              link = graph.channel_link[at(link_to_g->second)];
+            } else {
+              ++graph.link_count;
+              ++graph.links_from[at(locator.device_of(input.producer))];
+            }
+            channel = static_cast<std::int32_t>(graph.channel_link.size());
+            graph.channel_transfer.push_back(input.transfer);
+            graph.channel_link.push_back(link);
+            sent.emplace_back(g, channel);
           }
         }
         graph.producer.push_back(input.producer);
-        graph.transfer.push_back(input.transfer);
-        graph.link.push_back(link);
+        graph.channel.push_back(channel);
       }
       graph.input_offset.push_back(static_cast<std::int32_t>(graph.producer.size()));
     }
@@ -128,9 +137,9 @@ void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
   std::vector<std::int32_t> next(at(devices)); // per device: its first node not placed
   for (int g = 0; g < devices; ++g)
     next[at(g)] = locator.entry_offset(g);
-  const auto is_placed = [&](std::int32_t node) {
-    return node < next[at(graph.device[at(node)])];
-  };
+  // A byte per node: the check reads a table a quarter the size of the producers' devices
+  // (which, compared with that device's position, would tell the same).
+  std::vector<std::uint8_t> placed_nodes(at(graph.node_count()));
   // A device stops at the first op with an input not placed and waits on that input's device,
   // which wakes it when it places that input: no per-node counters and no output lists.
   std::vector<std::int32_t> waits_for(at(devices));
@@ -147,7 +156,7 @@ void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
       std::int32_t missing = -1;
       for (std::int32_t e = graph.input_offset[at(node)]; e < graph.input_offset[at(node) + 1];
            ++e) {
-        if (!is_placed(graph.producer[at(e)])) {
+        if (placed_nodes[at(graph.producer[at(e)])] == 0) {
           missing = graph.producer[at(e)];
           break;
         }
@@ -158,6 +167,7 @@ void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
         break;
       }
       place(node);
+      placed_nodes[at(node)] = 1;
       ++placed;
       ++next[at(g)];
       auto &waiters = waiting_on[at(g)];
@@ -181,26 +191,30 @@ void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
 class Pass {
 public:
   Pass(const TimingGraph &graph, TimingState &state)
-      : pulls_(graph.pulls()), contention_(graph.contention), blocking_(graph.blocking),
+      : contention_(graph.contention), blocking_(graph.blocking),
         duration_(graph.duration), device_(graph.device), input_offset_(graph.input_offset),
         producer_(graph.producer),
         output_offset_(graph.output_offset), output_edges_(graph.output_edges),
-        transfer_(graph.transfer), link_(graph.link), end_(state.end), arrival_(state.arrival),
+        channel_(graph.channel), channel_transfer_(graph.channel_transfer),
+        channel_link_(graph.channel_link), end_(state.end), arrival_(state.arrival),
         device_free_(state.device_free), link_free_(state.link_free) {}
 
   // Times `node`, whose inputs and device predecessor are timed, as Engine::run times it.
   // Inlined into both loops (GCC does not on its own: a call per op costs a fifth of a pass).
-  [[gnu::always_inline]] void time(std::int32_t node) const {
+  // `Pulls` is the graph's pulls(), a template argument so that each loop is compiled for one
+  // mode (a test per input costs the pushing pass a tenth).
+  template <bool Pulls> [[gnu::always_inline]] void time(std::int32_t node) const {
     const auto x = at(node);
     const auto device = at(device_[x]);
     Ticks start = device_free_[device];
     for (std::int32_t e = input_offset_[x]; e < input_offset_[x + 1]; ++e) {
-      start = std::max(start, pulls_ ? end_[at(producer_[at(e)])] + transfer_[at(e)]
-                                     : arrival_[at(e)]);
+      start = std::max(start, Pulls ? end_[at(producer_[at(e)])] +
+                                          channel_transfer_[at(channel_[at(e)])]
+                                    : arrival_[at(e)]);
     }
     const Ticks end = start + duration_[x];
     end_[x] = end;
-    if (pulls_) {
+    if constexpr (Pulls) {
       device_free_[device] = end;
       return;
     }
@@ -208,13 +222,14 @@ public:
     for (std::int32_t k = output_offset_[x]; k < output_offset_[x + 1]; ++k) {
       const auto edge = at(output_edges_[at(k)]);
       Ticks arrival = end;
-      const std::int32_t link = link_[edge];
+      const auto channel = at(channel_[edge]);
+      const std::int32_t link = channel_link_[channel];
       if (link >= 0) {
         // A link serves its transfers in the order their producers end, which is the order of
         // the sender's list (docs/model.md, "Re-timing fixed orders").
         if (contention_)
           arrival = std::max(arrival, link_free_[at(link)]);
-        arrival += transfer_[edge];
+        arrival += channel_transfer_[channel];
         if (contention_)
           link_free_[at(link)] = arrival;
         if (blocking_)
@@ -226,13 +241,13 @@ public:
   }
 
 private:
-  bool pulls_;
   bool contention_;
   bool blocking_;
   std::span<const Ticks> duration_;
   std::span<const std::int32_t> device_, input_offset_, producer_, output_offset_, output_edges_;
-  std::span<const Ticks> transfer_;
-  std::span<const std::int32_t> link_;
+  std::span<const std::int32_t> channel_;
+  std::span<const Ticks> channel_transfer_;
+  std::span<const std::int32_t> channel_link_;
   std::span<Ticks> end_, arrival_, device_free_, link_free_;
 };
 
@@ -251,8 +266,13 @@ void time_in_device_order(const TimingGraph &graph, const Scenario &scenario,
                           const Schedule &schedule, const OpLocator &locator,
                           TimingState &state) {
   const Pass pass(graph, state);
-  place_in_device_order(graph, scenario, schedule, locator,
-                        [&](std::int32_t node) { pass.time(node); });
+  if (graph.pulls()) {
+    place_in_device_order(graph, scenario, schedule, locator,
+                          [&](std::int32_t node) { pass.time<true>(node); });
+  } else {
+    place_in_device_order(graph, scenario, schedule, locator,
+                          [&](std::int32_t node) { pass.time<false>(node); });
+  }
 }
 
 TimingState::TimingState(const TimingGraph &graph, int devices)
@@ -263,8 +283,13 @@ TimingState::TimingState(const TimingGraph &graph, int devices)
 void time_in_order(const TimingGraph &graph, std::span<const std::int32_t> order,
                    std::int32_t first, TimingState &state) {
   const Pass pass(graph, state);
-  for (std::size_t q = at(first); q < order.size(); ++q)
-    pass.time(order[q]);
+  if (graph.pulls()) {
+    for (std::size_t q = at(first); q < order.size(); ++q)
+      pass.time<true>(order[q]);
+  } else {
+    for (std::size_t q = at(first); q < order.size(); ++q)
+      pass.time<false>(order[q]);
+  }
 }
 
 } // namespace ppsim
