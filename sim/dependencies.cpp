@@ -10,27 +10,21 @@
 namespace ppsim {
 namespace {
 
-// An input's sub-op and the entry that executes it (OpLocator::kAbsent when none does).
-struct Located {
-  OpRef op;
-  std::int32_t entry = OpLocator::kAbsent;
-};
-
-Located locate(const OpLocator &locator, const OpRef &op) { return {op, locator.find(op)}; }
-
 // The op whose completion lets the backward of (stage, microbatch) start: the upstream
 // backward (B or BW, whichever exists) or, at the last stage of a pipe, the forward (the loss).
-Located backward_trigger(const Scenario &scenario, const OpLocator &locator, int stage,
-                         int microbatch) {
+// Inlined, as it is on every backward's path: as a call its result went through the stack.
+[[gnu::always_inline]] inline OpRef backward_trigger(const Scenario &scenario, const OpLocator &locator, int stage,
+                       int microbatch) {
   if (scenario.is_pipe_exit(stage))
-    return locate(locator, {OpKind::forward, stage, microbatch});
-  const Located split = locate(locator, {OpKind::backward_input, stage + 1, microbatch});
-  return split.entry != OpLocator::kAbsent
+    return {OpKind::forward, stage, microbatch};
+  const OpRef split{OpKind::backward_input, stage + 1, microbatch};
+  return locator.find(split) != OpLocator::kAbsent
              ? split
-             : locate(locator, {OpKind::backward_full, stage + 1, microbatch});
+             : OpRef{OpKind::backward_full, stage + 1, microbatch};
 }
 
-[[noreturn]] void throw_missing(const OpRef &consumer, const OpRef &needed) {
+// By value: a reference would send the hot path's ops through the stack too.
+[[noreturn]] void throw_missing(const OpRef consumer, const OpRef needed) {
   throw Error(fmt::format("{} needs {}, which the schedule does not contain", describe(consumer),
                           describe(needed)));
 }
@@ -40,18 +34,22 @@ Located backward_trigger(const Scenario &scenario, const OpLocator &locator, int
 int entry_inputs(const Scenario &scenario, const OpLocator &locator, const Op &op,
                  EntryInputs &inputs) {
   int count = 0;
-  const auto require = [&](const OpRef &consumer_op, const Located &needed) {
-    if (needed.entry == OpLocator::kAbsent)
-      throw_missing(consumer_op, needed.op);
+  // The ops travel by value and the entry is looked up here, so they stay in registers: through
+  // the stack (written a field at a time, read back whole) they cost a store-forwarding stall
+  // on every input.
+  const auto require = [&](const OpRef consumer_op, const OpRef needed) {
+    const std::int32_t producer = locator.find(needed);
+    if (producer == OpLocator::kAbsent)
+      throw_missing(consumer_op, needed);
     PPSIM_ASSERT(count < kMostInputs);
     OpInput &input = inputs[at(count++)];
-    input.needed = needed.op;
-    input.producer = needed.entry;
-    input.crosses_devices = scenario.stage_device[at(needed.op.stage)] !=
+    input.needed = needed;
+    input.producer = producer;
+    input.crosses_devices = scenario.stage_device[at(needed.stage)] !=
                             scenario.stage_device[at(consumer_op.stage)];
     input.transfer =
         input.crosses_devices
-            ? scenario.boundary_transfer[at(std::min(needed.op.stage, consumer_op.stage))]
+            ? scenario.boundary_transfer[at(std::min(needed.stage, consumer_op.stage))]
             : Ticks{};
   };
   for (int part = 0; part < op.sub_op_count(); ++part) {
@@ -61,23 +59,23 @@ int entry_inputs(const Scenario &scenario, const OpLocator &locator, const Op &o
     switch (ref.kind) {
     case OpKind::forward:
       if (!scenario.is_pipe_entry(s))
-        require(ref, locate(locator, {OpKind::forward, s - 1, j}));
+        require(ref, {OpKind::forward, s - 1, j});
       break;
     case OpKind::backward_input:
     case OpKind::backward_full:
       require(ref, backward_trigger(scenario, locator, s, j));
       break;
     case OpKind::backward_weight:
-      require(ref, locate(locator, {OpKind::backward_input, s, j}));
+      require(ref, {OpKind::backward_input, s, j});
       break;
     case OpKind::recompute_forward:
-      require(ref, locate(locator, {OpKind::forward, s, j}));
+      require(ref, {OpKind::forward, s, j});
       if (scenario.remat_timing == RematTiming::lumped)
         require(ref, backward_trigger(scenario, locator, s, j));
       break;
     case OpKind::recompute_weight_inputs:
     case OpKind::recompute_full_backward:
-      require(ref, locate(locator, {OpKind::backward_input, s, j}));
+      require(ref, {OpKind::backward_input, s, j});
       break;
     case OpKind::overlapped:
       break; // sub_op() never returns the OV kind itself
