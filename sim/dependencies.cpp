@@ -13,8 +13,9 @@ namespace {
 // The op whose completion lets the backward of (stage, microbatch) start: the upstream
 // backward (B or BW, whichever exists) or, at the last stage of a pipe, the forward (the loss).
 // Inlined, as it is on every backward's path: as a call its result went through the stack.
-[[gnu::always_inline]] inline OpRef backward_trigger(const Scenario &scenario, const OpLocator &locator, int stage,
-                       int microbatch) {
+[[gnu::always_inline]] inline OpRef backward_trigger(const Scenario &scenario,
+                                                    const OpLocator &locator, int stage,
+                                                    int microbatch) {
   if (scenario.is_pipe_exit(stage))
     return {OpKind::forward, stage, microbatch};
   const OpRef split{OpKind::backward_input, stage + 1, microbatch};

@@ -35,8 +35,8 @@ Timing Engine::run(bool with_transfers) const {
     }
     const std::span<const std::int32_t> outputs = made ? made->ids : graph_.output_edges;
     const std::span<const std::int32_t> consumer = made ? made_consumers : graph_.consumer;
-    result.transfers.reserve(at(std::count_if(graph_.channel.begin(), graph_.channel.end(),
-                                              [](auto c) { return c != TimingGraph::kLocalChannel; })));
+    const auto sent = [](std::int32_t channel) { return channel != TimingGraph::kLocalChannel; };
+    result.transfers.reserve(at(std::count_if(graph_.channel.begin(), graph_.channel.end(), sent)));
     for (const std::int32_t edge : outputs) {
       if (graph_.link(edge) < 0)
         continue;

@@ -12,7 +12,8 @@ Retimer::Retimer(const Scenario &scenario, const Schedule &schedule)
               OpLocator(schedule, scenario.stage_count(), scenario.microbatches)) {}
 
 Retimer::Retimer(const Scenario &scenario, const Schedule &schedule, const OpLocator &locator)
-    : name_(schedule.name), graph_(build_timing_graph(scenario, schedule, locator, GraphOutputs::always)),
+    : name_(schedule.name),
+      graph_(build_timing_graph(scenario, schedule, locator, GraphOutputs::always)),
       topological_(topological_order(graph_, scenario, schedule, locator)),
       state_(graph_, schedule.device_count()) {
   const int devices = schedule.device_count();

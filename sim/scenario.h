@@ -75,8 +75,9 @@ enum class MemoryModel { count, zb, bytes };
 enum class RematTiming { early, lumped };
 
 /// A training runtime whose point-to-point behaviour sets the link model (docs/model.md,
-/// "Runtimes and topology"): `ideal` overlaps every transfer, `torch` (torch.distributed.pipelining) sends
-/// asynchronously on one stream per peer, `megatron` (Megatron-LM) waits for its sends.
+/// "Runtimes and topology"): `ideal` overlaps every transfer, `torch`
+/// (torch.distributed.pipelining) sends asynchronously on one stream per peer, `megatron`
+/// (Megatron-LM) waits for its sends.
 enum class Runtime { ideal, torch, megatron };
 
 /// Link behaviour (docs/model.md, "Links and ties").
