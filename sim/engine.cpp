@@ -1,10 +1,8 @@
 #include "sim/engine.h"
 
 #include "base/index.h"
-#include "sim/dependencies.h"
 
 #include <algorithm>
-#include <optional>
 #include <span>
 
 namespace ppsim {
@@ -27,14 +25,10 @@ Timing Engine::run(bool with_transfers) const {
   if (with_transfers) {
     // Grouped by sender in its list's order, each producer's in its outputs' release order: the
     // graph's output lists where the pass pushed along them, else made here.
-    std::optional<ProducerGroups> made;
-    std::vector<std::int32_t> made_consumers;
-    if (graph_.output_offset.empty()) {
-      made = group_by_producer(graph_.producer, graph_.node_count());
-      made_consumers = edge_consumers(graph_);
-    }
-    const std::span<const std::int32_t> outputs = made ? made->ids : graph_.output_edges;
-    const std::span<const std::int32_t> consumer = made ? made_consumers : graph_.consumer;
+    const bool listed = !graph_.output_offset.empty();
+    const OutputLists made = listed ? OutputLists{} : output_lists(graph_);
+    const std::span<const std::int32_t> outputs = listed ? graph_.output_edges : made.edges;
+    const std::span<const std::int32_t> consumer = listed ? graph_.consumer : made.consumer;
     const auto sent = [](std::int32_t channel) { return channel != TimingGraph::kLocalChannel; };
     result.transfers.reserve(at(std::count_if(graph_.channel.begin(), graph_.channel.end(), sent)));
     for (const std::int32_t edge : outputs) {

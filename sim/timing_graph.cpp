@@ -108,21 +108,23 @@ TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedul
   }
 
   if (outputs == GraphOutputs::always || !graph.pulls()) {
-    // Each producer's outputs in build order, the order in which the engine releases them.
-    ProducerGroups groups = group_by_producer(graph.producer, graph.node_count());
-    graph.output_offset = std::move(groups.offset);
-    graph.output_edges = std::move(groups.ids);
-    graph.consumer = edge_consumers(graph);
+    OutputLists lists = output_lists(graph);
+    graph.output_offset = std::move(lists.offset);
+    graph.output_edges = std::move(lists.edges);
+    graph.consumer = std::move(lists.consumer);
   }
   return graph;
 }
 
-std::vector<std::int32_t> edge_consumers(const TimingGraph &graph) {
-  std::vector<std::int32_t> consumer(at(graph.edge_count()));
+OutputLists output_lists(const TimingGraph &graph) {
+  // Each producer's outputs in build order, the order in which the engine releases them.
+  ProducerGroups groups = group_by_producer(graph.producer, graph.node_count());
+  OutputLists lists{std::move(groups.offset), std::move(groups.ids),
+                    std::vector<std::int32_t>(at(graph.edge_count()))};
   for (std::int32_t x = 0; x < graph.node_count(); ++x)
-    std::fill(consumer.begin() + graph.input_offset[at(x)],
-              consumer.begin() + graph.input_offset[at(x) + 1], x);
-  return consumer;
+    std::fill(lists.consumer.begin() + graph.input_offset[at(x)],
+              lists.consumer.begin() + graph.input_offset[at(x) + 1], x);
+  return lists;
 }
 
 namespace {
@@ -137,9 +139,10 @@ void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
   std::vector<std::int32_t> next(at(devices)); // per device: its first node not placed
   for (int g = 0; g < devices; ++g)
     next[at(g)] = locator.entry_offset(g);
-  // A byte per node: the check reads a table a quarter the size of the producers' devices
-  // (which, compared with that device's position, would tell the same).
-  std::vector<std::uint8_t> placed_nodes(at(graph.node_count()));
+  // Devices run their lists in order, so a node is placed when it precedes its device's next.
+  const auto is_placed = [&](std::int32_t node) {
+    return node < next[at(graph.device[at(node)])];
+  };
   // A device stops at the first op with an input not placed and waits on that input's device,
   // which wakes it when it places that input: no per-node counters and no output lists.
   std::vector<std::int32_t> waits_for(at(devices));
@@ -156,7 +159,7 @@ void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
       std::int32_t missing = -1;
       for (std::int32_t e = graph.input_offset[at(node)]; e < graph.input_offset[at(node) + 1];
            ++e) {
-        if (placed_nodes[at(graph.producer[at(e)])] == 0) {
+        if (!is_placed(graph.producer[at(e)])) {
           missing = graph.producer[at(e)];
           break;
         }
@@ -167,7 +170,6 @@ void place_in_device_order(const TimingGraph &graph, const Scenario &scenario,
         break;
       }
       place(node);
-      placed_nodes[at(node)] = 1;
       ++placed;
       ++next[at(g)];
       auto &waiters = waiting_on[at(g)];

@@ -74,8 +74,14 @@ enum class GraphOutputs { where_pushed, always };
 TimingGraph build_timing_graph(const Scenario &scenario, const Schedule &schedule,
                                const OpLocator &locator, GraphOutputs outputs);
 
-/// Per edge, the node it feeds.
-std::vector<std::int32_t> edge_consumers(const TimingGraph &graph);
+/// The output lists of a graph (TimingGraph::output_offset, output_edges, consumer), for a
+/// graph built without them.
+struct OutputLists {
+  std::vector<std::int32_t> offset;
+  std::vector<std::int32_t> edges;
+  std::vector<std::int32_t> consumer;
+};
+OutputLists output_lists(const TimingGraph &graph);
 
 /// A topological order of every node consistent with the device orders: each device runs as far
 /// as its inputs allow, and resumes when the input its next op waits for is placed. Throws the
