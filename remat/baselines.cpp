@@ -3,6 +3,8 @@
 
 #include "base/assert.h"
 #include "remat/option_model.h"
+#include "remat/stage_remat_model.h"
+#include "sim/metrics.h"
 #include "sim/memory.h"
 #include "sim/op_locator.h"
 
@@ -134,13 +136,14 @@ struct GreedyMove {
   int stage = 0, microbatch = 0, choice = 0;
   double saved = 0;
   double score = 0;
+  int saving_ends = 0; // the position in its device's order where the saving ends
 };
 
 class GreedyPlanner {
 public:
-  GreedyPlanner(const Scenario &scenario, const Schedule &base)
+  GreedyPlanner(const Scenario &scenario, const Schedule &base, GreedyTies ties)
       : scenario_(scenario), track_(capped_track(scenario)), m_(scenario.microbatches),
-        expanded_(with_all_slots(base)), plan_(empty_plan(scenario)) {
+        expanded_(with_all_slots(base)), ties_(ties), plan_(empty_plan(scenario)) {
     const OpLocator locator(base, scenario.stage_count(), m_);
     for (int s = 0; s < scenario.stage_count(); ++s) {
       for (int j = 0; j < m_; ++j)
@@ -148,6 +151,17 @@ public:
       effects_.push_back(StageEffects::engine(scenario, track_, s));
       levels_.push_back(checkpoint_levels(scenario, track_, s));
     }
+    // An option's saving lasts until its recomputation's slot: R's right before B (or BW), RW's
+    // and RBW's right before W.
+    saving_ends_.assign(ppsim::at(2 * scenario.stage_count() * m_), 0);
+    for (const std::vector<Op> &ops : expanded_.device_ops)
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        const OpRef &ref = ops[i].first;
+        if (is_recompute(ref.kind))
+          saving_ends_[ppsim::at(2 * (ref.stage * m_ + ref.microbatch) +
+                                 (ref.kind == OpKind::recompute_forward ? 0 : 1))] =
+              static_cast<int>(i);
+      }
   }
 
   // One pass over every device; false when some position cannot be brought under the cap.
@@ -234,8 +248,8 @@ private:
   }
 
   // The option of an (s,j) alive at this position that saves the most memory here per unit of
-  // added time; ties go to the latest (s,j), whose saving lasts longest. Replacing a rival
-  // option must add time, so no (s,j) can switch back and forth.
+  // added time, ties broken by ties_. Replacing a rival option must add time, so no (s,j) can
+  // switch back and forth.
   [[nodiscard]] std::optional<GreedyMove> best_move(const DeviceMemoryWalk &walk,
                                                     const OpRef &ref) const {
     std::optional<GreedyMove> best;
@@ -254,16 +268,25 @@ private:
         return;
       const auto extra = static_cast<double>(extra_ticks.count());
       const double score = extra > 0 ? saved / extra : std::numeric_limits<double>::infinity();
+      const int ends = ties_ == GreedyTies::longest_saving ? saving_end(stage, microbatch, choice)
+                                                           : 0;
       if (!best || score > best->score ||
           (score == best->score &&
-           key > option_key(best->stage, best->microbatch, m_, best->choice)))
-        best = GreedyMove{stage, microbatch, choice, saved, score};
+           (ends > best->saving_ends ||
+            (ends == best->saving_ends &&
+             key > option_key(best->stage, best->microbatch, m_, best->choice)))))
+        best = GreedyMove{stage, microbatch, choice, saved, score, ends};
     };
     for (const int key : walk.touched())
       consider(key);
     for (int c = 0; c < walk.choices(); ++c)
       consider(option_key(ref.stage, ref.microbatch, m_, c));
     return best;
+  }
+
+  [[nodiscard]] int saving_end(int stage, int microbatch, int choice) const {
+    return saving_ends_[ppsim::at(2 * (stage * m_ + microbatch) +
+                                  (is_forward_choice(choice) ? 0 : 1))];
   }
 
   void apply(const GreedyMove &move) {
@@ -281,16 +304,19 @@ private:
   const MemoryTrack &track_;
   int m_;
   Schedule expanded_;
+  GreedyTies ties_;
   std::vector<bool> split_; // per (s,j): backward options exist only for a split backward
   std::vector<int> levels_; // per stage: its checkpoint levels
   std::vector<StageEffects> effects_;
+  std::vector<int> saving_ends_; // per (s,j) and forward or backward option: saving_end()
   RematPlan plan_;
 };
 
 } // namespace
 
-std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base) {
-  GreedyPlanner planner(scenario, base);
+std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base,
+                                     GreedyTies ties) {
+  GreedyPlanner planner(scenario, base, ties);
   const MemoryTrack &track = capped_track(scenario);
   // An option lowers memory from its (s,j)'s F or B on and adds only at its own later slot, so
   // one pass fixes every position; a second catches what rounding may leave.
@@ -304,6 +330,22 @@ std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &b
       return planner.plan();
   }
   return std::nullopt;
+}
+
+std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base) {
+  std::optional<RematPlan> best;
+  std::optional<Ticks> best_objective;
+  for (const GreedyTies ties : {GreedyTies::latest_pair, GreedyTies::longest_saving}) {
+    std::optional<RematPlan> plan = greedy_plan(scenario, base, ties);
+    if (!plan || plan == best)
+      continue;
+    const Ticks objective = replayed_objective(simulate(scenario, apply_plan(base, *plan)).metrics);
+    if (!best_objective || objective < *best_objective) {
+      best = std::move(plan);
+      best_objective = objective;
+    }
+  }
+  return best;
 }
 
 std::vector<RematOutcome> run_baselines(const ScenarioInput &input, const Scenario &scenario,

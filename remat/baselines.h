@@ -49,10 +49,20 @@ Scenario with_selective_level(const ScenarioInput &input, const Scenario &scenar
 /// with_selective_level's scenario. Nothing when a stage has no such level.
 std::optional<RematPlan> selective_level_plan(const Scenario &scenario);
 
-/// Greedy policy, derived for ppsim: while a device exceeds the cap, add the single option
-/// (R, RW, or RW -> RBW) of one of its (s,j) that removes the most over-cap memory (summed over
-/// its op positions) per unit of added recompute time; ties go to the lowest (s, j, option).
-/// Nothing when no option reduces the excess any more.
+/// How the greedy breaks ties between options of equal score (equal costs make most of them):
+/// the latest (s,j), as the last forward's backward comes last in 1F1B-like orders; or the option
+/// whose saving lasts longest in its device's order (until its recomputation's slot), which
+/// differs where an (s,j)'s backward follows soon after its forward (the V's second chunk,
+/// interleaved orders).
+enum class GreedyTies { latest_pair, longest_saving };
+
+/// Greedy policy, derived for ppsim (docs/remat.md, "Output"): walking each device's order,
+/// wherever memory is over the cap, turn on the option (R or a level, RW, RBW) of an (s,j) alive
+/// there that saves the most memory at that position per unit of added time, ties broken by
+/// `ties`, until the position fits. Nothing when no option reduces the excess any more.
+std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base,
+                                     GreedyTies ties);
+/// The faster (replayed_objective) of the greedy plans of both tie rules.
 std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base);
 
 /// One policy's plan and its replay.

@@ -118,3 +118,40 @@ TEST_CASE("greedy reports when no option helps") {
   CHECK_FALSE(greedy.found);
   CHECK(greedy.note == "no single option reduces the excess memory");
 }
+
+TEST_CASE("issue_28 the greedy keeps the faster of its two tie rules, which differ on the V and "
+          "on interleaved orders") {
+  // Equal costs make most scores tie. On the V a device's second chunk runs its backward soon
+  // after its forward, so recomputing the latest (s,j) frees memory only briefly: ties by the
+  // saving's length recompute fewer. On interleaved 1F1B at m = p the latest (s,j) wins.
+  const auto span_of = [](const Scenario &scenario, const Schedule &base,
+                          const std::optional<RematPlan> &plan) {
+    REQUIRE(plan);
+    const Simulation run = simulate(scenario, apply_plan(base, *plan));
+    CHECK(run.metrics.feasible);
+    return scenario.time_scale.to_units(run.metrics.max_span);
+  };
+  struct Case {
+    std::string schedule;
+    int microbatches;
+    double latest_pair, longest_saving;
+  };
+  // (`ppsim remat -p 4 -m 8 --F 1 --B 1 --W 1 --K 3 --schedule zb-v` prints half these spans:
+  // its --F is a device's forward, split over the device's two chunks; here a chunk's is 1.)
+  for (const Case &c : {Case{"zb-v", 8, 59, 55}, Case{"interleaved-1f1b", 4, 33, 35}}) {
+    CAPTURE(c.schedule);
+    ScenarioInput input = uniform_input(4, c.microbatches, {1, 1}, {1, 1}, {1, 1});
+    input.schedule = c.schedule;
+    input.chunks = 2;
+    input.cap_activations = 3;
+    const ScheduleInfo &info = find_schedule(input.schedule);
+    const Scenario scenario = build_scenario(input, info);
+    const Schedule base = generate_schedule(info, scenario, {});
+    CHECK(span_of(scenario, base, greedy_plan(scenario, base, GreedyTies::latest_pair)) ==
+          c.latest_pair);
+    CHECK(span_of(scenario, base, greedy_plan(scenario, base, GreedyTies::longest_saving)) ==
+          c.longest_saving);
+    CHECK(span_of(scenario, base, greedy_plan(scenario, base)) ==
+          std::min(c.latest_pair, c.longest_saving));
+  }
+}
