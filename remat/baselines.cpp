@@ -141,9 +141,9 @@ struct GreedyMove {
 
 class GreedyPlanner {
 public:
-  GreedyPlanner(const Scenario &scenario, const Schedule &base, GreedyTies ties)
-      : scenario_(scenario), track_(capped_track(scenario)), m_(scenario.microbatches),
-        expanded_(with_all_slots(base)), ties_(ties), plan_(empty_plan(scenario)) {
+  GreedyPlanner(const Scenario &scenario, const Schedule &base)
+      : scenario_(scenario), base_(base), track_(capped_track(scenario)),
+        m_(scenario.microbatches), expanded_(with_all_slots(base)) {
     const OpLocator locator(base, scenario.stage_count(), m_);
     for (int s = 0; s < scenario.stage_count(); ++s) {
       for (int j = 0; j < m_; ++j)
@@ -164,6 +164,24 @@ public:
       }
   }
 
+  // The plan under `ties`, from no recomputation. An option lowers memory from its (s,j)'s F or
+  // B on and adds only at its own later slot, so one pass fixes every position; a second catches
+  // what rounding may leave.
+  std::optional<RematPlan> plan(GreedyTies ties) {
+    ties_ = ties;
+    plan_ = empty_plan(scenario_);
+    for (int round = 0; round < 2; ++round) {
+      if (!pass())
+        return std::nullopt;
+      const std::vector<double> peaks = device_peaks(scenario_, apply_plan(base_, plan_), track_);
+      if (std::none_of(peaks.begin(), peaks.end(),
+                       [&](double peak) { return over_cap(peak, *track_.cap); }))
+        return plan_;
+    }
+    return std::nullopt;
+  }
+
+private:
   // One pass over every device; false when some position cannot be brought under the cap.
   bool pass() {
     DeviceMemoryWalk walk(effects_, m_, scenario_.stage_count() * m_ * kChoiceCount);
@@ -184,9 +202,6 @@ public:
     return true;
   }
 
-  [[nodiscard]] const RematPlan &plan() const { return plan_; }
-
-private:
   [[nodiscard]] bool on(int stage, int microbatch, int choice) const {
     return takes(plan_.at(stage, microbatch), choice);
   }
@@ -301,10 +316,11 @@ private:
   }
 
   const Scenario &scenario_;
+  const Schedule &base_;
   const MemoryTrack &track_;
   int m_;
   Schedule expanded_;
-  GreedyTies ties_;
+  GreedyTies ties_ = GreedyTies::latest_pair;
   std::vector<bool> split_; // per (s,j): backward options exist only for a split backward
   std::vector<int> levels_; // per stage: its checkpoint levels
   std::vector<StageEffects> effects_;
@@ -316,30 +332,25 @@ private:
 
 std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base,
                                      GreedyTies ties) {
-  GreedyPlanner planner(scenario, base, ties);
-  const MemoryTrack &track = capped_track(scenario);
-  // An option lowers memory from its (s,j)'s F or B on and adds only at its own later slot, so
-  // one pass fixes every position; a second catches what rounding may leave.
-  for (int round = 0; round < 2; ++round) {
-    if (!planner.pass())
-      return std::nullopt;
-    const std::vector<double> peaks =
-        device_peaks(scenario, apply_plan(base, planner.plan()), track);
-    if (std::none_of(peaks.begin(), peaks.end(),
-                     [&](double peak) { return over_cap(peak, *track.cap); }))
-      return planner.plan();
+  return GreedyPlanner(scenario, base).plan(ties);
+}
+
+std::vector<RematPlan> greedy_plans(const Scenario &scenario, const Schedule &base) {
+  GreedyPlanner planner(scenario, base);
+  std::vector<RematPlan> plans;
+  for (const GreedyTies ties : {GreedyTies::latest_pair, GreedyTies::longest_saving}) {
+    std::optional<RematPlan> plan = planner.plan(ties);
+    if (plan && std::find(plans.begin(), plans.end(), *plan) == plans.end())
+      plans.push_back(std::move(*plan));
   }
-  return std::nullopt;
+  return plans;
 }
 
 std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base) {
   std::optional<RematPlan> best;
   std::optional<Ticks> best_objective;
-  for (const GreedyTies ties : {GreedyTies::latest_pair, GreedyTies::longest_saving}) {
-    std::optional<RematPlan> plan = greedy_plan(scenario, base, ties);
-    if (!plan || plan == best)
-      continue;
-    const Ticks objective = replayed_objective(simulate(scenario, apply_plan(base, *plan)).metrics);
+  for (RematPlan &plan : greedy_plans(scenario, base)) {
+    const Ticks objective = replayed_objective(simulate(scenario, apply_plan(base, plan)).metrics);
     if (!best_objective || objective < *best_objective) {
       best = std::move(plan);
       best_objective = objective;

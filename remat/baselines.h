@@ -62,7 +62,9 @@ enum class GreedyTies { latest_pair, longest_saving };
 /// `ties`, until the position fits. Nothing when no option reduces the excess any more.
 std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base,
                                      GreedyTies ties);
-/// The faster (replayed_objective) of the greedy plans of both tie rules.
+/// The distinct plans of both tie rules (latest_pair's first), the setup shared.
+std::vector<RematPlan> greedy_plans(const Scenario &scenario, const Schedule &base);
+/// The faster (replayed_objective) of greedy_plans; the first on a tie.
 std::optional<RematPlan> greedy_plan(const Scenario &scenario, const Schedule &base);
 
 /// One policy's plan and its replay.

@@ -44,22 +44,24 @@ Scenario fewer_levels(Scenario scenario, StartLevels kept) {
   return scenario;
 }
 
-// The greedy plan on fewer_levels(scenario, kept), in the levels of `scenario` (the rotor's come
-// first and keep their numbers; selective alone is level 1 there).
-std::optional<RematPlan> greedy_start(const Scenario &scenario, const Schedule &base,
-                                      StartLevels kept) {
+// The greedy plans (both tie rules) on fewer_levels(scenario, kept), in the levels of
+// `scenario` (the rotor's come first and keep their numbers; selective alone is level 1 there).
+std::vector<RematPlan> greedy_starts(const Scenario &scenario, const Schedule &base,
+                                     StartLevels kept) {
   if (kept == StartLevels::all)
-    return greedy_plan(scenario, base);
-  std::optional<RematPlan> plan = greedy_plan(fewer_levels(scenario, kept), base);
+    return greedy_plans(scenario, base);
+  std::vector<RematPlan> plans = greedy_plans(fewer_levels(scenario, kept), base);
   const std::vector<int> selective = scenario.selective_levels();
-  for (int s = 0; plan && kept == StartLevels::selective && s < plan->stages(); ++s) {
-    for (int j = 0; j < plan->microbatches(); ++j) {
-      RematDecision &d = plan->at(s, j);
-      if (d.level == 1)
-        d.level = static_cast<std::uint8_t>(selective[at(s)]);
+  for (RematPlan &plan : plans) {
+    for (int s = 0; kept == StartLevels::selective && s < plan.stages(); ++s) {
+      for (int j = 0; j < plan.microbatches(); ++j) {
+        RematDecision &d = plan.at(s, j);
+        if (d.level == 1)
+          d.level = static_cast<std::uint8_t>(selective[at(s)]);
+      }
     }
   }
-  return plan;
+  return plans;
 }
 
 double seconds_left(Clock::time_point deadline) {
@@ -165,7 +167,8 @@ RematSolution solve_stage_remat(const Scenario &given_scenario, const Schedule &
     for (const StartLevels levels :
          {StartLevels::all, StartLevels::rotor, StartLevels::selective, StartLevels::none}) {
       if (selective || levels == StartLevels::all || levels == StartLevels::none)
-        consider(greedy_start(scenario, base, levels));
+        for (const RematPlan &plan : greedy_starts(scenario, base, levels))
+          consider(plan);
     }
     consider(full_forward_plan(scenario, base));
     consider(selective_level_plan(scenario));
